@@ -1,0 +1,525 @@
+//===- KilnOps.cpp - verifiers, folders and custom syntax of kiln ops ------===//
+//
+// Every verifier error names the operand, dimension and sizes involved, since
+// these errors reach users whose model failed to import or whose pass broke
+// the IR. Each message is exercised by test/Dialect/Kiln/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Dialect/Kiln/Broadcast.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace kiln;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// A shape as diagnostics print it: `[4, 8]`.
+static std::string fmt(ArrayRef<int64_t> dims) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(dims, os);
+  os << "]";
+  return text;
+}
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+static ArrayRef<int64_t> shapeOf(Type t) { return cast<RankedTensorType>(t).getShape(); }
+static int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+static Type elementTypeOf(Type t) { return cast<RankedTensorType>(t).getElementType(); }
+
+/// All `values` (operands then results) share one element type: kiln never
+/// promotes implicitly, the frontend inserts kiln.cast where PyTorch would.
+static LogicalResult verifySameElementType(Operation *op) {
+  Type expected;
+  for (Type t : llvm::concat<Type>(llvm::to_vector(op->getOperandTypes()),
+                                   llvm::to_vector(op->getResultTypes()))) {
+    Type element = elementTypeOf(t);
+    if (!expected)
+      expected = element;
+    else if (element != expected)
+      return op->emitOpError("operands and result must share one element type, got ")
+             << expected << " and " << element;
+  }
+  return success();
+}
+
+static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
+  auto actual = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  if (actual != expected)
+    return op->emitOpError("result shape ")
+           << fmt(actual) << " does not match the expected shape "
+           << fmt(expected);
+  return success();
+}
+
+static LogicalResult verifyDimInRange(Operation *op, StringRef what, int64_t dim,
+                                      int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << what << " " << dim
+                             << " is out of range for a rank-" << rank << " input";
+  return success();
+}
+
+/// Broadcasts `operands` pairwise, naming the operands of the first conflict.
+static LogicalResult verifyBroadcast(Operation *op, ArrayRef<Value> operands,
+                                     ArrayRef<StringRef> names) {
+  if (failed(verifySameElementType(op)))
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(operands[0]));
+  for (size_t i = 1; i < operands.size(); ++i) {
+    BroadcastConflict conflict{};
+    auto next = broadcastShapes(shape, shapeOf(operands[i]), &conflict);
+    if (!next) {
+      ArrayRef<int64_t> rhs = shapeOf(operands[i]);
+      // Name the conflicting dimension of the later operand as written.
+      return op->emitOpError("operands are not broadcast-compatible: ")
+             << names[i] << " " << fmt(rhs) << " has size "
+             << rhs[conflict.rhsDim] << " in dimension " << conflict.rhsDim
+             << " where the other operands have " << shape[conflict.lhsDim];
+    }
+    shape = std::move(*next);
+  }
+  return verifyResultShape(op, shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Custom assembly: `T` when both operands and the result share a type, else
+// `T1, T2 -> T3`.
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseBroadcastTypes(OpAsmParser &parser, Type &lhs, Type &rhs,
+                                       Type &result) {
+  if (parser.parseType(lhs))
+    return failure();
+  if (succeeded(parser.parseOptionalComma()))
+    return failure(parser.parseType(rhs) || parser.parseArrow() ||
+                   parser.parseType(result));
+  rhs = result = lhs;
+  return success();
+}
+
+static void printBroadcastTypes(OpAsmPrinter &printer, Operation *, Type lhs,
+                                Type rhs, Type result) {
+  if (lhs == rhs && rhs == result) {
+    printer << lhs;
+    return;
+  }
+  printer << lhs << ", " << rhs << " -> " << result;
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::verify() {
+  if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(getValue()))
+    return emitOpError("value must be a dense or dense_resource elements attribute");
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult ClampOp::verify() {
+  std::optional<double> lo, hi;
+  if (auto min = getMinAttr())
+    lo = min.getValueAsDouble();
+  if (auto max = getMaxAttr())
+    hi = max.getValueAsDouble();
+  if (!lo && !hi)
+    return emitOpError("needs at least one of 'min' and 'max'");
+  for (std::optional<double> bound : {lo, hi})
+    if (bound && std::isnan(*bound))
+      return emitOpError("bounds must not be NaN");
+  if (lo && hi && *lo > *hi)
+    return emitOpError("min (") << *lo << ") is greater than max (" << *hi << ")";
+  if (isa<IntegerType>(elementTypeOf(getType())))
+    for (std::optional<double> bound : {lo, hi})
+      if (bound && std::trunc(*bound) != *bound)
+        return emitOpError("an integer tensor needs integral bounds, got ") << *bound;
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getType().getShape())
+    return emitOpError("result shape ")
+           << fmt(shapeOf(getType())) << " must equal the input shape "
+           << fmt(shapeOf(getInput()));
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+#define KILN_BINARY_VERIFIER(OP)                                               \
+  LogicalResult OP::verify() {                                                 \
+    return verifyBroadcast(*this, {getLhs(), getRhs()}, {"lhs", "rhs"});       \
+  }
+KILN_BINARY_VERIFIER(AddOp)
+KILN_BINARY_VERIFIER(SubOp)
+KILN_BINARY_VERIFIER(MulOp)
+KILN_BINARY_VERIFIER(DivOp)
+KILN_BINARY_VERIFIER(MaxOp)
+KILN_BINARY_VERIFIER(MinOp)
+KILN_BINARY_VERIFIER(PowOp)
+#undef KILN_BINARY_VERIFIER
+
+LogicalResult WhereOp::verify() {
+  Type valueElement = elementTypeOf(getOnTrue().getType());
+  if (valueElement != elementTypeOf(getOnFalse().getType()) ||
+      valueElement != elementTypeOf(getType()))
+    return emitOpError("on_true, on_false and the result must share one element "
+                       "type, got ")
+           << valueElement << ", " << elementTypeOf(getOnFalse().getType())
+           << " and " << elementTypeOf(getType());
+  SmallVector<int64_t> shape(shapeOf(getCondition()));
+  std::pair<StringRef, Value> named[] = {{"on_true", getOnTrue()}, {"on_false", getOnFalse()}};
+  for (auto [name, value] : named) {
+    BroadcastConflict conflict{};
+    auto next = broadcastShapes(shape, shapeOf(value), &conflict);
+    if (!next)
+      return emitOpError("operands are not broadcast-compatible: ")
+             << name << " " << fmt(shapeOf(value)) << " has size "
+             << shapeOf(value)[conflict.rhsDim] << " in dimension "
+             << conflict.rhsDim << " where the other operands have "
+             << shape[conflict.lhsDim];
+    shape = std::move(*next);
+  }
+  return verifyResultShape(*this, shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  int64_t rank = rankOf(getInput());
+  if (rank < 1)
+    return emitOpError("input must have rank >= 1");
+  if (rankOf(getWeight()) != 2)
+    return emitOpError("weight must be 2-D [out_features, in_features], got shape ")
+           << fmt(shapeOf(getWeight()));
+  ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight());
+  if (in.back() != w[1])
+    return emitOpError("input's last dimension (") << in.back()
+           << ") does not match the weight's in_features (" << w[1] << ")";
+  if (getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{w[0]})
+    return emitOpError("bias must have shape [") << w[0]
+           << "] (out_features), got " << fmt(shapeOf(getBias()));
+  SmallVector<int64_t> expected(in.drop_back());
+  expected.push_back(w[0]);
+  return verifyResultShape(*this, expected);
+}
+
+/// Checks the `[..., M, K] x [..., K, N]` contraction and returns the matrix
+/// part of the result shape, `[M, N]`.
+static FailureOr<SmallVector<int64_t>> verifyContraction(Operation *op, Value lhs,
+                                                          Value rhs) {
+  ArrayRef<int64_t> l = shapeOf(lhs), r = shapeOf(rhs);
+  if (l.back() != r[r.size() - 2])
+    return op->emitOpError("contracting dimensions differ: lhs has K = ")
+           << l.back() << ", rhs has K = " << r[r.size() - 2];
+  return SmallVector<int64_t>{l[l.size() - 2], r.back()};
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  std::pair<StringRef, Value> named[] = {{"lhs", getLhs()}, {"rhs", getRhs()}};
+  for (auto [name, value] : named)
+    if (rankOf(value) != 2)
+      return emitOpError() << name << " must be 2-D, got shape " << fmt(shapeOf(value))
+                           << " (batched products are kiln.batch_matmul)";
+  auto mn = verifyContraction(*this, getLhs(), getRhs());
+  if (failed(mn))
+    return failure();
+  return verifyResultShape(*this, *mn);
+}
+
+LogicalResult BatchMatmulOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  std::pair<StringRef, Value> named[] = {{"lhs", getLhs()}, {"rhs", getRhs()}};
+  for (auto [name, value] : named)
+    if (rankOf(value) < 2)
+      return emitOpError() << name << " must have rank >= 2, got shape "
+                           << fmt(shapeOf(value));
+  if (rankOf(getLhs()) < 3 && rankOf(getRhs()) < 3)
+    return emitOpError("needs a batch dimension on at least one operand "
+                       "(2-D products are kiln.matmul)");
+  auto mn = verifyContraction(*this, getLhs(), getRhs());
+  if (failed(mn))
+    return failure();
+  ArrayRef<int64_t> lBatch = shapeOf(getLhs()).drop_back(2);
+  ArrayRef<int64_t> rBatch = shapeOf(getRhs()).drop_back(2);
+  BroadcastConflict conflict{};
+  auto batch = broadcastShapes(lBatch, rBatch, &conflict);
+  if (!batch)
+    return emitOpError("batch dimensions are not broadcast-compatible: lhs has ")
+           << lBatch[conflict.lhsDim] << " in dimension " << conflict.lhsDim
+           << ", rhs has " << rBatch[conflict.rhsDim] << " in dimension "
+           << conflict.rhsDim;
+  batch->append(mn->begin(), mn->end());
+  return verifyResultShape(*this, *batch);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+template <typename ReduceOp>
+static LogicalResult verifyReduce(ReduceOp op) {
+  if (failed(verifySameElementType(op)))
+    return failure();
+  ArrayRef<int64_t> dims = op.getDims();
+  int64_t rank = rankOf(op.getInput());
+  if (dims.empty())
+    return op.emitOpError("needs at least one dimension to reduce");
+  for (int64_t dim : dims)
+    if (failed(verifyDimInRange(op, "dimension", dim, rank)))
+      return failure();
+  for (size_t i = 1; i < dims.size(); ++i)
+    if (dims[i] <= dims[i - 1])
+      return op.emitOpError("dims must be sorted and distinct, got ")
+             << fmt(dims);
+  SmallVector<int64_t> expected;
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!llvm::is_contained(dims, d))
+      expected.push_back(in[d]);
+    else if (op.getKeepdim())
+      expected.push_back(1);
+  }
+  return verifyResultShape(op, expected);
+}
+
+LogicalResult ReduceSumOp::verify() { return verifyReduce(*this); }
+LogicalResult ReduceMeanOp::verify() { return verifyReduce(*this); }
+LogicalResult ReduceMaxOp::verify() { return verifyReduce(*this); }
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyDimInRange(*this, "dim", getDim(), getType().getRank());
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  if (getInput().getType() != getType())
+    return emitOpError("result type ") << getType() << " must equal the input type "
+                                       << getInput().getType();
+  int64_t rank = getType().getRank();
+  if (failed(verifyDimInRange(*this, "axis", getAxis(), rank)))
+    return failure();
+  ArrayRef<int64_t> normalized = getType().getShape().drop_front(getAxis());
+  std::pair<StringRef, Value> named[] = {{"weight", getWeight()}, {"bias", getBias()}};
+  for (auto [name, value] : named)
+    if (value && shapeOf(value) != normalized)
+      return emitOpError() << name << " shape " << fmt(shapeOf(value))
+                           << " must equal the normalized shape "
+                           << fmt(normalized);
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError("eps must be positive, got ") << getEps().convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  int64_t from = getInput().getType().getNumElements();
+  int64_t to = getType().getNumElements();
+  if (from != to)
+    return emitOpError("element count changes from ") << from << " to " << to;
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // A reshape of a reshape needs only the first one's input.
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  // Reshaping a constant only changes its type.
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(getType());
+  return {};
+}
+
+LogicalResult PermuteOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  ArrayRef<int64_t> perm = getPermutation();
+  int64_t rank = rankOf(getInput());
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return emitOpError("permutation has ") << perm.size()
+           << " entries for a rank-" << rank << " input";
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  for (int64_t i = 0; i < rank; ++i)
+    if (sorted[i] != i)
+      return emitOpError("permutation ") << fmt(perm)
+             << " is not a permutation of 0.." << rank - 1;
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm)
+    expected.push_back(in[p]);
+  return verifyResultShape(*this, expected);
+}
+
+OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPermutation();
+  bool identity = llvm::all_of(llvm::enumerate(perm), [](auto entry) {
+    return static_cast<int64_t>(entry.index()) == entry.value();
+  });
+  if (identity)
+    return getInput();
+  // permute(permute(x, inner), outer): result dim i is x's dim inner[outer[i]].
+  if (auto producer = getInput().getDefiningOp<PermuteOp>()) {
+    ArrayRef<int64_t> inner = producer.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(inner[p]);
+    getInputMutable().assign(producer.getInput());
+    setPermutation(composed);
+    return getResult();
+  }
+  return {};
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  int64_t rank = rankOf(getInputs()[0]);
+  if (failed(verifyDimInRange(*this, "dim", getDim(), rank)))
+    return failure();
+  SmallVector<int64_t> expected(shapeOf(getInputs()[0]));
+  for (auto [index, input] : llvm::enumerate(getInputs().drop_front())) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    if (static_cast<int64_t>(shape.size()) != rank)
+      return emitOpError("input ") << index + 1 << " has rank " << shape.size()
+                                   << " where input 0 has rank " << rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != static_cast<int64_t>(getDim()) && shape[d] != expected[d])
+        return emitOpError("input ") << index + 1 << " has size " << shape[d]
+               << " in dimension " << d << " where input 0 has " << expected[d];
+    expected[getDim()] += shape[getDim()];
+  }
+  return verifyResultShape(*this, expected);
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs()[0];
+  return {};
+}
+
+LogicalResult SliceOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  int64_t rank = rankOf(getInput());
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = getType().getShape();
+  std::pair<StringRef, ArrayRef<int64_t>> named[] = {{"offsets", getOffsets()}, {"strides", getStrides()}};
+  for (auto [name, list] : named)
+    if (static_cast<int64_t>(list.size()) != rank)
+      return emitOpError() << name << " has " << list.size()
+                           << " entries for a rank-" << rank << " input";
+  if (static_cast<int64_t>(out.size()) != rank)
+    return emitOpError("result rank ") << out.size()
+           << " must equal the input rank " << rank;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t offset = getOffsets()[d], stride = getStrides()[d];
+    if (stride < 1)
+      return emitOpError("stride in dimension ") << d << " must be >= 1, got "
+                                                 << stride;
+    if (offset < 0)
+      return emitOpError("offset in dimension ") << d
+             << " must be non-negative, got " << offset;
+    if (out[d] > 0 && offset + (out[d] - 1) * stride >= in[d])
+      return emitOpError("dimension ") << d << ": " << out[d]
+             << " elements from offset " << offset << " with stride " << stride
+             << " run past the input size " << in[d];
+  }
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  bool whole = getInput().getType() == getType() &&
+               llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+               llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
+  return whole ? OpFoldResult(getInput()) : OpFoldResult();
+}
+
+//===----------------------------------------------------------------------===//
+// FusionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusionOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body has ") << body.getNumArguments()
+           << " arguments but the group has " << getInputs().size() << " inputs";
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(body.getArgumentTypes(), getInputs().getTypes())))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError("body argument ") << index << " has type "
+             << std::get<0>(pair) << " but input " << index << " has type "
+             << std::get<1>(pair);
+  if (getResults().empty())
+    return emitOpError("must produce at least one result");
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError("body must end in kiln.yield");
+  if (yield.getValues().size() != getResults().size())
+    return emitOpError("yields ") << yield.getValues().size()
+           << " values but the group has " << getResults().size() << " results";
+  for (auto [index, pair] : llvm::enumerate(
+           llvm::zip(yield.getValues().getTypes(), getResults().getTypes())))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError("yielded value ") << index << " has type "
+             << std::get<0>(pair) << " but result " << index << " has type "
+             << std::get<1>(pair);
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<KilnDialect>(op.getDialect()))
+      return emitOpError("body may hold only kiln ops, found '")
+             << op.getName() << "'";
+    if (isa<FusionOp>(op))
+      return emitOpError("fusion groups do not nest");
+    if (getKind() == FusionKind::elementwise &&
+        !op.hasTrait<OpTrait::KilnElementwise>() && !isa<ConstantOp>(op))
+      return emitOpError("an elementwise group cannot hold '")
+             << op.getName() << "'";
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/Kiln/KilnOps.cpp.inc"
