@@ -87,7 +87,7 @@ def Kiln_GeluOp : Kiln_Op<"gelu",
                         "::kiln::GeluApproximation::none">:$approximate);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat =
-      "$input (`approximate` `=` $approximate^)? attr-dict `:` type($result)";
+      "$input (`approximate` `=` `` $approximate^)? attr-dict `:` type($result)";
 }
 
 def Kiln_ClampOp : Kiln_Op<"clamp",
@@ -274,7 +274,7 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure, AttrSizedOperandSegments]> {
     in fp32 whatever the element type.
 
     ```mlir
-    %y = kiln.layer_norm %x, weight %g, bias %b axis = 1 eps = 1.0e-05 : (tensor<64x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<64x256xf32>
+    %y = kiln.layer_norm %x weight %g bias %b axis = 1 eps = 1.0e-05 : (tensor<64x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<64x256xf32>
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$input,
@@ -282,7 +282,7 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure, AttrSizedOperandSegments]> {
                        Optional<Kiln_FloatTensor>:$bias,
                        I64Attr:$axis, F64Attr:$eps);
   let results = (outs Kiln_FloatTensor:$result);
-  let assemblyFormat = "$input (`,` `weight` $weight^)? (`,` `bias` $bias^)? "
+  let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? "
       "`axis` `=` $axis `eps` `=` $eps attr-dict `:` "
       "functional-type(operands, results)";
   let hasVerifier = 1;
@@ -386,7 +386,7 @@ def Kiln_FusionOp : Kiln_Op<"fusion",
   let arguments = (ins Kiln_FusionKindAttr:$kind, Variadic<Kiln_Tensor>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$kind (`ins` `(` $inputs^ `:` type($inputs) `)`)? "
+  let assemblyFormat = "`` $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)? "
       "attr-dict `->` type($results) $body";
   let hasRegionVerifier = 1;
 }

@@ -1,0 +1,50 @@
+//===- Nvrtc.h - compile CUDA C++ to cubin and PTX with NVRTC -----*- C++ -*-===//
+//
+// The one place kiln calls NVRTC. Needs no GPU: CI compiles every generated
+// kernel with it. A failed compile returns the NVRTC log together with the
+// numbered source, since generated code has no file a user could open.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_NVRTC_H
+#define KILN_CODEGEN_NVRTC_H
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::codegen {
+
+struct NvrtcOptions {
+  /// A real architecture (`sm_90a`, `sm_80`): NVRTC makes a cubin only for
+  /// those; PTX comes with it for forward compatibility.
+  std::string arch = "sm_90a";
+  /// Include folders beyond the toolkit's include/ and include/cccl.
+  std::vector<std::string> includeDirs;
+  std::vector<std::string> extraOptions;
+};
+
+struct NvrtcOutput {
+  std::string cubin;
+  std::string ptx;
+  /// The compiler's log (warnings, ptxas -v when asked) of a successful build.
+  std::string log;
+};
+
+/// Compiles `source` (named `name` in diagnostics). On failure returns nothing
+/// and sets `error` to the log and the numbered source.
+std::optional<NvrtcOutput> compileWithNvrtc(std::string_view source,
+                                            std::string_view name,
+                                            const NvrtcOptions &options,
+                                            std::string &error);
+
+/// `major.minor` of the NVRTC library in use (part of every cache key).
+std::string nvrtcVersion();
+
+/// The CUDA toolkit root whose headers kernels are compiled against.
+std::string cudaToolkitRoot();
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_NVRTC_H

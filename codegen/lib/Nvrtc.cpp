@@ -1,0 +1,110 @@
+//===- Nvrtc.cpp - compile CUDA C++ to cubin and PTX with NVRTC ------------===//
+
+#include "kiln/codegen/Nvrtc.h"
+
+#include <nvrtc.h>
+
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+using namespace kiln::codegen;
+
+namespace {
+struct ProgramDeleter {
+  void operator()(nvrtcProgram program) const { nvrtcDestroyProgram(&program); }
+};
+using Program = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
+
+std::string numbered(std::string_view source) {
+  std::ostringstream out;
+  int line = 1;
+  size_t start = 0;
+  while (start <= source.size()) {
+    size_t end = source.find('\n', start);
+    if (end == std::string_view::npos)
+      end = source.size();
+    out.width(5);
+    out << line++ << " | " << source.substr(start, end - start) << "\n";
+    start = end + 1;
+  }
+  return out.str();
+}
+
+std::string programLog(nvrtcProgram program) {
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
+    return {};
+  std::string log(size, '\0');
+  nvrtcGetProgramLog(program, log.data());
+  log.resize(size - 1);
+  return log;
+}
+} // namespace
+
+std::string kiln::codegen::cudaToolkitRoot() {
+  const char *env = std::getenv("KILN_CUDA_HOME");
+  return env && *env ? env : "/usr/local/cuda";
+}
+
+std::string kiln::codegen::nvrtcVersion() {
+  int major = 0, minor = 0;
+  ::nvrtcVersion(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::optional<NvrtcOutput>
+kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
+                                const NvrtcOptions &options, std::string &error) {
+  std::string nameText(name), sourceText(source);
+  auto fail = [&](const std::string &why) -> std::optional<NvrtcOutput> {
+    error = "NVRTC could not compile '" + nameText + "' for " + options.arch +
+            ": " + why + "\n--- source ---\n" + numbered(source);
+    return std::nullopt;
+  };
+
+  nvrtcProgram raw = nullptr;
+  nvrtcResult created = nvrtcCreateProgram(&raw, sourceText.c_str(),
+                                           (nameText + ".cu").c_str(), 0,
+                                           nullptr, nullptr);
+  if (created != NVRTC_SUCCESS)
+    return fail(nvrtcGetErrorString(created));
+  Program program(raw);
+
+  std::string root = cudaToolkitRoot();
+  std::vector<std::string> flags = {"--gpu-architecture=" + options.arch,
+                                    "-std=c++17", "-default-device",
+                                    "-I" + root + "/include",
+                                    "-I" + root + "/include/cccl"};
+  for (const std::string &dir : options.includeDirs)
+    flags.push_back("-I" + dir);
+  flags.insert(flags.end(), options.extraOptions.begin(),
+               options.extraOptions.end());
+  std::vector<const char *> argv;
+  for (const std::string &flag : flags)
+    argv.push_back(flag.c_str());
+
+  nvrtcResult compiled =
+      nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+  std::string log = programLog(program.get());
+  if (compiled != NVRTC_SUCCESS)
+    return fail(std::string(nvrtcGetErrorString(compiled)) + "\n" + log);
+
+  NvrtcOutput output;
+  output.log = std::move(log);
+  size_t size = 0;
+  if (nvrtcGetPTXSize(program.get(), &size) != NVRTC_SUCCESS)
+    return fail("no PTX was produced");
+  output.ptx.resize(size);
+  nvrtcGetPTX(program.get(), output.ptx.data());
+  if (!output.ptx.empty() && output.ptx.back() == '\0')
+    output.ptx.pop_back();
+  // Only a real sm_XX target yields a cubin; compute_XX gives PTX alone.
+  if (options.arch.rfind("sm_", 0) == 0) {
+    if (nvrtcGetCUBINSize(program.get(), &size) != NVRTC_SUCCESS || size == 0)
+      return fail("no cubin was produced");
+    output.cubin.resize(size);
+    nvrtcGetCUBIN(program.get(), output.cubin.data());
+  }
+  return output;
+}

@@ -1,0 +1,82 @@
+//===- Device.h - devices, contexts, modules and buffers ----------*- C++ -*-===//
+//
+// Thin RAII owners over the driver API: what the executor and the tools need
+// to pick a GPU, load compiled kernel images, move data and launch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_DEVICE_H
+#define KILN_RUNTIME_DEVICE_H
+
+#include "kiln/runtime/Driver.h"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kiln::rt {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int computeMajor = 0;
+  int computeMinor = 0;
+  int multiprocessors = 0;
+  size_t totalMemory = 0;
+  int driverVersion = 0; // e.g. 13000 for CUDA 13.0
+
+  /// The NVRTC target for this device's own instructions: `sm_90a` on Hopper
+  /// (wgmma, setmaxnreg need the arch-specific target), else `sm_XY`.
+  std::string nvrtcArch() const;
+};
+
+/// Describes device `ordinal`; throws NoDeviceError if there is none.
+DeviceInfo queryDevice(int ordinal = 0);
+
+/// Holds the device's primary context current on the calling thread.
+class Context {
+public:
+  explicit Context(int ordinal = 0);
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+  void synchronize() const;
+
+private:
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+};
+
+/// A loaded cubin or PTX image.
+class Module {
+public:
+  explicit Module(std::string_view image);
+  ~Module();
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+  CUfunction function(const char *name) const;
+
+private:
+  CUmodule module_ = nullptr;
+};
+
+/// Device memory owned for the buffer's lifetime.
+class DeviceBuffer {
+public:
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  CUdeviceptr address() const { return address_; }
+  size_t size() const { return bytes_; }
+  void upload(const void *host, size_t bytes);
+  void download(void *host, size_t bytes) const;
+
+private:
+  CUdeviceptr address_ = 0;
+  size_t bytes_ = 0;
+};
+
+} // namespace kiln::rt
+
+#endif // KILN_RUNTIME_DEVICE_H

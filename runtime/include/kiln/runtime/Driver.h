@@ -1,0 +1,65 @@
+//===- Driver.h - the CUDA driver API, loaded at run time ---------*- C++ -*-===//
+//
+// kiln loads libcuda.so.1 with dlopen instead of linking it, so binaries start
+// on machines without an NVIDIA driver (CI, compile-only hosts) and report a
+// clear NoDeviceError there instead of failing in the dynamic loader. Every
+// driver call goes through KILN_CU_CHECK, which names the call and the error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_DRIVER_H
+#define KILN_RUNTIME_DRIVER_H
+
+#include <cuda.h>
+
+namespace kiln::rt {
+
+// The driver entry points kiln uses; each becomes a member of Driver with the
+// signature cuda.h declares (its macros pick the current _v2/_v3 versions).
+#define KILN_CUDA_DRIVER_FUNCTIONS(X)                                          \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDeviceTotalMem)                                                          \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuDevicePrimaryCtxRelease)                                                 \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuLaunchKernel)                                                            \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyDtoH)
+
+struct Driver {
+#define KILN_DECLARE_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+  KILN_CUDA_DRIVER_FUNCTIONS(KILN_DECLARE_DRIVER_MEMBER)
+#undef KILN_DECLARE_DRIVER_MEMBER
+
+  /// The process-wide driver table, loaded and cuInit-ed on first use. Throws
+  /// NoDeviceError when there is no driver or no CUDA device.
+  static const Driver &get();
+};
+
+/// Throws kiln::rt::Error naming `call` and the driver's error name and text.
+[[noreturn]] void throwDriverError(CUresult result, const char *call,
+                                   const char *file, int line);
+
+} // namespace kiln::rt
+
+#define KILN_CU_CHECK(expr)                                                    \
+  do {                                                                         \
+    CUresult kiln_cu_result_ = (expr);                                         \
+    if (kiln_cu_result_ != CUDA_SUCCESS)                                       \
+      ::kiln::rt::throwDriverError(kiln_cu_result_, #expr, __FILE__, __LINE__); \
+  } while (0)
+
+#endif // KILN_RUNTIME_DRIVER_H

@@ -1,0 +1,94 @@
+//===- NvrtcTest.cpp - the NVRTC driver, which needs no GPU ----------------===//
+
+#include "kiln/codegen/Nvrtc.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln::codegen;
+
+namespace {
+constexpr const char *kScale = R"(
+extern "C" __global__ void kiln_scale(float *x, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= s;
+}
+)";
+
+// wgmma exists only on the arch-specific Hopper target.
+constexpr const char *kWgmmaFence = R"(
+extern "C" __global__ void kiln_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+)";
+
+// CCCL's cuda::ptx must be reachable (CUDA 13 keeps it in include/cccl).
+constexpr const char *kCcclPtx = R"(
+#include <cuda/ptx>
+extern "C" __global__ void kiln_proxy_fence() {
+  cuda::ptx::fence_proxy_async_shared_cta();
+}
+)";
+} // namespace
+
+TEST(Nvrtc, CompilesCubinAndPtxForEachArch) {
+  for (const char *arch : {"sm_80", "sm_89", "sm_90a"}) {
+    NvrtcOptions options;
+    options.arch = arch;
+    std::string error;
+    auto out = compileWithNvrtc(kScale, "kiln_scale", options, error);
+    ASSERT_TRUE(out.has_value()) << error;
+    ASSERT_GE(out->cubin.size(), 4u);
+    EXPECT_EQ(out->cubin.substr(0, 4), "\x7f" "ELF") << arch;
+    EXPECT_NE(out->ptx.find(".entry kiln_scale"), std::string::npos);
+    EXPECT_NE(out->ptx.find(std::string(".target ") + arch), std::string::npos)
+        << out->ptx.substr(0, 400);
+  }
+}
+
+TEST(Nvrtc, ComputeTargetGivesPtxOnly) {
+  NvrtcOptions options;
+  options.arch = "compute_90";
+  std::string error;
+  auto out = compileWithNvrtc(kScale, "kiln_scale", options, error);
+  ASSERT_TRUE(out.has_value()) << error;
+  EXPECT_TRUE(out->cubin.empty());
+  EXPECT_FALSE(out->ptx.empty());
+}
+
+TEST(Nvrtc, HopperOnlyInstructionsNeedSm90a) {
+  std::string error;
+  NvrtcOptions hopper;
+  hopper.arch = "sm_90a";
+  EXPECT_TRUE(compileWithNvrtc(kWgmmaFence, "kiln_fence", hopper, error)) << error;
+  NvrtcOptions ampere;
+  ampere.arch = "sm_80";
+  EXPECT_FALSE(compileWithNvrtc(kWgmmaFence, "kiln_fence", ampere, error));
+  EXPECT_NE(error.find("sm_80"), std::string::npos) << error;
+}
+
+TEST(Nvrtc, CcclHeadersAreOnTheIncludePath) {
+  NvrtcOptions options;
+  options.arch = "sm_90a";
+  std::string error;
+  EXPECT_TRUE(compileWithNvrtc(kCcclPtx, "kiln_proxy_fence", options, error)) << error;
+}
+
+TEST(Nvrtc, FailureReportsLogAndNumberedSource) {
+  const char *broken = "extern \"C\" __global__ void k(float *x) {\n"
+                      "  x[0] = undefined_name;\n"
+                      "}\n";
+  NvrtcOptions options;
+  std::string error;
+  EXPECT_FALSE(compileWithNvrtc(broken, "kiln_broken", options, error));
+  EXPECT_NE(error.find("NVRTC could not compile 'kiln_broken' for sm_90a"),
+            std::string::npos) << error;
+  EXPECT_NE(error.find("undefined_name"), std::string::npos) << error;
+  EXPECT_NE(error.find("    2 |   x[0] = undefined_name;"), std::string::npos)
+      << error;
+}
+
+TEST(Nvrtc, ReportsItsVersion) {
+  std::string version = nvrtcVersion();
+  EXPECT_NE(version.find('.'), std::string::npos);
+  EXPECT_NE(version, "0.0");
+}
