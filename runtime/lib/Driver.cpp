@@ -1,8 +1,10 @@
 //===- Driver.cpp - load libcuda.so.1 and resolve the driver API ----------===//
 //
-// Only cuGetProcAddress is taken with dlsym; every other entry point is asked
-// of the driver by its base name and the CUDA version kiln was built against,
-// so we get the ABI version our cuda.h declares (cuMemAlloc_v2, ...).
+// Each entry point is looked up by the exact symbol cuda.h maps its name to
+// (cuMemAlloc -> cuMemAlloc_v2, cuCtxSynchronize stays v1), as a linker would.
+// Asking cuGetProcAddress for the base name instead returns the newest ABI of
+// that CUDA version, whose signature may differ (CUDA 13's cuCtxSynchronize
+// resolves to the _v2 that takes a context), so it is not used.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +18,10 @@
 
 using namespace kiln::rt;
 
+#define KILN_SYMBOL_NAME(name) KILN_SYMBOL_NAME_(name)
+#define KILN_SYMBOL_NAME_(name) #name
+
 namespace {
-using GetProcAddressFn = CUresult (*)(const char *, void **, int, cuuint64_t,
-                                      CUdriverProcAddressQueryResult *);
 
 std::string describe(const Driver &driver, CUresult result) {
   const char *name = nullptr, *text = nullptr;
@@ -35,27 +38,17 @@ Driver load() {
   if (!library)
     throw NoDeviceError(std::string("no NVIDIA driver on this machine: cannot "
                                     "load libcuda.so.1 (") + dlerror() + ")");
-  auto getProc = reinterpret_cast<GetProcAddressFn>(
-      dlsym(library, "cuGetProcAddress_v2"));
-  if (!getProc)
-    throw NoDeviceError("the NVIDIA driver is too old: libcuda.so.1 lacks "
-                        "cuGetProcAddress_v2 (kiln needs a CUDA 12+ driver)");
   Driver driver;
   std::string missing;
 #define KILN_RESOLVE(name)                                                     \
-  {                                                                            \
-    void *fn = nullptr;                                                        \
-    CUdriverProcAddressQueryResult found;                                      \
-    if (getProc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,         \
-                &found) == CUDA_SUCCESS && fn)                                 \
-      driver.name = reinterpret_cast<decltype(driver.name)>(fn);               \
-    else                                                                       \
-      missing += std::string(missing.empty() ? "" : ", ") + #name;             \
-  }
+  if (void *fn = dlsym(library, KILN_SYMBOL_NAME(name)))                       \
+    driver.name = reinterpret_cast<decltype(driver.name)>(fn);                 \
+  else                                                                         \
+    missing += std::string(missing.empty() ? "" : ", ") + KILN_SYMBOL_NAME(name);
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE
   if (!missing.empty())
-    throw NoDeviceError("the NVIDIA driver lacks entry points kiln needs: " +
+    throw NoDeviceError("the NVIDIA driver is too old: libcuda.so.1 lacks " +
                         missing);
   CUresult init = driver.cuInit(0);
   if (init != CUDA_SUCCESS)

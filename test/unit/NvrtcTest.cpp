@@ -25,7 +25,7 @@ extern "C" __global__ void kiln_fence() {
 constexpr const char *kCcclPtx = R"(
 #include <cuda/ptx>
 extern "C" __global__ void kiln_proxy_fence() {
-  cuda::ptx::fence_proxy_async_shared_cta();
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
 }
 )";
 } // namespace

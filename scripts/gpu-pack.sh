@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+#===- scripts/gpu-pack.sh - collect what a GPU-machine run needs ----------===#
+#
+# Builds here, then copies the tools, the test binaries, FileCheck/not and the
+# lit package into gpu-bundle/ (git-ignored, at most 64 MiB: the device tool's
+# carry limit). Run it, then on the GPU machine: scripts/gpu-run.sh, with
+# `gpu-bundle` named in the device call's carry list.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/build.sh"
+build=${KILN_BUILD_DIR:-$root/build}
+bundle=$root/gpu-bundle
+rm -rf "$bundle"
+mkdir -p "$bundle/bin"
+
+for tool in kiln-opt kiln-device-smoke; do
+  cp "$build/bin/$tool" "$bundle/bin/"
+done
+for test in kiln-runtime-tests kiln-runtime-gpu-tests kiln-codegen-tests kiln-dialect-tests; do
+  cp "$build/test/$test" "$bundle/bin/" 2>/dev/null || cp "$build/bin/$test" "$bundle/bin/"
+done
+llvm_bin=$(dirname "$(command -v FileCheck 2>/dev/null || echo /usr/lib/llvm-22/bin/FileCheck)")
+cp /usr/lib/llvm-22/bin/FileCheck /usr/lib/llvm-22/bin/not "$bundle/bin/"
+cp -r /usr/lib/llvm-22/utils/lit "$bundle/lit"
+strip "$bundle"/bin/* 2>/dev/null || true
+
+# Binaries that drag in LLVM/MLIR shared libraries would not start there.
+for bin in "$bundle"/bin/*; do
+  if ldd "$bin" 2>/dev/null | grep -qE 'lib(LLVM|MLIR)'; then
+    echo "gpu-pack: $bin links LLVM/MLIR dynamically" >&2
+    exit 1
+  fi
+done
+size=$(du -sm "$bundle" | cut -f1)
+if [ "$size" -gt 64 ]; then
+  echo "gpu-pack: bundle is ${size} MiB, over the 64 MiB carry limit" >&2
+  exit 1
+fi
+echo "gpu-pack: $bundle (${size} MiB) ready; carry 'gpu-bundle' and run scripts/gpu-run.sh"

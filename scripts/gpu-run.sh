@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+#===- scripts/gpu-run.sh - run kiln's GPU checks on the GPU machine -------===#
+#
+# Runs from the repository root on the GPU machine, over gpu-bundle/ made by
+# scripts/gpu-pack.sh. Uses the machine's own NVRTC (the CUDA toolkit, else
+# torch's nvidia wheels). Logs go to $OUT when set. Exit status: non-zero if
+# any check failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=$root/gpu-bundle
+out=${OUT:-$root/gpu-out}
+mkdir -p "$out"
+[ -d "$bundle/bin" ] || { echo "gpu-run: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
+
+torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))' 2>/dev/null || true)
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64${torch_dir:+:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$bundle/bin:$PATH"
+
+status=0
+step() {
+  local name=$1; shift
+  echo "=== $name"
+  if "$@" > "$out/$name.log" 2>&1; then
+    echo "    PASS"; tail -n "${TAIL:-6}" "$out/$name.log" | sed 's/^/    /'
+  else
+    echo "    FAIL (exit $?)"; tail -n 40 "$out/$name.log" | sed 's/^/    /'; status=1
+  fi
+}
+
+step machine bash -c 'nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; uname -r; ldd gpu-bundle/bin/kiln-opt'
+step device-smoke kiln-device-smoke
+step kiln-opt-roundtrip bash -c 'kiln-opt test/Dialect/Kiln/ops.mlir --split-input-file | kiln-opt --split-input-file > /dev/null && kiln-opt test/examples/ffn_block.mlir --canonicalize'
+step lit env PYTHONPATH="$bundle/lit" python3 -c "from lit.main import main; main()" -sv test/Dialect --param kiln_tools_dir="$bundle/bin" \
+  --param llvm_tools_dir="$bundle/bin" --param kiln_obj_root="$out/lit"
+for t in kiln-runtime-gpu-tests kiln-runtime-tests kiln-codegen-tests kiln-dialect-tests; do
+  step "$t" "$bundle/bin/$t"
+done
+echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+exit $status
