@@ -508,7 +508,7 @@ LogicalResult FusionOp::verifyRegions() {
              << std::get<0>(pair) << " but result " << index << " has type "
              << std::get<1>(pair);
   for (Operation &op : body.without_terminator()) {
-    if (!isa<KilnDialect>(op.getDialect()))
+    if (!isa_and_nonnull<KilnDialect>(op.getDialect()))
       return emitOpError("body may hold only kiln ops, found '")
              << op.getName() << "'";
     if (isa<FusionOp>(op))

@@ -1,0 +1,637 @@
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics --allow-unregistered-dialect
+
+// Every verifier error of the kiln dialect, one case each. Type constraints
+// (element types, static shapes) are ODS-generated; the rest are ours.
+
+// -----
+
+func.func @unsupported_element_type(%x: tensor<4xi8>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit signless integer or 32-bit signless integer values}}
+  %0 = kiln.neg %x : tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @dynamic_shape(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{must be statically shaped tensor}}
+  %0 = kiln.relu %x : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @float_only_op_on_integers(%x: tensor<4xi32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = kiln.exp %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @constant_type_mismatch() {
+  // expected-error @+1 {{failed to verify that all of {value, result} have same type}}
+  %0 = "kiln.constant"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @constant_sparse() {
+  // expected-error @+1 {{value must be a dense or dense_resource elements attribute}}
+  %0 = kiln.constant sparse<[[0, 0]], [1.0]> : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @clamp_without_bounds(%x: tensor<4xf32>) {
+  // expected-error @+1 {{needs at least one of 'min' and 'max'}}
+  %0 = kiln.clamp %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clamp_nan(%x: tensor<4xf32>) {
+  // expected-error @+1 {{bounds must not be NaN}}
+  %0 = kiln.clamp %x min = 0x7FF8000000000000 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clamp_inverted(%x: tensor<4xf32>) {
+  // expected-error @+1 {{min (6.000000e+00) is greater than max (0.000000e+00)}}
+  %0 = kiln.clamp %x min = 6.0 max = 0.0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clamp_fractional_integer_bound(%x: tensor<4xi64>) {
+  // expected-error @+1 {{an integer tensor needs integral bounds, got 5.000000e-01}}
+  %0 = kiln.clamp %x min = 0.5 : tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @cast_changes_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape [8, 4] must equal the input shape [4, 8]}}
+  %0 = kiln.cast %x : tensor<4x8xf32> to tensor<8x4xf16>
+  return
+}
+
+// -----
+
+func.func @binary_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{operands and result must share one element type, got 'f32' and 'f16'}}
+  %0 = kiln.add %a, %b : tensor<4xf32>, tensor<4xf16> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @binary_not_broadcastable(%a: tensor<4x8xf32>, %b: tensor<5x4xf32>) {
+  // expected-error @+1 {{operands are not broadcast-compatible: rhs [5, 4] has size 4 in dimension 1 where the other operands have 8}}
+  %0 = kiln.mul %a, %b : tensor<4x8xf32>, tensor<5x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @binary_wrong_result_shape(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{result shape [8] does not match the expected shape [4, 8]}}
+  %0 = kiln.sub %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @where_element_types(%m: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{on_true, on_false and the result must share one element type, got 'f32', 'f16' and 'f32'}}
+  %0 = kiln.where %m, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<4xf16> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_not_broadcastable(%m: tensor<3xi1>, %a: tensor<4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operands are not broadcast-compatible: on_true [4] has size 4 in dimension 0 where the other operands have 3}}
+  %0 = kiln.where %m, %a, %b : tensor<3xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_wrong_result(%m: tensor<2x1xi1>, %a: tensor<4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{result shape [4] does not match the expected shape [2, 4]}}
+  %0 = kiln.where %m, %a, %b : tensor<2x1xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_condition_not_bool(%m: tensor<4xf32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 1-bit signless integer values}}
+  %0 = kiln.where %m, %a, %a : tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<4x1xf32>) {
+  // expected-error @+1 {{input must have rank >= 1}}
+  %0 = kiln.linear %x, %w : (tensor<f32>, tensor<4x1xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<2x8xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{weight must be 2-D [out_features, in_features], got shape [8]}}
+  %0 = kiln.linear %x, %w : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_in_features(%x: tensor<2x8xf32>, %w: tensor<16x9xf32>) {
+  // expected-error @+1 {{input's last dimension (8) does not match the weight's in_features (9)}}
+  %0 = kiln.linear %x, %w : (tensor<2x8xf32>, tensor<16x9xf32>) -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<2x8xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{bias must have shape [16] (out_features), got [8]}}
+  %0 = kiln.linear %x, %w, %b : (tensor<2x8xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result_shape(%x: tensor<3x2x8xf32>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{result shape [6, 16] does not match the expected shape [3, 2, 16]}}
+  %0 = kiln.linear %x, %w : (tensor<3x2x8xf32>, tensor<16x8xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @linear_mixed_types(%x: tensor<2x8xf16>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{operands and result must share one element type, got 'f16' and 'f32'}}
+  %0 = kiln.linear %x, %w : (tensor<2x8xf16>, tensor<16x8xf32>) -> tensor<2x16xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<2x4x8xf32>, %b: tensor<8x3xf32>) {
+  // expected-error @+1 {{lhs must be 2-D, got shape [2, 4, 8] (batched products are kiln.batch_matmul)}}
+  %0 = kiln.matmul %a, %b : (tensor<2x4x8xf32>, tensor<8x3xf32>) -> tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<4x8xf32>, %b: tensor<7x3xf32>) {
+  // expected-error @+1 {{contracting dimensions differ: lhs has K = 8, rhs has K = 7}}
+  %0 = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<7x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) {
+  // expected-error @+1 {{result shape [3, 4] does not match the expected shape [4, 3]}}
+  %0 = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_rank(%a: tensor<8xf32>, %b: tensor<2x8x3xf32>) {
+  // expected-error @+1 {{lhs must have rank >= 2, got shape [8]}}
+  %0 = kiln.batch_matmul %a, %b : (tensor<8xf32>, tensor<2x8x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_no_batch(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) {
+  // expected-error @+1 {{needs a batch dimension on at least one operand (2-D products are kiln.matmul)}}
+  %0 = kiln.batch_matmul %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_contraction(%a: tensor<2x4x8xf32>, %b: tensor<2x9x3xf32>) {
+  // expected-error @+1 {{contracting dimensions differ: lhs has K = 8, rhs has K = 9}}
+  %0 = kiln.batch_matmul %a, %b : (tensor<2x4x8xf32>, tensor<2x9x3xf32>) -> tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_batch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x3xf32>) {
+  // expected-error @+1 {{batch dimensions are not broadcast-compatible: lhs has 2 in dimension 0, rhs has 3 in dimension 0}}
+  %0 = kiln.batch_matmul %a, %b : (tensor<2x4x8xf32>, tensor<3x8x3xf32>) -> tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
+func.func @batch_matmul_result(%a: tensor<2x4x8xf32>, %b: tensor<1x8x3xf32>) {
+  // expected-error @+1 {{result shape [1, 4, 3] does not match the expected shape [2, 4, 3]}}
+  %0 = kiln.batch_matmul %a, %b : (tensor<2x4x8xf32>, tensor<1x8x3xf32>) -> tensor<1x4x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_no_dims(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{needs at least one dimension to reduce}}
+  %0 = kiln.reduce_sum %x dims = [] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_dim_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dimension 2 is out of range for a rank-2 input}}
+  %0 = kiln.reduce_max %x dims = [2] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_negative_dim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dimension -1 is out of range for a rank-2 input}}
+  %0 = kiln.reduce_mean %x dims = [-1] : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_unsorted(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dims must be sorted and distinct, got [1, 0]}}
+  %0 = kiln.reduce_sum %x dims = [1, 0] : tensor<4x8xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @reduce_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape [4] does not match the expected shape [4, 1]}}
+  %0 = kiln.reduce_sum %x dims = [1] keepdim : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_element_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{operands and result must share one element type, got 'f32' and 'f16'}}
+  %0 = kiln.reduce_sum %x dims = [1] : tensor<4x8xf32> -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_dim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for a rank-2 input}}
+  %0 = kiln.softmax %x dim = 2 : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_types(%x: tensor<4x8xf32>, %w: tensor<8xf16>) {
+  // expected-error @+1 {{operands and result must share one element type, got 'f32' and 'f16'}}
+  %0 = kiln.layer_norm %x weight %w axis = 1 eps = 1.0e-05 : (tensor<4x8xf32>, tensor<8xf16>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result type 'tensor<32xf32>' must equal the input type 'tensor<4x8xf32>'}}
+  %0 = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<4x8xf32>) -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for a rank-2 input}}
+  %0 = kiln.layer_norm %x axis = 2 eps = 1.0e-05 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_weight(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{weight shape [4, 8] must equal the normalized shape [8]}}
+  %0 = kiln.layer_norm %x weight %w axis = 1 eps = 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias(%x: tensor<4x8xf32>, %b: tensor<7xf32>) {
+  // expected-error @+1 {{bias shape [7] must equal the normalized shape [4, 8]}}
+  %0 = kiln.layer_norm %x bias %b axis = 0 eps = 1.0e-05 : (tensor<4x8xf32>, tensor<7xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_eps(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{eps must be positive, got 0.000000e+00}}
+  %0 = kiln.layer_norm %x axis = 1 eps = 0.0 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_element_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{operands and result must share one element type, got 'f32' and 'f16'}}
+  %0 = kiln.reshape %x : tensor<4x8xf32> -> tensor<32xf16>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{element count changes from 32 to 33}}
+  %0 = kiln.reshape %x : tensor<4x8xf32> -> tensor<3x11xf32>
+  return
+}
+
+// -----
+
+func.func @permute_length(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{permutation has 3 entries for a rank-2 input}}
+  %0 = kiln.permute %x [0, 1, 2] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @permute_invalid(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{permutation [1, 1] is not a permutation of 0..1}}
+  %0 = kiln.permute %x [1, 1] : tensor<4x8xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @permute_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape [4, 8] does not match the expected shape [8, 4]}}
+  %0 = kiln.permute %x [1, 0] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_empty() {
+  // expected-error @+1 {{needs at least one input}}
+  %0 = kiln.concat dim = 0 : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{operands and result must share one element type, got 'f32' and 'f16'}}
+  %0 = kiln.concat %a, %b dim = 0 : (tensor<4xf32>, tensor<4xf16>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dim(%a: tensor<4xf32>) {
+  // expected-error @+1 {{dim 1 is out of range for a rank-1 input}}
+  %0 = kiln.concat %a, %a dim = 1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<4x2xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{input 1 has rank 1 where input 0 has rank 2}}
+  %0 = kiln.concat %a, %b dim = 0 : (tensor<4x2xf32>, tensor<8xf32>) -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_sizes(%a: tensor<4x2xf32>, %b: tensor<5x3xf32>) {
+  // expected-error @+1 {{input 1 has size 5 in dimension 0 where input 0 has 4}}
+  %0 = kiln.concat %a, %b dim = 1 : (tensor<4x2xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @concat_result(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{result shape [4, 6] does not match the expected shape [4, 5]}}
+  %0 = kiln.concat %a, %b dim = 1 : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @slice_offsets_length(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{offsets has 1 entries for a rank-2 input}}
+  %0 = kiln.slice %x offsets = [0] strides = [1, 1] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_strides_length(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{strides has 3 entries for a rank-2 input}}
+  %0 = kiln.slice %x offsets = [0, 0] strides = [1, 1, 1] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_result_rank(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result rank 1 must equal the input rank 2}}
+  %0 = kiln.slice %x offsets = [0, 0] strides = [1, 1] : tensor<4x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_zero_stride(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{stride in dimension 0 must be >= 1, got 0}}
+  %0 = kiln.slice %x offsets = [0, 0] strides = [0, 1] : tensor<4x8xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_negative_offset(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{offset in dimension 1 must be non-negative, got -1}}
+  %0 = kiln.slice %x offsets = [0, -1] strides = [1, 1] : tensor<4x8xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_out_of_bounds(%x: tensor<4x512xf32>) {
+  // expected-error @+1 {{dimension 1: 300 elements from offset 256 with stride 1 run past the input size 512}}
+  %0 = kiln.slice %x offsets = [0, 256] strides = [1, 1] : tensor<4x512xf32> -> tensor<4x300xf32>
+  return
+}
+
+// -----
+
+func.func @slice_element_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{operands and result must share one element type, got 'f32' and 'f16'}}
+  %0 = kiln.slice %x offsets = [0, 0] strides = [1, 1] : tensor<4x8xf32> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @fusion_argument_count(%a: tensor<4xf32>) {
+  // expected-error @+1 {{body has 2 arguments but the group has 1 inputs}}
+  %0 = kiln.fusion elementwise ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+    kiln.yield %x : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_argument_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{body argument 0 has type 'tensor<4xf16>' but input 0 has type 'tensor<4xf32>'}}
+  %0 = kiln.fusion elementwise ins(%a : tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%x: tensor<4xf16>):
+    kiln.yield %x : tensor<4xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_no_results(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must produce at least one result}}
+  "kiln.fusion"(%a) <{kind = #kiln<fusion_kind elementwise>}> ({
+  ^bb0(%x: tensor<4xf32>):
+    kiln.yield
+  }) : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @fusion_foreign_terminator(%a: tensor<4xf32>) {
+  // expected-error @+1 {{body must end in kiln.yield}}
+  %0 = kiln.fusion elementwise ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    "test.terminator"(%x) : (tensor<4xf32>) -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_yield_count(%a: tensor<4xf32>) {
+  // expected-error @+1 {{yields 1 values but the group has 2 results}}
+  %0:2 = kiln.fusion elementwise ins(%a : tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    kiln.yield %x : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_yield_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{yielded value 0 has type 'tensor<4xf32>' but result 0 has type 'tensor<4xf16>'}}
+  %0 = kiln.fusion elementwise ins(%a : tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%x: tensor<4xf32>):
+    kiln.yield %x : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_foreign_op(%a: tensor<4xf32>) {
+  // expected-error @+1 {{body may hold only kiln ops, found 'test.op'}}
+  %0 = kiln.fusion elementwise ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %y = "test.op"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    kiln.yield %y : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_nested(%a: tensor<4xf32>) {
+  // expected-error @+1 {{fusion groups do not nest}}
+  %0 = kiln.fusion reduction ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %y = kiln.fusion elementwise ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%z: tensor<4xf32>):
+      kiln.yield %z : tensor<4xf32>
+    }
+    kiln.yield %y : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_elementwise_kind(%a: tensor<4x4xf32>) {
+  // expected-error @+1 {{an elementwise group cannot hold 'kiln.matmul'}}
+  %0 = kiln.fusion elementwise ins(%a : tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %y = kiln.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    kiln.yield %y : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_captures_outside_value(%a: tensor<4xf32>) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = kiln.fusion elementwise ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    // expected-error @+1 {{using value defined outside the region}}
+    %y = kiln.add %x, %a : tensor<4xf32>
+    kiln.yield %y : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside_fusion(%a: tensor<4xf32>) {
+  // expected-error @+1 {{expects parent op 'kiln.fusion'}}
+  kiln.yield %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @unknown_fusion_kind(%a: tensor<4xf32>) {
+  // expected-error @+2 {{expected ::kiln::FusionKind to be one of: elementwise, reduction, normalization, gemm_epilogue, conv_epilogue, attention}}
+  // expected-error @+1 {{failed to parse Kiln_FusionKindAttr parameter 'value' which is to be a `::kiln::FusionKind`}}
+  %0 = kiln.fusion elementwize ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    kiln.yield %x : tensor<4xf32>
+  }
+  return
+}
