@@ -19,10 +19,12 @@ done
 for test in kiln-runtime-tests kiln-runtime-gpu-tests kiln-codegen-tests kiln-dialect-tests; do
   cp "$build/test/$test" "$bundle/bin/" 2>/dev/null || cp "$build/bin/$test" "$bundle/bin/"
 done
-llvm_bin=$(dirname "$(command -v FileCheck 2>/dev/null || echo /usr/lib/llvm-22/bin/FileCheck)")
 cp /usr/lib/llvm-22/bin/FileCheck /usr/lib/llvm-22/bin/not "$bundle/bin/"
+# Debian's FileCheck and not link libz3, which the GPU machine lacks.
+mkdir -p "$bundle/lib"
+cp -L "$(ldd /usr/lib/llvm-22/bin/FileCheck | awk '/libz3/ {print $3}')" "$bundle/lib/"
 cp -r /usr/lib/llvm-22/utils/lit "$bundle/lit"
-strip "$bundle"/bin/* 2>/dev/null || true
+strip "$bundle"/bin/* "$bundle"/lib/* 2>/dev/null || true
 
 # Binaries that drag in LLVM/MLIR shared libraries would not start there.
 for bin in "$bundle"/bin/*; do

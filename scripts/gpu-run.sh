@@ -21,7 +21,7 @@ step() {
   local name=$1; shift
   echo "=== $name"
   if "$@" > "$out/$name.log" 2>&1; then
-    echo "    PASS"; tail -n "${TAIL:-6}" "$out/$name.log" | sed 's/^/    /'
+    echo "    PASS"; tail -n 4 "$out/$name.log" | sed 's/^/    /'
   else
     echo "    FAIL (exit $?)"; tail -n 40 "$out/$name.log" | sed 's/^/    /'; status=1
   fi
@@ -29,8 +29,8 @@ step() {
 
 step machine bash -c 'nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; uname -r; ldd gpu-bundle/bin/kiln-opt'
 step device-smoke kiln-device-smoke
-step kiln-opt-roundtrip bash -c 'kiln-opt test/Dialect/Kiln/ops.mlir --split-input-file | kiln-opt --split-input-file > /dev/null && kiln-opt test/examples/ffn_block.mlir --canonicalize'
-step lit env PYTHONPATH="$bundle/lit" python3 -c "from lit.main import main; main()" -sv test/Dialect --param kiln_tools_dir="$bundle/bin" \
+step kiln-opt-roundtrip bash -c 'kiln-opt test/Dialect/Kiln/ops.mlir --split-input-file | kiln-opt --split-input-file > /dev/null && kiln-opt test/examples/ffn_block.mlir --canonicalize | head -16'
+step lit env PYTHONPATH="$bundle/lit" LD_LIBRARY_PATH="$bundle/lib:$LD_LIBRARY_PATH" python3 -c "from lit.main import main; main()" -sv test/Dialect --param kiln_tools_dir="$bundle/bin" \
   --param llvm_tools_dir="$bundle/bin" --param kiln_obj_root="$out/lit"
 for t in kiln-runtime-gpu-tests kiln-runtime-tests kiln-codegen-tests kiln-dialect-tests; do
   step "$t" "$bundle/bin/$t"
