@@ -11,3 +11,5 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 # Two cores and MLIR headers: more jobs only thrash memory.
 cmake --build "$build" -j "${KILN_JOBS:-$(nproc)}" >&2
+# Editors and clang-tidy find the compile database at the root.
+ln -sfn "$build/compile_commands.json" "$root/compile_commands.json"

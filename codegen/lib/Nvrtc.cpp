@@ -1,4 +1,4 @@
-//===- Nvrtc.cpp - compile CUDA C++ to cubin and PTX with NVRTC ------------===//
+//===- Nvrtc.cpp - compile CUDA C++ to cubin and PTX with NVRTC -----------===//
 
 #include "kiln/codegen/Nvrtc.h"
 
@@ -14,7 +14,8 @@ namespace {
 struct ProgramDeleter {
   void operator()(nvrtcProgram program) const { nvrtcDestroyProgram(&program); }
 };
-using Program = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
+using Program =
+    std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
 
 std::string numbered(std::string_view source) {
   std::ostringstream out;
@@ -55,7 +56,8 @@ std::string kiln::codegen::nvrtcVersion() {
 
 std::optional<NvrtcOutput>
 kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
-                                const NvrtcOptions &options, std::string &error) {
+                                const NvrtcOptions &options,
+                                std::string &error) {
   std::string nameText(name), sourceText(source);
   auto fail = [&](const std::string &why) -> std::optional<NvrtcOutput> {
     error = "NVRTC could not compile '" + nameText + "' for " + options.arch +
@@ -64,18 +66,17 @@ kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
   };
 
   nvrtcProgram raw = nullptr;
-  nvrtcResult created = nvrtcCreateProgram(&raw, sourceText.c_str(),
-                                           (nameText + ".cu").c_str(), 0,
-                                           nullptr, nullptr);
+  nvrtcResult created =
+      nvrtcCreateProgram(&raw, sourceText.c_str(), (nameText + ".cu").c_str(),
+                         0, nullptr, nullptr);
   if (created != NVRTC_SUCCESS)
     return fail(nvrtcGetErrorString(created));
   Program program(raw);
 
   std::string root = cudaToolkitRoot();
-  std::vector<std::string> flags = {"--gpu-architecture=" + options.arch,
-                                    "-std=c++17", "-default-device",
-                                    "-I" + root + "/include",
-                                    "-I" + root + "/include/cccl"};
+  std::vector<std::string> flags = {
+      "--gpu-architecture=" + options.arch, "-std=c++17", "-default-device",
+      "-I" + root + "/include", "-I" + root + "/include/cccl"};
   for (const std::string &dir : options.includeDirs)
     flags.push_back("-I" + dir);
   flags.insert(flags.end(), options.extraOptions.begin(),
@@ -84,8 +85,8 @@ kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
   for (const std::string &flag : flags)
     argv.push_back(flag.c_str());
 
-  nvrtcResult compiled =
-      nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+  nvrtcResult compiled = nvrtcCompileProgram(
+      program.get(), static_cast<int>(argv.size()), argv.data());
   std::string log = programLog(program.get());
   if (compiled != NVRTC_SUCCESS)
     return fail(std::string(nvrtcGetErrorString(compiled)) + "\n" + log);

@@ -1,4 +1,4 @@
-//===- Device.cpp - devices, contexts, modules and buffers -----------------===//
+//===- Device.cpp - devices, contexts, modules and buffers ----------------===//
 
 #include "kiln/runtime/Device.h"
 #include "kiln/runtime/Error.h"
@@ -25,9 +25,11 @@ DeviceInfo kiln::rt::queryDevice(int ordinal) {
   KILN_CU_CHECK(cu.cuDeviceGetName(name, sizeof(name) - 1, device));
   info.name = name;
   KILN_CU_CHECK(cu.cuDeviceGetAttribute(
-      &info.computeMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
+      &info.computeMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+      device));
   KILN_CU_CHECK(cu.cuDeviceGetAttribute(
-      &info.computeMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
+      &info.computeMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+      device));
   KILN_CU_CHECK(cu.cuDeviceGetAttribute(
       &info.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
   KILN_CU_CHECK(cu.cuDeviceTotalMem(&info.totalMemory, device));

@@ -37,14 +37,16 @@ Driver load() {
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library)
     throw NoDeviceError(std::string("no NVIDIA driver on this machine: cannot "
-                                    "load libcuda.so.1 (") + dlerror() + ")");
+                                    "load libcuda.so.1 (") +
+                        dlerror() + ")");
   Driver driver;
   std::string missing;
 #define KILN_RESOLVE(name)                                                     \
   if (void *fn = dlsym(library, KILN_SYMBOL_NAME(name)))                       \
     driver.name = reinterpret_cast<decltype(driver.name)>(fn);                 \
   else                                                                         \
-    missing += std::string(missing.empty() ? "" : ", ") + KILN_SYMBOL_NAME(name);
+    missing +=                                                                 \
+        std::string(missing.empty() ? "" : ", ") + KILN_SYMBOL_NAME(name);
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE
   if (!missing.empty())
@@ -86,6 +88,7 @@ const Driver &Driver::get() {
 
 void kiln::rt::throwDriverError(CUresult result, const char *call,
                                 const char *file, int line) {
-  throw Error(std::string(call) + " failed: " + describe(Driver::get(), result) +
-              " at " + file + ":" + std::to_string(line));
+  throw Error(std::string(call) +
+              " failed: " + describe(Driver::get(), result) + " at " + file +
+              ":" + std::to_string(line));
 }

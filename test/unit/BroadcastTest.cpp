@@ -1,4 +1,4 @@
-//===- BroadcastTest.cpp - NumPy/PyTorch broadcasting rules ----------------===//
+//===- BroadcastTest.cpp - NumPy/PyTorch broadcasting rules ---------------===//
 
 #include "kiln/Dialect/Kiln/Broadcast.h"
 
@@ -17,7 +17,9 @@ std::vector<int64_t> bcast(std::vector<int64_t> a, std::vector<int64_t> b) {
 }
 } // namespace
 
-TEST(Broadcast, EqualShapes) { EXPECT_EQ(bcast({4, 8}, {4, 8}), (std::vector<int64_t>{4, 8})); }
+TEST(Broadcast, EqualShapes) {
+  EXPECT_EQ(bcast({4, 8}, {4, 8}), (std::vector<int64_t>{4, 8}));
+}
 
 TEST(Broadcast, AlignsAtTheLastDimension) {
   EXPECT_EQ(bcast({2, 3, 4}, {4}), (std::vector<int64_t>{2, 3, 4}));
@@ -37,7 +39,8 @@ TEST(Broadcast, ScalarAndZeroSize) {
 
 TEST(Broadcast, ConflictNamesDimensionsAsWritten) {
   BroadcastConflict conflict{-1, -1};
-  // [2, 3, 4] vs [5, 4]: lhs dimension 1 (3) conflicts with rhs dimension 0 (5).
+  // [2, 3, 4] vs [5, 4]: lhs dimension 1 (3) conflicts with rhs dimension 0
+  // (5).
   EXPECT_FALSE(broadcastShapes({2, 3, 4}, {5, 4}, &conflict).has_value());
   EXPECT_EQ(conflict.lhsDim, 1);
   EXPECT_EQ(conflict.rhsDim, 0);

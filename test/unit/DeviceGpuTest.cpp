@@ -1,4 +1,4 @@
-//===- DeviceGpuTest.cpp - runtime device tests (label: gpu) ---------------===//
+//===- DeviceGpuTest.cpp - runtime device tests (label: gpu) --------------===//
 //
 // Each test skips, with the reason, where no GPU is present.
 

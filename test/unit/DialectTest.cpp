@@ -1,4 +1,4 @@
-//===- DialectTest.cpp - building kiln IR from C++ -------------------------===//
+//===- DialectTest.cpp - building kiln IR from C++ ------------------------===//
 //
 // The frontend builds kiln ops through these builders; these tests pin down
 // that the verifiers see what it builds and that diagnostics carry the text
@@ -31,7 +31,8 @@ protected:
   }
 
   RankedTensorType tensor(ArrayRef<int64_t> shape, Type element = {}) {
-    return RankedTensorType::get(shape, element ? element : Builder(&context).getF32Type());
+    return RankedTensorType::get(
+        shape, element ? element : Builder(&context).getF32Type());
   }
 
   /// A function whose arguments have `types`, with the builder at its body.
@@ -53,8 +54,9 @@ TEST_F(KilnDialectTest, BroadcastAddVerifies) {
   OpBuilder builder(&context);
   ModuleOp module = ModuleOp::create(builder.getUnknownLoc());
   auto fn = makeFunc(builder, module, {tensor({4, 8}), tensor({8})});
-  auto add = kiln::AddOp::create(builder, builder.getUnknownLoc(), tensor({4, 8}),
-                                 fn.getArgument(0), fn.getArgument(1));
+  auto add =
+      kiln::AddOp::create(builder, builder.getUnknownLoc(), tensor({4, 8}),
+                          fn.getArgument(0), fn.getArgument(1));
   EXPECT_TRUE(succeeded(verify(add))) << diagnostics;
   module->destroy();
 }
@@ -63,8 +65,9 @@ TEST_F(KilnDialectTest, WrongBroadcastResultIsDiagnosed) {
   OpBuilder builder(&context);
   ModuleOp module = ModuleOp::create(builder.getUnknownLoc());
   auto fn = makeFunc(builder, module, {tensor({4, 8}), tensor({8})});
-  auto add = kiln::AddOp::create(builder, builder.getUnknownLoc(), tensor({4, 9}),
-                                 fn.getArgument(0), fn.getArgument(1));
+  auto add =
+      kiln::AddOp::create(builder, builder.getUnknownLoc(), tensor({4, 9}),
+                          fn.getArgument(0), fn.getArgument(1));
   EXPECT_TRUE(failed(verify(add)));
   EXPECT_NE(diagnostics.find("result shape [4, 9] does not match the expected "
                              "shape [4, 8]"),
@@ -87,9 +90,10 @@ TEST_F(KilnDialectTest, MixedElementTypesAreRejected) {
 }
 
 TEST_F(KilnDialectTest, FusionKindsRoundTripThroughText) {
-  for (auto kind : {kiln::FusionKind::elementwise, kiln::FusionKind::reduction,
-                    kiln::FusionKind::normalization, kiln::FusionKind::gemm_epilogue,
-                    kiln::FusionKind::conv_epilogue, kiln::FusionKind::attention}) {
+  for (auto kind :
+       {kiln::FusionKind::elementwise, kiln::FusionKind::reduction,
+        kiln::FusionKind::normalization, kiln::FusionKind::gemm_epilogue,
+        kiln::FusionKind::conv_epilogue, kiln::FusionKind::attention}) {
     auto parsed = kiln::symbolizeFusionKind(kiln::stringifyFusionKind(kind));
     ASSERT_TRUE(parsed.has_value());
     EXPECT_EQ(*parsed, kind);

@@ -1,4 +1,4 @@
-//===- NvrtcTest.cpp - the NVRTC driver, which needs no GPU ----------------===//
+//===- NvrtcTest.cpp - the NVRTC driver, which needs no GPU ---------------===//
 
 #include "kiln/codegen/Nvrtc.h"
 
@@ -38,7 +38,9 @@ TEST(Nvrtc, CompilesCubinAndPtxForEachArch) {
     auto out = compileWithNvrtc(kScale, "kiln_scale", options, error);
     ASSERT_TRUE(out.has_value()) << error;
     ASSERT_GE(out->cubin.size(), 4u);
-    EXPECT_EQ(out->cubin.substr(0, 4), "\x7f" "ELF") << arch;
+    EXPECT_EQ(out->cubin.substr(0, 4), "\x7f"
+                                       "ELF")
+        << arch;
     EXPECT_NE(out->ptx.find(".entry kiln_scale"), std::string::npos);
     EXPECT_NE(out->ptx.find(std::string(".target ") + arch), std::string::npos)
         << out->ptx.substr(0, 400);
@@ -59,7 +61,8 @@ TEST(Nvrtc, HopperOnlyInstructionsNeedSm90a) {
   std::string error;
   NvrtcOptions hopper;
   hopper.arch = "sm_90a";
-  EXPECT_TRUE(compileWithNvrtc(kWgmmaFence, "kiln_fence", hopper, error)) << error;
+  EXPECT_TRUE(compileWithNvrtc(kWgmmaFence, "kiln_fence", hopper, error))
+      << error;
   NvrtcOptions ampere;
   ampere.arch = "sm_80";
   EXPECT_FALSE(compileWithNvrtc(kWgmmaFence, "kiln_fence", ampere, error));
@@ -70,18 +73,20 @@ TEST(Nvrtc, CcclHeadersAreOnTheIncludePath) {
   NvrtcOptions options;
   options.arch = "sm_90a";
   std::string error;
-  EXPECT_TRUE(compileWithNvrtc(kCcclPtx, "kiln_proxy_fence", options, error)) << error;
+  EXPECT_TRUE(compileWithNvrtc(kCcclPtx, "kiln_proxy_fence", options, error))
+      << error;
 }
 
 TEST(Nvrtc, FailureReportsLogAndNumberedSource) {
   const char *broken = "extern \"C\" __global__ void k(float *x) {\n"
-                      "  x[0] = undefined_name;\n"
-                      "}\n";
+                       "  x[0] = undefined_name;\n"
+                       "}\n";
   NvrtcOptions options;
   std::string error;
   EXPECT_FALSE(compileWithNvrtc(broken, "kiln_broken", options, error));
   EXPECT_NE(error.find("NVRTC could not compile 'kiln_broken' for sm_90a"),
-            std::string::npos) << error;
+            std::string::npos)
+      << error;
   EXPECT_NE(error.find("undefined_name"), std::string::npos) << error;
   EXPECT_NE(error.find("    2 |   x[0] = undefined_name;"), std::string::npos)
       << error;

@@ -1,4 +1,4 @@
-//===- RuntimeTest.cpp - runtime behaviour that needs no GPU ---------------===//
+//===- RuntimeTest.cpp - runtime behaviour that needs no GPU --------------===//
 //
 // Runs everywhere: on a machine without a driver the runtime must raise
 // NoDeviceError with the cause, never crash; on a GPU machine the same calls
@@ -29,8 +29,16 @@ TEST(Runtime, NoDeviceErrorRepeatsTheSameCause) {
   // The driver is loaded once; a second caller must see the same cause rather
   // than a crash on a half-initialized table.
   std::string first, second;
-  try { queryDevice(4096); } catch (const NoDeviceError &e) { first = e.what(); }
-  try { queryDevice(4096); } catch (const NoDeviceError &e) { second = e.what(); }
+  try {
+    queryDevice(4096);
+  } catch (const NoDeviceError &e) {
+    first = e.what();
+  }
+  try {
+    queryDevice(4096);
+  } catch (const NoDeviceError &e) {
+    second = e.what();
+  }
   EXPECT_FALSE(first.empty());
   EXPECT_EQ(first, second);
 }

@@ -1,4 +1,4 @@
-//===- TorchScriptModuleTest.cpp - loading TorchScript archives ------------===//
+//===- TorchScriptModuleTest.cpp - loading TorchScript archives -----------===//
 //
 // The fixtures come from test/models/make_models.py, run by ctest before this
 // test (KILN_TEST_MODELS names their folder).
@@ -19,9 +19,11 @@ std::string fixture(const std::string &name) {
   return std::string(dir ? dir : "models") + "/" + name;
 }
 
-const OperatorUse *findOp(const std::vector<OperatorUse> &ops, const std::string &name) {
-  auto it = std::find_if(ops.begin(), ops.end(),
-                         [&](const OperatorUse &op) { return op.name == name; });
+const OperatorUse *findOp(const std::vector<OperatorUse> &ops,
+                          const std::string &name) {
+  auto it = std::find_if(ops.begin(), ops.end(), [&](const OperatorUse &op) {
+    return op.name == name;
+  });
   return it == ops.end() ? nullptr : &*it;
 }
 
@@ -70,7 +72,8 @@ TEST(TorchScriptModule, DirectoryIsRejected) {
 
 TEST(TorchScriptModule, NonZipFileIsNotAnArchive) {
   std::string error = loadError(fixture("not_a_model.pt"));
-  EXPECT_NE(error.find("is not a TorchScript archive"), std::string::npos) << error;
+  EXPECT_NE(error.find("is not a TorchScript archive"), std::string::npos)
+      << error;
 }
 
 TEST(TorchScriptModule, StateDictIsRecognized) {

@@ -41,8 +41,8 @@ int run() {
   kiln::codegen::NvrtcOptions options;
   options.arch = device.nvrtcArch();
   std::string error;
-  auto compiled = kiln::codegen::compileWithNvrtc(kKernelSource, "kiln_smoke_axpy",
-                                                  options, error);
+  auto compiled = kiln::codegen::compileWithNvrtc(
+      kKernelSource, "kiln_smoke_axpy", options, error);
   if (!compiled) {
     std::fprintf(stderr, "kiln-device-smoke: %s\n", error.c_str());
     return 1;
@@ -93,7 +93,8 @@ int run() {
     return 1;
   }
   std::printf("PASS: kiln_smoke_axpy on %d elements (grid %u x %u threads) "
-              "matches the host bit for bit\n", n, grid, block);
+              "matches the host bit for bit\n",
+              n, grid, block);
   return 0;
 }
 } // namespace

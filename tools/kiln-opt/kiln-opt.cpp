@@ -1,4 +1,4 @@
-//===- kiln-opt.cpp - MLIR optimizer driver with kiln's dialect and passes -===//
+//===- kiln-opt.cpp - MLIR optimizer driver with kiln's dialect and pas ---===//
 //
 // The tool lit tests run passes with: the kiln dialect, func, and every kiln
 // pass and pipeline, plus MLIR's generic transforms (canonicalize, cse).

@@ -1,4 +1,4 @@
-//===- TorchScriptModule.cpp - load and clean a TorchScript archive --------===//
+//===- TorchScriptModule.cpp - load and clean a TorchScript archive -------===//
 //
 // load -> eval -> freeze -> (on a copy of forward's graph) mutation removal,
 // tuple lowering, peephole, constant propagation and pooling, CSE, DCE. See
@@ -80,7 +80,8 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
   // TorchScript archives are zip files; anything else (a pickled state_dict
   // is also a zip, an ONNX file is not) gets a precise message up front.
   if (!looksLikeZip(path)) {
-    error = "'" + path + "' is not a TorchScript archive (not a zip file); "
+    error = "'" + path +
+            "' is not a TorchScript archive (not a zip file); "
             "export the model with torch.jit.trace or torch.jit.script and "
             "torch.jit.save";
     return nullptr;
@@ -104,15 +105,18 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     torch::jit::ConstantPooling(graph);
     torch::jit::EliminateCommonSubexpression(graph);
     torch::jit::EliminateDeadCode(graph);
-    return std::unique_ptr<TorchScriptModule>(new TorchScriptModule(std::move(state)));
+    return std::unique_ptr<TorchScriptModule>(
+        new TorchScriptModule(std::move(state)));
   } catch (const c10::Error &e) {
     std::string what = firstLines(e.what_without_backtrace());
     // torch::jit::load reports a non-TorchScript zip (e.g. a torch.save'd
     // state_dict) as a missing constants/code record.
     if (what.find("constants.pkl") != std::string::npos ||
         what.find("code/") != std::string::npos)
-      error = "'" + path + "' is a zip but not a TorchScript archive (was it "
-              "written by torch.save instead of torch.jit.save?): " + what;
+      error = "'" + path +
+              "' is a zip but not a TorchScript archive (was it "
+              "written by torch.save instead of torch.jit.save?): " +
+              what;
     else
       error = "LibTorch could not load '" + path + "': " + what;
   } catch (const std::exception &e) {

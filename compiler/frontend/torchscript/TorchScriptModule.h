@@ -1,4 +1,4 @@
-//===- TorchScriptModule.h - load and clean a TorchScript archive -*- C++ -*-===//
+//===- TorchScriptModule.h - load and clean a TorchScript archive ---------===//
 //
 // The frontend's entry: loads a `.pt` archive with LibTorch on the CPU, puts
 // it in eval mode, freezes it (parameters become constants, calls inline,
@@ -42,7 +42,8 @@ public:
   /// Every operator kind in the frozen graph, in first-use order, constants
   /// and list/tuple plumbing included.
   std::vector<OperatorUse> operators() const;
-  /// The frozen graph as LibTorch prints it (for --emit=torchscript, debugging).
+  /// The frozen graph as LibTorch prints it (for --emit=torchscript,
+  /// debugging).
   std::string graphText() const;
 
 private:

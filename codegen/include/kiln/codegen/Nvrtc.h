@@ -1,4 +1,4 @@
-//===- Nvrtc.h - compile CUDA C++ to cubin and PTX with NVRTC -----*- C++ -*-===//
+//===- Nvrtc.h - compile CUDA C++ to cubin and PTX with NVRTC ---*- C++ -*-===//
 //
 // The one place kiln calls NVRTC. Needs no GPU: CI compiles every generated
 // kernel with it. A failed compile returns the NVRTC log together with the

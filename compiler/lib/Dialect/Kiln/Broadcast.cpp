@@ -1,4 +1,4 @@
-//===- Broadcast.cpp - NumPy/PyTorch shape broadcasting --------------------===//
+//===- Broadcast.cpp - NumPy/PyTorch shape broadcasting -------------------===//
 
 #include "kiln/Dialect/Kiln/Broadcast.h"
 

@@ -1,4 +1,4 @@
-//===- KilnDialect.cpp - the kiln dialect ----------------------------------===//
+//===- KilnDialect.cpp - the kiln dialect ---------------------------------===//
 //
 // Registers ops and attributes and materializes folded constants.
 //
@@ -14,8 +14,8 @@
 using namespace mlir;
 using namespace kiln;
 
-#include "kiln/Dialect/Kiln/KilnOpsDialect.cpp.inc"
 #include "kiln/Dialect/Kiln/KilnEnums.cpp.inc"
+#include "kiln/Dialect/Kiln/KilnOpsDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/Kiln/KilnAttrs.cpp.inc"

@@ -1,4 +1,4 @@
-//===- KilnOps.cpp - verifiers, folders and custom syntax of kiln ops ------===//
+//===- KilnOps.cpp - verifiers, folders and custom syntax of kiln ops -----===//
 //
 // Every verifier error names the operand, dimension and sizes involved, since
 // these errors reach users whose model failed to import or whose pass broke
@@ -37,9 +37,15 @@ static std::string fmt(ArrayRef<int64_t> dims) {
 static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
-static ArrayRef<int64_t> shapeOf(Type t) { return cast<RankedTensorType>(t).getShape(); }
-static int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
-static Type elementTypeOf(Type t) { return cast<RankedTensorType>(t).getElementType(); }
+static ArrayRef<int64_t> shapeOf(Type t) {
+  return cast<RankedTensorType>(t).getShape();
+}
+static int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+static Type elementTypeOf(Type t) {
+  return cast<RankedTensorType>(t).getElementType();
+}
 
 /// All `values` (operands then results) share one element type: kiln never
 /// promotes implicitly, the frontend inserts kiln.cast where PyTorch would.
@@ -51,13 +57,15 @@ static LogicalResult verifySameElementType(Operation *op) {
     if (!expected)
       expected = element;
     else if (element != expected)
-      return op->emitOpError("operands and result must share one element type, got ")
+      return op->emitOpError(
+                 "operands and result must share one element type, got ")
              << expected << " and " << element;
   }
   return success();
 }
 
-static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
+static LogicalResult verifyResultShape(Operation *op,
+                                       ArrayRef<int64_t> expected) {
   auto actual = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
   if (actual != expected)
     return op->emitOpError("result shape ")
@@ -66,11 +74,12 @@ static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected
   return success();
 }
 
-static LogicalResult verifyDimInRange(Operation *op, StringRef what, int64_t dim,
-                                      int64_t rank) {
+static LogicalResult verifyDimInRange(Operation *op, StringRef what,
+                                      int64_t dim, int64_t rank) {
   if (dim < 0 || dim >= rank)
-    return op->emitOpError() << what << " " << dim
-                             << " is out of range for a rank-" << rank << " input";
+    return op->emitOpError()
+           << what << " " << dim << " is out of range for a rank-" << rank
+           << " input";
   return success();
 }
 
@@ -101,8 +110,8 @@ static LogicalResult verifyBroadcast(Operation *op, ArrayRef<Value> operands,
 // `T1, T2 -> T3`.
 //===----------------------------------------------------------------------===//
 
-static ParseResult parseBroadcastTypes(OpAsmParser &parser, Type &lhs, Type &rhs,
-                                       Type &result) {
+static ParseResult parseBroadcastTypes(OpAsmParser &parser, Type &lhs,
+                                       Type &rhs, Type &result) {
   if (parser.parseType(lhs))
     return failure();
   if (succeeded(parser.parseOptionalComma()))
@@ -127,7 +136,8 @@ static void printBroadcastTypes(OpAsmPrinter &printer, Operation *, Type lhs,
 
 LogicalResult ConstantOp::verify() {
   if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(getValue()))
-    return emitOpError("value must be a dense or dense_resource elements attribute");
+    return emitOpError(
+        "value must be a dense or dense_resource elements attribute");
   return success();
 }
 
@@ -149,11 +159,13 @@ LogicalResult ClampOp::verify() {
     if (bound && std::isnan(*bound))
       return emitOpError("bounds must not be NaN");
   if (lo && hi && *lo > *hi)
-    return emitOpError("min (") << *lo << ") is greater than max (" << *hi << ")";
+    return emitOpError("min (")
+           << *lo << ") is greater than max (" << *hi << ")";
   if (isa<IntegerType>(elementTypeOf(getType())))
     for (std::optional<double> bound : {lo, hi})
       if (bound && std::trunc(*bound) != *bound)
-        return emitOpError("an integer tensor needs integral bounds, got ") << *bound;
+        return emitOpError("an integer tensor needs integral bounds, got ")
+               << *bound;
   return success();
 }
 
@@ -188,12 +200,14 @@ LogicalResult WhereOp::verify() {
   Type valueElement = elementTypeOf(getOnTrue().getType());
   if (valueElement != elementTypeOf(getOnFalse().getType()) ||
       valueElement != elementTypeOf(getType()))
-    return emitOpError("on_true, on_false and the result must share one element "
-                       "type, got ")
+    return emitOpError(
+               "on_true, on_false and the result must share one element "
+               "type, got ")
            << valueElement << ", " << elementTypeOf(getOnFalse().getType())
            << " and " << elementTypeOf(getType());
   SmallVector<int64_t> shape(shapeOf(getCondition()));
-  std::pair<StringRef, Value> named[] = {{"on_true", getOnTrue()}, {"on_false", getOnFalse()}};
+  std::pair<StringRef, Value> named[] = {{"on_true", getOnTrue()},
+                                         {"on_false", getOnFalse()}};
   for (auto [name, value] : named) {
     BroadcastConflict conflict{};
     auto next = broadcastShapes(shape, shapeOf(value), &conflict);
@@ -219,15 +233,17 @@ LogicalResult LinearOp::verify() {
   if (rank < 1)
     return emitOpError("input must have rank >= 1");
   if (rankOf(getWeight()) != 2)
-    return emitOpError("weight must be 2-D [out_features, in_features], got shape ")
+    return emitOpError(
+               "weight must be 2-D [out_features, in_features], got shape ")
            << fmt(shapeOf(getWeight()));
   ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight());
   if (in.back() != w[1])
-    return emitOpError("input's last dimension (") << in.back()
-           << ") does not match the weight's in_features (" << w[1] << ")";
+    return emitOpError("input's last dimension (")
+           << in.back() << ") does not match the weight's in_features (" << w[1]
+           << ")";
   if (getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{w[0]})
-    return emitOpError("bias must have shape [") << w[0]
-           << "] (out_features), got " << fmt(shapeOf(getBias()));
+    return emitOpError("bias must have shape [")
+           << w[0] << "] (out_features), got " << fmt(shapeOf(getBias()));
   SmallVector<int64_t> expected(in.drop_back());
   expected.push_back(w[0]);
   return verifyResultShape(*this, expected);
@@ -235,8 +251,8 @@ LogicalResult LinearOp::verify() {
 
 /// Checks the `[..., M, K] x [..., K, N]` contraction and returns the matrix
 /// part of the result shape, `[M, N]`.
-static FailureOr<SmallVector<int64_t>> verifyContraction(Operation *op, Value lhs,
-                                                          Value rhs) {
+static FailureOr<SmallVector<int64_t>> verifyContraction(Operation *op,
+                                                         Value lhs, Value rhs) {
   ArrayRef<int64_t> l = shapeOf(lhs), r = shapeOf(rhs);
   if (l.back() != r[r.size() - 2])
     return op->emitOpError("contracting dimensions differ: lhs has K = ")
@@ -250,7 +266,8 @@ LogicalResult MatmulOp::verify() {
   std::pair<StringRef, Value> named[] = {{"lhs", getLhs()}, {"rhs", getRhs()}};
   for (auto [name, value] : named)
     if (rankOf(value) != 2)
-      return emitOpError() << name << " must be 2-D, got shape " << fmt(shapeOf(value))
+      return emitOpError() << name << " must be 2-D, got shape "
+                           << fmt(shapeOf(value))
                            << " (batched products are kiln.batch_matmul)";
   auto mn = verifyContraction(*this, getLhs(), getRhs());
   if (failed(mn))
@@ -277,7 +294,8 @@ LogicalResult BatchMatmulOp::verify() {
   BroadcastConflict conflict{};
   auto batch = broadcastShapes(lBatch, rBatch, &conflict);
   if (!batch)
-    return emitOpError("batch dimensions are not broadcast-compatible: lhs has ")
+    return emitOpError(
+               "batch dimensions are not broadcast-compatible: lhs has ")
            << lBatch[conflict.lhsDim] << " in dimension " << conflict.lhsDim
            << ", rhs has " << rBatch[conflict.rhsDim] << " in dimension "
            << conflict.rhsDim;
@@ -289,8 +307,7 @@ LogicalResult BatchMatmulOp::verify() {
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
 
-template <typename ReduceOp>
-static LogicalResult verifyReduce(ReduceOp op) {
+template <typename ReduceOp> static LogicalResult verifyReduce(ReduceOp op) {
   if (failed(verifySameElementType(op)))
     return failure();
   ArrayRef<int64_t> dims = op.getDims();
@@ -327,20 +344,23 @@ LogicalResult LayerNormOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();
   if (getInput().getType() != getType())
-    return emitOpError("result type ") << getType() << " must equal the input type "
-                                       << getInput().getType();
+    return emitOpError("result type ")
+           << getType() << " must equal the input type "
+           << getInput().getType();
   int64_t rank = getType().getRank();
   if (failed(verifyDimInRange(*this, "axis", getAxis(), rank)))
     return failure();
   ArrayRef<int64_t> normalized = getType().getShape().drop_front(getAxis());
-  std::pair<StringRef, Value> named[] = {{"weight", getWeight()}, {"bias", getBias()}};
+  std::pair<StringRef, Value> named[] = {{"weight", getWeight()},
+                                         {"bias", getBias()}};
   for (auto [name, value] : named)
     if (value && shapeOf(value) != normalized)
       return emitOpError() << name << " shape " << fmt(shapeOf(value))
                            << " must equal the normalized shape "
                            << fmt(normalized);
   if (!(getEps().convertToDouble() > 0.0))
-    return emitOpError("eps must be positive, got ") << getEps().convertToDouble();
+    return emitOpError("eps must be positive, got ")
+           << getEps().convertToDouble();
   return success();
 }
 
@@ -378,14 +398,14 @@ LogicalResult PermuteOp::verify() {
   ArrayRef<int64_t> perm = getPermutation();
   int64_t rank = rankOf(getInput());
   if (static_cast<int64_t>(perm.size()) != rank)
-    return emitOpError("permutation has ") << perm.size()
-           << " entries for a rank-" << rank << " input";
+    return emitOpError("permutation has ")
+           << perm.size() << " entries for a rank-" << rank << " input";
   SmallVector<int64_t> sorted(perm);
   llvm::sort(sorted);
   for (int64_t i = 0; i < rank; ++i)
     if (sorted[i] != i)
-      return emitOpError("permutation ") << fmt(perm)
-             << " is not a permutation of 0.." << rank - 1;
+      return emitOpError("permutation ")
+             << fmt(perm) << " is not a permutation of 0.." << rank - 1;
   ArrayRef<int64_t> in = shapeOf(getInput());
   SmallVector<int64_t> expected;
   for (int64_t p : perm)
@@ -429,8 +449,9 @@ LogicalResult ConcatOp::verify() {
                                    << " where input 0 has rank " << rank;
     for (int64_t d = 0; d < rank; ++d)
       if (d != static_cast<int64_t>(getDim()) && shape[d] != expected[d])
-        return emitOpError("input ") << index + 1 << " has size " << shape[d]
-               << " in dimension " << d << " where input 0 has " << expected[d];
+        return emitOpError("input ")
+               << index + 1 << " has size " << shape[d] << " in dimension " << d
+               << " where input 0 has " << expected[d];
     expected[getDim()] += shape[getDim()];
   }
   return verifyResultShape(*this, expected);
@@ -447,26 +468,28 @@ LogicalResult SliceOp::verify() {
     return failure();
   int64_t rank = rankOf(getInput());
   ArrayRef<int64_t> in = shapeOf(getInput()), out = getType().getShape();
-  std::pair<StringRef, ArrayRef<int64_t>> named[] = {{"offsets", getOffsets()}, {"strides", getStrides()}};
+  std::pair<StringRef, ArrayRef<int64_t>> named[] = {{"offsets", getOffsets()},
+                                                     {"strides", getStrides()}};
   for (auto [name, list] : named)
     if (static_cast<int64_t>(list.size()) != rank)
       return emitOpError() << name << " has " << list.size()
                            << " entries for a rank-" << rank << " input";
   if (static_cast<int64_t>(out.size()) != rank)
-    return emitOpError("result rank ") << out.size()
-           << " must equal the input rank " << rank;
+    return emitOpError("result rank ")
+           << out.size() << " must equal the input rank " << rank;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t offset = getOffsets()[d], stride = getStrides()[d];
     if (stride < 1)
-      return emitOpError("stride in dimension ") << d << " must be >= 1, got "
-                                                 << stride;
+      return emitOpError("stride in dimension ")
+             << d << " must be >= 1, got " << stride;
     if (offset < 0)
-      return emitOpError("offset in dimension ") << d
-             << " must be non-negative, got " << offset;
+      return emitOpError("offset in dimension ")
+             << d << " must be non-negative, got " << offset;
     if (out[d] > 0 && offset + (out[d] - 1) * stride >= in[d])
-      return emitOpError("dimension ") << d << ": " << out[d]
-             << " elements from offset " << offset << " with stride " << stride
-             << " run past the input size " << in[d];
+      return emitOpError("dimension ")
+             << d << ": " << out[d] << " elements from offset " << offset
+             << " with stride " << stride << " run past the input size "
+             << in[d];
   }
   return success();
 }
@@ -485,28 +508,30 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
 LogicalResult FusionOp::verifyRegions() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
-    return emitOpError("body has ") << body.getNumArguments()
-           << " arguments but the group has " << getInputs().size() << " inputs";
-  for (auto [index, pair] :
-       llvm::enumerate(llvm::zip(body.getArgumentTypes(), getInputs().getTypes())))
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments but the group has "
+           << getInputs().size() << " inputs";
+  for (auto [index, pair] : llvm::enumerate(
+           llvm::zip(body.getArgumentTypes(), getInputs().getTypes())))
     if (std::get<0>(pair) != std::get<1>(pair))
-      return emitOpError("body argument ") << index << " has type "
-             << std::get<0>(pair) << " but input " << index << " has type "
-             << std::get<1>(pair);
+      return emitOpError("body argument ")
+             << index << " has type " << std::get<0>(pair) << " but input "
+             << index << " has type " << std::get<1>(pair);
   if (getResults().empty())
     return emitOpError("must produce at least one result");
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield)
     return emitOpError("body must end in kiln.yield");
   if (yield.getValues().size() != getResults().size())
-    return emitOpError("yields ") << yield.getValues().size()
-           << " values but the group has " << getResults().size() << " results";
+    return emitOpError("yields ")
+           << yield.getValues().size() << " values but the group has "
+           << getResults().size() << " results";
   for (auto [index, pair] : llvm::enumerate(
            llvm::zip(yield.getValues().getTypes(), getResults().getTypes())))
     if (std::get<0>(pair) != std::get<1>(pair))
-      return emitOpError("yielded value ") << index << " has type "
-             << std::get<0>(pair) << " but result " << index << " has type "
-             << std::get<1>(pair);
+      return emitOpError("yielded value ")
+             << index << " has type " << std::get<0>(pair) << " but result "
+             << index << " has type " << std::get<1>(pair);
   for (Operation &op : body.without_terminator()) {
     if (!isa_and_nonnull<KilnDialect>(op.getDialect()))
       return emitOpError("body may hold only kiln ops, found '")

@@ -1,4 +1,4 @@
-//===- Device.h - devices, contexts, modules and buffers ----------*- C++ -*-===//
+//===- Device.h - devices, contexts, modules and buffers --------*- C++ -*-===//
 //
 // Thin RAII owners over the driver API: what the executor and the tools need
 // to pick a GPU, load compiled kernel images, move data and launch.

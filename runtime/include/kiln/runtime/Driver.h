@@ -1,4 +1,4 @@
-//===- Driver.h - the CUDA driver API, loaded at run time ---------*- C++ -*-===//
+//===- Driver.h - the CUDA driver API, loaded at run time -------*- C++ -*-===//
 //
 // kiln loads libcuda.so.1 with dlopen instead of linking it, so binaries start
 // on machines without an NVIDIA driver (CI, compile-only hosts) and report a
@@ -59,7 +59,8 @@ struct Driver {
   do {                                                                         \
     CUresult kiln_cu_result_ = (expr);                                         \
     if (kiln_cu_result_ != CUDA_SUCCESS)                                       \
-      ::kiln::rt::throwDriverError(kiln_cu_result_, #expr, __FILE__, __LINE__); \
+      ::kiln::rt::throwDriverError(kiln_cu_result_, #expr, __FILE__,           \
+                                   __LINE__);                                  \
   } while (0)
 
 #endif // KILN_RUNTIME_DRIVER_H

@@ -1,4 +1,4 @@
-//===- Error.h - the runtime's error type -------------------------*- C++ -*-===//
+//===- Error.h - the runtime's error type -----------------------*- C++ -*-===//
 //
 // The runtime reports every failure (no driver, no GPU, a failed driver call)
 // as kiln::rt::Error whose message names the cause, so a host program can

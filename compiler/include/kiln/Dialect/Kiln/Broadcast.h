@@ -1,4 +1,4 @@
-//===- Broadcast.h - NumPy/PyTorch shape broadcasting -------------*- C++ -*-===//
+//===- Broadcast.h - NumPy/PyTorch shape broadcasting -----------*- C++ -*-===//
 //
 // Shapes align at their last dimension; a size-1 dimension stretches to the
 // other operand's size; a missing leading dimension counts as 1. Kept free of

@@ -1,4 +1,4 @@
-//===- KilnBase.td - the kiln dialect, its types and attributes -*- tablegen -*-===//
+//===- KilnBase.td - the kiln dialect, its types and attributes -----------===//
 //
 // The kiln dialect describes a model at graph level: value-semantics ops on
 // ranked, statically shaped tensors. Element types are the ones the first model

@@ -1,4 +1,4 @@
-//===- KilnDialect.h - the kiln dialect ---------------------------*- C++ -*-===//
+//===- KilnDialect.h - the kiln dialect -------------------------*- C++ -*-===//
 //
 // Declares the dialect, its enums and attributes, and the KilnElementwise
 // marker trait. Include KilnOps.h for the ops themselves.
@@ -11,8 +11,8 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 
-#include "kiln/Dialect/Kiln/KilnOpsDialect.h.inc"
 #include "kiln/Dialect/Kiln/KilnEnums.h.inc"
+#include "kiln/Dialect/Kiln/KilnOpsDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/Kiln/KilnAttrs.h.inc"

@@ -1,4 +1,4 @@
-//===- KilnOps.h - the kiln dialect's ops --------------------------*- C++ -*-===//
+//===- KilnOps.h - the kiln dialect's ops -----------------------*- C++ -*-===//
 
 #ifndef KILN_DIALECT_KILN_KILNOPS_H
 #define KILN_DIALECT_KILN_KILNOPS_H

@@ -1,4 +1,4 @@
-//===- KilnOps.td - the kiln dialect's ops -------------------*- tablegen -*-===//
+//===- KilnOps.td - the kiln dialect's ops -----------------*- tablegen -*-===//
 //
 // Graph-level ops in four groups: constants, elementwise (unary, binary with
 // broadcasting, select, cast), structured compute (linear, matmul, reductions,
