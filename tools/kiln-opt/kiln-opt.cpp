@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KilnDialect.h"
+#include "kiln/Passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -14,6 +15,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  kiln::registerKilnPasses();
   mlir::DialectRegistry registry;
   registry.insert<kiln::KilnDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

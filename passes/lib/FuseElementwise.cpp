@@ -1,0 +1,100 @@
+//===- FuseElementwise.cpp - group elementwise chains into kernels --------===//
+//
+// Algorithm (one pass over each block, in program order):
+//   1. Each elementwise op starts a group of its own.
+//   2. For each operand produced by an op already in a group, merge the two
+//      groups if the mechanics allow (areElementwiseFusable: same index
+//      space), the policy agrees (control function), and the merged set has
+//      no cycle through an outside op (wouldCreateCycle).
+//   3. Each group becomes one kiln.fusion elementwise (fuseIntoGroup), which
+//      exports every value used outside, so a multi-use producer is computed
+//      once and written once.
+// Visiting consumers in program order sees every producer before its
+// consumers, so chains and trees of any shape collapse in one pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/FusionUtils.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#define DEBUG_TYPE "kiln-fuse-elementwise"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFUSEELEMENTWISE
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// Union of ops into groups; groups are numbered in creation order so the
+/// output does not depend on pointer values.
+struct Grouping {
+  llvm::DenseMap<Operation *, unsigned> groupOf;
+  std::vector<llvm::SetVector<Operation *>> groups;
+
+  unsigned create(Operation *op) {
+    groups.push_back({});
+    groups.back().insert(op);
+    return groupOf[op] = groups.size() - 1;
+  }
+  /// Moves every op of `from` into `into`; `from` is left empty.
+  void merge(unsigned into, unsigned from) {
+    for (Operation *op : groups[from]) {
+      groups[into].insert(op);
+      groupOf[op] = into;
+    }
+    groups[from].clear();
+  }
+};
+
+Grouping formGroups(Block &block, const FusionControlFn &control) {
+  Grouping grouping;
+  for (Operation &op : block) {
+    if (!isElementwiseFusible(&op) || op.hasAttr("kiln.no_fuse"))
+      continue;
+    unsigned group = grouping.create(&op);
+    for (Value operand : op.getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      auto found = producer ? grouping.groupOf.find(producer)
+                            : grouping.groupOf.end();
+      if (found == grouping.groupOf.end() || found->second == group)
+        continue;
+      if (!areElementwiseFusable(producer, &op) || !control(producer, &op))
+        continue;
+      llvm::SetVector<Operation *> merged = grouping.groups[found->second];
+      merged.insert(grouping.groups[group].begin(), grouping.groups[group].end());
+      if (wouldCreateCycle(merged))
+        continue;
+      grouping.merge(found->second, group);
+      group = found->second;
+    }
+  }
+  return grouping;
+}
+
+struct FuseElementwisePass
+    : kiln::impl::KilnFuseElementwiseBase<FuseElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FusionControlFn control = [&](Operation *producer, Operation *consumer) {
+      return fuseMultiUse || producer->hasOneUse();
+    };
+    IRRewriter rewriter(&getContext());
+    for (Block &block : getOperation().getBody()) {
+      Grouping grouping = formGroups(block, control);
+      for (const llvm::SetVector<Operation *> &group : grouping.groups) {
+        if (group.empty() || (group.size() == 1 && !wrapSingleOps))
+          continue;
+        fuseIntoGroup(rewriter, group, FusionKind::elementwise);
+      }
+    }
+  }
+};
+
+} // namespace

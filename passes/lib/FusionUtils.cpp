@@ -1,0 +1,138 @@
+//===- FusionUtils.cpp - mechanics of forming kiln.fusion groups ----------===//
+
+#include "kiln/Passes/FusionUtils.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace kiln;
+
+bool kiln::isElementwiseFusible(Operation *op) {
+  return op->hasTrait<OpTrait::KilnElementwise>() &&
+         !isa_and_nonnull<FusionOp>(op->getParentOp());
+}
+
+bool kiln::isCloneableConstant(Operation *op) {
+  auto constant = dyn_cast_if_present<ConstantOp>(op);
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  return dense && (dense.isSplat() || constant.getType().getRank() == 0);
+}
+
+bool kiln::areElementwiseFusable(Operation *producer, Operation *consumer) {
+  if (!isElementwiseFusible(producer) || !isElementwiseFusible(consumer) ||
+      producer->getBlock() != consumer->getBlock() ||
+      producer->getNumResults() != 1 || consumer->getNumResults() != 1)
+    return false;
+  auto producerType = cast<RankedTensorType>(producer->getResult(0).getType());
+  auto consumerType = cast<RankedTensorType>(consumer->getResult(0).getType());
+  // A smaller producer broadcast into the consumer would be recomputed per
+  // output element; it stays outside and enters as a broadcast input.
+  return producerType.getShape() == consumerType.getShape();
+}
+
+/// The op of `block` that holds `op` (itself, or an ancestor when `op` sits
+/// in a nested region).
+static Operation *inBlock(Block *block, Operation *op) {
+  return block->findAncestorOpInBlock(*op);
+}
+
+bool kiln::wouldCreateCycle(const llvm::SetVector<Operation *> &ops) {
+  if (ops.empty())
+    return false;
+  Block *block = ops.front()->getBlock();
+  Operation *last = ops.front();
+  for (Operation *op : ops)
+    if (last->isBeforeInBlock(op))
+      last = op;
+  // Walk forward from the set's outside users; reaching the set again means
+  // an outside op sits between two members. Ops after the set's last member
+  // cannot feed it (uses follow definitions), so the walk stops there.
+  SmallVector<Operation *> worklist;
+  llvm::SmallPtrSet<Operation *, 16> visited;
+  auto pushUsers = [&](Operation *op) {
+    for (Operation *user : op->getUsers())
+      if (Operation *owner = inBlock(block, user))
+        if (visited.insert(owner).second)
+          worklist.push_back(owner);
+  };
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers())
+      if (Operation *owner = inBlock(block, user))
+        if (!ops.contains(owner) && visited.insert(owner).second)
+          worklist.push_back(owner);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (ops.contains(op))
+      return true;
+    if (last->isBeforeInBlock(op))
+      continue;
+    pushUsers(op);
+  }
+  return false;
+}
+
+FusionOp kiln::fuseIntoGroup(RewriterBase &rewriter,
+                             const llvm::SetVector<Operation *> &ops,
+                             FusionKind kind) {
+  assert(!ops.empty() && "fusing an empty group");
+  Block *block = ops.front()->getBlock();
+  SmallVector<Operation *> ordered(ops.begin(), ops.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  auto inGroup = [&](Operation *op) {
+    Operation *owner = op ? inBlock(block, op) : nullptr;
+    return owner && ops.contains(owner);
+  };
+
+  llvm::SetVector<Value> inputs;
+  llvm::SetVector<Operation *> clonedConstants;
+  SmallVector<Value> outputs;
+  for (Operation *op : ordered) {
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (inGroup(producer))
+        continue;
+      if (isCloneableConstant(producer))
+        clonedConstants.insert(producer);
+      else
+        inputs.insert(operand);
+    }
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !inGroup(user); }))
+        outputs.push_back(result);
+  }
+
+  rewriter.setInsertionPointAfter(ordered.back());
+  Location loc = rewriter.getFusedLoc(llvm::to_vector(
+      llvm::map_range(ordered, [](Operation *op) { return op->getLoc(); })));
+  auto fusion = FusionOp::create(rewriter, loc, ValueRange(outputs).getTypes(),
+                                 kind, inputs.getArrayRef());
+  Block *body = rewriter.createBlock(&fusion.getBody());
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  rewriter.setInsertionPointToStart(body);
+  for (Operation *constant : clonedConstants)
+    rewriter.clone(*constant, mapping);
+  for (Operation *op : ordered)
+    rewriter.clone(*op, mapping);
+  SmallVector<Value> yielded = llvm::to_vector(
+      llvm::map_range(outputs, [&](Value v) { return mapping.lookup(v); }));
+  YieldOp::create(rewriter, loc, yielded);
+
+  for (auto [original, replacement] : llvm::zip(outputs, fusion.getResults()))
+    rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+      return !inGroup(use.getOwner());
+    });
+  for (Operation *op : llvm::reverse(ordered))
+    rewriter.eraseOp(op);
+  for (Operation *constant : clonedConstants)
+    if (constant->use_empty())
+      rewriter.eraseOp(constant);
+  // An outside user of an extra result may sit before the group's position.
+  sortTopologically(block);
+  return fusion;
+}
