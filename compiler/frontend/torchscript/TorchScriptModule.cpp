@@ -1,15 +1,22 @@
-//===- TorchScriptModule.cpp - load and clean a TorchScript archive -------===//
+//===- TorchScriptModule.cpp - load, clean and specialize TorchScript -----===//
 //
 // load -> eval -> freeze -> (on a copy of forward's graph) mutation removal,
 // tuple lowering, peephole, constant propagation and pooling, CSE, DCE. See
 // shared/docs/TORCHSCRIPT.md for why these passes and not
-// optimize_for_inference (MKLDNN ops) or FrozenLinearTranspose (splits linear).
+// optimize_for_inference (MKLDNN ops) or FrozenLinearTranspose (splits
+// linear).
+//
+// Shapes: a loaded archive has none. specialize() runs the graph once on
+// random inputs of the declared specs with every top-level intermediate
+// registered as an extra output, writes the observed TensorTypes back, and
+// lets peephole + constant propagation fold the aten::size arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
-#include "TorchScriptModule.h"
+#include "TorchScriptState.h"
 
-#include <torch/csrc/jit/api/module.h>
+#include <ATen/ATen.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/passes/common_subexpression_elimination.h>
 #include <torch/csrc/jit/passes/constant_pooling.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
@@ -18,7 +25,9 @@
 #include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/passes/peephole.h>
 #include <torch/csrc/jit/passes/remove_mutation.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/csrc/jit/serialization/import.h>
+#include <torch/csrc/jit/serialization/import_read.h>
 
 #include <filesystem>
 #include <fstream>
@@ -27,18 +36,18 @@
 
 using namespace kiln::frontend;
 
-struct TorchScriptModule::State {
-  torch::jit::Module frozen;
-  std::shared_ptr<torch::jit::Graph> graph;
-};
-
 TorchScriptModule::TorchScriptModule(std::unique_ptr<State> state)
     : state_(std::move(state)) {}
 TorchScriptModule::~TorchScriptModule() = default;
+const std::string &TorchScriptModule::path() const { return state_->path; }
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
 
 namespace {
-/// c10::Error messages carry a C++ backtrace after the first line(s); users
-/// need only the message itself.
+/// c10::Error messages carry a C++ backtrace after the message; users need
+/// only the message.
 std::string firstLines(const std::string &message) {
   std::string text = message.substr(0, message.find("\nException raised from"));
   while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
@@ -54,19 +63,118 @@ bool looksLikeZip(const std::string &path) {
          magic[2] == 3 && magic[3] == 4;
 }
 
-std::string sourceLineOf(const torch::jit::Node *node) {
-  // Prefer the user's Python frame; fall back to the node's own range.
+bool isTorchInternal(const std::string &file) {
+  return file.find("/torch/nn/") != std::string::npos ||
+         file.find("/torch/_") != std::string::npos ||
+         file.find("site-packages/torch/") != std::string::npos;
+}
+} // namespace
+
+std::string kiln::frontend::pythonSourceOf(const torch::jit::Node *node) {
   auto range = node->sourceRange();
   if (auto original = range.findSourceRangeThatGenerated())
     range = *original;
-  auto file = range.file_line_col();
-  if (!file)
-    return {};
-  auto [name, line, column] = *file;
-  (void)column;
-  return name + ":" + std::to_string(line);
+  std::string innermost;
+  if (auto where = range.file_line_col()) {
+    auto [file, line, column] = *where;
+    (void)column;
+    innermost = file + ":" + std::to_string(line);
+    if (!isTorchInternal(file))
+      return innermost;
+  }
+  // The innermost frame is torch's own code (nn.Linear.forward, say). Traced
+  // nodes keep the Python stack as `file(line): function` lines, innermost
+  // first: the first frame outside torch is the user's.
+  if (!range.source())
+    return innermost;
+  std::istringstream lines(range.source()->text_str().str());
+  for (std::string line; std::getline(lines, line);) {
+    size_t open = line.rfind('('), close = line.rfind("):");
+    if (open == std::string::npos || close == std::string::npos || close < open)
+      continue;
+    std::string file = line.substr(0, open);
+    if (!isTorchInternal(file))
+      return file + ":" + line.substr(open + 1, close - open - 1);
+  }
+  return innermost;
 }
-} // namespace
+
+std::string kiln::frontend::dtypeName(c10::ScalarType type) {
+  switch (type) {
+  case c10::kFloat: return "f32";
+  case c10::kHalf: return "f16";
+  case c10::kBFloat16: return "bf16";
+  case c10::kLong: return "i64";
+  case c10::kInt: return "i32";
+  case c10::kBool: return "i1";
+  default: return {};
+  }
+}
+
+std::optional<c10::ScalarType> kiln::frontend::scalarTypeOf(const std::string &dtype) {
+  static const std::map<std::string, c10::ScalarType> types = {
+      {"f32", c10::kFloat}, {"f16", c10::kHalf}, {"bf16", c10::kBFloat16},
+      {"i64", c10::kLong},  {"i32", c10::kInt},  {"i1", c10::kBool}};
+  auto it = types.find(dtype);
+  if (it == types.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::string kiln::frontend::inputBaseName(const torch::jit::Value *value) {
+  std::string name = value->debugName();
+  // TorchScript renames `x` to `x.1` when it is reassigned.
+  size_t dot = name.rfind('.');
+  if (dot != std::string::npos && dot + 1 < name.size() &&
+      std::all_of(name.begin() + dot + 1, name.end(), ::isdigit))
+    name.resize(dot);
+  return name;
+}
+
+bool kiln::frontend::parseInputSpec(const std::string &text, InputSpec &spec,
+                                    std::string &error) {
+  size_t first = text.find(':'), second = text.rfind(':');
+  if (first == std::string::npos || first == second) {
+    error = "input spec '" + text + "' is not NAME:SHAPE:DTYPE (e.g. x:64x256:f32)";
+    return false;
+  }
+  spec.name = text.substr(0, first);
+  spec.dtype = text.substr(second + 1);
+  std::string shape = text.substr(first + 1, second - first - 1);
+  if (spec.name.empty()) {
+    error = "input spec '" + text + "' has no name";
+    return false;
+  }
+  if (!scalarTypeOf(spec.dtype)) {
+    error = "input spec '" + text + "': unknown dtype '" + spec.dtype +
+            "' (use f32, f16, bf16, i64, i32 or i1)";
+    return false;
+  }
+  spec.shape.clear();
+  std::istringstream dims(shape);
+  for (std::string dim; std::getline(dims, dim, 'x');) {
+    char *end = nullptr;
+    long long value = std::strtoll(dim.c_str(), &end, 10);
+    if (dim.empty() || *end || value < 0) {
+      error = "input spec '" + text + "': '" + dim +
+              "' is not a dimension size (sizes are non-negative, joined by 'x')";
+      return false;
+    }
+    spec.shape.push_back(value);
+  }
+  return true;
+}
+
+std::string kiln::frontend::formatInputSpec(const InputSpec &spec) {
+  std::string shape;
+  for (size_t i = 0; i < spec.shape.size(); ++i)
+    shape += (i ? "x" : "") + std::to_string(spec.shape[i]);
+  return spec.name + ":" + shape + ":" + spec.dtype;
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
 
 std::unique_ptr<TorchScriptModule>
 TorchScriptModule::load(const std::string &path, std::string &error) {
@@ -77,17 +185,17 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
                                                : "no such file");
     return nullptr;
   }
-  // TorchScript archives are zip files; anything else (a pickled state_dict
-  // is also a zip, an ONNX file is not) gets a precise message up front.
+  // TorchScript archives are zip files; anything else (an ONNX file, a
+  // pickle) gets a precise message up front.
   if (!looksLikeZip(path)) {
-    error = "'" + path +
-            "' is not a TorchScript archive (not a zip file); "
+    error = "'" + path + "' is not a TorchScript archive (not a zip file); "
             "export the model with torch.jit.trace or torch.jit.script and "
             "torch.jit.save";
     return nullptr;
   }
   try {
     auto state = std::make_unique<State>();
+    state->path = path;
     torch::jit::Module module = torch::jit::load(path, c10::Device(c10::kCPU));
     module.eval();
     state->frozen = torch::jit::freeze(module);
@@ -105,18 +213,19 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     torch::jit::ConstantPooling(graph);
     torch::jit::EliminateCommonSubexpression(graph);
     torch::jit::EliminateDeadCode(graph);
+    for (torch::jit::Value *input : graph->inputs())
+      if (input->type()->kind() != c10::TypeKind::ClassType)
+        state->tensorInputs.push_back(input);
     return std::unique_ptr<TorchScriptModule>(
         new TorchScriptModule(std::move(state)));
   } catch (const c10::Error &e) {
     std::string what = firstLines(e.what_without_backtrace());
-    // torch::jit::load reports a non-TorchScript zip (e.g. a torch.save'd
+    // torch::jit::load reports a zip without TorchScript code (a torch.save'd
     // state_dict) as a missing constants/code record.
     if (what.find("constants.pkl") != std::string::npos ||
         what.find("code/") != std::string::npos)
-      error = "'" + path +
-              "' is a zip but not a TorchScript archive (was it "
-              "written by torch.save instead of torch.jit.save?): " +
-              what;
+      error = "'" + path + "' is a zip but not a TorchScript archive (was it "
+              "written by torch.save instead of torch.jit.save?): " + what;
     else
       error = "LibTorch could not load '" + path + "': " + what;
   } catch (const std::exception &e) {
@@ -127,11 +236,143 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
 
 std::vector<std::string> TorchScriptModule::inputNames() const {
   std::vector<std::string> names;
-  for (const torch::jit::Value *input : state_->graph->inputs())
-    if (input->type()->kind() != c10::TypeKind::ClassType)
-      names.push_back(input->debugName());
+  for (const torch::jit::Value *input : state_->tensorInputs)
+    names.push_back(inputBaseName(input));
   return names;
 }
+
+std::vector<InputSpec> TorchScriptModule::tracedInputs() const {
+  std::vector<InputSpec> specs;
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(state_->path);
+    if (!reader.hasRecord("traced_inputs.pkl"))
+      return specs;
+    c10::IValue value = torch::jit::readArchiveAndTensors(
+        "traced_inputs", "", "traced_inputs/", std::nullopt, std::nullopt,
+        c10::Device(c10::kCPU), reader);
+    // {method name: list (or tuple) of example inputs}
+    if (!value.isGenericDict())
+      return specs;
+    for (const auto &entry : value.toGenericDict()) {
+      if (!entry.key().isString() || entry.key().toStringRef() != "forward")
+        continue;
+      std::vector<c10::IValue> elements;
+      if (entry.value().isList())
+        elements = entry.value().toList().vec();
+      else if (entry.value().isTuple())
+        elements = entry.value().toTupleRef().elements().vec();
+      std::vector<std::string> names = inputNames();
+      for (size_t i = 0; i < elements.size() && i < names.size(); ++i) {
+        if (!elements[i].isTensor())
+          return {};
+        at::Tensor tensor = elements[i].toTensor();
+        InputSpec spec{names[i], tensor.sizes().vec(),
+                       dtypeName(tensor.scalar_type())};
+        if (spec.dtype.empty())
+          return {};
+        specs.push_back(spec);
+      }
+    }
+  } catch (const std::exception &) {
+    // No readable example inputs: the user must give --input.
+    return {};
+  }
+  return specs;
+}
+
+//===----------------------------------------------------------------------===//
+// Specialization
+//===----------------------------------------------------------------------===//
+
+bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
+                                   std::string &error) {
+  State &state = *state_;
+  std::vector<std::string> names = inputNames();
+  auto listNames = [&] {
+    std::string list;
+    for (const std::string &name : names)
+      list += (list.empty() ? "" : ", ") + name;
+    return list;
+  };
+  if (specs.size() != names.size()) {
+    error = "the model takes " + std::to_string(names.size()) + " input(s) (" +
+            listNames() + ") but " + std::to_string(specs.size()) +
+            " were declared";
+    return false;
+  }
+  // Random inputs, matched to graph inputs by name.
+  std::vector<at::Tensor> tensors(names.size());
+  at::manual_seed(0);
+  for (const InputSpec &spec : specs) {
+    auto it = std::find(names.begin(), names.end(), spec.name);
+    if (it == names.end()) {
+      error = "the model has no input named '" + spec.name + "'; its inputs are: " +
+              listNames();
+      return false;
+    }
+    c10::ScalarType type = *scalarTypeOf(spec.dtype);
+    at::Tensor &tensor = tensors[it - names.begin()];
+    if (tensor.defined()) {
+      error = "input '" + spec.name + "' is declared twice";
+      return false;
+    }
+    tensor = at::isFloatingType(type)
+                 ? at::randn(spec.shape, at::TensorOptions().dtype(type))
+                 : at::randint(0, type == c10::kBool ? 2 : 8, spec.shape,
+                               at::TensorOptions().dtype(type));
+  }
+
+  torch::jit::Graph &graph = *state.graph;
+  size_t originalOutputs = graph.outputs().size();
+  std::vector<torch::jit::Value *> observed;
+  for (torch::jit::Node *node : graph.nodes())
+    for (torch::jit::Value *output : node->outputs())
+      if (output->type()->cast<c10::TensorType>()) {
+        observed.push_back(output);
+        graph.registerOutput(output);
+      }
+
+  torch::jit::Stack stack;
+  if (!graph.inputs().empty() &&
+      graph.inputs()[0]->type()->kind() == c10::TypeKind::ClassType)
+    stack.emplace_back(state.frozen._ivalue());
+  for (const at::Tensor &tensor : tensors)
+    stack.emplace_back(tensor);
+  bool ran = true;
+  try {
+    torch::jit::Code code(state.graph, "forward");
+    torch::jit::InterpreterState interpreter(code);
+    interpreter.run(stack);
+  } catch (const std::exception &e) {
+    std::string declared;
+    for (const InputSpec &spec : specs)
+      declared += (declared.empty() ? "" : ", ") + formatInputSpec(spec);
+    error = "the model fails on inputs of the declared shapes (" + declared +
+            "): " + firstLines(e.what());
+    ran = false;
+  }
+  if (ran)
+    for (size_t i = 0; i < observed.size(); ++i)
+      observed[i]->setType(
+          c10::TensorType::create(stack[originalOutputs + i].toTensor()));
+  for (size_t i = graph.outputs().size(); i > originalOutputs; --i)
+    graph.eraseOutput(i - 1);
+  if (!ran)
+    return false;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    state.tensorInputs[i]->setType(c10::TensorType::create(tensors[i]));
+
+  // Sizes are constants now: fold aten::size and the list arithmetic on it.
+  torch::jit::PeepholeOptimize(state.graph);
+  torch::jit::ConstantPropagation(state.graph);
+  torch::jit::EliminateDeadCode(state.graph);
+  state.specialized = true;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Inspection
+//===----------------------------------------------------------------------===//
 
 std::vector<OperatorUse> TorchScriptModule::operators() const {
   std::vector<OperatorUse> uses;
@@ -146,7 +387,7 @@ std::vector<OperatorUse> TorchScriptModule::operators() const {
       std::string name = node->kind().toQualString();
       auto [it, inserted] = index.emplace(name, uses.size());
       if (inserted)
-        uses.push_back({name, 0, sourceLineOf(node)});
+        uses.push_back({name, 0, pythonSourceOf(node)});
       ++uses[it->second].count;
       for (torch::jit::Block *nested : node->blocks())
         blocks.push_back(nested);

@@ -29,6 +29,18 @@ struct OperatorUse {
   std::string firstSourceLine;
 };
 
+/// A model input as the user declares it: `x:64x256:f32`.
+struct InputSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype; // f32, f16, bf16, i64, i32, i1
+};
+
+/// Parses `NAME:DIMxDIMx...:DTYPE` (a scalar input is `NAME::DTYPE`); returns
+/// false with `error` set on malformed text.
+bool parseInputSpec(const std::string &text, InputSpec &spec, std::string &error);
+std::string formatInputSpec(const InputSpec &spec);
+
 class TorchScriptModule {
 public:
   /// Loads, freezes and cleans `path`. On failure returns null and sets
@@ -37,8 +49,19 @@ public:
                                                  std::string &error);
   ~TorchScriptModule();
 
-  /// The graph's tensor inputs (without `self`), by their debug names.
+  /// The graph's tensor inputs (without `self`), by the names the user
+  /// wrote in Python.
   std::vector<std::string> inputNames() const;
+
+  /// The example inputs a traced archive recorded (`traced_inputs.pkl`), or
+  /// nothing when it has none (scripted models, older archives).
+  std::vector<InputSpec> tracedInputs() const;
+
+  /// Runs the graph once on random inputs of `specs` (one per input, matched
+  /// by name) and records every intermediate's shape and dtype, then folds
+  /// the shape arithmetic that became constant. Returns false with `error`
+  /// naming the mismatch when the specs do not fit the model.
+  bool specialize(const std::vector<InputSpec> &specs, std::string &error);
   /// Every operator kind in the frozen graph, in first-use order, constants
   /// and list/tuple plumbing included.
   std::vector<OperatorUse> operators() const;
@@ -46,8 +69,11 @@ public:
   /// debugging).
   std::string graphText() const;
 
-private:
   struct State;
+  State &state() { return *state_; }
+  const std::string &path() const;
+
+private:
   explicit TorchScriptModule(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };

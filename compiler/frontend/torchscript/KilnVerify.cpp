@@ -1,0 +1,117 @@
+//===- KilnVerify.cpp - compare kiln IR with LibTorch numerically ---------===//
+//
+// The inputs are drawn fresh (another seed than the specializing run), so the
+// check covers values the compiler never saw. LibTorch runs the frozen
+// module as the user would; a NaN anywhere fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KilnVerify.h"
+#include "ReferenceEvaluator.h"
+#include "TorchScriptState.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstdio>
+
+using namespace kiln::frontend;
+
+double kiln::frontend::toleranceFor(const std::string &dtype) {
+  if (dtype == "f32")
+    return 1e-5;
+  if (dtype == "f16" || dtype == "bf16")
+    return 1e-2;
+  return 0.0;
+}
+
+namespace {
+struct Error {
+  double maxAbs = 0, relL2 = 0;
+};
+
+Error compare(const at::Tensor &actual, const at::Tensor &expected) {
+  at::Tensor a = actual.to(c10::kDouble), e = expected.to(c10::kDouble);
+  Error error;
+  error.maxAbs = (a - e).abs().max().item<double>();
+  double norm = e.norm().item<double>();
+  double diff = (a - e).norm().item<double>();
+  error.relL2 = norm > 0 ? diff / norm : diff;
+  return error;
+}
+
+std::optional<mlir::func::FuncOp> forwardOf(mlir::ModuleOp module) {
+  if (auto fn = module.lookupSymbol<mlir::func::FuncOp>("forward"))
+    return fn;
+  return std::nullopt;
+}
+} // namespace
+
+bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
+                                        const std::vector<InputSpec> &specs,
+                                        mlir::ModuleOp imported,
+                                        mlir::ModuleOp optimized,
+                                        std::string &report) {
+  TorchScriptModule::State &state = model.state();
+  std::vector<std::string> names = model.inputNames();
+  std::vector<at::Tensor> inputs(names.size());
+  at::manual_seed(20261129);
+  for (const InputSpec &spec : specs) {
+    size_t index = std::find(names.begin(), names.end(), spec.name) - names.begin();
+    c10::ScalarType type = *scalarTypeOf(spec.dtype);
+    inputs[index] = at::isFloatingType(type)
+                        ? at::randn(spec.shape, at::TensorOptions().dtype(type))
+                        : at::randint(0, type == c10::kBool ? 2 : 8, spec.shape,
+                                      at::TensorOptions().dtype(type));
+  }
+
+  std::vector<at::Tensor> expected;
+  try {
+    std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+    c10::IValue out = state.frozen.forward(args);
+    if (out.isTuple())
+      for (const c10::IValue &v : out.toTupleRef().elements())
+        expected.push_back(v.toTensor());
+    else
+      expected.push_back(out.toTensor());
+  } catch (const std::exception &e) {
+    report += "LibTorch failed on the verification inputs: " + std::string(e.what()) + "\n";
+    return false;
+  }
+
+  bool ok = true;
+  char line[256];
+  std::pair<const char *, mlir::ModuleOp> stages[] = {{"imported", imported},
+                                                      {"optimized", optimized}};
+  for (auto [stage, module] : stages) {
+    std::optional<mlir::func::FuncOp> fn = forwardOf(module);
+    std::string error;
+    std::optional<std::vector<at::Tensor>> actual =
+        fn ? evaluateReference(*fn, inputs, error) : std::nullopt;
+    if (!actual) {
+      report += std::string(stage) + ": " + (fn ? error : "no @forward") + "\n";
+      ok = false;
+      continue;
+    }
+    if (actual->size() != expected.size()) {
+      report += std::string(stage) + ": " + std::to_string(actual->size()) +
+                " outputs, LibTorch gives " + std::to_string(expected.size()) + "\n";
+      ok = false;
+      continue;
+    }
+    for (size_t i = 0; i < actual->size(); ++i) {
+      std::string dtype = dtypeName((*actual)[i].scalar_type());
+      Error err = compare((*actual)[i], expected[i]);
+      double tolerance = toleranceFor(dtype);
+      bool pass = err.relL2 <= tolerance && !std::isnan(err.relL2) &&
+                  !std::isnan(err.maxAbs);
+      ok &= pass;
+      std::snprintf(line, sizeof(line),
+                    "verify %-9s output %zu (%s): max abs %.3e, rel L2 %.3e "
+                    "(tolerance %.0e) %s\n",
+                    stage, i, dtype.c_str(), err.maxAbs, err.relL2, tolerance,
+                    pass ? "ok" : "FAIL");
+      report += line;
+    }
+  }
+  return ok;
+}

@@ -1,0 +1,30 @@
+//===- KilnVerify.h - compare kiln IR with LibTorch numerically -*- C++ -*-===//
+
+#ifndef KILN_FRONTEND_TORCHSCRIPT_KILNVERIFY_H
+#define KILN_FRONTEND_TORCHSCRIPT_KILNVERIFY_H
+
+#include "TorchScriptModule.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::frontend {
+
+/// Tolerance on the relative L2 error ||kiln - torch|| / ||torch|| by element
+/// type: fp32 1e-5, fp16/bf16 1e-2, integers and bool exact.
+double toleranceFor(const std::string &dtype);
+
+/// Draws fresh random inputs for `specs`, runs LibTorch on the original
+/// module and the reference evaluator on `imported` and `optimized`, and
+/// appends to `report` one line per (stage, output) with the max abs and the
+/// relative L2 error. False if any error exceeds its tolerance or a run fails.
+bool verifyAgainstTorch(TorchScriptModule &model,
+                        const std::vector<InputSpec> &specs,
+                        mlir::ModuleOp imported, mlir::ModuleOp optimized,
+                        std::string &report);
+
+} // namespace kiln::frontend
+
+#endif // KILN_FRONTEND_TORCHSCRIPT_KILNVERIFY_H

@@ -1,0 +1,466 @@
+//===- OpConverters.cpp - one converter per TorchScript operator ----------===//
+//
+// Each converter reads its node's inputs (tensors through Importer::operand,
+// arguments as constants) and the specialized result type, and builds kiln
+// ops. The result type observed when the model ran settles PyTorch's type
+// promotion: operands are cast to the result's element type (a 0-dim Double
+// constant from a traced Python number takes the tensor's type, as in
+// PyTorch), so converters never re-derive the promotion rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImporterImpl.h"
+
+#include <torch/csrc/jit/ir/constants.h>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::frontend;
+
+namespace {
+using Node = torch::jit::Node;
+
+//===----------------------------------------------------------------------===//
+// Argument helpers
+//===----------------------------------------------------------------------===//
+
+/// A constant argument, or an error naming it when it is not constant.
+template <typename T>
+std::optional<T> constantArg(Importer &im, const Node *node, size_t index) {
+  std::optional<T> value = torch::jit::constant_as<T>(node->input(index));
+  if (!value)
+    emitError(im.locationOf(node))
+        << node->kind().toQualString() << ": argument " << index
+        << " must be a constant once shapes are known";
+  return value;
+}
+
+bool isNone(const Node *node, size_t index) {
+  return node->input(index)->type()->kind() == c10::TypeKind::NoneType;
+}
+
+/// Normalizes a possibly negative dimension index against `rank`.
+std::optional<int64_t> normalizeDim(Importer &im, const Node *node, int64_t dim,
+                                    int64_t rank) {
+  int64_t normalized = dim < 0 ? dim + rank : dim;
+  if (normalized < 0 || normalized >= std::max<int64_t>(rank, 1)) {
+    emitError(im.locationOf(node)) << node->kind().toQualString() << ": dimension "
+                                   << dim << " is out of range for rank " << rank;
+    return std::nullopt;
+  }
+  return normalized;
+}
+
+Type elementOf(RankedTensorType type) { return type.getElementType(); }
+
+//===----------------------------------------------------------------------===//
+// Converter builders
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+Converter unary() {
+  return [](Importer &im, const Node *node) -> LogicalResult {
+    RankedTensorType type = im.resultType(node);
+    if (!type)
+      return failure();
+    Location loc = im.locationOf(node);
+    Value input = im.operand(node->input(0), elementOf(type), loc);
+    if (!input)
+      return failure();
+    im.bind(node, OpTy::create(im.builder, loc, type, input));
+    return success();
+  };
+}
+
+/// `aten::add(self, other, alpha)` and friends: other * alpha when alpha != 1.
+template <typename OpTy>
+Converter binary(bool hasAlpha) {
+  return [hasAlpha](Importer &im, const Node *node) -> LogicalResult {
+    RankedTensorType type = im.resultType(node);
+    if (!type)
+      return failure();
+    Location loc = im.locationOf(node);
+    Value lhs = im.operand(node->input(0), elementOf(type), loc);
+    Value rhs = im.operand(node->input(1), elementOf(type), loc);
+    if (!lhs || !rhs)
+      return failure();
+    if (hasAlpha) {
+      auto alpha = torch::jit::toIValue(node->input(2));
+      if (!alpha) {
+        emitError(loc) << node->kind().toQualString() << ": alpha must be constant";
+        return failure();
+      }
+      double value = alpha->toScalar().toDouble();
+      if (value != 1.0) {
+        Value scale = im.operand(node->input(2), elementOf(type), loc);
+        auto rhsType = cast<RankedTensorType>(rhs.getType());
+        rhs = MulOp::create(im.builder, loc, rhsType, rhs, scale);
+      }
+    }
+    im.bind(node, OpTy::create(im.builder, loc, type, lhs, rhs));
+    return success();
+  };
+}
+
+/// Ops whose result is the input with a new shape: view, reshape, flatten,
+/// squeeze, unsqueeze. The specialized result type carries the shape.
+LogicalResult convertReshape(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  im.bind(node, input.getType() == type
+                    ? input
+                    : Value(ReshapeOp::create(im.builder, loc, type, input)));
+  return success();
+}
+
+/// Ops that return their input unchanged for inference: contiguous, clone,
+/// dropout in eval mode, detach.
+LogicalResult convertIdentity(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Value input = im.operand(node->input(0), elementOf(type), im.locationOf(node));
+  if (!input)
+    return failure();
+  im.bind(node, input);
+  return success();
+}
+
+LogicalResult convertDropout(Importer &im, const Node *node) {
+  std::optional<bool> train = constantArg<bool>(im, node, 2);
+  if (!train)
+    return failure();
+  if (*train) {
+    emitError(im.locationOf(node))
+        << "dropout in training mode: call model.eval() before exporting";
+    return failure();
+  }
+  return convertIdentity(im, node);
+}
+
+/// to(dtype), type_as and friends: a cast to the observed result type.
+LogicalResult convertCast(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Value input = im.operand(node->input(0), elementOf(type), im.locationOf(node));
+  if (!input)
+    return failure();
+  im.bind(node, input);
+  return success();
+}
+
+LogicalResult emitPermute(Importer &im, const Node *node,
+                          ArrayRef<int64_t> permutation) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  im.bind(node, PermuteOp::create(im.builder, loc, type, input,
+                                  im.builder.getDenseI64ArrayAttr(permutation)));
+  return success();
+}
+
+SmallVector<int64_t> identityPermutation(int64_t rank) {
+  SmallVector<int64_t> permutation(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    permutation[i] = i;
+  return permutation;
+}
+
+LogicalResult convertTranspose(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  int64_t rank = type.getRank();
+  auto d0 = constantArg<int64_t>(im, node, 1), d1 = constantArg<int64_t>(im, node, 2);
+  if (!d0 || !d1)
+    return failure();
+  auto a = normalizeDim(im, node, *d0, rank), b = normalizeDim(im, node, *d1, rank);
+  if (!a || !b)
+    return failure();
+  SmallVector<int64_t> permutation = identityPermutation(rank);
+  std::swap(permutation[*a], permutation[*b]);
+  return emitPermute(im, node, permutation);
+}
+
+LogicalResult convertT(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  if (type.getRank() < 2)
+    return convertIdentity(im, node);
+  return emitPermute(im, node, {1, 0});
+}
+
+LogicalResult convertPermute(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto dims = constantArg<std::vector<int64_t>>(im, node, 1);
+  if (!type || !dims)
+    return failure();
+  SmallVector<int64_t> permutation;
+  for (int64_t dim : *dims) {
+    auto normalized = normalizeDim(im, node, dim, type.getRank());
+    if (!normalized)
+      return failure();
+    permutation.push_back(*normalized);
+  }
+  return emitPermute(im, node, permutation);
+}
+
+LogicalResult convertLinear(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Type element = elementOf(type);
+  Value input = im.operand(node->input(0), element, loc);
+  Value weight = im.operand(node->input(1), element, loc);
+  Value bias = isNone(node, 2) ? Value() : im.operand(node->input(2), element, loc);
+  if (!input || !weight || (!isNone(node, 2) && !bias))
+    return failure();
+  if (cast<RankedTensorType>(weight.getType()).getRank() != 2) {
+    emitError(loc) << "aten::linear with a " << cast<RankedTensorType>(weight.getType()).getRank()
+                   << "-D weight is not supported (needs [out_features, in_features])";
+    return failure();
+  }
+  im.bind(node, LinearOp::create(im.builder, loc, type, input, weight, bias));
+  return success();
+}
+
+LogicalResult convertMatmul(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value lhs = im.operand(node->input(0), elementOf(type), loc);
+  Value rhs = im.operand(node->input(1), elementOf(type), loc);
+  if (!lhs || !rhs)
+    return failure();
+  int64_t lhsRank = cast<RankedTensorType>(lhs.getType()).getRank();
+  int64_t rhsRank = cast<RankedTensorType>(rhs.getType()).getRank();
+  if (lhsRank < 2 || rhsRank < 2) {
+    emitError(loc) << "aten::matmul with a 1-D operand (a vector product) is "
+                      "not supported; unsqueeze it to a matrix";
+    return failure();
+  }
+  if (lhsRank == 2 && rhsRank == 2)
+    im.bind(node, MatmulOp::create(im.builder, loc, type, lhs, rhs));
+  else
+    im.bind(node, BatchMatmulOp::create(im.builder, loc, type, lhs, rhs));
+  return success();
+}
+
+LogicalResult convertGelu(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto approximate = constantArg<std::string>(im, node, 1);
+  if (!type || !approximate)
+    return failure();
+  Location loc = im.locationOf(node);
+  std::optional<GeluApproximation> mode = symbolizeGeluApproximation(*approximate);
+  if (!mode) {
+    emitError(loc) << "aten::gelu: unknown approximate='" << *approximate << "'";
+    return failure();
+  }
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  im.bind(node, GeluOp::create(im.builder, loc, type, input, *mode));
+  return success();
+}
+
+LogicalResult convertLayerNorm(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto normalized = constantArg<std::vector<int64_t>>(im, node, 1);
+  auto eps = constantArg<double>(im, node, 4);
+  if (!type || !normalized || !eps)
+    return failure();
+  Location loc = im.locationOf(node);
+  Type element = elementOf(type);
+  Value input = im.operand(node->input(0), element, loc);
+  Value weight = isNone(node, 2) ? Value() : im.operand(node->input(2), element, loc);
+  Value bias = isNone(node, 3) ? Value() : im.operand(node->input(3), element, loc);
+  if (!input || (!isNone(node, 2) && !weight) || (!isNone(node, 3) && !bias))
+    return failure();
+  int64_t axis = type.getRank() - static_cast<int64_t>(normalized->size());
+  im.bind(node, LayerNormOp::create(im.builder, loc, type, input, weight, bias,
+                                    im.builder.getI64IntegerAttr(axis),
+                                    im.builder.getF64FloatAttr(*eps)));
+  return success();
+}
+
+LogicalResult convertSoftmax(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto dim = constantArg<int64_t>(im, node, 1);
+  if (!type || !dim)
+    return failure();
+  auto normalized = normalizeDim(im, node, *dim, type.getRank());
+  if (!normalized)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  im.bind(node, SoftmaxOp::create(im.builder, loc, type, input, *normalized));
+  return success();
+}
+
+LogicalResult convertClamp(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  FloatAttr bounds[2];
+  for (int i = 0; i < 2; ++i) {
+    if (isNone(node, 1 + i))
+      continue;
+    auto value = torch::jit::toIValue(node->input(1 + i));
+    if (!value || !(value->isDouble() || value->isInt())) {
+      emitError(loc) << "aten::clamp with tensor bounds is not supported";
+      return failure();
+    }
+    bounds[i] = im.builder.getF64FloatAttr(value->toScalar().toDouble());
+  }
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  im.bind(node, ClampOp::create(im.builder, loc, type, input, bounds[0], bounds[1]));
+  return success();
+}
+
+/// `clamp` spelled as an activation: relu6, hardtanh.
+Converter fixedClamp(double lo, double hi) {
+  return [lo, hi](Importer &im, const Node *node) -> LogicalResult {
+    RankedTensorType type = im.resultType(node);
+    if (!type)
+      return failure();
+    Location loc = im.locationOf(node);
+    Value input = im.operand(node->input(0), elementOf(type), loc);
+    if (!input)
+      return failure();
+    im.bind(node, ClampOp::create(im.builder, loc, type, input,
+                                  im.builder.getF64FloatAttr(lo),
+                                  im.builder.getF64FloatAttr(hi)));
+    return success();
+  };
+}
+
+/// sum.dim_IntList / mean.dim: (self, dims, keepdim, dtype).
+template <typename OpTy>
+LogicalResult convertReduce(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto dims = constantArg<std::vector<int64_t>>(im, node, 1);
+  auto keepdim = constantArg<bool>(im, node, 2);
+  if (!type || !dims || !keepdim)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  SmallVector<int64_t> normalized;
+  for (int64_t dim : *dims) {
+    auto d = normalizeDim(im, node, dim, rank);
+    if (!d)
+      return failure();
+    normalized.push_back(*d);
+  }
+  if (normalized.empty()) // an empty list reduces everything
+    normalized = identityPermutation(rank);
+  llvm::sort(normalized);
+  normalized.erase(std::unique(normalized.begin(), normalized.end()), normalized.end());
+  im.bind(node, OpTy::create(im.builder, loc, type, input,
+                             im.builder.getDenseI64ArrayAttr(normalized),
+                             *keepdim ? im.builder.getUnitAttr() : UnitAttr()));
+  return success();
+}
+
+LogicalResult convertDiv(Importer &im, const Node *node) {
+  if (node->inputs().size() > 2 && !isNone(node, 2)) {
+    emitError(im.locationOf(node))
+        << "aten::div with a rounding_mode is not supported";
+    return failure();
+  }
+  return binary<DivOp>(false)(im, node);
+}
+
+} // namespace
+
+const std::unordered_map<std::string, Converter> &
+kiln::frontend::converterRegistry() {
+  static const std::unordered_map<std::string, Converter> registry = {
+      // Contractions and normalizations.
+      {"aten::linear", convertLinear},
+      {"aten::matmul", convertMatmul},
+      {"aten::mm", convertMatmul},
+      {"aten::bmm", convertMatmul},
+      {"aten::layer_norm", convertLayerNorm},
+      {"aten::softmax.int", convertSoftmax},
+      {"aten::sum.dim_IntList", convertReduce<ReduceSumOp>},
+      {"aten::mean.dim", convertReduce<ReduceMeanOp>},
+      // Elementwise binary, tensor and scalar forms.
+      {"aten::add.Tensor", binary<AddOp>(true)},
+      {"aten::add.Scalar", binary<AddOp>(true)},
+      {"aten::sub.Tensor", binary<SubOp>(true)},
+      {"aten::sub.Scalar", binary<SubOp>(true)},
+      {"aten::mul.Tensor", binary<MulOp>(false)},
+      {"aten::mul.Scalar", binary<MulOp>(false)},
+      {"aten::div.Tensor", convertDiv},
+      {"aten::div.Scalar", convertDiv},
+      {"aten::div.Tensor_mode", convertDiv},
+      {"aten::maximum", binary<MaxOp>(false)},
+      {"aten::minimum", binary<MinOp>(false)},
+      {"aten::pow.Tensor_Scalar", binary<PowOp>(false)},
+      {"aten::pow.Tensor_Tensor", binary<PowOp>(false)},
+      // Elementwise unary.
+      {"aten::relu", unary<ReluOp>()},
+      {"aten::tanh", unary<TanhOp>()},
+      {"aten::sigmoid", unary<SigmoidOp>()},
+      {"aten::silu", unary<SiluOp>()},
+      {"aten::neg", unary<NegOp>()},
+      {"aten::abs", unary<AbsOp>()},
+      {"aten::exp", unary<ExpOp>()},
+      {"aten::log", unary<LogOp>()},
+      {"aten::sqrt", unary<SqrtOp>()},
+      {"aten::rsqrt", unary<RsqrtOp>()},
+      {"aten::erf", unary<ErfOp>()},
+      {"aten::gelu", convertGelu},
+      {"aten::clamp", convertClamp},
+      {"aten::relu6", fixedClamp(0.0, 6.0)},
+      {"aten::hardtanh", fixedClamp(-1.0, 1.0)},
+      // Shape and layout.
+      {"aten::view", convertReshape},
+      {"aten::reshape", convertReshape},
+      {"aten::flatten.using_ints", convertReshape},
+      {"aten::unsqueeze", convertReshape},
+      {"aten::squeeze.dim", convertReshape},
+      {"aten::squeeze", convertReshape},
+      {"aten::transpose.int", convertTranspose},
+      {"aten::t", convertT},
+      {"aten::permute", convertPermute},
+      {"aten::contiguous", convertIdentity},
+      {"aten::clone", convertIdentity},
+      {"aten::detach", convertIdentity},
+      {"aten::dropout", convertDropout},
+      {"aten::feature_dropout", convertDropout},
+      // Element type changes.
+      {"aten::to.dtype", convertCast},
+      {"aten::to.dtype_layout", convertCast},
+      {"aten::to.device", convertCast},
+      {"aten::to.other", convertCast},
+      {"aten::to.prim_Device", convertCast},
+      {"aten::type_as", convertCast},
+      {"aten::float", convertCast},
+      {"aten::half", convertCast},
+      {"aten::bfloat16", convertCast},
+  };
+  return registry;
+}

@@ -1,0 +1,288 @@
+//===- ReferenceEvaluator.cpp - run kiln IR on the CPU with ATen ----------===//
+
+#include "ReferenceEvaluator.h"
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace kiln;
+
+std::optional<c10::ScalarType> kiln::frontend::scalarTypeOf(Type element) {
+  if (element.isF32())
+    return c10::kFloat;
+  if (element.isF16())
+    return c10::kHalf;
+  if (element.isBF16())
+    return c10::kBFloat16;
+  if (element.isInteger(64))
+    return c10::kLong;
+  if (element.isInteger(32))
+    return c10::kInt;
+  if (element.isInteger(1))
+    return c10::kBool;
+  return std::nullopt;
+}
+
+namespace {
+using frontend::scalarTypeOf;
+
+std::vector<int64_t> shapeOf(Type type) {
+  auto shape = cast<RankedTensorType>(type).getShape();
+  return {shape.begin(), shape.end()};
+}
+
+c10::ScalarType dtypeOf(Type type) {
+  return *scalarTypeOf(cast<RankedTensorType>(type).getElementType());
+}
+
+bool isReduced(const at::Tensor &t) {
+  return t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16;
+}
+
+/// Runs `compute` in fp32 when `t` is fp16/bf16 and rounds the result back,
+/// the way kiln's kernels accumulate.
+template <typename Fn>
+at::Tensor inFloat32(const at::Tensor &t, Fn compute) {
+  if (!isReduced(t))
+    return compute([](const at::Tensor &x) { return x; });
+  return compute([](const at::Tensor &x) { return x.defined() ? x.to(c10::kFloat) : x; })
+      .to(t.scalar_type());
+}
+
+std::optional<at::Tensor> constantTensor(ConstantOp op, std::string &error) {
+  auto type = cast<RankedTensorType>(op.getType());
+  c10::ScalarType dtype = dtypeOf(type);
+  std::vector<int64_t> shape = shapeOf(type);
+  if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
+    std::vector<double> values;
+    if (isa<FloatType>(type.getElementType()))
+      for (const APFloat &v : dense.getValues<APFloat>())
+        values.push_back(v.convertToDouble());
+    else
+      for (const APInt &v : dense.getValues<APInt>())
+        values.push_back(type.getElementType().isInteger(1)
+                             ? static_cast<double>(v.getZExtValue())
+                             : static_cast<double>(v.getSExtValue()));
+    return at::tensor(values, at::TensorOptions().dtype(c10::kDouble))
+        .reshape(shape)
+        .to(dtype);
+  }
+  auto resource = cast<DenseResourceElementsAttr>(op.getValue());
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob) {
+    error = "kiln.constant: the dense_resource blob '" +
+            resource.getRawHandle().getKey().str() + "' has no data";
+    return std::nullopt;
+  }
+  ArrayRef<char> bytes = blob->getData();
+  at::Tensor tensor = at::empty(shape, at::TensorOptions().dtype(dtype));
+  if (static_cast<size_t>(tensor.nbytes()) != bytes.size()) {
+    error = "kiln.constant: blob '" + resource.getRawHandle().getKey().str() +
+            "' holds " + std::to_string(bytes.size()) + " bytes, the type needs " +
+            std::to_string(tensor.nbytes());
+    return std::nullopt;
+  }
+  std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
+  return tensor;
+}
+
+class Evaluator {
+public:
+  std::string error;
+
+  std::optional<std::vector<at::Tensor>> run(Block &block,
+                                              const std::vector<at::Tensor> &args) {
+    for (auto [arg, tensor] : llvm::zip(block.getArguments(), args))
+      values[arg] = tensor;
+    for (Operation &op : block) {
+      if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
+        std::vector<at::Tensor> results;
+        for (Value v : op.getOperands())
+          results.push_back(values.lookup(v));
+        return results;
+      }
+      if (!evaluate(op))
+        return std::nullopt;
+    }
+    error = "block without terminator";
+    return std::nullopt;
+  }
+
+private:
+  llvm::DenseMap<Value, at::Tensor> values;
+
+  at::Tensor in(Value v) { return values.lookup(v); }
+
+  bool fail(Operation &op, const std::string &why) {
+    std::string location;
+    llvm::raw_string_ostream os(location);
+    op.getLoc().print(os);
+    error = op.getName().getStringRef().str() + " at " + location + ": " + why;
+    return false;
+  }
+
+  bool evaluate(Operation &op) {
+    std::optional<std::vector<at::Tensor>> results = compute(op);
+    if (!results)
+      return error.empty() ? fail(op, "the reference evaluator does not know this op")
+                           : false;
+    for (auto [value, tensor] : llvm::zip(op.getResults(), *results)) {
+      std::vector<int64_t> expected = shapeOf(value.getType());
+      if (tensor.sizes().vec() != expected || tensor.scalar_type() != dtypeOf(value.getType()))
+        return fail(op, "computed a " + std::string(c10::toString(tensor.scalar_type())) +
+                            " tensor of shape " + c10::str(tensor.sizes()) +
+                            " where the IR declares " + c10::str(c10::IntArrayRef(expected)));
+      values[value] = tensor.contiguous();
+    }
+    return true;
+  }
+
+  std::optional<std::vector<at::Tensor>> compute(Operation &op) {
+    using Result = std::optional<std::vector<at::Tensor>>;
+    auto one = [](at::Tensor t) -> Result { return std::vector<at::Tensor>{t}; };
+    return llvm::TypeSwitch<Operation *, Result>(&op)
+        .Case([&](ConstantOp c) -> Result {
+          auto t = constantTensor(c, error);
+          return t ? one(*t) : Result();
+        })
+        .Case([&](NegOp o) { return one(at::neg(in(o.getInput()))); })
+        .Case([&](AbsOp o) { return one(at::abs(in(o.getInput()))); })
+        .Case([&](ReluOp o) { return one(at::relu(in(o.getInput()))); })
+        .Case([&](ExpOp o) { return one(at::exp(in(o.getInput()))); })
+        .Case([&](LogOp o) { return one(at::log(in(o.getInput()))); })
+        .Case([&](SqrtOp o) { return one(at::sqrt(in(o.getInput()))); })
+        .Case([&](RsqrtOp o) { return one(at::rsqrt(in(o.getInput()))); })
+        .Case([&](TanhOp o) { return one(at::tanh(in(o.getInput()))); })
+        .Case([&](SigmoidOp o) { return one(at::sigmoid(in(o.getInput()))); })
+        .Case([&](ErfOp o) { return one(at::erf(in(o.getInput()))); })
+        .Case([&](SiluOp o) { return one(at::silu(in(o.getInput()))); })
+        .Case([&](GeluOp o) {
+          return one(at::gelu(in(o.getInput()),
+                              o.getApproximate() == GeluApproximation::tanh ? "tanh" : "none"));
+        })
+        .Case([&](ClampOp o) {
+          std::optional<at::Scalar> lo, hi;
+          if (auto min = o.getMinAttr())
+            lo = min.getValueAsDouble();
+          if (auto max = o.getMaxAttr())
+            hi = max.getValueAsDouble();
+          return one(at::clamp(in(o.getInput()), lo, hi));
+        })
+        .Case([&](CastOp o) { return one(in(o.getInput()).to(dtypeOf(o.getType()))); })
+        .Case([&](AddOp o) { return one(at::add(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](SubOp o) { return one(at::sub(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](MulOp o) { return one(at::mul(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](DivOp o) {
+          at::Tensor l = in(o.getLhs()), r = in(o.getRhs());
+          return one(at::isFloatingType(l.scalar_type()) ? at::div(l, r)
+                                                         : at::div(l, r, "trunc"));
+        })
+        .Case([&](MaxOp o) { return one(at::maximum(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](MinOp o) { return one(at::minimum(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](PowOp o) { return one(at::pow(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](WhereOp o) {
+          return one(at::where(in(o.getCondition()), in(o.getOnTrue()), in(o.getOnFalse())));
+        })
+        .Case([&](LinearOp o) {
+          at::Tensor x = in(o.getInput());
+          at::Tensor bias = o.getBias() ? in(o.getBias()) : at::Tensor();
+          return one(inFloat32(x, [&](auto up) {
+            return at::linear(up(x), up(in(o.getWeight())),
+                              bias.defined() ? std::optional<at::Tensor>(up(bias))
+                                             : std::nullopt);
+          }));
+        })
+        .Case([&](MatmulOp o) {
+          at::Tensor l = in(o.getLhs());
+          return one(inFloat32(l, [&](auto up) { return at::matmul(up(l), up(in(o.getRhs()))); }));
+        })
+        .Case([&](BatchMatmulOp o) {
+          at::Tensor l = in(o.getLhs());
+          return one(inFloat32(l, [&](auto up) { return at::matmul(up(l), up(in(o.getRhs()))); }));
+        })
+        .Case([&](ReduceSumOp o) {
+          at::Tensor x = in(o.getInput());
+          return one(inFloat32(x, [&](auto up) {
+            return at::sum(up(x), o.getDims(), o.getKeepdim());
+          }).to(x.scalar_type()));
+        })
+        .Case([&](ReduceMeanOp o) {
+          at::Tensor x = in(o.getInput());
+          return one(inFloat32(x, [&](auto up) {
+            return at::mean(up(x), o.getDims(), o.getKeepdim());
+          }));
+        })
+        .Case([&](ReduceMaxOp o) {
+          return one(at::amax(in(o.getInput()), o.getDims(), o.getKeepdim()));
+        })
+        .Case([&](SoftmaxOp o) {
+          at::Tensor x = in(o.getInput());
+          return one(inFloat32(x, [&](auto up) { return at::softmax(up(x), o.getDim()); }));
+        })
+        .Case([&](LayerNormOp o) {
+          at::Tensor x = in(o.getInput());
+          std::vector<int64_t> normalized(x.sizes().begin() + o.getAxis(), x.sizes().end());
+          at::Tensor w = o.getWeight() ? in(o.getWeight()) : at::Tensor();
+          at::Tensor b = o.getBias() ? in(o.getBias()) : at::Tensor();
+          return one(inFloat32(x, [&](auto up) {
+            return at::layer_norm(up(x), normalized,
+                                  w.defined() ? std::optional<at::Tensor>(up(w)) : std::nullopt,
+                                  b.defined() ? std::optional<at::Tensor>(up(b)) : std::nullopt,
+                                  o.getEps().convertToDouble());
+          }));
+        })
+        .Case([&](ReshapeOp o) { return one(in(o.getInput()).reshape(shapeOf(o.getType()))); })
+        .Case([&](PermuteOp o) { return one(in(o.getInput()).permute(o.getPermutation())); })
+        .Case([&](ConcatOp o) {
+          std::vector<at::Tensor> parts;
+          for (Value v : o.getInputs())
+            parts.push_back(in(v));
+          return one(at::cat(parts, o.getDim()));
+        })
+        .Case([&](SliceOp o) {
+          at::Tensor x = in(o.getInput());
+          std::vector<int64_t> sizes = shapeOf(o.getType());
+          for (size_t d = 0; d < sizes.size(); ++d) {
+            int64_t start = o.getOffsets()[d], stride = o.getStrides()[d];
+            x = x.slice(d, start, start + std::max<int64_t>(sizes[d] - 1, 0) * stride +
+                                      (sizes[d] > 0 ? 1 : 0), stride);
+          }
+          return one(x);
+        })
+        .Case([&](FusionOp o) -> Result {
+          std::vector<at::Tensor> args;
+          for (Value v : o.getInputs())
+            args.push_back(in(v));
+          Evaluator nested;
+          auto results = nested.run(o.getBody().front(), args);
+          if (!results)
+            error = nested.error;
+          return results;
+        })
+        .Default([](Operation *) { return Result(); });
+  }
+};
+} // namespace
+
+std::optional<std::vector<at::Tensor>>
+kiln::frontend::evaluateReference(func::FuncOp function,
+                                  const std::vector<at::Tensor> &inputs,
+                                  std::string &error) {
+  Block &entry = function.getBody().front();
+  if (inputs.size() != entry.getNumArguments()) {
+    error = "@" + function.getName().str() + " takes " +
+            std::to_string(entry.getNumArguments()) + " inputs, got " +
+            std::to_string(inputs.size());
+    return std::nullopt;
+  }
+  Evaluator evaluator;
+  auto results = evaluator.run(entry, inputs);
+  if (!results)
+    error = evaluator.error;
+  return results;
+}

@@ -1,0 +1,290 @@
+//===- TorchScriptImporter.cpp - TorchScript graph -> kiln dialect --------===//
+//
+// 1. Refuse, in one message, every operator without a converter (with its
+//    count and first Python line), before building anything.
+// 2. Build `func.func @forward` from the specialized input and output types.
+// 3. Convert the top-level nodes in order; prim::Constant inputs are
+//    materialized when a converter first asks for them (tensors become
+//    kiln.constant, dense_resource-backed for weights; numbers become rank-0
+//    constants of the type the consumer needs).
+// 4. Verify the module; every diagnostic names the node's Python line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TorchScriptImporter.h"
+#include "ImporterImpl.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <map>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::frontend;
+
+//===----------------------------------------------------------------------===//
+// Importer helpers
+//===----------------------------------------------------------------------===//
+
+std::string kiln::frontend::converterKey(const torch::jit::Node *node) {
+  if (const c10::FunctionSchema *schema = node->maybeSchema()) {
+    const std::string &overload = schema->overload_name();
+    return overload.empty() ? schema->name() : schema->name() + "." + overload;
+  }
+  return node->kind().toQualString();
+}
+
+Location Importer::locationOf(const torch::jit::Node *node) {
+  std::string where = pythonSourceOf(node);
+  size_t colon = where.rfind(':');
+  if (colon == std::string::npos)
+    return UnknownLoc::get(&context);
+  unsigned line = std::strtoul(where.c_str() + colon + 1, nullptr, 10);
+  return FileLineColLoc::get(&context, where.substr(0, colon), line, 0);
+}
+
+Type Importer::elementType(c10::ScalarType type) {
+  switch (type) {
+  case c10::kFloat: return builder.getF32Type();
+  case c10::kHalf: return builder.getF16Type();
+  case c10::kBFloat16: return builder.getBF16Type();
+  case c10::kLong: return builder.getIntegerType(64);
+  case c10::kInt: return builder.getIntegerType(32);
+  case c10::kBool: return builder.getI1Type();
+  default: return {};
+  }
+}
+
+RankedTensorType Importer::tensorType(const torch::jit::Value *value,
+                                      Location loc) {
+  auto type = value->type()->cast<c10::TensorType>();
+  if (!type) {
+    emitError(loc) << "expected a tensor for '%" << value->debugName()
+                   << "', got " << value->type()->str();
+    return {};
+  }
+  auto sizes = type->sizes().concrete_sizes();
+  auto scalar = type->scalarType();
+  if (!sizes || !scalar) {
+    emitError(loc) << "the shape of '%" << value->debugName()
+                   << "' is unknown: it is computed where the specializing "
+                      "run did not reach (inside control flow?)";
+    return {};
+  }
+  Type element = elementType(*scalar);
+  if (!element) {
+    emitError(loc) << "'%" << value->debugName() << "' has dtype "
+                   << c10::toString(*scalar)
+                   << ", which kiln does not support (float32, float16, "
+                      "bfloat16, int64, int32, bool)";
+    return {};
+  }
+  return RankedTensorType::get(*sizes, element);
+}
+
+Value Importer::castTo(Value value, Type element, Location loc) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element)
+    return value;
+  return CastOp::create(builder, loc, type.clone(element), value);
+}
+
+/// A rank-0 constant of `element` holding `number`.
+static Value scalarConstant(OpBuilder &builder, Location loc, Type element,
+                            double number) {
+  auto type = RankedTensorType::get({}, element);
+  Attribute value;
+  if (isa<FloatType>(element))
+    value = FloatAttr::get(element, number);
+  else
+    value = IntegerAttr::get(element, static_cast<int64_t>(number));
+  return ConstantOp::create(builder, loc, DenseElementsAttr::get(type, value));
+}
+
+Value Importer::constantTensor(const at::Tensor &original, const std::string &name,
+                               Location loc) {
+  at::Tensor tensor = original.contiguous();
+  Type element = elementType(tensor.scalar_type());
+  if (!element) {
+    emitError(loc) << "constant '" << name << "' has dtype "
+                   << c10::toString(tensor.scalar_type())
+                   << ", which kiln does not support";
+    return {};
+  }
+  auto type = RankedTensorType::get(tensor.sizes().vec(), element);
+  bool splat = tensor.numel() > 0 &&
+               at::equal(tensor, tensor.flatten()[0].expand_as(tensor));
+  if (splat) {
+    double first = tensor.flatten()[0].item<double>();
+    Attribute value = isa<FloatType>(element)
+                          ? Attribute(FloatAttr::get(element, first))
+                          : Attribute(IntegerAttr::get(element, static_cast<int64_t>(first)));
+    return ConstantOp::create(builder, loc, DenseElementsAttr::get(type, value));
+  }
+  ArrayRef<char> bytes(static_cast<const char *>(tensor.data_ptr()),
+                       tensor.nbytes());
+  std::string blobName = name.empty() ? "weight" + std::to_string(blobCount++) : name;
+  auto attr = DenseResourceElementsAttr::get(
+      type, blobName,
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, /*align=*/64));
+  return ConstantOp::create(builder, loc, attr);
+}
+
+Value Importer::operand(const torch::jit::Value *value, Type element,
+                        Location loc) {
+  auto found = values.find(value);
+  if (found != values.end())
+    return castTo(found->second, element, loc);
+  std::optional<c10::IValue> constant = torch::jit::toIValue(value);
+  if (!constant) {
+    emitError(loc) << "'%" << value->debugName() << "' ("
+                   << value->node()->kind().toQualString()
+                   << ") is neither a converted tensor nor a constant";
+    return {};
+  }
+  if (constant->isTensor()) {
+    at::Tensor tensor = constant->toTensor();
+    Value result;
+    // Traced Python numbers arrive as 0-dim (often Double) tensors; like
+    // PyTorch, they take the type of the tensor they combine with.
+    if (tensor.dim() == 0)
+      return scalarConstant(builder, loc, element, tensor.item<double>());
+    std::string name = value->debugName();
+    if (name.rfind("self.", 0) == 0)
+      name = name.substr(5);
+    result = constantTensor(tensor, name, loc);
+    if (!result)
+      return {};
+    values[value] = result;
+    return castTo(result, element, loc);
+  }
+  if (constant->isDouble() || constant->isInt() || constant->isBool())
+    return scalarConstant(builder, loc, element, constant->toScalar().toDouble());
+  emitError(loc) << "'%" << value->debugName() << "' is a "
+                 << value->type()->str() << " constant where a tensor is needed";
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Every operator the registry cannot convert, in first-use order.
+std::string listUnsupported(const torch::jit::Graph &graph) {
+  struct Use {
+    int count = 0;
+    std::string where;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Use> uses;
+  const auto &registry = converterRegistry();
+  std::vector<const torch::jit::Block *> blocks = {graph.block()};
+  while (!blocks.empty()) {
+    const torch::jit::Block *block = blocks.back();
+    blocks.pop_back();
+    for (const torch::jit::Node *node : block->nodes()) {
+      if (node->kind() == c10::prim::Constant)
+        continue;
+      for (const torch::jit::Block *nested : node->blocks())
+        blocks.push_back(nested);
+      std::string key = converterKey(node);
+      if (registry.count(key) && node->blocks().empty())
+        continue;
+      Use &use = uses[key];
+      if (use.count++ == 0) {
+        order.push_back(key);
+        use.where = pythonSourceOf(node);
+      }
+    }
+  }
+  std::string text;
+  for (const std::string &key : order) {
+    const Use &use = uses[key];
+    text += "\n  " + key + " (" + std::to_string(use.count) +
+            (use.count == 1 ? " use" : " uses") +
+            (use.where.empty() ? "" : ", first at " + use.where) + ")";
+  }
+  return text;
+}
+} // namespace
+
+OwningOpRef<ModuleOp> kiln::frontend::importTorchScript(TorchScriptModule &module,
+                                                        MLIRContext &context,
+                                                        std::string &error) {
+  TorchScriptModule::State &state = module.state();
+  if (!state.specialized) {
+    error = "internal error: import before shape specialization";
+    return {};
+  }
+  if (std::string unsupported = listUnsupported(*state.graph); !unsupported.empty()) {
+    error = "'" + state.path + "' uses operators kiln does not support:" + unsupported;
+    return {};
+  }
+
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    std::string where;
+    if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
+      where = file.getFilename().str() + ":" + std::to_string(file.getLine()) + ": ";
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      diagnostics += (diagnostics.empty() ? "" : "\n") + where + diag.str();
+    return success();
+  });
+
+  OpBuilder builder(&context);
+  Importer importer(context, builder);
+  Location unknown = UnknownLoc::get(&context);
+  OwningOpRef<ModuleOp> result = ModuleOp::create(unknown);
+  builder.setInsertionPointToEnd(result->getBody());
+
+  SmallVector<Type> inputTypes, outputTypes;
+  for (const torch::jit::Value *input : state.tensorInputs)
+    inputTypes.push_back(importer.tensorType(input, unknown));
+  for (const torch::jit::Value *output : state.graph->outputs())
+    outputTypes.push_back(importer.tensorType(output, unknown));
+  if (!diagnostics.empty()) {
+    error = diagnostics;
+    return {};
+  }
+  auto func = func::FuncOp::create(builder, unknown, "forward",
+                                   builder.getFunctionType(inputTypes, outputTypes));
+  Block *entry = func.addEntryBlock();
+  for (auto [index, input] : llvm::enumerate(state.tensorInputs)) {
+    importer.values[input] = entry->getArgument(index);
+    func.setArgAttr(index, "kiln.name", builder.getStringAttr(inputBaseName(input)));
+  }
+  builder.setInsertionPointToEnd(entry);
+
+  const auto &registry = converterRegistry();
+  for (const torch::jit::Node *node : state.graph->nodes()) {
+    if (node->kind() == c10::prim::Constant)
+      continue;
+    if (failed(registry.at(converterKey(node))(importer, node)) ||
+        !diagnostics.empty()) {
+      if (diagnostics.empty())
+        diagnostics = "cannot import " + converterKey(node);
+      error = diagnostics;
+      return {};
+    }
+  }
+  SmallVector<Value> results;
+  for (auto [index, output] : llvm::enumerate(state.graph->outputs()))
+    results.push_back(importer.operand(
+        output, cast<RankedTensorType>(outputTypes[index]).getElementType(),
+        unknown));
+  func::ReturnOp::create(builder, unknown, results);
+  if (!diagnostics.empty() || failed(verify(*result))) {
+    error = diagnostics.empty() ? "the imported module does not verify" : diagnostics;
+    return {};
+  }
+  return result;
+}

@@ -1,0 +1,44 @@
+//===- TorchScriptState.h - the LibTorch side of a loaded module -*- C++ -*-===//
+//
+// Shared by the files of this folder only (it includes torch headers): the
+// frozen module and the cleaned, possibly shape-specialized forward graph.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_FRONTEND_TORCHSCRIPT_TORCHSCRIPTSTATE_H
+#define KILN_FRONTEND_TORCHSCRIPT_TORCHSCRIPTSTATE_H
+
+#include "TorchScriptModule.h"
+
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <string>
+
+namespace kiln::frontend {
+
+struct TorchScriptModule::State {
+  std::string path;
+  torch::jit::Module frozen;
+  std::shared_ptr<torch::jit::Graph> graph;
+  /// The graph's tensor inputs (the module `self` excluded), in order.
+  std::vector<torch::jit::Value *> tensorInputs;
+  /// Whether every top-level tensor carries a complete TensorType.
+  bool specialized = false;
+};
+
+/// `file:line` of the Python source a node came from. Traced graphs record a
+/// Python stack per node; the innermost frame outside torch's own package is
+/// the user's line.
+std::string pythonSourceOf(const torch::jit::Node *node);
+
+/// c10::ScalarType -> "f32", "f16", ...; empty for types kiln lacks.
+std::string dtypeName(c10::ScalarType type);
+std::optional<c10::ScalarType> scalarTypeOf(const std::string &dtype);
+
+/// The name a user would use for a graph input (`x` for `x.1`).
+std::string inputBaseName(const torch::jit::Value *value);
+
+} // namespace kiln::frontend
+
+#endif // KILN_FRONTEND_TORCHSCRIPT_TORCHSCRIPTSTATE_H

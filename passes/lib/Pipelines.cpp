@@ -1,0 +1,26 @@
+//===- Pipelines.cpp - kiln's pass pipelines ------------------------------===//
+
+#include "kiln/Passes/Pipelines.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void kiln::buildGraphPipeline(OpPassManager &pm,
+                              const GraphPipelineOptions &options) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createKilnFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void kiln::registerKilnPipelines() {
+  PassPipelineRegistration<GraphPipelineOptions>(
+      "kiln-graph-pipeline",
+      "imported kiln IR -> canonical IR with fusion groups",
+      buildGraphPipeline);
+}

@@ -1,0 +1,155 @@
+//===- kiln-compile.cpp - TorchScript model -> kiln IR ---------------------===//
+//
+//   kiln-compile model.pt --input x:64x256:f32 [--emit=imported|mlir]
+//                [--verify] [-o OUT]
+//
+// Loads and freezes the model, specializes it to the declared input shapes
+// (or, for traced archives, the recorded example inputs), imports it into the
+// kiln dialect and runs the graph pipeline. --verify runs the imported and the
+// optimized IR on random inputs through the reference evaluator and compares
+// both with LibTorch running the original module. Every failure prints one
+// message and exits non-zero; a failed run never leaves a partial output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KilnVerify.h"
+#include "TorchScriptImporter.h"
+#include "TorchScriptModule.h"
+
+#include "kiln/Passes/Pipelines.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace cl = llvm::cl;
+using namespace kiln;
+
+namespace {
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.pt>"), cl::Required);
+cl::list<std::string> inputSpecs(
+    "input", cl::desc("an input as NAME:SHAPE:DTYPE, e.g. x:64x256:f32 "
+                      "(default for traced models: the recorded example inputs)"),
+    cl::value_desc("spec"));
+enum class Emit { Imported, Mlir };
+cl::opt<Emit> emit("emit", cl::desc("what to write"), cl::init(Emit::Mlir),
+                   cl::values(clEnumValN(Emit::Imported, "imported",
+                                         "kiln IR as imported, before any pass"),
+                              clEnumValN(Emit::Mlir, "mlir",
+                                         "kiln IR after the graph pipeline")));
+cl::opt<bool> verifyNumerics(
+    "verify", cl::desc("compare the imported and optimized IR with LibTorch on "
+                       "random inputs; fail past the dtype's tolerance"));
+cl::opt<std::string> outputPath("o", cl::desc("output file (default: stdout)"),
+                                cl::value_desc("path"), cl::init("-"));
+
+int fail(const std::string &message) {
+  llvm::errs() << "kiln-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// Writes `text` to `path` through a temporary file and a rename, so a reader
+/// never sees a partial file and a failure leaves none.
+bool writeAtomically(const std::string &path, const std::string &text,
+                     std::string &error) {
+  if (path == "-") {
+    llvm::outs() << text;
+    return true;
+  }
+  std::string temporary = path + ".partial." + std::to_string(llvm::sys::Process::getProcessId());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(temporary, ec);
+    if (ec) {
+      error = "cannot write '" + path + "': " + ec.message();
+      return false;
+    }
+    out << text;
+    out.close();
+    if (out.has_error()) {
+      error = "cannot write '" + path + "': " + out.error().message();
+      out.clear_error();
+      llvm::sys::fs::remove(temporary);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
+    llvm::sys::fs::remove(temporary);
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "kiln: TorchScript to fused CUDA\n");
+
+  std::string error;
+  auto model = frontend::TorchScriptModule::load(modelPath, error);
+  if (!model)
+    return fail(error);
+
+  std::vector<frontend::InputSpec> specs;
+  for (const std::string &text : inputSpecs) {
+    frontend::InputSpec spec;
+    if (!frontend::parseInputSpec(text, spec, error))
+      return fail(error);
+    specs.push_back(spec);
+  }
+  if (specs.empty())
+    specs = model->tracedInputs();
+  if (specs.empty() && !model->inputNames().empty()) {
+    std::string names;
+    for (const std::string &name : model->inputNames())
+      names += (names.empty() ? "" : ", ") + name;
+    return fail("'" + modelPath + "' records no example inputs; declare each "
+                "input (" + names + ") with --input NAME:SHAPE:DTYPE");
+  }
+  if (!model->specialize(specs, error))
+    return fail(error);
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> imported =
+      frontend::importTorchScript(*model, context, error);
+  if (!imported)
+    return fail(error);
+
+  mlir::OwningOpRef<mlir::ModuleOp> optimized = imported->clone();
+  mlir::PassManager pm(&context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    return fail("bad pass manager options");
+  buildGraphPipeline(pm, GraphPipelineOptions());
+  if (mlir::failed(pm.run(*optimized)))
+    return fail("the graph pipeline failed (see the diagnostics above)");
+
+  if (verifyNumerics) {
+    std::string report;
+    bool ok = frontend::verifyAgainstTorch(*model, specs, *imported, *optimized,
+                                           report);
+    llvm::errs() << report;
+    if (!ok)
+      return fail("--verify: kiln's result differs from LibTorch beyond the "
+                  "tolerance");
+  }
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (emit == Emit::Imported ? *imported : *optimized)
+      ->print(os, mlir::OpPrintingFlags());
+  os << "\n";
+  if (!writeAtomically(outputPath, text, error))
+    return fail(error);
+  return 0;
+}
