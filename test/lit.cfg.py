@@ -9,7 +9,7 @@ import lit.formats
 
 config.name = "kiln"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["examples", "unit", "CMakeLists.txt", "lit.cfg.py"]
 

@@ -1,41 +1,143 @@
 #!/usr/bin/env python3
-"""Writes the TorchScript fixtures the frontend tests load, into argv[1].
+"""Writes the TorchScript models kiln's tests compile, into OUT_DIR.
 
-Made at test time (never committed): small models with fixed seeds, plus the
-broken files the loader must reject with a clear message.
+    make_models.py OUT_DIR [NAME ...]
+
+Made at test time (never committed), with fixed seeds: the slice's test
+models (MLP, FFN with residual and LayerNorm, a 4-block MLP stack) in fp32
+and fp16, one small model per supported operator for import snapshots, a
+model with unsupported operators, and broken files the loader must reject.
 """
 import os
 import sys
 import warnings
 
 import torch
+import torch.nn.functional as F
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # torch.jit in 2.11
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", category=UserWarning)
 
 
 class Mlp(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, d_in=16, hidden=32, d_out=4):
         super().__init__()
-        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc1 = torch.nn.Linear(d_in, hidden)
         self.drop = torch.nn.Dropout(0.1)
-        self.fc2 = torch.nn.Linear(32, 4)
+        self.fc2 = torch.nn.Linear(hidden, d_out)
 
     def forward(self, x):
         return self.fc2(self.drop(torch.relu(self.fc1(x))))
 
 
-def main(out):
-    os.makedirs(out, exist_ok=True)
+class Ffn(torch.nn.Module):
+    """A transformer feed-forward block: LN(x + W2 gelu(W1 x + b1) + b2)."""
+
+    def __init__(self, d=64, hidden=256, approximate="none"):
+        super().__init__()
+        self.up = torch.nn.Linear(d, hidden)
+        self.down = torch.nn.Linear(hidden, d)
+        self.norm = torch.nn.LayerNorm(d)
+        self.approximate = approximate
+
+    def forward(self, x):
+        h = F.gelu(self.up(x), approximate=self.approximate)
+        return self.norm(x + self.down(h))
+
+
+class MlpStack(torch.nn.Module):
+    """Four pre-norm residual MLP blocks with SiLU."""
+
+    def __init__(self, d=48, hidden=96, blocks=4):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.LayerNorm(d), torch.nn.Linear(d, hidden),
+                                torch.nn.SiLU(), torch.nn.Linear(hidden, d))
+            for _ in range(blocks))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return x
+
+
+def fn_module(fn):
+    class Wrapped(torch.nn.Module):
+        def forward(self, *args):
+            return fn(*args)
+    return Wrapped()
+
+
+def with_param(shape, fn):
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(*shape))
+
+        def forward(self, x):
+            return fn(x, self.w)
+    return Wrapped()
+
+
+# name -> (module factory, example inputs factory, dtype)
+def slice_models():
+    def mk(factory, shape, dtype):
+        return lambda: (factory().to(dtype), (torch.randn(*shape, dtype=dtype),))
+    models = {}
+    for suffix, dtype in (("f32", torch.float32), ("f16", torch.float16)):
+        models[f"mlp_{suffix}"] = mk(Mlp, (8, 16), dtype)
+        models[f"ffn_{suffix}"] = mk(Ffn, (2, 24, 64), dtype)
+        models[f"ffn_tanh_{suffix}"] = mk(lambda: Ffn(approximate="tanh"), (40, 64), dtype)
+        models[f"mlp_stack_{suffix}"] = mk(MlpStack, (3, 17, 48), dtype)
+    return models
+
+
+def op_models():
+    """One small traced model per supported operator (import snapshots)."""
+    x = lambda *s: torch.randn(*s)
+    return {
+        "op_add_tensor": lambda: (fn_module(lambda a, b: a + b), (x(4, 8), x(8))),
+        "op_add_scalar": lambda: (fn_module(lambda a: a + 2.5), (x(4, 8),)),
+        "op_add_alpha": lambda: (fn_module(lambda a, b: torch.add(a, b, alpha=3)), (x(4, 8), x(4, 8))),
+        "op_sub_rsub": lambda: (fn_module(lambda a: 1.0 - a * 2), (x(3, 5),)),
+        "op_div": lambda: (fn_module(lambda a, b: a / b), (x(6), x(6).abs() + 1)),
+        "op_int_promotion": lambda: (fn_module(lambda a, i: a * i), (x(4), torch.arange(4))),
+        "op_unary": lambda: (fn_module(lambda a: torch.sigmoid(torch.tanh(torch.relu(a))) - F.silu(a)), (x(2, 3),)),
+        "op_gelu": lambda: (fn_module(lambda a: F.gelu(a) + F.gelu(a, approximate="tanh")), (x(5),)),
+        "op_linear_nobias": lambda: (torch.nn.Linear(8, 3, bias=False), (x(2, 8),)),
+        "op_matmul": lambda: (fn_module(lambda a, b: a @ b), (x(2, 4, 8), x(8, 3))),
+        "op_layer_norm": lambda: (torch.nn.LayerNorm([4, 8]), (x(2, 4, 8),)),
+        "op_views": lambda: (fn_module(lambda a: a.view(2, 12).reshape(4, 6).flatten().unsqueeze(0)), (x(2, 3, 4),)),
+        "op_transpose": lambda: (fn_module(lambda a: a.transpose(1, 2).permute(2, 0, 1).contiguous()), (x(2, 3, 4),)),
+        "op_to_dtype": lambda: (fn_module(lambda a: a.to(torch.float16).to(torch.float32)), (x(7),)),
+        "op_softmax": lambda: (fn_module(lambda a: torch.softmax(a, dim=-1)), (x(3, 9),)),
+        "op_mean_sum": lambda: (fn_module(lambda a: a.mean(dim=-1, keepdim=True) + a.sum(dim=(0,))), (x(4, 6),)),
+        "op_clamp": lambda: (fn_module(lambda a: torch.clamp(a, min=-0.5) + F.relu6(a)), (x(10),)),
+        "op_size_arith": lambda: (fn_module(lambda a: a.view(a.size(0) * a.size(1), -1)), (x(3, 4, 5),)),
+    }
+
+
+def error_models():
+    class Unsupported(torch.nn.Module):
+        def forward(self, x):
+            y = torch.cumsum(x, 0)
+            y = y + torch.cumsum(y, 1)
+            return torch.sort(y, dim=1)[0] + torch.fft.fft(y).real
+    class DoubleModel(torch.nn.Module):
+        def forward(self, x):
+            return x.to(torch.float64) * 2
+    return {
+        "unsupported_ops": lambda: (Unsupported(), (torch.randn(4, 5),)),
+        "float64_model": lambda: (DoubleModel(), (torch.randn(3),)),
+    }
+
+
+def write_broken(out):
     torch.manual_seed(0)
     model = Mlp().eval()
-    example = torch.randn(8, 16)
-    torch.jit.save(torch.jit.trace(model, example), os.path.join(out, "mlp_traced.pt"))
-    torch.jit.save(torch.jit.script(model), os.path.join(out, "mlp_scripted.pt"))
-    # A zip that is not TorchScript: what torch.save writes.
     torch.save(model.state_dict(), os.path.join(out, "mlp_state_dict.pt"))
-    # A truncated archive, as an interrupted copy leaves it.
-    with open(os.path.join(out, "mlp_traced.pt"), "rb") as f:
+    with open(os.path.join(out, "mlp_f32.pt"), "rb") as f:
         data = f.read()
     with open(os.path.join(out, "truncated.pt"), "wb") as f:
         f.write(data[: len(data) // 2])
@@ -43,5 +145,20 @@ def main(out):
         f.write("this is not a model\n")
 
 
+def main(out, names):
+    os.makedirs(out, exist_ok=True)
+    everything = {**slice_models(), **op_models(), **error_models()}
+    for name in names or everything:
+        torch.manual_seed(0)
+        module, inputs = everything[name]()
+        module = module.eval()
+        torch.jit.save(torch.jit.trace(module, inputs), os.path.join(out, name + ".pt"))
+    if not names:
+        torch.manual_seed(0)
+        scripted = torch.jit.script(Mlp().eval())
+        torch.jit.save(scripted, os.path.join(out, "mlp_scripted.pt"))
+        write_broken(out)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:])

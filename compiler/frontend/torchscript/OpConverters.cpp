@@ -383,6 +383,25 @@ LogicalResult convertReduce(Importer &im, const Node *node) {
   return success();
 }
 
+/// rsub(self, other, alpha) = other - alpha * self.
+LogicalResult convertRsub(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value self = im.operand(node->input(0), elementOf(type), loc);
+  Value other = im.operand(node->input(1), elementOf(type), loc);
+  auto alpha = torch::jit::toIValue(node->input(2));
+  if (!self || !other || !alpha)
+    return failure();
+  if (alpha->toScalar().toDouble() != 1.0) {
+    Value scale = im.operand(node->input(2), elementOf(type), loc);
+    self = MulOp::create(im.builder, loc, self.getType(), self, scale);
+  }
+  im.bind(node, SubOp::create(im.builder, loc, type, other, self));
+  return success();
+}
+
 LogicalResult convertDiv(Importer &im, const Node *node) {
   if (node->inputs().size() > 2 && !isNone(node, 2)) {
     emitError(im.locationOf(node))
@@ -411,6 +430,8 @@ kiln::frontend::converterRegistry() {
       {"aten::add.Scalar", binary<AddOp>(true)},
       {"aten::sub.Tensor", binary<SubOp>(true)},
       {"aten::sub.Scalar", binary<SubOp>(true)},
+      {"aten::rsub.Scalar", convertRsub},
+      {"aten::rsub.Tensor", convertRsub},
       {"aten::mul.Tensor", binary<MulOp>(false)},
       {"aten::mul.Scalar", binary<MulOp>(false)},
       {"aten::div.Tensor", convertDiv},

@@ -250,7 +250,8 @@ OwningOpRef<ModuleOp> kiln::frontend::importTorchScript(TorchScriptModule &modul
   for (const torch::jit::Value *input : state.tensorInputs)
     inputTypes.push_back(importer.tensorType(input, unknown));
   for (const torch::jit::Value *output : state.graph->outputs())
-    outputTypes.push_back(importer.tensorType(output, unknown));
+    outputTypes.push_back(
+        importer.tensorType(output, importer.locationOf(output->node())));
   if (!diagnostics.empty()) {
     error = diagnostics;
     return {};

@@ -50,9 +50,39 @@ namespace {
 /// only the message.
 std::string firstLines(const std::string &message) {
   std::string text = message.substr(0, message.find("\nException raised from"));
+  // miniz appends a paragraph of speculation to every zip error.
+  text = text.substr(0, text.find(" This is an internal miniz error"));
   while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
     text.pop_back();
   return text;
+}
+
+bool isTorchInternal(const std::string &file);
+
+/// The interpreter's error carries two tracebacks before the message; keep
+/// the message (its last line) and the user's innermost Python frame.
+std::string summarizeInterpreterError(const std::string &what) {
+  std::string text = firstLines(what);
+  size_t lastLine = text.rfind('\n');
+  std::string message = lastLine == std::string::npos ? text : text.substr(lastLine + 1);
+  if (message.rfind("RuntimeError: ", 0) == 0)
+    message = message.substr(14);
+  std::string userFrame;
+  size_t original = text.find("original code");
+  std::istringstream lines(original == std::string::npos ? "" : text.substr(original));
+  std::string header;
+  std::getline(lines, header); // "original code (most recent call last):"
+  for (std::string line; std::getline(lines, line);) {
+    size_t open = line.rfind('('), close = line.rfind("):");
+    if (open == std::string::npos || close == std::string::npos || close < open)
+      continue;
+    std::string file = line.substr(0, open);
+    if (!isTorchInternal(file)) {
+      userFrame = file + ":" + line.substr(open + 1, close - open - 1);
+      break;
+    }
+  }
+  return (userFrame.empty() ? "" : "at " + userFrame + ": ") + message;
 }
 
 bool looksLikeZip(const std::string &path) {
@@ -348,7 +378,7 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
     for (const InputSpec &spec : specs)
       declared += (declared.empty() ? "" : ", ") + formatInputSpec(spec);
     error = "the model fails on inputs of the declared shapes (" + declared +
-            "): " + firstLines(e.what());
+            ") " + summarizeInterpreterError(e.what());
     ran = false;
   }
   if (ran)
