@@ -36,7 +36,7 @@ std::string loadError(const std::string &path) {
 
 TEST(TorchScriptModule, TracedMlpFreezesToLinearAndRelu) {
   std::string error;
-  auto module = TorchScriptModule::load(fixture("mlp_traced.pt"), error);
+  auto module = TorchScriptModule::load(fixture("mlp_f32.pt"), error);
   ASSERT_NE(module, nullptr) << error;
   auto ops = module->operators();
   const OperatorUse *linear = findOp(ops, "aten::linear");
