@@ -74,6 +74,50 @@ bool kiln::wouldCreateCycle(const llvm::SetVector<Operation *> &ops) {
   return false;
 }
 
+llvm::SetVector<Operation *>
+kiln::growAnchoredGroup(Operation *anchor, const AnchoredGrowth &growth,
+                        const FusionControlFn &control) {
+  llvm::SetVector<Operation *> group;
+  group.insert(anchor);
+  Block *block = anchor->getBlock();
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(anchor->getResult(0).getType()).getShape();
+  auto joinable = [&](Operation *op) {
+    return op && op->getBlock() == block && !group.contains(op) &&
+           isElementwiseFusible(op) && !op->hasAttr("kiln.no_fuse") &&
+           op->getNumResults() == 1 &&
+           cast<RankedTensorType>(op->getResult(0).getType()).getShape() == shape;
+  };
+  auto tryAdd = [&](Operation *candidate) {
+    llvm::SetVector<Operation *> grown = group;
+    grown.insert(candidate);
+    if (wouldCreateCycle(grown))
+      return false;
+    group.insert(candidate);
+    return true;
+  };
+  // Grow to a fixed point: each added op may open new edges.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < group.size(); ++i) {
+      Operation *member = group[i];
+      if (growth.consumers)
+        for (Operation *user : llvm::to_vector(member->getUsers())) {
+          Operation *owner = inBlock(block, user);
+          if (joinable(owner) && control(member, owner))
+            changed |= tryAdd(owner);
+        }
+      if (growth.producers && (member == anchor || member->isBeforeInBlock(anchor)))
+        for (Value operand : member->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (joinable(producer) && control(producer, member))
+            changed |= tryAdd(producer);
+        }
+    }
+  }
+  return group;
+}
+
 FusionOp kiln::fuseIntoGroup(RewriterBase &rewriter,
                              const llvm::SetVector<Operation *> &ops,
                              FusionKind kind) {

@@ -13,8 +13,13 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
                               const GraphPipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (options.fuse)
+  if (options.fuse) {
+    // Anchored groups first, so GEMMs and normalizations take the
+    // elementwise ops next to them; what is left forms elementwise groups.
+    pm.addNestedPass<func::FuncOp>(createKilnFuseGemmEpilogue());
+    pm.addNestedPass<func::FuncOp>(createKilnFuseNormalization());
     pm.addNestedPass<func::FuncOp>(createKilnFuseElementwise());
+  }
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -635,3 +635,64 @@ func.func @unknown_fusion_kind(%a: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @fusion_gemm_without_gemm(%a: tensor<4xf32>) {
+  // expected-error @+1 {{a gemm_epilogue group holds exactly one linear, matmul or batch_matmul, found 0}}
+  %0 = kiln.fusion gemm_epilogue ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %y = kiln.relu %x : tensor<4xf32>
+    kiln.yield %y : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_two_gemms(%a: tensor<4x4xf32>) {
+  // expected-error @+1 {{a gemm_epilogue group holds exactly one linear, matmul or batch_matmul, found 2}}
+  %0 = kiln.fusion gemm_epilogue ins(%a : tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %y = kiln.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %z = kiln.matmul %y, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    kiln.yield %z : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_normalization_foreign(%a: tensor<4x4xf32>) {
+  // expected-error @+1 {{a normalization group cannot hold 'kiln.permute'}}
+  %0 = kiln.fusion normalization ins(%a : tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %p = kiln.permute %x [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+    %y = kiln.softmax %p dim = 1 : tensor<4x4xf32>
+    kiln.yield %y : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_normalization_without_anchor(%a: tensor<4xf32>) {
+  // expected-error @+1 {{a normalization group holds exactly one layer_norm or softmax, found 0}}
+  %0 = kiln.fusion normalization ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    kiln.yield %x : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_reduction_without_reduction(%a: tensor<4xf32>) {
+  // expected-error @+1 {{a reduction group holds at least one reduction}}
+  %0 = kiln.fusion reduction ins(%a : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %y = kiln.exp %x : tensor<4xf32>
+    kiln.yield %y : tensor<4xf32>
+  }
+  return
+}

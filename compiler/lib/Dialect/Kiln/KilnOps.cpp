@@ -532,17 +532,52 @@ LogicalResult FusionOp::verifyRegions() {
       return emitOpError("yielded value ")
              << index << " has type " << std::get<0>(pair) << " but result "
              << index << " has type " << std::get<1>(pair);
+  // What each kernel family can hold: one anchor of its kind (the GEMM, the
+  // normalization, at least one reduction) plus elementwise ops and
+  // constants. Convolution and attention groups are not constrained yet.
+  StringRef kindName = stringifyFusionKind(getKind());
+  StringRef article = StringRef("aeiou").contains(kindName.front()) ? "an " : "a ";
+  int anchors = 0;
   for (Operation &op : body.without_terminator()) {
     if (!isa_and_nonnull<KilnDialect>(op.getDialect()))
       return emitOpError("body may hold only kiln ops, found '")
              << op.getName() << "'";
     if (isa<FusionOp>(op))
       return emitOpError("fusion groups do not nest");
-    if (getKind() == FusionKind::elementwise &&
-        !op.hasTrait<OpTrait::KilnElementwise>() && !isa<ConstantOp>(op))
-      return emitOpError("an elementwise group cannot hold '")
-             << op.getName() << "'";
+    bool elementwise =
+        op.hasTrait<OpTrait::KilnElementwise>() || isa<ConstantOp>(op);
+    bool anchor = false;
+    switch (getKind()) {
+    case FusionKind::elementwise:
+      break;
+    case FusionKind::gemm_epilogue:
+      anchor = isa<LinearOp, MatmulOp, BatchMatmulOp>(op);
+      break;
+    case FusionKind::normalization:
+      anchor = isa<LayerNormOp, SoftmaxOp>(op);
+      break;
+    case FusionKind::reduction:
+      anchor = isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op);
+      break;
+    case FusionKind::conv_epilogue:
+    case FusionKind::attention:
+      continue;
+    }
+    anchors += anchor;
+    if (!elementwise && !anchor)
+      return emitOpError() << article << kindName << " group cannot hold '"
+                           << op.getName() << "'";
   }
+  if ((getKind() == FusionKind::gemm_epilogue ||
+       getKind() == FusionKind::normalization) &&
+      anchors != 1)
+    return emitOpError() << article << kindName << " group holds exactly one "
+                             << (getKind() == FusionKind::gemm_epilogue
+                                     ? "linear, matmul or batch_matmul"
+                                     : "layer_norm or softmax")
+                             << ", found " << anchors;
+  if (getKind() == FusionKind::reduction && anchors == 0)
+    return emitOpError("a reduction group holds at least one reduction");
   return success();
 }
 

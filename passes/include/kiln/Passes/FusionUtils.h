@@ -34,6 +34,22 @@ bool isCloneableConstant(mlir::Operation *op);
 /// space (equal result shapes), so one kernel can compute both per element.
 bool areElementwiseFusable(mlir::Operation *producer, mlir::Operation *consumer);
 
+/// How an anchored group (a GEMM or a normalization with its neighbours)
+/// may grow.
+struct AnchoredGrowth {
+  /// Absorb elementwise users computed over the anchor's result shape.
+  bool consumers = true;
+  /// Absorb elementwise producers of the anchor's input (same shape).
+  bool producers = false;
+};
+
+/// The anchor plus every elementwise neighbour that computes over the
+/// anchor's result shape, reachable through fusible edges the control
+/// function accepts, without a cycle. Ops marked `kiln.no_fuse` never join.
+llvm::SetVector<mlir::Operation *>
+growAnchoredGroup(mlir::Operation *anchor, const AnchoredGrowth &growth,
+                  const FusionControlFn &control);
+
 /// True if grouping `ops` would create a cycle: some op outside the set both
 /// depends on the set and feeds it. `ops` must share one block.
 bool wouldCreateCycle(const llvm::SetVector<mlir::Operation *> &ops);

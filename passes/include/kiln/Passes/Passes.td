@@ -14,6 +14,51 @@ include "mlir/Pass/PassBase.td"
 // Fusion
 //===----------------------------------------------------------------------===//
 
+def KilnFuseGemmEpilogue : Pass<"kiln-fuse-gemm-epilogue", "mlir::func::FuncOp"> {
+  let summary = "fuses elementwise consumers of a GEMM into its epilogue";
+  let description = [{
+    Each kiln.linear / kiln.matmul / kiln.batch_matmul becomes the anchor of
+    a `kiln.fusion gemm_epilogue` group that also holds every elementwise op
+    computing over the GEMM's result shape downstream of it: activation,
+    residual add, scale, cast, in any chain. The GEMM kernel applies them to
+    its accumulator tile before the single store. A GEMM result used outside
+    the group stays a result of the group (written once, never recomputed).
+
+    Before:
+    ```mlir
+    %0 = kiln.linear %x, %w, %b : (tensor<64x256xf16>, tensor<1024x256xf16>, tensor<1024xf16>) -> tensor<64x1024xf16>
+    %1 = kiln.gelu %0 : tensor<64x1024xf16>
+    ```
+    After:
+    ```mlir
+    %1 = kiln.fusion gemm_epilogue ins(%x, %w, %b : ...) -> tensor<64x1024xf16> {
+    ^bb0(%a: tensor<64x256xf16>, %b: tensor<1024x256xf16>, %c: tensor<1024xf16>):
+      %2 = kiln.linear %a, %b, %c : ...
+      %3 = kiln.gelu %2 : tensor<64x1024xf16>
+      kiln.yield %3 : tensor<64x1024xf16>
+    }
+    ```
+    Ops marked `kiln.no_fuse` stay out (test hook).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def KilnFuseNormalization : Pass<"kiln-fuse-normalization", "mlir::func::FuncOp"> {
+  let summary = "fuses layer norm and softmax with their elementwise neighbours";
+  let description = [{
+    Each kiln.layer_norm / kiln.softmax anchors a `kiln.fusion normalization`
+    group holding its elementwise producers (the residual add feeding a layer
+    norm, a scale before a softmax) and consumers over the same shape. The
+    row kernel computes producers on load and consumers before the store; a
+    producer used elsewhere (the residual stream) becomes an extra result.
+  }];
+  let options = [
+    Option<"prologue", "prologue", "bool", /*default=*/"true",
+           "absorb elementwise producers of the normalized input">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "groups chains of elementwise ops into kiln.fusion regions";
   let description = [{

@@ -1,0 +1,46 @@
+//===- FuseNormalization.cpp - row normalizations with their neighbours ---===//
+//
+// Algorithm: visit layer norms and softmaxes in program order; grow each
+// into its elementwise producers (when `prologue` is on) and consumers over
+// the same shape (growAnchoredGroup), then outline the group as
+// `kiln.fusion normalization`. The row kernel reads each input row once,
+// applies the prologue on load, normalizes with fp32 statistics, and applies
+// the epilogue before the store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/FusionUtils.h"
+#include "kiln/Passes/Passes.h"
+
+#define DEBUG_TYPE "kiln-fuse-normalization"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFUSENORMALIZATION
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+struct FuseNormalizationPass
+    : kiln::impl::KilnFuseNormalizationBase<FuseNormalizationPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> anchors;
+    getOperation().walk([&](Operation *op) {
+      if (isa<LayerNormOp, SoftmaxOp>(op) && !isa<FusionOp>(op->getParentOp()) &&
+          !op->hasAttr("kiln.no_fuse"))
+        anchors.push_back(op);
+    });
+    FusionControlFn takeAll = [](Operation *, Operation *) { return true; };
+    IRRewriter rewriter(&getContext());
+    for (Operation *anchor : anchors)
+      fuseIntoGroup(rewriter,
+                    growAnchoredGroup(anchor, {/*consumers=*/true, prologue},
+                                      takeAll),
+                    FusionKind::normalization);
+  }
+};
+} // namespace
