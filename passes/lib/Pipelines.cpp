@@ -12,6 +12,11 @@ using namespace mlir;
 void kiln::buildGraphPipeline(OpPassManager &pm,
                               const GraphPipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
+  KilnSetPrecisionOptions precision;
+  precision.precision = options.precision;
+  pm.addNestedPass<func::FuncOp>(createKilnSetPrecision(precision));
+  // Folds the casts the precision change made identities.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.fuse) {
     // Anchored groups first, so GEMMs and normalizations take the

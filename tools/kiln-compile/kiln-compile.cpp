@@ -44,6 +44,9 @@ cl::opt<Emit> emit("emit", cl::desc("what to write"), cl::init(Emit::Mlir),
                                          "kiln IR as imported, before any pass"),
                               clEnumValN(Emit::Mlir, "mlir",
                                          "kiln IR after the graph pipeline")));
+cl::opt<std::string> precision(
+    "precision", cl::desc("compute precision: fp32 (default), tf32, fp16, bf16"),
+    cl::init("fp32"));
 cl::opt<bool> verifyNumerics(
     "verify", cl::desc("compare the imported and optimized IR with LibTorch on "
                        "random inputs; fail past the dtype's tolerance"));
@@ -126,18 +129,24 @@ int main(int argc, char **argv) {
   if (!imported)
     return fail(error);
 
+  if (precision != "fp32" && precision != "tf32" && precision != "fp16" &&
+      precision != "bf16")
+    return fail("unknown --precision '" + precision +
+                "' (use fp32, tf32, fp16 or bf16)");
   mlir::OwningOpRef<mlir::ModuleOp> optimized = imported->clone();
   mlir::PassManager pm(&context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
     return fail("bad pass manager options");
-  buildGraphPipeline(pm, GraphPipelineOptions());
+  GraphPipelineOptions pipeline;
+  pipeline.precision = precision;
+  buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*optimized)))
     return fail("the graph pipeline failed (see the diagnostics above)");
 
   if (verifyNumerics) {
     std::string report;
     bool ok = frontend::verifyAgainstTorch(*model, specs, *imported, *optimized,
-                                           report);
+                                           precision, report);
     llvm::errs() << report;
     if (!ok)
       return fail("--verify: kiln's result differs from LibTorch beyond the "

@@ -17,9 +17,11 @@
 using namespace kiln::frontend;
 
 double kiln::frontend::toleranceFor(const std::string &dtype) {
-  if (dtype == "f32")
+  if (dtype == "f32" || dtype == "fp32")
     return 1e-5;
-  if (dtype == "f16" || dtype == "bf16")
+  if (dtype == "tf32")
+    return 1e-3;
+  if (dtype == "f16" || dtype == "bf16" || dtype == "fp16")
     return 1e-2;
   return 0.0;
 }
@@ -50,6 +52,7 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
                                         const std::vector<InputSpec> &specs,
                                         mlir::ModuleOp imported,
                                         mlir::ModuleOp optimized,
+                                        const std::string &precision,
                                         std::string &report) {
   TorchScriptModule::State &state = model.state();
   std::vector<std::string> names = model.inputNames();
@@ -102,6 +105,8 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
       std::string dtype = dtypeName((*actual)[i].scalar_type());
       Error err = compare((*actual)[i], expected[i]);
       double tolerance = toleranceFor(dtype);
+      if (std::string(stage) == "optimized")
+        tolerance = std::max(tolerance, toleranceFor(precision));
       bool pass = err.relL2 <= tolerance && !std::isnan(err.relL2) &&
                   !std::isnan(err.maxAbs);
       ok &= pass;

@@ -13,17 +13,21 @@
 namespace kiln::frontend {
 
 /// Tolerance on the relative L2 error ||kiln - torch|| / ||torch|| by element
-/// type: fp32 1e-5, fp16/bf16 1e-2, integers and bool exact.
-double toleranceFor(const std::string &dtype);
+/// type or compute precision: fp32 1e-5, tf32 1e-3, fp16/bf16 1e-2, integers
+/// and bool exact.
+double toleranceFor(const std::string &dtypeOrPrecision);
 
 /// Draws fresh random inputs for `specs`, runs LibTorch on the original
 /// module and the reference evaluator on `imported` and `optimized`, and
 /// appends to `report` one line per (stage, output) with the max abs and the
-/// relative L2 error. False if any error exceeds its tolerance or a run fails.
+/// relative L2 error. The optimized IR computes in `precision` (fp32, tf32,
+/// fp16, bf16) and is held to the looser of its output type's and that
+/// precision's tolerance. False if any error exceeds its tolerance or a run
+/// fails.
 bool verifyAgainstTorch(TorchScriptModule &model,
                         const std::vector<InputSpec> &specs,
                         mlir::ModuleOp imported, mlir::ModuleOp optimized,
-                        std::string &report);
+                        const std::string &precision, std::string &report);
 
 } // namespace kiln::frontend
 

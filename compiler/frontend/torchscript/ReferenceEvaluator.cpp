@@ -54,6 +54,19 @@ at::Tensor inFloat32(const at::Tensor &t, Fn compute) {
       .to(t.scalar_type());
 }
 
+/// Rounds fp32 values to tf32 (10-bit mantissa, nearest even), as tensor
+/// cores do with operands of a GEMM marked kiln.tf32.
+at::Tensor roundToTf32(const at::Tensor &t) {
+  if (t.scalar_type() != c10::kFloat)
+    return t;
+  at::Tensor bits = t.contiguous().view(c10::kInt);
+  at::Tensor lsb = bits.bitwise_right_shift(13).bitwise_and(1);
+  at::Tensor rounded = (bits + 0xFFF + lsb).bitwise_and(static_cast<int32_t>(0xFFFFE000));
+  // Leave infinities and NaNs alone.
+  at::Tensor special = bits.bitwise_and(0x7F800000).eq(0x7F800000);
+  return at::where(special, bits, rounded).view(c10::kFloat);
+}
+
 std::optional<at::Tensor> constantTensor(ConstantOp op, std::string &error) {
   auto type = cast<RankedTensorType>(op.getType());
   c10::ScalarType dtype = dtypeOf(type);
@@ -117,6 +130,10 @@ private:
   llvm::DenseMap<Value, at::Tensor> values;
 
   at::Tensor in(Value v) { return values.lookup(v); }
+  /// A GEMM operand, rounded to tf32 when the op allows tf32 math.
+  at::Tensor gemmIn(Operation *op, Value v) {
+    return op->hasAttr("kiln.tf32") ? roundToTf32(in(v)) : in(v);
+  }
 
   bool fail(Operation &op, const std::string &why) {
     std::string location;
@@ -192,18 +209,22 @@ private:
           at::Tensor x = in(o.getInput());
           at::Tensor bias = o.getBias() ? in(o.getBias()) : at::Tensor();
           return one(inFloat32(x, [&](auto up) {
-            return at::linear(up(x), up(in(o.getWeight())),
+            return at::linear(up(gemmIn(o, o.getInput())), up(gemmIn(o, o.getWeight())),
                               bias.defined() ? std::optional<at::Tensor>(up(bias))
                                              : std::nullopt);
           }));
         })
         .Case([&](MatmulOp o) {
           at::Tensor l = in(o.getLhs());
-          return one(inFloat32(l, [&](auto up) { return at::matmul(up(l), up(in(o.getRhs()))); }));
+          return one(inFloat32(l, [&](auto up) {
+            return at::matmul(up(gemmIn(o, o.getLhs())), up(gemmIn(o, o.getRhs())));
+          }));
         })
         .Case([&](BatchMatmulOp o) {
           at::Tensor l = in(o.getLhs());
-          return one(inFloat32(l, [&](auto up) { return at::matmul(up(l), up(in(o.getRhs()))); }));
+          return one(inFloat32(l, [&](auto up) {
+            return at::matmul(up(gemmIn(o, o.getLhs())), up(gemmIn(o, o.getRhs())));
+          }));
         })
         .Case([&](ReduceSumOp o) {
           at::Tensor x = in(o.getInput());

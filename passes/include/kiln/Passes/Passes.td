@@ -11,6 +11,50 @@
 include "mlir/Pass/PassBase.td"
 
 //===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+def KilnSetPrecision : Pass<"kiln-set-precision", "mlir::func::FuncOp"> {
+  let summary = "computes the function in fp32, tf32, fp16 or bf16";
+  let description = [{
+    `fp16` / `bf16`: every floating-point tensor inside the function takes
+    the target type. Weights are converted at compile time (the constant's
+    data is rewritten, rounding to nearest even); floating-point arguments
+    are cast on entry and results cast back to their declared types on exit,
+    so the function's signature does not change. Integer and boolean tensors
+    are untouched. Kernels still accumulate GEMMs and normalization
+    statistics in fp32.
+
+    `tf32`: types stay fp32; GEMMs are marked `kiln.tf32`, allowing tensor
+    cores to round their operands to tf32 (10-bit mantissa).
+
+    `fp32`: nothing changes.
+
+    Before (`precision=fp16`):
+    ```mlir
+    func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %0 = kiln.relu %x : tensor<4x8xf32>
+      return %0 : tensor<4x8xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %0 = kiln.cast %x : tensor<4x8xf32> to tensor<4x8xf16>
+      %1 = kiln.relu %0 : tensor<4x8xf16>
+      %2 = kiln.cast %1 : tensor<4x8xf16> to tensor<4x8xf32>
+      return %2 : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32, tf32, fp16 or bf16">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 

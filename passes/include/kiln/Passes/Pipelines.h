@@ -17,6 +17,10 @@ struct GraphPipelineOptions
     : public mlir::PassPipelineOptions<GraphPipelineOptions> {
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("form fusion groups"),
                     llvm::cl::init(true)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("compute precision: fp32, tf32, fp16 or bf16"),
+      llvm::cl::init("fp32")};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize

@@ -1,0 +1,163 @@
+//===- SetPrecision.cpp - compute a function in a chosen precision --------===//
+//
+// fp16/bf16 algorithm:
+//   1. Cast each floating-point argument to the target type at entry.
+//   2. Give every op's floating-point results the target element type (kiln
+//      ops are generic over float types, so their verifiers hold).
+//   3. Rewrite floating-point constants' data in the target type.
+//   4. Cast each result back to the function's declared result type.
+//   5. Casts that became identities fold away in the next canonicalization.
+// tf32: mark every contraction `kiln.tf32`. fp32: no change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/APFloat.h"
+
+#define DEBUG_TYPE "kiln-set-precision"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNSETPRECISION
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+Type withElement(Type type, Type element) {
+  return cast<RankedTensorType>(type).clone(element);
+}
+
+/// The constant's value in `element`, rounded to nearest even.
+ElementsAttr convertConstant(ElementsAttr value, FloatType element) {
+  auto type = cast<RankedTensorType>(value.getType()).clone(element);
+  const llvm::fltSemantics &semantics = element.getFloatSemantics();
+  auto convert = [&](APFloat v) {
+    bool lossy;
+    v.convert(semantics, APFloat::rmNearestTiesToEven, &lossy);
+    return v;
+  };
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return DenseElementsAttr::get(type, convert(dense.getSplatValue<APFloat>()));
+    SmallVector<APFloat> values;
+    for (APFloat v : dense.getValues<APFloat>())
+      values.push_back(convert(v));
+    return DenseElementsAttr::get(type, values);
+  }
+  auto resource = cast<DenseResourceElementsAttr>(value);
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob)
+    return {};
+  auto source = cast<FloatType>(cast<RankedTensorType>(value.getType()).getElementType());
+  unsigned fromBytes = source.getWidth() / 8, toBytes = element.getWidth() / 8;
+  ArrayRef<char> bytes = blob->getData();
+  int64_t count = bytes.size() / fromBytes;
+  std::vector<char> converted(count * toBytes);
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, bytes.data() + i * fromBytes, fromBytes);
+    APFloat v(source.getFloatSemantics(), APInt(source.getWidth(), raw));
+    uint64_t out = convert(v).bitcastToAPInt().getZExtValue();
+    std::memcpy(converted.data() + i * toBytes, &out, toBytes);
+  }
+  return DenseResourceElementsAttr::get(
+      type, resource.getRawHandle().getKey(),
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(converted, /*align=*/64));
+}
+
+LogicalResult lowerPrecision(func::FuncOp fn, FloatType target) {
+  if (fn.getBody().empty())
+    return success();
+  OpBuilder builder(fn.getContext());
+  Block &entry = fn.getBody().front();
+  builder.setInsertionPointToStart(&entry);
+  llvm::SmallPtrSet<Operation *, 8> entryCasts;
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!isFloatTensor(arg.getType()) ||
+        cast<RankedTensorType>(arg.getType()).getElementType() == target)
+      continue;
+    auto cast = kiln::CastOp::create(builder, arg.getLoc(),
+                               withElement(arg.getType(), target), arg);
+    arg.replaceAllUsesExcept(cast, cast);
+    entryCasts.insert(cast);
+  }
+  WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
+    if (isa<func::FuncOp, func::ReturnOp>(op) || entryCasts.contains(op))
+      return WalkResult::advance();
+    if (auto constant = dyn_cast<kiln::ConstantOp>(op)) {
+      if (!isFloatTensor(constant.getType()) ||
+          constant.getType().getElementType() == target)
+        return WalkResult::advance();
+      ElementsAttr converted = convertConstant(constant.getValue(), target);
+      if (!converted)
+        return constant.emitOpError("has no data to convert to ") << target;
+      constant.setValueAttr(converted);
+      constant.getResult().setType(cast<RankedTensorType>(converted.getType()));
+      return WalkResult::advance();
+    }
+    for (Value result : op->getResults())
+      if (isFloatTensor(result.getType()))
+        result.setType(withElement(result.getType(), target));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (isFloatTensor(arg.getType()))
+            arg.setType(withElement(arg.getType(), target));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Results go back to the declared types.
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  builder.setInsertionPoint(ret);
+  for (auto [index, declared] : llvm::enumerate(fn.getResultTypes())) {
+    Value value = ret.getOperand(index);
+    if (value.getType() != declared)
+      ret.setOperand(index, kiln::CastOp::create(builder, ret.getLoc(), declared, value));
+  }
+  return success();
+}
+
+struct SetPrecisionPass : kiln::impl::KilnSetPrecisionBase<SetPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    Builder b(&getContext());
+    if (precision == "fp32")
+      return;
+    if (precision == "tf32") {
+      fn.walk([&](Operation *op) {
+        if (isa<LinearOp, MatmulOp, BatchMatmulOp>(op))
+          op->setAttr("kiln.tf32", b.getUnitAttr());
+      });
+      return;
+    }
+    FloatType target;
+    if (precision == "fp16")
+      target = b.getF16Type();
+    else if (precision == "bf16")
+      target = b.getBF16Type();
+    else {
+      fn.emitError("unknown precision '")
+          << precision << "' (use fp32, tf32, fp16 or bf16)";
+      return signalPassFailure();
+    }
+    if (failed(lowerPrecision(fn, target)))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,60 @@
+// RUN: kiln-opt %s --split-input-file --kiln-set-precision="precision=fp16" | FileCheck %s --check-prefix=FP16
+// RUN: kiln-opt %s --split-input-file --kiln-set-precision="precision=bf16" | FileCheck %s --check-prefix=BF16
+// RUN: kiln-opt %s --split-input-file --kiln-set-precision="precision=tf32" | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s --split-input-file --kiln-set-precision="precision=fp32" | FileCheck %s --check-prefix=FP32
+// RUN: not kiln-opt %s --split-input-file --kiln-set-precision="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// fp16/bf16: arguments are cast on entry, every float tensor inside takes the
+// target type, weights are converted at compile time, and results are cast
+// back, so the signature stays. tf32 only marks the GEMMs.
+
+// FP16-LABEL: func.func @linear_gelu(
+//  FP16-SAME:     %[[X:.+]]: tensor<2x4xf32>) -> tensor<2x3xf32>
+//       FP16:   %[[XH:.+]] = kiln.cast %[[X]] : tensor<2x4xf32> to tensor<2x4xf16>
+//       FP16:   %[[W:.+]] = kiln.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], {{.*}}> : tensor<3x4xf16>
+//       FP16:   %[[B:.+]] = kiln.constant dense_resource<bias{{.*}}> : tensor<3xf16>
+//       FP16:   %[[L:.+]] = kiln.linear %[[XH]], %[[W]], %[[B]] : (tensor<2x4xf16>, tensor<3x4xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+//       FP16:   %[[G:.+]] = kiln.gelu %[[L]] : tensor<2x3xf16>
+//       FP16:   %[[R:.+]] = kiln.cast %[[G]] : tensor<2x3xf16> to tensor<2x3xf32>
+//       FP16:   return %[[R]]
+// The bias blob is rewritten in fp16: 0.5, 1.0, -2.0.
+//       FP16:   bias{{.*}}: "0x400000000038003C00C0"
+// BF16-LABEL: func.func @linear_gelu(
+//       BF16:   kiln.linear {{.*}} -> tensor<2x3xbf16>
+// TF32-LABEL: func.func @linear_gelu(
+//   TF32-NOT:   kiln.cast
+//       TF32:   kiln.linear {{.*}} {kiln.tf32} : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// FP32-LABEL: func.func @linear_gelu(
+//   FP32-NOT:   kiln.cast
+//   FP32-NOT:   kiln.tf32
+// BAD: error: unknown precision 'fp8' (use fp32, tf32, fp16 or bf16)
+func.func @linear_gelu(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]> : tensor<3x4xf32>
+  %b = kiln.constant dense_resource<bias> : tensor<3xf32>
+  %0 = kiln.linear %x, %w, %b : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = kiln.gelu %0 : tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      bias: "0x040000000000003F0000803F000000C0"
+    }
+  }
+#-}
+
+// -----
+
+// Integer tensors keep their type; their casts to float now target fp16.
+// FP16-LABEL: func.func @integers(
+//       FP16:   kiln.cast %{{.+}} : tensor<4xi64> to tensor<4xf16>
+//       FP16:   kiln.mul {{.*}} : tensor<4xf16>
+//       FP16:   kiln.reduce_sum %{{.+}} dims = [0] : tensor<4xi64> -> tensor<i64>
+// TF32-LABEL: func.func @integers(
+// FP32-LABEL: func.func @integers(
+func.func @integers(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<i64>) {
+  %0 = kiln.cast %i : tensor<4xi64> to tensor<4xf32>
+  %1 = kiln.mul %x, %0 : tensor<4xf32>
+  %2 = kiln.reduce_sum %i dims = [0] : tensor<4xi64> -> tensor<i64>
+  return %1, %2 : tensor<4xf32>, tensor<i64>
+}
