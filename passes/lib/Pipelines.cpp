@@ -26,6 +26,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createKilnFuseElementwise());
   }
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createKilnPlanMemory());
 }
 
 void kiln::registerKilnPipelines() {

@@ -16,6 +16,7 @@
 #include "TorchScriptImporter.h"
 #include "TorchScriptModule.h"
 
+#include "kiln/Passes/CostModel.h"
 #include "kiln/Passes/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
@@ -50,6 +51,9 @@ cl::opt<std::string> precision(
 cl::opt<bool> verifyNumerics(
     "verify", cl::desc("compare the imported and optimized IR with LibTorch on "
                        "random inputs; fail past the dtype's tolerance"));
+cl::opt<bool> report("report",
+                     cl::desc("print the kernels (kind, ops, shapes, FLOPs, "
+                              "bytes) and totals against the unfused graph"));
 cl::opt<std::string> outputPath("o", cl::desc("output file (default: stdout)"),
                                 cl::value_desc("path"), cl::init("-"));
 
@@ -142,6 +146,11 @@ int main(int argc, char **argv) {
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*optimized)))
     return fail("the graph pipeline failed (see the diagnostics above)");
+
+  if (report)
+    optimized->walk([](mlir::func::FuncOp fn) {
+      printReport(llvm::errs(), analyzeKernels(fn));
+    });
 
   if (verifyNumerics) {
     std::string report;

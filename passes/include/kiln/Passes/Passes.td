@@ -144,4 +144,29 @@ def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def KilnPlanMemory : Pass<"kiln-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "places every intermediate tensor in one arena, reusing space";
+  let description = [{
+    Each kernel result that is neither a function result (written straight
+    into the caller's buffer) nor a constant (uploaded once with the
+    weights) gets a byte offset in one device arena. A buffer lives from the
+    kernel that writes it to its last reader; a reshape is a view and
+    extends its source's life. Buffers are placed largest first at the
+    lowest 256-byte-aligned offset that overlaps no buffer alive at the same
+    time, so buffers with disjoint lifetimes share memory.
+
+    Each kernel gets `kiln.offsets` (one per result, -1 for function
+    results); the function gets `kiln.arena_bytes` (the peak) and
+    `kiln.intermediate_bytes` (what no reuse would need).
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "byte alignment of every buffer">,
+  ];
+}
+
 #endif // KILN_PASSES_PASSES_TD

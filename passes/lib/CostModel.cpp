@@ -1,0 +1,141 @@
+//===- CostModel.cpp - FLOPs and bytes of kiln ops and groups -------------===//
+
+#include "kiln/Passes/CostModel.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace kiln;
+
+int64_t kiln::bytesOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  int64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return tensor.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
+static int64_t elementsOf(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
+}
+
+int64_t kiln::flopsOf(Operation *op) {
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case([](LinearOp o) {
+        int64_t mn = elementsOf(o.getType());
+        int64_t k = o.getWeight().getType().getShape()[1];
+        return 2 * mn * k + (o.getBias() ? mn : 0);
+      })
+      .Case<MatmulOp, BatchMatmulOp>([](auto o) {
+        auto lhs = o.getLhs().getType().getShape();
+        return 2 * elementsOf(o.getType()) * lhs.back();
+      })
+      .Case([](LayerNormOp o) { return 8 * elementsOf(o.getType()); })
+      .Case([](SoftmaxOp o) { return 5 * elementsOf(o.getType()); })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
+          [](auto o) { return elementsOf(o.getInput().getType()); })
+      .Case<ConstantOp, ReshapeOp, PermuteOp, ConcatOp, SliceOp, CastOp>(
+          [](Operation *) { return int64_t(0); })
+      .Default([](Operation *o) -> int64_t {
+        if (o->hasTrait<OpTrait::KilnElementwise>() && o->getNumResults() == 1)
+          return elementsOf(o->getResult(0).getType());
+        return 0;
+      });
+}
+
+bool kiln::needsKernel(Operation *op) {
+  return !isa<ConstantOp, ReshapeOp, YieldOp, func::ReturnOp>(op);
+}
+
+/// Bytes an op moves on its own: its operands (constants included, as
+/// weights are read) and its results.
+static int64_t unfusedBytesOf(Operation *op) {
+  int64_t bytes = 0;
+  for (Type t : op->getOperandTypes())
+    bytes += bytesOf(t);
+  for (Type t : op->getResultTypes())
+    bytes += bytesOf(t);
+  return bytes;
+}
+
+static std::string typesText(TypeRange types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(types, os, [&](Type t) {
+    auto tensor = cast<RankedTensorType>(t);
+    for (int64_t d : tensor.getShape())
+      os << d << "x";
+    os << tensor.getElementType();
+  });
+  return text;
+}
+
+FusionReport kiln::analyzeKernels(func::FuncOp function) {
+  FusionReport report;
+  report.function = function.getName().str();
+  for (Operation &op : function.getBody().front()) {
+    if (!needsKernel(&op))
+      continue;
+    KernelStats stats;
+    stats.resultTypes = typesText(op.getResultTypes());
+    if (auto group = dyn_cast<FusionOp>(op)) {
+      stats.kind = stringifyFusionKind(group.getKind()).str();
+      for (Value input : group.getInputs())
+        stats.bytes += bytesOf(input.getType());
+      for (Operation &inner : group.getBody().front()) {
+        if (!needsKernel(&inner))
+          continue;
+        stats.ops.push_back(inner.getName().stripDialect().str());
+        stats.flops += flopsOf(&inner);
+        stats.unfusedKernels += 1;
+        stats.unfusedBytes += unfusedBytesOf(&inner);
+      }
+    } else {
+      stats.kind = op.getName().stripDialect().str();
+      stats.ops.push_back(stats.kind);
+      stats.flops = flopsOf(&op);
+      for (Value input : op.getOperands())
+        stats.bytes += bytesOf(input.getType());
+      stats.unfusedKernels = 1;
+      stats.unfusedBytes = unfusedBytesOf(&op);
+    }
+    for (Type t : op.getResultTypes())
+      stats.bytes += bytesOf(t);
+    report.flops += stats.flops;
+    report.bytes += stats.bytes;
+    report.unfusedKernels += stats.unfusedKernels;
+    report.unfusedBytes += stats.unfusedBytes;
+    report.kernels.push_back(std::move(stats));
+  }
+  if (auto arena = function->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+    report.arenaBytes = arena.getInt();
+  if (auto total = function->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
+    report.intermediateBytes = total.getInt();
+  return report;
+}
+
+void kiln::printReport(llvm::raw_ostream &os, const FusionReport &report) {
+  os << "kiln kernels of @" << report.function << "\n";
+  os << llvm::format("  %-3s %-14s %-44s %-24s %12s %12s\n", "#", "kind", "ops",
+                     "result", "MFLOP", "KiB moved");
+  for (auto [index, k] : llvm::enumerate(report.kernels)) {
+    std::string ops = llvm::join(k.ops, ", ");
+    if (ops.size() > 44)
+      ops = ops.substr(0, 41) + "...";
+    os << llvm::format("  %-3zu %-14s %-44s %-24s %12.3f %12.1f\n", index,
+                       k.kind.c_str(), ops.c_str(), k.resultTypes.c_str(),
+                       k.flops / 1e6, k.bytes / 1024.0);
+  }
+  os << llvm::format("  %zu kernels (unfused: %lld kernels), %.3f MFLOP, "
+                     "%.1f KiB moved (unfused: %.1f KiB)",
+                     report.kernels.size(), (long long)report.unfusedKernels,
+                     report.flops / 1e6, report.bytes / 1024.0,
+                     report.unfusedBytes / 1024.0);
+  if (report.arenaBytes >= 0)
+    os << llvm::format(", arena %.1f KiB for %.1f KiB of intermediates",
+                       report.arenaBytes / 1024.0,
+                       report.intermediateBytes / 1024.0);
+  os << "\n";
+}
