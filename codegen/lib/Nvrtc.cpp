@@ -65,10 +65,16 @@ kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
     return std::nullopt;
   };
 
+  std::vector<const char *> headerSources, headerNames;
+  for (const auto &[includeName, contents] : options.headers) {
+    headerNames.push_back(includeName.c_str());
+    headerSources.push_back(contents.c_str());
+  }
   nvrtcProgram raw = nullptr;
-  nvrtcResult created =
-      nvrtcCreateProgram(&raw, sourceText.c_str(), (nameText + ".cu").c_str(),
-                         0, nullptr, nullptr);
+  nvrtcResult created = nvrtcCreateProgram(
+      &raw, sourceText.c_str(), (nameText + ".cu").c_str(),
+      static_cast<int>(headerSources.size()), headerSources.data(),
+      headerNames.data());
   if (created != NVRTC_SUCCESS)
     return fail(nvrtcGetErrorString(created));
   Program program(raw);

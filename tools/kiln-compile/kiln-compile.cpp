@@ -17,11 +17,13 @@
 #include "TorchScriptModule.h"
 
 #include "kiln/Passes/CostModel.h"
+#include "kiln/codegen/CudaEmitter.h"
 #include "kiln/Passes/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -54,6 +56,12 @@ cl::opt<bool> verifyNumerics(
 cl::opt<bool> report("report",
                      cl::desc("print the kernels (kind, ops, shapes, FLOPs, "
                               "bytes) and totals against the unfused graph"));
+cl::list<std::string> kernelArchs(
+    "kernels-arch", cl::CommaSeparated,
+    cl::desc("emit every kernel and compile it with NVRTC for these "
+             "architectures (e.g. sm_90a,sm_80); fail on any compile error, "
+             "register spill or ptxas performance warning"),
+    cl::value_desc("arch"));
 cl::opt<std::string> outputPath("o", cl::desc("output file (default: stdout)"),
                                 cl::value_desc("path"), cl::init("-"));
 
@@ -151,6 +159,18 @@ int main(int argc, char **argv) {
     optimized->walk([](mlir::func::FuncOp fn) {
       printReport(llvm::errs(), analyzeKernels(fn));
     });
+
+  if (!kernelArchs.empty()) {
+    auto kernels = codegen::emitModuleKernels(*optimized);
+    if (mlir::failed(kernels))
+      return fail("code generation failed (see the diagnostics above)");
+    for (const std::string &arch : kernelArchs)
+      for (const codegen::EmittedKernel &kernel : *kernels)
+        if (!codegen::compileKernel(kernel, arch, error))
+          return fail(error);
+    llvm::errs() << "compiled " << kernels->size() << " kernels for "
+                 << llvm::join(kernelArchs, ", ") << "\n";
+  }
 
   if (verifyNumerics) {
     std::string report;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kiln::codegen {
@@ -23,6 +24,8 @@ struct NvrtcOptions {
   /// Include folders beyond the toolkit's include/ and include/cccl.
   std::vector<std::string> includeDirs;
   std::vector<std::string> extraOptions;
+  /// Headers given to NVRTC from memory: (include name, contents).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct NvrtcOutput {

@@ -1,0 +1,12 @@
+# Run by kiln_stringify at build time: OUTPUT, FUNCTION, FILES (a ;-list).
+set(text "// Generated from the .cuh files by cmake/KilnStringifyScript.cmake.\n")
+string(APPEND text "#include <string>\n#include <utility>\n#include <vector>\n\n")
+string(APPEND text "const std::vector<std::pair<std::string, std::string>> &${FUNCTION}() {\n")
+string(APPEND text "  static const std::vector<std::pair<std::string, std::string>> headers = {\n")
+foreach(file IN LISTS FILES)
+  get_filename_component(name ${file} NAME)
+  file(READ ${file} contents)
+  string(APPEND text "    {\"${name}\", R\"KILN_CUH(${contents})KILN_CUH\"},\n")
+endforeach()
+string(APPEND text "  };\n  return headers;\n}\n")
+file(WRITE ${OUTPUT} "${text}")

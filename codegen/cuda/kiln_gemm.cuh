@@ -1,0 +1,232 @@
+//===- kiln_gemm.cuh - GEMM main loops with a caller-supplied epilogue ----===//
+//
+// C[m, n] = sum_k A[m, k] * B(k, n), fp32 accumulation, then
+// epilogue(m, n, acc) for every in-bounds element; the generated kernel's
+// epilogue applies bias, activation, residual and casts and stores.
+//
+//   A: row-major [M, K] (K contiguous).
+//   B: `kBKMajor` true:  [N, K], K contiguous (nn.Linear's weight);
+//      `kBKMajor` false: [K, N], N contiguous (matmul's right operand).
+//
+// mma_gemm (fp16/bf16): 128x128x32 block tiles, 8 warps of 64x32, mma.sync
+// m16n8k16 fed by ldmatrix from padded shared memory (no bank conflicts);
+// tiles are staged through registers so global loads of tile k+1 overlap the
+// math of tile k. Any M, N, K: out-of-range elements load as zero.
+// simt_gemm (fp32): 64x64x16 tiles, 4x4 outputs per thread, FMA.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_common.cuh"
+
+namespace kiln {
+
+template <typename T> struct MmaName;
+template <> struct MmaName<__half> {
+  static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <> struct MmaName<__nv_bfloat16> {
+  static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+__device__ __forceinline__ unsigned smem_address(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+constexpr int kMmaBM = 128, kMmaBN = 128, kMmaBK = 32, kMmaThreads = 256;
+constexpr int kPad = 8; // halves of padding per shared row: 16 bytes
+
+/// 8 consecutive elements of row `row` from column `col` of a row-major
+/// [rows, cols] matrix, zero-filled past its edges; one 16-byte load when the
+/// whole vector is inside and aligned.
+template <typename T>
+__device__ __forceinline__ uint4 load8(const T *base, int rows, int cols,
+                                       int row, int col) {
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (row >= rows)
+    return v;
+  const T *p = base + (long long)row * cols + col;
+  if (col + 8 <= cols && (reinterpret_cast<unsigned long long>(p) & 15) == 0)
+    return *reinterpret_cast<const uint4 *>(p);
+  T *e = reinterpret_cast<T *>(&v);
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    if (col + i < cols)
+      e[i] = p[i];
+  return v;
+}
+
+template <typename T, bool kBKMajor, typename Epilogue>
+__device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
+                                         const T *__restrict__ B, int M, int N,
+                                         int K, const Epilogue &epilogue) {
+  // A tile [BM][BK], B tile [BN][BK] (K-major) or [BK][BN] (N-major).
+  __shared__ __align__(16) T As[kMmaBM][kMmaBK + kPad];
+  __shared__ __align__(16) T Bs[kBKMajor ? kMmaBN : kMmaBK]
+                                [kBKMajor ? kMmaBK + kPad : kMmaBN + kPad];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warpM = warp >> 2, warpN = warp & 3; // 2 x 4 warps
+  const int blockM = blockIdx.y * kMmaBM, blockN = blockIdx.x * kMmaBN;
+
+  float acc[4][4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        acc[i][j][r] = 0.0f;
+
+  // Each thread stages two 8-element vectors of A and two of B per tile.
+  uint4 aStage[2], bStage[2];
+  auto fetch = [&](int k0) {
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      int v = tid + s * kMmaThreads; // 512 vectors per tile
+      int r = v / (kMmaBK / 8), c = (v % (kMmaBK / 8)) * 8;
+      aStage[s] = load8(A, M, K, blockM + r, k0 + c);
+      if (kBKMajor) {
+        bStage[s] = load8(B, N, K, blockN + r, k0 + c);
+      } else {
+        int rk = v / (kMmaBN / 8), cn = (v % (kMmaBN / 8)) * 8;
+        bStage[s] = load8(B, K, N, k0 + rk, blockN + cn);
+      }
+    }
+  };
+  auto commit = [&]() {
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      int v = tid + s * kMmaThreads;
+      int r = v / (kMmaBK / 8), c = (v % (kMmaBK / 8)) * 8;
+      *reinterpret_cast<uint4 *>(&As[r][c]) = aStage[s];
+      if (kBKMajor) {
+        *reinterpret_cast<uint4 *>(&Bs[r][c]) = bStage[s];
+      } else {
+        int rk = v / (kMmaBN / 8), cn = (v % (kMmaBN / 8)) * 8;
+        *reinterpret_cast<uint4 *>(&Bs[rk][cn]) = bStage[s];
+      }
+    }
+  };
+
+  fetch(0);
+  for (int k0 = 0; k0 < K; k0 += kMmaBK) {
+    __syncthreads(); // the previous tile's readers are done
+    commit();
+    __syncthreads();
+    if (k0 + kMmaBK < K)
+      fetch(k0 + kMmaBK); // in flight during the math below
+#pragma unroll
+    for (int kk = 0; kk < kMmaBK; kk += 16) {
+      unsigned a[4][4], b[4][2];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const T *p = &As[warpM * 64 + i * 16 + (lane & 15)][kk + (lane >> 4) * 8];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                     : "r"(smem_address(p)));
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (kBKMajor) {
+          const T *p = &Bs[warpN * 32 + j * 8 + (lane & 7)][kk + ((lane >> 3) & 1) * 8];
+          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                       : "=r"(b[j][0]), "=r"(b[j][1])
+                       : "r"(smem_address(p)));
+        } else {
+          const T *p = &Bs[kk + (lane & 15)][warpN * 32 + j * 8];
+          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                       : "=r"(b[j][0]), "=r"(b[j][1])
+                       : "r"(smem_address(p)));
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          MmaName<T>::mma(acc[i][j], a[i], b[j]);
+    }
+  }
+
+  // Accumulator layout of m16n8: lane/4 is the row (+8 for regs 2, 3),
+  // 2*(lane%4) the column pair.
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        int m = blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
+        int n = blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
+        if (m < M && n < N)
+          epilogue(m, n, acc[i][j][r]);
+      }
+}
+
+constexpr int kSimtBM = 64, kSimtBN = 64, kSimtBK = 16, kSimtThreads = 256;
+
+template <bool kBKMajor, typename Epilogue>
+__device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
+                                          const float *__restrict__ B, int M,
+                                          int N, int K, const Epilogue &epilogue) {
+  __shared__ float As[kSimtBK][kSimtBM + 1];
+  __shared__ float Bs[kSimtBK][kSimtBN + 1];
+  const int tid = threadIdx.x;
+  const int tm = (tid / 16) * 4, tn = (tid % 16) * 4;
+  const int blockM = blockIdx.y * kSimtBM, blockN = blockIdx.x * kSimtBN;
+  float acc[4][4] = {};
+  for (int k0 = 0; k0 < K; k0 += kSimtBK) {
+    for (int e = tid; e < kSimtBK * kSimtBM; e += kSimtThreads) {
+      int k = e % kSimtBK, m = e / kSimtBK;
+      int gm = blockM + m, gk = k0 + k;
+      As[k][m] = (gm < M && gk < K) ? A[(long long)gm * K + gk] : 0.0f;
+    }
+    for (int e = tid; e < kSimtBK * kSimtBN; e += kSimtThreads) {
+      int k, n;
+      if (kBKMajor) { k = e % kSimtBK; n = e / kSimtBK; }
+      else { n = e % kSimtBN; k = e / kSimtBN; }
+      int gn = blockN + n, gk = k0 + k;
+      float v = 0.0f;
+      if (gn < N && gk < K)
+        v = kBKMajor ? B[(long long)gn * K + gk] : B[(long long)gk * N + gn];
+      Bs[k][n] = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kSimtBK; ++k) {
+      float a[4], b[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        a[i] = As[k][tm + i];
+        b[i] = Bs[k][tn + i];
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      int m = blockM + tm + i, n = blockN + tn + j;
+      if (m < M && n < N)
+        epilogue(m, n, acc[i][j]);
+    }
+}
+
+} // namespace kiln

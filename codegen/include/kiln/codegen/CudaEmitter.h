@@ -1,0 +1,56 @@
+//===- CudaEmitter.h - kiln.fusion groups -> CUDA C++ kernels ---*- C++ -*-===//
+//
+// One public entry: emitKernel turns a fusion group into the source of one
+// CUDA kernel plus its launch configuration. Shapes are static, so sizes,
+// strides and the grid are constants of the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_CUDAEMITTER_H
+#define KILN_CODEGEN_CUDAEMITTER_H
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::codegen {
+
+struct EmittedKernel {
+  std::string name;
+  std::string source;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block = 256;
+  unsigned dynamicSharedBytes = 0;
+  /// Kernel parameters, in order: the group's inputs (`const T *`) then its
+  /// results (`T *`).
+  unsigned numInputs = 0, numOutputs = 0;
+};
+
+/// Emits the kernel for `group`, named `name`. On an unsupported group emits
+/// an error at the group (naming what is missing) and fails.
+mlir::FailureOr<EmittedKernel> emitKernel(FusionOp group, llvm::StringRef name);
+
+/// Every kernel of `module`, in program order: one per fusion group, named
+/// `<function>_k<index>`. Fails (with an error at the op) on a group without
+/// an emitter or a kernel op left outside any group.
+mlir::FailureOr<std::vector<EmittedKernel>> emitModuleKernels(mlir::ModuleOp module);
+
+/// Compiles `kernel` for `arch` with NVRTC and checks ptxas' report: a kernel
+/// that spills registers or uses a stack frame is rejected. Returns the
+/// cubin, or nothing with `error` set.
+std::optional<std::string> compileKernel(const EmittedKernel &kernel,
+                                         const std::string &arch,
+                                         std::string &error);
+
+/// The device headers every kernel includes (`kiln_common.cuh`, ...), as
+/// (include name, contents) pairs for NVRTC.
+const std::vector<std::pair<std::string, std::string>> &deviceHeaders();
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_CUDAEMITTER_H

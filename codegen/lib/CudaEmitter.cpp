@@ -1,0 +1,442 @@
+//===- CudaEmitter.cpp - kiln.fusion groups -> CUDA C++ kernels -----------===//
+//
+// One emitter per kernel family, behind emitKernel:
+//   elementwise:   one thread per output element, grid-stride loop.
+//   gemm_epilogue: a main loop from kiln_gemm.cuh (mma.sync for fp16/bf16,
+//                  SIMT FMA for fp32) whose epilogue functor, generated
+//                  here, applies bias and the group's elementwise ops to
+//                  each accumulator and stores every result once.
+//   normalization: one block per row; the row (after the prologue ops) is
+//                  cached in shared memory, statistics reduced in fp32 with
+//                  warp shuffles, then the epilogue ops run per element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/codegen/CudaEmitter.h"
+
+#include "ElementCode.h"
+
+#include "kiln/codegen/Nvrtc.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <regex>
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+/// Enough blocks to fill an H200 several times; the loop strides past it.
+constexpr int64_t kMaxElementwiseBlocks = 132 * 16;
+
+int64_t elementCount(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
+}
+
+/// `extern "C" __global__ void name(const T *in0, ..., T *out0, ...)`.
+std::string signature(FusionOp group, StringRef name, unsigned threads) {
+  std::string text = "extern \"C\" __global__ void __launch_bounds__(" +
+                     std::to_string(threads) + ") " + name.str() + "(";
+  std::vector<std::string> params;
+  for (auto [index, input] : llvm::enumerate(group.getInputs()))
+    params.push_back("const " +
+                     cudaType(cast<RankedTensorType>(input.getType()).getElementType()) +
+                     " *__restrict__ in" + std::to_string(index));
+  for (auto [index, result] : llvm::enumerate(group.getResults()))
+    params.push_back(cudaType(cast<RankedTensorType>(result.getType()).getElementType()) +
+                     " *__restrict__ out" + std::to_string(index));
+  for (size_t i = 0; i < params.size(); ++i)
+    text += (i ? ", " : "") + params[i];
+  return text + ")";
+}
+
+std::string header(FusionOp group, StringRef family) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// kiln " << family << " kernel for the group at ";
+  group.getLoc().print(os);
+  os << "\n#include \"kiln_common.cuh\"\n";
+  return text;
+}
+
+YieldOp yieldOf(FusionOp group) {
+  return cast<YieldOp>(group.getBody().front().getTerminator());
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(group.getResult(0).getType()).getShape();
+  for (Value result : group.getResults())
+    if (cast<RankedTensorType>(result.getType()).getShape() != shape)
+      return group.emitOpError("an elementwise kernel needs every result in "
+                               "one shape");
+  int64_t total = elementCount(group.getResult(0).getType());
+  ElementCode element(group, shape, "idx", "    ");
+  for (Operation &op : group.getBody().front().without_terminator())
+    if (failed(element.emit(&op)))
+      return failure();
+  for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
+    element.store(index, value);
+
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  kernel.block = kThreads;
+  kernel.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(
+      (total + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
+  kernel.source = header(group, "elementwise") + signature(group, name, kThreads) +
+                  " {\n  for (long long idx = (long long)blockIdx.x * " +
+                  std::to_string(kThreads) +
+                  " + threadIdx.x; idx < " + std::to_string(total) +
+                  "LL; idx += (long long)gridDim.x * " + std::to_string(kThreads) +
+                  ") {\n" + element.code + "  }\n}\n";
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM with epilogue
+//===----------------------------------------------------------------------===//
+
+FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
+  Block &body = group.getBody().front();
+  Operation *anchor = nullptr;
+  for (Operation &op : body)
+    if (isa<LinearOp, MatmulOp, BatchMatmulOp>(op))
+      anchor = &op;
+  Value lhs = anchor->getOperand(0), rhs = anchor->getOperand(1);
+  auto lhsArg = dyn_cast<BlockArgument>(lhs), rhsArg = dyn_cast<BlockArgument>(rhs);
+  if (!lhsArg || !rhsArg)
+    return anchor->emitOpError("GEMM operands must be inputs of the group");
+  auto resultType = cast<RankedTensorType>(anchor->getResult(0).getType());
+  ArrayRef<int64_t> lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> rhsShape = cast<RankedTensorType>(rhs.getType()).getShape();
+  Type element = cast<RankedTensorType>(lhs.getType()).getElementType();
+
+  bool kMajorB = isa<LinearOp>(anchor);
+  int64_t K = lhsShape.back();
+  int64_t N = resultType.getShape().back();
+  int64_t M, batch = 1;
+  std::string batchOffsets = "  const long long aOffset = 0, bOffset = 0;\n";
+  if (kMajorB) {
+    M = elementCount(lhs.getType()) / K;
+  } else {
+    M = lhsShape[lhsShape.size() - 2];
+    ArrayRef<int64_t> batchShape = resultType.getShape().drop_back(2);
+    for (int64_t d : batchShape)
+      batch *= d;
+    if (batch > 65535)
+      return anchor->emitOpError("batch of ") << batch << " exceeds the grid's z limit";
+    // Per batch index z, each operand's offset with its broadcast strides.
+    auto offsetOf = [&](ArrayRef<int64_t> operandShape, int64_t matrix) {
+      ArrayRef<int64_t> operandBatch = operandShape.drop_back(2);
+      SmallVector<int64_t> strides = stridesOf(operandBatch);
+      SmallVector<int64_t> zStrides = stridesOf(batchShape);
+      std::string offset = "0LL";
+      size_t lead = batchShape.size() - operandBatch.size();
+      for (size_t d = 0; d < operandBatch.size(); ++d)
+        if (operandBatch[d] != 1)
+          offset += " + ((long long)blockIdx.z / " + std::to_string(zStrides[d + lead]) +
+                    " % " + std::to_string(batchShape[d + lead]) + ") * " +
+                    std::to_string(strides[d] * matrix) + "LL";
+      return offset;
+    };
+    batchOffsets = "  const long long aOffset = " + offsetOf(lhsShape, M * K) +
+                   ";\n  const long long bOffset = " + offsetOf(rhsShape, K * N) +
+                   ";\n";
+  }
+  if (M > (1LL << 31) / 2 || N > (1LL << 31) / 2)
+    return anchor->emitOpError("GEMM dimensions past 2^30 are not supported");
+
+  // The epilogue: index of the element in the full result, the accumulator
+  // (plus bias), then the group's other ops.
+  ElementCode epilogue(group, resultType.getShape(), "idx", "    ");
+  std::string accumulator = "acc";
+  if (auto linear = dyn_cast<LinearOp>(anchor); linear && linear.getBias()) {
+    auto biasArg = dyn_cast<BlockArgument>(linear.getBias());
+    if (!biasArg)
+      return anchor->emitOpError("the bias must be an input of the group");
+    accumulator = "(acc + kiln::to_float(in" + std::to_string(biasArg.getArgNumber()) +
+                  "[n]))";
+  }
+  // The GEMM's own result rounds to its type before the epilogue reads it,
+  // as it would through memory.
+  epilogue.bind(anchor->getResult(0),
+                element.isF32() ? accumulator
+                                : "kiln::to_float(kiln::from_float<" +
+                                      cudaType(element) + ">(" + accumulator + "))");
+  for (Operation &op : body.without_terminator())
+    if (&op != anchor && failed(epilogue.emit(&op)))
+      return failure();
+  for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
+    epilogue.store(index, value);
+
+  std::string members, initializers, parameters;
+  unsigned argIndex = 0;
+  for (Value input : group.getInputs()) {
+    std::string type = cudaType(cast<RankedTensorType>(input.getType()).getElementType());
+    members += "  const " + type + " *in" + std::to_string(argIndex) + ";\n";
+    initializers += std::string(argIndex ? ", " : "") + "in" + std::to_string(argIndex);
+    ++argIndex;
+  }
+  for (auto [index, result] : llvm::enumerate(group.getResults())) {
+    std::string type = cudaType(cast<RankedTensorType>(result.getType()).getElementType());
+    members += "  " + type + " *out" + std::to_string(index) + ";\n";
+    initializers += ", out" + std::to_string(index);
+  }
+
+  bool tensorCores = element.isF16() || element.isBF16();
+  if (!tensorCores && !element.isF32())
+    return anchor->emitOpError("GEMM on ") << element << " is not supported";
+  unsigned threads = tensorCores ? 256 : 256;
+  int64_t tileM = tensorCores ? 128 : 64, tileN = tensorCores ? 128 : 64;
+  std::string mainLoop =
+      tensorCores
+          ? "kiln::mma_gemm<" + cudaType(element) + ", " + (kMajorB ? "true" : "false") + ">"
+          : std::string("kiln::simt_gemm<") + (kMajorB ? "true" : "false") + ">";
+
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  kernel.block = threads;
+  kernel.grid[0] = static_cast<unsigned>((N + tileN - 1) / tileN);
+  kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
+  kernel.grid[2] = static_cast<unsigned>(batch);
+  std::string epilogueName = name.str() + "_epilogue";
+  kernel.source =
+      header(group, "gemm_epilogue") + "#include \"kiln_gemm.cuh\"\n\n" +
+      "struct " + epilogueName + " {\n" + members +
+      "  long long batchBase;\n"
+      "  __device__ __forceinline__ void operator()(int m, int n, float acc) const {\n"
+      "    const long long idx = batchBase + (long long)m * " + std::to_string(N) +
+      "LL + n;\n" + epilogue.code + "  }\n};\n\n" + signature(group, name, threads) +
+      " {\n" + batchOffsets + "  const " + epilogueName + " epilogue{" + initializers +
+      ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n  " + mainLoop +
+      "(in" + std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
+      std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + std::to_string(M) + ", " +
+      std::to_string(N) + ", " + std::to_string(K) + ", epilogue);\n}\n";
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// Row normalization
+//===----------------------------------------------------------------------===//
+
+FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
+  Block &body = group.getBody().front();
+  Operation *anchor = nullptr;
+  for (Operation &op : body)
+    if (isa<LayerNormOp, SoftmaxOp>(op))
+      anchor = &op;
+  auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
+  int64_t rank = type.getRank();
+  int64_t axis;
+  if (auto softmax = dyn_cast<SoftmaxOp>(anchor)) {
+    if (softmax.getDim() != static_cast<uint64_t>(rank - 1))
+      return anchor->emitOpError("softmax over a dimension other than the last "
+                                 "is not supported by the code generator yet");
+    axis = rank - 1;
+  } else {
+    axis = cast<LayerNormOp>(anchor).getAxis();
+  }
+  int64_t rowLength = 1;
+  for (int64_t d = axis; d < rank; ++d)
+    rowLength *= type.getShape()[d];
+  int64_t rows = type.getNumElements() / std::max<int64_t>(rowLength, 1);
+  // The row lives in shared memory as fp32: 48 KiB without opt-in.
+  if (rowLength * 4 > 48 * 1024)
+    return anchor->emitOpError("rows of ")
+           << rowLength << " elements exceed the 12288 the row kernel caches";
+  if (rows > (1LL << 31) - 1)
+    return anchor->emitOpError("too many rows: ") << rows;
+
+  // Which ops come before the anchor (its prologue) and after.
+  llvm::SetVector<Operation *> prologue;
+  SmallVector<Operation *> worklist = {anchor};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        if (producer->getBlock() == &body && prologue.insert(producer))
+          worklist.push_back(producer);
+  }
+  Value input = anchor->getOperand(0);
+
+  // Pass 1: prologue per element, cached, plus yielded prologue values.
+  ElementCode load(group, type.getShape(), "idx", "    ");
+  for (Operation &op : body.without_terminator())
+    if (prologue.contains(&op) && failed(load.emit(&op)))
+      return failure();
+  YieldOp yield = yieldOf(group);
+  for (auto [index, value] : llvm::enumerate(yield.getValues()))
+    if (Operation *def = value.getDefiningOp(); def && prologue.contains(def))
+      load.store(index, value);
+
+  // Pass 3: the normalized element, then the epilogue (the prologue values it
+  // reads are recomputed from the inputs).
+  ElementCode store(group, type.getShape(), "idx", "    ");
+  for (Operation &op : body.without_terminator())
+    if (prologue.contains(&op) && isa<ConstantOp>(op) && failed(store.emit(&op)))
+      return failure();
+  std::string normalized;
+  if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
+    normalized = "(row[j] - mean) * rstd";
+    if (norm.getWeight())
+      normalized = "(" + normalized + " * " + store.valueOf(norm.getWeight()) + ")";
+    if (norm.getBias())
+      normalized = "(" + normalized + " + " + store.valueOf(norm.getBias()) + ")";
+  } else {
+    normalized = "(expf(row[j] - rowMax) * invSum)";
+  }
+  Type element = type.getElementType();
+  store.bind(anchor->getResult(0), element.isF32()
+                                       ? normalized
+                                       : "kiln::to_float(kiln::from_float<" +
+                                             cudaType(element) + ">(" + normalized + "))");
+  // The epilogue may read prologue values (x + y feeding the norm and a mul
+  // after it): then the prologue is recomputed from the inputs.
+  bool epilogueReadsPrologue = false;
+  for (Operation &op : body) {
+    if (prologue.contains(&op) || &op == anchor)
+      continue;
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && prologue.contains(def))
+        epilogueReadsPrologue = true;
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (&op == anchor || (prologue.contains(&op) && isa<ConstantOp>(op)))
+      continue;
+    if (prologue.contains(&op) && !epilogueReadsPrologue)
+      continue;
+    if (failed(store.emit(&op)))
+      return failure();
+  }
+  for (auto [index, value] : llvm::enumerate(yield.getValues())) {
+    Operation *def = value.getDefiningOp();
+    if (!def || !prologue.contains(def))
+      store.store(index, value);
+  }
+
+  unsigned threads = rowLength >= 1024 ? 512 : rowLength >= 256 ? 256 : 128;
+  std::string statistics;
+  if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
+    statistics =
+        "  float sum = 0.0f;\n"
+        "  for (int j = threadIdx.x; j < L; j += blockDim.x) sum += row[j];\n"
+        "  const float mean = kiln::block_sum(sum, scratch) / L;\n"
+        "  float squares = 0.0f;\n"
+        "  for (int j = threadIdx.x; j < L; j += blockDim.x) {\n"
+        "    const float d = row[j] - mean;\n    squares += d * d;\n  }\n"
+        "  const float rstd = rsqrtf(kiln::block_sum(squares, scratch) / L + " +
+        floatLiteral(norm.getEps().convertToDouble()) + ");\n";
+  } else {
+    statistics =
+        "  float localMax = -INFINITY;\n"
+        "  for (int j = threadIdx.x; j < L; j += blockDim.x) localMax = fmaxf(localMax, row[j]);\n"
+        "  const float rowMax = kiln::block_max(localMax, scratch);\n"
+        "  float sum = 0.0f;\n"
+        "  for (int j = threadIdx.x; j < L; j += blockDim.x) sum += expf(row[j] - rowMax);\n"
+        "  const float invSum = 1.0f / kiln::block_sum(sum, scratch);\n";
+  }
+
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  kernel.block = threads;
+  kernel.grid[0] = static_cast<unsigned>(std::min<int64_t>(rows, 65535LL * 32));
+  kernel.dynamicSharedBytes = static_cast<unsigned>(rowLength * sizeof(float));
+  std::string inputValue = load.valueOf(input);
+  kernel.source =
+      header(group, "normalization") + signature(group, name, threads) +
+      " {\n  extern __shared__ float row[];\n  __shared__ float scratch[32];\n"
+      "  constexpr int L = " + std::to_string(rowLength) + ";\n"
+      "  for (long long r = blockIdx.x; r < " + std::to_string(rows) +
+      "LL; r += gridDim.x) {\n"
+      "  for (int j = threadIdx.x; j < L; j += blockDim.x) {\n"
+      "    const long long idx = r * L + j;\n" + load.code +
+      "    row[j] = " + inputValue + ";\n  }\n  __syncthreads();\n" + statistics +
+      "  for (int j = threadIdx.x; j < L; j += blockDim.x) {\n"
+      "    const long long idx = r * L + j;\n" + store.code + "  }\n"
+      "  __syncthreads();\n  }\n}\n";
+  return kernel;
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef name) {
+  switch (group.getKind()) {
+  case FusionKind::elementwise:
+    return emitElementwise(group, name);
+  case FusionKind::gemm_epilogue:
+    return emitGemm(group, name);
+  case FusionKind::normalization:
+    return emitNormalization(group, name);
+  default:
+    return group.emitOpError("no kernel emitter for ")
+           << stringifyFusionKind(group.getKind()) << " groups yet";
+  }
+}
+
+FailureOr<std::vector<EmittedKernel>>
+kiln::codegen::emitModuleKernels(ModuleOp module) {
+  std::vector<EmittedKernel> kernels;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.getBody().empty())
+      continue;
+    unsigned index = 0;
+    for (Operation &op : fn.getBody().front()) {
+      if (isa<ConstantOp, ReshapeOp, func::ReturnOp>(op))
+        continue;
+      auto group = dyn_cast<FusionOp>(op);
+      if (!group)
+        return op.emitOpError("needs a kernel but is in no fusion group; the "
+                              "code generator has no standalone kernel for it yet");
+      auto kernel = emitKernel(group, (fn.getName() + "_k" + Twine(index++)).str());
+      if (failed(kernel))
+        return failure();
+      kernels.push_back(std::move(*kernel));
+    }
+  }
+  return kernels;
+}
+
+std::optional<std::string> kiln::codegen::compileKernel(const EmittedKernel &kernel,
+                                                        const std::string &arch,
+                                                        std::string &error) {
+  NvrtcOptions options;
+  options.arch = arch;
+  options.headers = deviceHeaders();
+  options.extraOptions = {"--ptxas-options=-v", "-lineinfo"};
+  auto compiled = compileWithNvrtc(kernel.source, kernel.name, options, error);
+  if (!compiled)
+    return std::nullopt;
+  // ptxas -v: "N bytes stack frame, M bytes spill stores, K bytes spill loads".
+  static const std::regex usage(R"((\d+) bytes stack frame, (\d+) bytes spill stores)");
+  std::smatch match;
+  if (std::regex_search(compiled->log, match, usage) &&
+      (match[1] != "0" || match[2] != "0")) {
+    error = "kernel '" + kernel.name + "' for " + arch + " uses " + match[1].str() +
+            " bytes of stack and spills " + match[2].str() +
+            " bytes: rejected (it would run from local memory)\n" + compiled->log;
+    return std::nullopt;
+  }
+  if (compiled->log.find("C75") != std::string::npos) {
+    error = "kernel '" + kernel.name + "' for " + arch +
+            " has a ptxas performance warning: rejected\n" + compiled->log;
+    return std::nullopt;
+  }
+  return compiled->cubin;
+}

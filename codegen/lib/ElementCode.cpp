@@ -1,0 +1,199 @@
+//===- ElementCode.cpp - per-element CUDA code for elementwise ops --------===//
+
+#include "ElementCode.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+std::string kiln::codegen::cudaType(Type element) {
+  if (element.isF32())
+    return "float";
+  if (element.isF16())
+    return "__half";
+  if (element.isBF16())
+    return "__nv_bfloat16";
+  if (element.isInteger(64))
+    return "long long";
+  if (element.isInteger(32))
+    return "int";
+  if (element.isInteger(1))
+    return "bool";
+  return "<unsupported>";
+}
+
+std::string kiln::codegen::floatLiteral(double value) {
+  if (std::isnan(value))
+    return "NAN";
+  if (std::isinf(value))
+    return value > 0 ? "INFINITY" : "-INFINITY";
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.9ef", value);
+  return text;
+}
+
+SmallVector<int64_t> kiln::codegen::stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+ElementCode::ElementCode(FusionOp group, ArrayRef<int64_t> iterationShape,
+                         std::string index, std::string indent)
+    : group(group), shape(iterationShape), index(std::move(index)),
+      indent(std::move(indent)) {}
+
+std::string ElementCode::fresh(const std::string &expression) {
+  std::string name = "v" + std::to_string(counter++);
+  code += indent + "const float " + name + " = " + expression + ";\n";
+  return name;
+}
+
+std::string ElementCode::coordinate(unsigned dim) {
+  auto found = coordinates.find(dim);
+  if (found != coordinates.end())
+    return found->second;
+  SmallVector<int64_t> strides = stridesOf(shape);
+  std::string name = "c" + std::to_string(dim) + "_" + std::to_string(counter++);
+  code += indent + "const long long " + name + " = (" + index + " / " +
+          std::to_string(strides[dim]) + "LL) % " + std::to_string(shape[dim]) +
+          "LL;\n";
+  coordinates[dim] = name;
+  return name;
+}
+
+std::string ElementCode::offsetOf(BlockArgument argument) {
+  ArrayRef<int64_t> in = cast<RankedTensorType>(argument.getType()).getShape();
+  if (in == ArrayRef<int64_t>(shape))
+    return index;
+  int64_t count = 1;
+  for (int64_t d : in)
+    count *= d;
+  if (count == 1)
+    return "0";
+  SmallVector<int64_t> strides = stridesOf(in);
+  std::string offset;
+  size_t lead = shape.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1)
+      continue;
+    std::string term = coordinate(d + lead) +
+                       (strides[d] == 1 ? "" : " * " + std::to_string(strides[d]) + "LL");
+    offset += (offset.empty() ? "" : " + ") + term;
+  }
+  return offset.empty() ? "0" : offset;
+}
+
+std::string ElementCode::valueOf(Value value) {
+  auto found = names.find(value);
+  if (found != names.end())
+    return found->second;
+  auto argument = cast<BlockArgument>(value);
+  std::string load = "kiln::to_float(in" + std::to_string(argument.getArgNumber()) +
+                     "[" + offsetOf(argument) + "])";
+  return names[value] = fresh(load);
+}
+
+void ElementCode::store(unsigned resultIndex, Value value) {
+  Type element = cast<RankedTensorType>(value.getType()).getElementType();
+  code += indent + "out" + std::to_string(resultIndex) + "[" + index +
+          "] = kiln::from_float<" + cudaType(element) + ">(" + valueOf(value) +
+          ");\n";
+}
+
+/// The literal of a splat or scalar constant.
+static std::string constantLiteral(ConstantOp op) {
+  auto dense = cast<DenseElementsAttr>(op.getValue());
+  Type element = op.getType().getElementType();
+  if (isa<FloatType>(element))
+    return floatLiteral(dense.getSplatValue<APFloat>().convertToDouble());
+  APInt v = dense.getSplatValue<APInt>();
+  return floatLiteral(element.isInteger(1) ? double(v.getZExtValue())
+                                           : double(v.getSExtValue()));
+}
+
+LogicalResult ElementCode::emit(Operation *op) {
+  // Load operands in order before building the expression: the order in
+  // which `+` evaluates its operands is unspecified.
+  std::vector<std::string> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(valueOf(v));
+  auto operand = [&](unsigned i) { return operands[i]; };
+  Type resultElement;
+  if (op->getNumResults() == 1)
+    resultElement = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  // Values live in fp32 registers: integer arithmetic would lose precision
+  // past 2^24, so only casts and selects may touch integer tensors.
+  if (resultElement && isa<IntegerType>(resultElement) &&
+      !isa<CastOp, ConstantOp, WhereOp>(op))
+    return op->emitOpError("integer arithmetic in a fused kernel is not "
+                           "supported by kiln's code generator yet");
+  std::string expression =
+      llvm::TypeSwitch<Operation *, std::string>(op)
+          .Case([&](ConstantOp c) {
+            auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+            return dense && dense.isSplat() ? constantLiteral(c) : std::string();
+          })
+          .Case([&](AddOp) { return "(" + operand(0) + " + " + operand(1) + ")"; })
+          .Case([&](SubOp) { return "(" + operand(0) + " - " + operand(1) + ")"; })
+          .Case([&](MulOp) { return "(" + operand(0) + " * " + operand(1) + ")"; })
+          .Case([&](DivOp) { return "(" + operand(0) + " / " + operand(1) + ")"; })
+          .Case([&](MaxOp) { return "kiln::nan_max(" + operand(0) + ", " + operand(1) + ")"; })
+          .Case([&](MinOp) { return "kiln::nan_min(" + operand(0) + ", " + operand(1) + ")"; })
+          .Case([&](PowOp) { return "powf(" + operand(0) + ", " + operand(1) + ")"; })
+          .Case([&](NegOp) { return "(-" + operand(0) + ")"; })
+          .Case([&](AbsOp) { return "fabsf(" + operand(0) + ")"; })
+          .Case([&](ReluOp) { return "kiln::relu(" + operand(0) + ")"; })
+          .Case([&](ExpOp) { return "expf(" + operand(0) + ")"; })
+          .Case([&](LogOp) { return "logf(" + operand(0) + ")"; })
+          .Case([&](SqrtOp) { return "sqrtf(" + operand(0) + ")"; })
+          .Case([&](RsqrtOp) { return "rsqrtf(" + operand(0) + ")"; })
+          .Case([&](TanhOp) { return "tanhf(" + operand(0) + ")"; })
+          .Case([&](SigmoidOp) { return "kiln::sigmoid(" + operand(0) + ")"; })
+          .Case([&](ErfOp) { return "erff(" + operand(0) + ")"; })
+          .Case([&](SiluOp) { return "kiln::silu(" + operand(0) + ")"; })
+          .Case([&](GeluOp g) {
+            return std::string(g.getApproximate() == GeluApproximation::tanh
+                                   ? "kiln::gelu_tanh("
+                                   : "kiln::gelu_erf(") +
+                   operand(0) + ")";
+          })
+          .Case([&](ClampOp c) {
+            std::string lo = c.getMinAttr() ? floatLiteral(c.getMinAttr().getValueAsDouble())
+                                             : "-INFINITY";
+            std::string hi = c.getMaxAttr() ? floatLiteral(c.getMaxAttr().getValueAsDouble())
+                                             : "INFINITY";
+            return "kiln::clamp(" + operand(0) + ", " + lo + ", " + hi + ")";
+          })
+          .Case([&](CastOp c) {
+            Type to = c.getType().getElementType();
+            if (to.isF32())
+              return operand(0);
+            if (to.isInteger(1))
+              return "(" + operand(0) + " != 0.0f ? 1.0f : 0.0f)";
+            if (isa<IntegerType>(to))
+              return "truncf(" + operand(0) + ")";
+            // Round through the narrow type, as the tensor would hold it.
+            return "kiln::to_float(kiln::from_float<" + cudaType(to) + ">(" +
+                   operand(0) + "))";
+          })
+          .Case([&](WhereOp) {
+            return "(" + operand(0) + " != 0.0f ? " + operand(1) + " : " +
+                   operand(2) + ")";
+          })
+          .Default([](Operation *) { return std::string(); });
+  if (expression.empty())
+    return op->emitOpError("has no CUDA form in an elementwise kernel");
+  if (isa<ConstantOp>(op))
+    names[op->getResult(0)] = expression;
+  else
+    names[op->getResult(0)] = fresh(expression);
+  return success();
+}

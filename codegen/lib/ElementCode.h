@@ -1,0 +1,66 @@
+//===- ElementCode.h - per-element CUDA code for elementwise ops -*- C++ -*-===//
+//
+// Shared by the three kernel emitters: given the index variable of an output
+// element, emits `float vN = ...;` lines computing kiln elementwise ops, with
+// group inputs loaded at their broadcast offsets and cloned constants as
+// literals. Everything is computed in fp32 registers; a cast to fp16/bf16
+// rounds through the narrow type so the value matches the reference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_ELEMENTCODE_H
+#define KILN_CODEGEN_ELEMENTCODE_H
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <string>
+
+namespace kiln::codegen {
+
+/// The CUDA type of an element type (`float`, `__half`, ...).
+std::string cudaType(mlir::Type element);
+/// A float literal that round-trips (`5.000000000e-01f`, `INFINITY`).
+std::string floatLiteral(double value);
+/// Row-major strides of `shape`.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+
+class ElementCode {
+public:
+  /// Elements are numbered `index` over `iterationShape`, the shape every
+  /// op of the group computes; inputs of other shapes broadcast.
+  ElementCode(FusionOp group, llvm::ArrayRef<int64_t> iterationShape,
+              std::string index, std::string indent);
+
+  /// Emits `op` (elementwise, or a cloned constant). Fails with an error at
+  /// the op when it has no CUDA form.
+  mlir::LogicalResult emit(mlir::Operation *op);
+  /// The float expression of `value`; group inputs are loaded on first use.
+  std::string valueOf(mlir::Value value);
+  /// Names `value` (e.g. a GEMM accumulator or a normalized element).
+  void bind(mlir::Value value, std::string expression) {
+    names[value] = std::move(expression);
+  }
+  /// `out<resultIndex>[index] = ...` for the yielded value.
+  void store(unsigned resultIndex, mlir::Value value);
+  /// The offset of element `index` in input `argument` (broadcasting).
+  std::string offsetOf(mlir::BlockArgument argument);
+
+  std::string code;
+
+private:
+  std::string fresh(const std::string &expression);
+  std::string coordinate(unsigned dim);
+
+  FusionOp group;
+  llvm::SmallVector<int64_t> shape;
+  std::string index, indent;
+  llvm::DenseMap<mlir::Value, std::string> names;
+  llvm::DenseMap<unsigned, std::string> coordinates;
+  unsigned counter = 0;
+};
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_ELEMENTCODE_H

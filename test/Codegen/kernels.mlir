@@ -1,0 +1,104 @@
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
+
+// One kernel per fusion group; launch configuration on the marker line.
+
+// Elementwise: a grid-stride loop over the output; a full-shape input loads
+// at the element's index, a broadcast input at its broadcast offset, a
+// cloned splat constant is a literal, fp16 values compute in fp32.
+// CHECK-LABEL: // === kernel ew_k0 grid(1, 1, 1) block(256) shared(0) inputs(2) outputs(1)
+//       CHECK: extern "C" __global__ void __launch_bounds__(256) ew_k0(const __half *__restrict__ in0, const __half *__restrict__ in1, __half *__restrict__ out0)
+//       CHECK:   for (long long idx = (long long)blockIdx.x * 256 + threadIdx.x; idx < 40LL; idx += (long long)gridDim.x * 256) {
+//       CHECK:     const float v0 = kiln::to_float(in0[idx]);
+//       CHECK:     const long long c1_{{[0-9]+}} = (idx / 1LL) % 8LL;
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in1[c1_{{[0-9]+}}]);
+//       CHECK:     = (v0 + v{{[0-9]+}});
+//       CHECK:     = kiln::gelu_tanh(
+//       CHECK:     = (v{{[0-9]+}} * 5.000000000e-01f);
+//       CHECK:     out0[idx] = kiln::from_float<__half>(
+func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
+  %0 = kiln.fusion elementwise ins(%a, %b : tensor<5x8xf16>, tensor<8xf16>) -> tensor<5x8xf16> {
+  ^bb0(%x: tensor<5x8xf16>, %y: tensor<8xf16>):
+    %h = kiln.constant dense<0.5> : tensor<f16>
+    %s = kiln.add %x, %y : tensor<5x8xf16>, tensor<8xf16> -> tensor<5x8xf16>
+    %g = kiln.gelu %s approximate = tanh : tensor<5x8xf16>
+    %m = kiln.mul %g, %h : tensor<5x8xf16>, tensor<f16> -> tensor<5x8xf16>
+    kiln.yield %m : tensor<5x8xf16>
+  }
+  return %0 : tensor<5x8xf16>
+}
+
+// -----
+
+// A linear with bias and residual on fp16: the tensor-core main loop with a
+// K-major weight; the epilogue rounds the GEMM result to fp16 first.
+// CHECK-LABEL: // === kernel gemm_k0 grid(3, 1, 1) block(256) shared(0) inputs(4) outputs(1)
+//       CHECK: #include "kiln_gemm.cuh"
+//       CHECK: struct gemm_k0_epilogue {
+//       CHECK:     const long long idx = batchBase + (long long)m * 300LL + n;
+//       CHECK:     kiln::to_float(kiln::from_float<__half>((acc + kiln::to_float(in2[n]))))
+//       CHECK:     out0[idx] = kiln::from_float<__half>(
+//       CHECK:   kiln::mma_gemm<__half, true>(in0 + aOffset, in1 + bOffset, 70, 300, 72, epilogue);
+func.func @gemm(%x: tensor<70x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300xf16>, %r: tensor<70x300xf16>) -> tensor<70x300xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<70x72xf16>, tensor<300x72xf16>, tensor<300xf16>, tensor<70x300xf16>) -> tensor<70x300xf16> {
+  ^bb0(%a: tensor<70x72xf16>, %bw: tensor<300x72xf16>, %bb: tensor<300xf16>, %br: tensor<70x300xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<70x72xf16>, tensor<300x72xf16>, tensor<300xf16>) -> tensor<70x300xf16>
+    %s = kiln.add %l, %br : tensor<70x300xf16>
+    kiln.yield %s : tensor<70x300xf16>
+  }
+  return %0 : tensor<70x300xf16>
+}
+
+// -----
+
+// A broadcast batched matmul in fp32: the SIMT main loop over an N-major
+// right operand, one grid z per batch, the lhs batch broadcast (stride 0).
+// CHECK-LABEL: // === kernel bmm_k0 grid(1, 1, 6) block(256) shared(0) inputs(2) outputs(1)
+//       CHECK:   const long long aOffset = 0LL + ((long long)blockIdx.z / 1 % 3) * 40LL;
+//       CHECK:   const long long bOffset = 0LL + ((long long)blockIdx.z / 3 % 2) * 168LL + ((long long)blockIdx.z / 1 % 3) * 56LL;
+//       CHECK:   kiln::simt_gemm<false>(in0 + aOffset, in1 + bOffset, 5, 7, 8, epilogue);
+func.func @bmm(%a: tensor<3x5x8xf32>, %b: tensor<2x3x8x7xf32>) -> tensor<2x3x5x7xf32> {
+  %0 = kiln.fusion gemm_epilogue ins(%a, %b : tensor<3x5x8xf32>, tensor<2x3x8x7xf32>) -> tensor<2x3x5x7xf32> {
+  ^bb0(%x: tensor<3x5x8xf32>, %y: tensor<2x3x8x7xf32>):
+    %m = kiln.batch_matmul %x, %y : (tensor<3x5x8xf32>, tensor<2x3x8x7xf32>) -> tensor<2x3x5x7xf32>
+    kiln.yield %m : tensor<2x3x5x7xf32>
+  }
+  return %0 : tensor<2x3x5x7xf32>
+}
+
+// -----
+
+// Layer norm with a residual prologue (also a result) and weight/bias inputs
+// indexed by the position in the row.
+// CHECK-LABEL: // === kernel ln_k0 grid(6, 1, 1) block(128) shared(80) inputs(4) outputs(2)
+//       CHECK:   constexpr int L = 20;
+//       CHECK:     out0[idx] = kiln::from_float<float>(
+//       CHECK:     row[j] = v{{[0-9]+}};
+//       CHECK:   const float mean = kiln::block_sum(sum, scratch) / L;
+//       CHECK:   const float rstd = rsqrtf(kiln::block_sum(squares, scratch) / L + 1.000000000e-05f);
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in2[c1_{{[0-9]+}}]);
+//       CHECK:     out1[idx] = kiln::from_float<float>(
+func.func @ln(%x: tensor<6x20xf32>, %y: tensor<6x20xf32>, %g: tensor<20xf32>, %b: tensor<20xf32>) -> (tensor<6x20xf32>, tensor<6x20xf32>) {
+  %0:2 = kiln.fusion normalization ins(%x, %y, %g, %b : tensor<6x20xf32>, tensor<6x20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<6x20xf32>, tensor<6x20xf32> {
+  ^bb0(%a: tensor<6x20xf32>, %c: tensor<6x20xf32>, %w: tensor<20xf32>, %d: tensor<20xf32>):
+    %h = kiln.add %a, %c : tensor<6x20xf32>
+    %n = kiln.layer_norm %h weight %w bias %d axis = 1 eps = 1.0e-05 : (tensor<6x20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<6x20xf32>
+    kiln.yield %h, %n : tensor<6x20xf32>, tensor<6x20xf32>
+  }
+  return %0#0, %0#1 : tensor<6x20xf32>, tensor<6x20xf32>
+}
+
+// -----
+
+// Softmax over the last dimension: max, then sum of exponentials, in fp32.
+// CHECK-LABEL: // === kernel sm_k0 grid(4, 1, 1) block(128) shared(36) inputs(1) outputs(1)
+//       CHECK:   const float rowMax = kiln::block_max(localMax, scratch);
+//       CHECK:   const float invSum = 1.0f / kiln::block_sum(sum, scratch);
+//       CHECK:     (expf(row[j] - rowMax) * invSum)
+func.func @sm(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
+  %0 = kiln.fusion normalization ins(%x : tensor<4x9xf32>) -> tensor<4x9xf32> {
+  ^bb0(%a: tensor<4x9xf32>):
+    %s = kiln.softmax %a dim = 1 : tensor<4x9xf32>
+    kiln.yield %s : tensor<4x9xf32>
+  }
+  return %0 : tensor<4x9xf32>
+}
