@@ -13,10 +13,10 @@ bundle=$root/gpu-bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/bin"
 
-for tool in kiln-opt kiln-device-smoke; do
+for tool in kiln-opt kiln-translate kiln-compile kiln-device-smoke; do
   cp "$build/bin/$tool" "$bundle/bin/"
 done
-for test in kiln-runtime-tests kiln-runtime-gpu-tests kiln-codegen-tests kiln-dialect-tests; do
+for test in kiln-runtime-tests kiln-runtime-gpu-tests kiln-codegen-tests kiln-kernels-gpu-tests; do
   cp "$build/test/$test" "$bundle/bin/" 2>/dev/null || cp "$build/bin/$test" "$bundle/bin/"
 done
 cp /usr/lib/llvm-22/bin/FileCheck /usr/lib/llvm-22/bin/not "$bundle/bin/"

@@ -29,11 +29,16 @@ step() {
 
 step machine bash -c 'nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; uname -r; ldd gpu-bundle/bin/kiln-opt'
 step device-smoke kiln-device-smoke
+step make-models python3 test/models/make_models.py "$out/models"
+export KILN_TEST_MODELS="$out/models"
 step kiln-opt-roundtrip bash -c 'kiln-opt test/Dialect/Kiln/ops.mlir --split-input-file | kiln-opt --split-input-file > /dev/null && kiln-opt test/examples/ffn_block.mlir --canonicalize | head -16'
 step lit env PYTHONPATH="$bundle/lit" LD_LIBRARY_PATH="$bundle/lib:$LD_LIBRARY_PATH" python3 -c "from lit.main import main; main()" -sv test --param kiln_tools_dir="$bundle/bin" \
   --param llvm_tools_dir="$bundle/bin" --param kiln_obj_root="$out/lit"
-for t in kiln-runtime-gpu-tests kiln-runtime-tests kiln-codegen-tests kiln-dialect-tests; do
+for t in kiln-runtime-gpu-tests kiln-runtime-tests kiln-codegen-tests; do
   step "$t" "$bundle/bin/$t"
 done
+# Kernel families and test models against the reference: print every error.
+step kernels-gpu "$bundle/bin/kiln-kernels-gpu-tests"
+grep -E "rel L2|OK|FAILED|Failure|Expected|Which is" "$out/kernels-gpu.log" | head -80
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -307,3 +307,13 @@ kiln::frontend::evaluateReference(func::FuncOp function,
     error = evaluator.error;
   return results;
 }
+
+std::optional<at::Tensor> kiln::frontend::constantValue(Operation *constant,
+                                                        std::string &error) {
+  auto op = dyn_cast<ConstantOp>(constant);
+  if (!op) {
+    error = "not a kiln.constant";
+    return std::nullopt;
+  }
+  return constantTensor(op, error);
+}

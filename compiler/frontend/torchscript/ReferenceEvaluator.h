@@ -31,6 +31,10 @@ evaluateReference(mlir::func::FuncOp function,
 
 std::optional<c10::ScalarType> scalarTypeOf(mlir::Type elementType);
 
+/// The data of a kiln.constant as a CPU tensor of its type.
+std::optional<at::Tensor> constantValue(mlir::Operation *constant,
+                                        std::string &error);
+
 } // namespace kiln::frontend
 
 #endif // KILN_FRONTEND_TORCHSCRIPT_REFERENCEEVALUATOR_H

@@ -1,0 +1,159 @@
+//===- GpuExecutor.cpp - run compiled kiln IR on the GPU, for tests -------===//
+
+#include "GpuExecutor.h"
+
+#include "ReferenceEvaluator.h"
+
+#include "kiln/codegen/CudaEmitter.h"
+#include "kiln/runtime/Device.h"
+#include "kiln/runtime/Error.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+using namespace mlir;
+
+namespace kiln::testing {
+
+double relativeL2(const at::Tensor &actual, const at::Tensor &expected) {
+  at::Tensor a = actual.to(c10::kDouble), e = expected.to(c10::kDouble);
+  if (a.isnan().any().item<bool>() || e.isnan().any().item<bool>())
+    return std::nan("");
+  double norm = e.norm().item<double>();
+  double diff = (a - e).norm().item<double>();
+  return norm > 0 ? diff / norm : diff;
+}
+
+namespace {
+size_t bytesOf(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return tensor.getNumElements() * std::max(bits / 8, 1u);
+}
+
+at::Tensor emptyLike(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return at::empty(tensor.getShape().vec(),
+                   at::TensorOptions().dtype(
+                       *frontend::scalarTypeOf(tensor.getElementType())));
+}
+
+/// Kernels compiled once per source, per process.
+std::map<std::string, std::shared_ptr<rt::Module>> &moduleCache() {
+  static std::map<std::string, std::shared_ptr<rt::Module>> cache;
+  return cache;
+}
+} // namespace
+
+std::vector<at::Tensor> runOnGpu(func::FuncOp function,
+                                 const std::vector<at::Tensor> &inputs) {
+  rt::DeviceInfo device = rt::queryDevice(0);
+  static rt::Context context(0);
+  const rt::Driver &cu = rt::Driver::get();
+
+  auto module = function->getParentOfType<ModuleOp>();
+  auto kernels = codegen::emitModuleKernels(module);
+  if (failed(kernels))
+    throw std::runtime_error("code generation failed for @" +
+                             function.getName().str());
+
+  std::vector<std::unique_ptr<rt::DeviceBuffer>> owned;
+  llvm::DenseMap<Value, CUdeviceptr> address;
+  auto upload = [&](Value value, const at::Tensor &tensor) {
+    at::Tensor data = tensor.contiguous();
+    owned.push_back(std::make_unique<rt::DeviceBuffer>(std::max<size_t>(data.nbytes(), 1)));
+    owned.back()->upload(data.data_ptr(), data.nbytes());
+    address[value] = owned.back()->address();
+  };
+  auto poisoned = [&](Value value) {
+    at::Tensor nan = emptyLike(value.getType());
+    if (at::isFloatingType(nan.scalar_type()))
+      nan.fill_(std::nan(""));
+    else
+      nan.fill_(0x5A);
+    upload(value, nan);
+  };
+
+  Block &body = function.getBody().front();
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), inputs))
+    upload(arg, tensor.to(*frontend::scalarTypeOf(
+                    cast<RankedTensorType>(arg.getType()).getElementType())));
+
+  int64_t arenaBytes = 0;
+  if (auto attr = function->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+    arenaBytes = attr.getInt();
+  rt::DeviceBuffer arena(std::max<int64_t>(arenaBytes, 1));
+  {
+    std::vector<unsigned char> junk(std::max<int64_t>(arenaBytes, 1), 0xFF);
+    arena.upload(junk.data(), junk.size()); // NaN-like fp16/fp32 patterns
+  }
+
+  size_t next = 0;
+  for (Operation &op : body) {
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      std::string error;
+      auto value = frontend::constantValue(constant, error);
+      if (!value)
+        throw std::runtime_error(error);
+      upload(constant.getResult(), *value);
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      address[reshape.getResult()] = address.lookup(reshape.getInput());
+      continue;
+    }
+    auto group = dyn_cast<FusionOp>(op);
+    if (!group)
+      continue;
+    auto offsets = group->getAttrOfType<DenseI64ArrayAttr>("kiln.offsets");
+    for (auto [index, result] : llvm::enumerate(group.getResults())) {
+      int64_t offset = offsets ? offsets[index] : -1;
+      if (offset >= 0) {
+        if (offset + static_cast<int64_t>(bytesOf(result.getType())) > arenaBytes)
+          throw std::runtime_error("memory plan puts a buffer past the arena");
+        address[result] = arena.address() + offset;
+      } else {
+        poisoned(result);
+      }
+    }
+    const codegen::EmittedKernel &kernel = (*kernels)[next++];
+    std::shared_ptr<rt::Module> &loaded = moduleCache()[kernel.source + device.nvrtcArch()];
+    if (!loaded) {
+      std::string error;
+      auto cubin = codegen::compileKernel(kernel, device.nvrtcArch(), error);
+      if (!cubin)
+        throw std::runtime_error(error);
+      loaded = std::make_shared<rt::Module>(*cubin);
+    }
+    CUfunction fn = loaded->function(kernel.name.c_str());
+    std::vector<CUdeviceptr> pointers;
+    for (Value input : group.getInputs())
+      pointers.push_back(address.lookup(input));
+    for (Value result : group.getResults())
+      pointers.push_back(address.lookup(result));
+    std::vector<void *> params;
+    for (CUdeviceptr &p : pointers)
+      params.push_back(&p);
+    KILN_CU_CHECK(cu.cuLaunchKernel(fn, kernel.grid[0], kernel.grid[1], kernel.grid[2],
+                                    kernel.block, 1, 1, kernel.dynamicSharedBytes,
+                                    nullptr, params.data(), nullptr));
+    context.synchronize(); // a fault names this kernel
+  }
+
+  std::vector<at::Tensor> results;
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (Value value : ret.getOperands()) {
+    at::Tensor host = emptyLike(value.getType());
+    auto found = address.find(value);
+    if (found == address.end())
+      throw std::runtime_error("a result has no device buffer");
+    KILN_CU_CHECK(cu.cuMemcpyDtoH(host.data_ptr(), found->second, host.nbytes()));
+    results.push_back(host);
+  }
+  return results;
+}
+
+} // namespace kiln::testing
