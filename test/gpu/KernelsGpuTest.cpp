@@ -97,7 +97,7 @@ std::string elementwise(const std::string &shape, const std::string &type) {
          "    %e = kiln.sigmoid %g : " + t + "\n"
          "    %m = kiln.mul %e, %h : " + t + ", tensor<" + type + "> -> " + t + "\n"
          "    %c = kiln.clamp %m min = 0.1 max = 0.4 : " + t + "\n"
-         "    %d = kiln.div %c, %s : " + t + "\n"
+         "    %d = kiln.div %c, %e : " + t + "\n"
          "    kiln.yield %d : " + t + "\n  }\n  return %0 : " + t + "\n}\n";
 }
 
