@@ -40,5 +40,10 @@ done
 # Kernel families and test models against the reference: print every error.
 step kernels-gpu "$bundle/bin/kiln-kernels-gpu-tests"
 grep -E "rel L2|OK|FAILED|Failure|Expected|Which is" "$out/kernels-gpu.log" | head -80
+# The test models through the artifact and kiln-run, checked against PyTorch.
+TAIL=60 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$out" \
+  mlp_f32 mlp_f16 ffn_f32 ffn_f16 ffn_tanh_f16 mlp_stack_f32 mlp_stack_f16 \
+  ffn_f32@tf32 ffn_f32@fp16 mlp_stack_f32@bf16 ffn_large_f16
+grep -E "^---|check|bench|torch eager|error" "$out/models-kiln-run.log"
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -413,7 +413,7 @@ kiln::codegen::emitModuleKernels(ModuleOp module) {
   return kernels;
 }
 
-std::optional<std::string> kiln::codegen::compileKernel(const EmittedKernel &kernel,
+std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
                                                         const std::string &arch,
                                                         std::string &error) {
   NvrtcOptions options;
@@ -438,5 +438,5 @@ std::optional<std::string> kiln::codegen::compileKernel(const EmittedKernel &ker
             " has a ptxas performance warning: rejected\n" + compiled->log;
     return std::nullopt;
   }
-  return compiled->cubin;
+  return compiled;
 }

@@ -126,7 +126,7 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
       auto cubin = codegen::compileKernel(kernel, device.nvrtcArch(), error);
       if (!cubin)
         throw std::runtime_error(error);
-      loaded = std::make_shared<rt::Module>(*cubin);
+      loaded = std::make_shared<rt::Module>(cubin->cubin);
     }
     CUfunction fn = loaded->function(kernel.name.c_str());
     std::vector<CUdeviceptr> pointers;

@@ -90,6 +90,8 @@ def slice_models():
         models[f"ffn_{suffix}"] = mk(Ffn, (2, 24, 64), dtype)
         models[f"ffn_tanh_{suffix}"] = mk(lambda: Ffn(approximate="tanh"), (40, 64), dtype)
         models[f"mlp_stack_{suffix}"] = mk(MlpStack, (3, 17, 48), dtype)
+    # The FFN: d=1024, hidden 4096, 4096 tokens, fp16.
+    models["ffn_large_f16"] = mk(lambda: Ffn(d=1024, hidden=4096), (4096, 1024), torch.float16)
     return models
 
 

@@ -17,6 +17,7 @@
 #include "TorchScriptModule.h"
 
 #include "kiln/Passes/CostModel.h"
+#include "kiln/codegen/ArtifactWriter.h"
 #include "kiln/codegen/CudaEmitter.h"
 #include "kiln/Passes/Pipelines.h"
 
@@ -41,12 +42,21 @@ cl::list<std::string> inputSpecs(
     "input", cl::desc("an input as NAME:SHAPE:DTYPE, e.g. x:64x256:f32 "
                       "(default for traced models: the recorded example inputs)"),
     cl::value_desc("spec"));
-enum class Emit { Imported, Mlir };
-cl::opt<Emit> emit("emit", cl::desc("what to write"), cl::init(Emit::Mlir),
-                   cl::values(clEnumValN(Emit::Imported, "imported",
-                                         "kiln IR as imported, before any pass"),
-                              clEnumValN(Emit::Mlir, "mlir",
-                                         "kiln IR after the graph pipeline")));
+enum class Emit { Imported, Mlir, Artifact };
+cl::opt<Emit> emit(
+    "emit",
+    cl::desc("what to write (default: an artifact when -o ends in .kiln, "
+             "else the optimized kiln IR)"),
+    cl::values(clEnumValN(Emit::Imported, "imported",
+                          "kiln IR as imported, before any pass"),
+               clEnumValN(Emit::Mlir, "mlir", "kiln IR after the graph pipeline"),
+               clEnumValN(Emit::Artifact, "artifact",
+                          "a .kiln artifact for kiln-run and the runtime")));
+cl::list<std::string> archs(
+    "arch", cl::CommaSeparated,
+    cl::desc("GPU architectures the artifact carries cubins for, newest first "
+             "(default sm_90a,sm_80; PTX of the last is added)"),
+    cl::value_desc("arch"));
 cl::opt<std::string> precision(
     "precision", cl::desc("compute precision: fp32 (default), tf32, fp16, bf16"),
     cl::init("fp32"));
@@ -183,10 +193,32 @@ int main(int argc, char **argv) {
   }
 
   std::string text;
-  llvm::raw_string_ostream os(text);
-  (emit == Emit::Imported ? *imported : *optimized)
-      ->print(os, mlir::OpPrintingFlags());
-  os << "\n";
+  Emit what = emit.getNumOccurrences()
+                  ? emit.getValue()
+                  : (llvm::StringRef(outputPath).ends_with(".kiln") ? Emit::Artifact
+                                                                    : Emit::Mlir);
+  if (what == Emit::Artifact) {
+    if (outputPath == "-")
+      return fail("--emit=artifact writes a binary file: give it a name with -o");
+    std::vector<std::string> targets(archs.begin(), archs.end());
+    if (targets.empty())
+      targets = {"sm_90a", "sm_80"};
+    auto fn = *optimized->getOps<mlir::func::FuncOp>().begin();
+    codegen::ArtifactStats stats;
+    auto bytes = codegen::writeArtifact(fn, targets, stats, error);
+    if (!bytes)
+      return fail(error.empty() ? "cannot write the artifact (see above)" : error);
+    text = std::move(*bytes);
+    llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
+                 << " kernel launches (" << stats.distinctKernels
+                 << " distinct kernels) for " << llvm::join(targets, ", ") << ", "
+                 << stats.weightBytes << " bytes of weights\n";
+  } else {
+    llvm::raw_string_ostream os(text);
+    (what == Emit::Imported ? *imported : *optimized)
+        ->print(os, mlir::OpPrintingFlags());
+    os << "\n";
+  }
   if (!writeAtomically(outputPath, text, error))
     return fail(error);
   return 0;

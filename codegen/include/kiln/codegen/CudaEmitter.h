@@ -10,6 +10,7 @@
 #define KILN_CODEGEN_CUDAEMITTER_H
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/codegen/Nvrtc.h"
 
 #include "mlir/Support/LLVM.h"
 
@@ -42,8 +43,8 @@ mlir::FailureOr<std::vector<EmittedKernel>> emitModuleKernels(mlir::ModuleOp mod
 
 /// Compiles `kernel` for `arch` with NVRTC and checks ptxas' report: a kernel
 /// that spills registers or uses a stack frame is rejected. Returns the
-/// cubin, or nothing with `error` set.
-std::optional<std::string> compileKernel(const EmittedKernel &kernel,
+/// cubin and PTX, or nothing with `error` set.
+std::optional<NvrtcOutput> compileKernel(const EmittedKernel &kernel,
                                          const std::string &arch,
                                          std::string &error);
 

@@ -37,7 +37,14 @@ namespace kiln::rt {
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
   X(cuMemcpyHtoD)                                                              \
-  X(cuMemcpyDtoH)
+  X(cuMemcpyDtoH)                                                              \
+  X(cuMemsetD8)                                                                \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuEventCreate)                                                             \
+  X(cuEventDestroy)                                                            \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)
 
 struct Driver {
 #define KILN_DECLARE_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

@@ -1,0 +1,35 @@
+//===- ArtifactWriter.h - kiln IR -> a .kiln artifact -----------*- C++ -*-===//
+//
+// Serializes a function that went through the graph pipeline (fusion groups,
+// a memory plan) into the format of runtime/include/kiln/runtime/
+// ArtifactFormat.h: its signature, every distinct kernel compiled for each
+// requested architecture plus PTX, the weights, and the launch plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_ARTIFACTWRITER_H
+#define KILN_CODEGEN_ARTIFACTWRITER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+struct ArtifactStats {
+  size_t launches = 0, distinctKernels = 0, weightBytes = 0;
+};
+
+/// The artifact's bytes, or nothing after emitting an error at the op that
+/// cannot be serialized (or setting `error` for a kernel that fails to
+/// compile). `archs` are real targets (`sm_90a`, `sm_80`); PTX for the
+/// oldest of them is added for forward compatibility.
+std::optional<std::string> writeArtifact(mlir::func::FuncOp function,
+                                         const std::vector<std::string> &archs,
+                                         ArtifactStats &stats, std::string &error);
+
+} // namespace kiln::codegen
+
+#endif // KILN_CODEGEN_ARTIFACTWRITER_H

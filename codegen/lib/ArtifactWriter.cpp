@@ -1,0 +1,347 @@
+//===- ArtifactWriter.cpp - kiln IR -> a .kiln artifact -------------------===//
+//
+// 1. Signature from the function's arguments (named by `kiln.name`) and
+//    results.
+// 2. One kernel per fusion group, emitted under a placeholder name and
+//    deduplicated by source: identical groups (the blocks of a layer stack)
+//    share one kernel, named after its hash. Distinct kernels compile in
+//    parallel, for every architecture.
+// 3. Buffers: arguments are inputs, returned values outputs (a reshape is a
+//    view of its source), constants are weights (256-byte aligned in a
+//    4096-aligned section), everything else sits in the arena at the offset
+//    kiln-plan-memory chose.
+// 4. Launches in program order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/codegen/ArtifactWriter.h"
+#include "kiln/codegen/CudaEmitter.h"
+#include "kiln/runtime/ArtifactFormat.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstring>
+#include <future>
+#include <map>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+namespace fmt = kiln::artifact;
+
+namespace {
+
+class ByteWriter {
+public:
+  std::string bytes;
+  template <typename T> void put(T value) {
+    bytes.append(reinterpret_cast<const char *>(&value), sizeof(T));
+  }
+  void string(const std::string &s) {
+    put<uint32_t>(s.size());
+    bytes += s;
+  }
+  void pad(size_t alignment) {
+    bytes.resize((bytes.size() + alignment - 1) / alignment * alignment, '\0');
+  }
+};
+
+std::optional<fmt::DType> dtypeOf(Type type) {
+  Type e = cast<RankedTensorType>(type).getElementType();
+  if (e.isF32()) return fmt::DType::F32;
+  if (e.isF16()) return fmt::DType::F16;
+  if (e.isBF16()) return fmt::DType::BF16;
+  if (e.isInteger(64)) return fmt::DType::I64;
+  if (e.isInteger(32)) return fmt::DType::I32;
+  if (e.isInteger(1)) return fmt::DType::Bool;
+  return std::nullopt;
+}
+
+size_t bytesOf(Type type) {
+  return cast<RankedTensorType>(type).getNumElements() * fmt::dtypeBytes(*dtypeOf(type));
+}
+
+void tensor(ByteWriter &w, const std::string &name, Type type) {
+  w.string(name);
+  w.put<uint32_t>(static_cast<uint32_t>(*dtypeOf(type)));
+  auto shape = cast<RankedTensorType>(type).getShape();
+  w.put<uint32_t>(shape.size());
+  for (int64_t d : shape)
+    w.put<int64_t>(d);
+}
+
+/// A constant's bytes in memory order (bools one byte each).
+std::optional<std::string> constantBytes(ConstantOp op) {
+  auto type = op.getType();
+  size_t elementBytes = fmt::dtypeBytes(*dtypeOf(type));
+  int64_t count = type.getNumElements();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != count * elementBytes)
+      return std::nullopt;
+    return std::string(blob->getData().data(), blob->getData().size());
+  }
+  auto dense = cast<DenseElementsAttr>(op.getValue());
+  std::string out(count * elementBytes, '\0');
+  if (type.getElementType().isInteger(1)) {
+    int64_t i = 0;
+    for (bool b : dense.getValues<bool>())
+      out[i++] = b ? 1 : 0;
+    return out;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(out.data() + i * elementBytes, raw.data(), elementBytes);
+  } else {
+    std::memcpy(out.data(), raw.data(), out.size());
+  }
+  return out;
+}
+
+std::string replaceAll(std::string text, const std::string &from, const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+} // namespace
+
+std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
+                                                        const std::vector<std::string> &archs,
+                                                        ArtifactStats &stats,
+                                                        std::string &error) {
+  Block &body = fn.getBody().front();
+  for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes()))
+    if (!dtypeOf(t)) {
+      fn.emitError("a signature type the artifact cannot describe: ") << t;
+      return std::nullopt;
+    }
+
+  // Signature.
+  ByteWriter signature;
+  signature.put<uint32_t>(fn.getNumArguments());
+  signature.put<uint32_t>(fn.getNumResults());
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    tensor(signature, name ? name.str() : "input" + std::to_string(i),
+           fn.getArgumentTypes()[i]);
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    tensor(signature, "output" + std::to_string(i), fn.getResultTypes()[i]);
+  int64_t arenaBytes = 0;
+  if (auto arena = fn->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+    arenaBytes = arena.getInt();
+  signature.put<uint64_t>(arenaBytes);
+
+  // Buffers.
+  struct Buffer {
+    fmt::BufferKind kind;
+    uint32_t index;
+    uint64_t offset, bytes;
+  };
+  std::vector<Buffer> buffers;
+  llvm::DenseMap<Value, uint32_t> bufferOf;
+  auto root = [&](Value v) {
+    while (auto reshape = v.getDefiningOp<ReshapeOp>())
+      v = reshape.getInput();
+    return v;
+  };
+  for (BlockArgument arg : body.getArguments()) {
+    bufferOf[arg] = buffers.size();
+    buffers.push_back({fmt::BufferKind::Input, arg.getArgNumber(), 0, bytesOf(arg.getType())});
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::DenseMap<Value, unsigned> outputOf;
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    Value source = root(value);
+    if (!isa_and_nonnull<FusionOp>(source.getDefiningOp())) {
+      ret.emitOpError("result ") << index << " is an input or constant of the "
+                                    "function; kiln cannot return it without a "
+                                    "kernel yet";
+      return std::nullopt;
+    }
+    if (!outputOf.try_emplace(source, index).second) {
+      ret.emitOpError("returns one tensor twice (results ")
+          << outputOf[source] << " and " << index << "); not supported yet";
+      return std::nullopt;
+    }
+  }
+  std::string weights;
+  for (Operation &op : body) {
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      auto data = constantBytes(constant);
+      if (!data) {
+        constant.emitOpError("has no data to serialize");
+        return std::nullopt;
+      }
+      weights.resize((weights.size() + fmt::kWeightAlignment - 1) /
+                         fmt::kWeightAlignment * fmt::kWeightAlignment,
+                     '\0');
+      bufferOf[constant.getResult()] = buffers.size();
+      buffers.push_back({fmt::BufferKind::Weight, 0, weights.size(), data->size()});
+      weights += *data;
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      auto found = bufferOf.find(reshape.getInput());
+      if (found == bufferOf.end()) {
+        reshape.emitOpError("reshapes a value without a buffer");
+        return std::nullopt;
+      }
+      bufferOf[reshape.getResult()] = found->second;
+      continue;
+    }
+    if (isa<func::ReturnOp>(op))
+      continue;
+    auto group = dyn_cast<FusionOp>(op);
+    if (!group) {
+      op.emitOpError("needs a kernel but is in no fusion group");
+      return std::nullopt;
+    }
+    auto offsets = group->getAttrOfType<DenseI64ArrayAttr>("kiln.offsets");
+    for (auto [index, result] : llvm::enumerate(group.getResults())) {
+      bufferOf[result] = buffers.size();
+      auto output = outputOf.find(result);
+      if (output != outputOf.end()) {
+        buffers.push_back({fmt::BufferKind::Output, output->second, 0, bytesOf(result.getType())});
+      } else if (offsets && offsets[index] >= 0) {
+        buffers.push_back({fmt::BufferKind::Arena, 0, static_cast<uint64_t>(offsets[index]),
+                           bytesOf(result.getType())});
+      } else {
+        group.emitOpError("result ") << index << " has no place in the memory plan "
+                                        "(run kiln-plan-memory)";
+        return std::nullopt;
+      }
+    }
+  }
+  stats.weightBytes = weights.size();
+
+  // Kernels: emit, deduplicate by source, compile in parallel.
+  struct Launch {
+    unsigned kernel;
+    EmittedKernel emitted;
+    std::vector<uint32_t> args;
+  };
+  std::vector<Launch> launches;
+  std::vector<EmittedKernel> distinct;
+  std::map<std::string, unsigned> bySource;
+  for (Operation &op : body) {
+    auto group = dyn_cast<FusionOp>(op);
+    if (!group)
+      continue;
+    auto kernel = emitKernel(group, "kiln_kernel");
+    if (failed(kernel))
+      return std::nullopt;
+    std::string name = "kiln_" + llvm::utohexstr(fmt::fnv1a64(
+                                     reinterpret_cast<const unsigned char *>(kernel->source.data()),
+                                     kernel->source.size()));
+    kernel->source = replaceAll(kernel->source, "kiln_kernel", name);
+    kernel->name = name;
+    auto [it, inserted] = bySource.try_emplace(kernel->source, distinct.size());
+    if (inserted)
+      distinct.push_back(*kernel);
+    Launch launch{it->second, *kernel, {}};
+    for (Value v : llvm::concat<Value>(group.getInputs(), group.getResults()))
+      launch.args.push_back(bufferOf.lookup(v));
+    launches.push_back(std::move(launch));
+  }
+  stats.launches = launches.size();
+  stats.distinctKernels = distinct.size();
+
+  std::vector<std::string> targets = archs;
+  std::vector<std::vector<std::future<std::optional<NvrtcOutput>>>> jobs(distinct.size());
+  std::vector<std::vector<std::string>> errors(distinct.size(),
+                                               std::vector<std::string>(targets.size()));
+  for (size_t k = 0; k < distinct.size(); ++k)
+    for (size_t t = 0; t < targets.size(); ++t)
+      jobs[k].push_back(std::async(std::launch::async, [&, k, t] {
+        return compileKernel(distinct[k], targets[t], errors[k][t]);
+      }));
+  ByteWriter kernels;
+  kernels.put<uint32_t>(distinct.size());
+  for (size_t k = 0; k < distinct.size(); ++k) {
+    kernels.string(distinct[k].name);
+    kernels.put<uint32_t>(targets.size() + 1);
+    std::string ptx;
+    for (size_t t = 0; t < targets.size(); ++t) {
+      std::optional<NvrtcOutput> out = jobs[k][t].get();
+      if (!out) {
+        error = errors[k][t];
+        // Drain the other jobs before returning: they write into `errors`.
+        for (size_t k2 = 0; k2 < distinct.size(); ++k2)
+          for (auto &job : jobs[k2])
+            if (job.valid())
+              job.wait();
+        return std::nullopt;
+      }
+      kernels.string(targets[t]);
+      kernels.put<uint64_t>(out->cubin.size());
+      kernels.bytes += out->cubin;
+      if (t + 1 == targets.size() || ptx.empty())
+        ptx = out->ptx;
+    }
+    // PTX of the last target, for GPUs none of the cubins fits.
+    std::string last = targets.back();
+    std::string digits = last.substr(3);
+    if (!digits.empty() && digits.back() == 'a')
+      digits.pop_back();
+    kernels.string("compute_" + digits);
+    kernels.put<uint64_t>(ptx.size());
+    kernels.bytes += ptx;
+  }
+
+  ByteWriter plan;
+  plan.put<uint32_t>(buffers.size());
+  for (const Buffer &b : buffers) {
+    plan.put<uint32_t>(static_cast<uint32_t>(b.kind));
+    plan.put<uint32_t>(b.index);
+    plan.put<uint64_t>(b.offset);
+    plan.put<uint64_t>(b.bytes);
+  }
+  plan.put<uint32_t>(launches.size());
+  for (const Launch &l : launches) {
+    plan.put<uint32_t>(l.kernel);
+    for (unsigned g : l.emitted.grid)
+      plan.put<uint32_t>(g);
+    plan.put<uint32_t>(l.emitted.block);
+    plan.put<uint32_t>(l.emitted.dynamicSharedBytes);
+    plan.put<uint32_t>(l.args.size());
+    for (uint32_t a : l.args)
+      plan.put<uint32_t>(a);
+  }
+
+  // Assemble: header, table, sections (weights 4096-aligned).
+  std::pair<fmt::SectionKind, const std::string *> sections[] = {
+      {fmt::SectionKind::Signature, &signature.bytes},
+      {fmt::SectionKind::Kernels, &kernels.bytes},
+      {fmt::SectionKind::Plan, &plan.bytes},
+      {fmt::SectionKind::Weights, &weights}};
+  ByteWriter file;
+  file.bytes.append(fmt::kMagic, sizeof(fmt::kMagic));
+  file.put<uint32_t>(fmt::kVersion);
+  file.put<uint32_t>(4);
+  file.put<uint64_t>(0); // file size, patched below
+  size_t tableAt = file.bytes.size();
+  file.bytes.resize(tableAt + 4 * fmt::kSectionEntryBytes, '\0');
+  for (auto [index, section] : llvm::enumerate(sections)) {
+    file.pad(section.first == fmt::SectionKind::Weights ? fmt::kWeightsAlignment : 8);
+    uint64_t offset = file.bytes.size();
+    file.bytes += *section.second;
+    ByteWriter entry;
+    entry.put<uint32_t>(static_cast<uint32_t>(section.first));
+    entry.put<uint32_t>(0);
+    entry.put<uint64_t>(offset);
+    entry.put<uint64_t>(section.second->size());
+    entry.put<uint64_t>(fmt::fnv1a64(
+        reinterpret_cast<const unsigned char *>(section.second->data()),
+        section.second->size()));
+    std::memcpy(file.bytes.data() + tableAt + index * fmt::kSectionEntryBytes,
+                entry.bytes.data(), fmt::kSectionEntryBytes);
+  }
+  uint64_t size = file.bytes.size();
+  std::memcpy(file.bytes.data() + 16, &size, 8);
+  return file.bytes;
+}
