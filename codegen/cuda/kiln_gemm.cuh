@@ -120,11 +120,18 @@ __device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
     }
   };
 
-  fetch(0);
+  // Launched with more than kMmaThreads threads (the sm_90a variant of the
+  // same kernel uses 384), the extra warps only take part in the barriers.
+  const bool worker = tid < kMmaThreads;
+  if (worker)
+    fetch(0);
   for (int k0 = 0; k0 < K; k0 += kMmaBK) {
     __syncthreads(); // the previous tile's readers are done
-    commit();
+    if (worker)
+      commit();
     __syncthreads();
+    if (!worker)
+      continue;
     if (k0 + kMmaBK < K)
       fetch(k0 + kMmaBK); // in flight during the math below
 #pragma unroll
@@ -161,6 +168,8 @@ __device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
 
   // Accumulator layout of m16n8: lane/4 is the row (+8 for regs 2, 3),
   // 2*(lane%4) the column pair.
+  if (!worker)
+    return;
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll

@@ -224,6 +224,8 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     unsigned kernel;
     EmittedKernel emitted;
     std::vector<uint32_t> args;
+    std::vector<fmt::DType> mapTypes;
+    std::vector<uint32_t> mapBuffers;
   };
   std::vector<Launch> launches;
   std::vector<EmittedKernel> distinct;
@@ -243,9 +245,14 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     auto [it, inserted] = bySource.try_emplace(kernel->source, distinct.size());
     if (inserted)
       distinct.push_back(*kernel);
-    Launch launch{it->second, *kernel, {}};
+    Launch launch{it->second, *kernel, {}, {}, {}};
     for (Value v : llvm::concat<Value>(group.getInputs(), group.getResults()))
       launch.args.push_back(bufferOf.lookup(v));
+    for (const TensorMapArg &map : kernel->tensorMaps) {
+      Value input = group.getInputs()[map.input];
+      launch.mapBuffers.push_back(bufferOf.lookup(input));
+      launch.mapTypes.push_back(*dtypeOf(input.getType()));
+    }
     launches.push_back(std::move(launch));
   }
   stats.launches = launches.size();
@@ -311,6 +318,15 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     plan.put<uint32_t>(l.args.size());
     for (uint32_t a : l.args)
       plan.put<uint32_t>(a);
+    plan.put<uint32_t>(l.emitted.tensorMaps.size());
+    for (auto [index, map] : llvm::enumerate(l.emitted.tensorMaps)) {
+      plan.put<uint32_t>(l.mapBuffers[index]);
+      plan.put<uint32_t>(static_cast<uint32_t>(l.mapTypes[index]));
+      plan.put<uint64_t>(map.rows);
+      plan.put<uint64_t>(map.cols);
+      plan.put<uint32_t>(map.boxRows);
+      plan.put<uint32_t>(map.boxCols);
+    }
   }
 
   // Assemble: header, table, sections (weights 4096-aligned).

@@ -41,10 +41,15 @@ int64_t elementCount(Type type) {
 }
 
 /// `extern "C" __global__ void name(const T *in0, ..., T *out0, ...)`.
-std::string signature(FusionOp group, StringRef name, unsigned threads) {
+std::string signature(FusionOp group, StringRef name, unsigned threads,
+                      unsigned tensorMaps = 0) {
   std::string text = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(threads) + ") " + name.str() + "(";
+                     std::to_string(threads) + (tensorMaps ? ", 1" : "") + ") " +
+                     name.str() + "(";
   std::vector<std::string> params;
+  for (unsigned i = 0; i < tensorMaps; ++i)
+    params.push_back("const __grid_constant__ kiln::sm90::TensorMap map" +
+                     std::to_string(i));
   for (auto [index, input] : llvm::enumerate(group.getInputs()))
     params.push_back("const " +
                      cudaType(cast<RankedTensorType>(input.getType()).getElementType()) +
@@ -199,12 +204,25 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   bool tensorCores = element.isF16() || element.isBF16();
   if (!tensorCores && !element.isF32())
     return anchor->emitOpError("GEMM on ") << element << " is not supported";
-  unsigned threads = tensorCores ? 256 : 256;
+  // nn.Linear shapes on fp16/bf16 get the Hopper kernel (TMA + wgmma) in the
+  // sm_90a image and the mma.sync main loop elsewhere, from one source; TMA
+  // needs 16-byte global strides (K % 8 == 0).
+  bool hopper = kMajorB && tensorCores && K % 8 == 0;
+  unsigned threads = hopper ? 384 : 256;
   int64_t tileM = tensorCores ? 128 : 64, tileN = tensorCores ? 128 : 64;
-  std::string mainLoop =
+  std::string mmaLoop =
       tensorCores
           ? "kiln::mma_gemm<" + cudaType(element) + ", " + (kMajorB ? "true" : "false") + ">"
           : std::string("kiln::simt_gemm<") + (kMajorB ? "true" : "false") + ">";
+  std::string sizes = std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K);
+  std::string pointerCall = mmaLoop + "(in" + std::to_string(lhsArg.getArgNumber()) +
+                            " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
+                            " + bOffset, " + sizes + ", epilogue);\n";
+  std::string mainLoop =
+      hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
+                   cudaType(element) + ">(map0, map1, " + sizes +
+                   ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
+             : "  " + pointerCall;
 
   EmittedKernel kernel;
   kernel.name = name.str();
@@ -214,19 +232,24 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   kernel.grid[0] = static_cast<unsigned>((N + tileN - 1) / tileN);
   kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
   kernel.grid[2] = static_cast<unsigned>(batch);
+  if (hopper) {
+    // kiln::sm90: kBM = kBN = 128, kBK = 64, 3 stages of 32 KiB + alignment.
+    kernel.dynamicSharedBytes = 3 * (128 * 64 * 2 * 2) + 1024;
+    kernel.tensorMaps = {{lhsArg.getArgNumber(), M, K, 128, 64},
+                         {rhsArg.getArgNumber(), N, K, 128, 64}};
+  }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
-      header(group, "gemm_epilogue") + "#include \"kiln_gemm.cuh\"\n\n" +
-      "struct " + epilogueName + " {\n" + members +
+      header(group, "gemm_epilogue") + "#include \"kiln_gemm.cuh\"\n" +
+      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\n" : "") + "\nstruct " + epilogueName +
+      " {\n" + members +
       "  long long batchBase;\n"
       "  __device__ __forceinline__ void operator()(int m, int n, float acc) const {\n"
       "    const long long idx = batchBase + (long long)m * " + std::to_string(N) +
-      "LL + n;\n" + epilogue.code + "  }\n};\n\n" + signature(group, name, threads) +
-      " {\n" + batchOffsets + "  const " + epilogueName + " epilogue{" + initializers +
-      ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n  " + mainLoop +
-      "(in" + std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
-      std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + std::to_string(M) + ", " +
-      std::to_string(N) + ", " + std::to_string(K) + ", epilogue);\n}\n";
+      "LL + n;\n" + epilogue.code + "  }\n};\n\n" +
+      signature(group, name, threads, kernel.tensorMaps.size()) + " {\n" + batchOffsets +
+      "  const " + epilogueName + " epilogue{" + initializers +
+      ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";
   return kernel;
 }
 

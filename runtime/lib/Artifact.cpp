@@ -253,6 +253,31 @@ Artifact Artifact::parse(const std::string &bytes, const std::string &what) {
         plan.fail("launch " + std::to_string(l) + " names buffer " + std::to_string(buffer));
       e.buffers.push_back(buffer);
     }
+    uint32_t maps = plan.count(32, "tensor maps");
+    for (uint32_t m = 0; m < maps; ++m) {
+      TensorMapEntry map;
+      map.buffer = plan.read<uint32_t>();
+      if (map.buffer >= a.buffers.size())
+        plan.fail("tensor map of launch " + std::to_string(l) + " names buffer " +
+                  std::to_string(map.buffer));
+      map.dtype = readDType(plan);
+      if (map.dtype != DType::F16 && map.dtype != DType::BF16)
+        plan.fail("tensor maps are fp16 or bf16");
+      map.rows = plan.read<uint64_t>();
+      map.cols = plan.read<uint64_t>();
+      map.boxRows = plan.read<uint32_t>();
+      map.boxCols = plan.read<uint32_t>();
+      const BufferEntry &buffer = a.buffers[map.buffer];
+      uint64_t bytesNeeded = map.rows * map.cols * 2;
+      bool fits = map.rows <= (1ull << 32) && map.cols <= (1ull << 32) &&
+                  (buffer.kind == BufferKind::Input || buffer.kind == BufferKind::Output
+                       ? true
+                       : bytesNeeded <= buffer.bytes);
+      if (!fits || map.boxRows == 0 || map.boxRows > 256 || map.boxCols == 0 ||
+          map.boxCols > 64)
+        plan.fail("tensor map of launch " + std::to_string(l) + " does not fit its buffer");
+      e.tensorMaps.push_back(map);
+    }
     a.launches.push_back(std::move(e));
   }
   if (!plan.atEnd())

@@ -97,3 +97,27 @@ void DeviceBuffer::download(void *host, size_t bytes) const {
                 std::to_string(bytes_) + "-byte buffer");
   KILN_CU_CHECK(Driver::get().cuMemcpyDtoH(host, address_, bytes));
 }
+
+TensorMap kiln::rt::encodeTensorMap2D(CUdeviceptr address, bool bf16, uint64_t rows,
+                                      uint64_t cols, uint32_t boxRows, uint32_t boxCols) {
+  static_assert(sizeof(TensorMap) == sizeof(CUtensorMap), "CUtensorMap size");
+  if (address % 16 != 0)
+    throw Error("TMA needs a 16-byte aligned tensor address");
+  if ((cols * 2) % 16 != 0)
+    throw Error("TMA needs rows of a multiple of 16 bytes, got " + std::to_string(cols * 2));
+  if (boxRows == 0 || boxRows > 256 || boxCols == 0 || boxCols * 2 > 128)
+    throw Error("TMA box of " + std::to_string(boxRows) + " x " + std::to_string(boxCols) +
+                " is invalid for 128-byte swizzle");
+  TensorMap map{};
+  cuuint64_t dims[2] = {cols, rows};
+  cuuint64_t strides[1] = {cols * 2};
+  cuuint32_t box[2] = {boxCols, boxRows};
+  cuuint32_t elementStrides[2] = {1, 1};
+  KILN_CU_CHECK(Driver::get().cuTensorMapEncodeTiled(
+      reinterpret_cast<CUtensorMap *>(&map),
+      bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      reinterpret_cast<void *>(address), dims, strides, box, elementStrides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}

@@ -97,6 +97,13 @@ Session::Session(std::shared_ptr<Model> model) : model_(std::move(model)) {
       break;
     }
   }
+  for (const LaunchEntry &launch : a.launches) {
+    tensorMaps_.emplace_back();
+    for (const TensorMapEntry &map : launch.tensorMaps)
+      tensorMaps_.back().push_back(encodeTensorMap2D(
+          addresses_[map.buffer], map.dtype == artifact::DType::BF16, map.rows, map.cols,
+          map.boxRows, map.boxCols));
+  }
 }
 
 void Session::launchAll() {
@@ -104,9 +111,12 @@ void Session::launchAll() {
   const Driver &cu = Driver::get();
   std::vector<CUdeviceptr> args;
   std::vector<void *> params;
-  for (const LaunchEntry &launch : a.launches) {
+  for (size_t index = 0; index < a.launches.size(); ++index) {
+    const LaunchEntry &launch = a.launches[index];
     args.clear();
     params.clear();
+    for (TensorMap &map : tensorMaps_[index])
+      params.push_back(&map);
     for (uint32_t buffer : launch.buffers)
       args.push_back(addresses_[buffer]);
     for (CUdeviceptr &p : args)

@@ -134,9 +134,21 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
       pointers.push_back(address.lookup(input));
     for (Value result : group.getResults())
       pointers.push_back(address.lookup(result));
+    std::vector<rt::TensorMap> maps;
+    for (const codegen::TensorMapArg &map : kernel.tensorMaps) {
+      Value input = group.getInputs()[map.input];
+      bool bf16 = cast<RankedTensorType>(input.getType()).getElementType().isBF16();
+      maps.push_back(rt::encodeTensorMap2D(address.lookup(input), bf16, map.rows,
+                                           map.cols, map.boxRows, map.boxCols));
+    }
     std::vector<void *> params;
+    for (rt::TensorMap &map : maps)
+      params.push_back(&map);
     for (CUdeviceptr &p : pointers)
       params.push_back(&p);
+    if (kernel.dynamicSharedBytes > 48 * 1024)
+      KILN_CU_CHECK(cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(kernel.dynamicSharedBytes)));
     KILN_CU_CHECK(cu.cuLaunchKernel(fn, kernel.grid[0], kernel.grid[1], kernel.grid[2],
                                     kernel.block, 1, 1, kernel.dynamicSharedBytes,
                                     nullptr, params.data(), nullptr));

@@ -38,5 +38,27 @@ int main(int argc, char **argv) {
       [](DialectRegistry &registry) {
         registry.insert<kiln::KilnDialect, func::FuncDialect>();
       });
+  TranslateFromMLIRRegistration toPtx(
+      "kiln-to-sm90a-ptx",
+      "compile every kernel with NVRTC for sm_90a and print its PTX",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a module");
+        auto kernels = kiln::codegen::emitModuleKernels(module);
+        if (failed(kernels))
+          return failure();
+        for (const kiln::codegen::EmittedKernel &k : *kernels) {
+          std::string error;
+          auto compiled = kiln::codegen::compileKernel(k, "sm_90a", error);
+          if (!compiled)
+            return module.emitError(error);
+          os << "// === ptx " << k.name << "\n" << compiled->ptx;
+        }
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<kiln::KilnDialect, func::FuncDialect>();
+      });
   return failed(mlirTranslateMain(argc, argv, "kiln translation driver"));
 }

@@ -21,14 +21,24 @@
 
 namespace kiln::codegen {
 
+/// A TMA tensor map the runtime encodes for a 2-D row-major view of a group
+/// input ([rows, cols], cols contiguous) with a box of boxRows x boxCols and
+/// 128-byte swizzle; it is passed by value before the pointer parameters.
+struct TensorMapArg {
+  unsigned input = 0;
+  int64_t rows = 0, cols = 0;
+  unsigned boxRows = 0, boxCols = 0;
+};
+
 struct EmittedKernel {
   std::string name;
   std::string source;
   unsigned grid[3] = {1, 1, 1};
   unsigned block = 256;
   unsigned dynamicSharedBytes = 0;
-  /// Kernel parameters, in order: the group's inputs (`const T *`) then its
-  /// results (`T *`).
+  /// Kernel parameters, in order: the tensor maps, the group's inputs
+  /// (`const T *`), then its results (`T *`).
+  std::vector<TensorMapArg> tensorMaps;
   unsigned numInputs = 0, numOutputs = 0;
 };
 

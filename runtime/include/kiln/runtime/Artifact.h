@@ -49,11 +49,19 @@ struct BufferEntry {
   uint64_t offset = 0, bytes = 0;
 };
 
+struct TensorMapEntry {
+  uint32_t buffer = 0;
+  artifact::DType dtype = artifact::DType::F16;
+  uint64_t rows = 0, cols = 0;
+  uint32_t boxRows = 0, boxCols = 0;
+};
+
 struct LaunchEntry {
   uint32_t kernel = 0;
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block = 1, sharedBytes = 0;
   std::vector<uint32_t> buffers;
+  std::vector<TensorMapEntry> tensorMaps;
 };
 
 struct Artifact {

@@ -17,7 +17,9 @@
 //              (`sm_90a`, or `compute_90` for PTX), u64 size, bytes.
 //   Plan       u32 buffers; each: u32 kind, u32 index, u64 offset, u64 bytes.
 //              u32 launches; each: u32 kernel, u32 grid[3], u32 block,
-//              u32 sharedBytes, u32 argc, u32 buffer[argc].
+//              u32 sharedBytes, u32 argc, u32 buffer[argc], u32 maps; each
+//              map (a TMA tensor map passed before the pointers): u32 buffer,
+//              u32 dtype, u64 rows, u64 cols, u32 boxRows, u32 boxCols.
 //   Weights    raw bytes.
 // `str` is u32 length + bytes (no terminator).
 //
@@ -33,7 +35,7 @@
 namespace kiln::artifact {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kSectionEntryBytes = 32;
 constexpr uint64_t kWeightsAlignment = 4096;

@@ -11,6 +11,7 @@
 #include "kiln/runtime/Driver.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -76,6 +77,17 @@ private:
   CUdeviceptr address_ = 0;
   size_t bytes_ = 0;
 };
+
+/// A CUtensorMap (128 bytes, 64-byte aligned) for TMA loads of a row-major
+/// [rows, cols] matrix of 2-byte elements (fp16 when `bf16` is false) at
+/// `address`, in boxes of boxRows x boxCols with 128-byte swizzle;
+/// out-of-range elements load as zero. Throws Error naming the violated TMA
+/// rule (alignment, box size).
+struct alignas(64) TensorMap {
+  unsigned long long words[16];
+};
+TensorMap encodeTensorMap2D(CUdeviceptr address, bool bf16, uint64_t rows,
+                            uint64_t cols, uint32_t boxRows, uint32_t boxCols);
 
 } // namespace kiln::rt
 

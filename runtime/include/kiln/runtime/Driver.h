@@ -44,7 +44,8 @@ namespace kiln::rt {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
-  X(cuEventElapsedTime)
+  X(cuEventElapsedTime)                                                        \
+  X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define KILN_DECLARE_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

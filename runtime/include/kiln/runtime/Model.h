@@ -68,6 +68,8 @@ private:
   std::vector<std::unique_ptr<DeviceBuffer>> inputs_, outputs_;
   std::unique_ptr<DeviceBuffer> arena_;
   std::vector<CUdeviceptr> addresses_; // per plan buffer
+  /// Encoded once per session: the arena and the I/O buffers never move.
+  std::vector<std::vector<TensorMap>> tensorMaps_; // per launch
 };
 
 } // namespace kiln::rt

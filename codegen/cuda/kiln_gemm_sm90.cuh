@@ -1,0 +1,198 @@
+//===- kiln_gemm_sm90.cuh - Hopper GEMM: TMA + mbarrier pipeline + wgmma ---===//
+//
+// C = A B^T for A [M, K] and B [N, K], both K-major (nn.Linear), fp16/bf16 in,
+// fp32 accumulate, then the caller's epilogue(m, n, acc) per in-bounds
+// element. Built for sm_90a only (guarded by __CUDA_ARCH_FEAT_SM90_ALL).
+//
+//   Block tile 128 x 128 x 64; 3 warpgroups (384 threads): warpgroup 0 is
+//   the producer (one thread issues the TMA loads), warpgroups 1 and 2 each
+//   multiply 64 rows with wgmma m64n128k16. kStages shared-memory stages in
+//   a ring, each with a `full` barrier (TMA bytes landed) and an `empty`
+//   barrier (both consumers done reading).
+//   Tiles arrive through tensor maps (128-byte swizzle, box 64 x 128) that
+//   the runtime encodes against the final buffer addresses; TMA fills
+//   out-of-range elements with zeros, so any M, N and K (K % 8 == 0 for the
+//   16-byte global stride) works and only the epilogue checks bounds.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_common.cuh"
+
+namespace kiln::sm90 {
+
+/// A CUtensorMap as the kernel receives it (by value, __grid_constant__).
+struct alignas(64) TensorMap {
+  unsigned long long words[16];
+};
+
+constexpr int kBM = 128, kBN = 128, kBK = 64, kThreads = 384;
+// Three stages keep the same kernel launchable on sm_86/sm_89 (99 KiB of
+// shared memory) where it runs the mma.sync variant.
+constexpr int kStages = 3;
+constexpr int kTileBytesA = kBM * kBK * 2, kTileBytesB = kBN * kBK * 2;
+/// Dynamic shared memory: the stages plus 1 KiB to align them to 1024.
+constexpr int kSharedBytes = kStages * (kTileBytesA + kTileBytesB) + 1024;
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+__device__ __forceinline__ unsigned smem(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void barrier_init(unsigned long long *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem(bar)), "r"(count));
+}
+__device__ __forceinline__ void barrier_expect_tx(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem(bar)),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void barrier_arrive(unsigned long long *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem(bar)) : "memory");
+}
+__device__ __forceinline__ void barrier_wait(unsigned long long *bar, unsigned parity) {
+  asm volatile("{\n"
+               ".reg .pred done;\n"
+               "wait_%=:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "@!done bra wait_%=;\n"
+               "}\n" ::"r"(smem(bar)),
+               "r"(parity)
+               : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int x, int y,
+                                            unsigned long long *bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem(dst)),
+               "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y),
+               "r"(smem(bar))
+               : "memory");
+}
+
+/// wgmma shared-memory descriptor of a K-major tile in 128-byte swizzle:
+/// 8-row groups 1024 bytes apart (SBO), leading offset 16 (unused here).
+__device__ __forceinline__ unsigned long long descriptor(const void *p) {
+  unsigned long long addr = smem(p);
+  return ((addr & 0x3FFFF) >> 4) | ((16ull >> 4) << 16) | ((1024ull >> 4) << 32) |
+         (1ull << 62);
+}
+
+template <typename T> struct Wgmma;
+#define KILN_WGMMA_M64N128K16(TYPE, PTXTYPE)                                   \
+  template <> struct Wgmma<TYPE> {                                             \
+    static __device__ __forceinline__ void run(float (&d)[8][8],               \
+                                               unsigned long long a,           \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                                \
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTXTYPE "." PTXTYPE   \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, " \
+          "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, "  \
+          "%28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, "  \
+          "%41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "  \
+          "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, " \
+          "1, 0, 0;\n"                                                         \
+          "}\n"                                                                \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),        \
+            "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),        \
+            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),        \
+            "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),        \
+            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),        \
+            "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),        \
+            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),        \
+            "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7]),        \
+            "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),        \
+            "+f"(d[4][4]), "+f"(d[4][5]), "+f"(d[4][6]), "+f"(d[4][7]),        \
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),        \
+            "+f"(d[5][4]), "+f"(d[5][5]), "+f"(d[5][6]), "+f"(d[5][7]),        \
+            "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),        \
+            "+f"(d[6][4]), "+f"(d[6][5]), "+f"(d[6][6]), "+f"(d[6][7]),        \
+            "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),        \
+            "+f"(d[7][4]), "+f"(d[7][5]), "+f"(d[7][6]), "+f"(d[7][7])         \
+          : "l"(a), "l"(b));                                                   \
+    }                                                                          \
+  };
+KILN_WGMMA_M64N128K16(__half, "f16")
+KILN_WGMMA_M64N128K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N128K16
+
+template <typename T, typename Epilogue>
+__device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
+                                           int M, int N, int K,
+                                           const Epilogue &epilogue) {
+  extern __shared__ unsigned char dynamicShared[];
+  // 128-byte swizzled tiles must start 1024-byte aligned.
+  unsigned char *base = reinterpret_cast<unsigned char *>(
+      (reinterpret_cast<unsigned long long>(dynamicShared) + 1023) & ~1023ull);
+  T *tilesA = reinterpret_cast<T *>(base);
+  T *tilesB = reinterpret_cast<T *>(base + kStages * kTileBytesA);
+  __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
+
+  const int warpgroup = threadIdx.x / 128, lane128 = threadIdx.x % 128;
+  const int blockM = blockIdx.y * kBM, blockN = blockIdx.x * kBN;
+  const int kTiles = (K + kBK - 1) / kBK;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], 256); // every consumer thread arrives
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    if (lane128 == 0) {
+      for (int k = 0; k < kTiles; ++k) {
+        int stage = k % kStages;
+        if (k >= kStages)
+          barrier_wait(&empty[stage], ((k / kStages) - 1) & 1);
+        barrier_expect_tx(&full[stage], kTileBytesA + kTileBytesB);
+        tma_load_2d(tilesA + stage * (kBM * kBK), mapA, k * kBK, blockM, &full[stage]);
+        tma_load_2d(tilesB + stage * (kBN * kBK), mapB, k * kBK, blockN, &full[stage]);
+      }
+    }
+    return;
+  }
+
+  float d[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      d[i][j] = 0.0f;
+  const int rowBase = (warpgroup - 1) * 64; // this consumer's rows in the tile
+  for (int k = 0; k < kTiles; ++k) {
+    int stage = k % kStages;
+    barrier_wait(&full[stage], (k / kStages) & 1);
+    const T *a = tilesA + stage * (kBM * kBK) + rowBase * kBK;
+    const T *b = tilesB + stage * (kBN * kBK);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < kBK / 16; ++kk)
+      Wgmma<T>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    barrier_arrive(&empty[stage]);
+  }
+
+  // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
+  // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
+  const int warp = lane128 / 32, lane = lane128 % 32;
+  const int row = blockM + rowBase + warp * 16 + lane / 4;
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      int m = row + ((r & 2) ? 8 : 0);
+      int n = blockN + 16 * j + 2 * (lane % 4) + (r & 1) + ((r & 4) ? 8 : 0);
+      if (m < M && n < N)
+        epilogue(m, n, d[j][r]);
+    }
+}
+
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
+
+} // namespace kiln::sm90
