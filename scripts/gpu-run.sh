@@ -21,7 +21,7 @@ step() {
   local name=$1; shift
   echo "=== $name"
   if "$@" > "$out/$name.log" 2>&1; then
-    echo "    PASS"; tail -n 4 "$out/$name.log" | sed 's/^/    /'
+    echo "    PASS"; tail -n "${TAIL:-4}" "$out/$name.log" | sed 's/^/    /'
   else
     echo "    FAIL (exit $?)"; tail -n 40 "$out/$name.log" | sed 's/^/    /'; status=1
   fi
@@ -41,9 +41,11 @@ done
 step kernels-gpu "$bundle/bin/kiln-kernels-gpu-tests"
 grep -E "rel L2|OK|FAILED|Failure|Expected|Which is" "$out/kernels-gpu.log" | head -80
 # The test models through the artifact and kiln-run, checked against PyTorch.
-TAIL=60 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$out" \
+TAIL=2 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$out" \
   mlp_f32 mlp_f16 ffn_f32 ffn_f16 ffn_tanh_f16 mlp_stack_f32 mlp_stack_f16 \
   ffn_f32@tf32 ffn_f32@fp16 mlp_stack_f32@bf16 ffn_large_f16
 grep -E "^---|check|bench|torch eager|error" "$out/models-kiln-run.log"
+# kiln's GEMM kernels against cuBLAS through torch, on the FFN's shapes.
+TAIL=12 step gemm-bench python3 "$root/bench/gemm_vs_torch.py" "$bundle/bin" "$out/gemm"
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status
