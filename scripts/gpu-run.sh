@@ -29,11 +29,14 @@ step() {
 
 step machine bash -c 'nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; uname -r; ldd gpu-bundle/bin/kiln-opt'
 step device-smoke kiln-device-smoke
-step make-models python3 test/models/make_models.py "$out/models"
-export KILN_TEST_MODELS="$out/models"
+# Large work files stay out of $OUT, which only carries logs back.
+work=${KILN_GPU_WORK:-/tmp/kiln-gpu-work}
+mkdir -p "$work"
+step make-models python3 test/models/make_models.py "$work/models"
+export KILN_TEST_MODELS="$work/models"
 step kiln-opt-roundtrip bash -c 'kiln-opt test/Dialect/Kiln/ops.mlir --split-input-file | kiln-opt --split-input-file > /dev/null && kiln-opt test/examples/ffn_block.mlir --canonicalize | head -16'
 step lit env PYTHONPATH="$bundle/lit" LD_LIBRARY_PATH="$bundle/lib:$LD_LIBRARY_PATH" python3 -c "from lit.main import main; main()" -sv test --param kiln_tools_dir="$bundle/bin" \
-  --param llvm_tools_dir="$bundle/bin" --param kiln_obj_root="$out/lit"
+  --param llvm_tools_dir="$bundle/bin" --param kiln_obj_root="$work/lit"
 for t in kiln-runtime-gpu-tests kiln-runtime-tests kiln-codegen-tests; do
   step "$t" "$bundle/bin/$t"
 done
@@ -41,11 +44,11 @@ done
 step kernels-gpu "$bundle/bin/kiln-kernels-gpu-tests"
 grep -E "rel L2|OK|FAILED|Failure|Expected|Which is" "$out/kernels-gpu.log" | head -80
 # The test models through the artifact and kiln-run, checked against PyTorch.
-TAIL=2 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$out" \
+TAIL=2 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$work" \
   mlp_f32 mlp_f16 ffn_f32 ffn_f16 ffn_tanh_f16 mlp_stack_f32 mlp_stack_f16 \
   ffn_f32@tf32 ffn_f32@fp16 mlp_stack_f32@bf16 ffn_large_f16
 grep -E "^---|check|bench|torch eager|error" "$out/models-kiln-run.log"
 # kiln's GEMM kernels against cuBLAS through torch, on the FFN's shapes.
-TAIL=12 step gemm-bench python3 "$root/bench/gemm_vs_torch.py" "$bundle/bin" "$out/gemm"
+TAIL=12 step gemm-bench python3 "$root/bench/gemm_vs_torch.py" "$bundle/bin" "$work/gemm"
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 exit $status
