@@ -22,7 +22,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
+#include <thread>
 
 #include <algorithm>
 
@@ -436,6 +442,62 @@ kiln::codegen::emitModuleKernels(ModuleOp module) {
   return kernels;
 }
 
+namespace {
+/// 64-bit FNV-1a with a chosen offset basis; two bases make a 128-bit key.
+uint64_t fnv(const std::string &text, uint64_t basis) {
+  uint64_t hash = basis;
+  for (unsigned char c : text)
+    hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+/// The on-disk kernel cache: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln,
+/// else ~/.cache/kiln; empty (no cache) when KILN_NO_CACHE is set or no
+/// folder can be made.
+std::filesystem::path cacheDirectory() {
+  if (std::getenv("KILN_NO_CACHE"))
+    return {};
+  std::filesystem::path dir;
+  if (const char *env = std::getenv("KILN_CACHE_DIR"))
+    dir = env;
+  else if (const char *xdg = std::getenv("XDG_CACHE_HOME"))
+    dir = std::filesystem::path(xdg) / "kiln";
+  else if (const char *home = std::getenv("HOME"))
+    dir = std::filesystem::path(home) / ".cache" / "kiln";
+  std::error_code ec;
+  if (dir.empty() || (!std::filesystem::create_directories(dir, ec) && ec))
+    return {};
+  return dir;
+}
+
+std::optional<std::string> readFile(const std::filesystem::path &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return std::nullopt;
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  return buffer.str();
+}
+
+/// Write-then-rename, so a concurrent reader sees the whole file or none.
+void writeFileAtomically(const std::filesystem::path &path, const std::string &data) {
+  std::filesystem::path temporary = path;
+  temporary += ".tmp." + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::ofstream file(temporary, std::ios::binary);
+    if (!file)
+      return;
+    file.write(data.data(), data.size());
+    if (!file)
+      return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec)
+    std::filesystem::remove(temporary, ec);
+}
+} // namespace
+
 std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
                                                         const std::string &arch,
                                                         std::string &error) {
@@ -443,6 +505,28 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
   options.arch = arch;
   options.headers = deviceHeaders();
   options.extraOptions = {"--ptxas-options=-v", "-lineinfo"};
+
+  // Key: the source, every header, the options, the target and NVRTC's
+  // version; anything that changes the binary changes the key.
+  std::string keyText = kernel.source + '\0' + arch + '\0' + nvrtcVersion();
+  for (const std::string &option : options.extraOptions)
+    keyText += '\0' + option;
+  for (const auto &[name, contents] : options.headers)
+    keyText += '\0' + name + '\0' + contents;
+  std::filesystem::path dir = cacheDirectory();
+  std::filesystem::path entry;
+  if (!dir.empty()) {
+    char key[40];
+    std::snprintf(key, sizeof(key), "%016llx%016llx",
+                  (unsigned long long)fnv(keyText, 1469598103934665603ull),
+                  (unsigned long long)fnv(keyText, 0x9e3779b97f4a7c15ull));
+    entry = dir / (std::string(key) + "-" + arch);
+    auto cubin = readFile(entry.string() + ".cubin");
+    auto ptx = readFile(entry.string() + ".ptx");
+    if (cubin && ptx && !cubin->empty())
+      return NvrtcOutput{*cubin, *ptx, "(from the kernel cache)"};
+  }
+
   auto compiled = compileWithNvrtc(kernel.source, kernel.name, options, error);
   if (!compiled)
     return std::nullopt;
@@ -460,6 +544,10 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
     error = "kernel '" + kernel.name + "' for " + arch +
             " has a ptxas performance warning: rejected\n" + compiled->log;
     return std::nullopt;
+  }
+  if (!entry.empty()) {
+    writeFileAtomically(entry.string() + ".ptx", compiled->ptx);
+    writeFileAtomically(entry.string() + ".cubin", compiled->cubin);
   }
   return compiled;
 }
