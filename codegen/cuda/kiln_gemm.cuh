@@ -69,16 +69,16 @@ __device__ __forceinline__ uint4 load8(const T *base, int rows, int cols,
 }
 
 template <typename T, bool kBKMajor, typename Epilogue>
-__device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
-                                         const T *__restrict__ B, int M, int N,
-                                         int K, const Epilogue &epilogue) {
+__device__ __forceinline__ void mma_gemm_tile(const T *__restrict__ A,
+                                              const T *__restrict__ B, int M, int N,
+                                              int K, const Epilogue &epilogue,
+                                              const int blockM, const int blockN) {
   // A tile [BM][BK], B tile [BN][BK] (K-major) or [BK][BN] (N-major).
   __shared__ __align__(16) T As[kMmaBM][kMmaBK + kPad];
   __shared__ __align__(16) T Bs[kBKMajor ? kMmaBN : kMmaBK]
                                 [kBKMajor ? kMmaBK + kPad : kMmaBN + kPad];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warpM = warp >> 2, warpN = warp & 3; // 2 x 4 warps
-  const int blockM = blockIdx.y * kMmaBM, blockN = blockIdx.x * kMmaBN;
 
   float acc[4][4][4];
 #pragma unroll
@@ -181,6 +181,17 @@ __device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
         if (m < M && n < N)
           epilogue(m, n, acc[i][j][r]);
       }
+}
+
+/// The block's kTilesN tiles of 128 x 128 (a kernel whose grid is laid out
+/// for wider tiles, like the sm_90a variant's 128 x 256, covers its columns).
+template <typename T, bool kBKMajor, int kTilesN = 1, typename Epilogue>
+__device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
+                                         const T *__restrict__ B, int M, int N,
+                                         int K, const Epilogue &epilogue) {
+  for (int t = 0; t < kTilesN; ++t)
+    mma_gemm_tile<T, kBKMajor>(A, B, M, N, K, epilogue, blockIdx.y * kMmaBM,
+                               (blockIdx.x * kTilesN + t) * kMmaBN);
 }
 
 constexpr int kSimtBM = 64, kSimtBN = 64, kSimtBK = 16, kSimtThreads = 256;

@@ -4,12 +4,14 @@
 // fp32 accumulate, then the caller's epilogue(m, n, acc) per in-bounds
 // element. Built for sm_90a only (guarded by __CUDA_ARCH_FEAT_SM90_ALL).
 //
-//   Block tile 128 x 128 x 64; 3 warpgroups (384 threads): warpgroup 0 is
-//   the producer (one thread issues the TMA loads), warpgroups 1 and 2 each
-//   multiply 64 rows with wgmma m64n128k16. kStages shared-memory stages in
-//   a ring, each with a `full` barrier (TMA bytes landed) and an `empty`
-//   barrier (both consumers done reading).
-//   Tiles arrive through tensor maps (128-byte swizzle, box 64 x 128) that
+//   Block tile 128 x 256 x 64; 3 warpgroups (384 threads): warpgroup 0 is
+//   the producer (one thread issues the TMA loads; setmaxnreg gives its
+//   registers to the consumers), warpgroups 1 and 2 each multiply 64 rows
+//   with wgmma m64n256k16 into 128 fp32 registers. kStages shared-memory
+//   stages in a ring, each with a `full` barrier (TMA bytes landed) and an
+//   `empty` barrier (both consumers done reading).
+//   Tiles arrive through tensor maps (128-byte swizzle, boxes 64 x 128 for A
+//   and 64 x 256 for B) that
 //   the runtime encodes against the final buffer addresses; TMA fills
 //   out-of-range elements with zeros, so any M, N and K (K % 8 == 0 for the
 //   16-byte global stride) works and only the epilogue checks bounds.
@@ -26,10 +28,7 @@ struct alignas(64) TensorMap {
   unsigned long long words[16];
 };
 
-constexpr int kBM = 128, kBN = 128, kBK = 64, kThreads = 384;
-// Three stages keep the same kernel launchable on sm_86/sm_89 (99 KiB of
-// shared memory) where it runs the mma.sync variant.
-constexpr int kStages = 3;
+constexpr int kBM = 128, kBN = 256, kBK = 64, kThreads = 384, kStages = 3;
 constexpr int kTileBytesA = kBM * kBK * 2, kTileBytesB = kBN * kBK * 2;
 /// Dynamic shared memory: the stages plus 1 KiB to align them to 1024.
 constexpr int kSharedBytes = kStages * (kTileBytesA + kTileBytesB) + 1024;
@@ -80,43 +79,38 @@ __device__ __forceinline__ unsigned long long descriptor(const void *p) {
 }
 
 template <typename T> struct Wgmma;
-#define KILN_WGMMA_M64N128K16(TYPE, PTXTYPE)                                   \
+#define KILN_WGMMA_M64N256K16(TYPE, PTXTYPE)                                   \
   template <> struct Wgmma<TYPE> {                                             \
-    static __device__ __forceinline__ void run(float (&d)[8][8],               \
+    static __device__ __forceinline__ void run(float (&d)[16][8],              \
                                                unsigned long long a,           \
                                                unsigned long long b) {         \
       asm volatile(                                                            \
-          "{\n"                                                                \
-          "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTXTYPE "." PTXTYPE   \
-          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, " \
-          "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, "  \
-          "%28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, "  \
-          "%41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, "  \
-          "%54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, " \
-          "1, 0, 0;\n"                                                         \
-          "}\n"                                                                \
-          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),        \
-            "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),        \
-            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),        \
-            "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),        \
-            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),        \
-            "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),        \
-            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),        \
-            "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7]),        \
-            "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),        \
-            "+f"(d[4][4]), "+f"(d[4][5]), "+f"(d[4][6]), "+f"(d[4][7]),        \
-            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),        \
-            "+f"(d[5][4]), "+f"(d[5][5]), "+f"(d[5][6]), "+f"(d[5][7]),        \
-            "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),        \
-            "+f"(d[6][4]), "+f"(d[6][5]), "+f"(d[6][6]), "+f"(d[6][7]),        \
-            "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),        \
-            "+f"(d[7][4]), "+f"(d[7][5]), "+f"(d[7][6]), "+f"(d[7][7])         \
+          "{\n"                                                              \
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32." PTXTYPE "." PTXTYPE   \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 0;\n"                             \
+          "}\n"                                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
+            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
+            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),\
+            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7]),\
+            "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[4][4]), "+f"(d[4][5]), "+f"(d[4][6]), "+f"(d[4][7]),\
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[5][4]), "+f"(d[5][5]), "+f"(d[5][6]), "+f"(d[5][7]),\
+            "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[6][4]), "+f"(d[6][5]), "+f"(d[6][6]), "+f"(d[6][7]),\
+            "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[7][4]), "+f"(d[7][5]), "+f"(d[7][6]), "+f"(d[7][7]),\
+            "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[8][4]), "+f"(d[8][5]), "+f"(d[8][6]), "+f"(d[8][7]),\
+            "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[9][4]), "+f"(d[9][5]), "+f"(d[9][6]), "+f"(d[9][7]),\
+            "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[10][4]), "+f"(d[10][5]), "+f"(d[10][6]), "+f"(d[10][7]),\
+            "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[11][4]), "+f"(d[11][5]), "+f"(d[11][6]), "+f"(d[11][7]),\
+            "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[12][4]), "+f"(d[12][5]), "+f"(d[12][6]), "+f"(d[12][7]),\
+            "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[13][4]), "+f"(d[13][5]), "+f"(d[13][6]), "+f"(d[13][7]),\
+            "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[14][4]), "+f"(d[14][5]), "+f"(d[14][6]), "+f"(d[14][7]),\
+            "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[15][4]), "+f"(d[15][5]), "+f"(d[15][6]), "+f"(d[15][7])                                                               \
           : "l"(a), "l"(b));                                                   \
     }                                                                          \
   };
-KILN_WGMMA_M64N128K16(__half, "f16")
-KILN_WGMMA_M64N128K16(__nv_bfloat16, "bf16")
-#undef KILN_WGMMA_M64N128K16
+KILN_WGMMA_M64N256K16(__half, "f16")
+KILN_WGMMA_M64N256K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N256K16
 
 template <typename T, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
@@ -144,6 +138,7 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   __syncthreads();
 
   if (warpgroup == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (lane128 == 0) {
       for (int k = 0; k < kTiles; ++k) {
         int stage = k % kStages;
@@ -157,9 +152,10 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
     return;
   }
 
-  float d[8][8];
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  float d[16][8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < 16; ++i)
 #pragma unroll
     for (int j = 0; j < 8; ++j)
       d[i][j] = 0.0f;
@@ -183,7 +179,7 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   const int warp = lane128 / 32, lane = lane128 % 32;
   const int row = blockM + rowBase + warp * 16 + lane / 4;
 #pragma unroll
-  for (int j = 0; j < 8; ++j)
+  for (int j = 0; j < 16; ++j)
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       int m = row + ((r & 2) ? 8 : 0);

@@ -215,10 +215,13 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   // needs 16-byte global strides (K % 8 == 0).
   bool hopper = kMajorB && tensorCores && K % 8 == 0;
   unsigned threads = hopper ? 384 : 256;
-  int64_t tileM = tensorCores ? 128 : 64, tileN = tensorCores ? 128 : 64;
+  // The sm_90a variant works on 128 x 256 tiles; the mma.sync fallback in
+  // the same kernel covers each of them as two 128 x 128 tiles.
+  int64_t tileM = tensorCores ? 128 : 64, tileN = hopper ? 256 : tensorCores ? 128 : 64;
   std::string mmaLoop =
       tensorCores
-          ? "kiln::mma_gemm<" + cudaType(element) + ", " + (kMajorB ? "true" : "false") + ">"
+          ? "kiln::mma_gemm<" + cudaType(element) + ", " + (kMajorB ? "true" : "false") +
+                (hopper ? ", 2" : "") + ">"
           : std::string("kiln::simt_gemm<") + (kMajorB ? "true" : "false") + ">";
   std::string sizes = std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K);
   std::string pointerCall = mmaLoop + "(in" + std::to_string(lhsArg.getArgNumber()) +
@@ -239,10 +242,11 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
   kernel.grid[2] = static_cast<unsigned>(batch);
   if (hopper) {
-    // kiln::sm90: kBM = kBN = 128, kBK = 64, 3 stages of 32 KiB + alignment.
-    kernel.dynamicSharedBytes = 3 * (128 * 64 * 2 * 2) + 1024;
+    // kiln::sm90: kBM = 128, kBN = 256, kBK = 64; 3 stages of 16 + 32 KiB,
+    // plus alignment. Only the sm_90a image uses it (see the runtime).
+    kernel.dynamicSharedBytes = 3 * (128 * 64 * 2 + 256 * 64 * 2) + 1024;
     kernel.tensorMaps = {{lhsArg.getArgNumber(), M, K, 128, 64},
-                         {rhsArg.getArgNumber(), N, K, 128, 64}};
+                         {rhsArg.getArgNumber(), N, K, 256, 64}};
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =

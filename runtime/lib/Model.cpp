@@ -43,6 +43,14 @@ const KernelImage *chooseImage(const KernelEntry &kernel, const DeviceInfo &devi
 }
 } // namespace
 
+uint32_t Model::sharedBytesFor(const LaunchEntry &launch) const {
+  // A launch with tensor maps is a Hopper kernel whose dynamic shared memory
+  // feeds its TMA pipeline; the fallback code in other images needs none
+  // (and GPUs with less shared memory could not grant it).
+  bool hopperImage = loadedArch_ == "sm_90a";
+  return launch.tensorMaps.empty() || hopperImage ? launch.sharedBytes : 0;
+}
+
 void Model::prepare() {
   std::call_once(prepared_, [&] {
     DeviceInfo device = queryDevice(0);
@@ -61,10 +69,10 @@ void Model::prepare() {
       functions_.push_back(fn);
     }
     for (const LaunchEntry &launch : artifact_.launches)
-      if (launch.sharedBytes > 48 * 1024)
+      if (sharedBytesFor(launch) > 48 * 1024)
         KILN_CU_CHECK(Driver::get().cuFuncSetAttribute(
             functions_[launch.kernel], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            static_cast<int>(launch.sharedBytes)));
+            static_cast<int>(sharedBytesFor(launch))));
     weights_ = std::make_unique<DeviceBuffer>(std::max<size_t>(artifact_.weights.size(), 1));
     if (!artifact_.weights.empty())
       weights_->upload(artifact_.weights.data(), artifact_.weights.size());
@@ -123,7 +131,8 @@ void Session::launchAll() {
       params.push_back(&p);
     KILN_CU_CHECK(cu.cuLaunchKernel(model_->functions_[launch.kernel], launch.grid[0],
                                     launch.grid[1], launch.grid[2], launch.block, 1, 1,
-                                    launch.sharedBytes, nullptr, params.data(), nullptr));
+                                    model_->sharedBytesFor(launch), nullptr,
+                                    params.data(), nullptr));
   }
 }
 

@@ -7,7 +7,7 @@
 //       CHECK: mbarrier.init.shared::cta.b64
 //   CHECK-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 //   CHECK-DAG: mbarrier.try_wait.parity.shared::cta.b64
-//   CHECK-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+//   CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 //   CHECK-DAG: wgmma.commit_group.sync.aligned
 func.func @gemm(%x: tensor<256x512xf16>, %w: tensor<384x512xf16>, %b: tensor<384xf16>) -> tensor<256x384xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<256x512xf16>, tensor<384x512xf16>, tensor<384xf16>) -> tensor<256x384xf16> {

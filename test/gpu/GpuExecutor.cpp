@@ -146,11 +146,15 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
       params.push_back(&map);
     for (CUdeviceptr &p : pointers)
       params.push_back(&p);
-    if (kernel.dynamicSharedBytes > 48 * 1024)
+    // Tensor-map kernels use their dynamic shared memory on sm_90a only.
+    unsigned shared = kernel.tensorMaps.empty() || device.nvrtcArch() == "sm_90a"
+                          ? kernel.dynamicSharedBytes
+                          : 0;
+    if (shared > 48 * 1024)
       KILN_CU_CHECK(cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                          static_cast<int>(kernel.dynamicSharedBytes)));
+                                          static_cast<int>(shared)));
     KILN_CU_CHECK(cu.cuLaunchKernel(fn, kernel.grid[0], kernel.grid[1], kernel.grid[2],
-                                    kernel.block, 1, 1, kernel.dynamicSharedBytes,
+                                    kernel.block, 1, 1, shared,
                                     nullptr, params.data(), nullptr));
     context.synchronize(); // a fault names this kernel
   }

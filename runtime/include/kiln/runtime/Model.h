@@ -35,6 +35,7 @@ private:
   explicit Model(Artifact artifact) : artifact_(std::move(artifact)) {}
   /// Loads kernels and uploads weights on first use (thread-safe).
   void prepare();
+  uint32_t sharedBytesFor(const LaunchEntry &launch) const;
 
   Artifact artifact_;
   std::once_flag prepared_;
