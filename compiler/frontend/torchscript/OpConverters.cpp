@@ -53,6 +53,24 @@ std::optional<int64_t> normalizeDim(Importer &im, const Node *node, int64_t dim,
 
 Type elementOf(RankedTensorType type) { return type.getElementType(); }
 
+/// What most converters start from: the node's specialized result type, its
+/// location, and its first input as a tensor of the result's element type.
+struct Primary {
+  RankedTensorType type;
+  Location loc;
+  Value input;
+};
+std::optional<Primary> primaryOperand(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return std::nullopt;
+  Location loc = im.locationOf(node);
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return std::nullopt;
+  return Primary{type, loc, input};
+}
+
 //===----------------------------------------------------------------------===//
 // Converter builders
 //===----------------------------------------------------------------------===//
@@ -60,13 +78,10 @@ Type elementOf(RankedTensorType type) { return type.getElementType(); }
 template <typename OpTy>
 Converter unary() {
   return [](Importer &im, const Node *node) -> LogicalResult {
-    RankedTensorType type = im.resultType(node);
-    if (!type)
+    auto p = primaryOperand(im, node);
+    if (!p)
       return failure();
-    Location loc = im.locationOf(node);
-    Value input = im.operand(node->input(0), elementOf(type), loc);
-    if (!input)
-      return failure();
+    auto [type, loc, input] = *p;
     im.bind(node, OpTy::create(im.builder, loc, type, input));
     return success();
   };
@@ -105,13 +120,10 @@ Converter binary(bool hasAlpha) {
 /// Ops whose result is the input with a new shape: view, reshape, flatten,
 /// squeeze, unsqueeze. The specialized result type carries the shape.
 LogicalResult convertReshape(Importer &im, const Node *node) {
-  RankedTensorType type = im.resultType(node);
-  if (!type)
+  auto p = primaryOperand(im, node);
+  if (!p)
     return failure();
-  Location loc = im.locationOf(node);
-  Value input = im.operand(node->input(0), elementOf(type), loc);
-  if (!input)
-    return failure();
+  auto [type, loc, input] = *p;
   im.bind(node, input.getType() == type
                     ? input
                     : Value(ReshapeOp::create(im.builder, loc, type, input)));
@@ -121,13 +133,10 @@ LogicalResult convertReshape(Importer &im, const Node *node) {
 /// Ops that return their input unchanged for inference: contiguous, clone,
 /// dropout in eval mode, detach.
 LogicalResult convertIdentity(Importer &im, const Node *node) {
-  RankedTensorType type = im.resultType(node);
-  if (!type)
+  auto p = primaryOperand(im, node);
+  if (!p)
     return failure();
-  Value input = im.operand(node->input(0), elementOf(type), im.locationOf(node));
-  if (!input)
-    return failure();
-  im.bind(node, input);
+  im.bind(node, p->input);
   return success();
 }
 
@@ -145,25 +154,19 @@ LogicalResult convertDropout(Importer &im, const Node *node) {
 
 /// to(dtype), type_as and friends: a cast to the observed result type.
 LogicalResult convertCast(Importer &im, const Node *node) {
-  RankedTensorType type = im.resultType(node);
-  if (!type)
+  auto p = primaryOperand(im, node);
+  if (!p)
     return failure();
-  Value input = im.operand(node->input(0), elementOf(type), im.locationOf(node));
-  if (!input)
-    return failure();
-  im.bind(node, input);
+  im.bind(node, p->input);
   return success();
 }
 
 LogicalResult emitPermute(Importer &im, const Node *node,
                           ArrayRef<int64_t> permutation) {
-  RankedTensorType type = im.resultType(node);
-  if (!type)
+  auto p = primaryOperand(im, node);
+  if (!p)
     return failure();
-  Location loc = im.locationOf(node);
-  Value input = im.operand(node->input(0), elementOf(type), loc);
-  if (!input)
-    return failure();
+  auto [type, loc, input] = *p;
   im.bind(node, PermuteOp::create(im.builder, loc, type, input,
                                   im.builder.getDenseI64ArrayAttr(permutation)));
   return success();
@@ -339,13 +342,10 @@ LogicalResult convertClamp(Importer &im, const Node *node) {
 /// `clamp` spelled as an activation: relu6, hardtanh.
 Converter fixedClamp(double lo, double hi) {
   return [lo, hi](Importer &im, const Node *node) -> LogicalResult {
-    RankedTensorType type = im.resultType(node);
-    if (!type)
+    auto p = primaryOperand(im, node);
+    if (!p)
       return failure();
-    Location loc = im.locationOf(node);
-    Value input = im.operand(node->input(0), elementOf(type), loc);
-    if (!input)
-      return failure();
+    auto [type, loc, input] = *p;
     im.bind(node, ClampOp::create(im.builder, loc, type, input,
                                   im.builder.getF64FloatAttr(lo),
                                   im.builder.getF64FloatAttr(hi)));
