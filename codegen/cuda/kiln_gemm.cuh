@@ -183,15 +183,27 @@ __device__ __forceinline__ void mma_gemm_tile(const T *__restrict__ A,
       }
 }
 
-/// The block's kTilesN tiles of 128 x 128 (a kernel whose grid is laid out
-/// for wider tiles, like the sm_90a variant's 128 x 256, covers its columns).
-template <typename T, bool kBKMajor, int kTilesN = 1, typename Epilogue>
+/// One 128 x 128 tile per block, on a grid of (N tiles, M tiles, batch).
+template <typename T, bool kBKMajor, typename Epilogue>
 __device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
                                          const T *__restrict__ B, int M, int N,
                                          int K, const Epilogue &epilogue) {
-  for (int t = 0; t < kTilesN; ++t)
-    mma_gemm_tile<T, kBKMajor>(A, B, M, N, K, epilogue, blockIdx.y * kMmaBM,
-                               (blockIdx.x * kTilesN + t) * kMmaBN);
+  mma_gemm_tile<T, kBKMajor>(A, B, M, N, K, epilogue, blockIdx.y * kMmaBM,
+                             blockIdx.x * kMmaBN);
+}
+
+/// Persistent form for a 1-D grid (the launch shape of the sm_90a kernel
+/// this is the fallback of): the block walks tiles blockIdx.x, +gridDim.x, ...
+template <typename T, bool kBKMajor, typename Epilogue>
+__device__ __forceinline__ void mma_gemm_persistent(const T *__restrict__ A,
+                                                    const T *__restrict__ B, int M,
+                                                    int N, int K,
+                                                    const Epilogue &epilogue) {
+  const int tilesN = (N + kMmaBN - 1) / kMmaBN;
+  const int tiles = ((M + kMmaBM - 1) / kMmaBM) * tilesN;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+    mma_gemm_tile<T, kBKMajor>(A, B, M, N, K, epilogue, (tile / tilesN) * kMmaBM,
+                               (tile % tilesN) * kMmaBN);
 }
 
 constexpr int kSimtBM = 64, kSimtBN = 64, kSimtBK = 16, kSimtThreads = 256;

@@ -125,7 +125,12 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
 
   const int warpgroup = threadIdx.x / 128, lane128 = threadIdx.x % 128;
-  const int blockM = blockIdx.y * kBM, blockN = blockIdx.x * kBN;
+  // Persistent: each block walks tiles blockIdx.x, +gridDim.x, ... The
+  // producer runs ahead across tile boundaries, so the next tile's operands
+  // land while the consumers run this tile's epilogue. Stage and parity
+  // follow a k-iteration counter that continues across tiles.
+  const int tilesN = (N + kBN - 1) / kBN;
+  const int tiles = ((M + kBM - 1) / kBM) * tilesN;
   const int kTiles = (K + kBK - 1) / kBK;
 
   if (threadIdx.x == 0) {
@@ -140,53 +145,61 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (lane128 == 0) {
-      for (int k = 0; k < kTiles; ++k) {
-        int stage = k % kStages;
-        if (k >= kStages)
-          barrier_wait(&empty[stage], ((k / kStages) - 1) & 1);
-        barrier_expect_tx(&full[stage], kTileBytesA + kTileBytesB);
-        tma_load_2d(tilesA + stage * (kBM * kBK), mapA, k * kBK, blockM, &full[stage]);
-        tma_load_2d(tilesB + stage * (kBN * kBK), mapB, k * kBK, blockN, &full[stage]);
+      int it = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int blockM = (tile / tilesN) * kBM, blockN = (tile % tilesN) * kBN;
+        for (int k = 0; k < kTiles; ++k, ++it) {
+          int stage = it % kStages;
+          if (it >= kStages)
+            barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
+          barrier_expect_tx(&full[stage], kTileBytesA + kTileBytesB);
+          tma_load_2d(tilesA + stage * (kBM * kBK), mapA, k * kBK, blockM, &full[stage]);
+          tma_load_2d(tilesB + stage * (kBN * kBK), mapB, k * kBK, blockN, &full[stage]);
+        }
       }
     }
     return;
   }
 
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-  float d[16][8];
-#pragma unroll
-  for (int i = 0; i < 16; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      d[i][j] = 0.0f;
   const int rowBase = (warpgroup - 1) * 64; // this consumer's rows in the tile
-  for (int k = 0; k < kTiles; ++k) {
-    int stage = k % kStages;
-    barrier_wait(&full[stage], (k / kStages) & 1);
-    const T *a = tilesA + stage * (kBM * kBK) + rowBase * kBK;
-    const T *b = tilesB + stage * (kBN * kBK);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk)
-      Wgmma<T>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    barrier_arrive(&empty[stage]);
-  }
-
-  // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
-  // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
   const int warp = lane128 / 32, lane = lane128 % 32;
-  const int row = blockM + rowBase + warp * 16 + lane / 4;
+  int it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int blockM = (tile / tilesN) * kBM, blockN = (tile % tilesN) * kBN;
+    float d[16][8];
 #pragma unroll
-  for (int j = 0; j < 16; ++j)
+    for (int i = 0; i < 16; ++i)
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      int m = row + ((r & 2) ? 8 : 0);
-      int n = blockN + 16 * j + 2 * (lane % 4) + (r & 1) + ((r & 4) ? 8 : 0);
-      if (m < M && n < N)
-        epilogue(m, n, d[j][r]);
+      for (int j = 0; j < 8; ++j)
+        d[i][j] = 0.0f;
+    for (int k = 0; k < kTiles; ++k, ++it) {
+      int stage = it % kStages;
+      barrier_wait(&full[stage], (it / kStages) & 1);
+      const T *a = tilesA + stage * (kBM * kBK) + rowBase * kBK;
+      const T *b = tilesB + stage * (kBN * kBK);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < kBK / 16; ++kk)
+        Wgmma<T>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      barrier_arrive(&empty[stage]);
     }
+
+    // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
+    // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
+    const int row = blockM + rowBase + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+#pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        int m = row + ((r & 2) ? 8 : 0);
+        int n = blockN + 16 * j + 2 * (lane % 4) + (r & 1) + ((r & 4) ? 8 : 0);
+        if (m < M && n < N)
+          epilogue(m, n, d[j][r]);
+      }
+  }
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

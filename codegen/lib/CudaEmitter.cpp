@@ -215,13 +215,14 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   // needs 16-byte global strides (K % 8 == 0).
   bool hopper = kMajorB && tensorCores && K % 8 == 0;
   unsigned threads = hopper ? 384 : 256;
-  // The sm_90a variant works on 128 x 256 tiles; the mma.sync fallback in
-  // the same kernel covers each of them as two 128 x 128 tiles.
-  int64_t tileM = tensorCores ? 128 : 64, tileN = hopper ? 256 : tensorCores ? 128 : 64;
+  // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
+  // at most one block per H200 multiprocessor; its mma.sync fallback walks
+  // 128 x 128 tiles on the same grid.
+  int64_t tileM = tensorCores ? 128 : 64, tileN = tensorCores ? 128 : 64;
   std::string mmaLoop =
       tensorCores
-          ? "kiln::mma_gemm<" + cudaType(element) + ", " + (kMajorB ? "true" : "false") +
-                (hopper ? ", 2" : "") + ">"
+          ? std::string(hopper ? "kiln::mma_gemm_persistent<" : "kiln::mma_gemm<") +
+                cudaType(element) + ", " + (kMajorB ? "true" : "false") + ">"
           : std::string("kiln::simt_gemm<") + (kMajorB ? "true" : "false") + ">";
   std::string sizes = std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K);
   std::string pointerCall = mmaLoop + "(in" + std::to_string(lhsArg.getArgNumber()) +
@@ -242,6 +243,10 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
   kernel.grid[2] = static_cast<unsigned>(batch);
   if (hopper) {
+    constexpr int64_t kMultiprocessors = 132; // H200; more blocks only queue
+    int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
+    kernel.grid[0] = static_cast<unsigned>(std::min(tiles, kMultiprocessors));
+    kernel.grid[1] = 1;
     // kiln::sm90: kBM = 128, kBN = 256, kBK = 64; 3 stages of 16 + 32 KiB,
     // plus alignment. Only the sm_90a image uses it (see the runtime).
     kernel.dynamicSharedBytes = 3 * (128 * 64 * 2 + 256 * 64 * 2) + 1024;

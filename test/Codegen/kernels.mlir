@@ -43,7 +43,7 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 //  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 70, 300, 72, epilogue);
 //  CHECK-NEXT: #else
-//  CHECK-NEXT:   kiln::mma_gemm<__half, true, 2>(in0 + aOffset, in1 + bOffset, 70, 300, 72, epilogue);
+//  CHECK-NEXT:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 70, 300, 72, epilogue);
 //  CHECK-NEXT: #endif
 func.func @gemm(%x: tensor<70x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300xf16>, %r: tensor<70x300xf16>) -> tensor<70x300xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<70x72xf16>, tensor<300x72xf16>, tensor<300xf16>, tensor<70x300xf16>) -> tensor<70x300xf16> {
