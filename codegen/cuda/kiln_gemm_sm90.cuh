@@ -173,6 +173,10 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
 #pragma unroll
       for (int j = 0; j < 8; ++j)
         d[i][j] = 0.0f;
+    // One wgmma group stays in flight: after issuing tile k, wait for tile
+    // k-1's group only and release its stage, so the tensor cores never
+    // idle on a barrier between consecutive k-tiles.
+    int previous = -1;
     for (int k = 0; k < kTiles; ++k, ++it) {
       int stage = it % kStages;
       barrier_wait(&full[stage], (it / kStages) & 1);
@@ -183,9 +187,14 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
       for (int kk = 0; kk < kBK / 16; ++kk)
         Wgmma<T>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      barrier_arrive(&empty[stage]);
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      if (previous >= 0)
+        barrier_arrive(&empty[previous]);
+      previous = stage;
     }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    if (previous >= 0)
+      barrier_arrive(&empty[previous]);
 
     // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
     // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
