@@ -3,10 +3,11 @@
 #
 # Makes the bundled transformer FFN (test/models/make_models.py: LayerNorm(x +
 # W2 gelu(W1 x + b1) + b2), traced with torch, fixed seed), compiles it with
-# kiln-compile in fp16, checks the result against LibTorch on random inputs
-# (--verify), prints the kernel report, and compiles every kernel with NVRTC
-# for Hopper (sm_90a) and Ampere (sm_80). Where a GPU is present it also runs
-# the kernels on the device and compares with LibTorch.
+# kiln-compile in fp16: checks the optimized IR against LibTorch on random
+# inputs (--verify), prints the kernel report, and writes a .kiln artifact
+# with every kernel compiled by NVRTC for Hopper (sm_90a) and Ampere (sm_80).
+# Where a GPU is present, kiln-run runs the artifact and checks it against
+# PyTorch's fp32 result on the same inputs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
@@ -15,11 +16,13 @@ work=$build/example
 mkdir -p "$work"
 python3 "$root/test/models/make_models.py" "$work" ffn_f32 >&2
 "$build/bin/kiln-compile" "$work/ffn_f32.pt" --precision fp16 --verify --report \
-  --kernels-arch=sm_90a,sm_80 -o "$work/ffn_fp16.mlir"
-echo "kiln IR with its fusion groups: $work/ffn_fp16.mlir"
+  -o "$work/ffn_fp16.kiln"
+echo "artifact: $work/ffn_fp16.kiln"
 if "$build/bin/kiln-device-smoke" > /dev/null 2>&1; then
-  KILN_TEST_MODELS=$work "$build/bin/kiln-kernels-gpu-tests" \
-    --gtest_filter='TestModels/ModelGpu.MatchesLibTorch/ffn_f32_fp16'
+  "$build/bin/kiln-run" "$work/ffn_fp16.kiln" --save-inputs "$work" > /dev/null
+  python3 "$root/test/models/reference.py" "$work/ffn_f32.pt" "$work"
+  "$build/bin/kiln-run" "$work/ffn_fp16.kiln" --input "x=$work/x.npy" \
+    --check "$work/reference0.npy" --tolerance 1e-2 --bench 100
 else
-  echo "no GPU here: the kernels were compiled but not run"
+  echo "no GPU here: the artifact was built and its kernels compiled, but not run"
 fi
