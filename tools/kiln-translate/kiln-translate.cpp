@@ -17,14 +17,23 @@
 
 using namespace mlir;
 
+/// The kernels of `op`, which must be a module; fails with an error.
+static FailureOr<std::vector<kiln::codegen::EmittedKernel>> kernelsOf(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a module");
+  return kiln::codegen::emitModuleKernels(module);
+}
+
+static void registerDialects(DialectRegistry &registry) {
+  registry.insert<kiln::KilnDialect, func::FuncDialect>();
+}
+
 int main(int argc, char **argv) {
   TranslateFromMLIRRegistration toCuda(
       "kiln-to-cuda", "print the CUDA kernels of kiln fusion groups",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expected a module");
-        auto kernels = kiln::codegen::emitModuleKernels(module);
+        auto kernels = kernelsOf(op);
         if (failed(kernels))
           return failure();
         for (const kiln::codegen::EmittedKernel &k : *kernels)
@@ -35,30 +44,23 @@ int main(int argc, char **argv) {
              << k.source;
         return success();
       },
-      [](DialectRegistry &registry) {
-        registry.insert<kiln::KilnDialect, func::FuncDialect>();
-      });
+      registerDialects);
   TranslateFromMLIRRegistration toPtx(
       "kiln-to-sm90a-ptx",
       "compile every kernel with NVRTC for sm_90a and print its PTX",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expected a module");
-        auto kernels = kiln::codegen::emitModuleKernels(module);
+        auto kernels = kernelsOf(op);
         if (failed(kernels))
           return failure();
         for (const kiln::codegen::EmittedKernel &k : *kernels) {
           std::string error;
           auto compiled = kiln::codegen::compileKernel(k, "sm_90a", error);
           if (!compiled)
-            return module.emitError(error);
+            return op->emitError(error);
           os << "// === ptx " << k.name << "\n" << compiled->ptx;
         }
         return success();
       },
-      [](DialectRegistry &registry) {
-        registry.insert<kiln::KilnDialect, func::FuncDialect>();
-      });
+      registerDialects);
   return failed(mlirTranslateMain(argc, argv, "kiln translation driver"));
 }

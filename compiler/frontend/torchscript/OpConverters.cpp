@@ -130,8 +130,9 @@ LogicalResult convertReshape(Importer &im, const Node *node) {
   return success();
 }
 
-/// Ops that return their input unchanged for inference: contiguous, clone,
-/// dropout in eval mode, detach.
+/// Ops that return their input, converted to the observed result type:
+/// contiguous, clone, detach, dropout in eval mode, and to(dtype), type_as
+/// and friends (Importer::operand inserts the kiln.cast when types differ).
 LogicalResult convertIdentity(Importer &im, const Node *node) {
   auto p = primaryOperand(im, node);
   if (!p)
@@ -150,15 +151,6 @@ LogicalResult convertDropout(Importer &im, const Node *node) {
     return failure();
   }
   return convertIdentity(im, node);
-}
-
-/// to(dtype), type_as and friends: a cast to the observed result type.
-LogicalResult convertCast(Importer &im, const Node *node) {
-  auto p = primaryOperand(im, node);
-  if (!p)
-    return failure();
-  im.bind(node, p->input);
-  return success();
 }
 
 LogicalResult emitPermute(Importer &im, const Node *node,
@@ -473,15 +465,15 @@ kiln::frontend::converterRegistry() {
       {"aten::dropout", convertDropout},
       {"aten::feature_dropout", convertDropout},
       // Element type changes.
-      {"aten::to.dtype", convertCast},
-      {"aten::to.dtype_layout", convertCast},
-      {"aten::to.device", convertCast},
-      {"aten::to.other", convertCast},
-      {"aten::to.prim_Device", convertCast},
-      {"aten::type_as", convertCast},
-      {"aten::float", convertCast},
-      {"aten::half", convertCast},
-      {"aten::bfloat16", convertCast},
+      {"aten::to.dtype", convertIdentity},
+      {"aten::to.dtype_layout", convertIdentity},
+      {"aten::to.device", convertIdentity},
+      {"aten::to.other", convertIdentity},
+      {"aten::to.prim_Device", convertIdentity},
+      {"aten::type_as", convertIdentity},
+      {"aten::float", convertIdentity},
+      {"aten::half", convertIdentity},
+      {"aten::bfloat16", convertIdentity},
   };
   return registry;
 }

@@ -83,11 +83,10 @@ static LogicalResult verifyDimInRange(Operation *op, StringRef what,
   return success();
 }
 
-/// Broadcasts `operands` pairwise, naming the operands of the first conflict.
-static LogicalResult verifyBroadcast(Operation *op, ArrayRef<Value> operands,
-                                     ArrayRef<StringRef> names) {
-  if (failed(verifySameElementType(op)))
-    return failure();
+/// Broadcasts the shapes of `operands` pairwise, naming the operands of the
+/// first conflict, and checks the result has the broadcast shape.
+static LogicalResult verifyBroadcastShapes(Operation *op, ArrayRef<Value> operands,
+                                           ArrayRef<StringRef> names) {
   SmallVector<int64_t> shape(shapeOf(operands[0]));
   for (size_t i = 1; i < operands.size(); ++i) {
     BroadcastConflict conflict{};
@@ -103,6 +102,13 @@ static LogicalResult verifyBroadcast(Operation *op, ArrayRef<Value> operands,
     shape = std::move(*next);
   }
   return verifyResultShape(op, shape);
+}
+
+static LogicalResult verifyBroadcast(Operation *op, ArrayRef<Value> operands,
+                                     ArrayRef<StringRef> names) {
+  if (failed(verifySameElementType(op)))
+    return failure();
+  return verifyBroadcastShapes(op, operands, names);
 }
 
 //===----------------------------------------------------------------------===//
@@ -205,21 +211,8 @@ LogicalResult WhereOp::verify() {
                "type, got ")
            << valueElement << ", " << elementTypeOf(getOnFalse().getType())
            << " and " << elementTypeOf(getType());
-  SmallVector<int64_t> shape(shapeOf(getCondition()));
-  std::pair<StringRef, Value> named[] = {{"on_true", getOnTrue()},
-                                         {"on_false", getOnFalse()}};
-  for (auto [name, value] : named) {
-    BroadcastConflict conflict{};
-    auto next = broadcastShapes(shape, shapeOf(value), &conflict);
-    if (!next)
-      return emitOpError("operands are not broadcast-compatible: ")
-             << name << " " << fmt(shapeOf(value)) << " has size "
-             << shapeOf(value)[conflict.rhsDim] << " in dimension "
-             << conflict.rhsDim << " where the other operands have "
-             << shape[conflict.lhsDim];
-    shape = std::move(*next);
-  }
-  return verifyResultShape(*this, shape);
+  return verifyBroadcastShapes(*this, {getCondition(), getOnTrue(), getOnFalse()},
+                               {"condition", "on_true", "on_false"});
 }
 
 //===----------------------------------------------------------------------===//
