@@ -30,8 +30,13 @@ struct alignas(64) TensorMap {
 
 constexpr int kBM = 128, kBN = 256, kBK = 64, kThreads = 384, kStages = 3;
 constexpr int kTileBytesA = kBM * kBK * 2, kTileBytesB = kBN * kBK * 2;
-/// Dynamic shared memory: the stages plus 1 KiB to align them to 1024.
-constexpr int kSharedBytes = kStages * (kTileBytesA + kTileBytesB) + 1024;
+/// Epilogue staging: each consumer warp turns its 16 x 64 accumulator slice
+/// around in shared memory (pitch 72 floats: conflict-free float2 writes).
+constexpr int kStagingCols = 64, kStagingPitch = 72;
+constexpr int kStagingBytes = 8 * 16 * kStagingPitch * 4;
+/// Dynamic shared memory: the stages, the epilogue staging, and 1 KiB to
+/// align the stages to 1024.
+constexpr int kSharedBytes = kStages * (kTileBytesA + kTileBytesB) + kStagingBytes + 1024;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -198,16 +203,40 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
 
     // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
     // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
-    const int row = blockM + rowBase + warp * 16 + lane / 4;
+    // Called straight from that layout, the epilogue's loads and stores
+    // touch 8 rows x 8 bytes per warp instruction and the LSU, not the
+    // tensor cores, sets the tile's pace. So each warp stages 64 columns at
+    // a time in shared memory and runs the epilogue row by row, 32
+    // consecutive columns per instruction.
+    float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
+                     ((warpgroup - 1) * 4 + warp) * 16 * kStagingPitch;
+    const int warpRow = blockM + rowBase + warp * 16;
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
+    for (int c = 0; c < kBN / kStagingCols; ++c) {
 #pragma unroll
-      for (int r = 0; r < 8; ++r) {
-        int m = row + ((r & 2) ? 8 : 0);
-        int n = blockN + 16 * j + 2 * (lane % 4) + (r & 1) + ((r & 4) ? 8 : 0);
-        if (m < M && n < N)
-          epilogue(m, n, d[j][r]);
+      for (int jj = 0; jj < kStagingCols / 16; ++jj) {
+        const float(&chunk)[8] = d[c * (kStagingCols / 16) + jj];
+        float *top = staging + (lane / 4) * kStagingPitch + 16 * jj + 2 * (lane % 4);
+        float *bottom = top + 8 * kStagingPitch;
+        *reinterpret_cast<float2 *>(top) = make_float2(chunk[0], chunk[1]);
+        *reinterpret_cast<float2 *>(bottom) = make_float2(chunk[2], chunk[3]);
+        *reinterpret_cast<float2 *>(top + 8) = make_float2(chunk[4], chunk[5]);
+        *reinterpret_cast<float2 *>(bottom + 8) = make_float2(chunk[6], chunk[7]);
       }
+      __syncwarp();
+      const int n0 = blockN + c * kStagingCols + lane;
+#pragma unroll 2
+      for (int r = 0; r < 16; ++r) {
+        const int m = warpRow + r;
+        if (m < M) {
+#pragma unroll
+          for (int h = 0; h < kStagingCols / 32; ++h)
+            if (n0 + 32 * h < N)
+              epilogue(m, n0 + 32 * h, staging[r * kStagingPitch + 32 * h + lane]);
+        }
+      }
+      __syncwarp();
+    }
   }
 }
 

@@ -247,16 +247,20 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
     int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
     kernel.grid[0] = static_cast<unsigned>(std::min(tiles, kMultiprocessors));
     kernel.grid[1] = 1;
-    // kiln::sm90: kBM = 128, kBN = 256, kBK = 64; 3 stages of 16 + 32 KiB,
-    // plus alignment. Only the sm_90a image uses it (see the runtime).
-    kernel.dynamicSharedBytes = 3 * (128 * 64 * 2 + 256 * 64 * 2) + 1024;
+    // kiln::sm90::kSharedBytes: 3 stages of 16 + 32 KiB, 36 KiB of epilogue
+    // staging, alignment. Only the sm_90a image uses it (see the runtime).
+    kernel.dynamicSharedBytes = 3 * (128 * 64 * 2 + 256 * 64 * 2) + 8 * 16 * 72 * 4 + 1024;
     kernel.tensorMaps = {{lhsArg.getArgNumber(), M, K, 128, 64},
                          {rhsArg.getArgNumber(), N, K, 256, 64}};
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
       header(group, "gemm_epilogue") + "#include \"kiln_gemm.cuh\"\n" +
-      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\n" : "") + "\nstruct " + epilogueName +
+      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::kSharedBytes == " +
+                    std::to_string(kernel.dynamicSharedBytes) +
+                    ", \"the launch's shared memory must match the kernel's\");\n"
+              : "") +
+      "\nstruct " + epilogueName +
       " {\n" + members +
       "  long long batchBase;\n"
       "  __device__ __forceinline__ void operator()(int m, int n, float acc) const {\n"
