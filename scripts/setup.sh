@@ -9,7 +9,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libzstd-dev
-  ninja-build libgtest-dev cmake g++ python3-pip
+  ninja-build libgtest-dev libgmock-dev cmake g++ python3-pip
 )
 TORCH_VERSION=2.11.0
 PYTHON=${PYTHON:-python3}

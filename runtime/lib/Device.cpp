@@ -3,6 +3,8 @@
 #include "kiln/runtime/Device.h"
 #include "kiln/runtime/Error.h"
 
+#include <cstdio>
+
 using namespace kiln::rt;
 
 std::string DeviceInfo::nvrtcArch() const {
@@ -53,6 +55,10 @@ void Context::synchronize() const {
   KILN_CU_CHECK(Driver::get().cuCtxSynchronize());
 }
 
+void Context::makeCurrent() const {
+  KILN_CU_CHECK(Driver::get().cuCtxSetCurrent(context_));
+}
+
 Module::Module(std::string_view image) {
   // cuModuleLoadData reads up to the ELF's own size (or a NUL for PTX), so
   // PTX text must be NUL-terminated: copy it into a string that is.
@@ -71,11 +77,25 @@ CUfunction Module::function(const char *name) const {
   return fn;
 }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  CUresult result = Driver::get().cuMemAlloc(&address_, bytes);
-  if (result == CUDA_ERROR_OUT_OF_MEMORY)
-    throw Error("out of device memory allocating " + std::to_string(bytes) +
-                " bytes");
+namespace {
+std::string mib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", bytes / 1048576.0);
+  return text;
+}
+} // namespace
+
+DeviceBuffer::DeviceBuffer(size_t bytes, const std::string &what) : bytes_(bytes) {
+  const Driver &cu = Driver::get();
+  CUresult result = cu.cuMemAlloc(&address_, bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t free = 0, total = 0;
+    cu.cuMemGetInfo(&free, &total);
+    throw OutOfMemoryError("out of device memory: " + what + " needs " +
+                               std::to_string(bytes) + " bytes (" + mib(bytes) +
+                               "); the GPU has " + mib(free) + " free of " + mib(total),
+                           bytes);
+  }
   KILN_CU_CHECK(result);
 }
 
@@ -96,6 +116,62 @@ void DeviceBuffer::download(void *host, size_t bytes) const {
     throw Error("download of " + std::to_string(bytes) + " bytes from a " +
                 std::to_string(bytes_) + "-byte buffer");
   KILN_CU_CHECK(Driver::get().cuMemcpyDtoH(host, address_, bytes));
+}
+
+PinnedBuffer::PinnedBuffer(size_t bytes, const std::string &what) : bytes_(bytes) {
+  if (bytes == 0)
+    return;
+  void *pointer = nullptr;
+  CUresult result = Driver::get().cuMemHostAlloc(&pointer, bytes, 0);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY)
+    throw OutOfMemoryError("out of pinned host memory: " + what + " needs " +
+                               std::to_string(bytes) + " bytes (" + mib(bytes) + ")",
+                           bytes);
+  KILN_CU_CHECK(result);
+  data_ = static_cast<unsigned char *>(pointer);
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (data_)
+    Driver::get().cuMemFreeHost(data_);
+}
+
+Stream::Stream() {
+  KILN_CU_CHECK(Driver::get().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+}
+
+Stream::~Stream() {
+  if (stream_)
+    Driver::get().cuStreamDestroy(stream_);
+}
+
+void Stream::synchronize() const {
+  KILN_CU_CHECK(Driver::get().cuStreamSynchronize(stream_));
+}
+
+Event::Event() { KILN_CU_CHECK(Driver::get().cuEventCreate(&event_, CU_EVENT_DEFAULT)); }
+
+Event::~Event() {
+  if (event_)
+    Driver::get().cuEventDestroy(event_);
+}
+
+void Event::record(CUstream stream) const {
+  KILN_CU_CHECK(Driver::get().cuEventRecord(event_, stream));
+}
+
+float Event::since(const Event &earlier) const {
+  float ms = 0;
+  KILN_CU_CHECK(Driver::get().cuEventElapsedTime(&ms, earlier.event_, event_));
+  return ms;
+}
+
+bool kiln::rt::isDevicePointer(CUdeviceptr address) {
+  unsigned int type = 0;
+  CUresult result = Driver::get().cuPointerGetAttribute(
+      &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  return result == CUDA_SUCCESS &&
+         (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
 }
 
 TensorMap kiln::rt::encodeTensorMap2D(CUdeviceptr address, bool bf16, uint64_t rows,

@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -34,11 +35,12 @@ std::string describe(const Driver &driver, CUresult result) {
 }
 
 Driver load() {
-  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char *override = std::getenv("KILN_CUDA_DRIVER");
+  std::string name = override && *override ? override : "libcuda.so.1";
+  void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library)
-    throw NoDeviceError(std::string("no NVIDIA driver on this machine: cannot "
-                                    "load libcuda.so.1 (") +
-                        dlerror() + ")");
+    throw NoDeviceError("no NVIDIA driver on this machine: cannot load " + name +
+                        " (" + dlerror() + ")");
   Driver driver;
   std::string missing;
 #define KILN_RESOLVE(name)                                                     \
@@ -50,7 +52,7 @@ Driver load() {
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE
   if (!missing.empty())
-    throw NoDeviceError("the NVIDIA driver is too old: libcuda.so.1 lacks " +
+    throw NoDeviceError("the NVIDIA driver is too old: " + name + " lacks " +
                         missing);
   CUresult init = driver.cuInit(0);
   if (init != CUDA_SUCCESS)

@@ -2,19 +2,26 @@
 //
 //   kiln-run model.kiln [--input NAME=FILE.npy ...] [--check REF.npy ...]
 //            [--tolerance T] [--save-inputs DIR] [--save-outputs DIR]
-//            [--bench N] [--seed S]
+//            [--bench N] [--seed S] [--device-io] [--no-graph]
+//            [--profile] [--trace FILE.json] [--threads T]
 //
 // Inputs not given as .npy are drawn at random (normal for floats). --check
 // compares each output, in order, with a reference by relative L2 error
 // (default tolerance: 1e-5 for fp32 outputs, 1e-2 for fp16/bf16). --bench
 // times N runs after warm-up: wall time per run including copies, and the
-// device time of the kernels alone. Depends on the runtime only.
+// device time of the launch plan as plain launches and as CUDA graph
+// replays. --device-io keeps inputs and outputs in device memory (used in
+// place). --profile prints per-kernel times; --trace writes a Chrome trace.
+// --threads T runs T sessions of the one model on T threads at once and
+// checks that each reproduces the single session's outputs bit for bit.
+// Depends on the runtime only.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Npy.h"
 
-#include "kiln/runtime/Model.h"
+#include "kiln/kiln.h"
+#include "kiln/runtime/Device.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,17 +30,19 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <fstream>
+#include <memory>
 #include <stdexcept>
+#include <thread>
 
 using namespace kiln;
-using artifact::DType;
 
 namespace {
 [[noreturn]] void usage(const std::string &why) {
   std::fprintf(stderr,
                "kiln-run: error: %s\nusage: kiln-run model.kiln [--input NAME=FILE.npy]... "
                "[--check REF.npy]... [--tolerance T] [--save-inputs DIR] [--save-outputs DIR] [--bench N] "
-               "[--seed S]\n",
+               "[--seed S] [--device-io] [--no-graph] [--profile] [--trace FILE.json] [--threads T]\n",
                why.c_str());
   std::exit(1);
 }
@@ -97,10 +106,10 @@ uint16_t floatToBf16(float f) {
 
 /// The tensor's elements as doubles.
 std::vector<double> toDouble(const std::string &data, DType type) {
-  size_t n = data.size() / artifact::dtypeBytes(type);
+  size_t n = data.size() / dtypeBytes(type);
   std::vector<double> out(n);
   for (size_t i = 0; i < n; ++i) {
-    const char *p = data.data() + i * artifact::dtypeBytes(type);
+    const char *p = data.data() + i * dtypeBytes(type);
     switch (type) {
     case DType::F32: { float v; std::memcpy(&v, p, 4); out[i] = v; break; }
     case DType::F16: { uint16_t v; std::memcpy(&v, p, 2); out[i] = halfToFloat(v); break; }
@@ -114,9 +123,9 @@ std::vector<double> toDouble(const std::string &data, DType type) {
 }
 
 std::string fromDouble(const std::vector<double> &values, DType type) {
-  std::string out(values.size() * artifact::dtypeBytes(type), '\0');
+  std::string out(values.size() * dtypeBytes(type), '\0');
   for (size_t i = 0; i < values.size(); ++i) {
-    char *p = out.data() + i * artifact::dtypeBytes(type);
+    char *p = out.data() + i * dtypeBytes(type);
     switch (type) {
     case DType::F32: { float v = float(values[i]); std::memcpy(p, &v, 4); break; }
     case DType::F16: { uint16_t v = floatToHalf(float(values[i])); std::memcpy(p, &v, 2); break; }
@@ -138,20 +147,18 @@ DType npyType(const std::string &descr) {
   throw std::runtime_error("unsupported .npy dtype " + descr);
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
-int run(int argc, char **argv) {
-  std::string modelPath, saveDir, saveInputsDir;
+struct Options {
+  std::string modelPath, saveDir, saveInputsDir, tracePath;
   std::map<std::string, std::string> inputFiles;
   std::vector<std::string> checks;
   double tolerance = -1;
-  int bench = 0;
+  int bench = 0, threads = 0;
   unsigned seed = 1234;
+  bool deviceIO = false, graph = true, profile = false;
+};
+
+Options parse(int argc, char **argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -159,56 +166,210 @@ int run(int argc, char **argv) {
         usage(arg + " needs a value");
       return argv[++i];
     };
+    auto number = [&](const std::string &text) {
+      try {
+        size_t used = 0;
+        long n = std::stol(text, &used);
+        if (used != text.size() || n < 0 || n > 1000000)
+          throw std::invalid_argument(text);
+        return static_cast<int>(n);
+      } catch (const std::exception &) {
+        usage(arg + " takes a count, got '" + text + "'");
+      }
+    };
     if (arg == "--input") {
       std::string v = value();
       size_t eq = v.find('=');
       if (eq == std::string::npos)
         usage("--input takes NAME=FILE.npy, got '" + v + "'");
-      inputFiles[v.substr(0, eq)] = v.substr(eq + 1);
+      o.inputFiles[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (arg == "--check") {
-      checks.push_back(value());
+      o.checks.push_back(value());
     } else if (arg == "--tolerance") {
-      tolerance = std::stod(value());
+      o.tolerance = std::stod(value());
     } else if (arg == "--save-outputs") {
-      saveDir = value();
+      o.saveDir = value();
     } else if (arg == "--save-inputs") {
-      saveInputsDir = value();
+      o.saveInputsDir = value();
     } else if (arg == "--bench") {
-      bench = std::stoi(value());
+      o.bench = number(value());
+    } else if (arg == "--threads") {
+      o.threads = number(value());
     } else if (arg == "--seed") {
-      seed = std::stoul(value());
+      o.seed = static_cast<unsigned>(number(value()));
+    } else if (arg == "--device-io") {
+      o.deviceIO = true;
+    } else if (arg == "--no-graph") {
+      o.graph = false;
+    } else if (arg == "--profile") {
+      o.profile = true;
+    } else if (arg == "--trace") {
+      o.tracePath = value();
+      o.profile = true;
     } else if (!arg.empty() && arg[0] == '-') {
       usage("unknown option " + arg);
-    } else if (modelPath.empty()) {
-      modelPath = arg;
+    } else if (o.modelPath.empty()) {
+      o.modelPath = arg;
     } else {
       usage("more than one model given");
     }
   }
-  if (modelPath.empty())
+  if (o.modelPath.empty())
     usage("no model given");
+  return o;
+}
 
-  auto model = rt::Model::load(modelPath);
-  const rt::Artifact &a = model->artifact();
-  if (!checks.empty() && checks.size() != a.outputs.size())
-    usage("the model has " + std::to_string(a.outputs.size()) + " outputs but " +
-          std::to_string(checks.size()) + " --check references were given");
-  for (const auto &[name, file] : inputFiles)
-    if (std::none_of(a.inputs.begin(), a.inputs.end(),
-                     [&](const rt::TensorSpec &s) { return s.name == name; }))
+/// The inputs and outputs of one session: host strings, and device copies
+/// when --device-io asks for them.
+struct Buffers {
+  std::vector<std::string> inputs, outputs;
+  std::vector<std::unique_ptr<rt::DeviceBuffer>> deviceInputs, deviceOutputs;
+  std::vector<Tensor> in, out;
+
+  Buffers(const Model &model, const std::vector<std::string> &inputData, bool deviceIO)
+      : inputs(inputData) {
+    for (const TensorInfo &info : model.outputs())
+      outputs.emplace_back(info.bytes(), '\0');
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorInfo &info = model.inputs()[i];
+      if (deviceIO) {
+        deviceInputs.push_back(std::make_unique<rt::DeviceBuffer>(
+            std::max<size_t>(info.bytes(), 1), "input '" + info.name + "'"));
+        deviceInputs.back()->upload(inputs[i].data(), inputs[i].size());
+        in.push_back(Tensor::device(reinterpret_cast<void *>(deviceInputs.back()->address()),
+                                    info.dtype, info.shape));
+      } else {
+        in.push_back(Tensor::host(inputs[i].data(), info.dtype, info.shape));
+      }
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorInfo &info = model.outputs()[i];
+      if (deviceIO) {
+        deviceOutputs.push_back(std::make_unique<rt::DeviceBuffer>(
+            std::max<size_t>(info.bytes(), 1), "output '" + info.name + "'"));
+        out.push_back(Tensor::device(reinterpret_cast<void *>(deviceOutputs.back()->address()),
+                                     info.dtype, info.shape));
+      } else {
+        out.push_back(Tensor::host(outputs[i].data(), info.dtype, info.shape));
+      }
+    }
+  }
+  /// Brings device outputs back into `outputs`.
+  void fetch() {
+    for (size_t i = 0; i < deviceOutputs.size(); ++i)
+      deviceOutputs[i]->download(outputs[i].data(), outputs[i].size());
+  }
+};
+
+/// T sessions on T threads, each running `runs` times: every output must
+/// equal the single session's bit for bit. Prints the throughput, and with
+/// --profile how much copy time overlapped other sessions' kernels.
+bool runThreads(const std::shared_ptr<Model> &model, const Options &o,
+                const std::vector<std::string> &inputData,
+                const std::vector<std::string> &expected) {
+  int runs = std::max(o.bench, 20);
+  std::vector<std::string> failures(o.threads);
+  std::vector<std::vector<TraceEvent>> traces(o.threads);
+  std::vector<std::string> chrome(o.threads);
+  std::vector<std::thread> workers;
+  auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < o.threads; ++t)
+    workers.emplace_back([&, t] {
+      try {
+        Session session(model, {o.graph, o.profile});
+        Buffers buffers(*model, inputData, o.deviceIO);
+        for (int r = 0; r < runs; ++r) {
+          for (std::string &output : buffers.outputs)
+            std::fill(output.begin(), output.end(), '\0');
+          session.run(buffers.in, buffers.out);
+          buffers.fetch();
+          if (buffers.outputs != expected) {
+            failures[t] = "run " + std::to_string(r) + " differs from the single session";
+            return;
+          }
+        }
+        if (o.profile) {
+          traces[t] = session.trace();
+          chrome[t] = session.chromeTrace();
+        }
+      } catch (const std::exception &e) {
+        failures[t] = e.what();
+      }
+    });
+  for (std::thread &w : workers)
+    w.join();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bool ok = true;
+  for (int t = 0; t < o.threads; ++t)
+    if (!failures[t].empty()) {
+      ok = false;
+      std::printf("  threads: session %d FAILED: %s\n", t, failures[t].c_str());
+    }
+  std::printf("  threads: %d sessions x %d runs on one model: %s; %.1f runs/s in all\n",
+              o.threads, runs, ok ? "every output identical to the single session" : "FAIL",
+              o.threads * runs / seconds);
+  if (o.profile) {
+    // Copy time of each session that ran while another session's kernel ran.
+    double copyMs = 0, overlappedMs = 0;
+    for (int t = 0; t < o.threads; ++t)
+      for (const TraceEvent &c : traces[t]) {
+        if (c.kind != "copy")
+          continue;
+        copyMs += c.durationMs;
+        std::vector<std::pair<double, double>> spans;
+        for (int u = 0; u < o.threads; ++u)
+          if (u != t)
+            for (const TraceEvent &k : traces[u])
+              if (k.kind != "copy") {
+                double lo = std::max(c.startMs, k.startMs);
+                double hi = std::min(c.startMs + c.durationMs, k.startMs + k.durationMs);
+                if (hi > lo)
+                  spans.push_back({lo, hi});
+              }
+        std::sort(spans.begin(), spans.end());
+        double covered = 0, reach = -1e300;
+        for (auto [lo, hi] : spans) {
+          lo = std::max(lo, reach);
+          if (hi > lo)
+            covered += hi - lo;
+          reach = std::max(reach, hi);
+        }
+        overlappedMs += covered;
+      }
+    std::printf("  overlap: %.4f ms of host copies, %.4f ms (%.0f%%) of it while another "
+                "session's kernels ran\n",
+                copyMs, overlappedMs, copyMs > 0 ? 100 * overlappedMs / copyMs : 0.0);
+    if (!o.tracePath.empty()) {
+      std::ofstream(o.tracePath) << mergeChromeTraces(chrome);
+      std::printf("  trace of %d sessions: %s\n", o.threads, o.tracePath.c_str());
+    }
+  }
+  return ok;
+}
+
+int run(int argc, char **argv) {
+  Options o = parse(argc, argv);
+  auto model = Model::load(o.modelPath);
+  const std::vector<TensorInfo> &inputs = model->inputs(), &outputs = model->outputs();
+  if (!o.checks.empty() && o.checks.size() != outputs.size())
+    usage("the model has " + std::to_string(outputs.size()) + " outputs but " +
+          std::to_string(o.checks.size()) + " --check references were given");
+  for (const auto &[name, file] : o.inputFiles)
+    if (std::none_of(inputs.begin(), inputs.end(),
+                     [&](const TensorInfo &s) { return s.name == name; }))
       usage("the model has no input named '" + name + "'");
 
-  std::mt19937 rng(seed);
+  std::mt19937 rng(o.seed);
   std::normal_distribution<double> normal;
   std::vector<std::string> inputData;
-  for (const rt::TensorSpec &spec : a.inputs) {
-    auto file = inputFiles.find(spec.name);
-    if (file != inputFiles.end()) {
+  for (const TensorInfo &spec : inputs) {
+    auto file = o.inputFiles.find(spec.name);
+    if (file != o.inputFiles.end()) {
       npy::Array array = npy::read(file->second);
       if (array.shape != spec.shape)
-        throw rt::Error("input '" + spec.name + "' from " + file->second + " has shape " +
-                        shapeText(array.shape) + "; the model expects " +
-                        shapeText(spec.shape));
+        throw Error("input '" + spec.name + "' from " + file->second + " has shape " +
+                    shapeText(array.shape) + "; the model expects " + shapeText(spec.shape));
       inputData.push_back(fromDouble(toDouble(array.data, npyType(array.descr)), spec.dtype));
     } else {
       std::vector<double> values(spec.elements());
@@ -218,44 +379,39 @@ int run(int argc, char **argv) {
                 : double(rng() % 8);
       inputData.push_back(fromDouble(values, spec.dtype));
     }
-    if (!saveInputsDir.empty())
-      npy::write(saveInputsDir + "/" + spec.name + ".npy",
+    if (!o.saveInputsDir.empty())
+      npy::write(o.saveInputsDir + "/" + spec.name + ".npy",
                  {"<f4", spec.shape,
                   fromDouble(toDouble(inputData.back(), spec.dtype), DType::F32)});
   }
-  std::vector<std::string> outputData;
-  for (const rt::TensorSpec &spec : a.outputs)
-    outputData.emplace_back(spec.bytes(), '\0');
-  std::vector<rt::HostTensor> in, out;
-  for (std::string &d : inputData)
-    in.push_back({d.data(), d.size()});
-  for (std::string &d : outputData)
-    out.push_back({d.data(), d.size()});
 
-  rt::Session session(model);
-  session.run(in, out);
-  std::printf("kiln-run: %s on %s (%s): %zu launches of %zu kernels\n", modelPath.c_str(),
-              rt::queryDevice(0).name.c_str(), model->loadedArch().c_str(),
-              a.launches.size(), a.kernels.size());
+  Session session(model, {o.graph, o.profile});
+  Buffers buffers(*model, inputData, o.deviceIO);
+  session.run(buffers.in, buffers.out);
+  buffers.fetch();
+  std::printf("kiln-run: %s on %s (%s): %zu launches of %zu kernels%s%s\n",
+              o.modelPath.c_str(), model->deviceName().c_str(), model->loadedArch().c_str(),
+              model->launchCount(), model->kernelCount(),
+              o.deviceIO ? ", device-resident I/O" : ", host I/O through pinned staging",
+              o.profile ? ", profiled" : (o.graph ? ", CUDA graph" : ", plain launches"));
 
   bool ok = true;
-  for (size_t i = 0; i < a.outputs.size(); ++i) {
-    const rt::TensorSpec &spec = a.outputs[i];
-    std::vector<double> values = toDouble(outputData[i], spec.dtype);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorInfo &spec = outputs[i];
+    std::vector<double> values = toDouble(buffers.outputs[i], spec.dtype);
     size_t nonFinite = std::count_if(values.begin(), values.end(),
                                      [](double v) { return !std::isfinite(v); });
-    std::printf("  %s %s %s: %zu non-finite\n", spec.name.c_str(),
-                artifact::dtypeName(spec.dtype), shapeText(spec.shape).c_str(), nonFinite);
-    if (!saveDir.empty()) {
-      npy::Array array{"<f4", spec.shape, fromDouble(values, DType::F32)};
-      npy::write(saveDir + "/" + spec.name + ".npy", array);
-    }
-    if (checks.empty())
+    std::printf("  %s %s %s: %zu non-finite\n", spec.name.c_str(), dtypeName(spec.dtype),
+                shapeText(spec.shape).c_str(), nonFinite);
+    if (!o.saveDir.empty())
+      npy::write(o.saveDir + "/" + spec.name + ".npy",
+                 {"<f4", spec.shape, fromDouble(values, DType::F32)});
+    if (o.checks.empty())
       continue;
-    npy::Array reference = npy::read(checks[i]);
+    npy::Array reference = npy::read(o.checks[i]);
     if (reference.shape != spec.shape)
-      throw rt::Error(checks[i] + " has shape " + shapeText(reference.shape) + ", output '" +
-                      spec.name + "' is " + shapeText(spec.shape));
+      throw Error(o.checks[i] + " has shape " + shapeText(reference.shape) + ", output '" +
+                  spec.name + "' is " + shapeText(spec.shape));
     std::vector<double> expected = toDouble(reference.data, npyType(reference.descr));
     double diff = 0, norm = 0, maxAbs = 0;
     for (size_t k = 0; k < values.size(); ++k) {
@@ -265,30 +421,45 @@ int run(int argc, char **argv) {
       maxAbs = std::max(maxAbs, std::fabs(d));
     }
     double relL2 = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-    double limit = tolerance >= 0 ? tolerance : (spec.dtype == DType::F32 ? 1e-5 : 1e-2);
+    double limit = o.tolerance >= 0 ? o.tolerance : (spec.dtype == DType::F32 ? 1e-5 : 1e-2);
     bool pass = relL2 <= limit && nonFinite == 0;
     ok &= pass;
     std::printf("  check %s against %s: rel L2 %.3e, max abs %.3e (tolerance %.0e) %s\n",
-                spec.name.c_str(), checks[i].c_str(), relL2, maxAbs, limit,
+                spec.name.c_str(), o.checks[i].c_str(), relL2, maxAbs, limit,
                 pass ? "ok" : "FAIL");
   }
 
-  if (bench > 0) {
+  if (o.bench > 0) {
     for (int i = 0; i < 3; ++i)
-      session.run(in, out);
+      session.run(buffers.in, buffers.out);
     std::vector<double> wall;
-    for (int i = 0; i < bench; ++i) {
+    for (int i = 0; i < o.bench; ++i) {
       auto start = std::chrono::steady_clock::now();
-      session.run(in, out);
+      session.run(buffers.in, buffers.out);
       wall.push_back(std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - start).count());
     }
     std::sort(wall.begin(), wall.end());
-    float device = session.timeLaunches(bench);
-    std::printf("  bench (%d runs): wall per run with copies: median %.4f ms, p10 %.4f, "
-                "p90 %.4f; kernels alone: %.4f ms per run (device time)\n",
-                bench, wall[wall.size() / 2], wall[wall.size() / 10],
-                wall[wall.size() * 9 / 10], device);
+    std::printf("  bench (%d runs): wall per run with %s: median %.4f ms, p10 %.4f, "
+                "p90 %.4f\n",
+                o.bench, o.deviceIO ? "device-resident I/O" : "host copies",
+                wall[wall.size() / 2], wall[wall.size() / 10], wall[wall.size() * 9 / 10]);
+    float plain = session.timeLaunches(o.bench, false);
+    float graph = session.timeLaunches(o.bench, true);
+    std::printf("  bench: launch plan alone (device time per run): plain launches %.4f ms, "
+                "CUDA graph %.4f ms (%.2fx)\n",
+                plain, graph, graph > 0 ? plain / graph : 0.0);
+  }
+  if (o.profile) {
+    std::printf("%s", session.profileTable().c_str());
+    if (!o.tracePath.empty() && o.threads == 0) {
+      std::ofstream(o.tracePath) << session.chromeTrace();
+      std::printf("  trace: %s\n", o.tracePath.c_str());
+    }
+  }
+  if (o.threads > 0) {
+    std::vector<std::string> expected = buffers.outputs;
+    ok &= runThreads(model, o, inputData, expected);
   }
   return ok ? 0 : 1;
 }

@@ -42,6 +42,9 @@ public:
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
   void synchronize() const;
+  /// Sessions run on whatever thread calls them: each makes the context
+  /// current first (cheap when it already is).
+  void makeCurrent() const;
 
 private:
   CUdevice device_ = 0;
@@ -61,10 +64,11 @@ private:
   CUmodule module_ = nullptr;
 };
 
-/// Device memory owned for the buffer's lifetime.
+/// Device memory owned for the buffer's lifetime. Out of memory throws
+/// OutOfMemoryError naming `what`, the bytes asked and the bytes free.
 class DeviceBuffer {
 public:
-  explicit DeviceBuffer(size_t bytes);
+  explicit DeviceBuffer(size_t bytes, const std::string &what = "a buffer");
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
@@ -77,6 +81,55 @@ private:
   CUdeviceptr address_ = 0;
   size_t bytes_ = 0;
 };
+
+/// Page-locked host memory, so copies to and from it run asynchronously.
+class PinnedBuffer {
+public:
+  PinnedBuffer(size_t bytes, const std::string &what);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+  unsigned char *data() const { return data_; }
+  size_t size() const { return bytes_; }
+
+private:
+  unsigned char *data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// A non-blocking stream: it does not serialize with the legacy default
+/// stream, so sessions on different streams overlap.
+class Stream {
+public:
+  Stream();
+  ~Stream();
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  CUstream handle() const { return stream_; }
+  void synchronize() const;
+
+private:
+  CUstream stream_ = nullptr;
+};
+
+/// A CUDA event for timing.
+class Event {
+public:
+  Event();
+  ~Event();
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+  CUevent handle() const { return event_; }
+  void record(CUstream stream) const;
+  /// Milliseconds from `earlier` to this event (both recorded and done).
+  float since(const Event &earlier) const;
+
+private:
+  CUevent event_ = nullptr;
+};
+
+/// Whether `address` is device memory usable from the current context.
+bool isDevicePointer(CUdeviceptr address);
 
 /// A CUtensorMap (128 bytes, 64-byte aligned) for TMA loads of a row-major
 /// [rows, cols] matrix of 2-byte elements (fp16 when `bf16` is false) at

@@ -2,7 +2,10 @@
 //
 // kiln loads libcuda.so.1 with dlopen instead of linking it, so binaries start
 // on machines without an NVIDIA driver (CI, compile-only hosts) and report a
-// clear NoDeviceError there instead of failing in the dynamic loader. Every
+// clear NoDeviceError there instead of failing in the dynamic loader. The
+// environment variable KILN_CUDA_DRIVER names another library to load: the
+// tests point it at a host-memory stand-in (test/fakecuda) to run the
+// runtime's host code, under ThreadSanitizer too, on machines without a GPU. Every
 // driver call goes through KILN_CU_CHECK, which names the call and the error.
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +33,22 @@ namespace kiln::rt {
   X(cuDevicePrimaryCtxRelease)                                                 \
   X(cuCtxSetCurrent)                                                           \
   X(cuCtxSynchronize)                                                          \
+  X(cuMemGetInfo)                                                              \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamDestroy)                                                           \
+  X(cuStreamSynchronize)                                                       \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphExecUpdate)                                                         \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphDestroy)                                                            \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuMemHostAlloc)                                                            \
+  X(cuMemFreeHost)                                                             \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoHAsync)                                                         \
+  X(cuPointerGetAttribute)                                                     \
   X(cuModuleLoadData)                                                          \
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \

@@ -1,0 +1,81 @@
+//===- ModelImpl.h - the state behind kiln::Model and kiln::Session -*- C++ -*-===//
+
+#ifndef KILN_RUNTIME_MODELIMPL_H
+#define KILN_RUNTIME_MODELIMPL_H
+
+#include "Profiler.h"
+
+#include "kiln/kiln.h"
+#include "kiln/runtime/Artifact.h"
+#include "kiln/runtime/Device.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct Model::Impl {
+  explicit Impl(rt::Artifact artifact);
+
+  /// Loads the kernel images that fit the GPU, uploads the weights and
+  /// records the profilers' origin event; once, whichever session is first.
+  void prepare();
+  /// Dynamic shared memory of a launch in the loaded image.
+  uint32_t sharedBytesFor(const rt::LaunchEntry &launch) const;
+
+  rt::Artifact artifact;
+  std::vector<TensorInfo> inputs, outputs;
+
+  std::mutex prepareMutex;
+  bool prepared = false;
+  std::unique_ptr<rt::Context> context;
+  std::vector<std::unique_ptr<rt::Module>> modules;
+  std::vector<CUfunction> functions; // per artifact kernel
+  std::unique_ptr<rt::DeviceBuffer> weights;
+  std::unique_ptr<rt::Event> origin;
+  std::string loadedArch, deviceName;
+  std::atomic<int> nextSessionId{0};
+};
+
+struct Session::Impl {
+  Impl(std::shared_ptr<Model> model, SessionOptions options);
+  ~Impl();
+
+  void check(const std::vector<Tensor> &inputs, const std::vector<Tensor> &outputs) const;
+  /// Points the plan's input and output buffers at these addresses: tensor
+  /// maps are re-encoded, parameters rebuilt and the graph marked stale.
+  void bind(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs);
+  void launchPlan(bool profile);
+  void captureGraph();
+  CUdeviceptr ownBuffer(std::vector<std::unique_ptr<rt::DeviceBuffer>> &buffers, size_t index,
+                        const TensorInfo &info, const char *role);
+  unsigned char *staging(std::vector<std::unique_ptr<rt::PinnedBuffer>> &buffers,
+                         size_t index, const TensorInfo &info, const char *role);
+
+  std::shared_ptr<Model> model;
+  Model::Impl &m;
+  SessionOptions options;
+  int id;
+  std::unique_ptr<rt::Stream> stream;
+  std::unique_ptr<rt::DeviceBuffer> arena;
+  // Made on first host use of each input/output slot.
+  std::vector<std::unique_ptr<rt::DeviceBuffer>> inputBuffers, outputBuffers;
+  std::vector<std::unique_ptr<rt::PinnedBuffer>> inputStaging, outputStaging;
+
+  bool bound = false;
+  std::vector<CUdeviceptr> boundInputs, boundOutputs;
+  std::vector<CUdeviceptr> addresses;                 // per plan buffer
+  std::vector<std::vector<rt::TensorMap>> tensorMaps; // per launch
+  std::vector<std::vector<CUdeviceptr>> arguments;    // per launch
+  std::vector<std::vector<void *>> parameters;        // per launch
+  CUgraphExec graph = nullptr;
+  bool graphCurrent = false;
+  std::unique_ptr<rt::Profiler> profiler;
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_MODELIMPL_H

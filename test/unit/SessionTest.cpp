@@ -1,0 +1,275 @@
+//===- SessionTest.cpp - the runtime's host side on the fake driver -------===//
+//
+// Runs kiln::Model and kiln::Session against test/fakecuda (host memory, no
+// kernels executed) so CI without a GPU covers bindings, graph capture and
+// replay, staging, the profiler, errors and threads. Built twice: plainly,
+// and with ThreadSanitizer (kiln-session-tsan-tests).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/kiln.h"
+#include "kiln/runtime/Device.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <thread>
+
+using namespace kiln;
+using ::testing::HasSubstr;
+
+namespace {
+
+// Before anything loads a driver: this process gets the fake one.
+const bool driverChosen = [] {
+  setenv("KILN_CUDA_DRIVER", KILN_FAKE_CUDA_PATH, 1);
+  return true;
+}();
+
+unsigned long long counter(const char *name) {
+  void *library = dlopen(KILN_FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+  auto read = reinterpret_cast<unsigned long long (*)(const char *)>(
+      dlsym(library, "kilnFakeCudaCounter"));
+  return read ? read(name) : ~0ull;
+}
+
+std::string artifactPath() {
+  const char *path = std::getenv("KILN_TEST_ARTIFACT");
+  return path ? path : "";
+}
+
+/// Host buffers of the right sizes for every input and output.
+struct HostIO {
+  std::vector<std::vector<unsigned char>> storage;
+  std::vector<Tensor> in, out;
+  explicit HostIO(const Model &model) {
+    for (const TensorInfo &info : model.inputs()) {
+      storage.emplace_back(info.bytes(), 1);
+      in.push_back(Tensor::host(storage.back().data(), info.dtype, info.shape));
+    }
+    for (const TensorInfo &info : model.outputs()) {
+      storage.emplace_back(info.bytes(), 0);
+      out.push_back(Tensor::host(storage.back().data(), info.dtype, info.shape));
+    }
+  }
+};
+
+class SessionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(driverChosen);
+    ASSERT_FALSE(artifactPath().empty()) << "KILN_TEST_ARTIFACT is not set";
+    model = Model::load(artifactPath());
+  }
+  std::shared_ptr<Model> model;
+};
+
+TEST_F(SessionTest, CapturesAGraphOnceAndReplaysIt) {
+  Session session(model);
+  HostIO io(*model);
+  unsigned long long captures = counter("captures"), replays = counter("graph-launches"),
+                     launches = counter("launches");
+  session.run(io.in, io.out);
+  session.run(io.in, io.out);
+  session.run(io.in, io.out);
+  EXPECT_EQ(counter("captures"), captures + 1);
+  EXPECT_EQ(counter("graph-launches"), replays + 3);
+  EXPECT_EQ(counter("launches"), launches + 3 * model->launchCount());
+  EXPECT_EQ(model->loadedArch(), "sm_90a");
+  EXPECT_THAT(model->deviceName(), HasSubstr("fake"));
+}
+
+TEST_F(SessionTest, PlainLaunchesWithoutGraphs) {
+  Session session(model, {/*cudaGraph=*/false, /*profile=*/false});
+  HostIO io(*model);
+  unsigned long long captures = counter("captures"), launches = counter("launches");
+  session.run(io.in, io.out);
+  session.run(io.in, io.out);
+  EXPECT_EQ(counter("captures"), captures);
+  EXPECT_EQ(counter("launches"), launches + 2 * model->launchCount());
+}
+
+TEST_F(SessionTest, DeviceTensorsAreUsedInPlaceAndRebindingRecaptures) {
+  Session session(model);
+  std::vector<std::unique_ptr<rt::DeviceBuffer>> buffers;
+  auto deviceIO = [&] {
+    std::vector<Tensor> in, out;
+    for (const TensorInfo &info : model->inputs()) {
+      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
+      in.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
+                                  info.dtype, info.shape));
+    }
+    for (const TensorInfo &info : model->outputs()) {
+      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
+      out.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
+                                   info.dtype, info.shape));
+    }
+    return std::make_pair(in, out);
+  };
+  auto first = deviceIO();
+  unsigned long long captures = counter("captures"), updates = counter("updates");
+  session.run(first.first, first.second);
+  session.run(first.first, first.second);
+  EXPECT_EQ(counter("captures"), captures + 1);
+  auto second = deviceIO();
+  session.run(second.first, second.second);
+  EXPECT_EQ(counter("captures"), captures + 2);
+  EXPECT_EQ(counter("updates"), updates + 1) << "the instantiated graph is updated in place";
+  EXPECT_GT(session.timeLaunches(2, true), -1.0f);
+  EXPECT_GT(session.timeLaunches(2, false), -1.0f);
+}
+
+TEST_F(SessionTest, WrongInputsNameTheInputAndBothShapes) {
+  Session session(model);
+  HostIO io(*model);
+  const TensorInfo &first = model->inputs()[0];
+  try {
+    session.run({}, io.out);
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("takes " + std::to_string(model->inputs().size()) +
+                                    " inputs (" + first.name));
+  }
+  std::vector<Tensor> wrongShape = io.in;
+  wrongShape[0].shape.back() += 1;
+  try {
+    session.run(wrongShape, io.out);
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("input '" + first.name + "': the model expects " +
+                                    dtypeName(first.dtype) + " " + shapeText(first.shape) +
+                                    ", got " + dtypeName(first.dtype) + " " +
+                                    shapeText(wrongShape[0].shape)));
+  }
+  std::vector<Tensor> wrongType = io.in;
+  wrongType[0].dtype = first.dtype == DType::F32 ? DType::F16 : DType::F32;
+  EXPECT_THROW(session.run(wrongType, io.out), Error);
+  std::vector<Tensor> notDevice = io.in;
+  notDevice[0].memory = Memory::Device;
+  try {
+    session.run(notDevice, io.out);
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("not device memory"));
+  }
+  std::vector<Tensor> null = io.in;
+  null[0].data = nullptr;
+  EXPECT_THROW(session.run(null, io.out), Error);
+  // After the failures the session still runs.
+  session.run(io.in, io.out);
+}
+
+TEST_F(SessionTest, ProfilerTimesEveryKernelAndCopy) {
+  Session session(model, {true, /*profile=*/true});
+  HostIO io(*model);
+  for (int i = 0; i < 3; ++i)
+    session.run(io.in, io.out);
+  std::vector<KernelProfile> rows = session.profile();
+  ASSERT_FALSE(rows.empty());
+  size_t kernelCalls = 0, copies = 0;
+  for (const KernelProfile &row : rows) {
+    EXPECT_FALSE(row.kind.empty()) << row.name;
+    if (row.kind == "copy")
+      copies += row.calls;
+    else
+      kernelCalls += row.calls;
+    EXPECT_GE(row.totalMs, 0);
+  }
+  EXPECT_EQ(kernelCalls, 3 * model->launchCount());
+  EXPECT_EQ(copies, 3 * (model->inputs().size() + model->outputs().size()));
+  for (size_t i = 1; i < rows.size(); ++i)
+    EXPECT_GE(rows[i - 1].totalMs, rows[i].totalMs) << "sorted by total time";
+  EXPECT_THAT(session.profileTable(), HasSubstr("% run"));
+  std::string trace = session.chromeTrace();
+  EXPECT_THAT(trace, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(trace, HasSubstr("\"ph\":\"X\""));
+  EXPECT_EQ(session.trace().size(), 3 * (model->launchCount() + copies / 3));
+  session.resetProfile();
+  EXPECT_TRUE(session.profile().empty());
+}
+
+TEST_F(SessionTest, OutOfMemoryNamesWhatAndHowMuch) {
+  setenv("KILN_FAKE_CUDA_MEMORY", "16", 1);
+  try {
+    Session session(model);
+    unsetenv("KILN_FAKE_CUDA_MEMORY");
+    FAIL() << "no error";
+  } catch (const OutOfMemoryError &e) {
+    unsetenv("KILN_FAKE_CUDA_MEMORY");
+    EXPECT_GT(e.requestedBytes(), 16u);
+    EXPECT_THAT(e.what(), HasSubstr("out of device memory: "));
+    EXPECT_THAT(e.what(), HasSubstr(" needs " + std::to_string(e.requestedBytes()) + " bytes"));
+  }
+}
+
+TEST_F(SessionTest, ArchitecturesWithoutCodeFailAndPtxCoversNewerOnes) {
+  setenv("KILN_FAKE_CUDA_CC", "75", 1);
+  try {
+    Session session(model);
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("has no code for"));
+    EXPECT_THAT(e.what(), HasSubstr("sm_75"));
+  }
+  setenv("KILN_FAKE_CUDA_CC", "89", 1);
+  auto ada = Model::load(artifactPath());
+  Session onAda(ada);
+  EXPECT_EQ(ada->loadedArch(), "sm_80");
+  setenv("KILN_FAKE_CUDA_CC", "100", 1);
+  auto blackwell = Model::load(artifactPath());
+  Session onBlackwell(blackwell);
+  EXPECT_EQ(blackwell->loadedArch(), "compute_80");
+  unsetenv("KILN_FAKE_CUDA_CC");
+}
+
+TEST_F(SessionTest, ConcurrentSessionsShareOneModel) {
+  constexpr int kThreads = 8, kRuns = 40;
+  unsigned long long launches = counter("launches");
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        // Mixed modes: graphs, plain launches, profiling.
+        Session session(model, {t % 3 != 1, t % 3 == 2});
+        HostIO io(*model);
+        for (int r = 0; r < kRuns; ++r)
+          session.run(io.in, io.out);
+        if (t % 3 == 2)
+          session.profileTable();
+      } catch (const std::exception &e) {
+        failures[t] = e.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const std::string &failure : failures)
+    EXPECT_EQ(failure, "");
+  EXPECT_EQ(counter("launches"), launches + kThreads * kRuns * model->launchCount());
+}
+
+TEST_F(SessionTest, ASessionMayMoveBetweenThreads) {
+  auto session = std::make_unique<Session>(model);
+  HostIO io(*model);
+  std::string failure;
+  std::thread other([&] {
+    try {
+      session->run(io.in, io.out);
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+  });
+  other.join();
+  EXPECT_EQ(failure, "");
+}
+
+TEST(ModelTest, NullModelAndBadFilesFailBeforeCuda) {
+  EXPECT_THROW(Session(nullptr), Error);
+  EXPECT_THROW(Model::fromMemory("not an artifact", "junk"), Error);
+  EXPECT_THROW(Model::load("/nonexistent/model.kiln"), Error);
+}
+
+} // namespace
