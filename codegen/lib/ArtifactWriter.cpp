@@ -4,7 +4,7 @@
 //    results.
 // 2. One kernel per fusion group, emitted under a placeholder name and
 //    deduplicated by source: identical groups (the blocks of a layer stack)
-//    share one kernel, named after its hash. Distinct kernels compile in
+//    share one kernel, named after its hash and tagged with its fusion kind. Distinct kernels compile in
 //    parallel, for every architecture.
 // 3. Buffers: arguments are inputs, returned values outputs (a reshape is a
 //    view of its source), constants are weights (256-byte aligned in a
@@ -237,6 +237,11 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     auto kernel = emitKernel(group, "kiln_kernel");
     if (failed(kernel))
       return std::nullopt;
+    if (!fmt::isKernelKind(kernel->kind)) {
+      group.emitOpError("emitted a kernel of kind '")
+          << kernel->kind << "', which the artifact format does not know";
+      return std::nullopt;
+    }
     std::string name = "kiln_" + llvm::utohexstr(fmt::fnv1a64(
                                      reinterpret_cast<const unsigned char *>(kernel->source.data()),
                                      kernel->source.size()));
@@ -271,6 +276,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   kernels.put<uint32_t>(distinct.size());
   for (size_t k = 0; k < distinct.size(); ++k) {
     kernels.string(distinct[k].name);
+    kernels.string(distinct[k].kind);
     kernels.put<uint32_t>(targets.size() + 1);
     std::string ptx;
     for (size_t t = 0; t < targets.size(); ++t) {

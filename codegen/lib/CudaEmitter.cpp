@@ -102,12 +102,13 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
 
   EmittedKernel kernel;
   kernel.name = name.str();
+  kernel.kind = "elementwise";
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
   kernel.block = kThreads;
   kernel.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(
       (total + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
-  kernel.source = header(group, "elementwise") + signature(group, name, kThreads) +
+  kernel.source = header(group, kernel.kind) + signature(group, name, kThreads) +
                   " {\n  for (long long idx = (long long)blockIdx.x * " +
                   std::to_string(kThreads) +
                   " + threadIdx.x; idx < " + std::to_string(total) +
@@ -236,6 +237,7 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
 
   EmittedKernel kernel;
   kernel.name = name.str();
+  kernel.kind = "gemm_epilogue";
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
   kernel.block = threads;
@@ -255,7 +257,7 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
-      header(group, "gemm_epilogue") + "#include \"kiln_gemm.cuh\"\n" +
+      header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::kSharedBytes == " +
                     std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
@@ -395,6 +397,7 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
 
   EmittedKernel kernel;
   kernel.name = name.str();
+  kernel.kind = "normalization";
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
   kernel.block = threads;
@@ -402,7 +405,7 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
   kernel.dynamicSharedBytes = static_cast<unsigned>(rowLength * sizeof(float));
   std::string inputValue = load.valueOf(input);
   kernel.source =
-      header(group, "normalization") + signature(group, name, threads) +
+      header(group, kernel.kind) + signature(group, name, threads) +
       " {\n  extern __shared__ float row[];\n  __shared__ float scratch[32];\n"
       "  constexpr int L = " + std::to_string(rowLength) + ";\n"
       "  for (long long r = blockIdx.x; r < " + std::to_string(rows) +

@@ -1,15 +1,47 @@
 //===- Artifact.cpp - read and validate a .kiln artifact ------------------===//
+//
+// The file is untrusted input. Parsing runs in three passes over it, each
+// relying only on what the previous one established:
+//
+// 1. Header and section table: magic, version, file size, then each section
+//    inside the file, aligned, checksummed, non-overlapping, with only zero
+//    bytes between them.
+// 2. Sections, each through a Cursor confined to the section: every field is
+//    read after a bounds check, every count is bounded by the bytes left, and
+//    every failure names the byte where the offending field starts.
+// 3. Cross references, while reading the plan: buffers inside the region
+//    they name, launches naming existing kernels and buffers with shapes CUDA
+//    accepts, tensor maps that fit their buffers.
+//
+// docs/ARTIFACT.md lists every check; nothing here touches CUDA.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Artifact.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <set>
 
-using namespace kiln;
-using namespace kiln::rt;
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fmt = kiln::artifact;
+using kiln::rt::Artifact;
+using kiln::rt::ArtifactError;
+using kiln::rt::BufferEntry;
+using kiln::rt::KernelEntry;
+using kiln::rt::KernelImage;
+using kiln::rt::LaunchEntry;
+using kiln::rt::SharedBytes;
+using kiln::rt::TensorMapEntry;
+using kiln::rt::TensorSpec;
 
 int64_t TensorSpec::elements() const {
   int64_t n = 1;
@@ -19,62 +51,113 @@ int64_t TensorSpec::elements() const {
 }
 
 namespace {
-/// Reads little-endian values from a byte range; every read is checked.
+
+//===----------------------------------------------------------------------===//
+// Reading fields
+//===----------------------------------------------------------------------===//
+
+[[noreturn]] void fail(const std::string &where, size_t at, const std::string &why) {
+  throw ArtifactError(where + ": " + why + " (at byte " + std::to_string(at) + ")");
+}
+
+/// Reads little-endian fields from [begin, end) of the file. Every read is
+/// checked; `fail` names the byte where the last field read starts.
 class Cursor {
 public:
-  Cursor(const std::string &bytes, size_t begin, size_t end, std::string where)
-      : bytes(bytes), pos(begin), end(end), where(std::move(where)) {}
+  Cursor(std::string_view file, size_t begin, size_t end, std::string where)
+      : file(file), pos(begin), field(begin), end(end), where(std::move(where)) {}
 
-  [[noreturn]] void fail(const std::string &why) const {
-    throw ArtifactError(where + ": " + why + " (at byte " + std::to_string(pos) + ")");
+  [[noreturn]] void fail(const std::string &why) const { failAt(field, why); }
+  [[noreturn]] void failAt(size_t at, const std::string &why) const {
+    ::fail(where, at, why);
   }
+  size_t position() const { return pos; }
+  size_t fieldStart() const { return field; }
+
   template <typename T> T read() {
+    field = pos;
     if (end - pos < sizeof(T))
-      fail("truncated");
+      fail("truncated: a " + std::to_string(sizeof(T)) + "-byte field runs past the section");
     T value;
-    std::memcpy(&value, bytes.data() + pos, sizeof(T));
+    std::memcpy(&value, file.data() + pos, sizeof(T));
     pos += sizeof(T);
     return value;
   }
-  std::string bytesOf(uint64_t size) {
+  /// `size` raw bytes (the size field was read just before).
+  std::string_view bytes(uint64_t size) {
     if (size > end - pos)
-      fail("a " + std::to_string(size) + "-byte field runs past its section");
-    std::string out = bytes.substr(pos, size);
+      fail("a " + std::to_string(size) + "-byte field runs past the section");
+    std::string_view out = file.substr(pos, size);
     pos += size;
     return out;
   }
-  std::string string(size_t limit = 4096) {
+  /// A `str`: u32 length, then at most `limit` bytes.
+  std::string string(size_t limit) {
     uint32_t size = read<uint32_t>();
     if (size > limit)
-      fail("a name of " + std::to_string(size) + " bytes is implausible");
-    return bytesOf(size);
+      fail("a name of " + std::to_string(size) + " bytes is implausible (at most " +
+           std::to_string(limit) + ")");
+    return std::string(bytes(size));
   }
   /// A count, bounded by how many `minBytes`-sized records could still fit.
   uint32_t count(size_t minBytes, const char *what) {
     uint32_t n = read<uint32_t>();
-    if (minBytes && n > (end - pos) / minBytes)
+    if (n > (end - pos) / minBytes)
       fail(std::string("a count of ") + std::to_string(n) + " " + what +
            " cannot fit in the section");
     return n;
   }
-  bool atEnd() const { return pos == end; }
+  void expectEnd() {
+    field = pos;
+    if (pos != end)
+      fail(std::to_string(end - pos) + " trailing bytes");
+  }
 
 private:
-  const std::string &bytes;
-  size_t pos, end;
+  std::string_view file;
+  size_t pos, field, end;
   std::string where;
 };
 
-artifact::DType readDType(Cursor &c) {
+bool isIdentifier(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+/// `sm_<NN>[a]` (a cubin) or `compute_<NN>[a]` (PTX), NN two or three digits.
+bool isArch(std::string_view arch, bool &ptx) {
+  ptx = arch.rfind("compute_", 0) == 0;
+  if (!ptx && arch.rfind("sm_", 0) != 0)
+    return false;
+  std::string_view digits = arch.substr(ptx ? 8 : 3);
+  if (!digits.empty() && digits.back() == 'a')
+    digits.remove_suffix(1);
+  return digits.size() >= 2 && digits.size() <= 3 && digits[0] != '0' &&
+         std::all_of(digits.begin(), digits.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+fmt::DType readDType(Cursor &c) {
   uint32_t raw = c.read<uint32_t>();
   if (raw < 1 || raw > 6)
     c.fail("unknown dtype " + std::to_string(raw));
-  return static_cast<artifact::DType>(raw);
+  return static_cast<fmt::DType>(raw);
 }
 
-TensorSpec readTensor(Cursor &c) {
+/// Element counts stay below 2^63 / 16, so `bytes()` (up to 8 bytes per
+/// element) cannot overflow.
+constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 16;
+
+TensorSpec readTensor(Cursor &c, std::set<std::string> &names, const char *role) {
   TensorSpec spec;
   spec.name = c.string(256);
+  if (spec.name.empty())
+    c.fail(std::string("an ") + role + " without a name");
+  if (!names.insert(spec.name).second)
+    c.fail(std::string("two ") + role + "s named '" + spec.name + "'");
   spec.dtype = readDType(c);
   uint32_t rank = c.count(8, "dimensions");
   if (rank > 16)
@@ -82,214 +165,390 @@ TensorSpec readTensor(Cursor &c) {
   int64_t elements = 1;
   for (uint32_t i = 0; i < rank; ++i) {
     int64_t d = c.read<int64_t>();
-    if (d < 0 || (d > 0 && elements > std::numeric_limits<int64_t>::max() / 16 / d))
-      c.fail("tensor '" + spec.name + "' has an invalid dimension " + std::to_string(d));
+    if (d < 0)
+      c.fail(std::string(role) + " '" + spec.name + "' has a negative dimension " +
+             std::to_string(d));
+    if (d > 0 && elements > kMaxElements / d)
+      c.fail(std::string(role) + " '" + spec.name + "' has too many elements (dimension " +
+             std::to_string(d) + " overflows the count)");
     elements *= d;
     spec.shape.push_back(d);
   }
   return spec;
 }
-} // namespace
 
-Artifact Artifact::parse(const std::string &bytes, const std::string &what) {
-  using namespace artifact;
-  if (bytes.size() < kHeaderBytes)
-    throw ArtifactError(what + ": too short to be a kiln artifact (" +
-                        std::to_string(bytes.size()) + " bytes)");
-  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
-    throw ArtifactError(what + ": not a kiln artifact (bad magic)");
-  Cursor header(bytes, sizeof(kMagic), kHeaderBytes, what);
+//===----------------------------------------------------------------------===//
+// Header and section table
+//===----------------------------------------------------------------------===//
+
+struct Range {
+  size_t begin = 0, end = 0;
+  bool seen = false;
+};
+
+const char *sectionName(uint32_t kind) {
+  static const char *const names[] = {"", "signature", "kernels", "plan", "weights"};
+  return names[kind];
+}
+
+/// Checks the header and the table; returns each section's byte range,
+/// indexed by SectionKind.
+std::array<Range, 5> readLayout(std::string_view file, const std::string &what) {
+  if (file.empty())
+    fail(what, 0, "the file is empty, not a kiln artifact");
+  if (file.size() < fmt::kHeaderBytes)
+    fail(what, file.size(),
+         "too short to be a kiln artifact (" + std::to_string(file.size()) + " bytes)");
+  if (std::memcmp(file.data(), fmt::kMagic, sizeof(fmt::kMagic)) != 0)
+    fail(what, 0, "not a kiln artifact (bad magic)");
+  Cursor header(file, sizeof(fmt::kMagic), fmt::kHeaderBytes, what);
   uint32_t version = header.read<uint32_t>();
-  if (version != kVersion)
-    throw ArtifactError(what + ": artifact format version " + std::to_string(version) +
-                        " is not supported by this runtime (it reads version " +
-                        std::to_string(kVersion) + "); recompile the model");
+  if (version < fmt::kVersion)
+    header.fail("artifact format version " + std::to_string(version) +
+                "; this runtime reads version " + std::to_string(fmt::kVersion) +
+                ": recompile the model");
+  if (version > fmt::kVersion)
+    header.fail("artifact format version " + std::to_string(version) +
+                " is newer than this runtime, which reads version " +
+                std::to_string(fmt::kVersion) +
+                ": update the runtime or recompile the model with this kiln");
   uint32_t sections = header.read<uint32_t>();
-  uint64_t fileSize = 0;
-  std::memcpy(&fileSize, bytes.data() + 16, 8);
-  if (fileSize != bytes.size())
-    throw ArtifactError(what + ": truncated or padded: the header says " +
-                        std::to_string(fileSize) + " bytes, the file has " +
-                        std::to_string(bytes.size()));
-  if (sections != 4)
-    throw ArtifactError(what + ": expected 4 sections, found " + std::to_string(sections));
-  if (bytes.size() - kHeaderBytes < sections * kSectionEntryBytes)
-    throw ArtifactError(what + ": truncated section table");
+  if (sections != fmt::kSectionCount)
+    header.fail("expected " + std::to_string(fmt::kSectionCount) + " sections, found " +
+                std::to_string(sections));
+  uint64_t fileSize = header.read<uint64_t>();
+  if (fileSize != file.size())
+    header.fail("truncated or padded: the header says " + std::to_string(fileSize) +
+                " bytes, the file has " + std::to_string(file.size()));
+  const size_t tableEnd = fmt::kHeaderBytes + fmt::kSectionCount * fmt::kSectionEntryBytes;
+  if (file.size() < tableEnd)
+    fail(what, file.size(), "truncated section table");
 
-  static const char *const kSectionNames[] = {"", "signature", "kernels", "plan",
-                                              "weights"};
-  struct Range { size_t begin = 0, end = 0; bool seen = false; };
-  Range ranges[5];
-  Cursor table(bytes, kHeaderBytes, kHeaderBytes + sections * kSectionEntryBytes,
-               what + " section table");
-  for (uint32_t i = 0; i < sections; ++i) {
+  std::array<Range, 5> ranges;
+  Cursor table(file, fmt::kHeaderBytes, tableEnd, what + " section table");
+  for (uint32_t i = 0; i < fmt::kSectionCount; ++i) {
     uint32_t kind = table.read<uint32_t>();
-    if (table.read<uint32_t>() != 0)
-      throw ArtifactError(what + ": unknown section flags (a newer format?)");
-    uint64_t offset = table.read<uint64_t>(), size = table.read<uint64_t>();
-    uint64_t checksum = table.read<uint64_t>();
     if (kind < 1 || kind > 4)
-      throw ArtifactError(what + ": unknown section kind " + std::to_string(kind));
+      table.fail("unknown section kind " + std::to_string(kind));
+    const std::string name = sectionName(kind);
     if (ranges[kind].seen)
-      throw ArtifactError(what + ": the " + kSectionNames[kind] + " section appears twice");
-    if (offset > bytes.size() || size > bytes.size() - offset ||
-        offset < kHeaderBytes + sections * kSectionEntryBytes)
-      throw ArtifactError(what + ": the " + kSectionNames[kind] +
-                          " section lies outside the file");
-    if (fnv1a64(reinterpret_cast<const unsigned char *>(bytes.data()) + offset, size) !=
+      table.fail("the " + name + " section appears twice");
+    if (table.read<uint32_t>() != 0)
+      table.fail("unknown flags on the " + name + " section (a newer format?)");
+    uint64_t offset = table.read<uint64_t>();
+    uint64_t alignment = kind == static_cast<uint32_t>(fmt::SectionKind::Weights)
+                             ? fmt::kWeightsAlignment
+                             : fmt::kSectionAlignment;
+    if (offset < tableEnd || offset > file.size())
+      table.fail("the " + name + " section starts at " + std::to_string(offset) +
+                 ", outside the file");
+    if (offset % alignment != 0)
+      table.fail("the " + name + " section at " + std::to_string(offset) + " is not " +
+                 std::to_string(alignment) + "-byte aligned");
+    uint64_t size = table.read<uint64_t>();
+    if (size > file.size() - offset)
+      table.fail("the " + name + " section (" + std::to_string(size) + " bytes at " +
+                 std::to_string(offset) + ") runs past the end of the file");
+    uint64_t checksum = table.read<uint64_t>();
+    if (fmt::fnv1a64(reinterpret_cast<const unsigned char *>(file.data()) + offset, size) !=
         checksum)
-      throw ArtifactError(what + ": the " + kSectionNames[kind] +
-                          " section is corrupted (checksum mismatch)");
+      fail(what, offset, "the " + name + " section is corrupted (checksum mismatch)");
     ranges[kind] = {static_cast<size_t>(offset), static_cast<size_t>(offset + size), true};
   }
 
-  // Padding between sections carries no data: it must be zero, so that no
-  // byte of the file can change without an error.
-  std::vector<std::pair<size_t, size_t>> covered = {
-      {0, kHeaderBytes + sections * kSectionEntryBytes}};
+  // Padding carries no data: it must be zero, so that no byte of the file
+  // can change without an error.
+  std::vector<std::pair<size_t, size_t>> covered = {{0, tableEnd}};
   for (uint32_t kind = 1; kind <= 4; ++kind)
     covered.push_back({ranges[kind].begin, ranges[kind].end});
   std::sort(covered.begin(), covered.end());
   size_t cursor = 0;
   for (auto [begin, end] : covered) {
     if (begin < cursor)
-      throw ArtifactError(what + ": sections overlap");
+      fail(what, begin, "sections overlap");
     for (size_t i = cursor; i < begin; ++i)
-      if (bytes[i] != 0)
-        throw ArtifactError(what + ": stray data at byte " + std::to_string(i) +
-                            " between sections");
+      if (file[i] != 0)
+        fail(what, i, "stray data between sections");
     cursor = end;
   }
-  for (size_t i = cursor; i < bytes.size(); ++i)
-    if (bytes[i] != 0)
-      throw ArtifactError(what + ": stray data at byte " + std::to_string(i) +
-                          " after the last section");
+  for (size_t i = cursor; i < file.size(); ++i)
+    if (file[i] != 0)
+      fail(what, i, "stray data after the last section");
+  return ranges;
+}
 
-  Artifact a;
-  auto section = [&](SectionKind kind, const char *name) {
-    const Range &r = ranges[static_cast<uint32_t>(kind)];
-    return Cursor(bytes, r.begin, r.end, what + " " + name + " section");
-  };
+//===----------------------------------------------------------------------===//
+// Sections
+//===----------------------------------------------------------------------===//
 
-  Cursor sig = section(SectionKind::Signature, "signature");
-  uint32_t inputs = sig.count(12, "inputs"), outputs = sig.count(12, "outputs");
+void readSignature(Cursor c, Artifact &a) {
+  uint32_t inputs = c.count(12, "inputs");
+  uint32_t outputs = c.count(12, "outputs");
+  std::set<std::string> inputNames, outputNames;
   for (uint32_t i = 0; i < inputs; ++i)
-    a.inputs.push_back(readTensor(sig));
+    a.inputs.push_back(readTensor(c, inputNames, "input"));
   for (uint32_t i = 0; i < outputs; ++i)
-    a.outputs.push_back(readTensor(sig));
-  a.arenaBytes = sig.read<uint64_t>();
-  if (!sig.atEnd())
-    sig.fail("trailing bytes");
+    a.outputs.push_back(readTensor(c, outputNames, "output"));
+  a.arenaBytes = c.read<uint64_t>();
+  c.expectEnd();
+}
 
-  Cursor ker = section(SectionKind::Kernels, "kernels");
-  uint32_t kernels = ker.count(8, "kernels");
+void readKernels(Cursor c, Artifact &a) {
+  uint32_t kernels = c.count(12, "kernels");
+  std::set<std::string> names;
   for (uint32_t k = 0; k < kernels; ++k) {
     KernelEntry entry;
-    entry.name = ker.string(256);
-    uint32_t images = ker.count(12, "images");
+    entry.name = c.string(256);
+    if (!isIdentifier(entry.name))
+      c.fail("kernel " + std::to_string(k) + " has an invalid name '" + entry.name + "'");
+    if (!names.insert(entry.name).second)
+      c.fail("two kernels named '" + entry.name + "'");
+    entry.kind = c.string(32);
+    if (!fmt::isKernelKind(entry.kind))
+      c.fail("kernel '" + entry.name + "' has an unknown fusion kind '" + entry.kind + "'");
+    uint32_t images = c.count(12, "images");
+    if (images == 0)
+      c.fail("kernel '" + entry.name + "' has no image");
     for (uint32_t i = 0; i < images; ++i) {
       KernelImage image;
-      image.arch = ker.string(32);
-      image.data = ker.bytesOf(ker.read<uint64_t>());
+      image.arch = c.string(32);
+      bool ptx = false;
+      if (!isArch(image.arch, ptx))
+        c.fail("kernel '" + entry.name + "' has an image for an unknown target '" +
+               image.arch + "'");
+      for (const KernelImage &other : entry.images)
+        if (other.arch == image.arch)
+          c.fail("kernel '" + entry.name + "' has two " + image.arch + " images");
+      uint64_t size = c.read<uint64_t>();
+      if (size == 0)
+        c.fail("kernel '" + entry.name + "' has an empty " + image.arch + " image");
+      std::string_view data = c.bytes(size);
+      if (!ptx && data.substr(0, 4) != std::string_view("\x7f" "ELF", 4))
+        c.failAt(c.position() - size,
+                 "kernel '" + entry.name + "': the " + image.arch + " image is not a cubin");
+      if (ptx && data.find('\0') != std::string_view::npos)
+        c.failAt(c.position() - size + data.find('\0'),
+                 "kernel '" + entry.name + "': the " + image.arch +
+                     " image is not PTX text (a NUL byte)");
+      image.data = std::string(data);
       entry.images.push_back(std::move(image));
     }
-    if (entry.images.empty())
-      ker.fail("kernel '" + entry.name + "' has no image");
     a.kernels.push_back(std::move(entry));
   }
-  if (!ker.atEnd())
-    ker.fail("trailing bytes");
+  c.expectEnd();
+}
 
-  const Range &weights = ranges[static_cast<uint32_t>(SectionKind::Weights)];
-  a.weights = bytes.substr(weights.begin, weights.end - weights.begin);
-
-  Cursor plan = section(SectionKind::Plan, "plan");
-  uint32_t buffers = plan.count(24, "buffers");
+void readBuffers(Cursor &c, Artifact &a) {
+  uint32_t buffers = c.count(24, "buffers");
   for (uint32_t b = 0; b < buffers; ++b) {
+    const std::string name = "buffer " + std::to_string(b);
     BufferEntry e;
-    uint32_t kind = plan.read<uint32_t>();
+    uint32_t kind = c.read<uint32_t>();
     if (kind < 1 || kind > 4)
-      plan.fail("unknown buffer kind " + std::to_string(kind));
-    e.kind = static_cast<BufferKind>(kind);
-    e.index = plan.read<uint32_t>();
-    e.offset = plan.read<uint64_t>();
-    e.bytes = plan.read<uint64_t>();
+      c.fail(name + " has an unknown kind " + std::to_string(kind));
+    e.kind = static_cast<fmt::BufferKind>(kind);
+    e.index = c.read<uint32_t>();
+    const std::vector<TensorSpec> *specs = e.kind == fmt::BufferKind::Input    ? &a.inputs
+                                           : e.kind == fmt::BufferKind::Output ? &a.outputs
+                                                                               : nullptr;
+    if (specs && e.index >= specs->size())
+      c.fail(name + " names " + (e.kind == fmt::BufferKind::Input ? "input " : "output ") +
+             std::to_string(e.index) + " of " + std::to_string(specs->size()));
+    if (!specs && e.index != 0)
+      c.fail(name + " has index " + std::to_string(e.index) + " (weights and arena use 0)");
+    e.offset = c.read<uint64_t>();
+    if (specs && e.offset != 0)
+      c.fail(name + " has offset " + std::to_string(e.offset) + " into an input or output");
+    if (e.kind == fmt::BufferKind::Weight && e.offset % fmt::kWeightAlignment != 0)
+      c.fail(name + ": a weight at " + std::to_string(e.offset) + " is not " +
+             std::to_string(fmt::kWeightAlignment) + "-byte aligned");
+    size_t offsetAt = c.fieldStart();
+    e.bytes = c.read<uint64_t>();
+    if (specs && e.bytes != (*specs)[e.index].bytes())
+      c.fail(name + " has " + std::to_string(e.bytes) + " bytes; its tensor '" +
+             (*specs)[e.index].name + "' has " + std::to_string((*specs)[e.index].bytes()));
     auto within = [&](uint64_t limit, const char *region) {
       if (e.offset > limit || e.bytes > limit - e.offset)
-        plan.fail("buffer " + std::to_string(b) + " lies outside the " + region);
+        c.failAt(offsetAt, name + " (" + std::to_string(e.bytes) + " bytes at " +
+                               std::to_string(e.offset) + ") lies outside the " + region +
+                               " (" + std::to_string(limit) + " bytes)");
     };
-    if (e.kind == BufferKind::Input && e.index >= a.inputs.size())
-      plan.fail("buffer " + std::to_string(b) + " names input " + std::to_string(e.index));
-    if (e.kind == BufferKind::Output && e.index >= a.outputs.size())
-      plan.fail("buffer " + std::to_string(b) + " names output " + std::to_string(e.index));
-    if (e.kind == BufferKind::Weight)
+    if (e.kind == fmt::BufferKind::Weight)
       within(a.weights.size(), "weights");
-    if (e.kind == BufferKind::Arena)
+    if (e.kind == fmt::BufferKind::Arena)
       within(a.arenaBytes, "arena");
     a.buffers.push_back(e);
   }
-  uint32_t launches = plan.count(32, "launches");
+}
+
+TensorMapEntry readTensorMap(Cursor &c, const Artifact &a, const LaunchEntry &launch,
+                             const std::string &name) {
+  TensorMapEntry map;
+  size_t start = c.position();
+  map.buffer = c.read<uint32_t>();
+  if (map.buffer >= a.buffers.size())
+    c.fail(name + " names buffer " + std::to_string(map.buffer) + " of " +
+           std::to_string(a.buffers.size()));
+  if (std::find(launch.buffers.begin(), launch.buffers.end(), map.buffer) ==
+      launch.buffers.end())
+    c.fail(name + " describes buffer " + std::to_string(map.buffer) +
+           ", which is not an argument of the launch");
+  map.dtype = readDType(c);
+  if (map.dtype != fmt::DType::F16 && map.dtype != fmt::DType::BF16)
+    c.fail(name + " has dtype " + fmt::dtypeName(map.dtype) + " (tensor maps are f16 or bf16)");
+  map.rows = c.read<uint64_t>();
+  if (map.rows == 0 || map.rows > (1ull << 32))
+    c.fail(name + " has " + std::to_string(map.rows) + " rows (1 to 2^32)");
+  map.cols = c.read<uint64_t>();
+  if (map.cols == 0 || map.cols > (1ull << 32) || map.cols % 8 != 0)
+    c.fail(name + " has " + std::to_string(map.cols) +
+           " columns (1 to 2^32, rows a multiple of 16 bytes)");
+  map.boxRows = c.read<uint32_t>();
+  if (map.boxRows == 0 || map.boxRows > 256)
+    c.fail(name + " has a box of " + std::to_string(map.boxRows) + " rows (1 to 256)");
+  map.boxCols = c.read<uint32_t>();
+  if (map.boxCols == 0 || map.boxCols > 64)
+    c.fail(name + " has a box of " + std::to_string(map.boxCols) +
+           " columns (1 to 64: 128-byte swizzle)");
+
+  const BufferEntry &buffer = a.buffers[map.buffer];
+  if (map.rows > buffer.bytes / (map.cols * 2))
+    c.failAt(start, name + " (" + std::to_string(map.rows) + " x " +
+                        std::to_string(map.cols) + ") does not fit buffer " +
+                        std::to_string(map.buffer) + " (" + std::to_string(buffer.bytes) +
+                        " bytes)");
+  if (buffer.offset % 16 != 0)
+    c.failAt(start, name + ": buffer " + std::to_string(map.buffer) + " at offset " +
+                        std::to_string(buffer.offset) + " is not 16-byte aligned");
+  const TensorSpec *spec = buffer.kind == fmt::BufferKind::Input    ? &a.inputs[buffer.index]
+                           : buffer.kind == fmt::BufferKind::Output ? &a.outputs[buffer.index]
+                                                                    : nullptr;
+  if (spec && spec->dtype != map.dtype)
+    c.failAt(start, name + " is " + fmt::dtypeName(map.dtype) + " but tensor '" + spec->name +
+                        "' is " + fmt::dtypeName(spec->dtype));
+  return map;
+}
+
+void readLaunches(Cursor &c, Artifact &a) {
+  uint32_t launches = c.count(32, "launches");
+  // Launches of one kernel pass the same parameters: (pointers, tensor maps).
+  std::vector<std::pair<int64_t, int64_t>> parameters(a.kernels.size(), {-1, -1});
   for (uint32_t l = 0; l < launches; ++l) {
+    const std::string name = "launch " + std::to_string(l);
+    size_t start = c.position();
     LaunchEntry e;
-    e.kernel = plan.read<uint32_t>();
+    e.kernel = c.read<uint32_t>();
     if (e.kernel >= a.kernels.size())
-      plan.fail("launch " + std::to_string(l) + " names kernel " + std::to_string(e.kernel));
-    for (uint32_t &g : e.grid) {
-      g = plan.read<uint32_t>();
-      if (g == 0)
-        plan.fail("launch " + std::to_string(l) + " has an empty grid");
+      c.fail(name + " names kernel " + std::to_string(e.kernel) + " of " +
+             std::to_string(a.kernels.size()));
+    for (int d = 0; d < 3; ++d) {
+      e.grid[d] = c.read<uint32_t>();
+      uint32_t limit = d == 0 ? fmt::kMaxGridX : fmt::kMaxGridYZ;
+      if (e.grid[d] == 0 || e.grid[d] > limit)
+        c.fail(name + " has a grid of " + std::to_string(e.grid[d]) + " in " + "xyz"[d] +
+               " (1 to " + std::to_string(limit) + ")");
     }
-    e.block = plan.read<uint32_t>();
-    if (e.block == 0 || e.block > 1024)
-      plan.fail("launch " + std::to_string(l) + " has a block of " + std::to_string(e.block));
-    e.sharedBytes = plan.read<uint32_t>();
-    if (e.sharedBytes > 227 * 1024)
-      plan.fail("launch " + std::to_string(l) + " asks for " +
-                std::to_string(e.sharedBytes) + " bytes of shared memory");
-    uint32_t argc = plan.count(4, "arguments");
+    e.block = c.read<uint32_t>();
+    if (e.block == 0 || e.block > fmt::kMaxBlockThreads)
+      c.fail(name + " has a block of " + std::to_string(e.block) + " threads (1 to " +
+             std::to_string(fmt::kMaxBlockThreads) + ")");
+    e.sharedBytes = c.read<uint32_t>();
+    if (e.sharedBytes > fmt::kMaxSharedBytes)
+      c.fail(name + " asks for " + std::to_string(e.sharedBytes) +
+             " bytes of shared memory (at most " + std::to_string(fmt::kMaxSharedBytes) + ")");
+    uint32_t argc = c.count(4, "arguments");
     for (uint32_t i = 0; i < argc; ++i) {
-      uint32_t buffer = plan.read<uint32_t>();
+      uint32_t buffer = c.read<uint32_t>();
       if (buffer >= a.buffers.size())
-        plan.fail("launch " + std::to_string(l) + " names buffer " + std::to_string(buffer));
+        c.fail(name + " names buffer " + std::to_string(buffer) + " of " +
+               std::to_string(a.buffers.size()));
       e.buffers.push_back(buffer);
     }
-    uint32_t maps = plan.count(32, "tensor maps");
-    for (uint32_t m = 0; m < maps; ++m) {
-      TensorMapEntry map;
-      map.buffer = plan.read<uint32_t>();
-      if (map.buffer >= a.buffers.size())
-        plan.fail("tensor map of launch " + std::to_string(l) + " names buffer " +
-                  std::to_string(map.buffer));
-      map.dtype = readDType(plan);
-      if (map.dtype != DType::F16 && map.dtype != DType::BF16)
-        plan.fail("tensor maps are fp16 or bf16");
-      map.rows = plan.read<uint64_t>();
-      map.cols = plan.read<uint64_t>();
-      map.boxRows = plan.read<uint32_t>();
-      map.boxCols = plan.read<uint32_t>();
-      const BufferEntry &buffer = a.buffers[map.buffer];
-      uint64_t bytesNeeded = map.rows * map.cols * 2;
-      bool fits = map.rows <= (1ull << 32) && map.cols <= (1ull << 32) &&
-                  (buffer.kind == BufferKind::Input || buffer.kind == BufferKind::Output
-                       ? true
-                       : bytesNeeded <= buffer.bytes);
-      if (!fits || map.boxRows == 0 || map.boxRows > 256 || map.boxCols == 0 ||
-          map.boxCols > 64)
-        plan.fail("tensor map of launch " + std::to_string(l) + " does not fit its buffer");
-      e.tensorMaps.push_back(map);
-    }
+    uint32_t maps = c.count(32, "tensor maps");
+    if (argc * sizeof(uint64_t) + maps * fmt::kTensorMapBytes > fmt::kMaxParameterBytes)
+      c.fail(name + " passes " + std::to_string(argc) + " pointers and " +
+             std::to_string(maps) + " tensor maps, over the " +
+             std::to_string(fmt::kMaxParameterBytes) + "-byte parameter space");
+    for (uint32_t m = 0; m < maps; ++m)
+      e.tensorMaps.push_back(
+          readTensorMap(c, a, e, "tensor map " + std::to_string(m) + " of " + name));
+    auto &expected = parameters[e.kernel];
+    if (expected.first < 0)
+      expected = {argc, maps};
+    else if (expected != std::pair<int64_t, int64_t>(argc, maps))
+      c.failAt(start, name + " passes kernel '" + a.kernels[e.kernel].name + "' " +
+                          std::to_string(argc) + " pointers and " + std::to_string(maps) +
+                          " tensor maps; an earlier launch passed " +
+                          std::to_string(expected.first) + " and " +
+                          std::to_string(expected.second));
     a.launches.push_back(std::move(e));
   }
-  if (!plan.atEnd())
-    plan.fail("trailing bytes");
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+Artifact Artifact::parse(std::string_view bytes, std::shared_ptr<const void> owner,
+                         const std::string &what) {
+  std::array<Range, 5> ranges = readLayout(bytes, what);
+  auto section = [&](fmt::SectionKind kind) {
+    const Range &r = ranges[static_cast<uint32_t>(kind)];
+    return Cursor(bytes, r.begin, r.end,
+                  what + " " + sectionName(static_cast<uint32_t>(kind)) + " section");
+  };
+  Artifact a;
+  readSignature(section(fmt::SectionKind::Signature), a);
+  readKernels(section(fmt::SectionKind::Kernels), a);
+  const Range &weights = ranges[static_cast<uint32_t>(fmt::SectionKind::Weights)];
+  a.weights = SharedBytes(bytes.substr(weights.begin, weights.end - weights.begin),
+                          std::move(owner));
+  Cursor plan = section(fmt::SectionKind::Plan);
+  readBuffers(plan, a);
+  readLaunches(plan, a);
+  plan.expectEnd();
+  return a;
+}
+
+Artifact Artifact::parse(const std::string &bytes, const std::string &what) {
+  Artifact a = parse(std::string_view(bytes), nullptr, what);
+  auto copy = std::make_shared<const std::string>(a.weights.view());
+  a.weights = SharedBytes(*copy, copy);
   return a;
 }
 
 Artifact Artifact::readFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw ArtifactError("cannot open '" + path + "'");
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return parse(contents.str(), "'" + path + "'");
+  const std::string what = "'" + path + "'";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw ArtifactError("cannot open " + what + ": " + std::strerror(errno));
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    throw ArtifactError("cannot read " + what + ": " + std::strerror(error));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw ArtifactError(what + (S_ISDIR(info.st_mode) ? " is a directory"
+                                                      : " is not a regular file") +
+                        ", not a kiln artifact");
+  }
+  size_t size = static_cast<size_t>(info.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return parse(std::string_view(), nullptr, what); // the "empty" error
+  }
+  void *mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int error = errno;
+  ::close(fd);
+  if (mapped == MAP_FAILED)
+    throw ArtifactError("cannot map " + what + ": " + std::strerror(error));
+  std::shared_ptr<const void> mapping(mapped, [size](const void *p) {
+    ::munmap(const_cast<void *>(p), size);
+  });
+  return parse(std::string_view(static_cast<const char *>(mapped), size), std::move(mapping),
+               what);
 }

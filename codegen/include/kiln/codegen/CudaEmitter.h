@@ -32,6 +32,9 @@ struct TensorMapArg {
 
 struct EmittedKernel {
   std::string name;
+  /// The fusion kind it implements (`elementwise`, `gemm_epilogue`, ...): the
+  /// spelling of FusionKind, recorded per kernel in the artifact.
+  std::string kind;
   std::string source;
   unsigned grid[3] = {1, 1, 1};
   unsigned block = 256;

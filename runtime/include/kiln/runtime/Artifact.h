@@ -3,8 +3,13 @@
 // The reader treats every file as untrusted: each offset, size, count, name
 // and enum is bounds-checked before use, every section's checksum is
 // verified, and plan entries must refer to existing kernels and buffers
-// inside their regions. All of it runs before CUDA is touched, so a bad file
-// is one ArtifactError, testable without a GPU.
+// inside their regions, with launch shapes CUDA accepts. All of it runs
+// before CUDA is touched, so a bad file is one ArtifactError (naming the
+// cause and the byte position), testable without a GPU. docs/ARTIFACT.md
+// lists every check.
+//
+// A file is memory-mapped, not read: the weights stay a view of the mapping
+// (uploaded from there), kept alive by whichever Artifact copies share it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +20,10 @@
 #include "kiln/runtime/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kiln::rt {
@@ -23,6 +31,34 @@ namespace kiln::rt {
 class ArtifactError : public Error {
 public:
   using Error::Error;
+};
+
+/// Read-only bytes plus whatever keeps them alive (a file mapping or an owned
+/// copy). Copies share the storage; a moved-from value is empty.
+class SharedBytes {
+public:
+  SharedBytes() = default;
+  SharedBytes(std::string_view bytes, std::shared_ptr<const void> owner)
+      : bytes_(bytes), owner_(std::move(owner)) {}
+  SharedBytes(const SharedBytes &) = default;
+  SharedBytes &operator=(const SharedBytes &) = default;
+  SharedBytes(SharedBytes &&other) noexcept
+      : bytes_(std::exchange(other.bytes_, {})), owner_(std::move(other.owner_)) {}
+  SharedBytes &operator=(SharedBytes &&other) noexcept {
+    bytes_ = std::exchange(other.bytes_, {});
+    owner_ = std::move(other.owner_);
+    return *this;
+  }
+
+  const char *data() const { return bytes_.data(); }
+  size_t size() const { return bytes_.size(); }
+  bool empty() const { return bytes_.empty(); }
+  std::string_view view() const { return bytes_; }
+  operator std::string_view() const { return bytes_; }
+
+private:
+  std::string_view bytes_;
+  std::shared_ptr<const void> owner_;
 };
 
 struct TensorSpec {
@@ -40,6 +76,7 @@ struct KernelImage {
 
 struct KernelEntry {
   std::string name;
+  std::string kind; // the fusion kind: elementwise, gemm_epilogue, ...
   std::vector<KernelImage> images;
 };
 
@@ -70,11 +107,17 @@ struct Artifact {
   std::vector<KernelEntry> kernels;
   std::vector<BufferEntry> buffers;
   std::vector<LaunchEntry> launches;
-  std::string weights;
+  /// The weights section, in place in the mapped file (or the parsed copy).
+  SharedBytes weights;
 
   /// Parses and validates `bytes`; throws ArtifactError naming what is wrong
-  /// and where (`what` names the source, e.g. the file).
+  /// and where (`what` names the source, e.g. the file). Keeps a copy of the
+  /// weights.
   static Artifact parse(const std::string &bytes, const std::string &what);
+  /// The same on bytes that `owner` keeps alive; `weights` views them.
+  static Artifact parse(std::string_view bytes, std::shared_ptr<const void> owner,
+                        const std::string &what);
+  /// Memory-maps `path` (read-only, private) and parses it.
   static Artifact readFile(const std::string &path);
 };
 

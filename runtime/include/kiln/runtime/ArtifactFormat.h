@@ -1,27 +1,14 @@
 //===- ArtifactFormat.h - the .kiln file layout -----------------*- C++ -*-===//
 //
 // Shared by the writer (codegen) and the reader (runtime); plain data, no
-// dependencies. All integers little-endian.
+// dependencies. docs/ARTIFACT.md is the specification: every field, the
+// alignment rules, the versioning policy and what the reader validates.
 //
-//   Header   magic "KILNART\0", u32 version, u32 sectionCount, u64 fileSize
-//   Table    sectionCount x { u32 kind, u32 flags, u64 offset, u64 size,
-//                             u64 fnv1a64(section bytes) }
-//   Sections at their offsets; the weights section starts 4096-aligned and
-//   each weight inside it 256-aligned, so the file can be memory-mapped and
-//   uploaded in place.
-//
-// Sections (each exactly once):
-//   Signature  u32 inputs, u32 outputs; each tensor: str name, u32 dtype,
-//              u32 rank, i64 dims[rank]. Then u64 arenaBytes.
-//   Kernels    u32 count; each: str name, u32 images; each image: str arch
-//              (`sm_90a`, or `compute_90` for PTX), u64 size, bytes.
-//   Plan       u32 buffers; each: u32 kind, u32 index, u64 offset, u64 bytes.
-//              u32 launches; each: u32 kernel, u32 grid[3], u32 block,
-//              u32 sharedBytes, u32 argc, u32 buffer[argc], u32 maps; each
-//              map (a TMA tensor map passed before the pointers): u32 buffer,
-//              u32 dtype, u64 rows, u64 cols, u32 boxRows, u32 boxCols.
-//   Weights    raw bytes.
-// `str` is u32 length + bytes (no terminator).
+// In short: a 24-byte header (magic, version, section count, file size), a
+// table of four sections (kind, flags, offset, size, FNV-1a 64 checksum),
+// then the Signature, Kernels, Plan and Weights sections. Integers are
+// little-endian; the weights section is 4096-aligned and each weight inside
+// it 256-aligned, so the file can be memory-mapped and uploaded in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,25 +17,50 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
+#include <string_view>
 
 namespace kiln::artifact {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
-constexpr uint32_t kVersion = 2;
+/// 3: each kernel names its fusion kind. Readers accept exactly this version.
+constexpr uint32_t kVersion = 3;
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kSectionEntryBytes = 32;
+constexpr uint32_t kSectionCount = 4;
+constexpr uint64_t kSectionAlignment = 8;
 constexpr uint64_t kWeightsAlignment = 4096;
 constexpr uint64_t kWeightAlignment = 256;
+
+/// CUDA launch limits the reader enforces (compute capability 8.0 and up).
+constexpr uint32_t kMaxBlockThreads = 1024;
+constexpr uint32_t kMaxGridX = 0x7fffffff;
+constexpr uint32_t kMaxGridYZ = 65535;
+constexpr uint32_t kMaxSharedBytes = 227 * 1024;
+/// Kernel parameters: 8-byte pointers after 128-byte tensor maps, within the
+/// classic 4 KiB parameter space.
+constexpr size_t kMaxParameterBytes = 4096;
+constexpr size_t kTensorMapBytes = 128;
 
 enum class SectionKind : uint32_t { Signature = 1, Kernels = 2, Plan = 3, Weights = 4 };
 enum class DType : uint32_t { F32 = 1, F16 = 2, BF16 = 3, I64 = 4, I32 = 5, Bool = 6 };
 enum class BufferKind : uint32_t {
-  Input = 1,  // index: the input's position; offset/bytes unused
-  Output = 2, // index: the output's position
-  Weight = 3, // offset, bytes: inside the weights section
-  Arena = 4,  // offset, bytes: inside the session's arena
+  Input = 1,  // index: the input's position; offset 0, bytes: the input's
+  Output = 2, // index: the output's position; offset 0, bytes: the output's
+  Weight = 3, // index 0; offset (256-aligned), bytes: inside the weights section
+  Arena = 4,  // index 0; offset, bytes: inside the session's arena
 };
+
+/// The fusion kinds a kernel may name (the compiler's FusionKind spellings).
+constexpr std::string_view kKernelKinds[] = {"elementwise",   "reduction",
+                                             "normalization", "gemm_epilogue",
+                                             "conv_epilogue", "attention"};
+
+inline bool isKernelKind(std::string_view kind) {
+  for (std::string_view known : kKernelKinds)
+    if (kind == known)
+      return true;
+  return false;
+}
 
 inline size_t dtypeBytes(DType t) {
   switch (t) {
