@@ -185,6 +185,8 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *address, size_t bytes) {
   void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   if (!memory)
     return CUDA_ERROR_OUT_OF_MEMORY;
+  // Kernels do not run here: zeroed memory keeps outputs deterministic.
+  std::memset(memory, 0, bytes);
   *address = reinterpret_cast<CUdeviceptr>(memory);
   deviceAllocations[*address] = bytes;
   deviceBytesInUse += bytes;

@@ -12,9 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompilerDriver.h"
 #include "KilnVerify.h"
-#include "TorchScriptImporter.h"
-#include "TorchScriptModule.h"
 
 #include "kiln/Passes/CostModel.h"
 #include "kiln/codegen/ArtifactWriter.h"
@@ -122,48 +121,17 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln: TorchScript to fused CUDA\n");
 
   std::string error;
-  auto model = frontend::TorchScriptModule::load(modelPath, error);
-  if (!model)
-    return fail(error);
-
-  std::vector<frontend::InputSpec> specs;
-  for (const std::string &text : inputSpecs) {
-    frontend::InputSpec spec;
-    if (!frontend::parseInputSpec(text, spec, error))
-      return fail(error);
-    specs.push_back(spec);
-  }
-  if (specs.empty())
-    specs = model->tracedInputs();
-  if (specs.empty() && !model->inputNames().empty()) {
-    std::string names;
-    for (const std::string &name : model->inputNames())
-      names += (names.empty() ? "" : ", ") + name;
-    return fail("'" + modelPath + "' records no example inputs; declare each "
-                "input (" + names + ") with --input NAME:SHAPE:DTYPE");
-  }
-  if (!model->specialize(specs, error))
-    return fail(error);
-
   mlir::MLIRContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> imported =
-      frontend::importTorchScript(*model, context, error);
-  if (!imported)
+  driver::Compilation compilation;
+  std::vector<std::string> specTexts(inputSpecs.begin(), inputSpecs.end());
+  if (!driver::importModel(modelPath, specTexts, context, compilation, error))
     return fail(error);
-
-  if (precision != "fp32" && precision != "tf32" && precision != "fp16" &&
-      precision != "bf16")
-    return fail("unknown --precision '" + precision +
-                "' (use fp32, tf32, fp16 or bf16)");
-  mlir::OwningOpRef<mlir::ModuleOp> optimized = imported->clone();
-  mlir::PassManager pm(&context);
-  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
-    return fail("bad pass manager options");
-  GraphPipelineOptions pipeline;
-  pipeline.precision = precision;
-  buildGraphPipeline(pm, pipeline);
-  if (mlir::failed(pm.run(*optimized)))
-    return fail("the graph pipeline failed (see the diagnostics above)");
+  if (!driver::optimize(compilation, precision, error, [](mlir::PassManager &pm) {
+        return mlir::succeeded(mlir::applyPassManagerCLOptions(pm));
+      }))
+    return fail(error);
+  mlir::OwningOpRef<mlir::ModuleOp> &imported = compilation.imported;
+  mlir::OwningOpRef<mlir::ModuleOp> &optimized = compilation.optimized;
 
   if (report)
     optimized->walk([](mlir::func::FuncOp fn) {
@@ -184,7 +152,7 @@ int main(int argc, char **argv) {
 
   if (verifyNumerics) {
     std::string report;
-    bool ok = frontend::verifyAgainstTorch(*model, specs, *imported, *optimized,
+    bool ok = frontend::verifyAgainstTorch(*compilation.model, compilation.specs, *imported, *optimized,
                                            precision, report);
     llvm::errs() << report;
     if (!ok)
@@ -203,11 +171,10 @@ int main(int argc, char **argv) {
     std::vector<std::string> targets(archs.begin(), archs.end());
     if (targets.empty())
       targets = {"sm_90a", "sm_80"};
-    auto fn = *optimized->getOps<mlir::func::FuncOp>().begin();
     codegen::ArtifactStats stats;
-    auto bytes = codegen::writeArtifact(fn, targets, stats, error);
+    auto bytes = driver::writeArtifact(compilation, targets, stats, error);
     if (!bytes)
-      return fail(error.empty() ? "cannot write the artifact (see above)" : error);
+      return fail(error);
     text = std::move(*bytes);
     llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
                  << " kernel launches (" << stats.distinctKernels

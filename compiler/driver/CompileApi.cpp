@@ -1,0 +1,25 @@
+//===- CompileApi.cpp - kiln::compileTorchScript ---------------------------===//
+//
+// Apart from CompilerDriver.cpp because this file throws kiln::Error and so
+// is built with RTTI, while code that includes MLIR headers is built without.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/kiln.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::driver {
+bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
+                       const std::string &precision, const std::vector<std::string> &archs,
+                       std::string &bytes, std::string &error);
+} // namespace kiln::driver
+
+std::string kiln::compileTorchScript(const std::string &path, const CompileOptions &options) {
+  std::string bytes, error;
+  if (!driver::compileToArtifact(path, options.inputs, options.precision, options.archs,
+                                 bytes, error))
+    throw Error("kiln: " + error);
+  return bytes;
+}

@@ -1,0 +1,117 @@
+//===- CompilerDriver.cpp - TorchScript to a .kiln artifact ---------------===//
+
+#include "CompilerDriver.h"
+#include "TorchScriptImporter.h"
+
+#include "kiln/Passes/Pipelines.h"
+#include "kiln/codegen/ArtifactWriter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+using namespace kiln;
+
+bool driver::importModel(const std::string &path, const std::vector<std::string> &inputSpecs,
+                         mlir::MLIRContext &context, Compilation &c, std::string &error) {
+  c.model = frontend::TorchScriptModule::load(path, error);
+  if (!c.model)
+    return false;
+  c.specs.clear();
+  for (const std::string &text : inputSpecs) {
+    frontend::InputSpec spec;
+    if (!frontend::parseInputSpec(text, spec, error))
+      return false;
+    c.specs.push_back(spec);
+  }
+  if (c.specs.empty())
+    c.specs = c.model->tracedInputs();
+  if (c.specs.empty() && !c.model->inputNames().empty()) {
+    std::string names;
+    for (const std::string &name : c.model->inputNames())
+      names += (names.empty() ? "" : ", ") + name;
+    error = "'" + path + "' records no example inputs; declare each input (" + names +
+            ") with --input NAME:SHAPE:DTYPE";
+    return false;
+  }
+  if (!c.model->specialize(c.specs, error))
+    return false;
+  c.imported = frontend::importTorchScript(*c.model, context, error);
+  return static_cast<bool>(c.imported);
+}
+
+bool driver::optimize(Compilation &c, const std::string &precision, std::string &error,
+                      const std::function<bool(mlir::PassManager &)> &configure) {
+  if (precision != "fp32" && precision != "tf32" && precision != "fp16" &&
+      precision != "bf16") {
+    error = "unknown precision '" + precision + "' (use fp32, tf32, fp16 or bf16)";
+    return false;
+  }
+  c.optimized = c.imported->clone();
+  mlir::PassManager pm(c.optimized->getContext());
+  if (configure && !configure(pm)) {
+    error = "bad pass manager options";
+    return false;
+  }
+  GraphPipelineOptions pipeline;
+  pipeline.precision = precision;
+  buildGraphPipeline(pm, pipeline);
+  if (mlir::failed(pm.run(*c.optimized))) {
+    error = "the graph pipeline failed (see the diagnostics above)";
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> driver::writeArtifact(Compilation &c,
+                                                 const std::vector<std::string> &archs,
+                                                 codegen::ArtifactStats &stats,
+                                                 std::string &error) {
+  auto functions = c.optimized->getOps<mlir::func::FuncOp>();
+  if (functions.empty()) {
+    error = "the optimized module has no function";
+    return std::nullopt;
+  }
+  auto bytes = codegen::writeArtifact(*functions.begin(), archs, stats, error);
+  if (!bytes) {
+    if (error.empty())
+      error = "cannot write the artifact (see the diagnostics above)";
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+bool driver::compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
+                               const std::string &precision,
+                               const std::vector<std::string> &archs, std::string &bytes,
+                               std::string &error) {
+  // Diagnostics become part of the one error the caller gets, instead of
+  // going to stderr of a process that may be a server.
+  mlir::MLIRContext context;
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error) {
+      std::string location;
+      llvm::raw_string_ostream os(location);
+      diagnostic.getLocation().print(os);
+      diagnostics += "\n  " + location + ": " + diagnostic.str();
+    }
+    return mlir::success();
+  });
+  Compilation compilation;
+  codegen::ArtifactStats stats;
+  bool ok = false;
+  if (archs.empty())
+    error = "no target architectures given";
+  else if (importModel(path, inputs, context, compilation, error) &&
+           optimize(compilation, precision, error)) {
+    auto written = writeArtifact(compilation, archs, stats, error);
+    if (written) {
+      bytes = std::move(*written);
+      ok = true;
+    }
+  }
+  if (!ok)
+    error = "cannot compile '" + path + "': " + error + diagnostics;
+  return ok;
+}

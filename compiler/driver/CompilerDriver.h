@@ -1,0 +1,58 @@
+//===- CompilerDriver.h - TorchScript to optimized kiln IR, as steps -*- C++ -*-===//
+//
+// The steps kiln-compile and the load-time API (kiln::compileTorchScript)
+// share: load and specialize a TorchScript archive, import it, run the graph
+// pipeline, write the artifact. Each returns false with one message naming
+// the cause; MLIR diagnostics go to the context's handler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_DRIVER_H
+#define KILN_COMPILER_DRIVER_H
+
+#include "TorchScriptModule.h"
+
+#include "kiln/codegen/ArtifactWriter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::driver {
+
+struct Compilation {
+  std::unique_ptr<frontend::TorchScriptModule> model;
+  std::vector<frontend::InputSpec> specs;
+  mlir::OwningOpRef<mlir::ModuleOp> imported, optimized;
+};
+
+/// Loads `path`, specializes it to `inputSpecs` (NAME:SHAPE:DTYPE; empty: a
+/// traced archive's recorded inputs) and imports it.
+bool importModel(const std::string &path, const std::vector<std::string> &inputSpecs,
+                 mlir::MLIRContext &context, Compilation &compilation, std::string &error);
+
+/// Runs the graph pipeline at `precision` on a copy of the imported IR.
+/// `configure` may add options to the pass manager (kiln-compile's flags).
+bool optimize(Compilation &compilation, const std::string &precision, std::string &error,
+              const std::function<bool(mlir::PassManager &)> &configure = {});
+
+/// The `.kiln` bytes of the optimized IR, with cubins for `archs`.
+std::optional<std::string> writeArtifact(Compilation &compilation,
+                                         const std::vector<std::string> &archs,
+                                         codegen::ArtifactStats &stats, std::string &error);
+
+/// All of it, with MLIR's error diagnostics appended to `error` rather than
+/// printed: what kiln::compileTorchScript (kiln/kiln.h) runs.
+bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
+                       const std::string &precision, const std::vector<std::string> &archs,
+                       std::string &bytes, std::string &error);
+
+} // namespace kiln::driver
+
+#endif // KILN_COMPILER_DRIVER_H
