@@ -48,6 +48,8 @@ TAIL=2 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$
   mlp_f32 mlp_f16 ffn_f32 ffn_f16 ffn_tanh_f16 mlp_stack_f32 mlp_stack_f16 \
   ffn_f32@tf32 ffn_f32@fp16 mlp_stack_f32@bf16 ffn_large_f16
 grep -E "^---|check|bench|torch eager|error" "$out/models-kiln-run.log"
+# The production runtime: runtime-only build, threads, graphs, overlap, API.
+TAIL=200 step runtime "$root/scripts/gpu-runtime.sh" "$bundle/bin" "$work"
 # kiln's GEMM kernels against cuBLAS through torch, on the FFN's shapes.
 TAIL=12 step gemm-bench python3 "$root/bench/gemm_vs_torch.py" "$bundle/bin" "$work/gemm"
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
