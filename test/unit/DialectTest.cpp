@@ -93,7 +93,8 @@ TEST_F(KilnDialectTest, FusionKindsRoundTripThroughText) {
   for (auto kind :
        {kiln::FusionKind::elementwise, kiln::FusionKind::reduction,
         kiln::FusionKind::normalization, kiln::FusionKind::gemm_epilogue,
-        kiln::FusionKind::conv_epilogue, kiln::FusionKind::attention}) {
+        kiln::FusionKind::conv_epilogue, kiln::FusionKind::attention,
+        kiln::FusionKind::pooling}) {
     auto parsed = kiln::symbolizeFusionKind(kiln::stringifyFusionKind(kind));
     ASSERT_TRUE(parsed.has_value());
     EXPECT_EQ(*parsed, kind);

@@ -627,7 +627,7 @@ func.func @yield_outside_fusion(%a: tensor<4xf32>) {
 // -----
 
 func.func @unknown_fusion_kind(%a: tensor<4xf32>) {
-  // expected-error @+2 {{expected ::kiln::FusionKind to be one of: elementwise, reduction, normalization, gemm_epilogue, conv_epilogue, attention}}
+  // expected-error @+2 {{expected ::kiln::FusionKind to be one of: elementwise, reduction, normalization, gemm_epilogue, conv_epilogue, attention, pooling}}
   // expected-error @+1 {{failed to parse Kiln_FusionKindAttr parameter 'value' which is to be a `::kiln::FusionKind`}}
   %0 = kiln.fusion elementwize ins(%a : tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%x: tensor<4xf32>):
@@ -693,6 +693,106 @@ func.func @fusion_reduction_without_reduction(%a: tensor<4xf32>) {
   ^bb0(%x: tensor<4xf32>):
     %y = kiln.exp %x : tensor<4xf32>
     kiln.yield %y : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<6x6x4xf32>, %w: tensor<8x3x3x4xf32>) {
+  // expected-error @+1 {{input must be 4-D [N, H, W, C], got shape [6, 6, 4]}}
+  %0 = kiln.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x6x6x4xf32>, %w: tensor<6x3x3x2xf32>) {
+  // expected-error @+1 {{groups (4) must divide the input channels (4) and the output channels (6)}}
+  %0 = kiln.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 4 : (tensor<1x6x6x4xf32>, tensor<6x3x3x2xf32>) -> tensor<1x4x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x6x6x4xf32>, %w: tensor<8x3x3x2xf32>) {
+  // expected-error @+1 {{weight has 2 input channels per group; the input has 4 in 1 group}}
+  %0 = kiln.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x4xf32>, tensor<8x3x3x2xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_strides(%x: tensor<1x6x6x4xf32>, %w: tensor<8x3x3x4xf32>) {
+  // expected-error @+1 {{strides entries must be >= 1, got [0, 1]}}
+  %0 = kiln.conv2d %x, %w strides = [0, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_padding(%x: tensor<1x6x6x4xf32>, %w: tensor<8x3x3x4xf32>) {
+  // expected-error @+1 {{padding must have 4 entries, got 2}}
+  %0 = kiln.conv2d %x, %w strides = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : (tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x6x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_window(%x: tensor<1x2x2x4xf32>, %w: tensor<8x3x3x4xf32>) {
+  // expected-error @+1 {{the 3x3 window does not fit the padded 2x2 input}}
+  %0 = kiln.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x2x2x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_result(%x: tensor<1x6x6x4xf32>, %w: tensor<8x3x3x4xf32>) {
+  // expected-error @+1 {{result shape}}
+  %0 = kiln.conv2d %x, %w strides = [2, 2] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bias(%x: tensor<1x6x6x4xf32>, %w: tensor<8x3x3x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{bias must have shape [8], got [4]}}
+  %0 = kiln.conv2d %x, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>, tensor<4xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @pool_padding(%x: tensor<1x6x6x4xf32>) {
+  // expected-error @+1 {{padding [2, 2, 2, 2] must be at most half the kernel [3, 3]}}
+  %0 = kiln.pool2d %x max kernel = [3, 3] strides = [1, 1] padding = [2, 2, 2, 2] : tensor<1x6x6x4xf32> -> tensor<1x8x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_include_pad(%x: tensor<1x6x6x4xf32>) {
+  // expected-error @+1 {{count_include_pad applies to average pooling only}}
+  %0 = kiln.pool2d %x max kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] count_include_pad : tensor<1x6x6x4xf32> -> tensor<1x3x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_result(%x: tensor<1x7x7x4xf32>) {
+  // expected-error @+1 {{result shape}}
+  %0 = kiln.pool2d %x avg kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] : tensor<1x7x7x4xf32> -> tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv_group_anchor(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a conv_epilogue group holds exactly one conv2d, found 0}}
+  %0 = kiln.fusion conv_epilogue ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %r = kiln.relu %a : tensor<4xf32>
+    kiln.yield %r : tensor<4xf32>
   }
   return
 }

@@ -175,7 +175,10 @@ func.func @data_movement(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>, %m: tenso
 //       CHECK:   kiln.fusion normalization ins(
 //       CHECK:   kiln.fusion reduction ins(
 //       CHECK:   kiln.fusion attention ins(
-//       CHECK:   kiln.fusion conv_epilogue -> tensor<2xf32>
+//       CHECK:   kiln.fusion conv_epilogue ins(
+//       CHECK:     kiln.conv2d
+//       CHECK:   kiln.fusion pooling ins(
+//       CHECK:     kiln.pool2d
 func.func @fusion(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %w: tensor<8x8xf32>) {
   %0:2 = kiln.fusion elementwise ins(%a, %b : tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>, tensor<4x8xf16> {
   ^bb0(%x: tensor<4x8xf32>, %y: tensor<8xf32>):
@@ -205,9 +208,34 @@ func.func @fusion(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %w: tensor<8x8xf32>) {
     %p = kiln.softmax %x dim = 1 : tensor<4x8xf32>
     kiln.yield %p : tensor<4x8xf32>
   }
-  %5 = kiln.fusion conv_epilogue -> tensor<2xf32> {
-    %c = kiln.constant dense<1.0> : tensor<2xf32>
-    kiln.yield %c : tensor<2xf32>
+  %img = kiln.constant dense<1.0> : tensor<1x6x6x4xf32>
+  %k = kiln.constant dense<0.5> : tensor<8x3x3x4xf32>
+  %5 = kiln.fusion conv_epilogue ins(%img, %k : tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x6x6x8xf32> {
+  ^bb0(%x: tensor<1x6x6x4xf32>, %y: tensor<8x3x3x4xf32>):
+    %c = kiln.conv2d %x, %y strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x6x6x8xf32>
+    %r = kiln.relu %c : tensor<1x6x6x8xf32>
+    kiln.yield %r : tensor<1x6x6x8xf32>
+  }
+  %6 = kiln.fusion pooling ins(%img : tensor<1x6x6x4xf32>) -> tensor<1x3x3x4xf32> {
+  ^bb0(%x: tensor<1x6x6x4xf32>):
+    %p = kiln.pool2d %x max kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<1x6x6x4xf32> -> tensor<1x3x3x4xf32>
+    kiln.yield %p : tensor<1x3x3x4xf32>
   }
   return
+}
+
+// -----
+
+// Convolution and pooling, channels-last.
+// CHECK-LABEL: func.func @windows
+//       CHECK:   kiln.conv2d %{{.*}}, %{{.*}}, %{{.*}} strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x32x32x3xf16>, tensor<16x7x7x3xf16>, tensor<16xf16>) -> tensor<1x16x16x16xf16>
+//       CHECK:   kiln.conv2d %{{.*}}, %{{.*}} strides = [1, 1] padding = [2, 2, 2, 2] dilation = [2, 2] groups = 16 : (tensor<1x16x16x16xf16>, tensor<16x3x3x1xf16>) -> tensor<1x16x16x16xf16>
+//       CHECK:   kiln.pool2d %{{.*}} max kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<1x16x16x16xf16> -> tensor<1x8x8x16xf16>
+//       CHECK:   kiln.pool2d %{{.*}} avg kernel = [3, 3] strides = [2, 2] padding = [0, 0, 0, 0] ceil_mode count_include_pad : tensor<1x16x16x16xf16> -> tensor<1x8x8x16xf16>
+func.func @windows(%x: tensor<1x32x32x3xf16>, %w: tensor<16x7x7x3xf16>, %b: tensor<16xf16>, %dw: tensor<16x3x3x1xf16>) -> tensor<1x8x8x16xf16> {
+  %0 = kiln.conv2d %x, %w, %b strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x32x32x3xf16>, tensor<16x7x7x3xf16>, tensor<16xf16>) -> tensor<1x16x16x16xf16>
+  %1 = kiln.conv2d %0, %dw strides = [1, 1] padding = [2, 2, 2, 2] dilation = [2, 2] groups = 16 : (tensor<1x16x16x16xf16>, tensor<16x3x3x1xf16>) -> tensor<1x16x16x16xf16>
+  %2 = kiln.pool2d %1 max kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<1x16x16x16xf16> -> tensor<1x8x8x16xf16>
+  %3 = kiln.pool2d %1 avg kernel = [3, 3] strides = [2, 2] padding = [0, 0, 0, 0] ceil_mode count_include_pad : tensor<1x16x16x16xf16> -> tensor<1x8x8x16xf16>
+  return %3 : tensor<1x8x8x16xf16>
 }

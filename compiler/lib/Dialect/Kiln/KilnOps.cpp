@@ -8,6 +8,7 @@
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/Broadcast.h"
+#include "kiln/Dialect/Kiln/Window.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -240,6 +241,76 @@ LogicalResult LinearOp::verify() {
   SmallVector<int64_t> expected(in.drop_back());
   expected.push_back(w[0]);
   return verifyResultShape(*this, expected);
+}
+
+/// Checks a window attribute: `count` entries, each at least `minimum`.
+static LogicalResult verifyWindowAttr(Operation *op, StringRef name, ArrayRef<int64_t> values,
+                                      size_t count, int64_t minimum) {
+  if (values.size() != count)
+    return op->emitOpError() << name << " must have " << count << " entries, got "
+                             << values.size();
+  for (int64_t v : values)
+    if (v < minimum)
+      return op->emitOpError() << name << " entries must be >= " << minimum << ", got "
+                               << fmt(values);
+  return success();
+}
+
+LogicalResult Conv2dOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  if (rankOf(getInput()) != 4)
+    return emitOpError("input must be 4-D [N, H, W, C], got shape ") << fmt(shapeOf(getInput()));
+  if (rankOf(getWeight()) != 4)
+    return emitOpError("weight must be 4-D [O, KH, KW, C / groups], got shape ")
+           << fmt(shapeOf(getWeight()));
+  if (failed(verifyWindowAttr(*this, "strides", getStrides(), 2, 1)) ||
+      failed(verifyWindowAttr(*this, "padding", getPadding(), 4, 0)) ||
+      failed(verifyWindowAttr(*this, "dilation", getDilation(), 2, 1)))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight());
+  int64_t groups = getGroups();
+  if (groups < 1 || in[3] % groups != 0 || w[0] % groups != 0)
+    return emitOpError("groups (") << groups << ") must divide the input channels (" << in[3]
+                                   << ") and the output channels (" << w[0] << ")";
+  if (w[3] != in[3] / groups)
+    return emitOpError("weight has ")
+           << w[3] << " input channels per group; the input has " << in[3] << " in "
+           << groups << (groups == 1 ? " group" : " groups");
+  if (getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{w[0]})
+    return emitOpError("bias must have shape [") << w[0] << "], got "
+                                                 << fmt(shapeOf(getBias()));
+  ArrayRef<int64_t> s = getStrides(), p = getPadding(), d = getDilation();
+  int64_t oh = convOutputSize(in[1], w[1], s[0], p[0], p[2], d[0]);
+  int64_t ow = convOutputSize(in[2], w[2], s[1], p[1], p[3], d[1]);
+  if (oh <= 0 || ow <= 0)
+    return emitOpError("the ") << w[1] << "x" << w[2] << " window does not fit the padded "
+                               << in[1] << "x" << in[2] << " input";
+  return verifyResultShape(*this, {in[0], oh, ow, w[0]});
+}
+
+LogicalResult Pool2dOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  if (rankOf(getInput()) != 4)
+    return emitOpError("input must be 4-D [N, H, W, C], got shape ") << fmt(shapeOf(getInput()));
+  if (failed(verifyWindowAttr(*this, "kernel", getKernel(), 2, 1)) ||
+      failed(verifyWindowAttr(*this, "strides", getStrides(), 2, 1)) ||
+      failed(verifyWindowAttr(*this, "padding", getPadding(), 4, 0)))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput()), k = getKernel(), s = getStrides(),
+                    p = getPadding();
+  if (p[0] * 2 > k[0] || p[2] * 2 > k[0] || p[1] * 2 > k[1] || p[3] * 2 > k[1])
+    return emitOpError("padding ") << fmt(p) << " must be at most half the kernel "
+                                   << fmt(k);
+  if (getCountIncludePad() && getKind() != PoolKind::avg)
+    return emitOpError("count_include_pad applies to average pooling only");
+  int64_t oh = poolOutputSize(in[1], k[0], s[0], p[0], p[2], getCeilMode());
+  int64_t ow = poolOutputSize(in[2], k[1], s[1], p[1], p[3], getCeilMode());
+  if (oh <= 0 || ow <= 0)
+    return emitOpError("the ") << k[0] << "x" << k[1] << " window does not fit the padded "
+                               << in[1] << "x" << in[2] << " input";
+  return verifyResultShape(*this, {in[0], oh, ow, in[3]});
 }
 
 /// Checks the `[..., M, K] x [..., K, N]` contraction and returns the matrix
@@ -553,6 +624,11 @@ LogicalResult FusionOp::verifyRegions() {
       anchor = isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op);
       break;
     case FusionKind::conv_epilogue:
+      anchor = isa<Conv2dOp>(op);
+      break;
+    case FusionKind::pooling:
+      anchor = isa<Pool2dOp>(op);
+      break;
     case FusionKind::attention:
       continue;
     }
@@ -561,14 +637,17 @@ LogicalResult FusionOp::verifyRegions() {
       return emitOpError() << article << kindName << " group cannot hold '"
                            << op.getName() << "'";
   }
-  if ((getKind() == FusionKind::gemm_epilogue ||
-       getKind() == FusionKind::normalization) &&
-      anchors != 1)
+  const char *anchorNames = nullptr;
+  switch (getKind()) {
+  case FusionKind::gemm_epilogue: anchorNames = "linear, matmul or batch_matmul"; break;
+  case FusionKind::normalization: anchorNames = "layer_norm or softmax"; break;
+  case FusionKind::conv_epilogue: anchorNames = "conv2d"; break;
+  case FusionKind::pooling: anchorNames = "pool2d"; break;
+  default: break;
+  }
+  if (anchorNames && anchors != 1)
     return emitOpError() << article << kindName << " group holds exactly one "
-                             << (getKind() == FusionKind::gemm_epilogue
-                                     ? "linear, matmul or batch_matmul"
-                                     : "layer_norm or softmax")
-                             << ", found " << anchors;
+                         << anchorNames << ", found " << anchors;
   if (getKind() == FusionKind::reduction && anchors == 0)
     return emitOpError("a reduction group holds at least one reduction");
   return success();

@@ -61,6 +61,14 @@ def Kiln_GeluApproximation : I32EnumAttr<"GeluApproximation",
 def Kiln_GeluApproximationAttr
     : EnumAttr<Kiln_Dialect, Kiln_GeluApproximation, "gelu_approximation">;
 
+def Kiln_PoolKind : I32EnumAttr<"PoolKind", "how a pooling window combines", [
+      I32EnumAttrCase<"max", 0>,
+      I32EnumAttrCase<"avg", 1>]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_PoolKindAttr : EnumAttr<Kiln_Dialect, Kiln_PoolKind, "pool_kind">;
+
 def Kiln_FusionKind : I32EnumAttr<"FusionKind",
     "the kernel family a fusion group is lowered to", [
       I32EnumAttrCase<"elementwise", 0>,
@@ -68,7 +76,8 @@ def Kiln_FusionKind : I32EnumAttr<"FusionKind",
       I32EnumAttrCase<"normalization", 2>,
       I32EnumAttrCase<"gemm_epilogue", 3>,
       I32EnumAttrCase<"conv_epilogue", 4>,
-      I32EnumAttrCase<"attention", 5>]> {
+      I32EnumAttrCase<"attention", 5>,
+      I32EnumAttrCase<"pooling", 6>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }

@@ -226,6 +226,58 @@ def Kiln_BatchMatmulOp : Kiln_Op<"batch_matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_Conv2dOp : Kiln_Op<"conv2d", [Pure]> {
+  let summary = "2-D convolution on channels-last (NHWC) tensors";
+  let description = [{
+    `input` is `[N, H, W, C]`, `weight` `[O, KH, KW, C / groups]` (channels
+    last too), the optional `bias` `[O]`; the result is `[N, OH, OW, O]` with
+    `OH = (H + top + bottom - dilation_h * (KH - 1) - 1) / stride_h + 1` (and
+    likewise OW). `padding` is `[top, left, bottom, right]`: PyTorch's
+    symmetric and `"same"` paddings both fit. The frontend imports PyTorch's
+    NCHW convolutions as this op between permutes; the layout pass removes
+    the permutes between convolutions.
+
+    ```mlir
+    %y = kiln.conv2d %x, %w, %b strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x224x224x3xf16>, tensor<64x7x7x3xf16>, tensor<64xf16>) -> tensor<1x112x112x64xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$weight,
+                       Optional<Kiln_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? `strides` `=` $strides "
+      "`padding` `=` $padding `dilation` `=` $dilation `groups` `=` $groups "
+      "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_Pool2dOp : Kiln_Op<"pool2d", [Pure]> {
+  let summary = "2-D max or average pooling on channels-last (NHWC) tensors";
+  let description = [{
+    Windows of `kernel` at `strides` over `[N, H, W, C]`, padded by
+    `padding = [top, left, bottom, right]` (padding never wins a max). With
+    `ceil_mode` the last window may start past the input's end as long as it
+    starts inside the padding (PyTorch's rule). An average divides by the
+    window's size clipped to the padded input with `count_include_pad`, else
+    by the number of input elements it covers.
+
+    ```mlir
+    %y = kiln.pool2d %x max kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<1x112x112x64xf16> -> tensor<1x56x56x64xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_PoolKindAttr:$kind,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding, UnitAttr:$ceil_mode,
+                       UnitAttr:$count_include_pad);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input $kind `kernel` `=` $kernel `strides` `=` $strides "
+      "`padding` `=` $padding (`ceil_mode` $ceil_mode^)? "
+      "(`count_include_pad` $count_include_pad^)? attr-dict `:` type($input) `->` "
+      "type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
