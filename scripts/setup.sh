@@ -10,6 +10,7 @@ set -euo pipefail
 APT_PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libzstd-dev
   ninja-build libgtest-dev libgmock-dev cmake g++ python3-pip
+  clang-22 libclang-rt-22-dev  # the artifact fuzzer (libFuzzer, ASan, UBSan)
 )
 TORCH_VERSION=2.11.0
 PYTHON=${PYTHON:-python3}
