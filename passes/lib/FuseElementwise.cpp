@@ -6,6 +6,9 @@
 //      groups if the mechanics allow (areElementwiseFusable: same index
 //      space), the policy agrees (control function), and the merged set has
 //      no cycle through an outside op (wouldCreateCycle).
+//   Permutes, slices and concats start groups too (their kernels load the
+//   operands at mapped indices), but only take consumers: their operands
+//   stay group inputs.
 //   3. Each group becomes one kiln.fusion elementwise (fuseIntoGroup), which
 //      exports every value used outside, so a multi-use producer is computed
 //      once and written once.
@@ -52,23 +55,48 @@ struct Grouping {
   }
 };
 
+/// Permute, slice and concat run as elementwise kernels that load their
+/// operands at mapped indices, so those operands must be group inputs.
+bool isDataMovement(Operation *op) {
+  return isa<PermuteOp, SliceOp, ConcatOp>(op) && !isa_and_nonnull<FusionOp>(op->getParentOp());
+}
+
+/// A data-movement op in `ops` reading a value computed inside `ops`.
+bool readsInsideGroup(const llvm::SetVector<Operation *> &ops) {
+  for (Operation *op : ops)
+    if (isDataMovement(op))
+      for (Value operand : op->getOperands())
+        if (ops.contains(operand.getDefiningOp()))
+          return true;
+  return false;
+}
+
+/// A data-movement producer may feed elementwise consumers of its shape.
+bool fusable(Operation *producer, Operation *consumer) {
+  if (isDataMovement(producer))
+    return isElementwiseFusible(consumer) && producer->getBlock() == consumer->getBlock() &&
+           producer->getResult(0).getType() == consumer->getResult(0).getType();
+  return areElementwiseFusable(producer, consumer);
+}
+
 Grouping formGroups(Block &block, const FusionControlFn &control) {
   Grouping grouping;
   for (Operation &op : block) {
-    if (!isElementwiseFusible(&op) || op.hasAttr("kiln.no_fuse"))
+    bool movement = isDataMovement(&op);
+    if ((!isElementwiseFusible(&op) && !movement) || op.hasAttr("kiln.no_fuse"))
       continue;
     unsigned group = grouping.create(&op);
-    for (Value operand : op.getOperands()) {
+    for (Value operand : movement ? ValueRange() : ValueRange(op.getOperands())) {
       Operation *producer = operand.getDefiningOp();
       auto found = producer ? grouping.groupOf.find(producer)
                             : grouping.groupOf.end();
       if (found == grouping.groupOf.end() || found->second == group)
         continue;
-      if (!areElementwiseFusable(producer, &op) || !control(producer, &op))
+      if (!fusable(producer, &op) || !control(producer, &op))
         continue;
       llvm::SetVector<Operation *> merged = grouping.groups[found->second];
       merged.insert(grouping.groups[group].begin(), grouping.groups[group].end());
-      if (wouldCreateCycle(merged))
+      if (wouldCreateCycle(merged) || readsInsideGroup(merged))
         continue;
       grouping.merge(found->second, group);
       group = found->second;

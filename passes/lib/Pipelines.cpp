@@ -12,6 +12,9 @@ using namespace mlir;
 void kiln::buildGraphPipeline(OpPassManager &pm,
                               const GraphPipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
+  // Convolutional regions channels-last before anything groups them.
+  pm.addNestedPass<func::FuncOp>(createKilnPropagateLayout());
+  pm.addPass(createCSEPass());
   KilnSetPrecisionOptions precision;
   precision.precision = options.precision;
   pm.addNestedPass<func::FuncOp>(createKilnSetPrecision(precision));
@@ -21,8 +24,10 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   if (options.fuse) {
     // Anchored groups first, so GEMMs and normalizations take the
     // elementwise ops next to them; what is left forms elementwise groups.
+    pm.addNestedPass<func::FuncOp>(createKilnFuseConvEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseGemmEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseNormalization());
+    pm.addNestedPass<func::FuncOp>(createKilnFuseWindows());
     pm.addNestedPass<func::FuncOp>(createKilnFuseElementwise());
   }
   pm.addPass(createCanonicalizerPass());

@@ -62,6 +62,117 @@ class MlpStack(torch.nn.Module):
         return x
 
 
+def conv_bn(cin, cout, k, stride=1, groups=1):
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False),
+        torch.nn.BatchNorm2d(cout))
+
+
+def randomize_bn(module):
+    """Random BatchNorm statistics, so folding them is visible in the numbers."""
+    for m in module.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            with torch.no_grad():
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+    return module
+
+
+class BasicBlock(torch.nn.Module):
+    """ResNet's basic block with a strided projection shortcut."""
+
+    def __init__(self, cin=16, cout=24, stride=2):
+        super().__init__()
+        self.conv1 = conv_bn(cin, cout, 3, stride)
+        self.conv2 = conv_bn(cout, cout, 3)
+        self.down = conv_bn(cin, cout, 1, stride) if stride != 1 or cin != cout else None
+
+    def forward(self, x):
+        y = torch.relu(self.conv1(x))
+        y = self.conv2(y)
+        return torch.relu(y + (self.down(x) if self.down is not None else x))
+
+
+class Bottleneck(torch.nn.Module):
+    """ResNet-50's bottleneck: 1x1 reduce, 3x3, 1x1 expand, identity skip."""
+
+    def __init__(self, c=32, mid=8):
+        super().__init__()
+        self.a, self.b, self.c = conv_bn(c, mid, 1), conv_bn(mid, mid, 3), conv_bn(mid, c, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        y = torch.relu(self.b(y))
+        return torch.relu(self.c(y) + x)
+
+
+class SmallResNet(torch.nn.Module):
+    """Stem, max pool, two stages, global average pool, classifier."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = conv_bn(3, 16, 7, 2)
+        self.pool = torch.nn.MaxPool2d(3, 2, 1)
+        self.stage1 = BasicBlock(16, 16, 1)
+        self.stage2 = BasicBlock(16, 32, 2)
+        self.head = torch.nn.Linear(32, classes)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.stem(x)))
+        x = self.stage2(self.stage1(x))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.head(x)
+
+
+class InvertedResidual(torch.nn.Module):
+    """MobileNetV3's block: expand, depthwise, squeeze-excite, project, skip."""
+
+    def __init__(self, c=16, expand=48, squeeze=12):
+        super().__init__()
+        self.expand = conv_bn(c, expand, 1)
+        self.depthwise = conv_bn(expand, expand, 3, groups=expand)
+        self.se_reduce = torch.nn.Conv2d(expand, squeeze, 1)
+        self.se_expand = torch.nn.Conv2d(squeeze, expand, 1)
+        self.project = conv_bn(expand, c, 1)
+
+    def forward(self, x):
+        y = F.hardswish(self.expand(x))
+        y = F.hardswish(self.depthwise(y))
+        s = F.adaptive_avg_pool2d(y, 1)
+        s = F.hardsigmoid(self.se_expand(torch.relu(self.se_reduce(s))))
+        return x + self.project(y * s)
+
+
+class PoolZoo(torch.nn.Module):
+    """Pooling variants: ceil mode, count_include_pad, uneven adaptive sizes."""
+
+    def forward(self, x):
+        a = F.max_pool2d(x, 3, 2, 1, ceil_mode=True)
+        b = F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+        c = F.avg_pool2d(x, 2)
+        return a.sum() + b.mean() + c.mean() + F.adaptive_avg_pool2d(x, (2, 2)).sum()
+
+
+def cnn_models():
+    """Convolutional test models (issue 4), fp32 and fp16."""
+    def mk(factory, shape, dtype):
+        return lambda: (randomize_bn(factory()).to(dtype), (torch.randn(*shape, dtype=dtype),))
+    models = {}
+    for suffix, dtype in (("f32", torch.float32), ("f16", torch.float16)):
+        models[f"resnet_basic_{suffix}"] = mk(BasicBlock, (2, 16, 17, 17), dtype)
+        models[f"resnet_bottleneck_{suffix}"] = mk(Bottleneck, (1, 32, 14, 14), dtype)
+        models[f"resnet_small_{suffix}"] = mk(SmallResNet, (2, 3, 64, 64), dtype)
+        models[f"mobilenet_block_{suffix}"] = mk(InvertedResidual, (1, 16, 15, 15), dtype)
+    models["op_pools"] = lambda: (PoolZoo(), (torch.randn(1, 4, 12, 12),))
+    models["op_batch_norm"] = lambda: (randomize_bn(torch.nn.Sequential(
+        torch.nn.ReLU(), torch.nn.BatchNorm2d(4))), (torch.randn(2, 4, 5, 5),))
+    models["op_cat"] = lambda: (fn_module(lambda a, b: torch.cat([a, b * 2], dim=1)),
+                                (torch.randn(2, 3, 4), torch.randn(2, 5, 4)))
+    return models
+
+
 def fn_module(fn):
     class Wrapped(torch.nn.Module):
         def forward(self, *args):
@@ -149,7 +260,7 @@ def write_broken(out):
 
 def main(out, names):
     os.makedirs(out, exist_ok=True)
-    everything = {**slice_models(), **op_models(), **error_models()}
+    everything = {**slice_models(), **op_models(), **cnn_models(), **error_models()}
     for name in names or everything:
         torch.manual_seed(0)
         module, inputs = everything[name]()
@@ -159,6 +270,10 @@ def main(out, names):
         torch.manual_seed(0)
         scripted = torch.jit.script(Mlp().eval())
         torch.jit.save(scripted, os.path.join(out, "mlp_scripted.pt"))
+        torch.manual_seed(0)
+        same = torch.nn.Sequential(torch.nn.Conv2d(4, 6, 4, padding="same", dilation=2),
+                                   torch.nn.Hardswish()).eval()
+        torch.jit.save(torch.jit.script(same), os.path.join(out, "conv_same_scripted.pt"))
         write_broken(out)
 
 

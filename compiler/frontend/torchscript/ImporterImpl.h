@@ -64,6 +64,10 @@ private:
   unsigned blobCount = 0;
 };
 
+/// A rank-0 constant of `element` holding `number`.
+mlir::Value scalarConstant(mlir::OpBuilder &builder, mlir::Location loc, mlir::Type element,
+                           double number);
+
 using Converter =
     std::function<mlir::LogicalResult(Importer &, const torch::jit::Node *)>;
 

@@ -96,9 +96,8 @@ Value Importer::castTo(Value value, Type element, Location loc) {
   return CastOp::create(builder, loc, type.clone(element), value);
 }
 
-/// A rank-0 constant of `element` holding `number`.
-static Value scalarConstant(OpBuilder &builder, Location loc, Type element,
-                            double number) {
+Value kiln::frontend::scalarConstant(OpBuilder &builder, Location loc, Type element,
+                                    double number) {
   auto type = RankedTensorType::get({}, element);
   Attribute value;
   if (isa<FloatType>(element))

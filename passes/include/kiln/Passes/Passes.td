@@ -55,6 +55,39 @@ def KilnSetPrecision : Pass<"kiln-set-precision", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Layout
+//===----------------------------------------------------------------------===//
+
+def KilnPropagateLayout : Pass<"kiln-propagate-layout", "mlir::func::FuncOp"> {
+  let summary = "keeps convolutional regions channels-last (NHWC)";
+  let description = [{
+    kiln's convolutions and pools are channels-last; the frontend imports
+    PyTorch's NCHW ops between permutes (`[0, 2, 3, 1]` in, `[0, 3, 1, 2]`
+    out). This pass sinks every channels-first permute (`[0, 3, 1, 2]` of a
+    4-D tensor) towards its users: through elementwise ops (their other
+    operands are brought to channels-last: per-channel constants by a free
+    reshape, full-size tensors by a permute, reused when one exists) and
+    through reductions (the reduced dimensions are renamed). When it meets
+    the channels-last permute of the next convolution the two cancel, so
+    layout changes remain only at the model's boundary and where an op needs
+    them (a reshape, a GEMM, a result), never between two convolutions. A
+    permute that only moves dimensions of size 1 becomes a reshape.
+
+    Before:
+    ```mlir
+    %1 = kiln.permute %0 [0, 3, 1, 2] : tensor<1x8x8x16xf32> -> tensor<1x16x8x8xf32>
+    %2 = kiln.relu %1 : tensor<1x16x8x8xf32>
+    %3 = kiln.permute %2 [0, 2, 3, 1] : tensor<1x16x8x8xf32> -> tensor<1x8x8x16xf32>
+    ```
+    After:
+    ```mlir
+    %3 = kiln.relu %0 : tensor<1x8x8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +116,41 @@ def KilnFuseGemmEpilogue : Pass<"kiln-fuse-gemm-epilogue", "mlir::func::FuncOp">
     }
     ```
     Ops marked `kiln.no_fuse` stay out (test hook).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def KilnFuseConvEpilogue : Pass<"kiln-fuse-conv-epilogue", "mlir::func::FuncOp"> {
+  let summary = "fuses a convolution's elementwise consumers into its epilogue";
+  let description = [{
+    Each kiln.conv2d anchors a `kiln.fusion conv_epilogue` group with every
+    elementwise op computing over the convolution's result shape downstream
+    of it: bias, activation, the residual add of a ResNet block (whose other
+    operand enters as an input), scale, cast. The implicit-GEMM kernel applies
+    them to its accumulators before the single store. A channels-last permute
+    of a function argument feeding the convolution (the model's NCHW input)
+    joins the group too, so the kernel reads NCHW directly and the layout
+    change costs no kernel of its own.
+
+    Before:
+    ```mlir
+    %0 = kiln.conv2d %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (...) -> tensor<1x8x8x16xf16>
+    %1 = kiln.add %0, %skip : tensor<1x8x8x16xf16>
+    %2 = kiln.relu %1 : tensor<1x8x8x16xf16>
+    ```
+    After: one group holding all three, with `%skip` as an input.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def KilnFuseWindows : Pass<"kiln-fuse-windows", "mlir::func::FuncOp"> {
+  let summary = "groups pools and reductions with their elementwise consumers";
+  let description = [{
+    Each kiln.pool2d anchors a `kiln.fusion pooling` group and each
+    kiln.reduce_{sum,mean,max} a `kiln.fusion reduction` group, holding the
+    elementwise ops that compute over the anchor's result shape downstream
+    of it (the squeeze-and-excite path's activation after its mean, a scale
+    after a sum). Every pool and reduction thereby becomes a kernel.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

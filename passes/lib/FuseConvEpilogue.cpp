@@ -1,0 +1,57 @@
+//===- FuseConvEpilogue.cpp - convolution + elementwise epilogue groups ---===//
+//
+// Algorithm: visit convolutions in program order; grow each into its
+// elementwise consumers over the convolution's result shape
+// (growAnchoredGroup, consumers only), add the channels-last permute of a
+// function argument feeding it when that permute has no other user, then
+// outline the group as `kiln.fusion conv_epilogue`. A convolution whose
+// consumers cannot join still becomes a group of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/FusionUtils.h"
+#include "kiln/Passes/Passes.h"
+
+#define DEBUG_TYPE "kiln-fuse-conv-epilogue"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFUSECONVEPILOGUE
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The NCHW -> NHWC permute of a function argument that only this
+/// convolution reads: the kernel can read the argument in place.
+PermuteOp boundaryPermute(Conv2dOp conv) {
+  auto permute = conv.getInput().getDefiningOp<PermuteOp>();
+  if (!permute || permute.getPermutation() != ArrayRef<int64_t>{0, 2, 3, 1} ||
+      !permute->hasOneUse() || permute->hasAttr("kiln.no_fuse") ||
+      !isa<BlockArgument>(permute.getInput()))
+    return {};
+  return permute;
+}
+
+struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpiloguePass> {
+  void runOnOperation() override {
+    SmallVector<Conv2dOp> anchors;
+    getOperation().walk([&](Conv2dOp op) {
+      if (!isa<FusionOp>(op->getParentOp()) && !op->hasAttr("kiln.no_fuse"))
+        anchors.push_back(op);
+    });
+    FusionControlFn takeAll = [](Operation *, Operation *) { return true; };
+    IRRewriter rewriter(&getContext());
+    for (Conv2dOp anchor : anchors) {
+      llvm::SetVector<Operation *> group =
+          growAnchoredGroup(anchor, {/*consumers=*/true, /*producers=*/false}, takeAll);
+      if (PermuteOp permute = boundaryPermute(anchor))
+        group.insert(permute);
+      fuseIntoGroup(rewriter, group, FusionKind::conv_epilogue);
+    }
+  }
+};
+
+} // namespace
