@@ -113,6 +113,13 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
                                                         const std::vector<std::string> &archs,
                                                         ArtifactStats &stats,
                                                         std::string &error) {
+  for (uint32_t raw = 0; raw <= getMaxEnumValForFusionKind(); ++raw)
+    if (auto kind = symbolizeFusionKind(raw);
+        kind && !fmt::isKernelKind(stringifyFusionKind(*kind))) {
+      fn.emitError("the artifact format does not know the fusion kind '")
+          << stringifyFusionKind(*kind) << "' (add it to kKernelKinds in ArtifactFormat.h)";
+      return std::nullopt;
+    }
   Block &body = fn.getBody().front();
   for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes()))
     if (!dtypeOf(t)) {

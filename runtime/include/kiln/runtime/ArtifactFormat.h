@@ -50,10 +50,11 @@ enum class BufferKind : uint32_t {
   Arena = 4,  // index 0; offset, bytes: inside the session's arena
 };
 
-/// The fusion kinds a kernel may name (the compiler's FusionKind spellings).
-constexpr std::string_view kKernelKinds[] = {"elementwise",   "reduction",
-                                             "normalization", "gemm_epilogue",
-                                             "conv_epilogue", "attention"};
+/// The fusion kinds a kernel may name: the compiler's FusionKind spellings
+/// (the writer refuses to run if a FusionKind is missing here).
+constexpr std::string_view kKernelKinds[] = {
+    "elementwise",   "reduction", "normalization", "gemm_epilogue",
+    "conv_epilogue", "attention", "pooling"};
 
 inline bool isKernelKind(std::string_view kind) {
   for (std::string_view known : kKernelKinds)
