@@ -68,10 +68,14 @@ __device__ __forceinline__ uint4 load8(const T *base, int rows, int cols,
   return v;
 }
 
-template <typename T, bool kBKMajor, typename Epilogue>
-__device__ __forceinline__ void mma_gemm_tile(const T *__restrict__ A,
-                                              const T *__restrict__ B, int M, int N,
-                                              int K, const Epilogue &epilogue,
+/// The tile loop over operands given as loaders: `loadA(m, k)` returns the 8
+/// elements A[m, k..k+7] and `loadB(row, col)` 8 consecutive elements of B
+/// in its memory layout ([N, K] when kBKMajor, else [K, N]), zero past the
+/// edges. Plain GEMMs load with load8; convolutions gather im2col rows.
+template <typename T, bool kBKMajor, typename LoadA, typename LoadB, typename Epilogue>
+__device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &loadB,
+                                              int M, int N, int K,
+                                              const Epilogue &epilogue,
                                               const int blockM, const int blockN) {
   // A tile [BM][BK], B tile [BN][BK] (K-major) or [BK][BN] (N-major).
   __shared__ __align__(16) T As[kMmaBM][kMmaBK + kPad];
@@ -96,12 +100,12 @@ __device__ __forceinline__ void mma_gemm_tile(const T *__restrict__ A,
     for (int s = 0; s < 2; ++s) {
       int v = tid + s * kMmaThreads; // 512 vectors per tile
       int r = v / (kMmaBK / 8), c = (v % (kMmaBK / 8)) * 8;
-      aStage[s] = load8(A, M, K, blockM + r, k0 + c);
+      aStage[s] = loadA(blockM + r, k0 + c);
       if (kBKMajor) {
-        bStage[s] = load8(B, N, K, blockN + r, k0 + c);
+        bStage[s] = loadB(blockN + r, k0 + c);
       } else {
         int rk = v / (kMmaBN / 8), cn = (v % (kMmaBN / 8)) * 8;
-        bStage[s] = load8(B, K, N, k0 + rk, blockN + cn);
+        bStage[s] = loadB(k0 + rk, blockN + cn);
       }
     }
   };
@@ -183,6 +187,19 @@ __device__ __forceinline__ void mma_gemm_tile(const T *__restrict__ A,
       }
 }
 
+template <typename T, bool kBKMajor, typename Epilogue>
+__device__ __forceinline__ void mma_gemm_tile(const T *__restrict__ A,
+                                              const T *__restrict__ B, int M, int N,
+                                              int K, const Epilogue &epilogue,
+                                              const int blockM, const int blockN) {
+  mma_tile_loop<T, kBKMajor>(
+      [&](int row, int col) { return load8(A, M, K, row, col); },
+      [&](int row, int col) {
+        return kBKMajor ? load8(B, N, K, row, col) : load8(B, K, N, row, col);
+      },
+      M, N, K, epilogue, blockM, blockN);
+}
+
 /// One 128 x 128 tile per block, on a grid of (N tiles, M tiles, batch).
 template <typename T, bool kBKMajor, typename Epilogue>
 __device__ __forceinline__ void mma_gemm(const T *__restrict__ A,
@@ -208,10 +225,13 @@ __device__ __forceinline__ void mma_gemm_persistent(const T *__restrict__ A,
 
 constexpr int kSimtBM = 64, kSimtBN = 64, kSimtBK = 16, kSimtThreads = 256;
 
-template <bool kBKMajor, typename Epilogue>
-__device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
-                                          const float *__restrict__ B, int M,
-                                          int N, int K, const Epilogue &epilogue) {
+/// The SIMT tile loop over loaders: `loadA(m, k)` and `loadB(n, k)` return
+/// one element (in range; the loop checks the bounds). `kBKMajor` only picks
+/// the order in which B is walked, for coalescing.
+template <bool kBKMajor, typename LoadA, typename LoadB, typename Epilogue>
+__device__ __forceinline__ void simt_tile_loop(const LoadA &loadA, const LoadB &loadB,
+                                               int M, int N, int K,
+                                               const Epilogue &epilogue) {
   __shared__ float As[kSimtBK][kSimtBM + 1];
   __shared__ float Bs[kSimtBK][kSimtBN + 1];
   const int tid = threadIdx.x;
@@ -222,7 +242,7 @@ __device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
     for (int e = tid; e < kSimtBK * kSimtBM; e += kSimtThreads) {
       int k = e % kSimtBK, m = e / kSimtBK;
       int gm = blockM + m, gk = k0 + k;
-      As[k][m] = (gm < M && gk < K) ? A[(long long)gm * K + gk] : 0.0f;
+      As[k][m] = (gm < M && gk < K) ? loadA(gm, gk) : 0.0f;
     }
     for (int e = tid; e < kSimtBK * kSimtBN; e += kSimtThreads) {
       int k, n;
@@ -231,7 +251,7 @@ __device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
       int gn = blockN + n, gk = k0 + k;
       float v = 0.0f;
       if (gn < N && gk < K)
-        v = kBKMajor ? B[(long long)gn * K + gk] : B[(long long)gk * N + gn];
+        v = loadB(gn, gk);
       Bs[k][n] = v;
     }
     __syncthreads();
@@ -259,6 +279,18 @@ __device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
       if (m < M && n < N)
         epilogue(m, n, acc[i][j]);
     }
+}
+
+template <bool kBKMajor, typename Epilogue>
+__device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
+                                          const float *__restrict__ B, int M,
+                                          int N, int K, const Epilogue &epilogue) {
+  simt_tile_loop<kBKMajor>(
+      [&](int m, int k) { return A[(long long)m * K + k]; },
+      [&](int n, int k) {
+        return kBKMajor ? B[(long long)n * K + k] : B[(long long)k * N + n];
+      },
+      M, N, K, epilogue);
 }
 
 } // namespace kiln

@@ -15,6 +15,7 @@
 #include "kiln/codegen/CudaEmitter.h"
 
 #include "ElementCode.h"
+#include "Emitters.h"
 
 #include "kiln/codegen/Nvrtc.h"
 
@@ -35,22 +36,14 @@
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::codegen;
+using namespace kiln::codegen::detail;
 
-namespace {
-
-constexpr unsigned kThreads = 256;
-/// Enough blocks to fill an H200 several times; the loop strides past it.
-constexpr int64_t kMaxElementwiseBlocks = 132 * 16;
-
-int64_t elementCount(Type type) {
-  return cast<RankedTensorType>(type).getNumElements();
-}
-
-/// `extern "C" __global__ void name(const T *in0, ..., T *out0, ...)`.
-std::string signature(FusionOp group, StringRef name, unsigned threads,
-                      unsigned tensorMaps = 0) {
+std::string kiln::codegen::detail::signature(FusionOp group, StringRef name,
+                                            unsigned threads, unsigned tensorMaps,
+                                            bool minOneBlock) {
   std::string text = "extern \"C\" __global__ void __launch_bounds__(" +
-                     std::to_string(threads) + (tensorMaps ? ", 1" : "") + ") " +
+                     std::to_string(threads) + (tensorMaps || minOneBlock ? ", 1" : "") +
+                     ") " +
                      name.str() + "(";
   std::vector<std::string> params;
   for (unsigned i = 0; i < tensorMaps; ++i)
@@ -68,7 +61,7 @@ std::string signature(FusionOp group, StringRef name, unsigned threads,
   return text + ")";
 }
 
-std::string header(FusionOp group, StringRef family) {
+std::string kiln::codegen::detail::header(FusionOp group, StringRef family) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "// kiln " << family << " kernel for the group at ";
@@ -77,9 +70,21 @@ std::string header(FusionOp group, StringRef family) {
   return text;
 }
 
-YieldOp yieldOf(FusionOp group) {
+YieldOp kiln::codegen::detail::yieldOf(FusionOp group) {
   return cast<YieldOp>(group.getBody().front().getTerminator());
 }
+
+int64_t kiln::codegen::detail::elementCount(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
+}
+
+std::string kiln::codegen::detail::roundedTo(Type element, const std::string &value) {
+  return element.isF32() ? value
+                         : "kiln::to_float(kiln::from_float<" + cudaType(element) + ">(" +
+                               value + "))";
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Elementwise
@@ -134,14 +139,18 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   auto resultType = cast<RankedTensorType>(anchor->getResult(0).getType());
   ArrayRef<int64_t> lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
   ArrayRef<int64_t> rhsShape = cast<RankedTensorType>(rhs.getType()).getShape();
-  Type element = cast<RankedTensorType>(lhs.getType()).getElementType();
 
-  bool kMajorB = isa<LinearOp>(anchor);
+  GemmPlan plan;
+  plan.anchor = anchor;
+  plan.lhs = lhsArg;
+  plan.rhs = rhsArg;
+  plan.kMajorB = isa<LinearOp>(anchor);
+  if (auto linear = dyn_cast<LinearOp>(anchor))
+    plan.bias = linear.getBias();
   int64_t K = lhsShape.back();
   int64_t N = resultType.getShape().back();
   int64_t M, batch = 1;
-  std::string batchOffsets = "  const long long aOffset = 0, bOffset = 0;\n";
-  if (kMajorB) {
+  if (plan.kMajorB) {
     M = elementCount(lhs.getType()) / K;
   } else {
     M = lhsShape[lhsShape.size() - 2];
@@ -164,10 +173,29 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
                     std::to_string(strides[d] * matrix) + "LL";
       return offset;
     };
-    batchOffsets = "  const long long aOffset = " + offsetOf(lhsShape, M * K) +
-                   ";\n  const long long bOffset = " + offsetOf(rhsShape, K * N) +
-                   ";\n";
+    plan.batchOffsets = "  const long long aOffset = " + offsetOf(lhsShape, M * K) +
+                        ";\n  const long long bOffset = " + offsetOf(rhsShape, K * N) +
+                        ";\n";
   }
+  plan.M = M;
+  plan.N = N;
+  plan.K = K;
+  plan.batch = batch;
+  return emitGemmKernel(group, name, plan);
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, StringRef name,
+                                                const GemmPlan &plan) {
+  Block &body = group.getBody().front();
+  Operation *anchor = plan.anchor;
+  BlockArgument lhsArg = plan.lhs, rhsArg = plan.rhs;
+  auto resultType = cast<RankedTensorType>(anchor->getResult(0).getType());
+  Type element = cast<RankedTensorType>(lhsArg.getType()).getElementType();
+  bool kMajorB = plan.kMajorB;
+  int64_t M = plan.M, N = plan.N, K = plan.K, batch = plan.batch;
+  std::string batchOffsets = plan.batchOffsets;
   if (M > (1LL << 31) / 2 || N > (1LL << 31) / 2)
     return anchor->emitOpError("GEMM dimensions past 2^30 are not supported");
 
@@ -175,8 +203,8 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   // (plus bias), then the group's other ops.
   ElementCode epilogue(group, resultType.getShape(), "idx", "    ");
   std::string accumulator = "acc";
-  if (auto linear = dyn_cast<LinearOp>(anchor); linear && linear.getBias()) {
-    auto biasArg = dyn_cast<BlockArgument>(linear.getBias());
+  if (plan.bias) {
+    auto biasArg = dyn_cast<BlockArgument>(plan.bias);
     if (!biasArg)
       return anchor->emitOpError("the bias must be an input of the group");
     accumulator = "(acc + kiln::to_float(in" + std::to_string(biasArg.getArgNumber()) +
@@ -237,7 +265,7 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
 
   EmittedKernel kernel;
   kernel.name = name.str();
-  kernel.kind = "gemm_epilogue";
+  kernel.kind = plan.kind;
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
   kernel.block = threads;
@@ -273,6 +301,8 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
       ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";
   return kernel;
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Row normalization
@@ -429,6 +459,12 @@ FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef nam
     return emitGemm(group, name);
   case FusionKind::normalization:
     return emitNormalization(group, name);
+  case FusionKind::conv_epilogue:
+    return emitConv(group, name);
+  case FusionKind::pooling:
+    return emitPooling(group, name);
+  case FusionKind::reduction:
+    return emitReduction(group, name);
   default:
     return group.emitOpError("no kernel emitter for ")
            << stringifyFusionKind(group.getKind()) << " groups yet";

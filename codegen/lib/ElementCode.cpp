@@ -3,6 +3,7 @@
 #include "ElementCode.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -119,7 +120,82 @@ static std::string constantLiteral(ConstantOp op) {
                                            : double(v.getSExtValue()));
 }
 
+/// The row-major offset of `coords` in a tensor of `shape` (size-1
+/// dimensions contribute nothing).
+static std::string linearOffset(ArrayRef<std::string> coords, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides = stridesOf(shape);
+  std::string offset;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    offset += (offset.empty() ? "" : " + ") + ("(" + coords[d] + ")") +
+              (strides[d] == 1 ? "" : " * " + std::to_string(strides[d]) + "LL");
+  }
+  return offset.empty() ? "0" : offset;
+}
+
+/// permute, slice and concat of group inputs: each output element loads
+/// the input element it comes from. The op must produce the kernel's
+/// iteration shape (no broadcasting of a moved tensor).
+LogicalResult ElementCode::emitDataMovement(Operation *op) {
+  auto resultShape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  if (resultShape != ArrayRef<int64_t>(shape))
+    return op->emitOpError("in a fused kernel must produce the kernel's iteration shape ")
+           << "(" << shape.size() << "-D, " << llvm::join(llvm::map_range(shape, [](int64_t v) {
+                return std::to_string(v);
+              }), "x")
+           << ")";
+  for (Value operand : op->getOperands())
+    if (!isa<BlockArgument>(operand))
+      return op->emitOpError("in a fused kernel moves data only from inputs of the group");
+  auto load = [](Value operand, const std::string &offset) {
+    return "kiln::to_float(in" + std::to_string(cast<BlockArgument>(operand).getArgNumber()) +
+           "[" + offset + "])";
+  };
+  auto shapeOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  size_t rank = shape.size();
+  std::string expression;
+  if (auto permute = dyn_cast<PermuteOp>(op)) {
+    SmallVector<std::string> coords(rank);
+    for (size_t i = 0; i < rank; ++i)
+      coords[permute.getPermutation()[i]] = coordinate(i);
+    expression = load(permute.getInput(), linearOffset(coords, shapeOf(permute.getInput())));
+  } else if (auto slice = dyn_cast<SliceOp>(op)) {
+    SmallVector<std::string> coords(rank);
+    for (size_t d = 0; d < rank; ++d)
+      coords[d] = std::to_string(slice.getOffsets()[d]) + "LL + " + coordinate(d) +
+                  (slice.getStrides()[d] == 1
+                       ? ""
+                       : " * " + std::to_string(slice.getStrides()[d]) + "LL");
+    expression = load(slice.getInput(), linearOffset(coords, shapeOf(slice.getInput())));
+  } else {
+    auto concat = cast<ConcatOp>(op);
+    unsigned dim = concat.getDim();
+    std::string along = coordinate(dim);
+    // c < end0 ? input0 : c < end1 ? input1 : ... : inputLast; only the
+    // selected branch loads.
+    int64_t start = 0;
+    for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+      SmallVector<std::string> coords;
+      for (size_t d = 0; d < rank; ++d)
+        coords.push_back(d == dim ? along + " - " + std::to_string(start) + "LL"
+                                  : coordinate(d));
+      std::string value = load(input, linearOffset(coords, shapeOf(input)));
+      start += shapeOf(input)[dim];
+      bool last = index + 1 == concat.getInputs().size();
+      expression += last ? value
+                         : "(" + along + " < " + std::to_string(start) + "LL) ? " + value +
+                               " : ";
+    }
+    expression = "(" + expression + ")";
+  }
+  names[op->getResult(0)] = fresh(expression);
+  return success();
+}
+
 LogicalResult ElementCode::emit(Operation *op) {
+  if (isa<PermuteOp, SliceOp, ConcatOp>(op))
+    return emitDataMovement(op);
   // Load operands in order before building the expression: the order in
   // which `+` evaluates its operands is unspecified.
   std::vector<std::string> operands;

@@ -33,8 +33,9 @@ public:
   ElementCode(FusionOp group, llvm::ArrayRef<int64_t> iterationShape,
               std::string index, std::string indent);
 
-  /// Emits `op` (elementwise, or a cloned constant). Fails with an error at
-  /// the op when it has no CUDA form.
+  /// Emits `op` (elementwise, a cloned constant, or a permute, slice or
+  /// concat of group inputs, which loads at the index-mapped position).
+  /// Fails with an error at the op when it has no CUDA form.
   mlir::LogicalResult emit(mlir::Operation *op);
   /// The float expression of `value`; group inputs are loaded on first use.
   std::string valueOf(mlir::Value value);
@@ -51,6 +52,7 @@ public:
 
 private:
   std::string fresh(const std::string &expression);
+  mlir::LogicalResult emitDataMovement(mlir::Operation *op);
   std::string coordinate(unsigned dim);
 
   FusionOp group;

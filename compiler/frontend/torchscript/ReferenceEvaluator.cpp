@@ -3,11 +3,14 @@
 #include "ReferenceEvaluator.h"
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Dialect/Kiln/Window.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
@@ -65,6 +68,62 @@ at::Tensor roundToTf32(const at::Tensor &t) {
   // Leave infinities and NaNs alone.
   at::Tensor special = bits.bitwise_and(0x7F800000).eq(0x7F800000);
   return at::where(special, bits, rounded).view(c10::kFloat);
+}
+
+/// kiln.conv2d: NHWC in and out; ATen's convolution runs on NCHW after an
+/// explicit (possibly asymmetric) zero padding.
+at::Tensor conv2d(const at::Tensor &x, const at::Tensor &w, const at::Tensor &bias,
+                  Conv2dOp op) {
+  ArrayRef<int64_t> p = op.getPadding();
+  return inFloat32(x, [&](auto up) {
+    at::Tensor input = at::constant_pad_nd(up(x).permute({0, 3, 1, 2}),
+                                           {p[1], p[3], p[0], p[2]}, 0);
+    at::Tensor y = at::conv2d(input, up(w).permute({0, 3, 1, 2}),
+                              bias.defined() ? std::optional<at::Tensor>(up(bias))
+                                             : std::nullopt,
+                              op.getStrides(), {0, 0}, op.getDilation(), op.getGroups());
+    return y.permute({0, 2, 3, 1}).contiguous();
+  });
+}
+
+/// kiln.pool2d with PyTorch's semantics for any padding: the input padded
+/// explicitly (-inf for max, 0 for sums), windows of the padded input
+/// trimmed to the op's output size (ceil mode may add a window that starts
+/// in the trailing padding, which PyTorch drops), and averages divided by
+/// PyTorch's divisor: the window clipped to the padded input with
+/// count_include_pad, else the input elements it covers.
+at::Tensor pool2d(const at::Tensor &x, Pool2dOp op) {
+  ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(), p = op.getPadding();
+  const int64_t H = x.size(1), W = x.size(2);
+  const int64_t OH = poolOutputSize(H, k[0], s[0], p[0], p[2], op.getCeilMode());
+  const int64_t OW = poolOutputSize(W, k[1], s[1], p[1], p[3], op.getCeilMode());
+  std::vector<int64_t> pads = {p[1], p[3], p[0], p[2]};
+  if (op.getKind() == PoolKind::max) {
+    at::Tensor padded = at::constant_pad_nd(x.permute({0, 3, 1, 2}), pads,
+                                            -std::numeric_limits<double>::infinity());
+    at::Tensor y = at::max_pool2d(padded, k, s, {0, 0}, {1, 1}, op.getCeilMode());
+    return y.slice(2, 0, OH).slice(3, 0, OW).permute({0, 2, 3, 1}).contiguous();
+  }
+  return inFloat32(x, [&](auto up) {
+    at::Tensor padded = at::constant_pad_nd(up(x).permute({0, 3, 1, 2}), pads, 0);
+    at::Tensor sums = at::avg_pool2d(padded, k, s, {0, 0}, op.getCeilMode(),
+                                     /*count_include_pad=*/true, /*divisor_override=*/1)
+                          .slice(2, 0, OH)
+                          .slice(3, 0, OW);
+    at::Tensor divisor = at::empty({OH, OW}, at::TensorOptions().dtype(c10::kFloat));
+    auto d = divisor.accessor<float, 2>();
+    for (int64_t i = 0; i < OH; ++i)
+      for (int64_t j = 0; j < OW; ++j) {
+        int64_t h0 = i * s[0] - p[0], w0 = j * s[1] - p[1];
+        int64_t h1 = std::min(h0 + k[0], H + p[2]), w1 = std::min(w0 + k[1], W + p[3]);
+        int64_t windowSize = (h1 - h0) * (w1 - w0);
+        h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+        h1 = std::min(h1, H), w1 = std::min(w1, W);
+        d[i][j] = static_cast<float>(op.getCountIncludePad() ? windowSize
+                                                             : (h1 - h0) * (w1 - w0));
+      }
+    return (sums / divisor).permute({0, 2, 3, 1}).contiguous();
+  });
 }
 
 std::optional<at::Tensor> constantTensor(ConstantOp op, std::string &error) {
@@ -226,6 +285,11 @@ private:
             return at::matmul(up(gemmIn(o, o.getLhs())), up(gemmIn(o, o.getRhs())));
           }));
         })
+        .Case([&](Conv2dOp o) {
+          return one(conv2d(in(o.getInput()), in(o.getWeight()),
+                            o.getBias() ? in(o.getBias()) : at::Tensor(), o));
+        })
+        .Case([&](Pool2dOp o) { return one(pool2d(in(o.getInput()), o)); })
         .Case([&](ReduceSumOp o) {
           at::Tensor x = in(o.getInput());
           return one(inFloat32(x, [&](auto up) {

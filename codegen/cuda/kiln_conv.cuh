@@ -1,0 +1,159 @@
+//===- kiln_conv.cuh - 2-D convolution on NHWC as implicit GEMM -----------===//
+//
+// The generated kernel describes its convolution with a struct S of
+// compile-time constants (N, H, W, C, O, KH, KW, SH, SW, PT, PL, DH, DW, OH,
+// OW, G, kNchw) and supplies the epilogue(m, o, acc) that adds the bias, runs
+// the group's elementwise ops and stores: m numbers the output positions
+// (n, oh, ow) and o the output channel, so element (m, o) sits at m * O + o.
+//
+//   Implicit GEMM per group g (grid z): M = N * OH * OW, N = O / G,
+//   K = KH * KW * C / G in the weight's own (kh, kw, c) order, so the weight
+//   [O, KH, KW, C / G] is B, K-major, as stored. A is gathered on the fly
+//   (im2col in the loader): row m, column k = (kh, kw, c) reads input
+//   (n, oh * SH - PT + kh * DH, ow * SW - PL + kw * DW, g * C / G + c), zero in
+//   the padding. With C / G % 8 == 0 eight consecutive k share one (kh, kw)
+//   and load as one 16-byte vector; otherwise (the 3-channel stem, odd
+//   groups) element by element.
+//   conv_mma (fp16/bf16) feeds kiln_gemm.cuh's mma.sync tile loop;
+//   conv_simt (fp32) its SIMT loop; conv_depthwise (G == C, one input channel
+//   per group) is direct: one thread per output element, channels
+//   contiguous so a warp reads consecutive channels.
+//   kNchw: the input is NCHW (the frontend's layout change fused into the
+//   first convolution); the loader reads it in place, element by element.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_gemm.cuh"
+
+namespace kiln::conv {
+
+template <typename S> struct Dims {
+  static constexpr int Cg = S::C / S::G, Og = S::O / S::G;
+  static constexpr int K = S::KH * S::KW * Cg;
+  static constexpr int M = S::N * S::OH * S::OW;
+};
+
+template <typename S>
+__device__ __forceinline__ long long input_offset(int n, int ih, int iw, int c) {
+  if (S::kNchw)
+    return (((long long)n * S::C + c) * S::H + ih) * S::W + iw;
+  return (((long long)n * S::H + ih) * S::W + iw) * S::C + c;
+}
+
+/// Where the window of output position m starts (may be in the padding).
+struct Window {
+  int n, ih, iw;
+};
+template <typename S> __device__ __forceinline__ Window window_of(int m) {
+  const int ow = m % S::OW, t = m / S::OW;
+  return {t / S::OH, (t % S::OH) * S::SH - S::PT, ow * S::SW - S::PL};
+}
+
+/// A[m, k] of group g as a pointer, or null in the padding.
+template <typename S, typename T>
+__device__ __forceinline__ const T *gather(const T *__restrict__ x, const Window &w,
+                                           int k, int g) {
+  constexpr int Cg = Dims<S>::Cg;
+  const int c = k % Cg, khw = k / Cg;
+  const int ih = w.ih + (khw / S::KW) * S::DH, iw = w.iw + (khw % S::KW) * S::DW;
+  if ((unsigned)ih >= (unsigned)S::H || (unsigned)iw >= (unsigned)S::W)
+    return nullptr;
+  return x + input_offset<S>(w.n, ih, iw, g * Cg + c);
+}
+
+/// A[m, k..k+7] of group g, zero past the edges and in the padding.
+template <typename S, typename T>
+__device__ __forceinline__ uint4 im2col8(const T *__restrict__ x, int m, int k, int g) {
+  using D = Dims<S>;
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (m >= D::M)
+    return v;
+  const Window w = window_of<S>(m);
+  T *e = reinterpret_cast<T *>(&v);
+  if (!S::kNchw && D::Cg % 8 == 0) {
+    if (k >= D::K)
+      return v;
+    const T *p = gather<S>(x, w, k, g);
+    if (!p)
+      return v;
+    if ((reinterpret_cast<unsigned long long>(p) & 15) == 0)
+      return *reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      e[i] = p[i];
+    return v;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    if (k + i < D::K)
+      if (const T *p = gather<S>(x, w, k + i, g))
+        e[i] = *p;
+  return v;
+}
+
+/// fp16/bf16: 128 x 128 tiles of mma.sync on a grid of (O/G tiles, M tiles, G).
+template <typename S, typename T, typename Epilogue>
+__device__ __forceinline__ void conv_mma(const T *__restrict__ x, const T *__restrict__ w,
+                                         const Epilogue &epilogue) {
+  using D = Dims<S>;
+  const int g = blockIdx.z;
+  const T *wg = w + (long long)g * D::Og * D::K;
+  mma_tile_loop<T, true>(
+      [&](int m, int k) { return im2col8<S>(x, m, k, g); },
+      [&](int row, int col) { return load8(wg, D::Og, D::K, row, col); }, D::M, D::Og,
+      D::K, [&](int m, int n, float acc) { epilogue(m, g * D::Og + n, acc); },
+      blockIdx.y * kMmaBM, blockIdx.x * kMmaBN);
+}
+
+/// fp32: 64 x 64 SIMT tiles on a grid of (O/G tiles, M tiles, G).
+template <typename S, typename Epilogue>
+__device__ __forceinline__ void conv_simt(const float *__restrict__ x,
+                                          const float *__restrict__ w,
+                                          const Epilogue &epilogue) {
+  using D = Dims<S>;
+  const int g = blockIdx.z;
+  const float *wg = w + (long long)g * D::Og * D::K;
+  simt_tile_loop<true>(
+      [&](int m, int k) {
+        const float *p = gather<S>(x, window_of<S>(m), k, g);
+        return p ? *p : 0.0f;
+      },
+      [&](int n, int k) { return wg[(long long)n * D::K + k]; }, D::M, D::Og, D::K,
+      [&](int m, int n, float acc) { epilogue(m, g * D::Og + n, acc); });
+}
+
+/// Depthwise (G == C, one input channel per group): one thread per output
+/// element (m, o) on a grid-stride loop; output channel o reads input
+/// channel o / (O / C).
+template <typename S, typename T, typename Epilogue>
+__device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
+                                               const T *__restrict__ w,
+                                               const Epilogue &epilogue) {
+  using D = Dims<S>;
+  constexpr long long total = (long long)D::M * S::O;
+  for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+       idx += (long long)gridDim.x * blockDim.x) {
+    const int o = (int)(idx % S::O), m = (int)(idx / S::O);
+    const Window win = window_of<S>(m);
+    const int c = o / D::Og;
+    const T *wo = w + (long long)o * S::KH * S::KW;
+    float acc = 0.0f;
+#pragma unroll
+    for (int kh = 0; kh < S::KH; ++kh) {
+      const int ih = win.ih + kh * S::DH;
+      if ((unsigned)ih >= (unsigned)S::H)
+        continue;
+#pragma unroll
+      for (int kw = 0; kw < S::KW; ++kw) {
+        const int iw = win.iw + kw * S::DW;
+        if ((unsigned)iw < (unsigned)S::W)
+          acc = fmaf(to_float(x[input_offset<S>(win.n, ih, iw, c)]),
+                     to_float(wo[kh * S::KW + kw]), acc);
+      }
+    }
+    epilogue(m, o, acc);
+  }
+}
+
+} // namespace kiln::conv

@@ -1,0 +1,255 @@
+//===- ConvEmitter.cpp - conv_epilogue and pooling groups -> CUDA ---------===//
+//
+// conv_epilogue: one kiln.conv2d (NHWC) plus elementwise ops on its result.
+// The convolution picks one of four main loops (kiln_conv.cuh):
+//   1. a plain GEMM (1x1, stride 1, no padding, one group, NHWC input): the
+//      input is [N*H*W, C] and the weight [O, C], so the GEMM emitter runs
+//      it, TMA + wgmma on sm_90a when C % 8 == 0 for fp16/bf16;
+//   2. depthwise (groups == C): a direct kernel, one thread per output;
+//   3. fp16/bf16: implicit GEMM on mma.sync, im2col in the A loader;
+//   4. fp32: the same implicit GEMM on SIMT FMA.
+// Every path ends in the same epilogue functor: (m, o, acc) -> acc + bias,
+// rounded to the element type, then the group's ops at idx = m * O + o.
+// The input may be `kiln.permute %arg [0, 2, 3, 1]` of an NCHW argument:
+// paths 2-4 then read NCHW in place.
+//
+// pooling: one kiln.pool2d plus elementwise ops on its result, one thread
+// per output element, channels fastest (kiln_pool.cuh).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementCode.h"
+#include "Emitters.h"
+
+#include "kiln/Dialect/Kiln/Window.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+using namespace kiln::codegen::detail;
+
+namespace {
+
+template <typename Op> Op anchorOf(FusionOp group) {
+  for (Operation &op : group.getBody().front())
+    if (auto anchor = dyn_cast<Op>(op))
+      return anchor;
+  return {};
+}
+
+/// `struct name { static constexpr int A = 1; ... };`
+std::string constants(const std::string &name,
+                      ArrayRef<std::pair<const char *, int64_t>> values) {
+  std::string text = "struct " + name + " {\n";
+  for (auto [key, value] : values)
+    text += std::string("  static constexpr ") +
+            (key[0] == 'k' ? "bool " : "int ") + key + " = " +
+            (key[0] == 'k' ? (value ? "true" : "false") : std::to_string(value)) + ";\n";
+  return text + "};\n";
+}
+
+/// The functor `name` whose operator()(int m, int o, float acc) evaluates
+/// `epilogue` (bound to `acc` by the caller) at idx = m * channels + o.
+std::string epilogueFunctor(FusionOp group, const std::string &name, int64_t channels,
+                            const ElementCode &epilogue) {
+  std::string members;
+  for (auto [index, input] : llvm::enumerate(group.getInputs()))
+    members += "  const " +
+               cudaType(cast<RankedTensorType>(input.getType()).getElementType()) +
+               " *in" + std::to_string(index) + ";\n";
+  for (auto [index, result] : llvm::enumerate(group.getResults()))
+    members += "  " + cudaType(cast<RankedTensorType>(result.getType()).getElementType()) +
+               " *out" + std::to_string(index) + ";\n";
+  return "struct " + name + " {\n" + members +
+         "  __device__ __forceinline__ void operator()(int m, int o, float acc) const {\n"
+         "    const long long idx = (long long)m * " + std::to_string(channels) +
+         "LL + o;\n" + epilogue.code + "  }\n};\n";
+}
+
+std::string functorInitializers(FusionOp group) {
+  std::string text;
+  for (unsigned i = 0; i < group.getInputs().size(); ++i)
+    text += std::string(i ? ", " : "") + "in" + std::to_string(i);
+  for (unsigned i = 0; i < group.getNumResults(); ++i)
+    text += ", out" + std::to_string(i);
+  return text;
+}
+
+/// Emits every op of the group but `skip` into `code`, then the stores.
+LogicalResult emitRest(FusionOp group, ElementCode &code,
+                       ArrayRef<Operation *> skip) {
+  for (Operation &op : group.getBody().front().without_terminator())
+    if (!llvm::is_contained(skip, &op) && failed(code.emit(&op)))
+      return failure();
+  for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
+    code.store(index, value);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
+  Conv2dOp conv = anchorOf<Conv2dOp>(group);
+  // The input: a group argument, NHWC, or the NHWC permute of an NCHW one.
+  Value input = conv.getInput();
+  PermuteOp layoutChange = input.getDefiningOp<PermuteOp>();
+  if (layoutChange) {
+    if (layoutChange.getPermutation() != ArrayRef<int64_t>{0, 2, 3, 1})
+      return conv.emitOpError("a permuted convolution input must be the NCHW -> NHWC "
+                              "permute [0, 2, 3, 1], got a different permutation");
+    input = layoutChange.getInput();
+  }
+  auto inputArg = dyn_cast<BlockArgument>(input);
+  auto weightArg = dyn_cast<BlockArgument>(conv.getWeight());
+  if (!inputArg || !weightArg)
+    return conv.emitOpError("the convolution's input and weight must be inputs of the "
+                            "group (or the input's NCHW -> NHWC permute)");
+  if (conv.getBias() && !isa<BlockArgument>(conv.getBias()))
+    return conv.emitOpError("the bias must be an input of the group");
+  for (Value result : group.getResults())
+    if (cast<RankedTensorType>(result.getType()).getShape() != conv.getType().getShape())
+      return group.emitOpError("a conv_epilogue kernel needs every result in the "
+                               "convolution's shape");
+
+  ArrayRef<int64_t> in = conv.getInput().getType().getShape();
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(), d = conv.getDilation();
+  const int64_t groups = conv.getGroups();
+  const int64_t M = out[0] * out[1] * out[2], O = out[3];
+  Type element = conv.getType().getElementType();
+  if (M * O >= (1LL << 31) || elementCount(conv.getInput().getType()) >= (1LL << 31))
+    return conv.emitOpError("convolutions past 2^31 elements are not supported");
+
+  // The epilogue reads the accumulator plus bias, rounded as if stored.
+  ElementCode epilogue(group, out, "idx", "    ");
+  std::string accumulator = "acc";
+  if (conv.getBias())
+    accumulator = "(acc + " + epilogue.valueOf(conv.getBias()) + ")";
+  SmallVector<Operation *> skip = {conv};
+  if (layoutChange)
+    skip.push_back(layoutChange);
+
+  bool plainGemm = w[1] == 1 && w[2] == 1 && s[0] == 1 && s[1] == 1 &&
+                   llvm::all_of(p, [](int64_t v) { return v == 0; }) && groups == 1 &&
+                   !layoutChange;
+  if (plainGemm) {
+    GemmPlan plan;
+    plan.anchor = conv;
+    plan.lhs = inputArg;
+    plan.rhs = weightArg;
+    plan.bias = conv.getBias();
+    plan.M = M;
+    plan.N = O;
+    plan.K = in[3];
+    plan.kind = "conv_epilogue";
+    return emitGemmKernel(group, name, plan);
+  }
+
+  epilogue.bind(conv.getResult(), roundedTo(element, accumulator));
+  if (failed(emitRest(group, epilogue, skip)))
+    return failure();
+
+  bool depthwise = groups > 1 && groups == in[3] && w[3] == 1;
+  bool tensorCores = element.isF16() || element.isBF16();
+  std::string shapeName = name.str() + "_shape", epilogueName = name.str() + "_epilogue";
+  std::string x = "in" + std::to_string(inputArg.getArgNumber());
+  std::string weight = "in" + std::to_string(weightArg.getArgNumber());
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.kind = "conv_epilogue";
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  kernel.block = kThreads;
+  std::string call;
+  if (depthwise) {
+    kernel.grid[0] = static_cast<unsigned>(
+        std::clamp<int64_t>((M * O + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
+    call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
+  } else {
+    int64_t tile = tensorCores ? 128 : 64;
+    int64_t mTiles = (M + tile - 1) / tile;
+    if (mTiles > 65535)
+      return conv.emitOpError("the implicit GEMM needs ")
+             << mTiles << " row tiles, past the grid's y limit of 65535";
+    kernel.grid[0] = static_cast<unsigned>((O / groups + tile - 1) / tile);
+    kernel.grid[1] = static_cast<unsigned>(mTiles);
+    kernel.grid[2] = static_cast<unsigned>(groups);
+    call = std::string(tensorCores ? "kiln::conv::conv_mma<" : "kiln::conv::conv_simt<") +
+           shapeName + ">(" + x + ", " + weight;
+  }
+  std::string shape = constants(
+      shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"O", O},
+                  {"KH", w[1]}, {"KW", w[2]}, {"SH", s[0]}, {"SW", s[1]}, {"PT", p[0]},
+                  {"PL", p[1]}, {"DH", d[0]}, {"DW", d[1]}, {"OH", out[1]},
+                  {"OW", out[2]}, {"G", groups}, {"kNchw", layoutChange ? 1 : 0}});
+  kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n\n" + shape +
+                  "\n" + epilogueFunctor(group, epilogueName, O, epilogue) + "\n" +
+                  signature(group, name, kThreads, 0, /*minOneBlock=*/!depthwise) +
+                  " {\n  const " + epilogueName +
+                  " epilogue{" + functorInitializers(group) + "};\n  " + call +
+                  ", epilogue);\n}\n";
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
+  Pool2dOp pool = anchorOf<Pool2dOp>(group);
+  auto inputArg = dyn_cast<BlockArgument>(pool.getInput());
+  if (!inputArg)
+    return pool.emitOpError("the pooled tensor must be an input of the group");
+  ArrayRef<int64_t> in = pool.getInput().getType().getShape();
+  ArrayRef<int64_t> out = pool.getType().getShape();
+  for (Value result : group.getResults())
+    if (cast<RankedTensorType>(result.getType()).getShape() != out)
+      return group.emitOpError("a pooling kernel needs every result in the pooled shape");
+  int64_t total = elementCount(pool.getType());
+  ArrayRef<int64_t> k = pool.getKernel(), s = pool.getStrides(), p = pool.getPadding();
+  Type element = pool.getType().getElementType();
+
+  ElementCode epilogue(group, out, "idx", "    ");
+  epilogue.bind(pool.getResult(), roundedTo(element, "pooled"));
+  if (failed(emitRest(group, epilogue, {pool})))
+    return failure();
+
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.kind = "pooling";
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  kernel.block = kThreads;
+  kernel.grid[0] = static_cast<unsigned>(
+      std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
+  std::string shapeName = name.str() + "_window";
+  std::string shape = constants(
+      shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"OH", out[1]},
+                  {"OW", out[2]}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]}, {"SW", s[1]},
+                  {"PT", p[0]}, {"PL", p[1]}, {"PB", p[2]}, {"PR", p[3]},
+                  {"kMax", pool.getKind() == PoolKind::max},
+                  {"kCountIncludePad", pool.getCountIncludePad()}});
+  kernel.source =
+      header(group, kernel.kind) + "#include \"kiln_pool.cuh\"\n\n" + shape + "\n" +
+      signature(group, name, kThreads) + " {\n  for (long long idx = (long long)blockIdx.x * " +
+      std::to_string(kThreads) + " + threadIdx.x; idx < " + std::to_string(total) +
+      "LL; idx += (long long)gridDim.x * " + std::to_string(kThreads) +
+      ") {\n    const float pooled = kiln::pool::pool_window<" + shapeName + ">(in" +
+      std::to_string(inputArg.getArgNumber()) + ", idx);\n" + epilogue.code + "  }\n}\n";
+  return kernel;
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> kiln::codegen::detail::emitConv(FusionOp group, StringRef name) {
+  return emitConvolution(group, name);
+}
+
+FailureOr<EmittedKernel> kiln::codegen::detail::emitPooling(FusionOp group, StringRef name) {
+  return emitPool(group, name);
+}

@@ -1,0 +1,59 @@
+//===- Emitters.h - the kernel emitters behind emitKernel -------*- C++ -*-===//
+//
+// Internal to codegen/lib: the helpers every emitter shares (kernel
+// signature, header, rounding) and one entry per kernel family, defined in
+// CudaEmitter.cpp (elementwise, GEMM, normalization), ConvEmitter.cpp
+// (convolution, pooling) and ReductionEmitter.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_EMITTERS_H
+#define KILN_CODEGEN_EMITTERS_H
+
+#include "kiln/codegen/CudaEmitter.h"
+
+#include "mlir/IR/Value.h"
+
+#include <string>
+
+namespace kiln::codegen::detail {
+
+constexpr unsigned kThreads = 256;
+/// Enough blocks to fill an H200 several times; grid-stride loops go past it.
+constexpr int64_t kMaxElementwiseBlocks = 132 * 16;
+
+/// `extern "C" __global__ void name(maps..., const T *in0, ..., T *out0, ...)`.
+/// `minOneBlock` (implied by tensor maps) adds a minimum of one block per
+/// multiprocessor to the launch bounds: ptxas may then use every register
+/// rather than spill to keep occupancy.
+std::string signature(FusionOp group, llvm::StringRef name, unsigned threads,
+                      unsigned tensorMaps = 0, bool minOneBlock = false);
+/// The comment naming the group's location and the common include.
+std::string header(FusionOp group, llvm::StringRef family);
+YieldOp yieldOf(FusionOp group);
+int64_t elementCount(mlir::Type type);
+/// `value` (a float expression) rounded through `element` when it is
+/// narrower than fp32: an op's result as it would be read back from memory.
+std::string roundedTo(mlir::Type element, const std::string &value);
+
+/// A GEMM whose epilogue is the group's other ops: C[m, n] of [M, N] at
+/// `idx = m * N + n` of the anchor's result (plus z * M * N per batch).
+struct GemmPlan {
+  mlir::Operation *anchor = nullptr;
+  mlir::BlockArgument lhs, rhs;
+  mlir::Value bias; // [N], added in fp32 before rounding; may be null
+  bool kMajorB = true;
+  int64_t M = 0, N = 0, K = 0, batch = 1;
+  std::string batchOffsets = "  const long long aOffset = 0, bOffset = 0;\n";
+  std::string kind = "gemm_epilogue";
+};
+mlir::FailureOr<EmittedKernel> emitGemmKernel(FusionOp group, llvm::StringRef name,
+                                              const GemmPlan &plan);
+
+mlir::FailureOr<EmittedKernel> emitConv(FusionOp group, llvm::StringRef name);
+mlir::FailureOr<EmittedKernel> emitPooling(FusionOp group, llvm::StringRef name);
+mlir::FailureOr<EmittedKernel> emitReduction(FusionOp group, llvm::StringRef name);
+
+} // namespace kiln::codegen::detail
+
+#endif // KILN_CODEGEN_EMITTERS_H
