@@ -796,3 +796,29 @@ func.func @conv_group_anchor(%x: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @elementwise_group_moves_computed_value(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{an elementwise group holds 'kiln.permute' only on the group's inputs}}
+  %0 = kiln.fusion elementwise ins(%x : tensor<4x8xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %r = kiln.relu %a : tensor<4x8xf32>
+    %p = kiln.permute %r [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    kiln.yield %p : tensor<8x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @conv_group_other_permute(%x: tensor<1x6x3x6xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+1 {{a conv_epilogue group holds 'kiln.permute' only as the NCHW -> NHWC permute [0, 2, 3, 1] of an input that feeds the convolution's input alone}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x6x3x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x4x8xf32> {
+  ^bb0(%a: tensor<1x6x3x6xf32>, %k: tensor<8x3x3x3xf32>):
+    %n = kiln.permute %a [0, 1, 3, 2] : tensor<1x6x3x6xf32> -> tensor<1x6x6x3xf32>
+    %c = kiln.conv2d %n, %k strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x3xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x4x8xf32>
+    kiln.yield %c : tensor<1x4x4x8xf32>
+  }
+  return
+}

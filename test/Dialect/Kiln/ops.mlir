@@ -239,3 +239,33 @@ func.func @windows(%x: tensor<1x32x32x3xf16>, %w: tensor<16x7x7x3xf16>, %b: tens
   %3 = kiln.pool2d %1 avg kernel = [3, 3] strides = [2, 2] padding = [0, 0, 0, 0] ceil_mode count_include_pad : tensor<1x16x16x16xf16> -> tensor<1x8x8x16xf16>
   return %3 : tensor<1x8x8x16xf16>
 }
+
+// -----
+
+// Data movement that kernels fold into their loads: permute, slice and
+// concat of inputs in an elementwise group; the NCHW -> NHWC permute of a
+// convolution's input in a conv_epilogue group.
+// CHECK-LABEL: func.func @moves_in_groups
+//       CHECK:   kiln.fusion elementwise ins(
+//       CHECK:     kiln.permute
+//       CHECK:     kiln.slice
+//       CHECK:     kiln.concat
+//       CHECK:   kiln.fusion conv_epilogue ins(
+//       CHECK:     kiln.permute %{{.*}} [0, 2, 3, 1]
+//       CHECK:     kiln.conv2d
+func.func @moves_in_groups(%a: tensor<8x4xf32>, %b: tensor<4x10xf32>, %img: tensor<1x3x6x6xf32>, %k: tensor<8x3x3x3xf32>) {
+  %0 = kiln.fusion elementwise ins(%a, %b : tensor<8x4xf32>, tensor<4x10xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<8x4xf32>, %y: tensor<4x10xf32>):
+    %p = kiln.permute %x [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+    %s = kiln.slice %y offsets = [0, 1] strides = [1, 2] : tensor<4x10xf32> -> tensor<4x4xf32>
+    %c = kiln.concat %y, %y dim = 1 : (tensor<4x10xf32>, tensor<4x10xf32>) -> tensor<4x20xf32>
+    kiln.yield %p : tensor<4x8xf32>
+  }
+  %1 = kiln.fusion conv_epilogue ins(%img, %k : tensor<1x3x6x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x4x8xf32> {
+  ^bb0(%x: tensor<1x3x6x6xf32>, %w: tensor<8x3x3x3xf32>):
+    %n = kiln.permute %x [0, 2, 3, 1] : tensor<1x3x6x6xf32> -> tensor<1x6x6x3xf32>
+    %c = kiln.conv2d %n, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x3xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x4x8xf32>
+    kiln.yield %c : tensor<1x4x4x8xf32>
+  }
+  return
+}

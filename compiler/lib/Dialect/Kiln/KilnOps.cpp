@@ -597,8 +597,11 @@ LogicalResult FusionOp::verifyRegions() {
              << index << " has type " << std::get<0>(pair) << " but result "
              << index << " has type " << std::get<1>(pair);
   // What each kernel family can hold: one anchor of its kind (the GEMM, the
-  // normalization, at least one reduction) plus elementwise ops and
-  // constants. Convolution and attention groups are not constrained yet.
+  // normalization, the convolution, the pooling, at least one reduction)
+  // plus elementwise ops and constants. Data movement that a kernel folds
+  // into its loads may sit on group inputs: permute, slice and concat in
+  // elementwise groups; the NCHW -> NHWC permute of a convolution's input.
+  // Attention groups are not constrained yet.
   StringRef kindName = stringifyFusionKind(getKind());
   StringRef article = StringRef("aeiou").contains(kindName.front()) ? "an " : "a ";
   int anchors = 0;
@@ -611,8 +614,17 @@ LogicalResult FusionOp::verifyRegions() {
     bool elementwise =
         op.hasTrait<OpTrait::KilnElementwise>() || isa<ConstantOp>(op);
     bool anchor = false;
+    bool onInputs = llvm::all_of(op.getOperands(), [&](Value v) {
+      return isa<BlockArgument>(v) && v.getParentBlock() == &body;
+    });
     switch (getKind()) {
     case FusionKind::elementwise:
+      if (isa<PermuteOp, SliceOp, ConcatOp>(op)) {
+        if (!onInputs)
+          return emitOpError("an elementwise group holds '")
+                 << op.getName() << "' only on the group's inputs";
+        elementwise = true;
+      }
       break;
     case FusionKind::gemm_epilogue:
       anchor = isa<LinearOp, MatmulOp, BatchMatmulOp>(op);
@@ -625,6 +637,17 @@ LogicalResult FusionOp::verifyRegions() {
       break;
     case FusionKind::conv_epilogue:
       anchor = isa<Conv2dOp>(op);
+      if (auto permute = dyn_cast<PermuteOp>(op)) {
+        bool layoutChange =
+            onInputs && permute.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1} &&
+            permute->hasOneUse() && isa<Conv2dOp>(*permute->user_begin()) &&
+            cast<Conv2dOp>(*permute->user_begin()).getInput() == permute.getResult();
+        if (!layoutChange)
+          return emitOpError("a conv_epilogue group holds 'kiln.permute' only as the "
+                             "NCHW -> NHWC permute [0, 2, 3, 1] of an input that feeds "
+                             "the convolution's input alone");
+        elementwise = true;
+      }
       break;
     case FusionKind::pooling:
       anchor = isa<Pool2dOp>(op);
