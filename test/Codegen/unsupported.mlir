@@ -40,3 +40,55 @@ func.func @reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %0 = kiln.reduce_sum %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// CHECK: error: 'kiln.conv2d' op the convolution's input and weight must be inputs of the group (or the input's NCHW -> NHWC permute)
+func.func @conv_computed_weight(%x: tensor<1x6x6x4xf32>, %w: tensor<8x3x3x4xf32>) -> tensor<1x4x4x8xf32> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x4x4x8xf32> {
+  ^bb0(%a: tensor<1x6x6x4xf32>, %k: tensor<8x3x3x4xf32>):
+    %n = kiln.neg %k : tensor<8x3x3x4xf32>
+    %c = kiln.conv2d %a, %n strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x4xf32>, tensor<8x3x3x4xf32>) -> tensor<1x4x4x8xf32>
+    kiln.yield %c : tensor<1x4x4x8xf32>
+  }
+  return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// CHECK: error: 'kiln.pool2d' op the pooled tensor must be an input of the group
+func.func @pool_of_computed_value(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32> {
+  %0 = kiln.fusion pooling ins(%x : tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32> {
+  ^bb0(%a: tensor<1x4x4x2xf32>):
+    %r = kiln.relu %a : tensor<1x4x4x2xf32>
+    %p = kiln.pool2d %r max kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] : tensor<1x4x4x2xf32> -> tensor<1x2x2x2xf32>
+    kiln.yield %p : tensor<1x2x2x2xf32>
+  }
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// CHECK: error: 'kiln.reduce_max' op a reduction kernel holds one reduction; a second one is not supported by the code generator yet
+func.func @two_reductions(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0:2 = kiln.fusion reduction ins(%x : tensor<4x8xf32>) -> tensor<4xf32>, tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %s = kiln.reduce_sum %a dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+    %m = kiln.reduce_max %a dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+    kiln.yield %s, %m : tensor<4xf32>, tensor<4xf32>
+  }
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK: error: 'kiln.permute' op in a fused kernel must produce the kernel's iteration shape (2-D, 4x8)
+func.func @broadcast_permute(%x: tensor<8x1xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.fusion elementwise ins(%x, %y : tensor<8x1xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<8x1xf32>, %b: tensor<4x8xf32>):
+    %p = kiln.permute %a [1, 0] : tensor<8x1xf32> -> tensor<1x8xf32>
+    %s = kiln.add %b, %p : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+    kiln.yield %s : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}

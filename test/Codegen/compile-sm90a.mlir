@@ -1,0 +1,26 @@
+// RUN: kiln-translate --kiln-to-sm90a-ptx %S/conv.mlir --split-input-file | FileCheck %s --check-prefix=CONV
+// RUN: kiln-translate --kiln-to-sm90a-ptx %S/pooling.mlir --split-input-file | FileCheck %s --check-prefix=POOL
+// RUN: kiln-translate --kiln-to-sm90a-ptx %S/reduction.mlir --split-input-file | FileCheck %s --check-prefix=REDUCE
+// RUN: kiln-translate --kiln-to-sm90a-ptx %S/data-movement.mlir --split-input-file | FileCheck %s --check-prefix=MOVE
+
+// Every convolution, pooling, reduction and data-movement kernel of the
+// snapshot tests compiles with NVRTC for sm_90a without a stack frame, a
+// spill or a ptxas performance warning (compileKernel rejects those). The
+// implicit GEMMs multiply on mma.sync; the 1x1 convolution on wgmma.
+// CONV-LABEL: // === ptx c3_k0
+//       CONV: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CONV-LABEL: // === ptx pw_k0
+//       CONV: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// CONV-LABEL: // === ptx simt_k0
+// CONV-LABEL: // === ptx dw_k0
+// CONV-LABEL: // === ptx grp_k0
+//       CONV: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CONV-LABEL: // === ptx nchw_k0
+// POOL-LABEL: // === ptx maxp_k0
+// POOL-LABEL: // === ptx avgp_k0
+// REDUCE-LABEL: // === ptx gap_k0
+// REDUCE-LABEL: // === ptx rowsum_k0
+//       REDUCE: shfl.sync.bfly.b32
+// REDUCE-LABEL: // === ptx rowmax_k0
+// MOVE-LABEL: // === ptx perm_k0
+// MOVE-LABEL: // === ptx slicecat_k0

@@ -1,0 +1,120 @@
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
+
+// One kernel per conv_epilogue group; the main loop follows the shape.
+
+// A 3x3 stride-2 fp16 convolution with asymmetric padding, bias, residual
+// and relu: implicit GEMM on mma.sync (C = 16: vector im2col loads), the
+// convolution described by compile-time constants, the accumulator plus bias
+// rounded to fp16 before the epilogue reads it at idx = m * O + o.
+// CHECK-LABEL: // === kernel c3_k0 grid(1, 1, 1) block(256) shared(0) inputs(4) outputs(1)
+//       CHECK: #include "kiln_conv.cuh"
+//       CHECK: struct c3_k0_shape {
+//       CHECK:   static constexpr int PT = 1;
+//       CHECK:   static constexpr int PL = 0;
+//       CHECK:   static constexpr int OH = 4;
+//       CHECK:   static constexpr int OW = 5;
+//       CHECK:   static constexpr bool kNchw = false;
+//       CHECK:     const long long idx = (long long)m * 24LL + o;
+//       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + v{{[0-9]+}}))) + v{{[0-9]+}});
+//       CHECK:     out0[idx] = kiln::from_float<__half>(
+//       CHECK: __launch_bounds__(256, 1) c3_k0(
+//       CHECK:   kiln::conv::conv_mma<c3_k0_shape>(in0, in1, epilogue);
+func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<24xf16>, %r: tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x9x11x16xf16>, tensor<24x3x3x16xf16>, tensor<24xf16>, tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
+  ^bb0(%ax: tensor<2x9x11x16xf16>, %aw: tensor<24x3x3x16xf16>, %ab: tensor<24xf16>, %ar: tensor<2x4x5x24xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [2, 2] padding = [1, 0, 0, 1] dilation = [1, 1] groups = 1 : (tensor<2x9x11x16xf16>, tensor<24x3x3x16xf16>, tensor<24xf16>) -> tensor<2x4x5x24xf16>
+    %t = kiln.add %y, %ar : tensor<2x4x5x24xf16>
+    %u = kiln.relu %t : tensor<2x4x5x24xf16>
+    kiln.yield %u : tensor<2x4x5x24xf16>
+  }
+  return %0 : tensor<2x4x5x24xf16>
+}
+
+// -----
+
+// A 1x1, stride-1, unpadded convolution is a GEMM of [N*H*W, C] by [O, C]:
+// the GEMM emitter's kernel (TMA + wgmma on sm_90a), tagged conv_epilogue.
+// CHECK-LABEL: // === kernel pw_k0 grid(1, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
+//       CHECK: #include "kiln_gemm_sm90.cuh"
+//       CHECK:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 128, 32, 64, epilogue);
+//       CHECK:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 128, 32, 64, epilogue);
+func.func @pw(%x: tensor<2x8x8x64xf16>, %w: tensor<32x1x1x64xf16>, %b: tensor<32xf16>, %r: tensor<2x8x8x32xf16>) -> tensor<2x8x8x32xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x8x8x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>, tensor<2x8x8x32xf16>) -> tensor<2x8x8x32xf16> {
+  ^bb0(%ax: tensor<2x8x8x64xf16>, %aw: tensor<32x1x1x64xf16>, %ab: tensor<32xf16>, %ar: tensor<2x8x8x32xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<2x8x8x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>) -> tensor<2x8x8x32xf16>
+    %t = kiln.add %y, %ar : tensor<2x8x8x32xf16>
+    %u = kiln.relu %t : tensor<2x8x8x32xf16>
+    kiln.yield %u : tensor<2x8x8x32xf16>
+  }
+  return %0 : tensor<2x8x8x32xf16>
+}
+
+// -----
+
+// fp32 with 5 channels and dilation 2: the SIMT implicit GEMM.
+// CHECK-LABEL: // === kernel simt_k0 grid(1, 2, 1) block(256) shared(0) inputs(4) outputs(1)
+//       CHECK:   static constexpr int DH = 2;
+//       CHECK:   kiln::conv::conv_simt<simt_k0_shape>(in0, in1, epilogue);
+func.func @simt(%x: tensor<2x9x9x5xf32>, %w: tensor<17x3x3x5xf32>, %b: tensor<17xf32>, %r: tensor<2x7x7x17xf32>) -> tensor<2x7x7x17xf32> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x9x9x5xf32>, tensor<17x3x3x5xf32>, tensor<17xf32>, tensor<2x7x7x17xf32>) -> tensor<2x7x7x17xf32> {
+  ^bb0(%ax: tensor<2x9x9x5xf32>, %aw: tensor<17x3x3x5xf32>, %ab: tensor<17xf32>, %ar: tensor<2x7x7x17xf32>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [2, 2] groups = 1 : (tensor<2x9x9x5xf32>, tensor<17x3x3x5xf32>, tensor<17xf32>) -> tensor<2x7x7x17xf32>
+    %t = kiln.add %y, %ar : tensor<2x7x7x17xf32>
+    %u = kiln.relu %t : tensor<2x7x7x17xf32>
+    kiln.yield %u : tensor<2x7x7x17xf32>
+  }
+  return %0 : tensor<2x7x7x17xf32>
+}
+
+// -----
+
+// Depthwise (groups == C): the direct kernel, one thread per output element
+// on a grid-stride loop.
+// CHECK-LABEL: // === kernel dw_k0 grid(7, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK:   static constexpr int G = 32;
+//       CHECK: __launch_bounds__(256) dw_k0(
+//       CHECK:   kiln::conv::conv_depthwise<dw_k0_shape>(in0, in1, epilogue);
+func.func @dw(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) -> tensor<2x5x5x32xf16> {
+  ^bb0(%ax: tensor<2x9x9x32xf16>, %aw: tensor<32x3x3x1xf16>, %ab: tensor<32xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 : (tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) -> tensor<2x5x5x32xf16>
+    %u = kiln.relu %y : tensor<2x5x5x32xf16>
+    kiln.yield %u : tensor<2x5x5x32xf16>
+  }
+  return %0 : tensor<2x5x5x32xf16>
+}
+
+// -----
+
+// Two groups of 5 channels in bf16: one grid z per group.
+// CHECK-LABEL: // === kernel grp_k0 grid(1, 1, 2) block(256) shared(0) inputs(4) outputs(1)
+//       CHECK:   kiln::conv::conv_mma<grp_k0_shape>(in0, in1, epilogue);
+func.func @grp(%x: tensor<2x7x7x10xbf16>, %w: tensor<6x3x3x5xbf16>, %b: tensor<6xbf16>, %r: tensor<2x7x7x6xbf16>) -> tensor<2x7x7x6xbf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x7x7x10xbf16>, tensor<6x3x3x5xbf16>, tensor<6xbf16>, tensor<2x7x7x6xbf16>) -> tensor<2x7x7x6xbf16> {
+  ^bb0(%ax: tensor<2x7x7x10xbf16>, %aw: tensor<6x3x3x5xbf16>, %ab: tensor<6xbf16>, %ar: tensor<2x7x7x6xbf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [0, 1, 2, 1] dilation = [1, 1] groups = 2 : (tensor<2x7x7x10xbf16>, tensor<6x3x3x5xbf16>, tensor<6xbf16>) -> tensor<2x7x7x6xbf16>
+    %t = kiln.add %y, %ar : tensor<2x7x7x6xbf16>
+    %u = kiln.relu %t : tensor<2x7x7x6xbf16>
+    kiln.yield %u : tensor<2x7x7x6xbf16>
+  }
+  return %0 : tensor<2x7x7x6xbf16>
+}
+
+// -----
+
+// The frontend's NCHW -> NHWC permute fused into the stem convolution: the
+// loader reads the NCHW input in place.
+// CHECK-LABEL: // === kernel nchw_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK:   static constexpr int C = 3;
+//       CHECK:   static constexpr bool kNchw = true;
+//       CHECK:   kiln::conv::conv_mma<nchw_k0_shape>(in0, in1, epilogue);
+func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>) -> tensor<1x8x8x8xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x3x15x15xf16>, tensor<8x3x3x3xf16>, tensor<8xf16>) -> tensor<1x8x8x8xf16> {
+  ^bb0(%ax: tensor<1x3x15x15xf16>, %aw: tensor<8x3x3x3xf16>, %ab: tensor<8xf16>):
+    %p = kiln.permute %ax [0, 2, 3, 1] : tensor<1x3x15x15xf16> -> tensor<1x15x15x3xf16>
+    %y = kiln.conv2d %p, %aw, %ab strides = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x15x15x3xf16>, tensor<8x3x3x3xf16>, tensor<8xf16>) -> tensor<1x8x8x8xf16>
+    %u = kiln.relu %y : tensor<1x8x8x8xf16>
+    kiln.yield %u : tensor<1x8x8x8xf16>
+  }
+  return %0 : tensor<1x8x8x8xf16>
+}
