@@ -241,6 +241,9 @@ def error_models():
         def forward(self, x):
             return x.to(torch.float64) * 2
     return {
+        "conv_transpose": lambda: (torch.nn.ConvTranspose2d(4, 2, 3), (torch.randn(1, 4, 6, 6),)),
+        "adaptive_uneven": lambda: (torch.nn.AdaptiveAvgPool2d(2), (torch.randn(1, 3, 5, 5),)),
+        "maxpool_dilated": lambda: (torch.nn.MaxPool2d(2, dilation=2), (torch.randn(1, 3, 8, 8),)),
         "unsupported_ops": lambda: (Unsupported(), (torch.randn(4, 5),)),
         "float64_model": lambda: (DoubleModel(), (torch.randn(3),)),
     }
@@ -271,7 +274,7 @@ def main(out, names):
         scripted = torch.jit.script(Mlp().eval())
         torch.jit.save(scripted, os.path.join(out, "mlp_scripted.pt"))
         torch.manual_seed(0)
-        same = torch.nn.Sequential(torch.nn.Conv2d(4, 6, 4, padding="same", dilation=2),
+        same = torch.nn.Sequential(torch.nn.Conv2d(4, 6, (4, 3), padding="same", dilation=(1, 2)),
                                    torch.nn.Hardswish()).eval()
         torch.jit.save(torch.jit.script(same), os.path.join(out, "conv_same_scripted.pt"))
         write_broken(out)
