@@ -193,7 +193,9 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
            "    const long long idx = p;\n" + store.code + "    }\n"
            "    __syncthreads();\n  }\n";
   }
-  kernel.source = header(group, kernel.kind) + signature(group, name, kThreads) + " {\n" +
+  // ptxas may otherwise hold these to 32 registers and spill the indexing.
+  kernel.source = header(group, kernel.kind) +
+                  signature(group, name, kThreads, 0, /*minOneBlock=*/true) + " {\n" +
                   loop + "}\n";
   return kernel;
 }
