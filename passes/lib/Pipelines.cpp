@@ -15,6 +15,8 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   // Convolutional regions channels-last before anything groups them.
   pm.addNestedPass<func::FuncOp>(createKilnPropagateLayout());
   pm.addPass(createCSEPass());
+  // A BatchNorm freezing left behind, once it sits next to its convolution.
+  pm.addNestedPass<func::FuncOp>(createKilnFoldAffine());
   KilnSetPrecisionOptions precision;
   precision.precision = options.precision;
   pm.addNestedPass<func::FuncOp>(createKilnSetPrecision(precision));

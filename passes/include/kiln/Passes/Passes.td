@@ -87,6 +87,28 @@ def KilnPropagateLayout : Pass<"kiln-propagate-layout", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnFoldAffine : Pass<"kiln-fold-affine", "mlir::func::FuncOp"> {
+  let summary = "folds per-channel scales and shifts into convolution and linear weights";
+  let description = [{
+    A BatchNorm that freezing did not fold arrives as `x * scale + shift`
+    with per-channel constants. When `x` is a convolution or linear layer
+    with constant weights whose only user is that multiply (or add), the
+    scale multiplies the weights and bias of each output channel and the
+    shift adds to the bias, at compile time; the elementwise ops disappear.
+    A constant broadcasting over anything but the output channels (the last
+    dimension, after kiln-propagate-layout) is left alone.
+
+    Before:
+    ```mlir
+    %0 = kiln.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (...) -> tensor<1x8x8x16xf32>
+    %1 = kiln.mul %0, %scale : tensor<1x8x8x16xf32>, tensor<1x1x1x16xf32> -> tensor<1x8x8x16xf32>
+    %2 = kiln.add %1, %shift : tensor<1x8x8x16xf32>, tensor<1x1x1x16xf32> -> tensor<1x8x8x16xf32>
+    ```
+    After: one kiln.conv2d with new constant weights and bias.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
