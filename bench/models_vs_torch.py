@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Whole models: kiln against PyTorch eager and torch.compile, in one run.
+
+    models_vs_torch.py BIN_DIR WORK_DIR [--models resnet50 ...] [--batches 1 32]
+                       [--json OUT.json] [--no-compile]
+
+For each torchvision model (random init, seed 0) and batch size, in fp16 on
+the GPU: traces the model, compiles it with kiln-compile (cold kernel cache:
+the compile time is kiln's whole compile), checks `kiln-run --check` against
+PyTorch's fp32 result on the same input (rel L2 <= 1e-2), and times kiln
+(device-resident I/O, CUDA graph, median of synchronous runs), PyTorch eager
+and torch.compile(mode="reduce-overhead") the same way. Prints a table and
+writes the raw numbers as JSON. Run on the GPU machine.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import torch
+import torchvision
+
+warnings.filterwarnings("ignore")
+
+
+def median_ms(fn, runs):
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def measure(name, batch, args):
+    work = os.path.join(args.work, f"{name}_b{batch}")
+    os.makedirs(work, exist_ok=True)
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    x32 = torch.randn(batch, 3, 224, 224)
+    row = {"model": name, "batch": batch, "dtype": "fp16"}
+    with torch.no_grad():
+        reference = model.cuda()(x32.cuda()).float().cpu()
+        m16 = model.half()
+        x16 = x32.half().cuda()
+        traced = torch.jit.trace(m16, x16)
+    path = os.path.join(work, "model.pt")
+    torch.jit.save(traced, path)
+    np.save(os.path.join(work, "x.npy"), x16.float().cpu().numpy())
+    np.save(os.path.join(work, "ref.npy"), reference.numpy())
+
+    env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
+    start = time.perf_counter()
+    out = run([f"{args.bin}/kiln-compile", path, "-o", os.path.join(work, "model.kiln")], env=env)
+    row["kiln_compile_s"] = time.perf_counter() - start
+    if out.returncode != 0:
+        row["error"] = (out.stderr or out.stdout).strip().splitlines()[-1]
+        return row
+    row["kernels"] = int(re.search(r"(\d+) kernel launches", out.stderr).group(1))
+    out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"),
+               "--input", f"x={work}/x.npy", "--check", f"{work}/ref.npy",
+               "--tolerance", "1e-2", "--device-io", "--bench", str(args.runs)])
+    text = out.stdout + out.stderr
+    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+    wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
+    if not check or not wall:
+        row["error"] = text.strip().splitlines()[-1] if text.strip() else "kiln-run failed"
+        return row
+    row["rel_l2"] = float(check.group(1))
+    row["check"] = check.group(2)
+    row["kiln_ms"] = float(wall.group(1))
+
+    with torch.no_grad():
+        row["eager_ms"] = median_ms(lambda: m16(x16), args.runs)
+        if args.compile:
+            torch._dynamo.reset()
+            start = time.perf_counter()
+            compiled = torch.compile(m16, mode="reduce-overhead")
+            for _ in range(3):
+                compiled(x16)
+            torch.cuda.synchronize()
+            row["compile_s"] = time.perf_counter() - start
+            row["compile_ms"] = median_ms(lambda: compiled(x16), args.runs)
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin")
+    parser.add_argument("work")
+    parser.add_argument("--models", nargs="+", default=["resnet50"])
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--json")
+    parser.add_argument("--no-compile", dest="compile", action="store_false")
+    args = parser.parse_args()
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"torchvision {torchvision.__version__}")
+    rows = []
+    header = (f"{'model':>20} {'batch':>5} {'kernels':>7} {'check':>16} {'kiln ms':>9} "
+              f"{'eager ms':>9} {'compile ms':>10} {'kiln/eager':>10} {'kiln/compile':>12} "
+              f"{'kiln compile s':>14} {'torch.compile s':>15}")
+    print(header)
+    for name in args.models:
+        for batch in args.batches:
+            row = measure(name, batch, args)
+            rows.append(row)
+            if "error" in row:
+                print(f"{name:>20} {batch:>5} ERROR {row['error']}")
+                continue
+            eager, comp = row["eager_ms"], row.get("compile_ms", float("nan"))
+            print(f"{name:>20} {batch:>5} {row['kernels']:>7} "
+                  f"{row['rel_l2']:.2e} {row['check']:>4} {row['kiln_ms']:>9.3f} "
+                  f"{eager:>9.3f} {comp:>10.3f} {eager / row['kiln_ms']:>9.2f}x "
+                  f"{comp / row['kiln_ms']:>11.2f}x {row['kiln_compile_s']:>14.1f} "
+                  f"{row.get('compile_s', float('nan')):>15.1f}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0 if all("error" not in r and r["check"] == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
