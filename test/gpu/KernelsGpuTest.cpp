@@ -409,6 +409,41 @@ TEST(KernelsGpu, PermuteSliceConcat) {
   expectMatchesReference(movement("f16"));
 }
 
+// Needs no GPU: the evaluator's NHWC convolution and pooling (explicit
+// padding, PyTorch's divisors) agree with ATen's NCHW ops where ATen can
+// express the padding (symmetric).
+TEST(KernelsGpu, ReferenceWindowsMatchATen) {
+  MLIRContext context;
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  auto evaluate = [&](const std::string &ir, std::vector<at::Tensor> &inputs) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
+    EXPECT_TRUE(module);
+    auto fn = *module->getOps<func::FuncOp>().begin();
+    inputs = randomInputs(fn, 3);
+    std::string error;
+    auto results = frontend::evaluateReference(fn, inputs, error);
+    EXPECT_TRUE(results) << error;
+    return results ? (*results)[0] : at::Tensor();
+  };
+  std::vector<at::Tensor> in;
+  at::Tensor got = evaluate(conv({2, 9, 8, 6, 4, 3, 3, {2, 1}, {1, 2, 1, 2}, {1, 2}, 2, "f32", true, false}), in);
+  at::Tensor want = at::relu(at::conv2d(in[0].permute({0, 3, 1, 2}), in[1].permute({0, 3, 1, 2}),
+                                        in[2], {2, 1}, {1, 2}, {1, 2}, 2))
+                        .permute({0, 2, 3, 1});
+  EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6);
+  for (bool ceil : {false, true})
+    for (bool includePad : {false, true}) {
+      got = evaluate(pool({2, 8, 7, 3}, "avg", {3, 3}, {2, 2}, {1, 1, 1, 1}, ceil, includePad, "f32"), in);
+      want = at::avg_pool2d(in[0].permute({0, 3, 1, 2}), {3, 3}, {2, 2}, {1, 1}, ceil, includePad)
+                 .permute({0, 2, 3, 1}) * 2;
+      EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6) << ceil << includePad;
+    }
+  got = evaluate(pool({2, 8, 7, 3}, "max", {3, 3}, {2, 2}, {1, 1, 1, 1}, true, false, "f32"), in);
+  want = at::max_pool2d(in[0].permute({0, 3, 1, 2}), {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)
+             .permute({0, 2, 3, 1}) * 2;
+  EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6);
+}
+
 // Needs NVRTC, not a GPU: every kernel above compiles for both targets the
 // artifact carries without a spill, a stack frame or a ptxas warning.
 TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {

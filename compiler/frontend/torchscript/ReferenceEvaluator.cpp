@@ -75,13 +75,17 @@ at::Tensor roundToTf32(const at::Tensor &t) {
 at::Tensor conv2d(const at::Tensor &x, const at::Tensor &w, const at::Tensor &bias,
                   Conv2dOp op) {
   ArrayRef<int64_t> p = op.getPadding();
+  std::vector<int64_t> strides(op.getStrides().begin(), op.getStrides().end());
+  std::vector<int64_t> dilation(op.getDilation().begin(), op.getDilation().end());
+  std::vector<int64_t> noPadding = {0, 0};
   return inFloat32(x, [&](auto up) {
     at::Tensor input = at::constant_pad_nd(up(x).permute({0, 3, 1, 2}),
                                            {p[1], p[3], p[0], p[2]}, 0);
     at::Tensor y = at::conv2d(input, up(w).permute({0, 3, 1, 2}),
                               bias.defined() ? std::optional<at::Tensor>(up(bias))
                                              : std::nullopt,
-                              op.getStrides(), {0, 0}, op.getDilation(), op.getGroups());
+                              strides, c10::IntArrayRef(noPadding), dilation,
+                              static_cast<int64_t>(op.getGroups()));
     return y.permute({0, 2, 3, 1}).contiguous();
   });
 }
@@ -94,6 +98,8 @@ at::Tensor conv2d(const at::Tensor &x, const at::Tensor &w, const at::Tensor &bi
 /// count_include_pad, else the input elements it covers.
 at::Tensor pool2d(const at::Tensor &x, Pool2dOp op) {
   ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(), p = op.getPadding();
+  std::vector<int64_t> kernel(k.begin(), k.end()), strides(s.begin(), s.end());
+  std::vector<int64_t> zeros = {0, 0}, ones = {1, 1};
   const int64_t H = x.size(1), W = x.size(2);
   const int64_t OH = poolOutputSize(H, k[0], s[0], p[0], p[2], op.getCeilMode());
   const int64_t OW = poolOutputSize(W, k[1], s[1], p[1], p[3], op.getCeilMode());
@@ -101,12 +107,12 @@ at::Tensor pool2d(const at::Tensor &x, Pool2dOp op) {
   if (op.getKind() == PoolKind::max) {
     at::Tensor padded = at::constant_pad_nd(x.permute({0, 3, 1, 2}), pads,
                                             -std::numeric_limits<double>::infinity());
-    at::Tensor y = at::max_pool2d(padded, k, s, {0, 0}, {1, 1}, op.getCeilMode());
+    at::Tensor y = at::max_pool2d(padded, kernel, strides, zeros, ones, op.getCeilMode());
     return y.slice(2, 0, OH).slice(3, 0, OW).permute({0, 2, 3, 1}).contiguous();
   }
   return inFloat32(x, [&](auto up) {
     at::Tensor padded = at::constant_pad_nd(up(x).permute({0, 3, 1, 2}), pads, 0);
-    at::Tensor sums = at::avg_pool2d(padded, k, s, {0, 0}, op.getCeilMode(),
+    at::Tensor sums = at::avg_pool2d(padded, kernel, strides, zeros, op.getCeilMode(),
                                      /*count_include_pad=*/true, /*divisor_override=*/1)
                           .slice(2, 0, OH)
                           .slice(3, 0, OW);
