@@ -55,10 +55,11 @@ struct Grouping {
   }
 };
 
-/// Permute, slice and concat run as elementwise kernels that load their
+/// Permute, slice, concat and gather run as elementwise kernels that load their
 /// operands at mapped indices, so those operands must be group inputs.
 bool isDataMovement(Operation *op) {
-  return isa<PermuteOp, SliceOp, ConcatOp>(op) && !isa_and_nonnull<FusionOp>(op->getParentOp());
+  return isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op) &&
+         !isa_and_nonnull<FusionOp>(op->getParentOp());
 }
 
 /// A data-movement op in `ops` reading a value computed inside `ops`.

@@ -822,3 +822,87 @@ func.func @conv_group_other_permute(%x: tensor<1x6x3x6xf32>, %w: tensor<8x3x3x3x
   }
   return
 }
+
+// -----
+
+func.func @attention_head_size(%q: tensor<2x7x64xf16>, %k: tensor<2x9x32xf16>, %v: tensor<2x9x32xf16>) {
+  // expected-error @+1 {{query has head size 64 but key has 32}}
+  %0 = kiln.attention %q, %k, %v scale = 0.125 : (tensor<2x7x64xf16>, tensor<2x9x32xf16>, tensor<2x9x32xf16>) -> tensor<2x7x32xf16>
+  return
+}
+
+// -----
+
+func.func @attention_positions(%q: tensor<2x7x64xf16>, %k: tensor<2x9x64xf16>, %v: tensor<2x8x64xf16>) {
+  // expected-error @+1 {{key has 9 positions but value has 8}}
+  %0 = kiln.attention %q, %k, %v scale = 0.125 : (tensor<2x7x64xf16>, tensor<2x9x64xf16>, tensor<2x8x64xf16>) -> tensor<2x7x64xf16>
+  return
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x7x64xf16>, %k: tensor<3x9x64xf16>, %v: tensor<3x9x64xf16>) {
+  // expected-error @+1 {{query, key and value must share their leading dimensions}}
+  %0 = kiln.attention %q, %k, %v scale = 0.125 : (tensor<2x7x64xf16>, tensor<3x9x64xf16>, tensor<3x9x64xf16>) -> tensor<2x7x64xf16>
+  return
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<2x7x64xf16>, %m: tensor<2x7x8xf16>) {
+  // expected-error @+1 {{mask [2, 7, 8] does not broadcast to the scores [2, 7, 7]}}
+  %0 = kiln.attention %q, %q, %q mask %m scale = 0.125 : (tensor<2x7x64xf16>, tensor<2x7x64xf16>, tensor<2x7x64xf16>, tensor<2x7x8xf16>) -> tensor<2x7x64xf16>
+  return
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<2x7x64xf16>, %m: tensor<7x7xf32>) {
+  // expected-error @+1 {{mask must be boolean or of the query's element type, got 'f32'}}
+  %0 = kiln.attention %q, %q, %q mask %m scale = 0.125 : (tensor<2x7x64xf16>, tensor<2x7x64xf16>, tensor<2x7x64xf16>, tensor<7x7xf32>) -> tensor<2x7x64xf16>
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<2x7x64xf16>) {
+  // expected-error @+1 {{scale must be positive}}
+  %0 = kiln.attention %q, %q, %q scale = 0.0 : (tensor<2x7x64xf16>, tensor<2x7x64xf16>, tensor<2x7x64xf16>) -> tensor<2x7x64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_shape(%t: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{result shape [3, 5] does not match the expected shape [3, 4]}}
+  %0 = kiln.gather %t, %i : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+func.func @compare_types(%a: tensor<3xf32>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{compares 'f32' with 'i64': operands must share one element type}}
+  %0 = kiln.lt %a, %b : tensor<3xf32>, tensor<3xi64> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @broadcast_shrinks(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape [1, 8] does not match the expected shape [4, 8]}}
+  %0 = kiln.broadcast %a : tensor<4x8xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_group(%x: tensor<4xf32>) {
+  // expected-error @+1 {{an attention group holds exactly one attention, found 0}}
+  %0 = kiln.fusion attention ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %r = kiln.relu %a : tensor<4xf32>
+    kiln.yield %r : tensor<4xf32>
+  }
+  return
+}

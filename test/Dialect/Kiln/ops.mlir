@@ -203,10 +203,11 @@ func.func @fusion(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %w: tensor<8x8xf32>) {
     %r = kiln.reduce_sum %x dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
     kiln.yield %r : tensor<4xf32>
   }
-  %4 = kiln.fusion attention ins(%a : tensor<4x8xf32>) -> tensor<4x8xf32> {
-  ^bb0(%x: tensor<4x8xf32>):
-    %p = kiln.softmax %x dim = 1 : tensor<4x8xf32>
-    kiln.yield %p : tensor<4x8xf32>
+  %q = kiln.reshape %a : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  %4 = kiln.fusion attention ins(%q : tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  ^bb0(%x: tensor<1x4x8xf32>):
+    %p = kiln.attention %x, %x, %x scale = 5.000000e-01 causal : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    kiln.yield %p : tensor<1x4x8xf32>
   }
   %img = kiln.constant dense<1.0> : tensor<1x6x6x4xf32>
   %k = kiln.constant dense<0.5> : tensor<8x3x3x4xf32>
@@ -267,5 +268,28 @@ func.func @moves_in_groups(%a: tensor<8x4xf32>, %b: tensor<4x10xf32>, %img: tens
     %c = kiln.conv2d %n, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x3xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x4x8xf32>
     kiln.yield %c : tensor<1x4x4x8xf32>
   }
+  return
+}
+
+// -----
+
+// Transformer ops: attention with masks, gather, comparisons, broadcast,
+// log-softmax.
+// CHECK-LABEL: func.func @transformer_ops
+//       CHECK:   kiln.attention %arg0, %arg1, %arg2 mask %arg3 scale = 1.250000e-01 : (tensor<2x4x7x64xf16>, tensor<2x4x9x64xf16>, tensor<2x4x9x32xf16>, tensor<2x1x1x9xf16>) -> tensor<2x4x7x32xf16>
+//       CHECK:   kiln.broadcast %{{.+}} : tensor<1x9xi1> -> tensor<7x9xi1>
+//       CHECK:   kiln.attention %arg0, %arg1, %arg2 mask %{{.+}} scale = 1.250000e-01 causal : (tensor<2x4x7x64xf16>, tensor<2x4x9x64xf16>, tensor<2x4x9x32xf16>, tensor<7x9xi1>) -> tensor<2x4x7x32xf16>
+//       CHECK:   kiln.gather %arg4, %arg5 : (tensor<100x16xf16>, tensor<2x5xi64>) -> tensor<2x5x16xf16>
+//       CHECK:   kiln.eq %arg5, %{{.+}} : tensor<2x5xi64>, tensor<i64> -> tensor<2x5xi1>
+//       CHECK:   kiln.softmax %arg4 dim = 1 log : tensor<100x16xf16>
+func.func @transformer_ops(%q: tensor<2x4x7x64xf16>, %k: tensor<2x4x9x64xf16>, %v: tensor<2x4x9x32xf16>, %m: tensor<2x1x1x9xf16>, %table: tensor<100x16xf16>, %ids: tensor<2x5xi64>) {
+  %0 = kiln.attention %q, %k, %v mask %m scale = 0.125 : (tensor<2x4x7x64xf16>, tensor<2x4x9x64xf16>, tensor<2x4x9x32xf16>, tensor<2x1x1x9xf16>) -> tensor<2x4x7x32xf16>
+  %keep = kiln.constant dense<true> : tensor<1x9xi1>
+  %b = kiln.broadcast %keep : tensor<1x9xi1> -> tensor<7x9xi1>
+  %1 = kiln.attention %q, %k, %v mask %b scale = 0.125 causal : (tensor<2x4x7x64xf16>, tensor<2x4x9x64xf16>, tensor<2x4x9x32xf16>, tensor<7x9xi1>) -> tensor<2x4x7x32xf16>
+  %2 = kiln.gather %table, %ids : (tensor<100x16xf16>, tensor<2x5xi64>) -> tensor<2x5x16xf16>
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %3 = kiln.eq %ids, %zero : tensor<2x5xi64>, tensor<i64> -> tensor<2x5xi1>
+  %4 = kiln.softmax %table dim = 1 log : tensor<100x16xf16>
   return
 }

@@ -203,6 +203,90 @@ KILN_BINARY_VERIFIER(MinOp)
 KILN_BINARY_VERIFIER(PowOp)
 #undef KILN_BINARY_VERIFIER
 
+#define KILN_COMPARE_VERIFIER(OP)                                              \
+  LogicalResult OP::verify() {                                                 \
+    if (elementTypeOf(getLhs().getType()) != elementTypeOf(getRhs().getType())) \
+      return emitOpError("compares ")                                          \
+             << elementTypeOf(getLhs().getType()) << " with "                  \
+             << elementTypeOf(getRhs().getType())                              \
+             << ": operands must share one element type";                     \
+    return verifyBroadcastShapes(*this, {getLhs(), getRhs()}, {"lhs", "rhs"}); \
+  }
+KILN_COMPARE_VERIFIER(EqOp)
+KILN_COMPARE_VERIFIER(NeOp)
+KILN_COMPARE_VERIFIER(LtOp)
+KILN_COMPARE_VERIFIER(LeOp)
+KILN_COMPARE_VERIFIER(GtOp)
+KILN_COMPARE_VERIFIER(GeOp)
+#undef KILN_COMPARE_VERIFIER
+
+LogicalResult BroadcastOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  return verifyBroadcastShapes(*this, {getInput(), getResult()}, {"input", "result"});
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    if (dense.isSplat())
+      return DenseElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
+  return {};
+}
+
+LogicalResult AttentionOp::verify() {
+  Type element = elementTypeOf(getQuery().getType());
+  if (elementTypeOf(getKey().getType()) != element ||
+      elementTypeOf(getValue().getType()) != element || elementTypeOf(getType()) != element)
+    return emitOpError("query, key, value and result must share one element type");
+  int64_t rank = rankOf(getQuery());
+  if (rank < 3)
+    return emitOpError("query must have rank >= 3 ([..., Sq, D]), got shape ")
+           << fmt(shapeOf(getQuery()));
+  if (rankOf(getKey()) != rank || rankOf(getValue()) != rank)
+    return emitOpError("query, key and value must have one rank, got ")
+           << fmt(shapeOf(getQuery())) << ", " << fmt(shapeOf(getKey())) << ", "
+           << fmt(shapeOf(getValue()));
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()), v = shapeOf(getValue());
+  if (q.drop_back(2) != k.drop_back(2) || q.drop_back(2) != v.drop_back(2))
+    return emitOpError("query, key and value must share their leading dimensions, got ")
+           << fmt(q) << ", " << fmt(k) << ", " << fmt(v);
+  if (q.back() != k.back())
+    return emitOpError("query has head size ") << q.back() << " but key has " << k.back();
+  if (k[rank - 2] != v[rank - 2])
+    return emitOpError("key has ") << k[rank - 2] << " positions but value has "
+                                   << v[rank - 2];
+  if (getScale().convertToDouble() <= 0)
+    return emitOpError("scale must be positive");
+  SmallVector<int64_t> scores(q.drop_back(1));
+  scores.push_back(k[rank - 2]);
+  if (Value mask = getMask()) {
+    Type maskElement = elementTypeOf(mask.getType());
+    if (!maskElement.isInteger(1) && maskElement != element)
+      return emitOpError("mask must be boolean or of the query's element type, got ")
+             << maskElement;
+    auto broadcast = broadcastShapes(scores, shapeOf(mask));
+    if (!broadcast || ArrayRef<int64_t>(*broadcast) != ArrayRef<int64_t>(scores))
+      return emitOpError("mask ") << fmt(shapeOf(mask)) << " does not broadcast to the scores "
+                                  << fmt(scores);
+  }
+  SmallVector<int64_t> expected(q.drop_back(1));
+  expected.push_back(v.back());
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult GatherOp::verify() {
+  if (elementTypeOf(getTable().getType()) != elementTypeOf(getType()))
+    return emitOpError("result must have the table's element type");
+  if (rankOf(getTable()) < 1)
+    return emitOpError("table must have rank >= 1");
+  SmallVector<int64_t> expected(shapeOf(getIndices()));
+  ArrayRef<int64_t> table = shapeOf(getTable());
+  expected.append(table.begin() + 1, table.end());
+  return verifyResultShape(*this, expected);
+}
+
 LogicalResult WhereOp::verify() {
   Type valueElement = elementTypeOf(getOnTrue().getType());
   if (valueElement != elementTypeOf(getOnFalse().getType()) ||
@@ -619,7 +703,7 @@ LogicalResult FusionOp::verifyRegions() {
     });
     switch (getKind()) {
     case FusionKind::elementwise:
-      if (isa<PermuteOp, SliceOp, ConcatOp>(op)) {
+      if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op)) {
         if (!onInputs)
           return emitOpError("an elementwise group holds '")
                  << op.getName() << "' only on the group's inputs";
@@ -653,7 +737,8 @@ LogicalResult FusionOp::verifyRegions() {
       anchor = isa<Pool2dOp>(op);
       break;
     case FusionKind::attention:
-      continue;
+      anchor = isa<AttentionOp>(op);
+      break;
     }
     anchors += anchor;
     if (!elementwise && !anchor)
@@ -666,6 +751,7 @@ LogicalResult FusionOp::verifyRegions() {
   case FusionKind::normalization: anchorNames = "layer_norm or softmax"; break;
   case FusionKind::conv_epilogue: anchorNames = "conv2d"; break;
   case FusionKind::pooling: anchorNames = "pool2d"; break;
+  case FusionKind::attention: anchorNames = "attention"; break;
   default: break;
   }
   if (anchorNames && anchors != 1)

@@ -154,6 +154,43 @@ def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_NumericTensor, "z = max(x, y)">;
 def Kiln_MinOp : Kiln_BinaryOp<"min", Kiln_NumericTensor, "z = min(x, y)">;
 def Kiln_PowOp : Kiln_BinaryOp<"pow", Kiln_NumericTensor, "z = x ^ y">;
 
+class Kiln_CompareOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, Kiln_Elementwise]> {
+  let summary = doc;
+  let description = "Elementwise comparison with broadcasting, `" # doc #
+      "`, giving booleans.\n\n```mlir\n%m = kiln." # mnemonic #
+      " %x, %y : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xi1>\n```";
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` "
+      "type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_EqOp : Kiln_CompareOp<"eq", "z = x == y">;
+def Kiln_NeOp : Kiln_CompareOp<"ne", "z = x != y">;
+def Kiln_LtOp : Kiln_CompareOp<"lt", "z = x < y">;
+def Kiln_LeOp : Kiln_CompareOp<"le", "z = x <= y">;
+def Kiln_GtOp : Kiln_CompareOp<"gt", "z = x > y">;
+def Kiln_GeOp : Kiln_CompareOp<"ge", "z = x >= y">;
+
+def Kiln_BroadcastOp : Kiln_Op<"broadcast", [Pure, Kiln_Elementwise]> {
+  let summary = "stretches a tensor to a larger broadcast-compatible shape";
+  let description = [{
+    PyTorch's `expand`: the input's dimensions of size 1 (and missing leading
+    ones) repeat to the result's sizes.
+
+    ```mlir
+    %y = kiln.broadcast %x : tensor<1x8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Kiln_WhereOp : Kiln_Op<"where", [Pure, Kiln_Elementwise]> {
   let summary = "selects between two tensors by a boolean mask";
   let description = [{
@@ -278,6 +315,48 @@ def Kiln_Pool2dOp : Kiln_Op<"pool2d", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    `softmax(q k^T * scale + mask) v` over the last two dimensions, the
+    leading (batch, head) dimensions equal for `q`, `k` and `v`: `q` is
+    `[..., Sq, D]`, `k` `[..., Sk, D]`, `v` `[..., Sk, Dv]`, the result
+    `[..., Sq, Dv]`. The optional `mask` broadcasts to `[..., Sq, Sk]`: a
+    float mask is added to the scores, a boolean mask keeps the scores where
+    it is true (PyTorch's `scaled_dot_product_attention`). With `causal`,
+    query `i` sees keys `j <= i` (top-left aligned). Statistics and
+    accumulation are fp32 whatever the element type.
+
+    ```mlir
+    %o = kiln.attention %q, %k, %v mask %m scale = 1.250000e-01 : (tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>, tensor<2x1x1x128xf16>) -> tensor<2x12x128x64xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$query, Kiln_FloatTensor:$key,
+                       Kiln_FloatTensor:$value, Optional<Kiln_Tensor>:$mask,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? `scale` `=` $scale "
+      "(`causal` $causal^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_GatherOp : Kiln_Op<"gather", [Pure]> {
+  let summary = "rows of a table picked by integer indices (embedding lookup)";
+  let description = [{
+    `table` is `[V, D...]`, `indices` any shape of i64/i32; the result is
+    `indices.shape + [D...]` with row `indices[i]` of the table. An index
+    outside `[0, V)` is an error in PyTorch; kiln's kernel clamps it.
+
+    ```mlir
+    %e = kiln.gather %table, %ids : (tensor<30522x768xf16>, tensor<2x128xi64>) -> tensor<2x128x768xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$table, StaticShapeTensorOf<[I64, I32]>:$indices);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$table `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
@@ -303,17 +382,19 @@ def Kiln_ReduceMeanOp
 def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", Kiln_NumericTensor, "maximum">;
 
 def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
-  let summary = "softmax along one dimension";
+  let summary = "softmax (or log-softmax) along one dimension";
   let description = [{
-    `y_i = exp(x_i - max(x)) / sum_j exp(x_j - max(x))` along `dim`.
+    `y_i = exp(x_i - max(x)) / sum_j exp(x_j - max(x))` along `dim`; with
+    `log`, `y_i = x_i - max(x) - log(sum_j exp(x_j - max(x)))`.
 
     ```mlir
     %p = kiln.softmax %s dim = 3 : tensor<2x12x128x128xf16>
+    %l = kiln.softmax %s dim = 3 log : tensor<2x12x128x128xf16>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$dim);
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$dim, UnitAttr:$log);
   let results = (outs Kiln_FloatTensor:$result);
-  let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($result)";
+  let assemblyFormat = "$input `dim` `=` $dim (`log` $log^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
