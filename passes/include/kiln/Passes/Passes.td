@@ -165,6 +165,27 @@ def KilnFuseConvEpilogue : Pass<"kiln-fuse-conv-epilogue", "mlir::func::FuncOp">
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnFuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "turns the attention pattern into kiln.attention groups";
+  let description = [{
+    The explicit attention of eager models, `softmax(q k^T * scale + mask) v`
+    as batch_matmul, a scalar multiply or divide, an additive mask (or a
+    `where` that fills masked scores with a large negative constant: a
+    boolean mask), softmax over the last dimension and batch_matmul, becomes
+    one kiln.attention, so the scores never reach memory. Every
+    kiln.attention (also those imported from scaled_dot_product_attention)
+    then anchors a `kiln.fusion attention` group with its elementwise
+    consumers over its result shape.
+
+    Only the exact pattern is taken: each intermediate used once, `k^T` a
+    transpose of the last two dimensions of `k`, the softmax a plain one
+    over the last dimension, constants scalar. A near miss (probabilities
+    used elsewhere, a log-softmax, a softmax over another dimension) stays
+    as it was.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnFuseWindows : Pass<"kiln-fuse-windows", "mlir::func::FuncOp"> {
   let summary = "groups pools and reductions with their elementwise consumers";
   let description = [{

@@ -1,0 +1,442 @@
+//===- TransformerConverters.cpp - converters for attention models --------===//
+//
+// Attention, embeddings, and the indexing, masking and splitting ops that
+// traced ViT, BERT and GPT-2 graphs are made of. Shapes come from the
+// specializing run (the observed result types), so slices and splits only
+// need their offsets from the arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterHelpers.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::frontend;
+
+namespace {
+
+/// The kiln value of a tensor input in its own element type.
+Value ownTypeOperand(Importer &im, const Node *node, size_t index, Location loc) {
+  RankedTensorType type = im.tensorType(node->input(index), loc);
+  return type ? im.operand(node->input(index), type.getElementType(), loc) : Value();
+}
+
+/// scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal,
+/// *, scale, enable_gqa).
+LogicalResult convertScaledDotProductAttention(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto dropout = constantArg<double>(im, node, 4);
+  auto causal = constantArg<bool>(im, node, 5);
+  if (!type || !dropout || !causal)
+    return failure();
+  Location loc = im.locationOf(node);
+  if (*dropout != 0.0) {
+    emitError(loc) << "scaled_dot_product_attention with dropout_p = " << *dropout
+                   << ": export the model in eval mode with dropout off";
+    return failure();
+  }
+  if (node->inputs().size() > 7) {
+    auto gqa = constantArg<bool>(im, node, 7);
+    if (!gqa)
+      return failure();
+    if (*gqa) {
+      emitError(loc) << "scaled_dot_product_attention with enable_gqa is not supported";
+      return failure();
+    }
+  }
+  Type element = elementOf(type);
+  Value q = im.operand(node->input(0), element, loc);
+  Value k = im.operand(node->input(1), element, loc);
+  Value v = im.operand(node->input(2), element, loc);
+  if (!q || !k || !v)
+    return failure();
+  Value mask;
+  if (!isNone(node, 3)) {
+    RankedTensorType maskType = im.tensorType(node->input(3), loc);
+    if (!maskType)
+      return failure();
+    bool boolean = maskType.getElementType().isInteger(1);
+    mask = im.operand(node->input(3), boolean ? maskType.getElementType() : element, loc);
+    if (!mask)
+      return failure();
+  }
+  int64_t headSize = cast<RankedTensorType>(q.getType()).getShape().back();
+  double scale = 1.0 / std::sqrt(static_cast<double>(headSize));
+  if (node->inputs().size() > 6 && !isNone(node, 6)) {
+    auto given = constantArg<double>(im, node, 6);
+    if (!given)
+      return failure();
+    scale = *given;
+  }
+  if (cast<RankedTensorType>(q.getType()).getRank() < 3) {
+    emitError(loc) << "scaled_dot_product_attention on rank-"
+                   << cast<RankedTensorType>(q.getType()).getRank()
+                   << " tensors is not supported (needs [..., L, E])";
+    return failure();
+  }
+  im.bind(node, AttentionOp::create(im.builder, loc, type, q, k, v, mask,
+                                    im.builder.getF64FloatAttr(scale),
+                                    *causal ? im.builder.getUnitAttr() : UnitAttr()));
+  return success();
+}
+
+/// embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse) and
+/// index_select(self, 0, index): rows of a table.
+LogicalResult emitGather(Importer &im, const Node *node, size_t tableIndex, size_t idsIndex) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value table = im.operand(node->input(tableIndex), elementOf(type), loc);
+  Value ids = ownTypeOperand(im, node, idsIndex, loc);
+  if (!table || !ids)
+    return failure();
+  Type idType = cast<RankedTensorType>(ids.getType()).getElementType();
+  if (!idType.isInteger(64) && !idType.isInteger(32)) {
+    emitError(loc) << node->kind().toQualString() << ": indices must be integers";
+    return failure();
+  }
+  im.bind(node, GatherOp::create(im.builder, loc, type, table, ids));
+  return success();
+}
+
+LogicalResult convertEmbedding(Importer &im, const Node *node) { return emitGather(im, node, 0, 1); }
+
+LogicalResult convertIndexSelect(Importer &im, const Node *node) {
+  auto dim = constantArg<int64_t>(im, node, 1);
+  RankedTensorType type = im.resultType(node);
+  if (!dim || !type)
+    return failure();
+  if (*dim != 0 && *dim != -type.getRank()) {
+    emitError(im.locationOf(node)) << "aten::index_select along dimension " << *dim
+                                   << " is not supported (only dimension 0)";
+    return failure();
+  }
+  return emitGather(im, node, 0, 2);
+}
+
+/// expand / expand_as: a broadcast to the observed shape.
+LogicalResult convertExpand(Importer &im, const Node *node) {
+  auto p = primaryOperand(im, node);
+  if (!p)
+    return failure();
+  auto [type, loc, input] = *p;
+  im.bind(node, input.getType() == type
+                    ? input
+                    : Value(BroadcastOp::create(im.builder, loc, type, input)));
+  return success();
+}
+
+/// A start index as PyTorch clamps it into [0, size].
+int64_t clampIndex(std::optional<int64_t> index, int64_t fallback, int64_t size) {
+  int64_t i = index ? *index : fallback;
+  if (i < 0)
+    i += size;
+  return std::clamp<int64_t>(i, 0, size);
+}
+
+Value sliceAlong(Importer &im, Location loc, Value input, RankedTensorType type, int64_t dim,
+                 int64_t offset, int64_t step) {
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+  offsets[dim] = offset;
+  strides[dim] = step;
+  return SliceOp::create(im.builder, loc, type, input, im.builder.getDenseI64ArrayAttr(offsets),
+                         im.builder.getDenseI64ArrayAttr(strides));
+}
+
+/// slice.Tensor(self, dim, start, end, step).
+LogicalResult convertSlice(Importer &im, const Node *node) {
+  auto p = primaryOperand(im, node);
+  auto dimArg = constantArg<int64_t>(im, node, 1);
+  auto step = constantArg<int64_t>(im, node, 4);
+  if (!p || !dimArg || !step)
+    return failure();
+  auto [type, loc, input] = *p;
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto dim = normalizeDim(im, node, *dimArg, inputType.getRank());
+  if (!dim)
+    return failure();
+  if (input.getType() == type) {
+    im.bind(node, input);
+    return success();
+  }
+  std::optional<int64_t> start = torch::jit::constant_as<int64_t>(node->input(2));
+  int64_t offset = clampIndex(start, 0, inputType.getShape()[*dim]);
+  im.bind(node, sliceAlong(im, loc, input, type, *dim, offset, *step));
+  return success();
+}
+
+/// select.int(self, dim, index): a slice of size 1, reshaped.
+LogicalResult convertSelect(Importer &im, const Node *node) {
+  auto p = primaryOperand(im, node);
+  auto dimArg = constantArg<int64_t>(im, node, 1);
+  auto index = constantArg<int64_t>(im, node, 2);
+  if (!p || !dimArg || !index)
+    return failure();
+  auto [type, loc, input] = *p;
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto dim = normalizeDim(im, node, *dimArg, inputType.getRank());
+  if (!dim)
+    return failure();
+  int64_t size = inputType.getShape()[*dim];
+  int64_t i = *index < 0 ? *index + size : *index;
+  if (i < 0 || i >= size) {
+    emitError(loc) << "aten::select: index " << *index << " is out of range for size " << size;
+    return failure();
+  }
+  SmallVector<int64_t> shape(inputType.getShape());
+  shape[*dim] = 1;
+  Value slice = sliceAlong(im, loc, input, inputType.clone(shape), *dim, i, 1);
+  im.bind(node, ReshapeOp::create(im.builder, loc, type, slice));
+  return success();
+}
+
+/// The list producers prim::ListUnpack splits: nothing to build here.
+LogicalResult convertListProducer(Importer &, const Node *) { return success(); }
+
+/// prim::ListUnpack of split / split_with_sizes / chunk / unbind: one slice
+/// per output, consecutive along the split dimension.
+LogicalResult convertListUnpack(Importer &im, const Node *node) {
+  Location loc = im.locationOf(node);
+  const Node *producer = node->input(0)->node();
+  std::string kind = converterKey(producer);
+  bool unbind = kind == "aten::unbind.int";
+  if (kind != "aten::split.Tensor" && kind != "aten::split_with_sizes" &&
+      kind != "aten::chunk" && !unbind) {
+    emitError(loc) << "prim::ListUnpack of " << kind << " is not supported";
+    return failure();
+  }
+  RankedTensorType inputType = im.tensorType(producer->input(0), loc);
+  if (!inputType)
+    return failure();
+  auto dimArg = constantArg<int64_t>(im, producer, unbind ? 1 : 2);
+  if (!dimArg)
+    return failure();
+  auto dim = normalizeDim(im, producer, *dimArg, inputType.getRank());
+  Value input = im.operand(producer->input(0), inputType.getElementType(), loc);
+  if (!dim || !input)
+    return failure();
+  int64_t offset = 0;
+  for (const torch::jit::Value *output : node->outputs()) {
+    RankedTensorType type = im.tensorType(output, loc);
+    if (!type)
+      return failure();
+    Value part;
+    if (unbind) {
+      SmallVector<int64_t> shape(inputType.getShape());
+      shape[*dim] = 1;
+      part = sliceAlong(im, loc, input, inputType.clone(shape), *dim, offset, 1);
+      part = ReshapeOp::create(im.builder, loc, type, part);
+      offset += 1;
+    } else {
+      part = sliceAlong(im, loc, input, type, *dim, offset, 1);
+      offset += type.getShape()[*dim];
+    }
+    im.values[output] = part;
+  }
+  return success();
+}
+
+/// masked_fill(self, mask, value): where(mask, value, self).
+LogicalResult convertMaskedFill(Importer &im, const Node *node) {
+  auto p = primaryOperand(im, node);
+  if (!p)
+    return failure();
+  auto [type, loc, input] = *p;
+  Value mask = im.operand(node->input(1), im.builder.getI1Type(), loc);
+  Value value = im.operand(node->input(2), elementOf(type), loc);
+  if (!mask || !value)
+    return failure();
+  im.bind(node, WhereOp::create(im.builder, loc, type, mask, value, input));
+  return success();
+}
+
+/// where(condition, self, other), tensor or scalar branches.
+LogicalResult convertWhere(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value condition = im.operand(node->input(0), im.builder.getI1Type(), loc);
+  Value onTrue = im.operand(node->input(1), elementOf(type), loc);
+  Value onFalse = im.operand(node->input(2), elementOf(type), loc);
+  if (!condition || !onTrue || !onFalse)
+    return failure();
+  im.bind(node, WhereOp::create(im.builder, loc, type, condition, onTrue, onFalse));
+  return success();
+}
+
+/// Comparisons: both sides in the type PyTorch would compare them in (the
+/// tensor's, or the floating one when a float meets an integer).
+template <typename OpTy>
+LogicalResult convertCompare(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  RankedTensorType lhsType = im.tensorType(node->input(0), loc);
+  if (!lhsType)
+    return failure();
+  Type element = lhsType.getElementType();
+  if (!isa<FloatType>(element)) {
+    if (node->input(1)->type()->cast<c10::TensorType>()) {
+      RankedTensorType rhs = im.tensorType(node->input(1), loc);
+      if (!rhs)
+        return failure();
+      if (isa<FloatType>(rhs.getElementType()))
+        element = rhs.getElementType();
+    } else if (auto number = torch::jit::toIValue(node->input(1)); number && number->isDouble()) {
+      element = im.builder.getF32Type();
+    }
+  }
+  Value lhs = im.operand(node->input(0), element, loc);
+  Value rhs = im.operand(node->input(1), element, loc);
+  if (!lhs || !rhs)
+    return failure();
+  im.bind(node, OpTy::create(im.builder, loc, type, lhs, rhs));
+  return success();
+}
+
+/// log_softmax(self, dim, dtype).
+LogicalResult convertLogSoftmax(Importer &im, const Node *node) {
+  auto p = primaryOperand(im, node);
+  auto dim = constantArg<int64_t>(im, node, 1);
+  if (!p || !dim)
+    return failure();
+  auto [type, loc, input] = *p;
+  auto normalized = normalizeDim(im, node, *dim, type.getRank());
+  if (!normalized)
+    return failure();
+  im.bind(node, SoftmaxOp::create(im.builder, loc, type, input,
+                                  im.builder.getI64IntegerAttr(*normalized),
+                                  im.builder.getUnitAttr()));
+  return success();
+}
+
+/// addmm(bias, mat1, mat2, beta, alpha) = beta * bias + alpha * mat1 @ mat2
+/// (GPT-2's Conv1D). With a constant mat2 and beta = alpha = 1 it is a
+/// linear layer whose weight is mat2 transposed at import time.
+LogicalResult convertAddmm(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  auto beta = torch::jit::toIValue(node->input(3)), alpha = torch::jit::toIValue(node->input(4));
+  if (!beta || !alpha || beta->toScalar().toDouble() != 1.0 ||
+      alpha->toScalar().toDouble() != 1.0) {
+    emitError(loc) << "aten::addmm with beta or alpha other than 1 is not supported";
+    return failure();
+  }
+  Type element = elementOf(type);
+  Value bias = im.operand(node->input(0), element, loc);
+  Value input = im.operand(node->input(1), element, loc);
+  if (!bias || !input)
+    return failure();
+  auto biasType = cast<RankedTensorType>(bias.getType());
+  std::optional<at::Tensor> weight = constantTensorArg(node, 2);
+  if (weight && weight->dim() == 2 && biasType.getRank() == 1) {
+    Value w = im.constantTensor(weight->t().contiguous(), weightName(node, 2), loc);
+    if (!w)
+      return failure();
+    w = im.castTo(w, element, loc);
+    im.bind(node, LinearOp::create(im.builder, loc, type, input, w, bias));
+    return success();
+  }
+  Value mat2 = im.operand(node->input(2), element, loc);
+  if (!mat2)
+    return failure();
+  Value product = MatmulOp::create(im.builder, loc, type, input, mat2);
+  im.bind(node, AddOp::create(im.builder, loc, type, product, bias));
+  return success();
+}
+
+/// ones_like, zeros_like, full_like, new_ones, new_zeros, new_full and
+/// friends: a splat of the observed type. `valueIndex` < 0: the fill is
+/// `fill`.
+Converter splatLike(double fill, int valueIndex = -1) {
+  return [fill, valueIndex](Importer &im, const Node *node) -> LogicalResult {
+    RankedTensorType type = im.resultType(node);
+    if (!type)
+      return failure();
+    Location loc = im.locationOf(node);
+    double value = fill;
+    if (valueIndex >= 0) {
+      auto given = torch::jit::toIValue(node->input(valueIndex));
+      if (!given || !(given->isDouble() || given->isInt() || given->isBool())) {
+        emitError(loc) << node->kind().toQualString() << ": the fill value must be constant";
+        return failure();
+      }
+      value = given->toScalar().toDouble();
+    }
+    Type element = elementOf(type);
+    Attribute attr;
+    if (isa<FloatType>(element))
+      attr = FloatAttr::get(element, value);
+    else
+      attr = IntegerAttr::get(element, static_cast<int64_t>(value));
+    im.bind(node, ConstantOp::create(im.builder, loc, DenseElementsAttr::get(type, attr)));
+    return success();
+  };
+}
+
+} // namespace
+
+void kiln::frontend::addTransformerConverters(ConverterMap &map) {
+  map.insert({
+      {"aten::scaled_dot_product_attention", convertScaledDotProductAttention},
+      {"aten::embedding", convertEmbedding},
+      {"aten::index_select", convertIndexSelect},
+      {"aten::expand", convertExpand},
+      {"aten::expand_as", convertExpand},
+      {"aten::slice.Tensor", convertSlice},
+      {"aten::select.int", convertSelect},
+      {"aten::split.Tensor", convertListProducer},
+      {"aten::split_with_sizes", convertListProducer},
+      {"aten::chunk", convertListProducer},
+      {"aten::unbind.int", convertListProducer},
+      {"prim::ListUnpack", convertListUnpack},
+      {"aten::masked_fill.Scalar", convertMaskedFill},
+      {"aten::masked_fill.Tensor", convertMaskedFill},
+      {"aten::where.self", convertWhere},
+      {"aten::where.ScalarOther", convertWhere},
+      {"aten::where.ScalarSelf", convertWhere},
+      {"aten::where.Scalar", convertWhere},
+      {"aten::eq.Tensor", convertCompare<EqOp>},
+      {"aten::eq.Scalar", convertCompare<EqOp>},
+      {"aten::ne.Tensor", convertCompare<NeOp>},
+      {"aten::ne.Scalar", convertCompare<NeOp>},
+      {"aten::lt.Tensor", convertCompare<LtOp>},
+      {"aten::lt.Scalar", convertCompare<LtOp>},
+      {"aten::le.Tensor", convertCompare<LeOp>},
+      {"aten::le.Scalar", convertCompare<LeOp>},
+      {"aten::gt.Tensor", convertCompare<GtOp>},
+      {"aten::gt.Scalar", convertCompare<GtOp>},
+      {"aten::ge.Tensor", convertCompare<GeOp>},
+      {"aten::ge.Scalar", convertCompare<GeOp>},
+      {"aten::log_softmax.int", convertLogSoftmax},
+      {"aten::addmm", convertAddmm},
+      {"aten::unflatten.int", [](Importer &im, const Node *node) -> LogicalResult {
+         auto p = primaryOperand(im, node);
+         if (!p)
+           return failure();
+         im.bind(node, p->input.getType() == p->type
+                           ? p->input
+                           : Value(ReshapeOp::create(im.builder, p->loc, p->type, p->input)));
+         return success();
+       }},
+      {"aten::ones_like", splatLike(1.0)},
+      {"aten::zeros_like", splatLike(0.0)},
+      {"aten::full_like", splatLike(0.0, 1)},
+      {"aten::new_ones", splatLike(1.0)},
+      {"aten::new_zeros", splatLike(0.0)},
+      {"aten::new_full", splatLike(0.0, 2)},
+      {"aten::ones", splatLike(1.0)},
+      {"aten::zeros", splatLike(0.0)},
+      {"aten::full", splatLike(0.0, 1)},
+  });
+}
