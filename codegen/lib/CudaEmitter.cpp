@@ -371,6 +371,8 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
       normalized = "(" + normalized + " * " + store.valueOf(norm.getWeight()) + ")";
     if (norm.getBias())
       normalized = "(" + normalized + " + " + store.valueOf(norm.getBias()) + ")";
+  } else if (cast<SoftmaxOp>(anchor).getLog()) {
+    normalized = "(row[j] - rowMax - logSum)";
   } else {
     normalized = "(expf(row[j] - rowMax) * invSum)";
   }
@@ -422,7 +424,10 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
         "  const float rowMax = kiln::block_max(localMax, scratch);\n"
         "  float sum = 0.0f;\n"
         "  for (int j = threadIdx.x; j < L; j += blockDim.x) sum += expf(row[j] - rowMax);\n"
-        "  const float invSum = 1.0f / kiln::block_sum(sum, scratch);\n";
+        "  const float " +
+        std::string(cast<SoftmaxOp>(anchor).getLog()
+                        ? "logSum = logf(kiln::block_sum(sum, scratch));\n"
+                        : "invSum = 1.0f / kiln::block_sum(sum, scratch);\n");
   }
 
   EmittedKernel kernel;
@@ -465,6 +470,8 @@ FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef nam
     return emitPooling(group, name);
   case FusionKind::reduction:
     return emitReduction(group, name);
+  case FusionKind::attention:
+    return emitAttention(group, name);
   default:
     return group.emitOpError("no kernel emitter for ")
            << stringifyFusionKind(group.getKind()) << " groups yet";

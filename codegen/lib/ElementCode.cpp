@@ -168,6 +168,20 @@ LogicalResult ElementCode::emitDataMovement(Operation *op) {
                        ? ""
                        : " * " + std::to_string(slice.getStrides()[d]) + "LL");
     expression = load(slice.getInput(), linearOffset(coords, shapeOf(slice.getInput())));
+  } else if (auto gather = dyn_cast<GatherOp>(op)) {
+    // Result coordinates: the index's, then the table row's. The index is
+    // read as an integer and clamped to [0, V), so a bad id reads a real row.
+    ArrayRef<int64_t> indexShape = shapeOf(gather.getIndices());
+    ArrayRef<int64_t> tableShape = shapeOf(gather.getTable());
+    std::string row = "g" + std::to_string(counter++);
+    SmallVector<std::string> indexCoords, rowCoords = {row};
+    for (size_t d = 0; d < rank; ++d)
+      (d < indexShape.size() ? indexCoords : rowCoords).push_back(coordinate(d));
+    code += indent + "const long long " + row + " = min(max((long long)in" +
+            std::to_string(cast<BlockArgument>(gather.getIndices()).getArgNumber()) + "[" +
+            linearOffset(indexCoords, indexShape) + "], 0LL), " +
+            std::to_string(tableShape[0] - 1) + "LL);\n";
+    expression = load(gather.getTable(), linearOffset(rowCoords, tableShape));
   } else {
     auto concat = cast<ConcatOp>(op);
     unsigned dim = concat.getDim();
@@ -193,9 +207,68 @@ LogicalResult ElementCode::emitDataMovement(Operation *op) {
   return success();
 }
 
+/// The exact integer expression of `value` when it is an integer group
+/// input (loaded at its broadcast offset), an integer splat constant, or a
+/// broadcast of one; empty otherwise.
+std::string ElementCode::integerOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!isa<IntegerType>(type.getElementType()) || type.getElementType().isInteger(1))
+    return "";
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return "(long long)in" + std::to_string(argument.getArgNumber()) + "[" +
+           offsetOf(argument) + "]";
+  if (auto constant = value.getDefiningOp<ConstantOp>()) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (dense && dense.isSplat())
+      return "(" + std::to_string(dense.getSplatValue<APInt>().getSExtValue()) + "LL)";
+  }
+  if (auto broadcast = value.getDefiningOp<BroadcastOp>())
+    return integerOf(broadcast.getInput());
+  return "";
+}
+
+/// A comparison, as 1.0f / 0.0f. Integer operands that are inputs or
+/// constants compare exactly as integers; floats compare after rounding to
+/// their element type (an fp16 sum is compared as the fp16 the reference
+/// holds, since a comparison turns the last bit into a whole one).
+std::string ElementCode::comparison(Operation *op, StringRef symbol) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  std::string l = integerOf(lhs), r = integerOf(rhs);
+  if (l.empty() || r.empty()) {
+    auto rounded = [&](Value v) {
+      Type element = cast<RankedTensorType>(v.getType()).getElementType();
+      std::string x = valueOf(v);
+      bool narrow = element.isF16() || element.isBF16();
+      return narrow && !isa<BlockArgument>(v) && !v.getDefiningOp<ConstantOp>()
+                 ? "kiln::to_float(kiln::from_float<" + cudaType(element) + ">(" + x + "))"
+                 : x;
+    };
+    l = rounded(lhs);
+    r = rounded(rhs);
+  }
+  return "((" + l + " " + symbol.str() + " " + r + ") ? 1.0f : 0.0f)";
+}
+
 LogicalResult ElementCode::emit(Operation *op) {
-  if (isa<PermuteOp, SliceOp, ConcatOp>(op))
+  if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op))
     return emitDataMovement(op);
+  // A broadcast is the identity here: every value is already read at the
+  // broadcast position of the kernel's element.
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    names[broadcast.getResult()] = valueOf(broadcast.getInput());
+    return success();
+  }
+  if (isa<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp>(op)) {
+    StringRef symbol = llvm::TypeSwitch<Operation *, StringRef>(op)
+                           .Case([](EqOp) { return "=="; })
+                           .Case([](NeOp) { return "!="; })
+                           .Case([](LtOp) { return "<"; })
+                           .Case([](LeOp) { return "<="; })
+                           .Case([](GtOp) { return ">"; })
+                           .Default([](Operation *) { return ">="; });
+    names[op->getResult(0)] = fresh(comparison(op, symbol));
+    return success();
+  }
   // Load operands in order before building the expression: the order in
   // which `+` evaluates its operands is unspecified.
   std::vector<std::string> operands;

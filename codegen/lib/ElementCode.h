@@ -33,8 +33,9 @@ public:
   ElementCode(FusionOp group, llvm::ArrayRef<int64_t> iterationShape,
               std::string index, std::string indent);
 
-  /// Emits `op` (elementwise, a cloned constant, or a permute, slice or
-  /// concat of group inputs, which loads at the index-mapped position).
+  /// Emits `op` (elementwise, a cloned constant, or a permute, slice,
+  /// concat or gather of group inputs, which loads at the index-mapped
+  /// position). Comparisons give 1.0f / 0.0f; a broadcast is the identity.
   /// Fails with an error at the op when it has no CUDA form.
   mlir::LogicalResult emit(mlir::Operation *op);
   /// The float expression of `value`; group inputs are loaded on first use.
@@ -53,6 +54,8 @@ public:
 private:
   std::string fresh(const std::string &expression);
   mlir::LogicalResult emitDataMovement(mlir::Operation *op);
+  std::string integerOf(mlir::Value value);
+  std::string comparison(mlir::Operation *op, llvm::StringRef symbol);
   std::string coordinate(unsigned dim);
 
   FusionOp group;

@@ -3,7 +3,7 @@
 // Internal to codegen/lib: the helpers every emitter shares (kernel
 // signature, header, rounding) and one entry per kernel family, defined in
 // CudaEmitter.cpp (elementwise, GEMM, normalization), ConvEmitter.cpp
-// (convolution, pooling) and ReductionEmitter.cpp.
+// (convolution, pooling), ReductionEmitter.cpp and AttentionEmitter.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +53,9 @@ mlir::FailureOr<EmittedKernel> emitGemmKernel(FusionOp group, llvm::StringRef na
 mlir::FailureOr<EmittedKernel> emitConv(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitPooling(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitReduction(FusionOp group, llvm::StringRef name);
+/// Attention groups (AttentionEmitter.cpp): flash attention on mma.sync for
+/// fp16/bf16, a SIMT kernel for fp32 and other head sizes.
+mlir::FailureOr<EmittedKernel> emitAttention(FusionOp group, llvm::StringRef name);
 
 } // namespace kiln::codegen::detail
 

@@ -132,6 +132,38 @@ at::Tensor pool2d(const at::Tensor &x, Pool2dOp op) {
   });
 }
 
+/// kiln.attention: softmax(q k^T * scale + mask) v over the last two
+/// dimensions, fp16/bf16 computed in fp32 and rounded once. A boolean mask
+/// keeps the scores where it is true; `causal` keeps keys j <= query i. A
+/// query row whose every score is masked gets zeros, as PyTorch's
+/// scaled_dot_product_attention gives (its math path's _safe_softmax).
+at::Tensor attention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                     const at::Tensor &mask, AttentionOp op) {
+  const double inf = std::numeric_limits<double>::infinity();
+  return inFloat32(q, [&](auto up) {
+    at::Tensor s = at::matmul(up(q), up(k).transpose(-2, -1)) * op.getScale().convertToDouble();
+    if (mask.defined())
+      s = mask.scalar_type() == c10::kBool ? s.masked_fill(mask.logical_not(), -inf)
+                                           : s + up(mask);
+    if (op.getCausal()) {
+      int64_t sq = s.size(-2), sk = s.size(-1);
+      at::Tensor above = at::ones({sq, sk}, at::TensorOptions().dtype(c10::kBool)).triu(1);
+      s = s.masked_fill(above, -inf);
+    }
+    at::Tensor p = at::softmax(s, -1);
+    at::Tensor allMasked = s.eq(-inf).all(-1, /*keepdim=*/true);
+    return at::matmul(p.masked_fill(allMasked, 0.0), up(v));
+  });
+}
+
+/// kiln.gather: table rows by index; indices outside [0, V) clamp, as the
+/// kernel does (PyTorch would raise).
+at::Tensor gather(const at::Tensor &table, const at::Tensor &indices,
+                  const std::vector<int64_t> &resultShape) {
+  at::Tensor rows = indices.reshape({-1}).to(c10::kLong).clamp(0, table.size(0) - 1);
+  return table.index_select(0, rows).reshape(resultShape);
+}
+
 std::optional<at::Tensor> constantTensor(ConstantOp op, std::string &error) {
   auto type = cast<RankedTensorType>(op.getType());
   c10::ScalarType dtype = dtypeOf(type);
@@ -267,6 +299,15 @@ private:
         .Case([&](MaxOp o) { return one(at::maximum(in(o.getLhs()), in(o.getRhs()))); })
         .Case([&](MinOp o) { return one(at::minimum(in(o.getLhs()), in(o.getRhs()))); })
         .Case([&](PowOp o) { return one(at::pow(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](EqOp o) { return one(at::eq(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](NeOp o) { return one(at::ne(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](LtOp o) { return one(at::lt(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](LeOp o) { return one(at::le(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](GtOp o) { return one(at::gt(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](GeOp o) { return one(at::ge(in(o.getLhs()), in(o.getRhs()))); })
+        .Case([&](BroadcastOp o) {
+          return one(in(o.getInput()).expand(shapeOf(o.getType())));
+        })
         .Case([&](WhereOp o) {
           return one(at::where(in(o.getCondition()), in(o.getOnTrue()), in(o.getOnFalse())));
         })
@@ -291,6 +332,13 @@ private:
             return at::matmul(up(gemmIn(o, o.getLhs())), up(gemmIn(o, o.getRhs())));
           }));
         })
+        .Case([&](AttentionOp o) {
+          return one(attention(in(o.getQuery()), in(o.getKey()), in(o.getValue()),
+                               o.getMask() ? in(o.getMask()) : at::Tensor(), o));
+        })
+        .Case([&](GatherOp o) {
+          return one(gather(in(o.getTable()), in(o.getIndices()), shapeOf(o.getType())));
+        })
         .Case([&](Conv2dOp o) {
           return one(conv2d(in(o.getInput()), in(o.getWeight()),
                             o.getBias() ? in(o.getBias()) : at::Tensor(), o));
@@ -313,7 +361,9 @@ private:
         })
         .Case([&](SoftmaxOp o) {
           at::Tensor x = in(o.getInput());
-          return one(inFloat32(x, [&](auto up) { return at::softmax(up(x), o.getDim()); }));
+          return one(inFloat32(x, [&](auto up) {
+            return o.getLog() ? at::log_softmax(up(x), o.getDim()) : at::softmax(up(x), o.getDim());
+          }));
         })
         .Case([&](LayerNormOp o) {
           at::Tensor x = in(o.getInput());

@@ -1,0 +1,362 @@
+//===- kiln_attention.cuh - scaled dot-product attention kernels ----------===//
+//
+// out = softmax(q k^T * scale + mask) v for one (batch, head) per blockIdx.y:
+// q is [Sq, D], k [Sk, D], v [Sk, Dv], row-major and contiguous. The caller
+// passes the mask as a functor (additive value of score (i, j)) and an
+// epilogue functor that receives every output element (i, d, value).
+//
+// flash_attention (fp16/bf16, D == Dv a multiple of 16 up to 128): one pass
+// over K/V with an online softmax (FlashAttention-2). A block of 4 warps
+// owns 64 queries (16 per warp, held as mma.sync A fragments); K/V tiles of
+// 64 keys stream through double-buffered shared memory with cp.async, the
+// next tile's load in flight while the current one is multiplied. Scores,
+// the running max/sum and the output accumulate in fp32; the probabilities
+// feed the second mma.sync rounded to the element type. Query tiles are
+// walked last-first so that causal blocks with the most keys start first.
+//
+// simt_attention (fp32, or other head sizes up to 128): 4 warps own 16
+// queries (4 per warp); lane l scores key l of each 32-key tile, the warp
+// reduces the tile's max and sum with shuffles, each lane accumulates output
+// columns l, l + 32, ... in fp32.
+//
+// A query row whose every key is masked yields zeros (PyTorch's SDPA).
+// Rows and keys past Sq/Sk are zero-filled on load and masked out.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_common.cuh"
+#include "kiln_gemm.cuh"
+
+namespace kiln {
+
+//===----------------------------------------------------------------------===//
+// Masks
+//===----------------------------------------------------------------------===//
+
+struct NoMask {
+  static constexpr bool kActive = false;
+  __device__ __forceinline__ float operator()(int, int) const { return 0.0f; }
+};
+
+__device__ __forceinline__ float mask_value(bool keep) { return keep ? 0.0f : -INFINITY; }
+__device__ __forceinline__ float mask_value(float x) { return x; }
+__device__ __forceinline__ float mask_value(__half x) { return __half2float(x); }
+__device__ __forceinline__ float mask_value(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/// mask[base + i * rowStride + j * colStride]: a mask broadcast to the
+/// scores (a stride of 0 repeats it); a boolean keeps where true.
+template <typename M> struct TensorMask {
+  static constexpr bool kActive = true;
+  const M *mask;
+  long long base, rowStride, colStride;
+  __device__ __forceinline__ float operator()(int i, int j) const {
+    return mask_value(mask[base + i * rowStride + j * colStride]);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Tensor-core path
+//===----------------------------------------------------------------------===//
+
+constexpr int kAttnBM = 64, kAttnBN = 64, kAttnThreads = 128;
+
+/// Bytes of dynamic shared memory flash_attention<T, kD> needs: Q plus two
+/// buffers each of K and V, rows padded by 16 bytes (ldmatrix without bank
+/// conflicts).
+constexpr int attention_shared_bytes(int d) { return 5 * kAttnBM * (d + 8) * 2; }
+
+__device__ __forceinline__ void cp_async16(void *shared, const void *global, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(shared)),
+               "l"(global), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/// Rows [row0, row0 + 64) of a [rows, kD] matrix into `tile` ([64][kD + 8]),
+/// zeros past `rows`.
+template <typename T, int kD>
+__device__ __forceinline__ void load_rows_async(T *tile, const T *__restrict__ src, int rows,
+                                                int row0) {
+  constexpr int kChunks = kAttnBM * kD / 8, kPerRow = kD / 8;
+  static_assert(kChunks % kAttnThreads == 0, "whole 16-byte chunks per thread");
+#pragma unroll
+  for (int it = 0; it < kChunks / kAttnThreads; ++it) {
+    const int c = threadIdx.x + it * kAttnThreads;
+    const int r = c / kPerRow, col = (c % kPerRow) * 8;
+    const bool valid = row0 + r < rows;
+    const T *from = valid ? src + (long long)(row0 + r) * kD + col : src;
+    cp_async16(tile + r * (kD + 8) + col, from, valid);
+  }
+}
+
+template <typename T> __device__ __forceinline__ unsigned pack2(float lo, float hi);
+template <> __device__ __forceinline__ unsigned pack2<__half>(float lo, float hi) {
+  __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<unsigned *>(&h);
+}
+template <> __device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<unsigned *>(&h);
+}
+
+template <typename T, int kD, bool kCausal, typename Mask, typename Epilogue>
+__device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T *__restrict__ k,
+                                                const T *__restrict__ v, int Sq, int Sk,
+                                                float scale, const Mask &mask,
+                                                const Epilogue &epilogue) {
+  static_assert(kD % 16 == 0 && kD <= 128, "head size must be a multiple of 16, at most 128");
+  constexpr int kStride = kD + 8;
+  constexpr float kLog2e = 1.4426950408889634f;
+  extern __shared__ __align__(16) unsigned char attentionShared[];
+  T *Qs = reinterpret_cast<T *>(attentionShared);
+  T *Ks = Qs + kAttnBM * kStride; // two buffers
+  T *Vs = Ks + 2 * kAttnBM * kStride;
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, quad = lane & 3;
+  const int m0 = (gridDim.x - 1 - blockIdx.x) * kAttnBM;
+  const int row0 = m0 + warp * 16 + g, row1 = row0 + 8;
+  const int keyEnd = kCausal ? min(Sk, m0 + kAttnBM) : Sk;
+  const int tiles = (keyEnd + kAttnBN - 1) / kAttnBN;
+
+  load_rows_async<T, kD>(Qs, q, Sq, m0);
+  load_rows_async<T, kD>(Ks, k, Sk, 0);
+  cp_async_commit();
+  load_rows_async<T, kD>(Vs, v, Sk, 0);
+  cp_async_commit();
+
+  unsigned qf[kD / 16][4];
+  float o[kD / 8][4];
+#pragma unroll
+  for (int i = 0; i < kD / 8; ++i)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      o[i][r] = 0.0f;
+  float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
+
+  for (int t = 0; t < tiles; ++t) {
+    const int n0 = t * kAttnBN;
+    const T *Kt = Ks + (t & 1) * kAttnBM * kStride;
+    const T *Vt = Vs + (t & 1) * kAttnBM * kStride;
+    cp_async_wait<1>(); // K_t (and Q) landed; V_t may be in flight
+    __syncthreads();
+    if (t == 0) {
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const T *p = Qs + (warp * 16 + (lane & 15)) * kStride + kk * 16 + (lane >> 4) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(qf[kk][0]), "=r"(qf[kk][1]), "=r"(qf[kk][2]), "=r"(qf[kk][3])
+                     : "r"(smem_address(p)));
+      }
+    }
+    // S = Q K^T: 16 x 64 per warp.
+    float s[kAttnBN / 8][4];
+#pragma unroll
+    for (int j = 0; j < kAttnBN / 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        s[j][r] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk)
+#pragma unroll
+      for (int j = 0; j < kAttnBN / 16; ++j) {
+        unsigned b[4];
+        const T *p = Kt + (j * 16 + (lane & 7) + ((lane >> 4) << 3)) * kStride + kk * 16 +
+                     ((lane >> 3) & 1) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                     : "r"(smem_address(p)));
+        const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+        MmaName<T>::mma(s[2 * j], qf[kk], b0);
+        MmaName<T>::mma(s[2 * j + 1], qf[kk], b1);
+      }
+    if (t + 1 < tiles) {
+      load_rows_async<T, kD>(Ks + ((t + 1) & 1) * kAttnBM * kStride, k, Sk, n0 + kAttnBN);
+      cp_async_commit();
+    }
+
+    // Scale, mask, and the online softmax of the two rows this thread holds
+    // (row0: registers 0, 1; row1: registers 2, 3), across the quad.
+#pragma unroll
+    for (int j = 0; j < kAttnBN / 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int i = r < 2 ? row0 : row1;
+        const int key = n0 + j * 8 + quad * 2 + (r & 1);
+        float x = s[j][r] * scale;
+        if (Mask::kActive && i < Sq && key < Sk)
+          x += mask(i, key);
+        if (key >= Sk || (kCausal && key > i))
+          x = -INFINITY;
+        s[j][r] = x;
+      }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tileMax = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < kAttnBN / 8; ++j)
+        tileMax = fmaxf(tileMax, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
+      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 1));
+      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 2));
+      const float newMax = fmaxf(rowMax[h], tileMax);
+      // All scores masked so far: subtract 0 so that exp gives 0, not NaN.
+      const float base = newMax == -INFINITY ? 0.0f : newMax * kLog2e;
+      const float correction = exp2f(rowMax[h] * kLog2e - base);
+      rowMax[h] = newMax;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kAttnBN / 8; ++j)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const float p = exp2f(fmaf(s[j][2 * h + c], kLog2e, -base));
+          s[j][2 * h + c] = p;
+          sum += p;
+        }
+      rowSum[h] = rowSum[h] * correction + sum;
+#pragma unroll
+      for (int d = 0; d < kD / 8; ++d) {
+        o[d][2 * h] *= correction;
+        o[d][2 * h + 1] *= correction;
+      }
+    }
+
+    if (t + 1 < tiles)
+      cp_async_wait<1>();
+    else
+      cp_async_wait<0>();
+    __syncthreads(); // V_t visible to every warp
+    // O += P V: P's accumulator layout is the A fragment of m16n8k16.
+#pragma unroll
+    for (int kk = 0; kk < kAttnBN / 16; ++kk) {
+      const unsigned a[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]),
+                             pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                             pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                             pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < kD / 16; ++dp) {
+        unsigned b[4];
+        const T *p = Vt + (kk * 16 + (lane & 15)) * kStride + dp * 16 + (lane >> 4) * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                     : "r"(smem_address(p)));
+        const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+        MmaName<T>::mma(o[2 * dp], a, b0);
+        MmaName<T>::mma(o[2 * dp + 1], a, b1);
+      }
+    }
+    if (t + 1 < tiles) {
+      load_rows_async<T, kD>(Vs + ((t + 1) & 1) * kAttnBM * kStride, v, Sk, n0 + kAttnBN);
+      cp_async_commit();
+    }
+  }
+
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float sum = rowSum[h];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const int i = h == 0 ? row0 : row1;
+    if (i < Sq)
+#pragma unroll
+      for (int d = 0; d < kD / 8; ++d) {
+        epilogue(i, d * 8 + quad * 2, o[d][2 * h] * inverse);
+        epilogue(i, d * 8 + quad * 2 + 1, o[d][2 * h + 1] * inverse);
+      }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// SIMT path
+//===----------------------------------------------------------------------===//
+
+constexpr int kSimtAttnRows = 4, kSimtAttnBM = 16, kSimtAttnBN = 32;
+
+template <typename T, int kD, int kDv, bool kCausal, typename Mask, typename Epilogue>
+__device__ __forceinline__ void simt_attention(const T *__restrict__ q, const T *__restrict__ k,
+                                               const T *__restrict__ v, int Sq, int Sk,
+                                               float scale, const Mask &mask,
+                                               const Epilogue &epilogue) {
+  static_assert(kD <= 128 && kDv <= 128, "head sizes up to 128");
+  constexpr int kCols = (kDv + 31) / 32;
+  __shared__ float Qs[kSimtAttnBM][kD];
+  __shared__ float Ks[kSimtAttnBN][kD + 1];
+  __shared__ float Vs[kSimtAttnBN][kDv];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int m0 = (gridDim.x - 1 - blockIdx.x) * kSimtAttnBM;
+  for (int e = threadIdx.x; e < kSimtAttnBM * kD; e += kAttnThreads) {
+    const int r = e / kD, d = e % kD;
+    Qs[r][d] = m0 + r < Sq ? to_float(q[(long long)(m0 + r) * kD + d]) : 0.0f;
+  }
+  float acc[kSimtAttnRows][kCols], rowMax[kSimtAttnRows], rowSum[kSimtAttnRows];
+#pragma unroll
+  for (int r = 0; r < kSimtAttnRows; ++r) {
+    rowMax[r] = -INFINITY;
+    rowSum[r] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kCols; ++c)
+      acc[r][c] = 0.0f;
+  }
+  const int keyEnd = kCausal ? min(Sk, m0 + kSimtAttnBM) : Sk;
+  for (int n0 = 0; n0 < keyEnd; n0 += kSimtAttnBN) {
+    __syncthreads(); // the previous tile's readers are done
+    for (int e = threadIdx.x; e < kSimtAttnBN * kD; e += kAttnThreads) {
+      const int r = e / kD, d = e % kD;
+      Ks[r][d] = n0 + r < Sk ? to_float(k[(long long)(n0 + r) * kD + d]) : 0.0f;
+    }
+    for (int e = threadIdx.x; e < kSimtAttnBN * kDv; e += kAttnThreads) {
+      const int r = e / kDv, d = e % kDv;
+      Vs[r][d] = n0 + r < Sk ? to_float(v[(long long)(n0 + r) * kDv + d]) : 0.0f;
+    }
+    __syncthreads();
+    const int key = n0 + lane;
+    float p[kSimtAttnRows];
+#pragma unroll
+    for (int r = 0; r < kSimtAttnRows; ++r) {
+      const int row = warp * kSimtAttnRows + r, i = m0 + row;
+      float dot = 0.0f;
+#pragma unroll 8
+      for (int d = 0; d < kD; ++d)
+        dot = fmaf(Qs[row][d], Ks[lane][d], dot);
+      float x = dot * scale;
+      if (Mask::kActive && i < Sq && key < Sk)
+        x += mask(i, key);
+      if (key >= Sk || (kCausal && key > i))
+        x = -INFINITY;
+      const float newMax = fmaxf(rowMax[r], warp_max(x));
+      const float base = newMax == -INFINITY ? 0.0f : newMax;
+      const float correction = expf(rowMax[r] - base);
+      p[r] = expf(x - base);
+      rowSum[r] = rowSum[r] * correction + warp_sum(p[r]);
+      rowMax[r] = newMax;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c)
+        acc[r][c] *= correction;
+    }
+    const int keys = min(kSimtAttnBN, keyEnd - n0);
+    for (int jj = 0; jj < keys; ++jj)
+#pragma unroll
+      for (int r = 0; r < kSimtAttnRows; ++r) {
+        const float pj = __shfl_sync(0xffffffffu, p[r], jj);
+#pragma unroll
+        for (int c = 0; c < kCols; ++c)
+          if (lane + 32 * c < kDv)
+            acc[r][c] = fmaf(pj, Vs[jj][lane + 32 * c], acc[r][c]);
+      }
+  }
+#pragma unroll
+  for (int r = 0; r < kSimtAttnRows; ++r) {
+    const int i = m0 + warp * kSimtAttnRows + r;
+    const float inverse = rowSum[r] > 0.0f ? 1.0f / rowSum[r] : 0.0f;
+    if (i < Sq)
+#pragma unroll
+      for (int c = 0; c < kCols; ++c)
+        if (lane + 32 * c < kDv)
+          epilogue(i, lane + 32 * c, acc[r][c] * inverse);
+  }
+}
+
+} // namespace kiln

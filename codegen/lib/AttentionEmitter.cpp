@@ -1,0 +1,188 @@
+//===- AttentionEmitter.cpp - attention groups -> CUDA --------------------===//
+//
+// An attention group holds one kiln.attention whose query, key, value and
+// mask are inputs of the group, plus elementwise ops on its result (a cast,
+// a residual add) that run in the kernel's epilogue. The leading dimensions
+// of q/k/v ([..., S, D], contiguous) flatten into blockIdx.y; blockIdx.x
+// walks 64 (tensor cores) or 16 (SIMT) queries. Main loops, from
+// kiln_attention.cuh:
+//   fp16/bf16 with D == Dv a multiple of 16 up to 128: flash_attention
+//     (mma.sync m16n8k16, online softmax, cp.async double buffering): one
+//     source for sm_80, sm_89 and sm_90a;
+//   fp32, or other head sizes up to 128: simt_attention (fp32 FMA).
+// Head sizes past 128 are refused. The mask is read in place at its
+// broadcast strides: a per-(batch, head) base computed from blockIdx.y, a
+// stride per query and one per key (0 where it broadcasts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementCode.h"
+#include "Emitters.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+using namespace kiln::codegen::detail;
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// Whether `shape` broadcasts to `target` without growing it.
+bool broadcastsInto(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
+  if (shape.size() > target.size())
+    return false;
+  size_t lead = target.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1 && shape[d] != target[d + lead])
+      return false;
+  return true;
+}
+
+/// The mask functor's initializer: the base offset of (batch, head)
+/// blockIdx.y and the strides per query and per key, 0 where the mask
+/// broadcasts along a dimension of the scores [lead..., Sq, Sk].
+std::string maskInitializer(BlockArgument mask, ArrayRef<int64_t> lead) {
+  ArrayRef<int64_t> shape = shapeOf(mask);
+  SmallVector<int64_t> strides = stridesOf(shape);
+  size_t rank = lead.size() + 2, offset = rank - shape.size();
+  auto strideOf = [&](size_t scoreDim) -> int64_t {
+    if (scoreDim < offset || shape[scoreDim - offset] == 1)
+      return 0;
+    return strides[scoreDim - offset];
+  };
+  SmallVector<int64_t> leadStrides = stridesOf(lead);
+  std::string base = "0LL";
+  for (size_t d = 0; d < lead.size(); ++d)
+    if (int64_t stride = strideOf(d))
+      base += " + (long long)(blockIdx.y / " + std::to_string(leadStrides[d]) + "u % " +
+              std::to_string(lead[d]) + "u) * " + std::to_string(stride) + "LL";
+  return "{in" + std::to_string(mask.getArgNumber()) + ", " + base + ", " +
+         std::to_string(strideOf(rank - 2)) + "LL, " + std::to_string(strideOf(rank - 1)) +
+         "LL}";
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, StringRef name) {
+  Block &body = group.getBody().front();
+  AttentionOp attention;
+  for (Operation &op : body)
+    if (auto found = dyn_cast<AttentionOp>(op))
+      attention = found;
+  auto q = dyn_cast<BlockArgument>(attention.getQuery());
+  auto k = dyn_cast<BlockArgument>(attention.getKey());
+  auto v = dyn_cast<BlockArgument>(attention.getValue());
+  Value maskValue = attention.getMask();
+  auto mask = dyn_cast_if_present<BlockArgument>(maskValue);
+  if (!q || !k || !v || (maskValue && !mask))
+    return attention.emitOpError("the attention's query, key, value and mask must be inputs "
+                                 "of the group; the code generator computes none of them yet");
+
+  ArrayRef<int64_t> qShape = shapeOf(q), kShape = shapeOf(k), vShape = shapeOf(v);
+  ArrayRef<int64_t> lead = qShape.drop_back(2);
+  int64_t batch = 1;
+  for (int64_t d : lead)
+    batch *= d;
+  int64_t Sq = qShape[qShape.size() - 2], Sk = kShape[kShape.size() - 2];
+  int64_t D = qShape.back(), Dv = vShape.back();
+  if (Sq == 0 || Sk == 0 || D == 0 || Dv == 0 || batch == 0)
+    return attention.emitOpError("attention over an empty tensor is not supported");
+  if (batch > 65535)
+    return attention.emitOpError("batch times heads of ")
+           << batch << " exceeds the grid's y limit of 65535";
+  if (Sq * std::max(D, Dv) >= (1LL << 31) || Sk * std::max(D, Dv) >= (1LL << 31))
+    return attention.emitOpError("a (batch, head) slice past 2^31 elements is not supported");
+  if (D > 128 || Dv > 128)
+    return attention.emitOpError("head sizes past 128 are not supported by the attention "
+                                 "kernel yet, got ")
+           << D << " and " << Dv;
+  Type element = cast<RankedTensorType>(q.getType()).getElementType();
+  bool tensorCores = (element.isF16() || element.isBF16()) && D == Dv && D % 16 == 0;
+  std::string type = cudaType(element);
+
+  // The epilogue: the attention's result rounded to its type, then every
+  // other op of the group at idx = (bh * Sq + i) * Dv + d.
+  auto resultType = cast<RankedTensorType>(attention.getType());
+  ArrayRef<int64_t> resultShape = resultType.getShape();
+  ElementCode epilogue(group, resultShape, "idx", "    ");
+  epilogue.bind(attention.getResult(), roundedTo(element, "acc"));
+  for (Operation &op : body.without_terminator()) {
+    if (&op == attention.getOperation())
+      continue;
+    for (Value result : op.getResults())
+      if (!broadcastsInto(shapeOf(result), resultShape))
+        return op.emitOpError("in an attention group must broadcast to the attention's result");
+    if (failed(epilogue.emit(&op)))
+      return failure();
+  }
+  for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues())) {
+    if (shapeOf(value) != resultShape)
+      return group.emitOpError("an attention kernel stores results of the attention's shape "
+                               "only; result ")
+             << index << " differs";
+    epilogue.store(index, value);
+  }
+
+  std::string members, initializers;
+  for (auto [index, input] : llvm::enumerate(group.getInputs())) {
+    members += "  const " + cudaType(cast<RankedTensorType>(input.getType()).getElementType()) +
+               " *in" + std::to_string(index) + ";\n";
+    initializers += std::string(index ? ", " : "") + "in" + std::to_string(index);
+  }
+  for (auto [index, result] : llvm::enumerate(group.getResults())) {
+    members += "  " + cudaType(cast<RankedTensorType>(result.getType()).getElementType()) +
+               " *out" + std::to_string(index) + ";\n";
+    initializers += ", out" + std::to_string(index);
+  }
+
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.kind = "attention";
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  kernel.block = 128;
+  int64_t tile = tensorCores ? 64 : 16;
+  kernel.grid[0] = static_cast<unsigned>((Sq + tile - 1) / tile);
+  kernel.grid[1] = static_cast<unsigned>(batch);
+  // kiln::attention_shared_bytes(D): Q and two buffers each of K and V.
+  if (tensorCores)
+    kernel.dynamicSharedBytes = static_cast<unsigned>(5 * 64 * (D + 8) * 2);
+
+  std::string maskType =
+      mask ? "kiln::TensorMask<" +
+                 cudaType(cast<RankedTensorType>(mask.getType()).getElementType()) + ">"
+           : "kiln::NoMask";
+  std::string maskInit = mask ? maskInitializer(mask, lead) : "{}";
+  std::string causal = attention.getCausal() ? "true" : "false";
+  std::string mainLoop =
+      tensorCores ? "kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " + causal +
+                        ">"
+                  : "kiln::simt_attention<" + type + ", " + std::to_string(D) + ", " +
+                        std::to_string(Dv) + ", " + causal + ">";
+  std::string bh = "(long long)blockIdx.y";
+  std::string epilogueName = name.str() + "_epilogue";
+  kernel.source =
+      header(group, kernel.kind) + "#include \"kiln_attention.cuh\"\n" +
+      (tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) +
+                         ") == " + std::to_string(kernel.dynamicSharedBytes) +
+                         ", \"the launch's shared memory must match the kernel's\");\n"
+                   : "") +
+      "\nstruct " + epilogueName + " {\n" + members +
+      "  long long base;\n"
+      "  __device__ __forceinline__ void operator()(int i, int d, float acc) const {\n"
+      "    const long long idx = base + (long long)i * " + std::to_string(Dv) + "LL + d;\n" +
+      epilogue.code + "  }\n};\n\n" + signature(group, name, 128, 0, /*minOneBlock=*/true) +
+      " {\n  const " + epilogueName + " epilogue{" + initializers + ", " + bh + " * " +
+      std::to_string(Sq * Dv) + "LL};\n  const " + maskType + " mask" + maskInit + ";\n  " +
+      mainLoop + "(in" + std::to_string(q.getArgNumber()) + " + " + bh + " * " +
+      std::to_string(Sq * D) + "LL, in" + std::to_string(k.getArgNumber()) + " + " + bh + " * " +
+      std::to_string(Sk * D) + "LL, in" + std::to_string(v.getArgNumber()) + " + " + bh + " * " +
+      std::to_string(Sk * Dv) + "LL, " + std::to_string(Sq) + ", " + std::to_string(Sk) + ", " +
+      floatLiteral(attention.getScale().convertToDouble()) + ", mask, epilogue);\n}\n";
+  return kernel;
+}

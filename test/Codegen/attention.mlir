@@ -1,0 +1,80 @@
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
+
+// Attention groups: one kiln.attention on group inputs plus elementwise ops
+// on its result, which run in the epilogue. fp16/bf16 with D == Dv a
+// multiple of 16 (<= 128) take flash_attention (mma.sync, 64 queries per
+// block, dynamic shared memory for Q and double-buffered K/V); fp32 and
+// other head sizes take simt_attention (16 queries per block). The leading
+// dimensions flatten into blockIdx.y; a boolean mask [B, 1, 1, Sk] is read
+// at a per-batch base with a query stride of 0, and the cast after the
+// attention rounds through fp16 first.
+// CHECK-LABEL: // === kernel vit_k0 grid(4, 24, 1) block(128) shared(46080) inputs(4) outputs(1)
+//       CHECK: #include "kiln_attention.cuh"
+//       CHECK: static_assert(kiln::attention_shared_bytes(64) == 46080,
+//       CHECK:     const long long idx = base + (long long)i * 64LL + d;
+//       CHECK:     const float v0 = kiln::to_float(kiln::from_float<__half>(acc));
+//       CHECK:     out0[idx] = kiln::from_float<float>(v0);
+//       CHECK: __launch_bounds__(128, 1) vit_k0(const __half *__restrict__ in0, const __half *__restrict__ in1, const __half *__restrict__ in2, const bool *__restrict__ in3, float *__restrict__ out0)
+//       CHECK:   const vit_k0_epilogue epilogue{in0, in1, in2, in3, out0, (long long)blockIdx.y * 12608LL};
+//       CHECK:   const kiln::TensorMask<bool> mask{in3, 0LL + (long long)(blockIdx.y / 12u % 2u) * 197LL, 0LL, 1LL};
+//       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (long long)blockIdx.y * 12608LL, in1 + (long long)blockIdx.y * 12608LL, in2 + (long long)blockIdx.y * 12608LL, 197, 197, 1.250000000e-01f, mask, epilogue);
+func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: tensor<2x12x197x64xf16>, %m: tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
+  %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
+  ^bb0(%a: tensor<2x12x197x64xf16>, %b: tensor<2x12x197x64xf16>, %c: tensor<2x12x197x64xf16>, %d: tensor<2x1x1x197xi1>):
+    %o = kiln.attention %a, %b, %c mask %d scale = 0.125 : (tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf16>
+    %f = kiln.cast %o : tensor<2x12x197x64xf16> to tensor<2x12x197x64xf32>
+    kiln.yield %f : tensor<2x12x197x64xf32>
+  }
+  return %0 : tensor<2x12x197x64xf32>
+}
+
+// -----
+
+// Causal bf16 with head size 128 and a float mask [Sq, Sk] shared by every
+// (batch, head): base 0, a stride per query and per key.
+// CHECK-LABEL: // === kernel gpt_k0 grid(16, 4, 1) block(128) shared(87040) inputs(4) outputs(1)
+//       CHECK:   const kiln::TensorMask<__nv_bfloat16> mask{in3, 0LL, 1000LL, 1LL};
+//       CHECK:   kiln::flash_attention<__nv_bfloat16, 128, true>(
+//  CHECK-SAME:     1000, 1000, 8.838834765e-02f, mask, epilogue);
+func.func @gpt(%q: tensor<4x1000x128xbf16>, %k: tensor<4x1000x128xbf16>, %v: tensor<4x1000x128xbf16>, %m: tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16> {
+  ^bb0(%a: tensor<4x1000x128xbf16>, %b: tensor<4x1000x128xbf16>, %c: tensor<4x1000x128xbf16>, %d: tensor<1000x1000xbf16>):
+    %o = kiln.attention %a, %b, %c mask %d scale = 0.08838834764831845 causal : (tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16>
+    kiln.yield %o : tensor<4x1000x128xbf16>
+  }
+  return %0 : tensor<4x1000x128xbf16>
+}
+
+// -----
+
+// fp32 takes the SIMT kernel (no dynamic shared memory); a residual add in
+// the epilogue reads the other input at the element's index.
+// CHECK-LABEL: // === kernel simt_k0 grid(1, 3, 1) block(128) shared(0) inputs(4) outputs(1)
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in3[idx]);
+//       CHECK:   const kiln::NoMask mask{};
+//       CHECK:   kiln::simt_attention<float, 64, 64, false>(
+//  CHECK-SAME:     7, 7, 1.250000000e-01f, mask, epilogue);
+func.func @simt(%q: tensor<3x7x64xf32>, %k: tensor<3x7x64xf32>, %v: tensor<3x7x64xf32>, %r: tensor<3x7x64xf32>) -> tensor<3x7x64xf32> {
+  %0 = kiln.fusion attention ins(%q, %k, %v, %r : tensor<3x7x64xf32>, tensor<3x7x64xf32>, tensor<3x7x64xf32>, tensor<3x7x64xf32>) -> tensor<3x7x64xf32> {
+  ^bb0(%a: tensor<3x7x64xf32>, %b: tensor<3x7x64xf32>, %c: tensor<3x7x64xf32>, %d: tensor<3x7x64xf32>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<3x7x64xf32>, tensor<3x7x64xf32>, tensor<3x7x64xf32>) -> tensor<3x7x64xf32>
+    %s = kiln.add %o, %d : tensor<3x7x64xf32>
+    kiln.yield %s : tensor<3x7x64xf32>
+  }
+  return %0 : tensor<3x7x64xf32>
+}
+
+// -----
+
+// fp16 with a head size that is no multiple of 16 (40) and Dv != D falls
+// back to the SIMT kernel.
+// CHECK-LABEL: // === kernel odd_k0 grid(1, 2, 1) block(128) shared(0) inputs(3) outputs(1)
+//       CHECK:   kiln::simt_attention<__half, 40, 24, true>(
+func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24xf16>) -> tensor<2x9x24xf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x9x40xf16>, tensor<2x5x40xf16>, tensor<2x5x24xf16>) -> tensor<2x9x24xf16> {
+  ^bb0(%a: tensor<2x9x40xf16>, %b: tensor<2x5x40xf16>, %c: tensor<2x5x24xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.5 causal : (tensor<2x9x40xf16>, tensor<2x5x40xf16>, tensor<2x5x24xf16>) -> tensor<2x9x24xf16>
+    kiln.yield %o : tensor<2x9x24xf16>
+  }
+  return %0 : tensor<2x9x24xf16>
+}

@@ -1,0 +1,78 @@
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
+
+// Transformer-side elementwise ops. Comparisons give 1.0f / 0.0f and store
+// as 1-byte bools; an fp16 operand computed in the kernel is rounded to fp16
+// before it is compared (as the reference holds it); integer inputs and
+// integer constants compare exactly, as integers.
+// CHECK-LABEL: // === kernel cmp_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(2)
+//       CHECK:     const float v{{[0-9]+}} = ((kiln::to_float(kiln::from_float<__half>(v{{[0-9]+}})) > v{{[0-9]+}}) ? 1.0f : 0.0f);
+//       CHECK:     const float v{{[0-9]+}} = (((long long)in2[c1_{{[0-9]+}}] != (0LL)) ? 1.0f : 0.0f);
+//       CHECK:     out0[idx] = kiln::from_float<bool>(
+//       CHECK:     out1[idx] = kiln::from_float<bool>(
+func.func @cmp(%a: tensor<4x8xf16>, %b: tensor<4x8xf16>, %ids: tensor<8xi64>) -> (tensor<4x8xi1>, tensor<4x8xi1>) {
+  %0:2 = kiln.fusion elementwise ins(%a, %b, %ids : tensor<4x8xf16>, tensor<4x8xf16>, tensor<8xi64>) -> tensor<4x8xi1>, tensor<4x8xi1> {
+  ^bb0(%x: tensor<4x8xf16>, %y: tensor<4x8xf16>, %i: tensor<8xi64>):
+    %s = kiln.add %x, %y : tensor<4x8xf16>
+    %g = kiln.gt %s, %y : tensor<4x8xf16>, tensor<4x8xf16> -> tensor<4x8xi1>
+    %z = kiln.constant dense<0> : tensor<i64>
+    %n = kiln.ne %i, %z : tensor<8xi64>, tensor<i64> -> tensor<8xi1>
+    %e = kiln.broadcast %n : tensor<8xi1> -> tensor<4x8xi1>
+    kiln.yield %g, %e : tensor<4x8xi1>, tensor<4x8xi1>
+  }
+  return %0#0, %0#1 : tensor<4x8xi1>, tensor<4x8xi1>
+}
+
+// -----
+
+// A boolean condition (a group input) selects; the broadcast of a [1, 8]
+// input to the iteration shape is the identity on its broadcast load.
+// CHECK-LABEL: // === kernel sel_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in2[c1_{{[0-9]+}}]);
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in0[c1_{{[0-9]+}}]);
+//       CHECK:     = (v{{[0-9]+}} != 0.0f ? v{{[0-9]+}} : -INFINITY);
+func.func @sel(%m: tensor<1x8xi1>, %s: tensor<4x8xf32>, %b: tensor<1x8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.fusion elementwise ins(%m, %s, %b : tensor<1x8xi1>, tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<1x8xi1>, %y: tensor<4x8xf32>, %z: tensor<1x8xf32>):
+    %n = kiln.constant dense<0xFF800000> : tensor<f32>
+    %e = kiln.broadcast %z : tensor<1x8xf32> -> tensor<4x8xf32>
+    %a = kiln.add %y, %e : tensor<4x8xf32>
+    %w = kiln.where %x, %a, %n : tensor<1x8xi1>, tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+    kiln.yield %w : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// An embedding lookup plus position embedding: the id is read as an integer,
+// clamped to [0, V), and the row's element loaded from the table.
+// CHECK-LABEL: // === kernel embed_k0 grid(2, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK:     const long long c0_{{[0-9]+}} = (idx / 192LL) % 2LL;
+//       CHECK:     const long long c1_{{[0-9]+}} = (idx / 24LL) % 8LL;
+//       CHECK:     const long long c2_{{[0-9]+}} = (idx / 1LL) % 24LL;
+//       CHECK:     const long long [[ROW:g[0-9]+]] = min(max((long long)in1[(c0_{{[0-9]+}}) * 8LL + (c1_{{[0-9]+}})], 0LL), 99LL);
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in0[([[ROW]]) * 24LL + (c2_{{[0-9]+}})]);
+func.func @embed(%t: tensor<100x24xf16>, %ids: tensor<2x8xi64>, %p: tensor<8x24xf16>) -> tensor<2x8x24xf16> {
+  %0 = kiln.fusion elementwise ins(%t, %ids, %p : tensor<100x24xf16>, tensor<2x8xi64>, tensor<8x24xf16>) -> tensor<2x8x24xf16> {
+  ^bb0(%a: tensor<100x24xf16>, %b: tensor<2x8xi64>, %c: tensor<8x24xf16>):
+    %g = kiln.gather %a, %b : (tensor<100x24xf16>, tensor<2x8xi64>) -> tensor<2x8x24xf16>
+    %s = kiln.add %g, %c : tensor<2x8x24xf16>, tensor<8x24xf16> -> tensor<2x8x24xf16>
+    kiln.yield %s : tensor<2x8x24xf16>
+  }
+  return %0 : tensor<2x8x24xf16>
+}
+
+// -----
+
+// Log-softmax: x - max - log(sum exp(x - max)), statistics in fp32.
+// CHECK-LABEL: // === kernel lsm_k0 grid(4, 1, 1) block(128) shared(36) inputs(1) outputs(1)
+//       CHECK:   const float logSum = logf(kiln::block_sum(sum, scratch));
+//       CHECK:     (row[j] - rowMax - logSum)
+func.func @lsm(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
+  %0 = kiln.fusion normalization ins(%x : tensor<4x9xf32>) -> tensor<4x9xf32> {
+  ^bb0(%a: tensor<4x9xf32>):
+    %s = kiln.softmax %a dim = 1 log : tensor<4x9xf32>
+    kiln.yield %s : tensor<4x9xf32>
+  }
+  return %0 : tensor<4x9xf32>
+}
