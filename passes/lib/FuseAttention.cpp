@@ -6,7 +6,8 @@
 //      (add of a broadcast tensor, where(keep, scores, -big), or
 //      masked_fill's where(drop, -big, scores)), optional
 //      scalar multiplies/divides, to a batch_matmul `q k^T` with k^T a
-//      permute swapping the last two dims of k. Every intermediate must have
+//      permute (k is then the same permute with its last two dims swapped;
+//      the permutes compose, so a split-heads permute is absorbed). Every intermediate must have
 //      that single use. Rewrite the chain into one kiln.attention.
 //   2. Outline every kiln.attention with its elementwise consumers over its
 //      result shape as `kiln.fusion attention` (growAnchoredGroup).
@@ -46,26 +47,24 @@ std::optional<double> scalarConstant(Value value) {
 bool singleUse(Value value) { return value.hasOneUse(); }
 
 struct Match {
-  Value query, key, value, mask;
+  Value query, keySource, value, mask;
+  SmallVector<int64_t> keyPermutation; // key = permute(keySource, this)
   double scale = 1.0;
   bool invertMask = false; // the condition marks what to drop
   BatchMatmulOp output;
   SmallVector<Operation *> chain; // to erase, consumers first
 };
 
-/// q k^T: the key, when `transposed` swaps the last two dims of a value.
-Value keyOf(Value transposed) {
+/// k^T is `permute(x, p)`: k is `permute(x, p')` with p' = p with its last
+/// two entries swapped (x itself when p' is the identity). The key's source
+/// and p', or nothing.
+std::optional<std::pair<Value, SmallVector<int64_t>>> keyOf(Value transposed) {
   auto permute = transposed.getDefiningOp<PermuteOp>();
-  if (!permute)
-    return {};
-  ArrayRef<int64_t> p = permute.getPermutation();
-  int64_t rank = p.size();
-  for (int64_t i = 0; i < rank - 2; ++i)
-    if (p[i] != i)
-      return {};
-  if (rank < 3 || p[rank - 2] != rank - 1 || p[rank - 1] != rank - 2)
-    return {};
-  return permute.getInput();
+  if (!permute || permute.getPermutation().size() < 3)
+    return std::nullopt;
+  SmallVector<int64_t> p(permute.getPermutation());
+  std::swap(p[p.size() - 2], p[p.size() - 1]);
+  return std::make_pair(permute.getInput(), p);
 }
 
 std::optional<Match> matchAttention(SoftmaxOp softmax) {
@@ -130,15 +129,19 @@ std::optional<Match> matchAttention(SoftmaxOp softmax) {
     return std::nullopt;
   m.chain.push_back(product);
   m.query = product.getLhs();
-  m.key = keyOf(product.getRhs());
-  if (!m.key || m.scale <= 0)
+  auto key = keyOf(product.getRhs());
+  if (!key || m.scale <= 0)
     return std::nullopt;
+  m.keySource = key->first;
+  m.keyPermutation = key->second;
   // kiln.attention takes q, k, v with equal leading dims (no broadcast).
   auto q = cast<RankedTensorType>(m.query.getType()).getShape();
-  auto k = cast<RankedTensorType>(m.key.getType()).getShape();
+  auto kt = cast<RankedTensorType>(product.getRhs().getType()).getShape();
+  SmallVector<int64_t> k(kt);
+  std::swap(k[k.size() - 2], k[k.size() - 1]);
   auto v = cast<RankedTensorType>(m.value.getType()).getShape();
-  if (q.size() != k.size() || q.size() != v.size() || q.drop_back(2) != k.drop_back(2) ||
-      q.drop_back(2) != v.drop_back(2))
+  if (q.size() != k.size() || q.size() != v.size() ||
+      q.drop_back(2) != ArrayRef<int64_t>(k).drop_back(2) || q.drop_back(2) != v.drop_back(2))
     return std::nullopt;
   if (m.mask) {
     auto maskType = cast<RankedTensorType>(m.mask.getType());
@@ -172,13 +175,29 @@ struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> 
             DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getI1Type()), false));
         m->mask = EqOp::create(rewriter, m->output.getLoc(), maskType, m->mask, no);
       }
+      Value key = m->keySource;
+      bool identity = llvm::all_of(llvm::enumerate(m->keyPermutation), [](auto e) {
+        return static_cast<int64_t>(e.index()) == e.value();
+      });
+      if (!identity) {
+        auto sourceType = cast<RankedTensorType>(key.getType());
+        SmallVector<int64_t> shape;
+        for (int64_t d : m->keyPermutation)
+          shape.push_back(sourceType.getShape()[d]);
+        key = PermuteOp::create(rewriter, m->output.getLoc(), sourceType.clone(shape), key,
+                                rewriter.getDenseI64ArrayAttr(m->keyPermutation));
+      }
       auto attention = AttentionOp::create(
-          rewriter, m->output.getLoc(), m->output.getType(), m->query, m->key, m->value,
+          rewriter, m->output.getLoc(), m->output.getType(), m->query, key, m->value,
           m->mask, rewriter.getF64FloatAttr(m->scale), UnitAttr());
       rewriter.replaceOp(m->output, attention.getResult());
+      Operation *transposedKey = cast<BatchMatmulOp>(m->chain.back()).getRhs().getDefiningOp();
       for (Operation *op : llvm::drop_begin(m->chain))
         if (op->use_empty())
           rewriter.eraseOp(op);
+      // k^T, now unused: later fusion passes must not meet dead ops.
+      if (transposedKey && transposedKey->use_empty())
+        rewriter.eraseOp(transposedKey);
     }
     SmallVector<AttentionOp> anchors;
     getOperation().walk([&](AttentionOp op) {

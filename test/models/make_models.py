@@ -173,6 +173,125 @@ def cnn_models():
     return models
 
 
+class TinyViT(torch.nn.Module):
+    """A 2-layer vision transformer: patch conv, class token, position
+    embedding, torch.nn.MultiheadAttention (as torchvision's ViT uses it)."""
+
+    def __init__(self, image=32, patch=8, dim=64, heads=4, layers=2, classes=10):
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, dim, patch, patch)
+        tokens = (image // patch) ** 2 + 1
+        self.cls = torch.nn.Parameter(torch.randn(1, 1, dim))
+        self.pos = torch.nn.Parameter(torch.randn(1, tokens, dim) * 0.02)
+        self.blocks = torch.nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(torch.nn.ModuleDict({
+                "ln1": torch.nn.LayerNorm(dim),
+                "attn": torch.nn.MultiheadAttention(dim, heads, batch_first=True),
+                "ln2": torch.nn.LayerNorm(dim),
+                "mlp": torch.nn.Sequential(torch.nn.Linear(dim, 2 * dim), torch.nn.GELU(),
+                                           torch.nn.Linear(2 * dim, dim))}))
+        self.norm = torch.nn.LayerNorm(dim)
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        for b in self.blocks:
+            y = b["ln1"](x)
+            x = x + b["attn"](y, y, y, need_weights=False)[0]
+            x = x + b["mlp"](b["ln2"](x))
+        return self.head(self.norm(x)[:, 0])
+
+
+class TinyBert(torch.nn.Module):
+    """A 2-layer BERT encoder with word, position and token-type embeddings
+    and the explicit attention pattern under a padding mask."""
+
+    def __init__(self, vocab=100, dim=64, heads=4, layers=2, seq=12):
+        super().__init__()
+        self.heads = heads
+        self.word = torch.nn.Embedding(vocab, dim)
+        self.position = torch.nn.Embedding(seq, dim)
+        self.token_type = torch.nn.Embedding(2, dim)
+        self.ln = torch.nn.LayerNorm(dim)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(layers):
+            self.layers.append(torch.nn.ModuleDict({
+                "q": torch.nn.Linear(dim, dim), "k": torch.nn.Linear(dim, dim),
+                "v": torch.nn.Linear(dim, dim), "o": torch.nn.Linear(dim, dim),
+                "ln1": torch.nn.LayerNorm(dim), "up": torch.nn.Linear(dim, 4 * dim),
+                "down": torch.nn.Linear(4 * dim, dim), "ln2": torch.nn.LayerNorm(dim)}))
+
+    def split(self, x):
+        b, s, d = x.shape
+        return x.view(b, s, self.heads, d // self.heads).permute(0, 2, 1, 3)
+
+    def forward(self, input_ids, attention_mask):
+        b, s = input_ids.shape
+        positions = torch.arange(s).unsqueeze(0)
+        x = self.word(input_ids) + self.position(positions) + self.token_type(
+            torch.zeros_like(input_ids))
+        x = self.ln(x)
+        drop = (attention_mask == 0)[:, None, None, :]
+        for layer in self.layers:
+            q, k, v = self.split(layer["q"](x)), self.split(layer["k"](x)), self.split(layer["v"](x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / (q.shape[-1] ** 0.5)
+            scores = scores.masked_fill(drop, -10000.0)
+            context = torch.matmul(torch.softmax(scores, dim=-1), v)
+            context = context.permute(0, 2, 1, 3).reshape(b, s, -1)
+            x = layer["ln1"](x + layer["o"](context))
+            x = layer["ln2"](x + layer["down"](F.gelu(layer["up"](x))))
+        return x
+
+
+class TinyGpt2Block(torch.nn.Module):
+    """GPT-2's block as Hugging Face writes it: Conv1D (addmm), split of the
+    fused QKV, causal scaled_dot_product_attention, NewGELU."""
+
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln_1, self.ln_2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.c_attn_w = torch.nn.Parameter(torch.randn(dim, 3 * dim) * 0.05)
+        self.c_attn_b = torch.nn.Parameter(torch.zeros(3 * dim))
+        self.c_proj_w = torch.nn.Parameter(torch.randn(dim, dim) * 0.05)
+        self.c_proj_b = torch.nn.Parameter(torch.zeros(dim))
+        self.fc_w = torch.nn.Parameter(torch.randn(dim, 4 * dim) * 0.05)
+        self.fc_b = torch.nn.Parameter(torch.randn(4 * dim) * 0.05)
+        self.proj_w = torch.nn.Parameter(torch.randn(4 * dim, dim) * 0.05)
+        self.proj_b = torch.nn.Parameter(torch.zeros(dim))
+
+    @staticmethod
+    def conv1d(x, w, b):
+        shape = x.shape[:-1] + (w.shape[1],)
+        return torch.addmm(b, x.view(-1, x.shape[-1]), w).view(shape)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.conv1d(self.ln_1(x), self.c_attn_w, self.c_attn_b).split(d, dim=2)
+        heads = lambda t: t.view(b, s, self.heads, d // self.heads).transpose(1, 2)
+        a = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
+        x = x + self.conv1d(a.transpose(1, 2).reshape(b, s, d), self.c_proj_w, self.c_proj_b)
+        h = self.conv1d(self.ln_2(x), self.fc_w, self.fc_b)
+        h = 0.5 * h * (1.0 + torch.tanh(0.7978845608028654 * (h + 0.044715 * torch.pow(h, 3.0))))
+        return x + self.conv1d(h, self.proj_w, self.proj_b)
+
+
+def transformer_models():
+    """Attention test models (issue 5), fp32 and fp16."""
+    models = {}
+    for suffix, dtype in (("f32", torch.float32), ("f16", torch.float16)):
+        models[f"vit_tiny_{suffix}"] = (lambda d: lambda: (
+            TinyViT().to(d), (torch.randn(2, 3, 32, 32, dtype=d),)))(dtype)
+        models[f"bert_tiny_{suffix}"] = (lambda d: lambda: (
+            TinyBert().to(d), (torch.randint(0, 100, (2, 12)),
+                               torch.tensor([[1] * 12, [1] * 9 + [0] * 3]))))(dtype)
+        models[f"gpt2_block_{suffix}"] = (lambda d: lambda: (
+            TinyGpt2Block().to(d), (torch.randn(2, 12, 64, dtype=d),)))(dtype)
+    return models
+
+
 def fn_module(fn):
     class Wrapped(torch.nn.Module):
         def forward(self, *args):
@@ -263,12 +382,16 @@ def write_broken(out):
 
 def main(out, names):
     os.makedirs(out, exist_ok=True)
-    everything = {**slice_models(), **op_models(), **cnn_models(), **error_models()}
+    everything = {**slice_models(), **op_models(), **cnn_models(), **transformer_models(),
+                  **error_models()}
     for name in names or everything:
         torch.manual_seed(0)
         module, inputs = everything[name]()
         module = module.eval()
-        torch.jit.save(torch.jit.trace(module, inputs), os.path.join(out, name + ".pt"))
+        # check_trace re-traces and compares graphs textually; module-name
+        # mangling (nn.MultiheadAttention) makes it fail on equal graphs.
+        torch.jit.save(torch.jit.trace(module, inputs, check_trace=False),
+                       os.path.join(out, name + ".pt"))
     if not names:
         torch.manual_seed(0)
         scripted = torch.jit.script(Mlp().eval())

@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 using namespace mlir;
@@ -285,6 +286,53 @@ LogicalResult GatherOp::verify() {
   ArrayRef<int64_t> table = shapeOf(getTable());
   expected.append(table.begin() + 1, table.end());
   return verifyResultShape(*this, expected);
+}
+
+/// The raw bytes of a constant's elements (dense, splat expanded, or a
+/// resource blob), or nothing.
+static std::optional<std::vector<char>> constantBytes(Attribute value, RankedTensorType type) {
+  if (!value)
+    return std::nullopt;
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (bits % 8 != 0)
+    return std::nullopt;
+  size_t bytes = bits / 8, count = type.getNumElements();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    ArrayRef<char> raw = dense.getRawData();
+    std::vector<char> out(bytes * count);
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(out.data() + i * bytes, raw.data() + (dense.isSplat() ? 0 : i * bytes), bytes);
+    return out;
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      if (blob->getData().size() == bytes * count)
+        return std::vector<char>(blob->getData().begin(), blob->getData().end());
+  return std::nullopt;
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  // Embedding rows picked by constant ids (position and token-type
+  // embeddings): a constant.
+  auto tableType = cast<RankedTensorType>(getTable().getType());
+  auto indexType = cast<RankedTensorType>(getIndices().getType());
+  auto indices = dyn_cast_if_present<DenseElementsAttr>(adaptor.getIndices());
+  if (!indices || tableType.getElementType().isInteger(1))
+    return {};
+  std::optional<std::vector<char>> table = constantBytes(adaptor.getTable(), tableType);
+  if (!table)
+    return {};
+  int64_t rows = tableType.getShape()[0];
+  size_t rowBytes = rows ? table->size() / rows : 0;
+  std::vector<char> out;
+  out.reserve(rowBytes * indexType.getNumElements());
+  for (APInt index : indices.getValues<APInt>()) {
+    int64_t i = index.getSExtValue();
+    if (i < 0 || i >= rows)
+      return {};
+    out.insert(out.end(), table->begin() + i * rowBytes, table->begin() + (i + 1) * rowBytes);
+  }
+  return DenseElementsAttr::getFromRawBuffer(getType(), out);
 }
 
 LogicalResult WhereOp::verify() {
@@ -561,8 +609,11 @@ LogicalResult PermuteOp::verify() {
   return verifyResultShape(*this, expected);
 }
 
-OpFoldResult PermuteOp::fold(FoldAdaptor) {
+OpFoldResult PermuteOp::fold(FoldAdaptor adaptor) {
   ArrayRef<int64_t> perm = getPermutation();
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    if (dense.isSplat())
+      return DenseElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
   bool identity = llvm::all_of(llvm::enumerate(perm), [](auto entry) {
     return static_cast<int64_t>(entry.index()) == entry.value();
   });

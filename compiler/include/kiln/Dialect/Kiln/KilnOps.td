@@ -355,6 +355,7 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure]> {
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$table `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
