@@ -138,7 +138,12 @@ FusionOp kiln::fuseIntoGroup(RewriterBase &rewriter,
       Operation *producer = operand.getDefiningOp();
       if (inGroup(producer))
         continue;
-      if (isCloneableConstant(producer))
+      // Small constants are cloned for elementwise users; anchors (a GEMM's
+      // bias, a convolution's weights) read their operands from memory.
+      bool elementwiseUsersOnly = llvm::all_of(operand.getUsers(), [&](Operation *user) {
+        return !inGroup(user) || user->hasTrait<OpTrait::KilnElementwise>();
+      });
+      if (isCloneableConstant(producer) && elementwiseUsersOnly)
         clonedConstants.insert(producer);
       else
         inputs.insert(operand);
