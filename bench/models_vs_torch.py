@@ -50,7 +50,7 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-def calibrated(name):
+def calibrated(name, device="cuda"):
     """A torchvision model with random weights (seed 0) whose BatchNorm
     statistics are measured on random images, as training would have left
     them. Left at their initial values, MobileNetV3's and EfficientNet's
@@ -62,9 +62,9 @@ def calibrated(name):
         if isinstance(m, torch.nn.BatchNorm2d):
             m.momentum = None  # a plain average over the calibration batch
             m.reset_running_stats()
-    model.train().cuda()
+    model.train().to(device)
     with torch.no_grad():
-        model(torch.randn(16, 3, 224, 224, device="cuda"))
+        model(torch.randn(16, 3, 224, 224, device=device))
     return model.eval()
 
 

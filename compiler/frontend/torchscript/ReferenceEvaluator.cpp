@@ -77,14 +77,22 @@ at::Tensor conv2d(const at::Tensor &x, const at::Tensor &w, const at::Tensor &bi
   ArrayRef<int64_t> p = op.getPadding();
   std::vector<int64_t> strides(op.getStrides().begin(), op.getStrides().end());
   std::vector<int64_t> dilation(op.getDilation().begin(), op.getDilation().end());
-  std::vector<int64_t> noPadding = {0, 0};
+  // Symmetric padding goes to ATen as PyTorch's own convolution passes it,
+  // on contiguous NCHW tensors: then ATen picks the algorithm (and summation
+  // order) it picks for the original model, and fp32 results agree to the
+  // last bits across ResNet-50's 53 convolutions. Asymmetric padding
+  // ("same" with an even kernel) is padded explicitly.
+  bool symmetric = p[0] == p[2] && p[1] == p[3];
+  std::vector<int64_t> padding = symmetric ? std::vector<int64_t>{p[0], p[1]}
+                                           : std::vector<int64_t>{0, 0};
   return inFloat32(x, [&](auto up) {
-    at::Tensor input = at::constant_pad_nd(up(x).permute({0, 3, 1, 2}),
-                                           {p[1], p[3], p[0], p[2]}, 0);
-    at::Tensor y = at::conv2d(input, up(w).permute({0, 3, 1, 2}),
+    at::Tensor input = up(x).permute({0, 3, 1, 2}).contiguous();
+    if (!symmetric)
+      input = at::constant_pad_nd(input, {p[1], p[3], p[0], p[2]}, 0);
+    at::Tensor y = at::conv2d(input, up(w).permute({0, 3, 1, 2}).contiguous(),
                               bias.defined() ? std::optional<at::Tensor>(up(bias))
                                              : std::nullopt,
-                              strides, c10::IntArrayRef(noPadding), dilation,
+                              strides, c10::IntArrayRef(padding), dilation,
                               static_cast<int64_t>(op.getGroups()));
     return y.permute({0, 2, 3, 1}).contiguous();
   });
