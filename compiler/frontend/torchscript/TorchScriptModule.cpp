@@ -382,9 +382,14 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
     ran = false;
   }
   if (ran)
-    for (size_t i = 0; i < observed.size(); ++i)
-      observed[i]->setType(
-          c10::TensorType::create(stack[originalOutputs + i].toTensor()));
+    for (size_t i = 0; i < observed.size(); ++i) {
+      // An optional tensor result that is None at run time (the attention
+      // weights of nn.MultiheadAttention with need_weights=False) keeps
+      // its unshaped type: a converter that reads it reports the problem.
+      const c10::IValue &value = stack[originalOutputs + i];
+      if (value.isTensor() && value.toTensor().defined())
+        observed[i]->setType(c10::TensorType::create(value.toTensor()));
+    }
   for (size_t i = graph.outputs().size(); i > originalOutputs; --i)
     graph.eraseOutput(i - 1);
   if (!ran)

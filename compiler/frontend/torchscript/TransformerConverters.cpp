@@ -384,11 +384,105 @@ Converter splatLike(double fill, int valueIndex = -1) {
   };
 }
 
+/// [B, S, E] -> [B, H, S, E/H].
+Value splitHeads(Importer &im, Location loc, Value x, int64_t heads) {
+  auto type = cast<RankedTensorType>(x.getType());
+  auto shape = type.getShape();
+  auto split = type.clone({shape[0], shape[1], heads, shape[2] / heads});
+  Value reshaped = ReshapeOp::create(im.builder, loc, split, x);
+  return permuteValue(im, loc, reshaped, {0, 2, 1, 3});
+}
+
+/// _native_multi_head_attention(query, key, value, embed_dim, num_head,
+/// qkv_weight, qkv_bias, proj_weight, proj_bias, mask, need_weights,
+/// average_attn_weights, mask_type): nn.MultiheadAttention's inference fast
+/// path (batch first), as torchvision's ViT traces. Self-attention projects
+/// q, k and v with one GEMM.
+LogicalResult convertNativeMultiHeadAttention(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto embed = constantArg<int64_t>(im, node, 3);
+  auto heads = constantArg<int64_t>(im, node, 4);
+  if (!type || !embed || !heads)
+    return failure();
+  Location loc = im.locationOf(node);
+  if (!isNone(node, 9)) {
+    emitError(loc) << "aten::_native_multi_head_attention with a mask is not supported";
+    return failure();
+  }
+  if (node->outputs().size() > 1 && node->output(1)->hasUses()) {
+    emitError(loc) << "aten::_native_multi_head_attention: the attention weights are used; "
+                      "call it with need_weights=False";
+    return failure();
+  }
+  if (type.getRank() != 3 || *heads <= 0 || *embed % *heads != 0) {
+    emitError(loc) << "aten::_native_multi_head_attention: needs [batch, sequence, "
+                      "embedding] inputs and heads dividing the embedding";
+    return failure();
+  }
+  Type element = elementOf(type);
+  auto qkvWeight = constantTensorArg(node, 5), qkvBias = constantTensorArg(node, 6);
+  if (!qkvWeight || !qkvBias || qkvWeight->dim() != 2 || qkvWeight->size(0) != 3 * *embed) {
+    emitError(loc) << "aten::_native_multi_head_attention needs constant [3E, E] in-projection "
+                      "weights and bias";
+    return failure();
+  }
+  auto project = [&](const torch::jit::Value *input, int64_t part, int64_t parts) -> Value {
+    Value x = im.operand(input, element, loc);
+    if (!x)
+      return {};
+    int64_t rows = qkvWeight->size(0) / 3 * parts;
+    Value w = im.constantTensor(qkvWeight->narrow(0, part * (rows / parts), rows).contiguous(),
+                                weightName(node, 5) + "_" + std::to_string(part), loc);
+    Value b = im.constantTensor(qkvBias->narrow(0, part * (rows / parts), rows).contiguous(),
+                                weightName(node, 6) + "_" + std::to_string(part), loc);
+    if (!w || !b)
+      return {};
+    w = im.castTo(w, element, loc);
+    b = im.castTo(b, element, loc);
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto outType = xType.clone({xType.getShape()[0], xType.getShape()[1], rows});
+    return LinearOp::create(im.builder, loc, outType, x, w, b);
+  };
+  Value q, k, v;
+  if (node->input(0) == node->input(1) && node->input(1) == node->input(2)) {
+    Value qkv = project(node->input(0), 0, 3);
+    if (!qkv)
+      return failure();
+    auto qkvType = cast<RankedTensorType>(qkv.getType());
+    auto partType = qkvType.clone({qkvType.getShape()[0], qkvType.getShape()[1], *embed});
+    q = sliceAlong(im, loc, qkv, partType, 2, 0, 1);
+    k = sliceAlong(im, loc, qkv, partType, 2, *embed, 1);
+    v = sliceAlong(im, loc, qkv, partType, 2, 2 * *embed, 1);
+  } else {
+    q = project(node->input(0), 0, 1);
+    k = project(node->input(1), 1, 1);
+    v = project(node->input(2), 2, 1);
+    if (!q || !k || !v)
+      return failure();
+  }
+  q = splitHeads(im, loc, q, *heads);
+  k = splitHeads(im, loc, k, *heads);
+  v = splitHeads(im, loc, v, *heads);
+  auto headsType = cast<RankedTensorType>(q.getType());
+  double scale = 1.0 / std::sqrt(static_cast<double>(*embed / *heads));
+  Value attention = AttentionOp::create(im.builder, loc, headsType, q, k, v, Value(),
+                                        im.builder.getF64FloatAttr(scale), UnitAttr());
+  Value merged = permuteValue(im, loc, attention, {0, 2, 1, 3});
+  merged = ReshapeOp::create(im.builder, loc, type, merged);
+  Value projWeight = im.operand(node->input(7), element, loc);
+  Value projBias = im.operand(node->input(8), element, loc);
+  if (!projWeight || !projBias)
+    return failure();
+  im.bind(node, LinearOp::create(im.builder, loc, type, merged, projWeight, projBias));
+  return success();
+}
+
 } // namespace
 
 void kiln::frontend::addTransformerConverters(ConverterMap &map) {
   map.insert({
       {"aten::scaled_dot_product_attention", convertScaledDotProductAttention},
+      {"aten::_native_multi_head_attention", convertNativeMultiHeadAttention},
       {"aten::embedding", convertEmbedding},
       {"aten::index_select", convertIndexSelect},
       {"aten::expand", convertExpand},
