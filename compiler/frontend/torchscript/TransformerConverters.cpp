@@ -9,6 +9,8 @@
 
 #include "ConverterHelpers.h"
 
+#include "kiln/Dialect/Kiln/Broadcast.h"
+
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -477,6 +479,144 @@ LogicalResult convertNativeMultiHeadAttention(Importer &im, const Node *node) {
   return success();
 }
 
+/// index.Tensor(self, indices): advanced indexing whose index tensors cover
+/// the leading dimensions (the mask lookups Hugging Face's masking utilities
+/// trace to). The flat index sum(idx_i * stride_i) picks rows of self viewed
+/// as [d0 * ... * dk-1, rest...].
+LogicalResult convertIndex(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  RankedTensorType selfType = im.tensorType(node->input(0), loc);
+  if (!selfType)
+    return failure();
+  Value self = im.operand(node->input(0), selfType.getElementType(), loc);
+  if (!self)
+    return failure();
+  Type i64 = im.builder.getI64Type();
+  // The index tensors: built in the graph, or a constant list (folded).
+  SmallVector<Value> indices;
+  const Node *list = node->input(1)->node();
+  if (list->kind() == c10::prim::ListConstruct) {
+    for (const torch::jit::Value *index : list->inputs()) {
+      if (index->type()->kind() == c10::TypeKind::NoneType) {
+        indices.push_back(Value());
+        continue;
+      }
+      RankedTensorType indexType = im.tensorType(index, loc);
+      if (!indexType)
+        return failure();
+      if (indexType.getElementType().isInteger(1)) {
+        emitError(loc) << "aten::index with boolean (mask) indices is not supported";
+        return failure();
+      }
+      indices.push_back(im.operand(index, i64, loc));
+      if (!indices.back())
+        return failure();
+    }
+  } else if (auto constant = torch::jit::toIValue(node->input(1)); constant && constant->isList()) {
+    for (const c10::IValue &entry : constant->toListRef()) {
+      if (entry.isNone()) {
+        indices.push_back(Value());
+        continue;
+      }
+      if (!entry.isTensor() || entry.toTensor().scalar_type() == c10::kBool) {
+        emitError(loc) << "aten::index with boolean or non-tensor indices is not supported";
+        return failure();
+      }
+      indices.push_back(im.constantTensor(entry.toTensor().to(c10::kLong), "", loc));
+      if (!indices.back())
+        return failure();
+    }
+  } else {
+    emitError(loc) << "aten::index with indices not built in the graph is not supported";
+    return failure();
+  }
+  ArrayRef<int64_t> shape = selfType.getShape();
+  size_t k = indices.size();
+  if (k == 0 || k > shape.size()) {
+    emitError(loc) << "aten::index with " << k << " indices into a rank-" << shape.size()
+                   << " tensor is not supported";
+    return failure();
+  }
+  Value flat;
+  int64_t stride = 1;
+  for (size_t i = k; i-- > 0;) {
+    Value idx = indices[i];
+    if (!idx) {
+      emitError(loc) << "aten::index with a None (':') among the leading indices is not "
+                        "supported";
+      return failure();
+    }
+    // Negative indices count from the end, as in PyTorch.
+    auto idxType = cast<RankedTensorType>(idx.getType());
+    Value size = scalarConstant(im.builder, loc, i64, static_cast<double>(shape[i]));
+    Value zero = scalarConstant(im.builder, loc, i64, 0.0);
+    Value negative = LtOp::create(im.builder, loc, idxType.clone(im.builder.getI1Type()), idx, zero);
+    Value wrapped = AddOp::create(im.builder, loc, idxType, idx, size);
+    idx = WhereOp::create(im.builder, loc, idxType, negative, wrapped, idx);
+    if (stride != 1) {
+      Value s = scalarConstant(im.builder, loc, i64, static_cast<double>(stride));
+      idx = MulOp::create(im.builder, loc, idxType, idx, s);
+    }
+    if (!flat) {
+      flat = idx;
+    } else {
+      auto flatType = cast<RankedTensorType>(flat.getType());
+      auto sum = broadcastShapes(flatType.getShape(), idxType.getShape());
+      if (!sum) {
+        emitError(loc) << "aten::index: the index tensors do not broadcast together";
+        return failure();
+      }
+      flat = AddOp::create(im.builder, loc, RankedTensorType::get(*sum, i64), flat, idx);
+    }
+    stride *= shape[i];
+  }
+  SmallVector<int64_t> tableShape{stride};
+  tableShape.append(shape.begin() + k, shape.end());
+  Value table = ReshapeOp::create(im.builder, loc, selfType.clone(tableShape), self);
+  im.bind(node, GatherOp::create(im.builder, loc, type, table, flat));
+  return success();
+}
+
+/// Boolean logic as selects: a & b = b where a else false, a | b = true
+/// where a else b, ~a = (a == false). Integer operands are not supported.
+template <bool IsAnd>
+LogicalResult convertLogic(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  if (!type.getElementType().isInteger(1)) {
+    emitError(loc) << node->kind().toQualString() << " on integers is not supported (only "
+                   << "booleans)";
+    return failure();
+  }
+  Value a = im.operand(node->input(0), type.getElementType(), loc);
+  Value b = im.operand(node->input(1), type.getElementType(), loc);
+  if (!a || !b)
+    return failure();
+  Value fixed = scalarConstant(im.builder, loc, type.getElementType(), IsAnd ? 0.0 : 1.0);
+  im.bind(node, IsAnd ? WhereOp::create(im.builder, loc, type, a, b, fixed)
+                      : WhereOp::create(im.builder, loc, type, a, fixed, b));
+  return success();
+}
+
+LogicalResult convertNot(Importer &im, const Node *node) {
+  auto p = primaryOperand(im, node);
+  if (!p)
+    return failure();
+  auto [type, loc, input] = *p;
+  if (!type.getElementType().isInteger(1)) {
+    emitError(loc) << node->kind().toQualString() << " on integers is not supported";
+    return failure();
+  }
+  Value no = scalarConstant(im.builder, loc, type.getElementType(), 0.0);
+  im.bind(node, EqOp::create(im.builder, loc, type, input, no));
+  return success();
+}
+
 } // namespace
 
 void kiln::frontend::addTransformerConverters(ConverterMap &map) {
@@ -513,6 +653,15 @@ void kiln::frontend::addTransformerConverters(ConverterMap &map) {
       {"aten::ge.Tensor", convertCompare<GeOp>},
       {"aten::ge.Scalar", convertCompare<GeOp>},
       {"aten::log_softmax.int", convertLogSoftmax},
+      {"aten::index.Tensor", convertIndex},
+      {"aten::__and__.Tensor", convertLogic<true>},
+      {"aten::bitwise_and.Tensor", convertLogic<true>},
+      {"aten::logical_and", convertLogic<true>},
+      {"aten::__or__.Tensor", convertLogic<false>},
+      {"aten::bitwise_or.Tensor", convertLogic<false>},
+      {"aten::logical_or", convertLogic<false>},
+      {"aten::bitwise_not", convertNot},
+      {"aten::logical_not", convertNot},
       {"aten::addmm", convertAddmm},
       {"aten::unflatten.int", [](Importer &im, const Node *node) -> LogicalResult {
          auto p = primaryOperand(im, node);
