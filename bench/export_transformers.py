@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Traces the transformer zoo for kiln, fp32 and fp16.
+
+    export_transformers.py OUT_DIR [--batch B] [--seq S] [MODEL ...]
+
+Models: vit_b_16 (torchvision), bert (Hugging Face BertModel, bert-base
+config, with an attention mask that pads the last eighth of each sequence),
+gpt2 (GPT2Model, gpt2 config). Random weights, seed 0; parameters that the
+libraries initialize to zero (ViT's classifier) are drawn from N(0, 0.02) so
+that outputs depend on the input. Writes OUT_DIR/<model>_f32.pt and _f16.pt.
+"""
+import argparse
+import os
+import warnings
+
+import torch
+
+warnings.filterwarnings("ignore")
+
+
+class FirstOutput(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *args):
+        return self.model(*args, return_dict=False)[0]
+
+
+def build(name, batch, seq):
+    torch.manual_seed(0)
+    if name == "vit_b_16":
+        import torchvision
+        model = torchvision.models.vit_b_16(weights=None)
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.abs().max() == 0 and p.dim() > 1:
+                    p.normal_(0, 0.02)
+        return model.eval(), (torch.randn(batch, 3, 224, 224),)
+    from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
+    ids = torch.randint(0, 30000, (batch, seq))
+    if name == "bert":
+        mask = torch.ones(batch, seq, dtype=torch.long)
+        mask[:, seq - seq // 8:] = 0
+        return FirstOutput(BertModel(BertConfig()).eval()), (ids, mask)
+    if name == "gpt2":
+        return FirstOutput(GPT2Model(GPT2Config()).eval()), (ids,)
+    raise SystemExit(f"unknown model {name}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("models", nargs="*", default=["vit_b_16", "bert", "gpt2"])
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--seq", type=int, default=128)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.models:
+        model, inputs = build(name, args.batch, args.seq)
+        with torch.no_grad():
+            torch.jit.save(torch.jit.trace(model, inputs, check_trace=False, strict=False),
+                           os.path.join(args.out, f"{name}_f32.pt"))
+            half = [x.half() if x.is_floating_point() else x for x in inputs]
+            torch.jit.save(torch.jit.trace(model.half(), tuple(half), check_trace=False,
+                                           strict=False),
+                           os.path.join(args.out, f"{name}_f16.pt"))
+        print(f"exported {name} (fp32, fp16), batch {args.batch}")
+
+
+if __name__ == "__main__":
+    main()
