@@ -68,23 +68,39 @@ def calibrated(name, device="cuda"):
     return model.eval()
 
 
+TRANSFORMERS = ("vit_b_16", "bert", "gpt2")
+
+
+def model_and_inputs(name, batch):
+    """The fp32 model (on the GPU) and its fp32 example inputs (on the CPU)."""
+    if name in TRANSFORMERS:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from export_transformers import build
+        model, inputs = build(name, batch, 128)
+        return model.cuda(), list(inputs)
+    model = calibrated(name)
+    torch.manual_seed(1)
+    return model, [torch.randn(batch, 3, 224, 224)]
+
+
 def measure(name, batch, args):
     work = os.path.join(args.work, f"{name}_b{batch}")
     os.makedirs(work, exist_ok=True)
-    model = calibrated(name)
-    torch.manual_seed(1)
-    x32 = torch.randn(batch, 3, 224, 224)
+    model, inputs = model_and_inputs(name, batch)
     row = {"model": name, "batch": batch, "dtype": "fp16"}
     with torch.no_grad():
-        reference = model.cuda()(x32.cuda()).float().cpu()
+        reference = model(*[x.cuda() for x in inputs]).float().cpu()
         m16 = model.half()
-        x16 = x32.half().cuda()
-        eager16 = m16(x16).float().cpu()
+        in16 = [x.half().cuda() if x.is_floating_point() else x.cuda() for x in inputs]
+        eager16 = m16(*in16).float().cpu()
         row["torch_fp16_rel_l2"] = float((eager16 - reference).norm() / reference.norm())
-        traced = torch.jit.trace(m16, x16)
+        traced = torch.jit.trace(m16, tuple(in16), check_trace=False, strict=False)
     path = os.path.join(work, "model.pt")
     torch.jit.save(traced, path)
-    np.save(os.path.join(work, "x.npy"), x16.float().cpu().numpy())
+    names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
+    for input_name, x in zip(names, in16):
+        np.save(os.path.join(work, f"{input_name}.npy"),
+                x.float().cpu().numpy() if x.is_floating_point() else x.cpu().numpy())
     np.save(os.path.join(work, "ref.npy"), reference.numpy())
 
     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
@@ -95,8 +111,11 @@ def measure(name, batch, args):
         row["error"] = (out.stderr or out.stdout).strip().splitlines()[-1]
         return row
     row["kernels"] = int(re.search(r"(\d+) kernel launches", out.stderr).group(1))
-    out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"),
-               "--input", f"x={work}/x.npy", "--check", f"{work}/ref.npy",
+    feeds = []
+    for input_name in names:
+        feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
+    out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
+               "--check", f"{work}/ref.npy",
                "--tolerance", "1e-2", "--device-io", "--bench", str(args.runs)])
     text = out.stdout + out.stderr
     check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
@@ -109,16 +128,16 @@ def measure(name, batch, args):
     row["kiln_ms"] = float(wall.group(1))
 
     with torch.no_grad():
-        row["eager_ms"] = median_ms(lambda: m16(x16), args.runs)
+        row["eager_ms"] = median_ms(lambda: m16(*in16), args.runs)
         if args.compile:
             torch._dynamo.reset()
             start = time.perf_counter()
             compiled = torch.compile(m16, mode="reduce-overhead")
             for _ in range(3):
-                compiled(x16)
+                compiled(*in16)
             torch.cuda.synchronize()
             row["compile_s"] = time.perf_counter() - start
-            row["compile_ms"] = median_ms(lambda: compiled(x16), args.runs)
+            row["compile_ms"] = median_ms(lambda: compiled(*in16), args.runs)
     return row
 
 
