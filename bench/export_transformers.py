@@ -27,6 +27,24 @@ class FirstOutput(torch.nn.Module):
         return self.model(*args, return_dict=False)[0]
 
 
+class MaskedBert(torch.nn.Module):
+    """BertModel fed the additive 4-D mask its own preprocessing would make
+    from the [batch, seq] padding mask. transformers' mask utilities differ
+    between versions and some build the mask with torch.vmap, which a traced
+    graph cannot run without Python; a 4-D mask is passed through as is."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        dtype = self.model.embeddings.word_embeddings.weight.dtype
+        keep = attention_mask[:, None, None, :] > 0  # any nonzero id counts as a token
+        zero = torch.zeros((), dtype=dtype)
+        additive = torch.where(keep, zero, torch.full((), torch.finfo(dtype).min, dtype=dtype))
+        return self.model(input_ids, attention_mask=additive, return_dict=False)[0]
+
+
 def build(name, batch, seq):
     torch.manual_seed(0)
     if name == "vit_b_16":
@@ -42,7 +60,7 @@ def build(name, batch, seq):
     if name == "bert":
         mask = torch.ones(batch, seq, dtype=torch.long)
         mask[:, seq - seq // 8:] = 0
-        return FirstOutput(BertModel(BertConfig()).eval()), (ids, mask)
+        return MaskedBert(BertModel(BertConfig()).eval()), (ids, mask)
     if name == "gpt2":
         return FirstOutput(GPT2Model(GPT2Config()).eval()), (ids,)
     raise SystemExit(f"unknown model {name}")

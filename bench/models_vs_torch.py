@@ -94,7 +94,14 @@ def measure(name, batch, args):
         in16 = [x.half().cuda() if x.is_floating_point() else x.cuda() for x in inputs]
         eager16 = m16(*in16).float().cpu()
         row["torch_fp16_rel_l2"] = float((eager16 - reference).norm() / reference.norm())
-        traced = torch.jit.trace(m16, tuple(in16), check_trace=False, strict=False)
+        # kiln gets the fp32 model and computes in fp16 (--precision fp16):
+        # freezing then folds BatchNorm into the weights in fp32 and kiln
+        # rounds them to fp16 once, where folding an fp16 model would round
+        # in fp16 at every step.
+        m32 = model.float()
+        traced = torch.jit.trace(m32, tuple(x.cuda() for x in inputs), check_trace=False,
+                                 strict=False)
+        m16 = model.half()
     path = os.path.join(work, "model.pt")
     torch.jit.save(traced, path)
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
@@ -105,7 +112,8 @@ def measure(name, batch, args):
 
     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
     start = time.perf_counter()
-    out = run([f"{args.bin}/kiln-compile", path, "-o", os.path.join(work, "model.kiln")], env=env)
+    out = run([f"{args.bin}/kiln-compile", path, "--precision", "fp16", "-o",
+               os.path.join(work, "model.kiln")], env=env)
     row["kiln_compile_s"] = time.perf_counter() - start
     if out.returncode != 0:
         row["error"] = (out.stderr or out.stdout).strip().splitlines()[-1]

@@ -379,10 +379,19 @@ int run(int argc, char **argv) {
                 : double(rng() % 8);
       inputData.push_back(fromDouble(values, spec.dtype));
     }
-    if (!o.saveInputsDir.empty())
+    if (!o.saveInputsDir.empty()) {
+      // Integer and boolean inputs (token ids, masks) keep their type; floats
+      // travel as f4 (numpy has no bfloat16).
+      const char *descr = spec.dtype == DType::I64   ? "<i8"
+                          : spec.dtype == DType::I32 ? "<i4"
+                          : spec.dtype == DType::Bool ? "|b1"
+                                                      : "<f4";
+      bool raw = descr[1] != 'f';
       npy::write(o.saveInputsDir + "/" + spec.name + ".npy",
-                 {"<f4", spec.shape,
-                  fromDouble(toDouble(inputData.back(), spec.dtype), DType::F32)});
+                 {descr, spec.shape,
+                  raw ? inputData.back()
+                      : fromDouble(toDouble(inputData.back(), spec.dtype), DType::F32)});
+    }
   }
 
   Session session(model, {o.graph, o.profile});
