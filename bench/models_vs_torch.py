@@ -98,12 +98,13 @@ def measure(name, batch, args):
         # freezing then folds BatchNorm into the weights in fp32 and kiln
         # rounds them to fp16 once, where folding an fp16 model would round
         # in fp16 at every step.
-        m32 = model.float()
-        traced = torch.jit.trace(m32, tuple(x.cuda() for x in inputs), check_trace=False,
-                                 strict=False)
+        # The traced module shares the model's parameters: save it before
+        # the model turns fp16 again.
+        path = os.path.join(work, "model.pt")
+        traced = torch.jit.trace(model.float(), tuple(x.cuda() for x in inputs),
+                                 check_trace=False, strict=False)
+        torch.jit.save(traced, path)
         m16 = model.half()
-    path = os.path.join(work, "model.pt")
-    torch.jit.save(traced, path)
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     for input_name, x in zip(names, in16):
         np.save(os.path.join(work, f"{input_name}.npy"),
