@@ -28,7 +28,7 @@ torch.backends.cuda.matmul.allow_tf32 = False
 def bench(model_path, inputs, runs):
     module = torch.jit.load(model_path, map_location="cuda").eval()
     dtype = next(module.parameters()).dtype
-    args = [x.to("cuda", dtype) for x in inputs]
+    args = [x.to("cuda", dtype) if x.is_floating_point() else x.cuda() for x in inputs]
     import time
     with torch.no_grad():
         for _ in range(10):
@@ -48,8 +48,10 @@ def bench(model_path, inputs, runs):
 def main(model_path, directory, runs=0):
     module = torch.jit.load(model_path, map_location="cpu").eval()
     names = [v.debugName().split(".")[0] for v in list(module.graph.inputs())[1:]]
-    inputs = [torch.from_numpy(np.load(os.path.join(directory, n + ".npy"))).float()
-              for n in names]
+    # Floats in fp32 (the reference precision); token ids and masks keep
+    # their integer type.
+    inputs = [torch.from_numpy(np.load(os.path.join(directory, n + ".npy"))) for n in names]
+    inputs = [x.float() if x.is_floating_point() else x for x in inputs]
     device = "cuda" if torch.cuda.is_available() else "cpu"
     module = module.float().to(device)
     with torch.no_grad():
