@@ -53,9 +53,15 @@ def main(model_path, directory, runs=0):
     inputs = [torch.from_numpy(np.load(os.path.join(directory, n + ".npy"))) for n in names]
     inputs = [x.float() if x.is_floating_point() else x for x in inputs]
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    module = module.float().to(device)
-    with torch.no_grad():
-        out = module(*[x.to(device) for x in inputs])
+    try:
+        with torch.no_grad():
+            out = module.float().to(device)(*[x.to(device) for x in inputs])
+    except RuntimeError:
+        # Traced constants stay where tracing made them (a CPU arange in a
+        # model moved to the GPU): such a model runs on the CPU instead.
+        device = "cpu"
+        with torch.no_grad():
+            out = module.float().cpu()(*inputs)
     outputs = out if isinstance(out, (tuple, list)) else (out,)
     for i, y in enumerate(outputs):
         np.save(os.path.join(directory, f"reference{i}.npy"), y.float().cpu().numpy())
