@@ -173,6 +173,29 @@ def cnn_models():
     return models
 
 
+def transformer_op_models():
+    """One small traced model per attention-model operator (import snapshots)."""
+    x = lambda *s: torch.randn(*s)
+    keep = torch.tensor([[True] * 6 + [False] * 2])
+    return {
+        "op_sdpa": lambda: (fn_module(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m)
+                                      + F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.5)),
+                            (x(2, 3, 8, 16), x(2, 3, 8, 16), x(2, 3, 8, 16), keep)),
+        "op_embedding": lambda: (torch.nn.Embedding(10, 4), (torch.tensor([[1, 2, 9], [0, 0, 3]]),)),
+        "op_split_select": lambda: (fn_module(lambda a: a.split(2, dim=1)[1] * a[:, 0:2, 1:3].sum()
+                                              + a.select(1, 3).unsqueeze(1).unsqueeze(2)),
+                                    (x(2, 6, 4),)),
+        "op_masks": lambda: (fn_module(lambda a, i: a.masked_fill(i == 0, -1e4) + torch.where(a > 0, a, a * 0.1)
+                                       + torch.log_softmax(a, -1)),
+                             (x(2, 5), torch.tensor([[1, 0, 2, 0, 1], [0, 0, 1, 1, 1]]))),
+        "op_index": lambda: (fn_module(lambda a: a[torch.tensor([1, 0, 1]), torch.tensor([2, 2, 0])]),
+                             (x(3, 4, 5),)),
+        "op_addmm": lambda: (with_param((8, 6), lambda a, w: torch.addmm(torch.ones(6), a, w)),
+                             (x(4, 8),)),
+        "op_expand": lambda: (fn_module(lambda a, b: a.expand(3, 4) * b), (x(1, 4), x(3, 4))),
+    }
+
+
 class TinyViT(torch.nn.Module):
     """A 2-layer vision transformer: patch conv, class token, position
     embedding, torch.nn.MultiheadAttention (as torchvision's ViT uses it)."""
@@ -383,7 +406,7 @@ def write_broken(out):
 def main(out, names):
     os.makedirs(out, exist_ok=True)
     everything = {**slice_models(), **op_models(), **cnn_models(), **transformer_models(),
-                  **error_models()}
+                  **transformer_op_models(), **error_models()}
     for name in names or everything:
         torch.manual_seed(0)
         module, inputs = everything[name]()
