@@ -69,7 +69,8 @@ std::optional<std::pair<Value, SmallVector<int64_t>>> keyOf(Value transposed) {
 
 std::optional<Match> matchAttention(SoftmaxOp softmax) {
   auto type = cast<RankedTensorType>(softmax.getType());
-  if (softmax.getLog() || static_cast<int64_t>(softmax.getDim()) != type.getRank() - 1 || type.getRank() < 3 ||
+  int64_t dim = static_cast<int64_t>(softmax.getDim());
+  if (softmax.getLog() || dim != type.getRank() - 1 || type.getRank() < 3 ||
       !singleUse(softmax.getResult()) || isa<FusionOp>(softmax->getParentOp()))
     return std::nullopt;
   Match m;
