@@ -419,6 +419,7 @@ kiln::frontend::converterRegistry() {
       {"aten::view", convertReshape},
       {"aten::reshape", convertReshape},
       {"aten::flatten.using_ints", convertReshape},
+      {"aten::unflatten.int", convertReshape},
       {"aten::unsqueeze", convertReshape},
       {"aten::squeeze.dim", convertReshape},
       {"aten::squeeze", convertReshape},

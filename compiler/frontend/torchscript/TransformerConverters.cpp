@@ -663,15 +663,6 @@ void kiln::frontend::addTransformerConverters(ConverterMap &map) {
       {"aten::bitwise_not", convertNot},
       {"aten::logical_not", convertNot},
       {"aten::addmm", convertAddmm},
-      {"aten::unflatten.int", [](Importer &im, const Node *node) -> LogicalResult {
-         auto p = primaryOperand(im, node);
-         if (!p)
-           return failure();
-         im.bind(node, p->input.getType() == p->type
-                           ? p->input
-                           : Value(ReshapeOp::create(im.builder, p->loc, p->type, p->input)));
-         return success();
-       }},
       {"aten::ones_like", splatLike(1.0)},
       {"aten::zeros_like", splatLike(0.0)},
       {"aten::full_like", splatLike(0.0, 1)},
