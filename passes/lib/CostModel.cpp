@@ -32,11 +32,31 @@ int64_t kiln::flopsOf(Operation *op) {
         auto lhs = o.getLhs().getType().getShape();
         return 2 * elementsOf(o.getType()) * lhs.back();
       })
+      .Case([](Conv2dOp o) {
+        // Multiply-adds per output element: KH * KW * C / groups.
+        auto w = o.getWeight().getType().getShape();
+        int64_t outputs = elementsOf(o.getType());
+        return 2 * outputs * w[1] * w[2] * w[3] + (o.getBias() ? outputs : 0);
+      })
+      .Case([](Pool2dOp o) {
+        auto k = o.getKernel();
+        return elementsOf(o.getType()) * k[0] * k[1];
+      })
+      .Case([](AttentionOp o) {
+        // q k^T and p v, plus the softmax over the scores.
+        auto q = o.getQuery().getType().getShape();
+        auto v = o.getValue().getType().getShape();
+        int64_t rows = elementsOf(o.getQuery().getType()) / q.back(); // batch * Sq
+        int64_t keys = v[v.size() - 2];
+        int64_t flops = 2 * rows * keys * (q.back() + v.back()) + 5 * rows * keys;
+        return o.getCausal() ? flops / 2 : flops;
+      })
       .Case([](LayerNormOp o) { return 8 * elementsOf(o.getType()); })
       .Case([](SoftmaxOp o) { return 5 * elementsOf(o.getType()); })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
           [](auto o) { return elementsOf(o.getInput().getType()); })
-      .Case<ConstantOp, ReshapeOp, PermuteOp, ConcatOp, SliceOp, CastOp>(
+      .Case<ConstantOp, ReshapeOp, PermuteOp, ConcatOp, SliceOp, CastOp, GatherOp,
+            BroadcastOp>(
           [](Operation *) { return int64_t(0); })
       .Default([](Operation *o) -> int64_t {
         if (o->hasTrait<OpTrait::KilnElementwise>() && o->getNumResults() == 1)
