@@ -5,7 +5,8 @@
 
 Models: vit_b_16 (torchvision), bert (Hugging Face BertModel, bert-base
 config, with an attention mask that pads the last eighth of each sequence),
-gpt2 (GPT2Model, gpt2 config). Random weights, seed 0; parameters that the
+gpt2 (GPT2Model, gpt2 config), gpt2_block (the same with one layer), ffn
+(the slice's feed-forward block, d = 1024, on [batch, seq, 1024]). Random weights, seed 0; parameters that the
 libraries initialize to zero (ViT's classifier) are drawn from N(0, 0.02) so
 that outputs depend on the input. Writes OUT_DIR/<model>_f32.pt and _f16.pt.
 """
@@ -45,8 +46,23 @@ class MaskedBert(torch.nn.Module):
         return self.model(input_ids, attention_mask=additive, return_dict=False)[0]
 
 
+class Ffn(torch.nn.Module):
+    """The transformer feed-forward block of the first slice: LN(x + W2
+    gelu(W1 x + b1) + b2), d = 1024, hidden 4096."""
+
+    def __init__(self, d=1024, hidden=4096):
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(d, hidden), torch.nn.Linear(hidden, d)
+        self.norm = torch.nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(x + self.down(torch.nn.functional.gelu(self.up(x))))
+
+
 def build(name, batch, seq):
     torch.manual_seed(0)
+    if name == "ffn":
+        return Ffn().eval(), (torch.randn(batch, seq, 1024),)
     if name == "vit_b_16":
         import torchvision
         model = torchvision.models.vit_b_16(weights=None)
@@ -63,6 +79,8 @@ def build(name, batch, seq):
         return MaskedBert(BertModel(BertConfig()).eval()), (ids, mask)
     if name == "gpt2":
         return FirstOutput(GPT2Model(GPT2Config()).eval()), (ids,)
+    if name == "gpt2_block":  # one GPT-2 layer with its embeddings and final norm
+        return FirstOutput(GPT2Model(GPT2Config(n_layer=1)).eval()), (ids,)
     raise SystemExit(f"unknown model {name}")
 
 

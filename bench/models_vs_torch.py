@@ -68,7 +68,7 @@ def calibrated(name, device="cuda"):
     return model.eval()
 
 
-TRANSFORMERS = ("vit_b_16", "bert", "gpt2")
+TRANSFORMERS = ("vit_b_16", "bert", "gpt2", "gpt2_block", "ffn")
 
 
 def model_and_inputs(name, batch):
@@ -120,6 +120,16 @@ def measure(name, batch, args):
         row["error"] = (out.stderr or out.stdout).strip().splitlines()[-1]
         return row
     row["kernels"] = int(re.search(r"(\d+) kernel launches", out.stderr).group(1))
+    # The roofline: FLOPs and bytes of the optimized graph (kiln's report).
+    report = run([f"{args.bin}/kiln-compile", path, "--precision", "fp16", "--report",
+                  "-o", os.devnull], env=env)
+    totals = re.search(r"kernels \(unfused: \d+ kernels\), ([0-9.]+) MFLOP, ([0-9.]+) KiB moved",
+                       report.stderr)
+    if totals:
+        row["mflop"] = float(totals.group(1))
+        row["kib_moved"] = float(totals.group(2))
+        floor_ms = max(row["mflop"] * 1e6 / 790e12, row["kib_moved"] * 1024 / 4.3e12) * 1e3
+        row["roofline_ms"] = floor_ms
     feeds = []
     for input_name in names:
         feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
@@ -135,9 +145,35 @@ def measure(name, batch, args):
     row["rel_l2"] = float(check.group(1))
     row["check"] = check.group(2)
     row["kiln_ms"] = float(wall.group(1))
+    memory = re.search(r"device memory: weights ([0-9.]+) MiB, arena ([0-9.]+) MiB, "
+                       r"inputs and outputs ([0-9.]+) MiB", text)
+    if memory:
+        row["kiln_mib"] = sum(float(memory.group(i)) for i in (1, 2, 3))
+    if "roofline_ms" in row:
+        row["roofline_fraction"] = row["roofline_ms"] / row["kiln_ms"]
 
     with torch.no_grad():
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
         row["eager_ms"] = median_ms(lambda: m16(*in16), args.runs)
+        # Peak beyond what was allocated before (the model and inputs are
+        # counted: kiln's figure holds its weights and I/O too).
+        row["eager_peak_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20 + sum(
+            p.numel() * p.element_size() for p in m16.parameters()) / 2**20
+        if args.torchscript:
+            frozen = torch.jit.freeze(torch.jit.trace(m16, tuple(in16), check_trace=False,
+                                                      strict=False).eval())
+            row["torchscript_ms"] = median_ms(lambda: frozen(*in16), args.runs)
+        if args.compile and args.default_compile:
+            torch._dynamo.reset()
+            start = time.perf_counter()
+            plain = torch.compile(m16)
+            for _ in range(3):
+                plain(*in16)
+            torch.cuda.synchronize()
+            row["compile_default_s"] = time.perf_counter() - start
+            row["compile_default_ms"] = median_ms(lambda: plain(*in16), args.runs)
         if args.compile:
             torch._dynamo.reset()
             start = time.perf_counter()
@@ -159,6 +195,10 @@ def main():
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--json")
     parser.add_argument("--no-compile", dest="compile", action="store_false")
+    parser.add_argument("--torchscript", action="store_true",
+                        help="also time TorchScript (trace + freeze)")
+    parser.add_argument("--default-compile", action="store_true",
+                        help="also time torch.compile in its default mode")
     args = parser.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"torchvision {torchvision.__version__}")
@@ -182,8 +222,19 @@ def main():
                   f"{comp / row['kiln_ms']:>11.2f}x {row['kiln_compile_s']:>14.1f} "
                   f"{row.get('compile_s', float('nan')):>15.1f}", flush=True)
     if args.json:
+        meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                "torchvision": torchvision.__version__,
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        try:
+            meta["driver"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True, text=True).stdout.strip()
+            import transformers
+            meta["transformers"] = transformers.__version__
+        except Exception:  # noqa: BLE001 - optional facts
+            pass
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
     return 0 if all("error" not in r and r["check"] == "ok" for r in rows) else 1
 
 

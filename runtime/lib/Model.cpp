@@ -138,6 +138,8 @@ const std::vector<TensorInfo> &Model::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo> &Model::outputs() const { return impl_->outputs; }
 size_t Model::launchCount() const { return impl_->artifact.launches.size(); }
 size_t Model::kernelCount() const { return impl_->artifact.kernels.size(); }
+size_t Model::weightBytes() const { return impl_->artifact.weights.size(); }
+size_t Model::arenaBytes() const { return impl_->artifact.arenaBytes; }
 
 std::string Model::loadedArch() const {
   std::lock_guard<std::mutex> lock(impl_->prepareMutex);

@@ -404,6 +404,15 @@ int run(int argc, char **argv) {
               o.deviceIO ? ", device-resident I/O" : ", host I/O through pinned staging",
               o.profile ? ", profiled" : (o.graph ? ", CUDA graph" : ", plain launches"));
 
+  size_t ioBytes = 0;
+  for (const TensorInfo &info : inputs)
+    ioBytes += info.bytes();
+  for (const TensorInfo &info : outputs)
+    ioBytes += info.bytes();
+  std::printf("  device memory: weights %.1f MiB, arena %.1f MiB, inputs and outputs %.1f MiB\n",
+              model->weightBytes() / 1048576.0, model->arenaBytes() / 1048576.0,
+              ioBytes / 1048576.0);
+
   bool ok = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorInfo &spec = outputs[i];

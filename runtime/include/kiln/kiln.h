@@ -131,6 +131,10 @@ public:
   const std::vector<TensorInfo> &outputs() const;
   size_t launchCount() const;
   size_t kernelCount() const;
+  /// Device memory the model needs: its weights (once, shared by every
+  /// session) and each session's arena of intermediates.
+  size_t weightBytes() const;
+  size_t arenaBytes() const;
   /// The kernel image chosen for this GPU (e.g. `sm_90a`, or `compute_90`
   /// for PTX); empty until the first session loads it.
   std::string loadedArch() const;

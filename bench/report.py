@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Merges models_vs_torch.py JSON files into bench/RESULTS.md.
+
+    report.py OUT.md RESULT.json...
+
+Per model and batch: kiln's latency, the best PyTorch mode and its latency,
+the ratio, kiln's fraction of the roofline (FLOPs at 790 TFLOP/s against
+bytes at 4.3 TB/s), the kernel count, compile times, device memory, and the
+check against PyTorch's fp32 result. The headline is the geometric mean of
+kiln's speedup over the best PyTorch mode, per batch size. Later files win
+where two measure the same model and batch.
+"""
+import json
+import math
+import sys
+
+MODES = [("eager_ms", "eager"), ("torchscript_ms", "TorchScript"),
+         ("compile_default_ms", "torch.compile"),
+         ("compile_ms", "torch.compile reduce-overhead")]
+
+
+def load(paths):
+    meta, rows = {}, {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        if isinstance(data, dict):
+            meta.update(data.get("meta", {}))
+            data = data.get("rows", [])
+        for row in data:
+            rows[(row["model"], row["batch"])] = row
+    return meta, [rows[k] for k in sorted(rows)]
+
+
+def fmt(value, spec):
+    return format(value, spec) if isinstance(value, (int, float)) and not (
+        isinstance(value, float) and math.isnan(value)) else "-"
+
+
+def main(out, paths):
+    meta, rows = load(paths)
+    lines = ["# kiln against PyTorch on the H200", ""]
+    facts = ", ".join(f"{k} {v}" for k, v in sorted(meta.items()))
+    if facts:
+        lines += [f"Measured: {facts}.", ""]
+    lines += ["| model | batch | kiln ms | best PyTorch | its ms | speedup | roofline | kernels "
+              "| kiln compile s | torch.compile s | kiln MiB | PyTorch MiB | check |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    speedups = {}
+    for row in rows:
+        if "error" in row or "kiln_ms" not in row:
+            lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
+                         "| | | | | | | | | | |")
+            continue
+        measured = [(row[key], name) for key, name in MODES if isinstance(row.get(key), float)
+                    and not math.isnan(row[key])]
+        best_ms, best = min(measured) if measured else (float("nan"), "-")
+        speedup = best_ms / row["kiln_ms"]
+        if not math.isnan(speedup):
+            speedups.setdefault(row["batch"], []).append(speedup)
+        compile_s = row.get("compile_s", row.get("compile_default_s"))
+        lines.append(
+            f"| {row['model']} | {row['batch']} | {row['kiln_ms']:.3f} | {best} | "
+            f"{fmt(best_ms, '.3f')} | {fmt(speedup, '.2f')}x | "
+            f"{fmt(100 * row['roofline_fraction'], '.1f') + '%' if 'roofline_fraction' in row else '-'} | "
+            f"{row.get('kernels', '-')} | {fmt(row.get('kiln_compile_s'), '.1f')} | "
+            f"{fmt(compile_s, '.1f')} | {fmt(row.get('kiln_mib'), '.0f')} | "
+            f"{fmt(row.get('eager_peak_mib'), '.0f')} | {row['rel_l2']:.1e} {row['check']} |")
+    lines.append("")
+    for batch, values in sorted(speedups.items()):
+        mean = math.exp(sum(math.log(v) for v in values) / len(values))
+        lines.append(f"Geometric-mean speedup over the best PyTorch mode at batch {batch}: "
+                     f"{mean:.2f}x ({len(values)} models).")
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
