@@ -63,8 +63,12 @@ def main(model_path, directory, runs=0):
         np.save(os.path.join(directory, f"reference{i}.npy"), y.float().cpu().numpy())
     print(f"reference: {len(outputs)} output(s) of {os.path.basename(model_path)} "
           f"computed in float32 on {device}")
-    if runs and device == "cuda":
-        bench(model_path, inputs, runs)
+    if runs and torch.cuda.is_available():
+        try:
+            bench(model_path, inputs, runs)
+        except RuntimeError as e:
+            # e.g. constants traced onto the CPU in a model moved to the GPU
+            print(f"  torch eager: not timed ({str(e).splitlines()[0]})")
 
 
 if __name__ == "__main__":
