@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuExecutor.h"
+#include "GpuTestSupport.h"
 #include "KilnVerify.h"
 #include "ReferenceEvaluator.h"
 #include "TorchScriptImporter.h"
@@ -32,35 +33,10 @@
 
 using namespace mlir;
 using namespace kiln;
+using kiln::testing::randomInputs;
 
 namespace {
 
-void skipWithoutGpu() {
-  try {
-    rt::queryDevice(0);
-  } catch (const rt::NoDeviceError &e) {
-    GTEST_SKIP() << "no GPU: " << e.what();
-  }
-}
-
-// GTEST_SKIP in a helper returns from the helper only.
-#define KILN_REQUIRE_GPU()                                                     \
-  do {                                                                         \
-    skipWithoutGpu();                                                          \
-    if (::testing::Test::IsSkipped())                                          \
-      return;                                                                  \
-  } while (0)
-
-std::vector<at::Tensor> randomInputs(func::FuncOp fn, uint64_t seed) {
-  at::manual_seed(seed);
-  std::vector<at::Tensor> inputs;
-  for (Type type : fn.getArgumentTypes()) {
-    auto tensor = cast<RankedTensorType>(type);
-    auto dtype = *frontend::scalarTypeOf(tensor.getElementType());
-    inputs.push_back(at::randn(tensor.getShape().vec()).to(dtype));
-  }
-  return inputs;
-}
 
 double toleranceOf(const at::Tensor &t) {
   return t.scalar_type() == c10::kFloat ? 1e-5 : 1e-2;
@@ -467,76 +443,6 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
       }
   }
 }
-
-//===----------------------------------------------------------------------===//
-// Test models end to end
-//===----------------------------------------------------------------------===//
-
-namespace {
-struct ModelCase {
-  const char *model;
-  const char *precision;
-};
-[[maybe_unused]] void PrintTo(const ModelCase &c, std::ostream *os) {
-  *os << c.model << " at " << c.precision;
-}
-
-class ModelGpu : public ::testing::TestWithParam<ModelCase> {};
-} // namespace
-
-TEST_P(ModelGpu, MatchesLibTorch) {
-  KILN_REQUIRE_GPU();
-  const ModelCase &c = GetParam();
-  const char *dir = std::getenv("KILN_TEST_MODELS");
-  std::string path = std::string(dir ? dir : "models") + "/" + c.model + ".pt";
-  std::string error;
-  auto model = frontend::TorchScriptModule::load(path, error);
-  ASSERT_TRUE(model) << error;
-  std::vector<frontend::InputSpec> specs = model->tracedInputs();
-  ASSERT_FALSE(specs.empty());
-  ASSERT_TRUE(model->specialize(specs, error)) << error;
-  MLIRContext context;
-  auto module = frontend::importTorchScript(*model, context, error);
-  ASSERT_TRUE(module) << error;
-  PassManager pm(&context);
-  GraphPipelineOptions options;
-  options.precision = c.precision;
-  buildGraphPipeline(pm, options);
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  auto fn = *module->getOps<func::FuncOp>().begin();
-
-  std::vector<at::Tensor> inputs = randomInputs(fn, 7);
-  auto reference = frontend::evaluateReference(fn, inputs, error);
-  ASSERT_TRUE(reference) << error;
-  std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-  at::Tensor torchOut = model->state().frozen.forward(args).toTensor();
-  std::vector<at::Tensor> gpu = kiln::testing::runOnGpu(fn, inputs);
-  ASSERT_EQ(gpu.size(), 1u);
-  double vsReference = kiln::testing::relativeL2(gpu[0], (*reference)[0]);
-  double vsTorch = kiln::testing::relativeL2(gpu[0], torchOut);
-  double tolerance = frontend::toleranceFor(c.precision);
-  if (gpu[0].scalar_type() != c10::kFloat)
-    tolerance = std::max(tolerance, 1e-2);
-  std::printf("    %s @ %s: rel L2 %.3e vs the reference evaluator, %.3e vs "
-              "LibTorch (tolerance %.0e)\n",
-              c.model, c.precision, vsReference, vsTorch, tolerance);
-  EXPECT_LE(vsReference, tolerance);
-  EXPECT_LE(vsTorch, tolerance);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    TestModels, ModelGpu,
-    ::testing::Values(ModelCase{"mlp_f32", "fp32"}, ModelCase{"mlp_f16", "fp32"},
-                      ModelCase{"ffn_f32", "fp32"}, ModelCase{"ffn_f16", "fp32"},
-                      ModelCase{"ffn_tanh_f16", "fp32"},
-                      ModelCase{"mlp_stack_f32", "fp32"},
-                      ModelCase{"mlp_stack_f16", "fp32"},
-                      ModelCase{"ffn_f32", "tf32"}, ModelCase{"ffn_f32", "fp16"},
-                      ModelCase{"ffn_f32", "bf16"},
-                      ModelCase{"mlp_stack_f32", "fp16"}),
-    [](const ::testing::TestParamInfo<ModelCase> &info) {
-      return std::string(info.param.model) + "_" + info.param.precision;
-    });
 
 //===----------------------------------------------------------------------===//
 // Transformer ops: attention, comparisons, where, broadcast, gather,

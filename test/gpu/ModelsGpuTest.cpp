@@ -1,0 +1,108 @@
+//===- ModelsGpuTest.cpp - the test models end to end on the GPU ----------===//
+//
+// Each test model (the slice's MLPs and FFNs, the convolutional and attention
+// models) imported, optimized at a precision, run on the GPU and compared
+// with the reference evaluator and with LibTorch running the frozen model on
+// the CPU. Skips, with the reason, where no GPU is present.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuExecutor.h"
+#include "GpuTestSupport.h"
+#include "KilnVerify.h"
+#include "ReferenceEvaluator.h"
+#include "TorchScriptImporter.h"
+#include "TorchScriptModule.h"
+#include "TorchScriptState.h"
+
+#include "kiln/Passes/Pipelines.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace kiln;
+using kiln::testing::randomInputs;
+
+namespace {
+
+struct ModelCase {
+  const char *model;
+  const char *precision;
+};
+[[maybe_unused]] void PrintTo(const ModelCase &c, std::ostream *os) {
+  *os << c.model << " at " << c.precision;
+}
+
+class ModelGpu : public ::testing::TestWithParam<ModelCase> {};
+} // namespace
+
+TEST_P(ModelGpu, MatchesLibTorch) {
+  KILN_REQUIRE_GPU();
+  const ModelCase &c = GetParam();
+  const char *dir = std::getenv("KILN_TEST_MODELS");
+  std::string path = std::string(dir ? dir : "models") + "/" + c.model + ".pt";
+  std::string error;
+  auto model = frontend::TorchScriptModule::load(path, error);
+  ASSERT_TRUE(model) << error;
+  std::vector<frontend::InputSpec> specs = model->tracedInputs();
+  ASSERT_FALSE(specs.empty());
+  ASSERT_TRUE(model->specialize(specs, error)) << error;
+  MLIRContext context;
+  auto module = frontend::importTorchScript(*model, context, error);
+  ASSERT_TRUE(module) << error;
+  PassManager pm(&context);
+  GraphPipelineOptions options;
+  options.precision = c.precision;
+  buildGraphPipeline(pm, options);
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  auto fn = *module->getOps<func::FuncOp>().begin();
+
+  std::vector<at::Tensor> inputs = randomInputs(fn, 7);
+  auto reference = frontend::evaluateReference(fn, inputs, error);
+  ASSERT_TRUE(reference) << error;
+  std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+  at::Tensor torchOut = model->state().frozen.forward(args).toTensor();
+  std::vector<at::Tensor> gpu = kiln::testing::runOnGpu(fn, inputs);
+  ASSERT_EQ(gpu.size(), 1u);
+  double vsReference = kiln::testing::relativeL2(gpu[0], (*reference)[0]);
+  double vsTorch = kiln::testing::relativeL2(gpu[0], torchOut);
+  double tolerance = frontend::toleranceFor(c.precision);
+  if (gpu[0].scalar_type() != c10::kFloat)
+    tolerance = std::max(tolerance, 1e-2);
+  std::printf("    %s @ %s: rel L2 %.3e vs the reference evaluator, %.3e vs "
+              "LibTorch (tolerance %.0e)\n",
+              c.model, c.precision, vsReference, vsTorch, tolerance);
+  EXPECT_LE(vsReference, tolerance);
+  EXPECT_LE(vsTorch, tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TestModels, ModelGpu,
+    ::testing::Values(ModelCase{"mlp_f32", "fp32"}, ModelCase{"mlp_f16", "fp32"},
+                      ModelCase{"ffn_f32", "fp32"}, ModelCase{"ffn_f16", "fp32"},
+                      ModelCase{"ffn_tanh_f16", "fp32"},
+                      ModelCase{"mlp_stack_f32", "fp32"},
+                      ModelCase{"mlp_stack_f16", "fp32"},
+                      ModelCase{"ffn_f32", "tf32"}, ModelCase{"ffn_f32", "fp16"},
+                      ModelCase{"ffn_f32", "bf16"},
+                      ModelCase{"mlp_stack_f32", "fp16"},
+                      // Convolutional and attention test models.
+                      ModelCase{"resnet_basic_f32", "fp32"},
+                      ModelCase{"resnet_small_f32", "fp32"},
+                      ModelCase{"resnet_small_f16", "fp32"},
+                      ModelCase{"resnet_small_f32", "fp16"},
+                      ModelCase{"mobilenet_block_f32", "fp32"},
+                      ModelCase{"mobilenet_block_f16", "fp32"},
+                      ModelCase{"vit_tiny_f32", "fp32"}, ModelCase{"vit_tiny_f16", "fp32"},
+                      ModelCase{"bert_tiny_f32", "fp32"}, ModelCase{"bert_tiny_f16", "fp32"},
+                      ModelCase{"gpt2_block_f32", "fp32"},
+                      ModelCase{"gpt2_block_f32", "fp16"}),
+    [](const ::testing::TestParamInfo<ModelCase> &info) {
+      return std::string(info.param.model) + "_" + info.param.precision;
+    });
