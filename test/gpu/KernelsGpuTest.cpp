@@ -1,9 +1,9 @@
 //===- KernelsGpuTest.cpp - kiln's kernels against the reference (gpu) ----===//
 //
 // Each kernel family on random inputs, sizes that are not tile multiples
-// included, against the ATen reference evaluator running the same IR; then
-// the test models end to end against the evaluator and LibTorch. Every test
-// skips, with the reason, where no GPU is present.
+// included, against the ATen reference evaluator running the same IR (the
+// test models end to end are in ModelsGpuTest.cpp). Every test skips, with
+// the reason, where no GPU is present.
 //
 //===----------------------------------------------------------------------===//
 
