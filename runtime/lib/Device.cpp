@@ -166,12 +166,20 @@ float Event::since(const Event &earlier) const {
   return ms;
 }
 
-bool kiln::rt::isDevicePointer(CUdeviceptr address) {
+bool kiln::rt::isDeviceRange(CUdeviceptr address, size_t bytes) {
+  const Driver &cu = Driver::get();
   unsigned int type = 0;
-  CUresult result = Driver::get().cuPointerGetAttribute(
-      &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
-  return result == CUDA_SUCCESS &&
-         (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
+  if (cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) !=
+          CUDA_SUCCESS ||
+      (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED))
+    return false;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  if (cu.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address) !=
+          CUDA_SUCCESS ||
+      cu.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, address) != CUDA_SUCCESS)
+    return false;
+  return address >= start && address - start + bytes <= size;
 }
 
 TensorMap kiln::rt::encodeTensorMap2D(CUdeviceptr address, bool bf16, uint64_t rows,

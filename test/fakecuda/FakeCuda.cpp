@@ -225,12 +225,26 @@ CUresult CUDAAPI cuMemFreeHost(void *pointer) {
 
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
                                        CUdeviceptr address) {
-  if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = deviceAllocations.upper_bound(address);
+  if (it == deviceAllocations.begin())
     return CUDA_ERROR_INVALID_VALUE;
-  if (!isDeviceRange(address, 1))
+  --it;
+  if (address >= it->first + it->second)
     return CUDA_ERROR_INVALID_VALUE;
-  *static_cast<unsigned int *>(data) = CU_MEMORYTYPE_DEVICE;
-  return CUDA_SUCCESS;
+  switch (attribute) {
+  case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+    *static_cast<unsigned int *>(data) = CU_MEMORYTYPE_DEVICE;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    *static_cast<CUdeviceptr *>(data) = it->first;
+    return CUDA_SUCCESS;
+  case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    *static_cast<size_t *>(data) = it->second;
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
 }
 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr to, const void *from, size_t bytes) {

@@ -153,7 +153,18 @@ TEST_F(SessionTest, WrongInputsNameTheInputAndBothShapes) {
     session.run(notDevice, io.out);
     FAIL() << "no error";
   } catch (const Error &e) {
-    EXPECT_THAT(e.what(), HasSubstr("not device memory"));
+    EXPECT_THAT(e.what(), HasSubstr("not within one device allocation"));
+  }
+  // A device buffer smaller than the tensor it claims to hold.
+  rt::DeviceBuffer small(16);
+  std::vector<Tensor> tooSmall = io.in;
+  tooSmall[0].memory = Memory::Device;
+  tooSmall[0].data = reinterpret_cast<void *>(small.address());
+  try {
+    session.run(tooSmall, io.out);
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("are not within one device allocation"));
   }
   std::vector<Tensor> null = io.in;
   null[0].data = nullptr;

@@ -128,8 +128,9 @@ private:
   CUevent event_ = nullptr;
 };
 
-/// Whether `address` is device memory usable from the current context.
-bool isDevicePointer(CUdeviceptr address);
+/// Whether [address, address + bytes) lies in one device allocation usable
+/// from the current context.
+bool isDeviceRange(CUdeviceptr address, size_t bytes);
 
 /// A CUtensorMap (128 bytes, 64-byte aligned) for TMA loads of a row-major
 /// [rows, cols] matrix of 2-byte elements (fp16 when `bf16` is false) at
