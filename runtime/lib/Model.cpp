@@ -74,6 +74,19 @@ const KernelImage *chooseImage(const KernelEntry &kernel, const DeviceInfo &devi
 Model::Impl::Impl(Artifact a)
     : artifact(std::move(a)), inputs(infos(artifact.inputs)), outputs(infos(artifact.outputs)) {}
 
+Model::Impl::~Impl() {
+  if (!context)
+    return;
+  try {
+    context->makeCurrent();
+  } catch (const Error &) {
+    // The device is gone: the releases below fail quietly.
+  }
+  origin.reset();
+  weights.reset();
+  modules.clear();
+}
+
 uint32_t Model::Impl::sharedBytesFor(const LaunchEntry &launch) const {
   // A launch with tensor maps is a Hopper kernel whose dynamic shared memory
   // feeds its TMA pipeline; the fallback code in other images needs none

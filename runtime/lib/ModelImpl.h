@@ -19,6 +19,9 @@ namespace kiln {
 
 struct Model::Impl {
   explicit Impl(rt::Artifact artifact);
+  /// Makes the context current so the weights and modules are released in
+  /// it, whichever thread drops the last reference.
+  ~Impl();
 
   /// Loads the kernel images that fit the GPU, uploads the weights and
   /// records the profilers' origin event; once, whichever session is first.

@@ -14,7 +14,8 @@
 // Knobs (environment, read on each use): KILN_FAKE_CUDA_MEMORY (device
 // bytes, default 8 GiB), KILN_FAKE_CUDA_CC (compute capability, default 90).
 // Counters for tests: kilnFakeCudaCounter("launches" | "graph-launches" |
-// "captures" | "instantiations" | "updates").
+// "captures" | "instantiations" | "updates" | "contextless-releases": frees
+// and unloads called without a current context, which a driver refuses).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +37,7 @@ std::map<const void *, size_t> hostAllocations;  // guarded by mutex
 size_t deviceBytesInUse = 0;                       // guarded by mutex
 
 std::atomic<unsigned long long> launches{0}, graphLaunches{0}, captures{0},
-    instantiations{0}, updates{0};
+    instantiations{0}, updates{0}, contextlessReleases{0};
 
 int fakeContextObject;
 CUcontext const theContext = reinterpret_cast<CUcontext>(&fakeContextObject);
@@ -89,6 +90,8 @@ extern "C" unsigned long long kilnFakeCudaCounter(const char *name) {
     return instantiations;
   if (which == "updates")
     return updates;
+  if (which == "contextless-releases")
+    return contextlessReleases;
   return ~0ull;
 }
 
@@ -194,6 +197,10 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *address, size_t bytes) {
 }
 
 CUresult CUDAAPI cuMemFree(CUdeviceptr address) {
+  if (!haveContext()) {
+    ++contextlessReleases;
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   std::lock_guard<std::mutex> lock(mutex);
   auto it = deviceAllocations.find(address);
   if (it == deviceAllocations.end())
@@ -290,6 +297,10 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
 }
 
 CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  if (!haveContext()) {
+    ++contextlessReleases;
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   delete reinterpret_cast<int *>(module);
   return CUDA_SUCCESS;
 }

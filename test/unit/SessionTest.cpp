@@ -277,6 +277,20 @@ TEST_F(SessionTest, ASessionMayMoveBetweenThreads) {
   EXPECT_EQ(failure, "");
 }
 
+TEST_F(SessionTest, TheLastReferenceMayDropOnAnotherThread) {
+  {
+    Session session(model);
+    HostIO io(*model);
+    session.run(io.in, io.out);
+  }
+  unsigned long long refused = counter("contextless-releases");
+  std::thread other([m = std::move(model)]() mutable { m.reset(); });
+  other.join();
+  EXPECT_FALSE(model);
+  EXPECT_EQ(counter("contextless-releases"), refused)
+      << "weights and modules are released in the model's context";
+}
+
 TEST(ModelTest, NullModelAndBadFilesFailBeforeCuda) {
   EXPECT_THROW(Session(nullptr), Error);
   EXPECT_THROW(Model::fromMemory("not an artifact", "junk"), Error);
