@@ -44,3 +44,20 @@ func.func @views_extend_life(%x: tensor<4x8xf32>) -> tensor<32xf32> {
   %3 = kiln.add %1, %2 : tensor<32xf32>
   return %3 : tensor<32xf32>
 }
+
+// -----
+
+// A residual branch (ResNet's skip connection): the block's input stays
+// alive, and its memory unshared, until the add that reads it last.
+// CHECK-LABEL: func.func @residual_branch(
+//       CHECK:   kiln.exp {{.*}} {kiln.offsets = array<i64: 0>}
+//       CHECK:   kiln.tanh {{.*}} {kiln.offsets = array<i64: 4096>}
+//       CHECK:   kiln.neg {{.*}} {kiln.offsets = array<i64: 8192>}
+//       CHECK:   kiln.add {{.*}} {kiln.offsets = array<i64: -1>}
+func.func @residual_branch(%x: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %a = kiln.exp %x : tensor<32x32xf32>
+  %b = kiln.tanh %a : tensor<32x32xf32>
+  %c = kiln.neg %b : tensor<32x32xf32>
+  %d = kiln.add %c, %a : tensor<32x32xf32>
+  return %d : tensor<32x32xf32>
+}
