@@ -78,6 +78,20 @@ int64_t kiln::codegen::detail::elementCount(Type type) {
   return cast<RankedTensorType>(type).getNumElements();
 }
 
+llvm::SetVector<Operation *> kiln::codegen::detail::prologueOf(Operation *anchor) {
+  Block *body = anchor->getBlock();
+  llvm::SetVector<Operation *> prologue;
+  SmallVector<Operation *> worklist = {anchor};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        if (producer->getBlock() == body && prologue.insert(producer))
+          worklist.push_back(producer);
+  }
+  return prologue;
+}
+
 std::string kiln::codegen::detail::roundedTo(Type element, const std::string &value) {
   return element.isF32() ? value
                          : "kiln::to_float(kiln::from_float<" + cudaType(element) + ">(" +
@@ -337,15 +351,7 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
     return anchor->emitOpError("too many rows: ") << rows;
 
   // Which ops come before the anchor (its prologue) and after.
-  llvm::SetVector<Operation *> prologue;
-  SmallVector<Operation *> worklist = {anchor};
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    for (Value operand : op->getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        if (producer->getBlock() == &body && prologue.insert(producer))
-          worklist.push_back(producer);
-  }
+  llvm::SetVector<Operation *> prologue = prologueOf(anchor);
   Value input = anchor->getOperand(0);
 
   // Pass 1: prologue per element, cached, plus yielded prologue values.

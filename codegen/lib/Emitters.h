@@ -13,6 +13,7 @@
 #include "kiln/codegen/CudaEmitter.h"
 
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <string>
 
@@ -35,6 +36,8 @@ int64_t elementCount(mlir::Type type);
 /// `value` (a float expression) rounded through `element` when it is
 /// narrower than fp32: an op's result as it would be read back from memory.
 std::string roundedTo(mlir::Type element, const std::string &value);
+/// The ops of the group body that `anchor` depends on: its prologue.
+llvm::SetVector<mlir::Operation *> prologueOf(mlir::Operation *anchor);
 
 /// A GEMM whose epilogue is the group's other ops: C[m, n] of [M, N] at
 /// `idx = m * N + n` of the anchor's result (plus z * M * N per batch).

@@ -104,15 +104,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
   bool rows = reduced.back() == inputType.getRank() - 1;
 
   // The prologue: everything the reduction's input depends on.
-  llvm::SetVector<Operation *> prologue;
-  SmallVector<Operation *> worklist = {anchor};
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    for (Value operand : op->getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        if (producer->getBlock() == &body && prologue.insert(producer))
-          worklist.push_back(producer);
-  }
+  llvm::SetVector<Operation *> prologue = prologueOf(anchor);
   for (Operation &op : body.without_terminator()) {
     if (prologue.contains(&op) || &op == anchor || isa<ConstantOp>(op))
       continue;

@@ -67,13 +67,24 @@ int computeCapability() {
 
 bool haveContext() { return current == theContext; }
 
-bool isDeviceRange(CUdeviceptr address, size_t bytes) {
+/// The device allocation holding `address`: its start and size, or false.
+bool findAllocation(CUdeviceptr address, CUdeviceptr &start, size_t &size) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = deviceAllocations.upper_bound(address);
   if (it == deviceAllocations.begin())
     return false;
   --it;
-  return address >= it->first && address + bytes <= it->first + it->second;
+  if (address >= it->first + it->second)
+    return false;
+  start = it->first;
+  size = it->second;
+  return true;
+}
+
+bool isDeviceRange(CUdeviceptr address, size_t bytes) {
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  return findAllocation(address, start, size) && address - start + bytes <= size;
 }
 
 } // namespace
@@ -232,22 +243,19 @@ CUresult CUDAAPI cuMemFreeHost(void *pointer) {
 
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
                                        CUdeviceptr address) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = deviceAllocations.upper_bound(address);
-  if (it == deviceAllocations.begin())
-    return CUDA_ERROR_INVALID_VALUE;
-  --it;
-  if (address >= it->first + it->second)
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  if (!findAllocation(address, start, size))
     return CUDA_ERROR_INVALID_VALUE;
   switch (attribute) {
   case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
     *static_cast<unsigned int *>(data) = CU_MEMORYTYPE_DEVICE;
     return CUDA_SUCCESS;
   case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-    *static_cast<CUdeviceptr *>(data) = it->first;
+    *static_cast<CUdeviceptr *>(data) = start;
     return CUDA_SUCCESS;
   case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-    *static_cast<size_t *>(data) = it->second;
+    *static_cast<size_t *>(data) = size;
     return CUDA_SUCCESS;
   default:
     return CUDA_ERROR_INVALID_VALUE;
