@@ -75,11 +75,12 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-/// Rows [row0, row0 + 64) of a [rows, kD] matrix into `tile` ([64][kD + 8]),
-/// zeros past `rows`.
+/// Rows [row0, row0 + 64) of a [rows, kD] matrix whose rows lie `rowStride`
+/// elements apart (a multiple of 8) into `tile` ([64][kD + 8]), zeros past
+/// `rows`.
 template <typename T, int kD>
-__device__ __forceinline__ void load_rows_async(T *tile, const T *__restrict__ src, int rows,
-                                                int row0) {
+__device__ __forceinline__ void load_rows_async(T *tile, const T *__restrict__ src,
+                                                long long rowStride, int rows, int row0) {
   constexpr int kChunks = kAttnBM * kD / 8, kPerRow = kD / 8;
   static_assert(kChunks % kAttnThreads == 0, "whole 16-byte chunks per thread");
 #pragma unroll
@@ -87,7 +88,7 @@ __device__ __forceinline__ void load_rows_async(T *tile, const T *__restrict__ s
     const int c = threadIdx.x + it * kAttnThreads;
     const int r = c / kPerRow, col = (c % kPerRow) * 8;
     const bool valid = row0 + r < rows;
-    const T *from = valid ? src + (long long)(row0 + r) * kD + col : src;
+    const T *from = valid ? src + (long long)(row0 + r) * rowStride + col : src;
     cp_async16(tile + r * (kD + 8) + col, from, valid);
   }
 }
@@ -104,8 +105,9 @@ template <> __device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, f
 
 template <typename T, int kD, bool kCausal, typename Mask, typename Epilogue>
 __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T *__restrict__ k,
-                                                const T *__restrict__ v, int Sq, int Sk,
-                                                float scale, const Mask &mask,
+                                                const T *__restrict__ v, long long qRow,
+                                                long long kRow, long long vRow, int Sq,
+                                                int Sk, float scale, const Mask &mask,
                                                 const Epilogue &epilogue) {
   static_assert(kD % 16 == 0 && kD <= 128, "head size must be a multiple of 16, at most 128");
   constexpr int kStride = kD + 8;
@@ -122,10 +124,10 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
   const int keyEnd = kCausal ? min(Sk, m0 + kAttnBM) : Sk;
   const int tiles = (keyEnd + kAttnBN - 1) / kAttnBN;
 
-  load_rows_async<T, kD>(Qs, q, Sq, m0);
-  load_rows_async<T, kD>(Ks, k, Sk, 0);
+  load_rows_async<T, kD>(Qs, q, qRow, Sq, m0);
+  load_rows_async<T, kD>(Ks, k, kRow, Sk, 0);
   cp_async_commit();
-  load_rows_async<T, kD>(Vs, v, Sk, 0);
+  load_rows_async<T, kD>(Vs, v, vRow, Sk, 0);
   cp_async_commit();
 
   unsigned qf[kD / 16][4];
@@ -174,7 +176,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
         MmaName<T>::mma(s[2 * j + 1], qf[kk], b1);
       }
     if (t + 1 < tiles) {
-      load_rows_async<T, kD>(Ks + ((t + 1) & 1) * kAttnBM * kStride, k, Sk, n0 + kAttnBN);
+      load_rows_async<T, kD>(Ks + ((t + 1) & 1) * kAttnBM * kStride, k, kRow, Sk, n0 + kAttnBN);
       cp_async_commit();
     }
 
@@ -248,7 +250,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
       }
     }
     if (t + 1 < tiles) {
-      load_rows_async<T, kD>(Vs + ((t + 1) & 1) * kAttnBM * kStride, v, Sk, n0 + kAttnBN);
+      load_rows_async<T, kD>(Vs + ((t + 1) & 1) * kAttnBM * kStride, v, vRow, Sk, n0 + kAttnBN);
       cp_async_commit();
     }
   }
@@ -277,8 +279,9 @@ constexpr int kSimtAttnRows = 4, kSimtAttnBM = 16, kSimtAttnBN = 32;
 
 template <typename T, int kD, int kDv, bool kCausal, typename Mask, typename Epilogue>
 __device__ __forceinline__ void simt_attention(const T *__restrict__ q, const T *__restrict__ k,
-                                               const T *__restrict__ v, int Sq, int Sk,
-                                               float scale, const Mask &mask,
+                                               const T *__restrict__ v, long long qRow,
+                                               long long kRow, long long vRow, int Sq,
+                                               int Sk, float scale, const Mask &mask,
                                                const Epilogue &epilogue) {
   static_assert(kD <= 128 && kDv <= 128, "head sizes up to 128");
   constexpr int kCols = (kDv + 31) / 32;
@@ -289,7 +292,7 @@ __device__ __forceinline__ void simt_attention(const T *__restrict__ q, const T 
   const int m0 = (gridDim.x - 1 - blockIdx.x) * kSimtAttnBM;
   for (int e = threadIdx.x; e < kSimtAttnBM * kD; e += kAttnThreads) {
     const int r = e / kD, d = e % kD;
-    Qs[r][d] = m0 + r < Sq ? to_float(q[(long long)(m0 + r) * kD + d]) : 0.0f;
+    Qs[r][d] = m0 + r < Sq ? to_float(q[(long long)(m0 + r) * qRow + d]) : 0.0f;
   }
   float acc[kSimtAttnRows][kCols], rowMax[kSimtAttnRows], rowSum[kSimtAttnRows];
 #pragma unroll
@@ -305,11 +308,11 @@ __device__ __forceinline__ void simt_attention(const T *__restrict__ q, const T 
     __syncthreads(); // the previous tile's readers are done
     for (int e = threadIdx.x; e < kSimtAttnBN * kD; e += kAttnThreads) {
       const int r = e / kD, d = e % kD;
-      Ks[r][d] = n0 + r < Sk ? to_float(k[(long long)(n0 + r) * kD + d]) : 0.0f;
+      Ks[r][d] = n0 + r < Sk ? to_float(k[(long long)(n0 + r) * kRow + d]) : 0.0f;
     }
     for (int e = threadIdx.x; e < kSimtAttnBN * kDv; e += kAttnThreads) {
       const int r = e / kDv, d = e % kDv;
-      Vs[r][d] = n0 + r < Sk ? to_float(v[(long long)(n0 + r) * kDv + d]) : 0.0f;
+      Vs[r][d] = n0 + r < Sk ? to_float(v[(long long)(n0 + r) * vRow + d]) : 0.0f;
     }
     __syncthreads();
     const int key = n0 + lane;

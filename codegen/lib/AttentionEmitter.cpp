@@ -2,8 +2,11 @@
 //
 // An attention group holds one kiln.attention whose query, key, value and
 // mask are inputs of the group, plus elementwise ops on its result (a cast,
-// a residual add) that run in the kernel's epilogue. The leading dimensions
-// of q/k/v ([..., S, D], contiguous) flatten into blockIdx.y; blockIdx.x
+// a residual add) that run in the kernel's epilogue. q, k and v may be
+// permute/slice/reshape views of inputs (split heads of a QKV projection,
+// read in place at their row stride) and the result may be stored through a
+// permute (merge heads). The leading dimensions of q/k/v ([..., S, D])
+// flatten into blockIdx.y; blockIdx.x
 // walks 64 (tensor cores) or 16 (SIMT) queries. Main loops, from
 // kiln_attention.cuh:
 //   fp16/bf16 with D == Dv a multiple of 16 up to 128: flash_attention
@@ -19,7 +22,10 @@
 #include "ElementCode.h"
 #include "Emitters.h"
 
+#include "kiln/Dialect/Kiln/StridedView.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
 
@@ -66,6 +72,46 @@ std::string maskInitializer(BlockArgument mask, ArrayRef<int64_t> lead) {
          "LL}";
 }
 
+/// An attention operand as a strided view of a group input: the input
+/// itself, or permute/slice/reshape ops of it inside the group that keep the
+/// last dimension contiguous.
+std::optional<StridedView> operandView(Value operand) {
+  std::optional<StridedView> view = stridedViewOf(operand);
+  if (!view || !isa<BlockArgument>(view->root) || view->strides.back() != 1)
+    return std::nullopt;
+  return view;
+}
+
+/// `offset` plus the offset of the (batch, head) slice blockIdx.y numbers:
+/// blockIdx.y walks the leading dims `lead` row-major; `strides` are the
+/// tensor's strides of those dims. Dims that are contiguous with each other
+/// merge, so a plain [B, H, S, D] tensor costs one multiply.
+std::string leadOffset(int64_t offset, ArrayRef<int64_t> lead, ArrayRef<int64_t> strides) {
+  SmallVector<std::pair<int64_t, int64_t>> dims; // (size, stride), outermost first
+  for (size_t d = 0; d < lead.size(); ++d) {
+    if (lead[d] == 1)
+      continue;
+    if (!dims.empty() && dims.back().second == strides[d] * lead[d])
+      dims.back() = {dims.back().first * lead[d], strides[d]};
+    else
+      dims.push_back({lead[d], strides[d]});
+  }
+  std::string result = std::to_string(offset) + "LL";
+  int64_t inner = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    auto [size, stride] = dims[i];
+    std::string index = "blockIdx.y";
+    if (inner != 1)
+      index = "(blockIdx.y / " + std::to_string(inner) + "u)";
+    if (i != 0) // the outermost dim needs no wrap: blockIdx.y < the product
+      index = "(" + index + " % " + std::to_string(size) + "u)";
+    if (stride != 0)
+      result += " + (long long)" + index + " * " + std::to_string(stride) + "LL";
+    inner *= size;
+  }
+  return "(" + result + ")";
+}
+
 } // namespace
 
 FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, StringRef name) {
@@ -74,16 +120,18 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   for (Operation &op : body)
     if (auto found = dyn_cast<AttentionOp>(op))
       attention = found;
-  auto q = dyn_cast<BlockArgument>(attention.getQuery());
-  auto k = dyn_cast<BlockArgument>(attention.getKey());
-  auto v = dyn_cast<BlockArgument>(attention.getValue());
+  std::optional<StridedView> q = operandView(attention.getQuery());
+  std::optional<StridedView> k = operandView(attention.getKey());
+  std::optional<StridedView> v = operandView(attention.getValue());
   Value maskValue = attention.getMask();
   auto mask = dyn_cast_if_present<BlockArgument>(maskValue);
   if (!q || !k || !v || (maskValue && !mask))
-    return attention.emitOpError("the attention's query, key, value and mask must be inputs "
-                                 "of the group; the code generator computes none of them yet");
+    return attention.emitOpError(
+        "the attention's query, key and value must be inputs of the group or views of them "
+        "(permute, slice, reshape) that keep the head dimension contiguous, and the mask an "
+        "input; the code generator computes none of them");
 
-  ArrayRef<int64_t> qShape = shapeOf(q), kShape = shapeOf(k), vShape = shapeOf(v);
+  ArrayRef<int64_t> qShape = q->shape, kShape = k->shape, vShape = v->shape;
   ArrayRef<int64_t> lead = qShape.drop_back(2);
   int64_t batch = 1;
   for (int64_t d : lead)
@@ -95,24 +143,48 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   if (batch > 65535)
     return attention.emitOpError("batch times heads of ")
            << batch << " exceeds the grid's y limit of 65535";
-  if (Sq * std::max(D, Dv) >= (1LL << 31) || Sk * std::max(D, Dv) >= (1LL << 31))
-    return attention.emitOpError("a (batch, head) slice past 2^31 elements is not supported");
+  for (const StridedView *view : {&*q, &*k, &*v})
+    if (view->shape[view->shape.size() - 2] * view->strides[view->strides.size() - 2] +
+            view->shape.back() >=
+        (1LL << 31))
+      return attention.emitOpError("a (batch, head) slice past 2^31 elements is not supported");
   if (D > 128 || Dv > 128)
     return attention.emitOpError("head sizes past 128 are not supported by the attention "
                                  "kernel yet, got ")
            << D << " and " << Dv;
-  Type element = cast<RankedTensorType>(q.getType()).getElementType();
-  bool tensorCores = (element.isF16() || element.isBF16()) && D == Dv && D % 16 == 0;
+  Type element = cast<RankedTensorType>(attention.getQuery().getType()).getElementType();
+  // cp.async moves 16-byte chunks: every row must start 16-byte aligned.
+  auto chunkAligned = [](const StridedView &view) {
+    return view.offset % 8 == 0 && view.strides[view.strides.size() - 2] % 8 == 0;
+  };
+  bool tensorCores = (element.isF16() || element.isBF16()) && D == Dv && D % 16 == 0 &&
+                     chunkAligned(*q) && chunkAligned(*k) && chunkAligned(*v);
   std::string type = cudaType(element);
 
   // The epilogue: the attention's result rounded to its type, then every
-  // other op of the group at idx = (bh * Sq + i) * Dv + d.
+  // other op of the group at idx = (bh * Sq + i) * Dv + d. A yielded
+  // permute of a value of the result's shape (merge heads) stores that value
+  // at the permuted position instead.
   auto resultType = cast<RankedTensorType>(attention.getType());
   ArrayRef<int64_t> resultShape = resultType.getShape();
+  llvm::SmallPtrSet<Operation *, 8> views;
+  for (const StridedView *view : {&*q, &*k, &*v})
+    views.insert(view->chain.begin(), view->chain.end());
+  YieldOp yield = yieldOf(group);
+  auto permutedStore = [&](Value yielded) -> PermuteOp {
+    auto permute = yielded.getDefiningOp<PermuteOp>();
+    if (permute && shapeOf(permute.getInput()) == resultShape &&
+        permute.getPermutation().back() == static_cast<int64_t>(resultShape.size()) - 1)
+      return permute;
+    return {};
+  };
+  for (Value yielded : yield.getValues())
+    if (PermuteOp permute = permutedStore(yielded))
+      views.insert(permute);
   ElementCode epilogue(group, resultShape, "idx", "    ");
   epilogue.bind(attention.getResult(), roundedTo(element, "acc"));
   for (Operation &op : body.without_terminator()) {
-    if (&op == attention.getOperation())
+    if (&op == attention.getOperation() || views.contains(&op))
       continue;
     for (Value result : op.getResults())
       if (!broadcastsInto(shapeOf(result), resultShape))
@@ -120,10 +192,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
     if (failed(epilogue.emit(&op)))
       return failure();
   }
-  for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues())) {
+  std::optional<SmallVector<int64_t>> mergedStrides;
+  for (auto [index, value] : llvm::enumerate(yield.getValues())) {
+    if (PermuteOp permute = permutedStore(value)) {
+      // Stride of each result dimension in the permuted output.
+      SmallVector<int64_t> outStrides = stridesOf(shapeOf(permute.getResult()));
+      SmallVector<int64_t> strides(resultShape.size());
+      for (auto [outDim, resultDim] : llvm::enumerate(permute.getPermutation()))
+        strides[resultDim] = outStrides[outDim];
+      if (mergedStrides && *mergedStrides != strides)
+        return group.emitOpError("an attention kernel stores one permuted layout only");
+      mergedStrides = strides;
+      epilogue.store(index, permute.getInput(), "oidx");
+      continue;
+    }
     if (shapeOf(value) != resultShape)
       return group.emitOpError("an attention kernel stores results of the attention's shape "
-                               "only; result ")
+                               "or a permute of it that keeps the head dimension last; result ")
              << index << " differs";
     epilogue.store(index, value);
   }
@@ -164,7 +249,18 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                         ">"
                   : "kiln::simt_attention<" + type + ", " + std::to_string(D) + ", " +
                         std::to_string(Dv) + ", " + causal + ">";
-  std::string bh = "(long long)blockIdx.y";
+  SmallVector<int64_t> resultStrides = stridesOf(resultShape);
+  std::string outIndex =
+      mergedStrides ? "    const long long oidx = outBase + (long long)i * " +
+                          std::to_string((*mergedStrides)[resultShape.size() - 2]) + "LL + d;\n"
+                    : "";
+  auto operandPointer = [&](const StridedView &view) {
+    return "in" + std::to_string(cast<BlockArgument>(view.root).getArgNumber()) + " + " +
+           leadOffset(view.offset, lead, view.strides);
+  };
+  auto rowStride = [](const StridedView &view) {
+    return std::to_string(view.strides[view.strides.size() - 2]) + "LL";
+  };
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_attention.cuh\"\n" +
@@ -173,16 +269,17 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                          ", \"the launch's shared memory must match the kernel's\");\n"
                    : "") +
       "\nstruct " + epilogueName + " {\n" + members +
-      "  long long base;\n"
+      "  long long base, outBase;\n"
       "  __device__ __forceinline__ void operator()(int i, int d, float acc) const {\n"
       "    const long long idx = base + (long long)i * " + std::to_string(Dv) + "LL + d;\n" +
-      epilogue.code + "  }\n};\n\n" + signature(group, name, 128, 0, /*minOneBlock=*/true) +
-      " {\n  const " + epilogueName + " epilogue{" + initializers + ", " + bh + " * " +
-      std::to_string(Sq * Dv) + "LL};\n  const " + maskType + " mask" + maskInit + ";\n  " +
-      mainLoop + "(in" + std::to_string(q.getArgNumber()) + " + " + bh + " * " +
-      std::to_string(Sq * D) + "LL, in" + std::to_string(k.getArgNumber()) + " + " + bh + " * " +
-      std::to_string(Sk * D) + "LL, in" + std::to_string(v.getArgNumber()) + " + " + bh + " * " +
-      std::to_string(Sk * Dv) + "LL, " + std::to_string(Sq) + ", " + std::to_string(Sk) + ", " +
-      floatLiteral(attention.getScale().convertToDouble()) + ", mask, epilogue);\n}\n";
+      outIndex + epilogue.code + "  }\n};\n\n" +
+      signature(group, name, 128, 0, /*minOneBlock=*/true) + " {\n  const " + epilogueName +
+      " epilogue{" + initializers + ", " + leadOffset(0, lead, resultStrides) + ", " +
+      (mergedStrides ? leadOffset(0, lead, *mergedStrides) : std::string("0LL")) +
+      "};\n  const " + maskType + " mask" + maskInit + ";\n  " + mainLoop + "(" +
+      operandPointer(*q) + ", " + operandPointer(*k) + ", " + operandPointer(*v) + ", " +
+      rowStride(*q) + ", " + rowStride(*k) + ", " + rowStride(*v) + ", " + std::to_string(Sq) +
+      ", " + std::to_string(Sk) + ", " + floatLiteral(attention.getScale().convertToDouble()) +
+      ", mask, epilogue);\n}\n";
   return kernel;
 }

@@ -102,9 +102,9 @@ std::string ElementCode::valueOf(Value value) {
   return names[value] = fresh(load);
 }
 
-void ElementCode::store(unsigned resultIndex, Value value) {
+void ElementCode::store(unsigned resultIndex, Value value, StringRef at) {
   Type element = cast<RankedTensorType>(value.getType()).getElementType();
-  code += indent + "out" + std::to_string(resultIndex) + "[" + index +
+  code += indent + "out" + std::to_string(resultIndex) + "[" + (at.empty() ? index : at.str()) +
           "] = kiln::from_float<" + cudaType(element) + ">(" + valueOf(value) +
           ");\n";
 }

@@ -44,8 +44,9 @@ public:
   void bind(mlir::Value value, std::string expression) {
     names[value] = std::move(expression);
   }
-  /// `out<resultIndex>[index] = ...` for the yielded value.
-  void store(unsigned resultIndex, mlir::Value value);
+  /// `out<resultIndex>[index] = ...` for the yielded value (at `at`, an
+  /// index expression, when given).
+  void store(unsigned resultIndex, mlir::Value value, llvm::StringRef at = {});
   /// The offset of element `index` in input `argument` (broadcasting).
   std::string offsetOf(mlir::BlockArgument argument);
 

@@ -10,7 +10,12 @@
 //      the permutes compose, so a split-heads permute is absorbed). Every intermediate must have
 //      that single use. Rewrite the chain into one kiln.attention.
 //   2. Outline every kiln.attention with its elementwise consumers over its
-//      result shape as `kiln.fusion attention` (growAnchoredGroup).
+//      result shape as `kiln.fusion attention` (growAnchoredGroup). The
+//      group also takes q, k and v's permute/slice/reshape chains (the
+//      split-heads view of a QKV projection) and a merge-heads permute of
+//      its result, when they have no other user and keep the head dimension
+//      contiguous: the kernel reads and writes those views in place, so the
+//      layout changes cost no kernel of their own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +23,7 @@
 #include "kiln/Passes/Passes.h"
 
 #include "kiln/Dialect/Kiln/Broadcast.h"
+#include "kiln/Dialect/Kiln/StridedView.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -156,6 +162,38 @@ std::optional<Match> matchAttention(SoftmaxOp softmax) {
   return m;
 }
 
+/// The view ops between a q/k/v operand and the tensor they view, when the
+/// attention kernel can read that tensor in place: the chain stops at a
+/// value with other users (a QKV projection's result, sliced three ways)
+/// and the head dimension stays contiguous. Otherwise nothing.
+SmallVector<Operation *> absorbableView(Value operand) {
+  if (!operand.hasOneUse())
+    return {};
+  auto shared = [&](Value value) {
+    return value != operand && (!value.hasOneUse() ||
+                                value.getDefiningOp()->hasAttr("kiln.no_fuse"));
+  };
+  std::optional<StridedView> view = stridedViewOf(operand, shared);
+  if (!view || view->chain.empty() || view->strides.back() != 1 ||
+      view->chain.front()->hasAttr("kiln.no_fuse"))
+    return {};
+  return view->chain;
+}
+
+/// The permute of the attention's result that keeps the head dimension last
+/// (merge heads: [B, H, S, D] -> [B, S, H, D]) when it is the result's only
+/// user and the group holds nothing else to store.
+Operation *absorbableMergeHeads(AttentionOp anchor, const llvm::SetVector<Operation *> &group) {
+  if (group.size() != 1 || !anchor.getResult().hasOneUse())
+    return nullptr;
+  auto permute = dyn_cast<PermuteOp>(*anchor.getResult().getUsers().begin());
+  if (!permute || permute->getBlock() != anchor->getBlock() || permute->hasAttr("kiln.no_fuse"))
+    return nullptr;
+  ArrayRef<int64_t> order = permute.getPermutation();
+  return order.back() == static_cast<int64_t>(order.size()) - 1 ? permute.getOperation()
+                                                                : nullptr;
+}
+
 struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
@@ -206,11 +244,16 @@ struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> 
         anchors.push_back(op);
     });
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };
-    for (AttentionOp anchor : anchors)
-      fuseIntoGroup(rewriter,
-                    growAnchoredGroup(anchor, {/*consumers=*/true, /*producers=*/false},
-                                      takeAll),
-                    FusionKind::attention);
+    for (AttentionOp anchor : anchors) {
+      llvm::SetVector<Operation *> group =
+          growAnchoredGroup(anchor, {/*consumers=*/true, /*producers=*/false}, takeAll);
+      if (Operation *merge = absorbableMergeHeads(anchor, group))
+        group.insert(merge);
+      for (Value operand : {anchor.getQuery(), anchor.getKey(), anchor.getValue()})
+        for (Operation *view : absorbableView(operand))
+          group.insert(view);
+      fuseIntoGroup(rewriter, group, FusionKind::attention);
+    }
   }
 };
 

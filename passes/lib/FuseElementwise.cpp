@@ -72,11 +72,13 @@ bool readsInsideGroup(const llvm::SetVector<Operation *> &ops) {
   return false;
 }
 
-/// A data-movement producer may feed elementwise consumers of its shape.
+/// A data-movement producer may feed elementwise consumers of its shape (a
+/// cast changes only the element type).
 bool fusable(Operation *producer, Operation *consumer) {
   if (isDataMovement(producer))
     return isElementwiseFusible(consumer) && producer->getBlock() == consumer->getBlock() &&
-           producer->getResult(0).getType() == consumer->getResult(0).getType();
+           cast<RankedTensorType>(producer->getResult(0).getType()).getShape() ==
+               cast<RankedTensorType>(consumer->getResult(0).getType()).getShape();
   return areElementwiseFusable(producer, consumer);
 }
 

@@ -26,6 +26,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   if (options.fuse) {
     // Anchored groups first, so GEMMs and normalizations take the
     // elementwise ops next to them; what is left forms elementwise groups.
+    pm.addNestedPass<func::FuncOp>(createKilnMergeProjections());
     pm.addNestedPass<func::FuncOp>(createKilnFuseAttention());
     pm.addNestedPass<func::FuncOp>(createKilnFuseConvEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseGemmEpilogue());

@@ -15,9 +15,9 @@
 //       CHECK:     const float v0 = kiln::to_float(kiln::from_float<__half>(acc));
 //       CHECK:     out0[idx] = kiln::from_float<float>(v0);
 //       CHECK: __launch_bounds__(128, 1) vit_k0(const __half *__restrict__ in0, const __half *__restrict__ in1, const __half *__restrict__ in2, const bool *__restrict__ in3, float *__restrict__ out0)
-//       CHECK:   const vit_k0_epilogue epilogue{in0, in1, in2, in3, out0, (long long)blockIdx.y * 12608LL};
+//       CHECK:   const vit_k0_epilogue epilogue{in0, in1, in2, in3, out0, (0LL + (long long)blockIdx.y * 12608LL), 0LL};
 //       CHECK:   const kiln::TensorMask<bool> mask{in3, 0LL + (long long)(blockIdx.y / 12u % 2u) * 197LL, 0LL, 1LL};
-//       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (long long)blockIdx.y * 12608LL, in1 + (long long)blockIdx.y * 12608LL, in2 + (long long)blockIdx.y * 12608LL, 197, 197, 1.250000000e-01f, mask, epilogue);
+//       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (0LL + (long long)blockIdx.y * 12608LL), in1 + (0LL + (long long)blockIdx.y * 12608LL), in2 + (0LL + (long long)blockIdx.y * 12608LL), 64LL, 64LL, 64LL, 197, 197, 1.250000000e-01f, mask, epilogue);
 func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: tensor<2x12x197x64xf16>, %m: tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
   %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
   ^bb0(%a: tensor<2x12x197x64xf16>, %b: tensor<2x12x197x64xf16>, %c: tensor<2x12x197x64xf16>, %d: tensor<2x1x1x197xi1>):
@@ -78,3 +78,34 @@ func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24
   }
   return %0 : tensor<2x9x24xf16>
 }
+
+// -----
+
+// Split heads read in place: q, k and v are slices of one QKV projection
+// [B, S, 3 * H * D] viewed as [B, H, S, D] (row stride 3 * H * D, offsets
+// 0, H * D, 2 * H * D), and the merge-heads permute of the result is stored
+// in place ([B, S, H, D], row stride H * D). No copy kernel on either side.
+// CHECK-LABEL: // === kernel qkv_k0 grid(2, 24, 1) block(128) shared(46080) inputs(1) outputs(1)
+//       CHECK:     const long long oidx = outBase + (long long)i * 768LL + d;
+//       CHECK:     out0[oidx] = kiln::from_float<__half>(
+//       CHECK:   const qkv_k0_epilogue epilogue{in0, out0, (0LL + (long long)blockIdx.y * 8192LL), (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 98304LL)};
+//       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (768LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (1536LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), 2304LL, 2304LL, 2304LL, 128, 128,
+func.func @qkv(%x: tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
+  %0 = kiln.fusion attention ins(%x : tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
+  ^bb0(%a: tensor<2x128x2304xf16>):
+    %q0 = kiln.slice %a offsets = [0, 0, 0] strides = [1, 1, 1] : tensor<2x128x2304xf16> -> tensor<2x128x768xf16>
+    %q1 = kiln.reshape %q0 : tensor<2x128x768xf16> -> tensor<2x128x12x64xf16>
+    %q = kiln.permute %q1 [0, 2, 1, 3] : tensor<2x128x12x64xf16> -> tensor<2x12x128x64xf16>
+    %k0 = kiln.slice %a offsets = [0, 0, 768] strides = [1, 1, 1] : tensor<2x128x2304xf16> -> tensor<2x128x768xf16>
+    %k1 = kiln.reshape %k0 : tensor<2x128x768xf16> -> tensor<2x128x12x64xf16>
+    %k = kiln.permute %k1 [0, 2, 1, 3] : tensor<2x128x12x64xf16> -> tensor<2x12x128x64xf16>
+    %v0 = kiln.slice %a offsets = [0, 0, 1536] strides = [1, 1, 1] : tensor<2x128x2304xf16> -> tensor<2x128x768xf16>
+    %v1 = kiln.reshape %v0 : tensor<2x128x768xf16> -> tensor<2x128x12x64xf16>
+    %v = kiln.permute %v1 [0, 2, 1, 3] : tensor<2x128x12x64xf16> -> tensor<2x12x128x64xf16>
+    %o = kiln.attention %q, %k, %v scale = 0.125 : (tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>) -> tensor<2x12x128x64xf16>
+    %m = kiln.permute %o [0, 2, 1, 3] : tensor<2x12x128x64xf16> -> tensor<2x128x12x64xf16>
+    kiln.yield %m : tensor<2x128x12x64xf16>
+  }
+  return %0 : tensor<2x128x12x64xf16>
+}
+

@@ -87,3 +87,52 @@ func.func @masked_fill(%q: tensor<3x5x16xf32>, %k: tensor<3x5x16xf32>, %v: tenso
   %o = kiln.batch_matmul %p, %v : (tensor<3x5x5xf32>, tensor<3x5x16xf32>) -> tensor<3x5x16xf32>
   return %o : tensor<3x5x16xf32>
 }
+
+// -----
+
+// Split heads of one QKV projection (GPT-2's c_attn, ViT's in_proj): the
+// slice/reshape/permute views join the group, which reads the projection
+// in place, and so does the merge-heads permute of the result. The reshape
+// after it stays outside: it moves no data.
+// CHECK-LABEL: func.func @qkv_views(
+//       CHECK:   %[[G:.+]] = kiln.fusion attention ins(%arg0 : tensor<2x8x96xf16>) -> tensor<2x8x4x8xf16>
+//   CHECK-COUNT-3:     kiln.slice
+//       CHECK:     kiln.attention
+//       CHECK:     %[[M:.+]] = kiln.permute
+//       CHECK:     kiln.yield %[[M]]
+//       CHECK:   kiln.reshape %[[G]] : tensor<2x8x4x8xf16> -> tensor<2x8x32xf16>
+func.func @qkv_views(%x: tensor<2x8x96xf16>) -> tensor<2x8x32xf16> {
+  %q0 = kiln.slice %x offsets = [0, 0, 0] strides = [1, 1, 1] : tensor<2x8x96xf16> -> tensor<2x8x32xf16>
+  %q1 = kiln.reshape %q0 : tensor<2x8x32xf16> -> tensor<2x8x4x8xf16>
+  %q = kiln.permute %q1 [0, 2, 1, 3] : tensor<2x8x4x8xf16> -> tensor<2x4x8x8xf16>
+  %k0 = kiln.slice %x offsets = [0, 0, 32] strides = [1, 1, 1] : tensor<2x8x96xf16> -> tensor<2x8x32xf16>
+  %k1 = kiln.reshape %k0 : tensor<2x8x32xf16> -> tensor<2x8x4x8xf16>
+  %k = kiln.permute %k1 [0, 2, 1, 3] : tensor<2x8x4x8xf16> -> tensor<2x4x8x8xf16>
+  %v0 = kiln.slice %x offsets = [0, 0, 64] strides = [1, 1, 1] : tensor<2x8x96xf16> -> tensor<2x8x32xf16>
+  %v1 = kiln.reshape %v0 : tensor<2x8x32xf16> -> tensor<2x8x4x8xf16>
+  %v = kiln.permute %v1 [0, 2, 1, 3] : tensor<2x8x4x8xf16> -> tensor<2x4x8x8xf16>
+  %o = kiln.attention %q, %k, %v scale = 0.35 : (tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>) -> tensor<2x4x8x8xf16>
+  %m = kiln.permute %o [0, 2, 1, 3] : tensor<2x4x8x8xf16> -> tensor<2x8x4x8xf16>
+  %r = kiln.reshape %m : tensor<2x8x4x8xf16> -> tensor<2x8x32xf16>
+  return %r : tensor<2x8x32xf16>
+}
+
+// -----
+
+// Near misses stay outside: a view whose result is also used elsewhere, a
+// view moving the head dimension (the kernel needs it contiguous), and a
+// permute of the result that moves the head dimension.
+// CHECK-LABEL: func.func @views_left_outside(
+//       CHECK:   %[[Q:.+]] = kiln.permute %arg0 [0, 2, 1, 3]
+//       CHECK:   %[[K:.+]] = kiln.permute %arg1 [0, 1, 3, 2]
+//       CHECK:   %[[G:.+]] = kiln.fusion attention ins(%[[Q]], %[[K]], %arg2 :
+//   CHECK-NOT:     kiln.permute
+//       CHECK:     kiln.yield
+//       CHECK:   kiln.permute %[[G]] [0, 1, 3, 2]
+func.func @views_left_outside(%x: tensor<2x8x4x8xf16>, %y: tensor<2x4x8x8xf16>, %v: tensor<2x4x8x8xf16>) -> (tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>) {
+  %q = kiln.permute %x [0, 2, 1, 3] : tensor<2x8x4x8xf16> -> tensor<2x4x8x8xf16>
+  %k = kiln.permute %y [0, 1, 3, 2] : tensor<2x4x8x8xf16> -> tensor<2x4x8x8xf16>
+  %o = kiln.attention %q, %k, %v scale = 0.35 : (tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>) -> tensor<2x4x8x8xf16>
+  %t = kiln.permute %o [0, 1, 3, 2] : tensor<2x4x8x8xf16> -> tensor<2x4x8x8xf16>
+  return %t, %q : tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>
+}

@@ -161,3 +161,20 @@ func.func @single_op(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = kiln.sqrt %x : tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// A permute of an input feeds a cast of its shape (another element type):
+// one kernel loads at the permuted index and converts.
+// CHECK-LABEL: func.func @permute_then_cast(
+//       CHECK:   kiln.fusion elementwise ins(%arg0 : tensor<1x3x4x5xf32>) -> tensor<1x4x5x3xf16>
+//       CHECK:     kiln.permute
+//       CHECK:     kiln.cast
+//   CHECK-NOT:   kiln.fusion
+// SINGLE-USE-LABEL: func.func @permute_then_cast(
+// NO-WRAP-LABEL: func.func @permute_then_cast(
+func.func @permute_then_cast(%x: tensor<1x3x4x5xf32>) -> tensor<1x4x5x3xf16> {
+  %0 = kiln.permute %x [0, 2, 3, 1] : tensor<1x3x4x5xf32> -> tensor<1x4x5x3xf32>
+  %1 = kiln.cast %0 : tensor<1x4x5x3xf32> to tensor<1x4x5x3xf16>
+  return %1 : tensor<1x4x5x3xf16>
+}

@@ -533,6 +533,30 @@ std::string attentionIr(std::vector<int64_t> lead, int64_t sq, int64_t sk, int64
          "\n  }\n  return %0 : " + r + "\n}\n";
 }
 
+/// Attention on the split heads of one QKV projection x [B, S, 3 * H * D]:
+/// q, k and v are slice/reshape/permute views the kernel reads in place, and
+/// the result is stored merged ([B, S, H, D]) through its permute.
+std::string qkvAttentionIr(int64_t b, int64_t s, int64_t h, int64_t d, const std::string &type,
+                           bool causal = false) {
+  std::string x = tensorType({b, s, 3 * h * d}, type), part = tensorType({b, s, h * d}, type);
+  std::string split = tensorType({b, s, h, d}, type), heads = tensorType({b, h, s, d}, type);
+  std::string ir = "func.func @f(%x: " + x + ") -> " + split +
+                   " {\n  %0 = kiln.fusion attention ins(%x : " + x + ") -> " + split +
+                   " {\n  ^bb0(%a: " + x + "):\n";
+  for (int which = 0; which < 3; ++which) {
+    std::string n = std::to_string(which);
+    ir += "    %s" + n + " = kiln.slice %a offsets = [0, 0, " + std::to_string(which * h * d) +
+          "] strides = [1, 1, 1] : " + x + " -> " + part + "\n    %r" + n +
+          " = kiln.reshape %s" + n + " : " + part + " -> " + split + "\n    %p" + n +
+          " = kiln.permute %r" + n + " [0, 2, 1, 3] : " + split + " -> " + heads + "\n";
+  }
+  return ir + "    %o = kiln.attention %p0, %p1, %p2 scale = " +
+         std::to_string(1.0 / std::sqrt(double(d))) + (causal ? " causal" : "") + " : (" +
+         heads + ", " + heads + ", " + heads + ") -> " + heads +
+         "\n    %m = kiln.permute %o [0, 2, 1, 3] : " + heads + " -> " + split +
+         "\n    kiln.yield %m : " + split + "\n  }\n  return %0 : " + split + "\n}\n";
+}
+
 std::string selectIr() {
   std::string x = "tensor<4x8x33xf16>", ids = "tensor<4x1x33xi64>", b = "tensor<4x8x33xi1>";
   return "func.func @f(%x: " + x + ", %y: " + x + ", %ids: " + ids + ") -> (" + x + ", " + b +
@@ -646,6 +670,10 @@ std::vector<std::string> transformerCases() {
       embeddingIr("f16"),                                                            // 12
       logSoftmaxIr(3, 9, "f32"),                                                     // 13
       logSoftmaxIr(4, 1000, "f16"),                                                  // 14
+      qkvAttentionIr(2, 77, 3, 64, "f16"),                                           // 15
+      qkvAttentionIr(1, 130, 2, 128, "bf16", true),                                  // 16
+      qkvAttentionIr(2, 33, 2, 40, "f16"),                                           // 17
+      qkvAttentionIr(2, 19, 3, 32, "f32", true),                                     // 18
   };
 }
 } // namespace
@@ -697,6 +725,15 @@ TEST(KernelsGpu, AttentionSimtFp32AndOddHeads) {
     expectTransformerMatch(transformerCases()[i]);
 }
 
+// Split heads read in place from one QKV projection, merged heads stored in
+// place: tensor cores (head sizes 64 and 128, ragged sequences, causal) and
+// SIMT (head size 40; fp32).
+TEST(KernelsGpu, AttentionOnQkvViews) {
+  KILN_REQUIRE_GPU();
+  for (int i : {15, 16, 17, 18})
+    expectTransformerMatch(transformerCases()[i]);
+}
+
 TEST(KernelsGpu, CompareWhereBroadcastGather) {
   KILN_REQUIRE_GPU();
   for (int i : {11, 12})
@@ -714,7 +751,7 @@ TEST(KernelsGpu, LogSoftmax) {
 TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
   // One kernel per distinct instantiation (element type, head size, mask).
   std::vector<std::string> cases = transformerCases(), irs;
-  for (int i : {2, 3, 4, 5, 8, 9, 11, 12, 14})
+  for (int i : {2, 3, 4, 5, 8, 9, 11, 12, 14, 15, 17})
     irs.push_back(cases[i]);
   MLIRContext context;
   context.loadDialect<KilnDialect, func::FuncDialect>();

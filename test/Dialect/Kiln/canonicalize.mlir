@@ -83,3 +83,65 @@ func.func @no_fold(%x: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<8x4xf32>, ten
   %3 = kiln.slice %x offsets = [0, 1] strides = [1, 2] : tensor<4x8xf32> -> tensor<4x4xf32>
   return %0, %1, %2, %3 : tensor<32xf32>, tensor<8x4xf32>, tensor<4x8xf16>, tensor<4x4xf32>
 }
+
+// -----
+
+// ViT's patch embedding back to tokens: NHWC -> NCHW, flatten, transpose is
+// the NHWC tensor reshaped; no data moves.
+// CHECK-LABEL: func.func @contiguous_view(
+//  CHECK-NEXT:   %[[R:.+]] = kiln.reshape %arg0 : tensor<1x14x14x768xf32> -> tensor<1x196x768xf32>
+//  CHECK-NEXT:   return %[[R]]
+func.func @contiguous_view(%x: tensor<1x14x14x768xf32>) -> tensor<1x196x768xf32> {
+  %0 = kiln.permute %x [0, 3, 1, 2] : tensor<1x14x14x768xf32> -> tensor<1x768x14x14xf32>
+  %1 = kiln.reshape %0 : tensor<1x768x14x14xf32> -> tensor<1x768x196xf32>
+  %2 = kiln.permute %1 [0, 2, 1] : tensor<1x768x196xf32> -> tensor<1x196x768xf32>
+  return %2 : tensor<1x196x768xf32>
+}
+
+// -----
+
+// A chain that really reorders elements stays.
+// CHECK-LABEL: func.func @reordering_view(
+//       CHECK:   kiln.permute
+//       CHECK:   kiln.reshape
+//       CHECK:   kiln.permute
+func.func @reordering_view(%x: tensor<2x3x4x5xf32>) -> tensor<2x20x3xf32> {
+  %0 = kiln.permute %x [0, 1, 3, 2] : tensor<2x3x4x5xf32> -> tensor<2x3x5x4xf32>
+  %1 = kiln.reshape %0 : tensor<2x3x5x4xf32> -> tensor<2x3x20xf32>
+  %2 = kiln.permute %1 [0, 2, 1] : tensor<2x3x20xf32> -> tensor<2x20x3xf32>
+  return %2 : tensor<2x20x3xf32>
+}
+
+// -----
+
+// The entry cast of a model compiled below its traced precision moves after
+// the input's layout permute, so both run in one kernel.
+// CHECK-LABEL: func.func @permute_before_entry_cast(
+//  CHECK-NEXT:   %[[P:.+]] = kiln.permute %arg0 [0, 2, 3, 1] : tensor<1x3x4x5xf32> -> tensor<1x4x5x3xf32>
+//  CHECK-NEXT:   %[[C:.+]] = kiln.cast %[[P]] : tensor<1x4x5x3xf32> to tensor<1x4x5x3xf16>
+//  CHECK-NEXT:   return %[[C]]
+func.func @permute_before_entry_cast(%x: tensor<1x3x4x5xf32>) -> tensor<1x4x5x3xf16> {
+  %0 = kiln.cast %x : tensor<1x3x4x5xf32> to tensor<1x3x4x5xf16>
+  %1 = kiln.permute %0 [0, 2, 3, 1] : tensor<1x3x4x5xf16> -> tensor<1x4x5x3xf16>
+  return %1 : tensor<1x4x5x3xf16>
+}
+
+// -----
+
+// GPT-2's Conv1D: view to rows, addmm, view back is one linear on the
+// original shape. With another user of the linear, or an outer reshape that
+// does not restore the rows, it stays.
+// CHECK-LABEL: func.func @linear_over_rows(
+//       CHECK:   %[[F:.+]] = kiln.reshape %arg0 : tensor<2x8x16xf32> -> tensor<16x16xf32>
+//       CHECK:   %[[L:.+]] = kiln.linear %arg0, %arg1, %arg2 : (tensor<2x8x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+//       CHECK:   kiln.linear %[[F]]
+//       CHECK:   kiln.reshape %{{.+}} : tensor<16x32xf32> -> tensor<4x4x32xf32>
+//       CHECK:   return %[[L]]
+func.func @linear_over_rows(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> (tensor<2x8x32xf32>, tensor<4x4x32xf32>) {
+  %0 = kiln.reshape %x : tensor<2x8x16xf32> -> tensor<16x16xf32>
+  %1 = kiln.linear %0, %w, %b : (tensor<16x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<16x32xf32>
+  %2 = kiln.reshape %1 : tensor<16x32xf32> -> tensor<2x8x32xf32>
+  %3 = kiln.linear %0, %w, %b : (tensor<16x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<16x32xf32>
+  %4 = kiln.reshape %3 : tensor<16x32xf32> -> tensor<4x4x32xf32>
+  return %2, %4 : tensor<2x8x32xf32>, tensor<4x4x32xf32>
+}

@@ -906,3 +906,17 @@ func.func @attention_group(%x: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @attention_group_view(%x: tensor<2x8x64xf16>) {
+  // expected-error @+1 {{an attention group holds 'kiln.permute' only as a view of an input that feeds the attention's query, key or value}}
+  %0 = kiln.fusion attention ins(%x : tensor<2x8x64xf16>) -> tensor<2x64x8xf16> {
+  ^bb0(%a: tensor<2x8x64xf16>):
+    %o = kiln.attention %a, %a, %a scale = 0.125 : (tensor<2x8x64xf16>, tensor<2x8x64xf16>, tensor<2x8x64xf16>) -> tensor<2x8x64xf16>
+    %r = kiln.relu %o : tensor<2x8x64xf16>
+    %t = kiln.permute %r [0, 2, 1] : tensor<2x8x64xf16> -> tensor<2x64x8xf16>
+    kiln.yield %t : tensor<2x64x8xf16>
+  }
+  return
+}

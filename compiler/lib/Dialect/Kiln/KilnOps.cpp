@@ -8,12 +8,14 @@
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/Broadcast.h"
+#include "kiln/Dialect/Kiln/StridedView.h"
 #include "kiln/Dialect/Kiln/Window.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -632,6 +634,86 @@ OpFoldResult PermuteOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+namespace {
+
+/// permute(reshape(permute(x))) and longer chains whose elements land in
+/// x's row-major order (NHWC -> NCHW -> flatten -> transpose, for one) are
+/// reshape(x): no data moves.
+struct ContiguousViewToReshape : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op, PatternRewriter &rewriter) const override {
+    std::optional<StridedView> view = stridedViewOf(op.getResult());
+    if (!view || view->offset != 0 ||
+        !llvm::any_of(view->chain, [](Operation *link) { return isa<ReshapeOp>(link); }) ||
+        llvm::any_of(view->chain, [](Operation *link) { return isa<SliceOp>(link); }))
+      return failure();
+    int64_t expected = 1;
+    for (int64_t d = static_cast<int64_t>(view->shape.size()) - 1; d >= 0; --d) {
+      if (view->shape[d] != 1 && view->strides[d] != expected)
+        return failure();
+      expected *= view->shape[d];
+    }
+    if (view->root.getType() == op.getType())
+      rewriter.replaceOp(op, view->root);
+    else
+      rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), view->root);
+    return success();
+  }
+};
+
+/// permute(cast(arg)) -> cast(permute(arg)) for a function argument cast
+/// once (the entry cast of a model compiled below its traced precision):
+/// a permute of an input joins the cast's kernel, or the consumer's.
+struct PermuteBeforeEntryCast : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op, PatternRewriter &rewriter) const override {
+    auto cast = op.getInput().getDefiningOp<CastOp>();
+    if (!cast || !cast->hasOneUse() || !isa<BlockArgument>(cast.getInput()))
+      return failure();
+    auto inputType = mlir::cast<RankedTensorType>(cast.getInput().getType());
+    auto permuted = PermuteOp::create(rewriter, op.getLoc(),
+                                      op.getType().clone(inputType.getElementType()),
+                                      cast.getInput(), op.getPermutationAttr());
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), permuted.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
+/// reshape(linear(reshape(x) : [rows, K]) : [rows, N]) -> linear(x) when
+/// the outer reshape gives back x's leading dims: a linear maps the last
+/// dimension and treats the others as rows, whatever their shape.
+struct LinearOverFlattenedRows : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
+    auto linear = op.getInput().getDefiningOp<LinearOp>();
+    if (!linear || !linear->hasOneUse())
+      return failure();
+    auto flatten = linear.getInput().getDefiningOp<ReshapeOp>();
+    if (!flatten)
+      return failure();
+    ArrayRef<int64_t> original = shapeOf(flatten.getInput());
+    ArrayRef<int64_t> flat = shapeOf(flatten.getResult());
+    ArrayRef<int64_t> result = op.getType().getShape();
+    if (original.empty() || flat.empty() || result.empty() || original.back() != flat.back() ||
+        result.drop_back() != original.drop_back() ||
+        result.back() != shapeOf(linear.getResult()).back())
+      return failure();
+    rewriter.replaceOpWithNewOp<LinearOp>(op, op.getType(), flatten.getInput(),
+                                          linear.getWeight(), linear.getBias());
+    return success();
+  }
+};
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<LinearOverFlattenedRows>(context);
+}
+
+void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<ContiguousViewToReshape, PermuteBeforeEntryCast>(context);
+}
+
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one input");
@@ -660,6 +742,32 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1)
     return getInputs()[0];
   return {};
+}
+
+/// In an attention group: a permute/slice/reshape chain from a group input
+/// whose end is the attention's query, key or value (read in place by the
+/// kernel), or a permute of the attention's result keeping the last
+/// dimension last (stored in place).
+static bool isAttentionView(Operation &op, Block &body) {
+  if (auto permute = dyn_cast<PermuteOp>(op);
+      permute && permute.getInput().getDefiningOp<AttentionOp>()) {
+    ArrayRef<int64_t> order = permute.getPermutation();
+    return order.back() == static_cast<int64_t>(order.size()) - 1;
+  }
+  std::optional<StridedView> view = stridedViewOf(op.getResult(0));
+  if (!view || !isa<BlockArgument>(view->root) || view->root.getParentBlock() != &body)
+    return false;
+  for (Operation *current = &op;;) {
+    Value result = current->getResult(0);
+    if (!result.hasOneUse())
+      return false;
+    OpOperand &use = *result.use_begin();
+    if (isa<AttentionOp>(use.getOwner()))
+      return use.getOperandNumber() < 3;
+    if (!isa<PermuteOp, SliceOp, ReshapeOp>(use.getOwner()))
+      return false;
+    current = use.getOwner();
+  }
 }
 
 LogicalResult SliceOp::verify() {
@@ -789,6 +897,15 @@ LogicalResult FusionOp::verifyRegions() {
       break;
     case FusionKind::attention:
       anchor = isa<AttentionOp>(op);
+      if (isa<PermuteOp, SliceOp, ReshapeOp>(op)) {
+        if (!isAttentionView(op, body))
+          return emitOpError("an attention group holds '")
+                 << op.getName()
+                 << "' only as a view of an input that feeds the attention's query, key or "
+                    "value, or as a permute of the attention's result that keeps the last "
+                    "dimension last";
+        elementwise = true;
+      }
       break;
     }
     anchors += anchor;

@@ -175,13 +175,35 @@ def KilnFuseAttention : Pass<"kiln-fuse-attention", "mlir::func::FuncOp"> {
     one kiln.attention, so the scores never reach memory. Every
     kiln.attention (also those imported from scaled_dot_product_attention)
     then anchors a `kiln.fusion attention` group with its elementwise
-    consumers over its result shape.
+    consumers over its result shape. The group also takes the split-heads
+    views of q, k and v (permute/slice/reshape chains with no other user
+    that keep the head dimension contiguous, e.g. three slices of one QKV
+    projection) and a merge-heads permute of its result: the kernel reads
+    and writes them in place, so no layout kernel is left around attention.
 
     Only the exact pattern is taken: each intermediate used once, `k^T` a
     transpose of the last two dimensions of `k`, the softmax a plain one
     over the last dimension, constants scalar. A near miss (probabilities
     used elsewhere, a log-softmax, a softmax over another dimension) stays
     as it was.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def KilnMergeProjections : Pass<"kiln-merge-projections", "mlir::func::FuncOp"> {
+  let summary = "merges the q, k and v projections of one input into one GEMM";
+  let description = [{
+    Linear layers that read the same input with constant weights of the same
+    inner size and whose results only reach a kiln.attention's query, key
+    or value (through single-use permute, slice or reshape ops: the split
+    heads) become one linear with the weights and biases concatenated along
+    the output dimension, followed by a slice per original result. The
+    slices are views the attention kernel reads in place
+    (kiln-fuse-attention takes them into its group), so three GEMM launches
+    become one and no copy is added.
+
+    A projection whose result has any other user stays as it was: its slice
+    would cost a kernel of its own.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -440,6 +440,9 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  // reshape(linear(reshape(x))) that only flattens and restores the rows
+  // is linear(x) (GPT-2's Conv1D: view, addmm, view).
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_PermuteOp : Kiln_Op<"permute", [Pure]> {
@@ -457,6 +460,9 @@ def Kiln_PermuteOp : Kiln_Op<"permute", [Pure]> {
       "$input $permutation attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  // A permute/reshape chain that lands back in row-major order is a
+  // reshape; a permute of a cast function argument moves onto the argument.
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_ConcatOp : Kiln_Op<"concat", [Pure]> {
