@@ -25,6 +25,7 @@
 #pragma once
 
 #include "kiln_gemm.cuh"
+#include "kiln_gemm_splitk.cuh"
 
 namespace kiln::conv {
 
@@ -104,6 +105,28 @@ __device__ __forceinline__ void conv_mma(const T *__restrict__ x, const T *__res
       [&](int row, int col) { return load8(wg, D::Og, D::K, row, col); }, D::M, D::Og,
       D::K, [&](int m, int n, float acc) { epilogue(m, g * D::Og + n, acc); },
       blockIdx.y * kMmaBM, blockIdx.x * kMmaBN);
+}
+
+/// fp16/bf16 convolutions too small to fill the GPU with 128 x 128 tiles
+/// (late stages, batch 1): kiln_gemm_splitk.cuh's 64 x 64 tiles with K split
+/// across a cluster, im2col rows gathered by cp.async; NHWC with C / G % 8
+/// == 0 only (each 16-byte chunk is 8 channels of one input pixel). Grid:
+/// (O/G tiles * kSplit, M tiles, G).
+template <typename S, typename T, int kSplit, typename Epilogue>
+__device__ __forceinline__ void conv_splitk(const T *__restrict__ x, const T *__restrict__ w,
+                                            const Epilogue &epilogue) {
+  using D = Dims<S>;
+  static_assert(!S::kNchw && D::Cg % 8 == 0, "whole 16-byte chunks of channels");
+  const int g = blockIdx.z;
+  const T *wg = w + (long long)g * D::Og * D::K;
+  splitk_tile_loop<T, true, kSplit>(
+      [&](int m, int k) -> const T * {
+        return m < D::M && k < D::K ? gather<S>(x, window_of<S>(m), k, g) : nullptr;
+      },
+      [&](int row, int col) -> const T * {
+        return row < D::Og && col < D::K ? wg + (long long)row * D::K + col : nullptr;
+      },
+      D::M, D::Og, D::K, [&](int m, int n, float acc) { epilogue(m, g * D::Og + n, acc); });
 }
 
 /// fp32: 64 x 64 SIMT tiles on a grid of (O/G tiles, M tiles, G).

@@ -92,6 +92,16 @@ LogicalResult emitRest(FusionOp group, ElementCode &code,
 // Convolution
 //===----------------------------------------------------------------------===//
 
+/// The split-K cluster size for an fp16/bf16 implicit GEMM of M x Og x K per
+/// group when its 128 x 128 tiles would not fill the GPU once (the late
+/// stages of a CNN at small batch), else 0: the 128 x 128 mma.sync loop.
+int64_t convSplitK(int64_t M, int64_t Og, int64_t groups, int64_t K, bool eligible) {
+  int64_t bigTiles = ((M + 127) / 128) * ((Og + 127) / 128) * groups;
+  if (!eligible || bigTiles >= kMultiprocessors)
+    return 0;
+  return splitKFactor(((M + 63) / 64) * ((Og + 63) / 64) * groups, K);
+}
+
 FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   Conv2dOp conv = anchorOf<Conv2dOp>(group);
   // The input: a group argument, NHWC, or the NHWC permute of an NCHW one.
@@ -165,11 +175,23 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
   kernel.block = kThreads;
-  std::string call;
+  std::string call, splitPreamble;
   if (depthwise) {
     kernel.grid[0] = static_cast<unsigned>(
         std::clamp<int64_t>((M * O + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
     call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
+  } else if (int64_t split = convSplitK(M, O / groups, groups, w[1] * w[2] * (in[3] / groups),
+                                          tensorCores && !layoutChange && (in[3] / groups) % 8 == 0)) {
+    kernel.block = 128;
+    kernel.grid[0] = static_cast<unsigned>((O / groups + 63) / 64 * split);
+    kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
+    kernel.grid[2] = static_cast<unsigned>(groups);
+    if (kernel.grid[1] > 65535)
+      return conv.emitOpError("the implicit GEMM needs ")
+             << kernel.grid[1] << " row tiles, past the grid's y limit of 65535";
+    splitPreamble = splitClusterPreamble(split);
+    call = "kiln::conv::conv_splitk<" + shapeName + ", " + cudaType(element) + ", " +
+           std::to_string(split) + ">(" + x + ", " + weight;
   } else {
     int64_t tile = tensorCores ? 128 : 64;
     int64_t mTiles = (M + tile - 1) / tile;
@@ -187,9 +209,12 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                   {"KH", w[1]}, {"KW", w[2]}, {"SH", s[0]}, {"SW", s[1]}, {"PT", p[0]},
                   {"PL", p[1]}, {"DH", d[0]}, {"DW", d[1]}, {"OH", out[1]},
                   {"OW", out[2]}, {"G", groups}, {"kNchw", layoutChange ? 1 : 0}});
-  kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n\n" + shape +
-                  "\n" + epilogueFunctor(group, epilogueName, O, epilogue) + "\n" +
-                  signature(group, name, kThreads, 0, /*minOneBlock=*/!depthwise) +
+  std::string launch = splitPreamble.empty()
+                           ? signature(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
+                           : clustered(signature(group, name, kernel.block));
+  kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + splitPreamble +
+                  "\n" + shape + "\n" + epilogueFunctor(group, epilogueName, O, epilogue) +
+                  "\n" + launch +
                   " {\n  const " + epilogueName +
                   " epilogue{" + functorInitializers(group) + "};\n  " + call +
                   ", epilogue);\n}\n";

@@ -200,6 +200,28 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
 
 } // namespace
 
+int64_t kiln::codegen::detail::splitKFactor(int64_t smallTiles, int64_t K) {
+  int64_t split = 1, kTiles = (K + 31) / 32;
+  for (int64_t candidate : {2, 4, 8})
+    if (smallTiles * candidate <= 2 * kMultiprocessors && kTiles / candidate >= 4)
+      split = candidate;
+  return split;
+}
+
+std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {
+  if (split == 1)
+    return "#include \"kiln_gemm_splitk.cuh\"\n#define KILN_SPLIT_CLUSTER\n";
+  return "#include \"kiln_gemm_splitk.cuh\"\n"
+         "// The blocks that split one tile's K form a cluster (sm_90a).\n"
+         "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#define KILN_SPLIT_CLUSTER __cluster_dims__(" +
+         std::to_string(split) + ", 1, 1)\n#else\n#define KILN_SPLIT_CLUSTER\n#endif\n";
+}
+
+std::string kiln::codegen::detail::clustered(std::string signature) {
+  signature.replace(signature.find("void ") + 5, 0, "KILN_SPLIT_CLUSTER ");
+  return signature;
+}
+
 FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, StringRef name,
                                                 const GemmPlan &plan) {
   Block &body = group.getBody().front();
@@ -257,7 +279,18 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // sm_90a image and the mma.sync main loop elsewhere, from one source; TMA
   // needs 16-byte global strides (K % 8 == 0).
   bool hopper = kMajorB && tensorCores && K % 8 == 0;
-  unsigned threads = hopper ? 384 : 256;
+  // Too few 128 x 256 tiles to fill the GPU (a transformer layer at batch 1,
+  // the late 1x1 convolutions of a CNN): 64 x 64 tiles with K split across a
+  // cluster (kiln_gemm_splitk.cuh), enough blocks for about two waves.
+  int64_t bigTiles = ((M + 127) / 128) * ((N + 255) / 256) * batch;
+  bool splitK = tensorCores && K % 8 == 0 && (kMajorB || N % 8 == 0) &&
+                bigTiles < kMultiprocessors / 4;
+  int64_t split = 1;
+  if (splitK) {
+    split = splitKFactor(((M + 63) / 64) * ((N + 63) / 64) * batch, K);
+    hopper = false;
+  }
+  unsigned threads = splitK ? 128 : hopper ? 384 : 256;
   // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
   // at most one block per H200 multiprocessor; its mma.sync fallback walks
   // 128 x 128 tiles on the same grid.
@@ -271,6 +304,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   std::string pointerCall = mmaLoop + "(in" + std::to_string(lhsArg.getArgNumber()) +
                             " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
                             " + bOffset, " + sizes + ", epilogue);\n";
+  if (splitK)
+    pointerCall = "kiln::splitk_gemm<" + cudaType(element) + ", " +
+                  (kMajorB ? "true" : "false") + ", " + std::to_string(split) + ">(in" +
+                  std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
+                  std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
+                  ", epilogue);\n";
   std::string mainLoop =
       hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
                    cudaType(element) + ">(map0, map1, " + sizes +
@@ -286,8 +325,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   kernel.grid[0] = static_cast<unsigned>((N + tileN - 1) / tileN);
   kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
   kernel.grid[2] = static_cast<unsigned>(batch);
+  if (splitK) {
+    kernel.grid[0] = static_cast<unsigned>((N + 63) / 64 * split);
+    kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
+  }
   if (hopper) {
-    constexpr int64_t kMultiprocessors = 132; // H200; more blocks only queue
+    // More blocks than multiprocessors would only queue.
     int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
     kernel.grid[0] = static_cast<unsigned>(std::min(tiles, kMultiprocessors));
     kernel.grid[1] = 1;
@@ -304,13 +347,17 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
+      (splitK ? splitClusterPreamble(split) : "") +
       "\nstruct " + epilogueName +
       " {\n" + members +
       "  long long batchBase;\n"
       "  __device__ __forceinline__ void operator()(int m, int n, float acc) const {\n"
       "    const long long idx = batchBase + (long long)m * " + std::to_string(N) +
       "LL + n;\n" + epilogue.code + "  }\n};\n\n" +
-      signature(group, name, threads, kernel.tensorMaps.size()) + " {\n" + batchOffsets +
+      (splitK ? clustered(signature(group, name, threads))
+              : signature(group, name, threads, kernel.tensorMaps.size())) +
+      " {\n" +
+      batchOffsets +
       "  const " + epilogueName + " epilogue{" + initializers +
       ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";
   return kernel;
@@ -605,7 +652,10 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
             " bytes: rejected (it would run from local memory)\n" + compiled->log;
     return std::nullopt;
   }
-  if (compiled->log.find("C75") != std::string::npos) {
+  // "ptxas warning : (C7515) Potential Performance Loss: ..."; matched with
+  // its parentheses, since a hashed kernel name may contain "C75" too.
+  static const std::regex performanceWarning(R"(\(C75[0-9][0-9]\))");
+  if (std::regex_search(compiled->log, performanceWarning)) {
     error = "kernel '" + kernel.name + "' for " + arch +
             " has a ptxas performance warning: rejected\n" + compiled->log;
     return std::nullopt;

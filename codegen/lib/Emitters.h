@@ -39,6 +39,16 @@ std::string roundedTo(mlir::Type element, const std::string &value);
 /// The ops of the group body that `anchor` depends on: its prologue.
 llvm::SetVector<mlir::Operation *> prologueOf(mlir::Operation *anchor);
 
+/// Split-K (kiln_gemm_splitk.cuh) for a GEMM of `smallTiles` 64 x 64 tiles
+/// over K: the cluster size (1, 2, 4 or 8) that brings the blocks to about
+/// two waves of an H200 while each still walks at least 4 k-tiles of 32.
+constexpr int64_t kMultiprocessors = 132; // H200
+int64_t splitKFactor(int64_t smallTiles, int64_t K);
+/// The preamble that defines KILN_SPLIT_CLUSTER (the cluster attribute on
+/// sm_90a, nothing elsewhere), and `signature` carrying it.
+std::string splitClusterPreamble(int64_t split);
+std::string clustered(std::string signature);
+
 /// A GEMM whose epilogue is the group's other ops: C[m, n] of [M, N] at
 /// `idx = m * N + n` of the anchor's result (plus z * M * N per batch).
 struct GemmPlan {

@@ -16,6 +16,15 @@
 // CONV-LABEL: // === ptx grp_k0
 //       CONV: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CONV-LABEL: // === ptx nchw_k0
+// The late-stage convolution's blocks form clusters of 8 that add their
+// partial tiles through distributed shared memory.
+// CONV-LABEL: // === ptx late_k0
+//       CONV: .explicitcluster
+//  CONV-NEXT: .reqnctapercluster 8, 1, 1
+//       CONV: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+//       CONV: barrier.cluster.arrive.release.aligned
+//       CONV: mapa.shared::cluster.u32
+//       CONV: ld.shared::cluster.v2.f32
 // POOL-LABEL: // === ptx maxp_k0
 // POOL-LABEL: // === ptx avgp_k0
 // REDUCE-LABEL: // === ptx gap_k0

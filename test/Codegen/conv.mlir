@@ -3,10 +3,13 @@
 // One kernel per conv_epilogue group; the main loop follows the shape.
 
 // A 3x3 stride-2 fp16 convolution with asymmetric padding, bias, residual
-// and relu: implicit GEMM on mma.sync (C = 16: vector im2col loads), the
-// convolution described by compile-time constants, the accumulator plus bias
-// rounded to fp16 before the epilogue reads it at idx = m * O + o.
-// CHECK-LABEL: // === kernel c3_k0 grid(1, 1, 1) block(256) shared(0) inputs(4) outputs(1)
+// and relu: implicit GEMM on mma.sync (C = 16: im2col rows gathered 8
+// channels at a time by cp.async), the convolution described by
+// compile-time constants, the accumulator plus bias rounded to fp16 before
+// the epilogue reads it at idx = m * O + o. Far too small to fill the GPU
+// with 128 x 128 tiles, it takes the split-K kernel's 64 x 64 tiles (K =
+// 144: too short to split).
+// CHECK-LABEL: // === kernel c3_k0 grid(1, 1, 1) block(128) shared(0) inputs(4) outputs(1)
 //       CHECK: #include "kiln_conv.cuh"
 //       CHECK: struct c3_k0_shape {
 //       CHECK:   static constexpr int PT = 1;
@@ -17,8 +20,8 @@
 //       CHECK:     const long long idx = (long long)m * 24LL + o;
 //       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + v{{[0-9]+}}))) + v{{[0-9]+}});
 //       CHECK:     out0[idx] = kiln::from_float<__half>(
-//       CHECK: __launch_bounds__(256, 1) c3_k0(
-//       CHECK:   kiln::conv::conv_mma<c3_k0_shape>(in0, in1, epilogue);
+//       CHECK: __launch_bounds__(128) c3_k0(
+//       CHECK:   kiln::conv::conv_splitk<c3_k0_shape, __half, 1>(in0, in1, epilogue);
 func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<24xf16>, %r: tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x9x11x16xf16>, tensor<24x3x3x16xf16>, tensor<24xf16>, tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
   ^bb0(%ax: tensor<2x9x11x16xf16>, %aw: tensor<24x3x3x16xf16>, %ab: tensor<24xf16>, %ar: tensor<2x4x5x24xf16>):
@@ -33,20 +36,21 @@ func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<2
 // -----
 
 // A 1x1, stride-1, unpadded convolution is a GEMM of [N*H*W, C] by [O, C]:
-// the GEMM emitter's kernel (TMA + wgmma on sm_90a), tagged conv_epilogue.
-// CHECK-LABEL: // === kernel pw_k0 grid(1, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
+// the GEMM emitter's kernel (TMA + wgmma on sm_90a when its 128 x 256 tiles
+// fill the GPU, as here: 16384 rows), tagged conv_epilogue.
+// CHECK-LABEL: // === kernel pw_k0 grid(128, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
 //       CHECK: #include "kiln_gemm_sm90.cuh"
-//       CHECK:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 128, 32, 64, epilogue);
-//       CHECK:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 128, 32, 64, epilogue);
-func.func @pw(%x: tensor<2x8x8x64xf16>, %w: tensor<32x1x1x64xf16>, %b: tensor<32xf16>, %r: tensor<2x8x8x32xf16>) -> tensor<2x8x8x32xf16> {
-  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x8x8x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>, tensor<2x8x8x32xf16>) -> tensor<2x8x8x32xf16> {
-  ^bb0(%ax: tensor<2x8x8x64xf16>, %aw: tensor<32x1x1x64xf16>, %ab: tensor<32xf16>, %ar: tensor<2x8x8x32xf16>):
-    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<2x8x8x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>) -> tensor<2x8x8x32xf16>
-    %t = kiln.add %y, %ar : tensor<2x8x8x32xf16>
-    %u = kiln.relu %t : tensor<2x8x8x32xf16>
-    kiln.yield %u : tensor<2x8x8x32xf16>
+//       CHECK:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 16384, 32, 64, epilogue);
+//       CHECK:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 16384, 32, 64, epilogue);
+func.func @pw(%x: tensor<16x32x32x64xf16>, %w: tensor<32x1x1x64xf16>, %b: tensor<32xf16>, %r: tensor<16x32x32x32xf16>) -> tensor<16x32x32x32xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<16x32x32x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>, tensor<16x32x32x32xf16>) -> tensor<16x32x32x32xf16> {
+  ^bb0(%ax: tensor<16x32x32x64xf16>, %aw: tensor<32x1x1x64xf16>, %ab: tensor<32xf16>, %ar: tensor<16x32x32x32xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<16x32x32x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>) -> tensor<16x32x32x32xf16>
+    %t = kiln.add %y, %ar : tensor<16x32x32x32xf16>
+    %u = kiln.relu %t : tensor<16x32x32x32xf16>
+    kiln.yield %u : tensor<16x32x32x32xf16>
   }
-  return %0 : tensor<2x8x8x32xf16>
+  return %0 : tensor<16x32x32x32xf16>
 }
 
 // -----
@@ -117,4 +121,23 @@ func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8
     kiln.yield %u : tensor<1x8x8x8xf16>
   }
   return %0 : tensor<1x8x8x8xf16>
+}
+
+// -----
+
+// ResNet-50's last 3x3 convolution at batch 1 (7 x 7 x 512 -> 512): 4 tiles
+// of 128 x 128 for 132 multiprocessors, so 64 x 64 tiles with K = 4608
+// split 8 ways across a cluster: 1 x 8 x 8 = 64 blocks.
+// CHECK-LABEL: // === kernel late_k0 grid(64, 1, 1) block(128) shared(0) inputs(3) outputs(1)
+//       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
+//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128) late_k0(
+//       CHECK:   kiln::conv::conv_splitk<late_k0_shape, __half, 8>(in0, in1, epilogue);
+func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tensor<512xf16>) -> tensor<1x7x7x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16> {
+  ^bb0(%ax: tensor<1x7x7x512xf16>, %aw: tensor<512x3x3x512xf16>, %ab: tensor<512xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16>
+    %r = kiln.relu %y : tensor<1x7x7x512xf16>
+    kiln.yield %r : tensor<1x7x7x512xf16>
+  }
+  return %0 : tensor<1x7x7x512xf16>
 }

@@ -29,10 +29,11 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
 
 // -----
 
-// A linear with bias and residual on fp16: one source holds the Hopper path
-// (TMA tensor maps in, wgmma, sm_90a only) and the mma.sync main loop for
-// other GPUs; the epilogue rounds the GEMM result to fp16 first.
-// CHECK-LABEL: // === kernel gemm_k0 grid(2, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
+// A linear with bias and residual on fp16 large enough to fill the GPU
+// with 128 x 256 tiles: one source holds the Hopper path (TMA tensor maps
+// in, wgmma, sm_90a only) and the mma.sync main loop for other GPUs; the
+// epilogue rounds the GEMM result to fp16 first.
+// CHECK-LABEL: // === kernel gemm_k0 grid(64, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
 //       CHECK: #include "kiln_gemm.cuh"
 //       CHECK: #include "kiln_gemm_sm90.cuh"
 //       CHECK: struct gemm_k0_epilogue {
@@ -41,16 +42,53 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
 //       CHECK:     out0[idx] = kiln::from_float<__half>(
 //       CHECK: __launch_bounds__(384, 1) gemm_k0(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-//  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 70, 300, 72, epilogue);
+//  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 4096, 300, 72, epilogue);
 //  CHECK-NEXT: #else
-//  CHECK-NEXT:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 70, 300, 72, epilogue);
+//  CHECK-NEXT:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 4096, 300, 72, epilogue);
 //  CHECK-NEXT: #endif
-func.func @gemm(%x: tensor<70x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300xf16>, %r: tensor<70x300xf16>) -> tensor<70x300xf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<70x72xf16>, tensor<300x72xf16>, tensor<300xf16>, tensor<70x300xf16>) -> tensor<70x300xf16> {
-  ^bb0(%a: tensor<70x72xf16>, %bw: tensor<300x72xf16>, %bb: tensor<300xf16>, %br: tensor<70x300xf16>):
+func.func @gemm(%x: tensor<4096x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300xf16>, %r: tensor<4096x300xf16>) -> tensor<4096x300xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<4096x72xf16>, tensor<300x72xf16>, tensor<300xf16>, tensor<4096x300xf16>) -> tensor<4096x300xf16> {
+  ^bb0(%a: tensor<4096x72xf16>, %bw: tensor<300x72xf16>, %bb: tensor<300xf16>, %br: tensor<4096x300xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<4096x72xf16>, tensor<300x72xf16>, tensor<300xf16>) -> tensor<4096x300xf16>
+    %s = kiln.add %l, %br : tensor<4096x300xf16>
+    kiln.yield %s : tensor<4096x300xf16>
+  }
+  return %0 : tensor<4096x300xf16>
+}
+
+// -----
+
+// Too few 128 x 256 tiles to fill the GPU (a transformer's down-projection
+// at batch 1: 3 of them): 64 x 64 tiles, K split 8 ways across a cluster,
+// 2 x 12 x 8 = 192 blocks of 128 threads. The sm_80 image of the same
+// source has no clusters (and walks all of K in the first block).
+// CHECK-LABEL: // === kernel small_k0 grid(96, 2, 1) block(128) shared(0) inputs(3) outputs(1)
+//       CHECK: #include "kiln_gemm_splitk.cuh"
+//       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+//  CHECK-NEXT: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
+//  CHECK-NEXT: #else
+//  CHECK-NEXT: #define KILN_SPLIT_CLUSTER
+//  CHECK-NEXT: #endif
+//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128) small_k0(
+//       CHECK:   kiln::splitk_gemm<__half, true, 8>(in0 + aOffset, in1 + bOffset, 128, 768, 3072, epilogue);
+// A K too short to split (3 k-tiles of 32) keeps one block per tile.
+// CHECK-LABEL: // === kernel short_k0 grid(5, 2, 1) block(128) shared(0) inputs(3) outputs(1)
+//       CHECK: #define KILN_SPLIT_CLUSTER
+//   CHECK-NOT: __cluster_dims__
+//       CHECK:   kiln::splitk_gemm<__half, true, 1>(in0 + aOffset, in1 + bOffset, 70, 300, 72, epilogue);
+func.func @small(%x: tensor<128x3072xf16>, %w: tensor<768x3072xf16>, %b: tensor<768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<128x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x3072xf16>, %bw: tensor<768x3072xf16>, %bb: tensor<768xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<128x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+func.func @short(%x: tensor<70x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300xf16>) -> tensor<70x300xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<70x72xf16>, tensor<300x72xf16>, tensor<300xf16>) -> tensor<70x300xf16> {
+  ^bb0(%a: tensor<70x72xf16>, %bw: tensor<300x72xf16>, %bb: tensor<300xf16>):
     %l = kiln.linear %a, %bw, %bb : (tensor<70x72xf16>, tensor<300x72xf16>, tensor<300xf16>) -> tensor<70x300xf16>
-    %s = kiln.add %l, %br : tensor<70x300xf16>
-    kiln.yield %s : tensor<70x300xf16>
+    kiln.yield %l : tensor<70x300xf16>
   }
   return %0 : tensor<70x300xf16>
 }

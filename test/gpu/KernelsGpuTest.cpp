@@ -299,6 +299,18 @@ TEST(KernelsGpu, LinearEpilogueFp16OddSizes) {
   expectMatchesReference(linear(512, 384, 1024, "f16"));
 }
 
+// Too few 128 x 256 tiles for the GPU: 64 x 64 tiles with K split across a
+// cluster of 2, 4 or 8 blocks (sm_90a), reduced through distributed shared
+// memory: a transformer's down-projection at batch 1 (split 8), ViT's 197
+// tokens (split 4), one row, and a K too short to split.
+TEST(KernelsGpu, LinearSplitKClusters) {
+  KILN_REQUIRE_GPU();
+  expectMatchesReference(linear(128, 768, 3072, "f16"));
+  expectMatchesReference(linear(197, 768, 768, "bf16"));
+  expectMatchesReference(linear(1, 96, 4096, "f16"));
+  expectMatchesReference(linear(100, 72, 40, "f16"));
+}
+
 TEST(KernelsGpu, LinearEpilogueBf16AndFp32) {
   KILN_REQUIRE_GPU();
   expectMatchesReference(linear(130, 200, 96, "bf16"));
@@ -429,6 +441,10 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   for (const std::string &ir : reduceCases())
     irs.push_back(ir);
   irs.push_back(movement("f16"));
+  for (auto [m, n, k] : {std::tuple{128, 768, 3072}, {197, 768, 768}, {100, 72, 40}})
+    irs.push_back(linear(m, n, k, "f16")); // split-K clusters of 8, 4 and 1
+  irs.push_back(batchMatmul("tensor<4x66x72xbf16>", "tensor<72x40xbf16>",
+                            "tensor<4x66x40xbf16>", "batch_matmul")); // N-major, split
   MLIRContext context;
   context.loadDialect<KilnDialect, func::FuncDialect>();
   for (const std::string &ir : irs) {

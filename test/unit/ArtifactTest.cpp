@@ -207,7 +207,7 @@ TEST(Artifact, ParsesWhatKilnCompileWrote) {
   Artifact a = Artifact::parse(bytes, "fixture");
   ASSERT_EQ(a.inputs.size(), 1u);
   EXPECT_EQ(a.inputs[0].name, "x");
-  EXPECT_EQ(a.inputs[0].shape, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(a.inputs[0].shape, (std::vector<int64_t>{8192, 16}));
   EXPECT_EQ(a.outputs.size(), 1u);
   EXPECT_EQ(a.launches.size(), 2u);
   for (const KernelEntry &k : a.kernels) {
@@ -478,7 +478,7 @@ TEST_F(ArtifactForgery, Buffers) {
       {"input offset", [&](Artifact &a) { first(a, K::Input).offset = 64; },
        "has offset 64 into an input or output"},
       {"input bytes", [&](Artifact &a) { first(a, K::Input).bytes = 4096; },
-       "has 4096 bytes; its tensor 'x' has 256"},
+       "has 4096 bytes; its tensor 'x' has 262144"},
       {"weight alignment", [&](Artifact &a) { first(a, K::Weight).offset = 128; },
        "a weight at 128 is not 256-byte aligned"},
       {"weight outside", [&](Artifact &a) { first(a, K::Weight).bytes = 1u << 20; },
@@ -534,7 +534,7 @@ TEST_F(ArtifactForgery, Launches) {
 }
 
 TEST_F(ArtifactForgery, TensorMaps) {
-  // The fixture's first launch is a Hopper GEMM reading x (f16 [8, 16])
+  // The fixture's first launch is a Hopper GEMM reading x (f16 [8192, 16])
   // through its first tensor map.
   ASSERT_FALSE(good.launches[0].tensorMaps.empty());
   ASSERT_EQ(good.buffers[good.launches[0].tensorMaps[0].buffer].kind, fmt::BufferKind::Input);

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""kiln's attention kernel against torch.nn.functional.scaled_dot_product_attention.
+
+    attention_vs_sdpa.py BIN_DIR WORK_DIR [--json OUT.json]
+
+For each shape (the zoo's attention: BERT-base with its padding mask, ViT-B/16,
+the GPT-2 block causal; plus a long causal sequence at head size 128), at batch 1
+and 32, fp16: a traced module calling SDPA on q, k, v [B, H, S, D] is compiled
+by kiln-compile (one attention kernel), checked by kiln-run against PyTorch's
+fp32 SDPA, and timed by kiln-run (device time of the kernel, CUDA events). In
+the same process PyTorch times SDPA itself (whichever backend it picks: flash,
+memory-efficient or cuDNN) with CUDA events on device-resident tensors.
+Run on the GPU machine.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import warnings
+
+import numpy as np
+import torch
+
+warnings.filterwarnings("ignore")
+
+SHAPES = [  # (name, heads, seq, head size, mask kind)
+    ("bert", 12, 128, 64, "padding"),
+    ("vit_b_16", 12, 197, 64, "none"),
+    ("gpt2", 12, 128, 64, "causal"),
+    ("long_causal", 16, 1024, 128, "causal"),
+]
+
+
+class Sdpa(torch.nn.Module):
+    def __init__(self, causal):
+        super().__init__()
+        self.causal = causal
+
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+
+
+class MaskedSdpa(torch.nn.Module):
+    def forward(self, q, k, v, mask):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def torch_ms(fn, runs=100):
+    for _ in range(10):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(runs):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def inputs(batch, heads, seq, d, kind, device="cpu"):
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(batch, heads, seq, d, generator=g).half() for _ in range(3))
+    args = [q, k, v]
+    if kind == "padding":  # the last eighth of each sequence is padding
+        keep = torch.ones(batch, 1, 1, seq, dtype=torch.bool)
+        keep[..., seq - seq // 8:] = False
+        args.append(torch.where(keep, 0.0, -1e4).half())
+    return [a.to(device) for a in args]
+
+
+def run(bin_dir, work, name, batch, heads, seq, d, kind):
+    tag = f"{name}_b{batch}"
+    module = (MaskedSdpa() if kind == "padding" else Sdpa(kind == "causal")).eval()
+    args = inputs(batch, heads, seq, d, kind)
+    pt = os.path.join(work, tag + ".pt")
+    torch.jit.save(torch.jit.trace(module, tuple(args)), pt)
+    art = os.path.join(work, tag + ".kiln")
+    compiled = subprocess.run([f"{bin_dir}/kiln-compile", pt, "-o", art],
+                              capture_output=True, text=True)
+    if compiled.returncode != 0:
+        raise RuntimeError(compiled.stderr)
+    launches = re.search(r"(\d+) kernel launches", compiled.stderr)
+    d_in = os.path.join(work, tag)
+    os.makedirs(d_in, exist_ok=True)
+    names = ["q", "k", "v", "mask"][:len(args)]
+    specs = []
+    for n, a in zip(names, args):
+        np.save(os.path.join(d_in, n + ".npy"), a.numpy())
+        specs += ["--input", f"{n}={d_in}/{n}.npy"]
+    with torch.no_grad():
+        ref = module(*[a.float().cuda() for a in args]).cpu()
+    np.save(os.path.join(d_in, "ref.npy"), ref.numpy())
+    out = subprocess.run([f"{bin_dir}/kiln-run", art, *specs, "--check", f"{d_in}/ref.npy",
+                          "--tolerance", "1e-2", "--bench", "200"], capture_output=True, text=True)
+    text = out.stdout + out.stderr
+    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+    kiln_ms = re.search(r"plain launches ([0-9.]+) ms", text)
+    if not kiln_ms:
+        raise RuntimeError(text)
+    dev = [a.cuda() for a in args]
+    torch_t = torch_ms(lambda: module(*dev))
+    flops = 4 * batch * heads * seq * seq * d * (0.5 if kind == "causal" else 1.0)
+    return {
+        "shape": name, "batch": batch, "heads": heads, "seq": seq, "head_size": d, "mask": kind,
+        "kernels": int(launches.group(1)) if launches else None,
+        "kiln_ms": float(kiln_ms.group(1)), "sdpa_ms": torch_t,
+        "check_rel_l2": float(check.group(1)) if check else None,
+        "check_ok": bool(check and check.group(2) == "ok"),
+        "kiln_tflops": flops / float(kiln_ms.group(1)) / 1e9, "sdpa_tflops": flops / torch_t / 1e9,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin")
+    parser.add_argument("work")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    print(f"{'shape':>12} {'batch':>5} {'kiln ms':>9} {'SDPA ms':>9} {'SDPA/kiln':>9} "
+          f"{'kiln TF/s':>9} {'SDPA TF/s':>9}  check")
+    rows = []
+    for name, heads, seq, d, kind in SHAPES:
+        for batch in (1, 32):
+            try:
+                r = run(args.bin, args.work, name, batch, heads, seq, d, kind)
+            except Exception as error:  # one failing shape must not hide the others
+                print(f"{name:>12} {batch:>5}  error: {str(error)[-400:]}")
+                rows.append({"shape": name, "batch": batch, "error": str(error)[-2000:]})
+                continue
+            rows.append(r)
+            print(f"{name:>12} {batch:>5} {r['kiln_ms']:9.4f} {r['sdpa_ms']:9.4f} "
+                  f"{r['sdpa_ms'] / r['kiln_ms']:8.2f}x {r['kiln_tflops']:9.1f} "
+                  f"{r['sdpa_tflops']:9.1f}  rel L2 {r['check_rel_l2']} "
+                  f"{'ok' if r['check_ok'] else 'FAIL'}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__},
+                       "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
