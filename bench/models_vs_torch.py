@@ -4,8 +4,9 @@
     models_vs_torch.py BIN_DIR WORK_DIR [--models resnet50 ...] [--batches 1 32]
                        [--json OUT.json] [--no-compile]
 
-For each torchvision model (random init, seed 0, BatchNorm statistics
-calibrated on random images: see calibrated()) and batch size, in fp16 on
+For each torchvision model (random init, seed 0; MobileNetV3 and
+EfficientNet with BatchNorm statistics calibrated on random images: see
+calibrated()) and batch size, in fp16 on
 the GPU: traces the model, compiles it with kiln-compile (cold kernel cache:
 the compile time is kiln's whole compile), checks `kiln-run --check` against
 PyTorch's fp32 result on the same input (rel L2 <= 1e-2), and times kiln
@@ -69,6 +70,12 @@ def calibrated(name, device="cuda"):
 
 
 TRANSFORMERS = ("vit_b_16", "bert", "gpt2", "gpt2_block", "ffn")
+# Models whose outputs underflow fp16 at torchvision's initialization. The
+# others keep it: calibrated on random images, ResNet-50's fp16 result is
+# 2.9e-2 from its fp32 one in PyTorch itself (H200, 2026-11-30), so no fp16
+# implementation could meet the 1e-2 check; at its initialization PyTorch's
+# fp16 error is ~4e-4.
+CALIBRATED = ("mobilenet_v3_large", "efficientnet_b0")
 
 
 def model_and_inputs(name, batch):
@@ -78,7 +85,11 @@ def model_and_inputs(name, batch):
         from export_transformers import build
         model, inputs = build(name, batch, 128)
         return model.cuda(), list(inputs)
-    model = calibrated(name)
+    if name in CALIBRATED:
+        model = calibrated(name)
+    else:
+        torch.manual_seed(0)
+        model = getattr(torchvision.models, name)(weights=None).eval().cuda()
     torch.manual_seed(1)
     return model, [torch.randn(batch, 3, 224, 224)]
 
@@ -207,10 +218,26 @@ def main():
               f"{'eager ms':>9} {'compile ms':>10} {'kiln/eager':>10} {'kiln/compile':>12} "
               f"{'kiln compile s':>14} {'torch.compile s':>15}")
     print(header)
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "torchvision": torchvision.__version__,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    try:
+        meta["driver"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True).stdout.strip()
+        import transformers
+        meta["transformers"] = transformers.__version__
+    except Exception:  # noqa: BLE001 - optional facts
+        pass
     for name in args.models:
         for batch in args.batches:
             row = measure(name, batch, args)
             rows.append(row)
+            # Written after every row: a part cut short by the device's time
+            # limit keeps what it measured.
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump({"meta": meta, "rows": rows}, f, indent=1)
             if "error" in row:
                 print(f"{name:>20} {batch:>5} ERROR {row['error']}")
                 continue
@@ -221,20 +248,6 @@ def main():
                   f"{eager:>9.3f} {comp:>10.3f} {eager / row['kiln_ms']:>9.2f}x "
                   f"{comp / row['kiln_ms']:>11.2f}x {row['kiln_compile_s']:>14.1f} "
                   f"{row.get('compile_s', float('nan')):>15.1f}", flush=True)
-    if args.json:
-        meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                "torchvision": torchvision.__version__,
-                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-        try:
-            meta["driver"] = subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True, text=True).stdout.strip()
-            import transformers
-            meta["transformers"] = transformers.__version__
-        except Exception:  # noqa: BLE001 - optional facts
-            pass
-        with open(args.json, "w") as f:
-            json.dump({"meta": meta, "rows": rows}, f, indent=1)
     return 0 if all("error" not in r and r["check"] == "ok" for r in rows) else 1
 
 

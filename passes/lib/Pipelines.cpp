@@ -17,6 +17,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   // A BatchNorm freezing left behind, once it sits next to its convolution.
   pm.addNestedPass<func::FuncOp>(createKilnFoldAffine());
+  pm.addNestedPass<func::FuncOp>(createKilnPatchify());
   KilnSetPrecisionOptions precision;
   precision.precision = options.precision;
   pm.addNestedPass<func::FuncOp>(createKilnSetPrecision(precision));

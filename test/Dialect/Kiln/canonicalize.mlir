@@ -145,3 +145,44 @@ func.func @linear_over_rows(%x: tensor<2x8x16xf32>, %w: tensor<32x16xf32>, %b: t
   %4 = kiln.reshape %3 : tensor<16x32xf32> -> tensor<4x4x32xf32>
   return %2, %4 : tensor<2x8x32xf32>, tensor<4x4x32xf32>
 }
+
+// -----
+
+// ViT's input path after kiln-patchify: NCHW -> NHWC, the entry cast, patch
+// im2col. The cast moves after the views (a reshape lets it pass only on
+// the way to a permute), and the two permutes compose into one of a reshape
+// of the argument, so one kernel gathers and casts.
+// CHECK-LABEL: func.func @compose_patch_chain(
+//  CHECK-NEXT:   %[[R:.+]] = kiln.reshape %arg0 : tensor<1x3x8x8xf32> -> tensor<3x2x4x2x4x1xf32>
+//  CHECK-NEXT:   %[[P:.+]] = kiln.permute %[[R]] [5, 1, 3, 2, 4, 0] : tensor<3x2x4x2x4x1xf32> -> tensor<1x2x2x4x4x3xf32>
+//  CHECK-NEXT:   %[[C:.+]] = kiln.cast %[[P]] : tensor<1x2x2x4x4x3xf32> to tensor<1x2x2x4x4x3xf16>
+//  CHECK-NEXT:   %[[F:.+]] = kiln.reshape %[[C]] : tensor<1x2x2x4x4x3xf16> -> tensor<1x2x2x48xf16>
+//  CHECK-NEXT:   return %[[F]]
+func.func @compose_patch_chain(%x: tensor<1x3x8x8xf32>) -> tensor<1x2x2x48xf16> {
+  %0 = kiln.permute %x [0, 2, 3, 1] : tensor<1x3x8x8xf32> -> tensor<1x8x8x3xf32>
+  %1 = kiln.cast %0 : tensor<1x8x8x3xf32> to tensor<1x8x8x3xf16>
+  %2 = kiln.reshape %1 : tensor<1x8x8x3xf16> -> tensor<1x2x4x2x4x3xf16>
+  %3 = kiln.permute %2 [0, 1, 3, 2, 4, 5] : tensor<1x2x4x2x4x3xf16> -> tensor<1x2x2x4x4x3xf16>
+  %4 = kiln.reshape %3 : tensor<1x2x2x4x4x3xf16> -> tensor<1x2x2x48xf16>
+  return %4 : tensor<1x2x2x48xf16>
+}
+
+// -----
+
+// A cast of a computed value stays before its views (its producer's kernel
+// may write the narrow type), and a reshape not bound for a permute keeps
+// the cast before it.
+// CHECK-LABEL: func.func @casts_that_stay(
+//       CHECK:   %[[N:.+]] = kiln.neg %arg0
+//       CHECK:   %[[C:.+]] = kiln.cast %[[N]]
+//       CHECK:   kiln.permute %[[C]]
+//       CHECK:   %[[D:.+]] = kiln.cast %arg0
+//       CHECK:   kiln.reshape %[[D]]
+func.func @casts_that_stay(%x: tensor<2x3xf32>) -> (tensor<3x2xf16>, tensor<6xf16>) {
+  %n = kiln.neg %x : tensor<2x3xf32>
+  %c = kiln.cast %n : tensor<2x3xf32> to tensor<2x3xf16>
+  %p = kiln.permute %c [1, 0] : tensor<2x3xf16> -> tensor<3x2xf16>
+  %d = kiln.cast %x : tensor<2x3xf32> to tensor<2x3xf16>
+  %r = kiln.reshape %d : tensor<2x3xf16> -> tensor<6xf16>
+  return %p, %r : tensor<3x2xf16>, tensor<6xf16>
+}

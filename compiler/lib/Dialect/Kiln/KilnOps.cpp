@@ -661,20 +661,70 @@ struct ContiguousViewToReshape : OpRewritePattern<PermuteOp> {
   }
 };
 
-/// permute(cast(arg)) -> cast(permute(arg)) for a function argument cast
-/// once (the entry cast of a model compiled below its traced precision):
-/// a permute of an input joins the cast's kernel, or the consumer's.
-struct PermuteBeforeEntryCast : OpRewritePattern<PermuteOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(PermuteOp op, PatternRewriter &rewriter) const override {
-    auto cast = op.getInput().getDefiningOp<CastOp>();
-    if (!cast || !cast->hasOneUse() || !isa<BlockArgument>(cast.getInput()))
+/// Whether `value` is a function argument or a view chain of one.
+static bool viewsAnArgument(Value value) {
+  std::optional<StridedView> view = stridedViewOf(value);
+  return view && isa<BlockArgument>(view->root);
+}
+
+/// view(cast(x)) -> cast(view(x)) for a cast used once whose operand is a
+/// function argument or a view of one (the entry cast of a model compiled
+/// below its traced precision): the views then compose with the input's
+/// own layout change, and one kernel loads at the composed index and casts.
+template <typename ViewOp> struct ViewBeforeEntryCast : OpRewritePattern<ViewOp> {
+  using OpRewritePattern<ViewOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ViewOp op, PatternRewriter &rewriter) const override {
+    auto cast = op.getInput().template getDefiningOp<CastOp>();
+    if (!cast || !cast->hasOneUse() || !viewsAnArgument(cast.getInput()))
+      return failure();
+    // A reshape lets the cast pass only on its way to a permute: the cast
+    // must end up with the last permute's shape to share its kernel.
+    if (isa<ReshapeOp>(op) &&
+        !llvm::all_of(op->getUsers(), [](Operation *user) { return isa<PermuteOp>(user); }))
       return failure();
     auto inputType = mlir::cast<RankedTensorType>(cast.getInput().getType());
-    auto permuted = PermuteOp::create(rewriter, op.getLoc(),
-                                      op.getType().clone(inputType.getElementType()),
-                                      cast.getInput(), op.getPermutationAttr());
-    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), permuted.getResult());
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperand(0, cast.getInput());
+    moved->getResult(0).setType(op.getType().clone(inputType.getElementType()));
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), moved->getResult(0));
+    return success();
+  }
+};
+
+/// A permute/reshape chain with two or more permutes whose elements are
+/// some reshape of the root, permuted (NCHW -> NHWC, then ViT's patch
+/// im2col): one reshape and one permute, so one kernel moves the data.
+struct ComposePermuteChain : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op, PatternRewriter &rewriter) const override {
+    std::optional<StridedView> view = stridedViewOf(op.getResult());
+    if (!view || view->offset != 0 ||
+        llvm::count_if(view->chain, [](Operation *link) { return isa<PermuteOp>(link); }) < 2 ||
+        llvm::any_of(view->chain, [](Operation *link) { return isa<SliceOp>(link); }))
+      return failure();
+    // Dims of size > 1 by decreasing stride must tile memory contiguously.
+    SmallVector<int64_t> order, units;
+    for (int64_t d = 0; d < static_cast<int64_t>(view->shape.size()); ++d)
+      (view->shape[d] == 1 ? units : order).push_back(d);
+    llvm::stable_sort(order, [&](int64_t a, int64_t b) {
+      return view->strides[a] > view->strides[b];
+    });
+    int64_t expected = 1;
+    for (int64_t d : llvm::reverse(order)) {
+      if (view->strides[d] != expected)
+        return failure();
+      expected *= view->shape[d];
+    }
+    order.append(units.begin(), units.end());
+    SmallVector<int64_t> shape, permutation(order.size());
+    for (auto [position, d] : llvm::enumerate(order)) {
+      shape.push_back(view->shape[d]);
+      permutation[d] = static_cast<int64_t>(position);
+    }
+    auto type = op.getType();
+    auto reshaped = ReshapeOp::create(rewriter, op.getLoc(), type.clone(shape), view->root);
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, type, reshaped,
+                                           rewriter.getDenseI64ArrayAttr(permutation));
     return success();
   }
 };
@@ -707,11 +757,12 @@ struct LinearOverFlattenedRows : OpRewritePattern<ReshapeOp> {
 };
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<LinearOverFlattenedRows>(context);
+  patterns.add<LinearOverFlattenedRows, ViewBeforeEntryCast<ReshapeOp>>(context);
 }
 
 void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<ContiguousViewToReshape, PermuteBeforeEntryCast>(context);
+  patterns.add<ContiguousViewToReshape, ComposePermuteChain, ViewBeforeEntryCast<PermuteOp>>(
+      context);
 }
 
 LogicalResult ConcatOp::verify() {

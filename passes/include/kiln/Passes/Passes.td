@@ -87,6 +87,32 @@ def KilnPropagateLayout : Pass<"kiln-propagate-layout", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnPatchify : Pass<"kiln-patchify", "mlir::func::FuncOp"> {
+  let summary = "turns a convolution over non-overlapping patches into a GEMM";
+  let description = [{
+    A channels-last convolution whose kernel equals its stride, without
+    padding, dilation or groups (ViT's patch embedding: 16 x 16 patches,
+    stride 16), reads every input element exactly once: its im2col is a
+    reshape and a permute of the input, and the convolution a linear layer
+    over the flattened patches. The rewrite exposes that permute to the
+    view canonicalizations (it composes with the NCHW -> NHWC permute and
+    joins the input's cast kernel) and hands the product to the GEMM
+    kernels, which need no gather: the 3-channel input of a patch embedding
+    would otherwise take the convolution kernel's element-by-element path.
+    The spatial size must divide by the kernel size; the weight must be a
+    constant.
+
+    Before:
+    ```mlir
+    %y = kiln.conv2d %x, %w, %b strides = [16, 16] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x224x224x3xf32>, tensor<768x16x16x3xf32>, tensor<768xf32>) -> tensor<1x14x14x768xf32>
+    ```
+    After: reshape to [1, 14, 16, 14, 16, 3], permute to
+    [1, 14, 14, 16, 16, 3], reshape to [1, 14, 14, 768], kiln.linear with
+    the weight as [768, 768].
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnFoldAffine : Pass<"kiln-fold-affine", "mlir::func::FuncOp"> {
   let summary = "folds per-channel scales and shifts into convolution and linear weights";
   let description = [{
