@@ -46,6 +46,27 @@ class MaskedBert(torch.nn.Module):
         return self.model(input_ids, attention_mask=additive, return_dict=False)[0]
 
 
+class CausalGpt2(torch.nn.Module):
+    """GPT2Model fed its causal mask as a 4-D additive tensor. Some
+    transformers versions (5.17, on the GPU machine) build the causal mask
+    with torch.vmap, which leaves a Python op in the traced graph; a 4-D mask
+    is passed through as is. The mask is made from the sequence length
+    alone, so freezing folds it to a constant."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        dtype = self.model.wte.weight.dtype
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        keep = positions[None, :] <= positions[:, None]  # key <= query
+        zero = torch.zeros((), dtype=dtype, device=input_ids.device)
+        lowest = torch.full((), torch.finfo(dtype).min, dtype=dtype, device=input_ids.device)
+        additive = torch.where(keep, zero, lowest)[None, None]
+        return self.model(input_ids, attention_mask=additive, return_dict=False)[0]
+
+
 class Ffn(torch.nn.Module):
     """The transformer feed-forward block of the first slice: LN(x + W2
     gelu(W1 x + b1) + b2), d = 1024, hidden 4096."""
@@ -78,9 +99,9 @@ def build(name, batch, seq):
         mask[:, seq - seq // 8:] = 0
         return MaskedBert(BertModel(BertConfig()).eval()), (ids, mask)
     if name == "gpt2":
-        return FirstOutput(GPT2Model(GPT2Config()).eval()), (ids,)
+        return CausalGpt2(GPT2Model(GPT2Config()).eval()), (ids,)
     if name == "gpt2_block":  # one GPT-2 layer with its embeddings and final norm
-        return FirstOutput(GPT2Model(GPT2Config(n_layer=1)).eval()), (ids,)
+        return CausalGpt2(GPT2Model(GPT2Config(n_layer=1)).eval()), (ids,)
     raise SystemExit(f"unknown model {name}")
 
 

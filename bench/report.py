@@ -8,7 +8,8 @@ the ratio, kiln's fraction of the roofline (FLOPs at 790 TFLOP/s against
 bytes at 4.3 TB/s), the kernel count, compile times, device memory, and the
 check against PyTorch's fp32 result. The headline is the geometric mean of
 kiln's speedup over the best PyTorch mode, per batch size. Later files win
-where two measure the same model and batch.
+where two measure the same model and batch; the speedups the earlier files
+measured are listed beside it, since PyTorch's timings move between runs.
 """
 import json
 import math
@@ -20,7 +21,7 @@ MODES = [("eager_ms", "eager"), ("torchscript_ms", "TorchScript"),
 
 
 def load(paths):
-    meta, rows = {}, {}
+    meta, rows, earlier = {}, {}, {}
     for path in paths:
         with open(path) as f:
             data = json.load(f)
@@ -28,8 +29,18 @@ def load(paths):
             meta.update(data.get("meta", {}))
             data = data.get("rows", [])
         for row in data:
-            rows[(row["model"], row["batch"])] = row
-    return meta, [rows[k] for k in sorted(rows)]
+            key = (row["model"], row["batch"])
+            if key in rows:
+                earlier.setdefault(key, []).append(rows[key])
+            rows[key] = row
+    return meta, [rows[k] for k in sorted(rows)], earlier
+
+
+def best_of(row):
+    """The fastest PyTorch mode of a row: (ms, name), or (nan, '-')."""
+    measured = [(row[key], name) for key, name in MODES if isinstance(row.get(key), float)
+                and not math.isnan(row[key])]
+    return min(measured) if measured else (float("nan"), "-")
 
 
 def fmt(value, spec):
@@ -38,23 +49,26 @@ def fmt(value, spec):
 
 
 def main(out, paths):
-    meta, rows = load(paths)
+    meta, rows, earlier = load(paths)
     lines = ["# kiln against PyTorch on the H200", ""]
     facts = ", ".join(f"{k} {v}" for k, v in sorted(meta.items()))
     if facts:
         lines += [f"Measured: {facts}.", ""]
     lines += ["| model | batch | kiln ms | best PyTorch | its ms | speedup | roofline | kernels "
-              "| kiln compile s | torch.compile s | kiln MiB | PyTorch MiB | check |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| kiln compile s | torch.compile s | kiln MiB | PyTorch MiB | check | earlier runs |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     speedups = {}
     for row in rows:
         if "error" in row or "kiln_ms" not in row:
             lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
-                         "| | | | | | | | | | |")
+                         "| | | | | | | | | | | |")
             continue
-        measured = [(row[key], name) for key, name in MODES if isinstance(row.get(key), float)
-                    and not math.isnan(row[key])]
-        best_ms, best = min(measured) if measured else (float("nan"), "-")
+        best_ms, best = best_of(row)
+        before = []
+        for old in earlier.get((row["model"], row["batch"]), []):
+            if "kiln_ms" in old:
+                ms, name = best_of(old)
+                before.append(f"{ms / old['kiln_ms']:.2f}x ({old['kiln_ms']:.3f} vs {ms:.3f})")
         speedup = best_ms / row["kiln_ms"]
         if not math.isnan(speedup):
             speedups.setdefault(row["batch"], []).append(speedup)
@@ -65,7 +79,8 @@ def main(out, paths):
             f"{fmt(100 * row['roofline_fraction'], '.1f') + '%' if 'roofline_fraction' in row else '-'} | "
             f"{row.get('kernels', '-')} | {fmt(row.get('kiln_compile_s'), '.1f')} | "
             f"{fmt(compile_s, '.1f')} | {fmt(row.get('kiln_mib'), '.0f')} | "
-            f"{fmt(row.get('eager_peak_mib'), '.0f')} | {row['rel_l2']:.1e} {row['check']} |")
+            f"{fmt(row.get('eager_peak_mib'), '.0f')} | {row['rel_l2']:.1e} {row['check']} | "
+            f"{', '.join(before) or '-'} |")
     lines.append("")
     for batch, values in sorted(speedups.items()):
         mean = math.exp(sum(math.log(v) for v in values) / len(values))

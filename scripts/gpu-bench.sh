@@ -2,7 +2,7 @@
 #===- scripts/gpu-bench.sh - the zoo against every PyTorch mode (issue 7) --===#
 #
 # On the GPU machine, after scripts/gpu-pack.sh here (carry gpu-bundle):
-#   scripts/gpu-bench.sh PART...   PART: cnn | vit | bert | gpt2 | ffn
+#   scripts/gpu-bench.sh PART...   PART: cnn (= resnet + mobilenet) | vit | bert | gpt2 | ffn
 # Each part fits one 10-minute device call (cnn takes ~5 minutes, the others
 # ~2 to 3, so several parts may share a call): it checks and times its models at
 # batch 1 and 32 in fp16 against eager, TorchScript (trace + freeze),
@@ -21,11 +21,13 @@ status=0
 for part in "$@"; do
   case $part in
     cnn) models="resnet50 mobilenet_v3_large" ;;
+    resnet) models="resnet50" ;;
+    mobilenet) models="mobilenet_v3_large" ;;
     vit) models="vit_b_16" ;;
     bert) models="bert" ;;
     gpt2) models="gpt2_block" ;;
     ffn) models="ffn" ;;
-    *) echo "gpu-bench: unknown part '$part' (cnn vit bert gpt2 ffn)" >&2; exit 2 ;;
+    *) echo "gpu-bench: unknown part '$part' (cnn resnet mobilenet vit bert gpt2 ffn)" >&2; exit 2 ;;
   esac
   python3 "$root/bench/models_vs_torch.py" "$bundle/bin" /tmp/kiln-bench --models $models \
     --batches 1 32 --runs ${RUNS:-50} --torchscript --default-compile \

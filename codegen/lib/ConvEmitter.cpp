@@ -211,7 +211,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                   {"OW", out[2]}, {"G", groups}, {"kNchw", layoutChange ? 1 : 0}});
   std::string launch = splitPreamble.empty()
                            ? signature(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
-                           : clustered(signature(group, name, kernel.block));
+                           : clustered(signature(group, name, kernel.block, 0, /*minOneBlock=*/true));
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + splitPreamble +
                   "\n" + shape + "\n" + epilogueFunctor(group, epilogueName, O, epilogue) +
                   "\n" + launch +

@@ -200,10 +200,22 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
 
 } // namespace
 
+/// A tuning knob for benchmarking the split heuristic (a positive integer
+/// from the environment), or `fallback`.
+static int64_t knob(const char *name, int64_t fallback) {
+  const char *text = std::getenv(name);
+  char *end = nullptr;
+  long long value = text ? std::strtoll(text, &end, 10) : 0;
+  return text && *end == '\0' && value > 0 ? value : fallback;
+}
+
 int64_t kiln::codegen::detail::splitKFactor(int64_t smallTiles, int64_t K) {
+  // Blocks of 128 threads and 30 KiB: several share a multiprocessor.
+  static const int64_t maxBlocks = knob("KILN_SPLITK_MAX_BLOCKS", 2 * kMultiprocessors);
+  static const int64_t minKTiles = knob("KILN_SPLITK_MIN_KTILES", 4);
   int64_t split = 1, kTiles = (K + 31) / 32;
   for (int64_t candidate : {2, 4, 8})
-    if (smallTiles * candidate <= 2 * kMultiprocessors && kTiles / candidate >= 4)
+    if (smallTiles * candidate <= maxBlocks && kTiles / candidate >= minKTiles)
       split = candidate;
   return split;
 }
@@ -354,7 +366,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       "  __device__ __forceinline__ void operator()(int m, int n, float acc) const {\n"
       "    const long long idx = batchBase + (long long)m * " + std::to_string(N) +
       "LL + n;\n" + epilogue.code + "  }\n};\n\n" +
-      (splitK ? clustered(signature(group, name, threads))
+      (splitK ? clustered(signature(group, name, threads, 0, /*minOneBlock=*/true))
               : signature(group, name, threads, kernel.tensorMaps.size())) +
       " {\n" +
       batchOffsets +

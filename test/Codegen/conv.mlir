@@ -20,7 +20,7 @@
 //       CHECK:     const long long idx = (long long)m * 24LL + o;
 //       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + v{{[0-9]+}}))) + v{{[0-9]+}});
 //       CHECK:     out0[idx] = kiln::from_float<__half>(
-//       CHECK: __launch_bounds__(128) c3_k0(
+//       CHECK: __launch_bounds__(128, 1) c3_k0(
 //       CHECK:   kiln::conv::conv_splitk<c3_k0_shape, __half, 1>(in0, in1, epilogue);
 func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<24xf16>, %r: tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x9x11x16xf16>, tensor<24x3x3x16xf16>, tensor<24xf16>, tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
@@ -130,7 +130,7 @@ func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8
 // split 8 ways across a cluster: 1 x 8 x 8 = 64 blocks.
 // CHECK-LABEL: // === kernel late_k0 grid(64, 1, 1) block(128) shared(0) inputs(3) outputs(1)
 //       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
-//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128) late_k0(
+//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) late_k0(
 //       CHECK:   kiln::conv::conv_splitk<late_k0_shape, __half, 8>(in0, in1, epilogue);
 func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tensor<512xf16>) -> tensor<1x7x7x512xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16> {

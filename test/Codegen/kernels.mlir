@@ -69,7 +69,7 @@ func.func @gemm(%x: tensor<4096x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300x
 //  CHECK-NEXT: #else
 //  CHECK-NEXT: #define KILN_SPLIT_CLUSTER
 //  CHECK-NEXT: #endif
-//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128) small_k0(
+//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) small_k0(
 //       CHECK:   kiln::splitk_gemm<__half, true, 8>(in0 + aOffset, in1 + bOffset, 128, 768, 3072, epilogue);
 // A K too short to split (3 k-tiles of 32) keeps one block per tile.
 // CHECK-LABEL: // === kernel short_k0 grid(5, 2, 1) block(128) shared(0) inputs(3) outputs(1)

@@ -403,6 +403,18 @@ def write_broken(out):
         f.write("this is not a model\n")
 
 
+class GpuCausalMask(torch.nn.Module):
+    """What a model traced on a GPU records: tensors made with
+    device=cuda:0 (a causal mask, as GPT-2's export builds it). Scripted, so
+    no GPU is needed to write it."""
+
+    def forward(self, x):
+        positions = torch.arange(x.size(1), device=torch.device("cuda:0"))
+        keep = positions[None, :] <= positions[:, None]
+        lowest = torch.full((), -1e4, device=torch.device("cuda:0"))
+        return x + torch.where(keep, torch.zeros((), device=torch.device("cuda:0")), lowest)
+
+
 def main(out, names):
     os.makedirs(out, exist_ok=True)
     everything = {**slice_models(), **op_models(), **cnn_models(), **transformer_models(),
@@ -423,6 +435,7 @@ def main(out, names):
         same = torch.nn.Sequential(torch.nn.Conv2d(4, 6, (4, 3), padding="same", dilation=(1, 2)),
                                    torch.nn.Hardswish()).eval()
         torch.jit.save(torch.jit.script(same), os.path.join(out, "conv_same_scripted.pt"))
+        torch.jit.save(torch.jit.script(GpuCausalMask()), os.path.join(out, "gpu_device_scripted.pt"))
         write_broken(out)
 
 

@@ -85,6 +85,25 @@ std::string summarizeInterpreterError(const std::string &what) {
   return (userFrame.empty() ? "" : "at " + userFrame + ": ") + message;
 }
 
+/// A model traced on a GPU records that device in its graph (arange, zeros
+/// or full with device=cuda:0). kiln runs the graph on the CPU to learn its
+/// shapes, and its kernels have no device of their own: every device
+/// constant becomes the CPU, or the first op mixing such a tensor with an
+/// input would fail.
+void pinDevicesToCpu(torch::jit::Block *block) {
+  for (torch::jit::Node *node : block->nodes()) {
+    for (torch::jit::Block *inner : node->blocks())
+      pinDevicesToCpu(inner);
+    if (node->kind() != c10::prim::Constant ||
+        node->output()->type()->kind() != c10::TypeKind::DeviceObjType ||
+        node->output()->uses().empty())
+      continue;
+    torch::jit::WithInsertPoint guard(node);
+    node->output()->replaceAllUsesWith(
+        block->owningGraph()->insertConstant(c10::Device(c10::kCPU)));
+  }
+}
+
 bool looksLikeZip(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   char magic[4] = {};
@@ -235,6 +254,7 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     }
     state->graph = state->frozen.get_method("forward").graph()->copy();
     auto &graph = state->graph;
+    pinDevicesToCpu(graph->block());
     torch::jit::RemoveListMutation(graph);
     torch::jit::RemoveTensorMutation(graph);
     torch::jit::LowerAllTuples(graph);
