@@ -19,15 +19,6 @@ import torch
 warnings.filterwarnings("ignore")
 
 
-class FirstOutput(torch.nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, *args):
-        return self.model(*args, return_dict=False)[0]
-
-
 class MaskedBert(torch.nn.Module):
     """BertModel fed the additive 4-D mask its own preprocessing would make
     from the [batch, seq] padding mask. transformers' mask utilities differ
