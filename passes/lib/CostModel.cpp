@@ -73,11 +73,27 @@ bool kiln::needsKernel(Operation *op) {
 /// weights are read) and its results.
 static int64_t unfusedBytesOf(Operation *op) {
   int64_t bytes = 0;
-  for (Type t : op->getOperandTypes())
-    bytes += bytesOf(t);
+  for (OpOperand &operand : op->getOpOperands())
+    bytes += isa<GatherOp, SliceOp>(op) && operand.getOperandNumber() == 0
+                 ? bytesOf(op->getResult(0).getType()) // the rows a lookup reads
+                 : bytesOf(operand.get().getType());
   for (Type t : op->getResultTypes())
     bytes += bytesOf(t);
   return bytes;
+}
+
+/// Bytes a kernel reads of group input `argument`: all of it, unless every
+/// use only looks part of it up (an embedding table through a gather, a
+/// slice), then what those read.
+static int64_t bytesReadOf(BlockArgument argument) {
+  int64_t whole = bytesOf(argument.getType()), read = 0;
+  for (OpOperand &use : argument.getUses()) {
+    Operation *user = use.getOwner();
+    if (!isa<GatherOp, SliceOp>(user) || use.getOperandNumber() != 0)
+      return whole;
+    read += bytesOf(user->getResult(0).getType());
+  }
+  return std::min(read, whole);
 }
 
 static std::string typesText(TypeRange types) {
@@ -102,8 +118,8 @@ FusionReport kiln::analyzeKernels(func::FuncOp function) {
     stats.resultTypes = typesText(op.getResultTypes());
     if (auto group = dyn_cast<FusionOp>(op)) {
       stats.kind = stringifyFusionKind(group.getKind()).str();
-      for (Value input : group.getInputs())
-        stats.bytes += bytesOf(input.getType());
+      for (BlockArgument argument : group.getBody().front().getArguments())
+        stats.bytes += bytesReadOf(argument);
       for (Operation &inner : group.getBody().front()) {
         if (!needsKernel(&inner))
           continue;
