@@ -1,0 +1,115 @@
+//===- StridedViewTest.cpp - views through permute/slice/reshape ----------===//
+//
+// The strides the attention kernel reads q/k/v at and the canonicalizations
+// rely on, checked against the elements PyTorch's view semantics give.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/KilnDialect.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Dialect/Kiln/StridedView.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace kiln;
+using namespace mlir;
+
+namespace {
+std::vector<int64_t> strides(std::vector<int64_t> shape, std::vector<int64_t> from,
+                             std::vector<int64_t> to) {
+  auto result = reshapeStrides(shape, from, to);
+  return result ? std::vector<int64_t>(result->begin(), result->end()) : std::vector<int64_t>{};
+}
+
+/// The view of the function's returned value.
+std::optional<StridedView> viewOfReturn(MLIRContext &context, OwningOpRef<ModuleOp> &module,
+                                        const std::string &ir) {
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  module = parseSourceString<ModuleOp>(ir, &context);
+  if (!module)
+    return std::nullopt;
+  auto fn = *module->getOps<func::FuncOp>().begin();
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  return stridedViewOf(ret.getOperand(0));
+}
+} // namespace
+
+TEST(StridedView, ReshapeOfContiguousSplitsAndMerges) {
+  EXPECT_EQ(strides({2, 12}, {12, 1}, {2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(strides({2, 3, 4}, {12, 4, 1}, {6, 4}), (std::vector<int64_t>{4, 1}));
+}
+
+TEST(StridedView, ReshapeSplitsAPermutedDimension) {
+  // [B=2, S=5, 3*H*D=24] sliced to its first 8 columns, split into heads:
+  // rows stay 24 apart, heads 4 apart.
+  EXPECT_EQ(strides({2, 5, 8}, {120, 24, 1}, {2, 5, 2, 4}),
+            (std::vector<int64_t>{120, 24, 4, 1}));
+}
+
+TEST(StridedView, ReshapeRefusesMergingNonAdjacentDims) {
+  // A transposed [3, 4] (strides 1, 3) cannot flatten without a copy.
+  EXPECT_TRUE(strides({4, 3}, {1, 4}, {12}).empty());
+}
+
+TEST(StridedView, SizeOneDimsTakeAnyStride) {
+  EXPECT_EQ(strides({1, 6}, {100, 1}, {6, 1}), (std::vector<int64_t>{1, 1}));
+}
+
+TEST(StridedView, QkvSplitHeads) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  auto view = viewOfReturn(context, module, R"(
+    func.func @f(%x: tensor<2x5x24xf16>) -> tensor<2x2x5x4xf16> {
+      %s = kiln.slice %x offsets = [0, 0, 8] strides = [1, 1, 1] : tensor<2x5x24xf16> -> tensor<2x5x8xf16>
+      %r = kiln.reshape %s : tensor<2x5x8xf16> -> tensor<2x5x2x4xf16>
+      %p = kiln.permute %r [0, 2, 1, 3] : tensor<2x5x2x4xf16> -> tensor<2x2x5x4xf16>
+      return %p : tensor<2x2x5x4xf16>
+    })");
+  ASSERT_TRUE(view);
+  EXPECT_TRUE(isa<BlockArgument>(view->root));
+  EXPECT_EQ(view->offset, 8);
+  EXPECT_EQ(std::vector<int64_t>(view->strides.begin(), view->strides.end()),
+            (std::vector<int64_t>{120, 4, 24, 1}));
+  EXPECT_EQ(view->chain.size(), 3u);
+}
+
+TEST(StridedView, StridedSliceMultipliesStrides) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  auto view = viewOfReturn(context, module, R"(
+    func.func @f(%x: tensor<6x8xf32>) -> tensor<3x4xf32> {
+      %s = kiln.slice %x offsets = [1, 0] strides = [2, 2] : tensor<6x8xf32> -> tensor<3x4xf32>
+      return %s : tensor<3x4xf32>
+    })");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->offset, 8);
+  EXPECT_EQ(std::vector<int64_t>(view->strides.begin(), view->strides.end()),
+            (std::vector<int64_t>{16, 2}));
+}
+
+TEST(StridedView, StopsWhereAsked) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  module = parseSourceString<ModuleOp>(R"(
+    func.func @f(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
+      %r = kiln.reshape %x : tensor<4x6xf32> -> tensor<24xf32>
+      %b = kiln.reshape %r : tensor<24xf32> -> tensor<4x6xf32>
+      %p = kiln.permute %b [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+      return %p : tensor<6x4xf32>
+    })", &context);
+  ASSERT_TRUE(module);
+  auto fn = *module->getOps<func::FuncOp>().begin();
+  Value result = cast<func::ReturnOp>(fn.getBody().front().getTerminator()).getOperand(0);
+  auto view = stridedViewOf(
+      result, [](Value v) { return cast<RankedTensorType>(v.getType()).getRank() == 1; });
+  ASSERT_TRUE(view);
+  EXPECT_EQ(cast<RankedTensorType>(view->root.getType()).getRank(), 1);
+  EXPECT_EQ(view->chain.size(), 2u);
+}
