@@ -51,6 +51,39 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
+def report_by_kind(text):
+    """`kiln-compile --report` summed per kernel kind: {kind: {kernels,
+    mflop, kib}} (kinds as the profiler names them)."""
+    kinds = {}
+    for line in text.splitlines():
+        match = re.match(r"\s*\d+\s+(\S+)\s+.*\s([0-9.]+)\s+([0-9.]+)\s*$", line)
+        if not match:
+            continue
+        entry = kinds.setdefault(match.group(1), {"kernels": 0, "mflop": 0.0, "kib": 0.0})
+        entry["kernels"] += 1
+        entry["mflop"] += float(match.group(2))
+        entry["kib"] += float(match.group(3))
+    return kinds
+
+
+def profile_rows(text):
+    """`kiln-run --profile`: the slowest kernels and the device time per run
+    of each kernel kind."""
+    runs = re.search(r"(\d+) runs, [0-9.]+ ms of device time per run", text)
+    runs = int(runs.group(1)) if runs else 1
+    top, by_kind = [], {}
+    for line in text.splitlines():
+        match = re.match(r"(kiln_\w+)\s+(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)%", line)
+        if not match:
+            continue
+        name, kind, calls, total = match.group(1), match.group(2), int(match.group(3)), float(
+            match.group(4))
+        by_kind[kind] = by_kind.get(kind, 0.0) + total / runs
+        top.append({"kernel": name, "kind": kind, "launches_per_run": calls // runs,
+                    "ms_per_run": total / runs, "mean_ms": float(match.group(5))})
+    return {"profile_top": top[:8], "profile_ms_by_kind": by_kind}
+
+
 def calibrated(name, device="cuda"):
     """A torchvision model with random weights (seed 0) whose BatchNorm
     statistics are measured on random images, as training would have left
@@ -136,6 +169,7 @@ def measure(name, batch, args):
                   "-o", os.devnull], env=env)
     totals = re.search(r"kernels \(unfused: \d+ kernels\), ([0-9.]+) MFLOP, ([0-9.]+) KiB moved",
                        report.stderr)
+    row["report_by_kind"] = report_by_kind(report.stderr)
     if totals:
         row["mflop"] = float(totals.group(1))
         row["kib_moved"] = float(totals.group(2))
@@ -162,6 +196,10 @@ def measure(name, batch, args):
         row["kiln_mib"] = sum(float(memory.group(i)) for i in (1, 2, 3))
     if "roofline_ms" in row:
         row["roofline_fraction"] = row["roofline_ms"] / row["kiln_ms"]
+    if args.profile:
+        profiled = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
+                        "--device-io", "--profile", "--bench", "20"])
+        row.update(profile_rows(profiled.stdout + profiled.stderr))
 
     with torch.no_grad():
         torch.cuda.synchronize()
@@ -210,6 +248,8 @@ def main():
                         help="also time TorchScript (trace + freeze)")
     parser.add_argument("--default-compile", action="store_true",
                         help="also time torch.compile in its default mode")
+    parser.add_argument("--profile", action="store_true",
+                        help="also record kiln's per-kernel profile (kiln-run --profile)")
     args = parser.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"torchvision {torchvision.__version__}")

@@ -43,6 +43,36 @@ def best_of(row):
     return min(measured) if measured else (float("nan"), "-")
 
 
+def where_time_goes(rows):
+    """Per model and batch with a profile (models_vs_torch.py --profile): the
+    device time per run of each kernel kind beside that kind's roofline
+    floor (its FLOPs at 790 TFLOP/s or its bytes at 4.3 TB/s, whichever is
+    longer), and the slowest kernels."""
+    lines = []
+    for row in rows:
+        kinds = row.get("profile_ms_by_kind")
+        if not kinds:
+            continue
+        total = sum(kinds.values())
+        lines += ["", f"### {row['model']}, batch {row['batch']}: where kiln's time goes "
+                      f"(kiln-run --profile)", "",
+                  "| kind | kernels | ms per run | share | roofline floor ms | fraction |",
+                  "|---|---|---|---|---|---|"]
+        report = row.get("report_by_kind", {})
+        for kind, ms in sorted(kinds.items(), key=lambda item: -item[1]):
+            entry = report.get(kind, {})
+            floor = max(entry.get("mflop", 0) * 1e6 / 790e12,
+                        entry.get("kib", 0) * 1024 / 4.3e12) * 1e3
+            lines.append(f"| {kind} | {entry.get('kernels', '-')} | {ms:.3f} | "
+                         f"{100 * ms / total:.0f}% | {floor:.4f} | "
+                         f"{100 * floor / ms:.1f}% |" if ms else f"| {kind} | | | | | |")
+        slowest = ", ".join(f"{k['kernel']} ({k['kind']}, {k['launches_per_run']}x, "
+                            f"{k['mean_ms'] * 1e3:.1f} us)" for k in row.get("profile_top", [])[:4])
+        if slowest:
+            lines += ["", f"Slowest kernels: {slowest}."]
+    return lines
+
+
 def fmt(value, spec):
     return format(value, spec) if isinstance(value, (int, float)) and not (
         isinstance(value, float) and math.isnan(value)) else "-"
@@ -86,6 +116,7 @@ def main(out, paths):
         mean = math.exp(sum(math.log(v) for v in values) / len(values))
         lines.append(f"Geometric-mean speedup over the best PyTorch mode at batch {batch}: "
                      f"{mean:.2f}x ({len(values)} models).")
+    lines += where_time_goes(rows)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
 

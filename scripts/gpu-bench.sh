@@ -7,7 +7,9 @@
 # ~2 to 3, so several parts may share a call): it checks and times its models at
 # batch 1 and 32 in fp16 against eager, TorchScript (trace + freeze),
 # torch.compile and torch.compile(mode="reduce-overhead"), and writes
-# $OUT/bench-PART.json after every row. Back here, merge the parts:
+# $OUT/bench-PART.json after every row, with kiln's profile (device time per
+# kernel kind, against the kind's roofline floor in RESULTS.md). Back here,
+# merge the parts:
 #   python3 bench/report.py bench/RESULTS.md bench/results/bench-*.json
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +32,7 @@ for part in "$@"; do
     *) echo "gpu-bench: unknown part '$part' (cnn resnet mobilenet vit bert gpt2 ffn)" >&2; exit 2 ;;
   esac
   python3 "$root/bench/models_vs_torch.py" "$bundle/bin" /tmp/kiln-bench --models $models \
-    --batches 1 32 --runs ${RUNS:-50} --torchscript --default-compile \
+    --batches 1 32 --runs ${RUNS:-50} --torchscript --default-compile --profile \
     --json "$out/bench-$part.json" || status=1
 done
 exit $status
