@@ -22,6 +22,8 @@ import warnings
 import numpy as np
 import torch
 
+from timing import event_ms
+
 warnings.filterwarnings("ignore")
 
 SHAPES = [  # (name, heads, seq, head size, mask kind)
@@ -44,21 +46,6 @@ class Sdpa(torch.nn.Module):
 class MaskedSdpa(torch.nn.Module):
     def forward(self, q, k, v, mask):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-
-
-def torch_ms(fn, runs=100):
-    for _ in range(10):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(runs):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def inputs(batch, heads, seq, d, kind, device="cpu"):
@@ -102,7 +89,7 @@ def run(bin_dir, work, name, batch, heads, seq, d, kind):
     if not kiln_ms:
         raise RuntimeError(text)
     dev = [a.cuda() for a in args]
-    torch_t = torch_ms(lambda: module(*dev))
+    torch_t = event_ms(lambda: module(*dev))
     flops = 4 * batch * heads * seq * seq * d * (0.5 if kind == "causal" else 1.0)
     return {
         "shape": name, "batch": batch, "heads": heads, "seq": seq, "head_size": d, "mask": kind,

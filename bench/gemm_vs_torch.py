@@ -18,6 +18,8 @@ import warnings
 
 import torch
 
+from timing import event_ms
+
 warnings.filterwarnings("ignore")
 BIN, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
@@ -26,21 +28,6 @@ SHAPES = [  # (tokens M, out N, in K)
     (4096, 1024, 4096),  # FFN down-projection
     (4096, 4096, 4096),
 ]
-
-
-def torch_ms(fn, runs=50):
-    for _ in range(5):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(runs):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 class LinearGelu(torch.nn.Module):
@@ -91,8 +78,9 @@ def main():
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         w = torch.randn(n, k, device="cuda", dtype=torch.float16)
         b = torch.randn(n, device="cuda", dtype=torch.float16)
-        t_mm = torch_ms(lambda: torch.matmul(a, w.t()))
-        t_fused = torch_ms(lambda: torch.nn.functional.gelu(torch.matmul(a, w.t()) + b))
+        t_mm = event_ms(lambda: torch.matmul(a, w.t()), runs=50, warmup=5)
+        t_fused = event_ms(lambda: torch.nn.functional.gelu(torch.matmul(a, w.t()) + b),
+                           runs=50, warmup=5)
         for gelu, t in ((False, t_mm), (True, t_fused)):
             ms, err, verdict = kiln(m, n, k, gelu)
             op = "linear+bias+gelu" if gelu else "linear+bias"
