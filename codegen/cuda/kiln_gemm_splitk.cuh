@@ -108,16 +108,22 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const T *p = As + (warpM * 32 + i * 16 + (lane & 15)) * kRowA + kk + (lane >> 4) * 8;
-        ldmatrix_x4(a[i], p);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                     : "r"(smem_address(p)));
       }
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         if (kBKMajor) {
           const T *p = Bs + (warpN * 32 + j * 8 + (lane & 7)) * kRowB + kk + ((lane >> 3) & 1) * 8;
-          ldmatrix_x2(b[j], p);
+          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                       : "=r"(b[j][0]), "=r"(b[j][1])
+                       : "r"(smem_address(p)));
         } else {
           const T *p = Bs + (kk + (lane & 15)) * kRowB + warpN * 32 + j * 8;
-          ldmatrix_x2_trans(b[j], p);
+          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                       : "=r"(b[j][0]), "=r"(b[j][1])
+                       : "r"(smem_address(p)));
         }
       }
 #pragma unroll
@@ -135,23 +141,18 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
     static_assert(kSplitBM * kSplitBN * 4 <= kSplitStages * kStageElems * (int)sizeof(T),
                   "the partial tile fits in the pipeline's shared memory");
     float *partial = reinterpret_cast<float *>(tiles);
-    // Each accumulator pair (acc[i][j][2h], acc[i][j][2h + 1]) and its offset
-    // in the [64][64] partial tile.
-    auto forEachPair = [&](auto &&visit) {
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            visit(acc[i][j][2 * h], acc[i][j][2 * h + 1],
-                  (warpM * 32 + i * 16 + (lane >> 2) + h * 8) * kSplitBN + warpN * 32 + j * 8 +
-                      (lane & 3) * 2);
-    };
     __syncthreads(); // every warp is done reading the last stage
-    forEachPair([&](float &x, float &y, int at) {
-      *reinterpret_cast<float2 *>(partial + at) = make_float2(x, y);
-    });
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = warpM * 32 + i * 16 + (lane >> 2) + h * 8;
+          const int n = warpN * 32 + j * 8 + (lane & 3) * 2;
+          *reinterpret_cast<float2 *>(partial + m * kSplitBN + n) =
+              make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        }
     // Release our partial to the cluster, acquire the others'.
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                      : "memory");
@@ -161,14 +162,21 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
         asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
                      : "=r"(remote)
                      : "r"(smem_address(partial)), "r"(peer));
-        forEachPair([&](float &x, float &y, int at) {
-          float dx, dy;
-          asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
-                       : "=f"(dx), "=f"(dy)
-                       : "r"(remote + (unsigned)(at * 4)));
-          x += dx;
-          y += dy;
-        });
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int m = warpM * 32 + i * 16 + (lane >> 2) + h * 8;
+              const int n = warpN * 32 + j * 8 + (lane & 3) * 2;
+              float x, y;
+              asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
+                           : "=f"(x), "=f"(y)
+                           : "r"(remote + (unsigned)((m * kSplitBN + n) * 4)));
+              acc[i][j][2 * h] += x;
+              acc[i][j][2 * h + 1] += y;
+            }
       }
     }
     // Peers keep their shared memory alive until the first block has read it.
