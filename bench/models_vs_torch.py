@@ -200,6 +200,11 @@ def measure(name, batch, args):
         profiled = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
                         "--device-io", "--profile", "--bench", "20"])
         row.update(profile_rows(profiled.stdout + profiled.stderr))
+        if args.raw_dir:
+            # The whole profile and report, for reading kernel by kernel.
+            os.makedirs(args.raw_dir, exist_ok=True)
+            with open(os.path.join(args.raw_dir, f"{name}_b{batch}.txt"), "w") as f:
+                f.write(profiled.stdout + profiled.stderr + "\n" + report.stderr)
 
     with torch.no_grad():
         torch.cuda.synchronize()
@@ -250,6 +255,8 @@ def main():
                         help="also time torch.compile in its default mode")
     parser.add_argument("--profile", action="store_true",
                         help="also record kiln's per-kernel profile (kiln-run --profile)")
+    parser.add_argument("--raw-dir",
+                        help="write each row's whole profile and report to DIR/MODEL_bBATCH.txt")
     args = parser.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"torchvision {torchvision.__version__}")

@@ -33,6 +33,6 @@ for part in "$@"; do
   esac
   python3 "$root/bench/models_vs_torch.py" "$bundle/bin" /tmp/kiln-bench --models $models \
     --batches 1 32 --runs ${RUNS:-50} --torchscript --default-compile --profile \
-    --json "$out/bench-$part.json" || status=1
+    --json "$out/bench-$part.json" --raw-dir "$out/raw" || status=1
 done
 exit $status

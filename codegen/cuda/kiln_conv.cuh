@@ -112,14 +112,14 @@ __device__ __forceinline__ void conv_mma(const T *__restrict__ x, const T *__res
 /// across a cluster, im2col rows gathered by cp.async; NHWC with C / G % 8
 /// == 0 only (each 16-byte chunk is 8 channels of one input pixel). Grid:
 /// (O/G tiles * kSplit, M tiles, G).
-template <typename S, typename T, int kSplit, typename Epilogue>
+template <typename S, typename T, int kSplit, int kBK, int kStages, typename Epilogue>
 __device__ __forceinline__ void conv_splitk(const T *__restrict__ x, const T *__restrict__ w,
                                             const Epilogue &epilogue) {
   using D = Dims<S>;
   static_assert(!S::kNchw && D::Cg % 8 == 0, "whole 16-byte chunks of channels");
   const int g = blockIdx.z;
   const T *wg = w + (long long)g * D::Og * D::K;
-  splitk_tile_loop<T, true, kSplit>(
+  splitk_tile_loop<T, true, kSplit, kBK, kStages>(
       [&](int m, int k) -> const T * {
         return m < D::M && k < D::K ? gather<S>(x, window_of<S>(m), k, g) : nullptr;
       },

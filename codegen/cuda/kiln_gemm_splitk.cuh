@@ -3,11 +3,12 @@
 // For GEMMs whose 128 x 256 tiles would leave most of the GPU idle (a
 // transformer layer at batch 1: 128 x 768 x 3072 is 3 such tiles). Each
 // block computes a 64 x 64 tile over a slice of K with mma.sync m16n8k16
-// (4 warps of 32 x 32, a 3-stage cp.async pipeline). On sm_90a the kSplit
+// (4 warps of 32 x 32, a kStages-deep cp.async pipeline of kBK-wide k
+// tiles in dynamic shared memory: splitk_shared_bytes()). On sm_90a the kSplit
 // blocks of one tile form a thread-block cluster: each leaves its fp32
-// partial tile in its shared memory, and the cluster's first block adds the
-// others' through distributed shared memory and runs the epilogue, so split
-// K costs no workspace and no second kernel. Elsewhere (no clusters) the
+// partial tile in its shared memory, then each block adds up 64 / kSplit
+// rows of all of them through distributed shared memory and runs their
+// epilogue, so split K costs no workspace and no second kernel. Elsewhere (no clusters) the
 // first block of each group walks all of K and the others return.
 //
 // Grid: (tiles along N * kSplit, tiles along M, batch); the kernel carries
@@ -21,7 +22,25 @@
 
 namespace kiln {
 
-constexpr int kSplitBM = 64, kSplitBN = 64, kSplitBK = 32, kSplitThreads = 128, kSplitStages = 3;
+constexpr int kSplitBM = 64, kSplitBN = 64, kSplitThreads = 128;
+constexpr int kPartialPitch = kSplitBN + 4; // floats per row of a partial tile
+
+/// Halves of one pipeline stage: the A tile [BM][BK + pad] and the B tile,
+/// [BN][BK + pad] when K-major, else [BK][BN + pad].
+template <bool kBKMajor, int kBK>
+__host__ __device__ constexpr int splitk_stage_elems() {
+  return kSplitBM * (kBK + kPad) + (kBKMajor ? kSplitBN * (kBK + kPad) : kBK * (kSplitBN + kPad));
+}
+
+/// The dynamic shared memory a launch must give the kernel: the pipeline,
+/// which the fp32 partial tile reuses after the main loop.
+template <typename T, bool kBKMajor, int kBK, int kStages>
+__host__ __device__ constexpr int splitk_shared_bytes() {
+  return kStages * splitk_stage_elems<kBKMajor, kBK>() * (int)sizeof(T) >
+                 kSplitBM * kPartialPitch * (int)sizeof(float)
+             ? kStages * splitk_stage_elems<kBKMajor, kBK>() * (int)sizeof(T)
+             : kSplitBM * kPartialPitch * (int)sizeof(float);
+}
 
 __device__ __forceinline__ void cp_async16_zfill(void *shared, const void *global, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(shared)),
@@ -32,21 +51,25 @@ __device__ __forceinline__ void cp_async16_zfill(void *shared, const void *globa
 /// `chunkA(m, k)` is &A[m, k..k+7] and `chunkB(row, col)` 8 consecutive
 /// elements of B in its layout ([N, K] when kBKMajor, else [K, N]), or null
 /// where they are zero (past the edges, in a convolution's padding).
-template <typename T, bool kBKMajor, int kSplit, typename ChunkA, typename ChunkB,
-          typename Epilogue>
+template <typename T, bool kBKMajor, int kSplit, int kBK, int kStages, typename ChunkA,
+          typename ChunkB, typename Epilogue>
 __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const ChunkB &chunkB,
                                                  int M, int N, int K, const Epilogue &epilogue) {
-  constexpr int kRowA = kSplitBK + kPad;                        // A tile [BM][BK + pad]
-  constexpr int kBRows = kBKMajor ? kSplitBN : kSplitBK;        // B tile rows
-  constexpr int kRowB = kBKMajor ? kSplitBK + kPad : kSplitBN + kPad;
-  constexpr int kStageElems = kSplitBM * kRowA + kBRows * kRowB;
-  __shared__ __align__(128) T tiles[kSplitStages * kStageElems];
+  static_assert(kBK % 16 == 0 && kStages >= 2, "whole mma k-steps, a pipeline");
+  constexpr int kRowA = kBK + kPad;
+  constexpr int kRowB = kBKMajor ? kBK + kPad : kSplitBN + kPad;
+  constexpr int kStageElems = splitk_stage_elems<kBKMajor, kBK>();
+  // A deep pipeline of wide k tiles outgrows the 48 KiB of static shared
+  // memory: at batch 1 the blocks are few and latency-bound, and bytes in
+  // flight per block are what set their pace.
+  extern __shared__ __align__(128) unsigned char kiln_splitk_shared[];
+  T *tiles = reinterpret_cast<T *>(kiln_splitk_shared);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warpM = warp >> 1, warpN = warp & 1; // 2 x 2 warps of 32 x 32
   const int rank = blockIdx.x % kSplit;
   const int blockN = (blockIdx.x / kSplit) * kSplitBN, blockM = blockIdx.y * kSplitBM;
-  const int kTiles = (K + kSplitBK - 1) / kSplitBK;
+  const int kTiles = (K + kBK - 1) / kBK;
   int tBegin = 0, tEnd = kTiles;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int per = (kTiles + kSplit - 1) / kSplit;
@@ -59,18 +82,21 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
 
   auto load = [&](int stage, int t) {
     T *As = tiles + stage * kStageElems, *Bs = As + kSplitBM * kRowA;
-    const int k0 = t * kSplitBK;
-    // A: 64 rows x 4 chunks of 8; B likewise (K-major) or 32 rows x 8 chunks.
+    const int k0 = t * kBK;
+    // A: 64 rows of kBK / 8 chunks; B likewise (K-major) or kBK rows of 8.
+    constexpr int kChunksK = kBK / 8, kChunks = kSplitBM * kChunksK;
+    static_assert(kChunks % kSplitThreads == 0, "every thread loads whole chunks");
 #pragma unroll
-    for (int it = 0; it < 2; ++it) {
-      const int c = tid + it * kSplitThreads, r = c >> 2, col = (c & 3) * 8;
+    for (int it = 0; it < kChunks / kSplitThreads; ++it) {
+      const int c = tid + it * kSplitThreads, r = c / kChunksK, col = (c % kChunksK) * 8;
       const T *from = chunkA(blockM + r, k0 + col);
       cp_async16_zfill(As + r * kRowA + col, from ? from : tiles, from != nullptr);
     }
 #pragma unroll
-    for (int it = 0; it < 2; ++it) {
+    for (int it = 0; it < kChunks / kSplitThreads; ++it) {
       const int c = tid + it * kSplitThreads;
-      const int r = kBKMajor ? c >> 2 : c >> 3, col = kBKMajor ? (c & 3) * 8 : (c & 7) * 8;
+      const int r = kBKMajor ? c / kChunksK : c >> 3;
+      const int col = kBKMajor ? (c % kChunksK) * 8 : (c & 7) * 8;
       const T *from = kBKMajor ? chunkB(blockN + r, k0 + col) : chunkB(k0 + r, blockN + col);
       cp_async16_zfill(Bs + r * kRowB + col, from ? from : tiles, from != nullptr);
     }
@@ -85,25 +111,25 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
       for (int r = 0; r < 4; ++r)
         acc[i][j][r] = 0.0f;
 
-  // Prologue: stages 0 .. kSplitStages - 2 in flight.
+  // Prologue: stages 0 .. kStages - 2 in flight.
 #pragma unroll
-  for (int s = 0; s < kSplitStages - 1; ++s) {
+  for (int s = 0; s < kStages - 1; ++s) {
     if (tBegin + s < tEnd)
       load(s, tBegin + s);
     asm volatile("cp.async.commit_group;\n" ::);
   }
   for (int t = tBegin; t < tEnd; ++t) {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kSplitStages - 2));
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
     __syncthreads();
     // Refill the stage the previous iteration read.
-    const int next = t + kSplitStages - 1;
+    const int next = t + kStages - 1;
     if (next < tEnd)
-      load((next - tBegin) % kSplitStages, next);
+      load((next - tBegin) % kStages, next);
     asm volatile("cp.async.commit_group;\n" ::);
-    const T *As = tiles + ((t - tBegin) % kSplitStages) * kStageElems;
+    const T *As = tiles + ((t - tBegin) % kStages) * kStageElems;
     const T *Bs = As + kSplitBM * kRowA;
 #pragma unroll
-    for (int kk = 0; kk < kSplitBK; kk += 16) {
+    for (int kk = 0; kk < kBK; kk += 16) {
       unsigned a[2][4], b[4][2];
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
@@ -137,9 +163,9 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if (kSplit > 1) {
-    // Each block's partial tile, fp32 [64][64], over its pipeline buffers.
-    static_assert(kSplitBM * kSplitBN * 4 <= kSplitStages * kStageElems * (int)sizeof(T),
-                  "the partial tile fits in the pipeline's shared memory");
+    // Each block's partial tile, fp32 [64][kPartialPitch], over its pipeline
+    // buffers (splitk_shared_bytes() leaves room for it). The pitch's 4
+    // extra floats spread the mma layout's rows over the banks.
     float *partial = reinterpret_cast<float *>(tiles);
     __syncthreads(); // every warp is done reading the last stage
 #pragma unroll
@@ -150,40 +176,49 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
         for (int h = 0; h < 2; ++h) {
           const int m = warpM * 32 + i * 16 + (lane >> 2) + h * 8;
           const int n = warpN * 32 + j * 8 + (lane & 3) * 2;
-          *reinterpret_cast<float2 *>(partial + m * kSplitBN + n) =
+          *reinterpret_cast<float2 *>(partial + m * kPartialPitch + n) =
               make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
         }
     // Release our partial to the cluster, acquire the others'.
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                      : "memory");
-    if (rank == 0) {
-      for (int peer = 1; peer < kSplit; ++peer) {
-        unsigned remote;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                     : "=r"(remote)
-                     : "r"(smem_address(partial)), "r"(peer));
+    // Every block adds up its own 64 / kSplit rows of the tile across the
+    // cluster and runs their epilogue: the reduction's DSMEM reads spread
+    // over all kSplit blocks instead of queueing in the first one, 4
+    // consecutive columns per load, all peers' loads in flight at once.
+    constexpr int kRows = kSplitBM / kSplit, kQuads = kRows * kSplitBN / 4;
+    const unsigned local = smem_address(partial);
+    unsigned peerBase[kSplit];
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
+    for (int peer = 0; peer < kSplit; ++peer)
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                   : "=r"(peerBase[peer])
+                   : "r"(local), "r"(peer));
+    for (int q = tid; q < kQuads; q += kSplitThreads) {
+      const int row = rank * kRows + q / (kSplitBN / 4), col = (q % (kSplitBN / 4)) * 4;
+      const unsigned offset = (unsigned)((row * kPartialPitch + col) * 4);
+      float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int m = warpM * 32 + i * 16 + (lane >> 2) + h * 8;
-              const int n = warpN * 32 + j * 8 + (lane & 3) * 2;
-              float x, y;
-              asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
-                           : "=f"(x), "=f"(y)
-                           : "r"(remote + (unsigned)((m * kSplitBN + n) * 4)));
-              acc[i][j][2 * h] += x;
-              acc[i][j][2 * h + 1] += y;
-            }
+      for (int peer = 0; peer < kSplit; ++peer) {
+        float x, y, z, w;
+        asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
+                     : "r"(peerBase[peer] + offset));
+        sum[0] += x;
+        sum[1] += y;
+        sum[2] += z;
+        sum[3] += w;
       }
+      const int m = blockM + row;
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        if (m < M && blockN + col + c < N)
+          epilogue(m, blockN + col + c, sum[c]);
     }
-    // Peers keep their shared memory alive until the first block has read it.
+    // Peers keep their shared memory alive until every block has read it.
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                      : "memory");
-    if (rank != 0)
-      return;
+    return;
   }
 #endif
 
@@ -202,10 +237,10 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
 
 /// A plain GEMM: A [M, K], B [N, K] or [K, N], both with rows of whole
 /// 16-byte chunks (K % 8 == 0; N % 8 == 0 when B is [K, N]).
-template <typename T, bool kBKMajor, int kSplit, typename Epilogue>
+template <typename T, bool kBKMajor, int kSplit, int kBK, int kStages, typename Epilogue>
 __device__ __forceinline__ void splitk_gemm(const T *__restrict__ A, const T *__restrict__ B,
                                             int M, int N, int K, const Epilogue &epilogue) {
-  splitk_tile_loop<T, kBKMajor, kSplit>(
+  splitk_tile_loop<T, kBKMajor, kSplit, kBK, kStages>(
       [&](int m, int k) -> const T * {
         return m < M && k < K ? A + (long long)m * K + k : nullptr;
       },

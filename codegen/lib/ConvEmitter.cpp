@@ -189,9 +189,12 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     if (kernel.grid[1] > 65535)
       return conv.emitOpError("the implicit GEMM needs ")
              << kernel.grid[1] << " row tiles, past the grid's y limit of 65535";
-    splitPreamble = splitClusterPreamble(split);
+    SplitKPipeline pipeline = splitKPipeline();
+    kernel.dynamicSharedBytes = pipeline.sharedBytes(/*kMajorB=*/true, 2);
+    splitPreamble = splitClusterPreamble(split) +
+                    pipeline.sharedAssert(cudaType(element), /*kMajorB=*/true, 2);
     call = "kiln::conv::conv_splitk<" + shapeName + ", " + cudaType(element) + ", " +
-           std::to_string(split) + ">(" + x + ", " + weight;
+           std::to_string(split) + pipeline.templateArgs() + ">(" + x + ", " + weight;
   } else {
     int64_t tile = tensorCores ? 128 : 64;
     int64_t mTiles = (M + tile - 1) / tile;

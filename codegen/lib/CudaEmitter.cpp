@@ -210,14 +210,44 @@ static int64_t knob(const char *name, int64_t fallback) {
 }
 
 int64_t kiln::codegen::detail::splitKFactor(int64_t smallTiles, int64_t K) {
-  // Blocks of 128 threads and 30 KiB: several share a multiprocessor.
+  // Blocks of 128 threads and 54 KiB: up to four share a multiprocessor.
   static const int64_t maxBlocks = knob("KILN_SPLITK_MAX_BLOCKS", 2 * kMultiprocessors);
-  static const int64_t minKTiles = knob("KILN_SPLITK_MIN_KTILES", 4);
-  int64_t split = 1, kTiles = (K + 31) / 32;
+  static const int64_t minK = knob("KILN_SPLITK_MIN_K", 128);
+  int64_t split = 1;
   for (int64_t candidate : {2, 4, 8})
-    if (smallTiles * candidate <= maxBlocks && kTiles / candidate >= minKTiles)
+    if (smallTiles * candidate <= maxBlocks && K / candidate >= minK)
       split = candidate;
   return split;
+}
+
+kiln::codegen::detail::SplitKPipeline kiln::codegen::detail::splitKPipeline() {
+  // 64-wide k tiles, 3 deep: 32 KiB in flight per block. At batch 1 a
+  // transformer's GEMMs are a few hundred such blocks streaming weights, and
+  // bytes in flight set their pace: 32-wide tiles (16 KiB in flight) made
+  // BERT 4% and ViT 10% slower at batch 1; 4 or 6 stages or 128-wide tiles
+  // did not help (H200 sweep, bench/NOTES.md).
+  static const int64_t kTile = knob("KILN_SPLITK_BK", 64);
+  static const int64_t stages = knob("KILN_SPLITK_STAGES", 3);
+  return {kTile % 16 == 0 ? kTile : 64, std::max<int64_t>(stages, 2)};
+}
+
+std::string kiln::codegen::detail::SplitKPipeline::templateArgs() const {
+  return ", " + std::to_string(kTile) + ", " + std::to_string(stages);
+}
+
+int64_t kiln::codegen::detail::SplitKPipeline::sharedBytes(bool kMajorB,
+                                                           int64_t elementBytes) const {
+  constexpr int64_t tile = 64, pad = 8; // kSplitBM = kSplitBN, kPad
+  int64_t stage = tile * (kTile + pad) + (kMajorB ? tile * (kTile + pad) : kTile * (tile + pad));
+  return std::max(stages * stage * elementBytes, tile * (tile + 4) * 4); // kPartialPitch
+}
+
+std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef element, bool kMajorB,
+                                                                int64_t elementBytes) const {
+  return "static_assert(kiln::splitk_shared_bytes<" + element.str() + ", " +
+         (kMajorB ? "true" : "false") + templateArgs() +
+         ">() == " + std::to_string(sharedBytes(kMajorB, elementBytes)) +
+         ", \"the launch's shared memory must match the kernel's\");\n";
 }
 
 std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {
@@ -318,7 +348,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                             " + bOffset, " + sizes + ", epilogue);\n";
   if (splitK)
     pointerCall = "kiln::splitk_gemm<" + cudaType(element) + ", " +
-                  (kMajorB ? "true" : "false") + ", " + std::to_string(split) + ">(in" +
+                  (kMajorB ? "true" : "false") + ", " + std::to_string(split) +
+                  splitKPipeline().templateArgs() + ">(in" +
                   std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
                   std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
                   ", epilogue);\n";
@@ -340,6 +371,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   if (splitK) {
     kernel.grid[0] = static_cast<unsigned>((N + 63) / 64 * split);
     kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
+    kernel.dynamicSharedBytes = splitKPipeline().sharedBytes(kMajorB, 2);
   }
   if (hopper) {
     // More blocks than multiprocessors would only queue.
@@ -359,7 +391,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
-      (splitK ? splitClusterPreamble(split) : "") +
+      (splitK ? splitClusterPreamble(split) +
+                    splitKPipeline().sharedAssert(cudaType(element), kMajorB, 2)
+              : "") +
       "\nstruct " + epilogueName +
       " {\n" + members +
       "  long long batchBase;\n"

@@ -41,9 +41,20 @@ llvm::SetVector<mlir::Operation *> prologueOf(mlir::Operation *anchor);
 
 /// Split-K (kiln_gemm_splitk.cuh) for a GEMM of `smallTiles` 64 x 64 tiles
 /// over K: the cluster size (1, 2, 4 or 8) that brings the blocks to about
-/// two waves of an H200 while each still walks at least 4 k-tiles of 32.
+/// two waves of an H200 while each still walks at least 128 of K.
 constexpr int64_t kMultiprocessors = 132; // H200
 int64_t splitKFactor(int64_t smallTiles, int64_t K);
+/// The split-K pipeline: k-tile width and depth, the template arguments
+/// that follow the split (", kBK, kStages"), and the dynamic shared memory
+/// its launch needs (kiln::splitk_shared_bytes, asserted in the source).
+struct SplitKPipeline {
+  int64_t kTile, stages;
+  std::string templateArgs() const;
+  int64_t sharedBytes(bool kMajorB, int64_t elementBytes) const;
+  /// `static_assert` that the kernel's figure matches the launch's.
+  std::string sharedAssert(llvm::StringRef element, bool kMajorB, int64_t elementBytes) const;
+};
+SplitKPipeline splitKPipeline();
 /// The preamble that defines KILN_SPLIT_CLUSTER (the cluster attribute on
 /// sm_90a, nothing elsewhere), and `signature` carrying it.
 std::string splitClusterPreamble(int64_t split);

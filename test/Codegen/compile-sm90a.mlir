@@ -24,7 +24,7 @@
 //       CONV: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 //       CONV: barrier.cluster.arrive.release.aligned
 //       CONV: mapa.shared::cluster.u32
-//       CONV: ld.shared::cluster.v2.f32
+//       CONV: ld.shared::cluster.v4.f32
 // POOL-LABEL: // === ptx maxp_k0
 // POOL-LABEL: // === ptx avgp_k0
 // REDUCE-LABEL: // === ptx gap_k0

@@ -9,7 +9,7 @@
 // the epilogue reads it at idx = m * O + o. Far too small to fill the GPU
 // with 128 x 128 tiles, it takes the split-K kernel's 64 x 64 tiles (K =
 // 144: too short to split).
-// CHECK-LABEL: // === kernel c3_k0 grid(1, 1, 1) block(128) shared(0) inputs(4) outputs(1)
+// CHECK-LABEL: // === kernel c3_k0 grid(1, 1, 1) block(128) shared(55296) inputs(4) outputs(1)
 //       CHECK: #include "kiln_conv.cuh"
 //       CHECK: struct c3_k0_shape {
 //       CHECK:   static constexpr int PT = 1;
@@ -21,7 +21,7 @@
 //       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + v{{[0-9]+}}))) + v{{[0-9]+}});
 //       CHECK:     out0[idx] = kiln::from_float<__half>(
 //       CHECK: __launch_bounds__(128, 1) c3_k0(
-//       CHECK:   kiln::conv::conv_splitk<c3_k0_shape, __half, 1>(in0, in1, epilogue);
+//       CHECK:   kiln::conv::conv_splitk<c3_k0_shape, __half, 1, 64, 3>(in0, in1, epilogue);
 func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<24xf16>, %r: tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x9x11x16xf16>, tensor<24x3x3x16xf16>, tensor<24xf16>, tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
   ^bb0(%ax: tensor<2x9x11x16xf16>, %aw: tensor<24x3x3x16xf16>, %ab: tensor<24xf16>, %ar: tensor<2x4x5x24xf16>):
@@ -128,10 +128,10 @@ func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8
 // ResNet-50's last 3x3 convolution at batch 1 (7 x 7 x 512 -> 512): 4 tiles
 // of 128 x 128 for 132 multiprocessors, so 64 x 64 tiles with K = 4608
 // split 8 ways across a cluster: 1 x 8 x 8 = 64 blocks.
-// CHECK-LABEL: // === kernel late_k0 grid(64, 1, 1) block(128) shared(0) inputs(3) outputs(1)
+// CHECK-LABEL: // === kernel late_k0 grid(64, 1, 1) block(128) shared(55296) inputs(3) outputs(1)
 //       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
 //       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) late_k0(
-//       CHECK:   kiln::conv::conv_splitk<late_k0_shape, __half, 8>(in0, in1, epilogue);
+//       CHECK:   kiln::conv::conv_splitk<late_k0_shape, __half, 8, 64, 3>(in0, in1, epilogue);
 func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tensor<512xf16>) -> tensor<1x7x7x512xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16> {
   ^bb0(%ax: tensor<1x7x7x512xf16>, %aw: tensor<512x3x3x512xf16>, %ab: tensor<512xf16>):

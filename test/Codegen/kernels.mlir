@@ -62,20 +62,23 @@ func.func @gemm(%x: tensor<4096x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300x
 // at batch 1: 3 of them): 64 x 64 tiles, K split 8 ways across a cluster,
 // 2 x 12 x 8 = 192 blocks of 128 threads. The sm_80 image of the same
 // source has no clusters (and walks all of K in the first block).
-// CHECK-LABEL: // === kernel small_k0 grid(96, 2, 1) block(128) shared(0) inputs(3) outputs(1)
+// CHECK-LABEL: // === kernel small_k0 grid(96, 2, 1) block(128) shared(55296) inputs(3) outputs(1)
 //       CHECK: #include "kiln_gemm_splitk.cuh"
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 //  CHECK-NEXT: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
 //  CHECK-NEXT: #else
 //  CHECK-NEXT: #define KILN_SPLIT_CLUSTER
 //  CHECK-NEXT: #endif
+// 64-wide k tiles 3 deep in dynamic shared memory, the launch's figure
+// checked against the kernel's at compile time.
+//  CHECK-NEXT: static_assert(kiln::splitk_shared_bytes<__half, true, 64, 3>() == 55296,
 //       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) small_k0(
-//       CHECK:   kiln::splitk_gemm<__half, true, 8>(in0 + aOffset, in1 + bOffset, 128, 768, 3072, epilogue);
-// A K too short to split (3 k-tiles of 32) keeps one block per tile.
-// CHECK-LABEL: // === kernel short_k0 grid(5, 2, 1) block(128) shared(0) inputs(3) outputs(1)
+//       CHECK:   kiln::splitk_gemm<__half, true, 8, 64, 3>(in0 + aOffset, in1 + bOffset, 128, 768, 3072, epilogue);
+// A K too short to split (72 < 2 x 128) keeps one block per tile.
+// CHECK-LABEL: // === kernel short_k0 grid(5, 2, 1) block(128) shared(55296) inputs(3) outputs(1)
 //       CHECK: #define KILN_SPLIT_CLUSTER
 //   CHECK-NOT: __cluster_dims__
-//       CHECK:   kiln::splitk_gemm<__half, true, 1>(in0 + aOffset, in1 + bOffset, 70, 300, 72, epilogue);
+//       CHECK:   kiln::splitk_gemm<__half, true, 1, 64, 3>(in0 + aOffset, in1 + bOffset, 70, 300, 72, epilogue);
 func.func @small(%x: tensor<128x3072xf16>, %w: tensor<768x3072xf16>, %b: tensor<768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<128x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x3072xf16>, %bw: tensor<768x3072xf16>, %bb: tensor<768xf16>):

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""kiln's tuning knobs (environment variables read by kiln-compile) swept
+over whole models, on the GPU machine.
+
+    sweep_knobs.py BIN_DIR WORK_DIR --models bert vit_b_16 --batches 1
+                   --setting KILN_SPLITK_BK=32,KILN_SPLITK_STAGES=3 --setting ...
+
+Exports each model once (bench/models_vs_torch.py's zoo and inputs), then
+for each setting (an empty string: the defaults) compiles it with those
+variables set, checks it against PyTorch's fp32 result (rel L2 <= 1e-2) and
+times it (kiln-run --bench, device-resident I/O, CUDA graph). Settings are
+interleaved and the whole sweep repeated --rounds times, so that drift in
+the GPU's clocks does not favour one setting. Prints one line per run and a
+table of medians.
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models_vs_torch as zoo  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+
+def export(name, batch, work):
+    model, inputs = zoo.model_and_inputs(name, batch)
+    with torch.no_grad():
+        reference = model(*[x.cuda() for x in inputs]).float().cpu()
+        traced = torch.jit.trace(model, tuple(x.cuda() for x in inputs), check_trace=False,
+                                 strict=False)
+    path = os.path.join(work, "model.pt")
+    torch.jit.save(traced, path)
+    names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
+    feeds = []
+    for input_name, x in zip(names, inputs):
+        x16 = x.half().float() if x.is_floating_point() else x
+        np.save(os.path.join(work, f"{input_name}.npy"), x16.numpy())
+        feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
+    np.save(os.path.join(work, "ref.npy"), reference.numpy())
+    return path, feeds
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin")
+    parser.add_argument("work")
+    parser.add_argument("--models", nargs="+", required=True)
+    parser.add_argument("--batches", nargs="+", type=int, default=[1])
+    parser.add_argument("--setting", action="append", default=[],
+                        help="NAME=VALUE[,NAME=VALUE...]; empty for the defaults")
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    settings = args.setting or [""]
+    results = {}
+    for name in args.models:
+        for batch in args.batches:
+            work = os.path.join(args.work, f"{name}_b{batch}")
+            os.makedirs(work, exist_ok=True)
+            path, feeds = export(name, batch, work)
+            for round_index in range(args.rounds):
+                for index, setting in enumerate(settings):
+                    env = dict(os.environ, KILN_CACHE_DIR=os.path.join(args.work, "cache"))
+                    env.update(kv.split("=", 1) for kv in setting.split(",") if kv)
+                    artifact = os.path.join(work, f"s{index}.kiln")
+                    if round_index == 0:
+                        out = zoo.run([f"{args.bin}/kiln-compile", path, "--precision", "fp16",
+                                       "-o", artifact], env=env)
+                        if out.returncode != 0:
+                            print(f"{name} b{batch} [{setting}] compile error: "
+                                  f"{(out.stderr or out.stdout).strip().splitlines()[-1]}")
+                            continue
+                    if not os.path.exists(artifact):
+                        continue
+                    out = zoo.run([f"{args.bin}/kiln-run", artifact, *feeds, "--check",
+                                   f"{work}/ref.npy", "--tolerance", "1e-2", "--device-io",
+                                   "--bench", str(args.runs)])
+                    text = out.stdout + out.stderr
+                    check = zoo.re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+                    wall = zoo.re.search(r"median ([0-9.]+) ms", text)
+                    graph = zoo.re.search(r"CUDA graph ([0-9.]+) ms", text)
+                    if not check or not wall:
+                        print(f"{name} b{batch} [{setting}] run error: {text.strip()[-300:]}")
+                        continue
+                    key = (name, batch, setting)
+                    results.setdefault(key, []).append(float(wall.group(1)))
+                    print(f"{name} b{batch} [{setting or 'defaults'}] round {round_index}: "
+                          f"wall {wall.group(1)} ms, graph device "
+                          f"{graph.group(1) if graph else '?'} ms, check {check.group(1)} "
+                          f"{check.group(2)}", flush=True)
+    print("\nmedian wall ms per setting")
+    for (name, batch, setting), walls in results.items():
+        print(f"  {name:>20} b{batch:<3} {statistics.median(walls):8.4f}  {setting or 'defaults'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
