@@ -15,6 +15,7 @@ and torch.compile(mode="reduce-overhead") the same way. Prints a table and
 writes the raw numbers as JSON. Run on the GPU machine.
 """
 import argparse
+import copy
 import json
 import os
 import re
@@ -134,21 +135,21 @@ def measure(name, batch, args):
     row = {"model": name, "batch": batch, "dtype": "fp16"}
     with torch.no_grad():
         reference = model(*[x.cuda() for x in inputs]).float().cpu()
+        # kiln gets the fp32 model and computes in fp16 (--precision fp16):
+        # freezing then folds BatchNorm into the weights in fp32 and kiln
+        # rounds them to fp16 once, where folding an fp16 model would round
+        # in fp16 at every step. Traced from a copy taken before PyTorch's
+        # model turns fp16: `.half()` then `.float()` would hand kiln
+        # parameters (and BatchNorm statistics) already rounded to fp16, a
+        # different model from the reference's (MobileNetV3: +4.5e-3).
+        path = os.path.join(work, "model.pt")
+        traced = torch.jit.trace(copy.deepcopy(model), tuple(x.cuda() for x in inputs),
+                                 check_trace=False, strict=False)
+        torch.jit.save(traced, path)
         m16 = model.half()
         in16 = [x.half().cuda() if x.is_floating_point() else x.cuda() for x in inputs]
         eager16 = m16(*in16).float().cpu()
         row["torch_fp16_rel_l2"] = float((eager16 - reference).norm() / reference.norm())
-        # kiln gets the fp32 model and computes in fp16 (--precision fp16):
-        # freezing then folds BatchNorm into the weights in fp32 and kiln
-        # rounds them to fp16 once, where folding an fp16 model would round
-        # in fp16 at every step.
-        # The traced module shares the model's parameters: save it before
-        # the model turns fp16 again.
-        path = os.path.join(work, "model.pt")
-        traced = torch.jit.trace(model.float(), tuple(x.cuda() for x in inputs),
-                                 check_trace=False, strict=False)
-        torch.jit.save(traced, path)
-        m16 = model.half()
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     for input_name, x in zip(names, in16):
         np.save(os.path.join(work, f"{input_name}.npy"),

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""kiln's tuning knobs (environment variables read by kiln-compile) swept
+"""kiln's tuning knobs (environment variables read by kiln-compile and
+kiln-run) swept
 over whole models, on the GPU machine.
 
     sweep_knobs.py BIN_DIR WORK_DIR --models bert vit_b_16 --batches 1
@@ -76,7 +77,7 @@ def main():
                         continue
                     out = zoo.run([f"{args.bin}/kiln-run", artifact, *feeds, "--check",
                                    f"{work}/ref.npy", "--tolerance", "1e-2", "--device-io",
-                                   "--bench", str(args.runs)])
+                                   "--bench", str(args.runs)], env=env)
                     text = out.stdout + out.stderr
                     check = zoo.re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
                     wall = zoo.re.search(r"median ([0-9.]+) ms", text)

@@ -21,6 +21,16 @@
 
 namespace kiln {
 
+/// Programmatic dependent launch (sm_90): wait until the kernel launched
+/// before this one has finished and its writes are visible, then let the
+/// next kernel start launching. Both are no-ops when the launch carried no
+/// programmatic dependency, and compile to nothing before sm_90.
+__device__ __forceinline__ void grid_dependency_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\ngriddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }

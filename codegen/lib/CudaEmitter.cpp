@@ -555,7 +555,9 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
 
 } // namespace
 
-FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef name) {
+namespace {
+
+FailureOr<EmittedKernel> emitFamily(FusionOp group, StringRef name) {
   switch (group.getKind()) {
   case FusionKind::elementwise:
     return emitElementwise(group, name);
@@ -575,6 +577,27 @@ FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef nam
     return group.emitOpError("no kernel emitter for ")
            << stringifyFusionKind(group.getKind()) << " groups yet";
   }
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef name) {
+  FailureOr<EmittedKernel> kernel = emitFamily(group, name);
+  if (failed(kernel))
+    return failure();
+  // Every kernel opens by waiting for the kernel before it (the runtime
+  // launches it as that kernel's programmatic dependent on sm_90): its
+  // launch and block scheduling then overlap the previous kernel's tail.
+  // All of it, not just the first read: a kernel whose blocks all left
+  // without waiting could complete before its predecessor, and its own
+  // dependent would then read unfinished results.
+  size_t kernelStart = kernel->source.find("extern \"C\" __global__");
+  size_t body = kernelStart == std::string::npos ? kernelStart
+                                                 : kernel->source.find('{', kernelStart);
+  if (body == std::string::npos)
+    return group.emitOpError("internal error: emitted kernel '") << name << "' has no body";
+  kernel->source.insert(body + 1, "\n  kiln::grid_dependency_sync();");
+  return kernel;
 }
 
 FailureOr<std::vector<EmittedKernel>>

@@ -2,6 +2,8 @@
 
 #include "ModelImpl.h"
 
+#include <cstdlib>
+
 using namespace kiln;
 using namespace kiln::rt;
 
@@ -120,6 +122,10 @@ void Model::Impl::prepare() {
     functions.push_back(modules.back()->function(kernel.name.c_str()));
   }
   loadedArch = arch;
+  // Generated kernels open with griddepcontrol.wait (kiln_common.cuh), so a
+  // dependent launch is safe for every one of them.
+  const char *noPdl = std::getenv("KILN_NO_PDL");
+  programmaticLaunch = device.computeMajor >= 9 && !(noPdl && std::string(noPdl) == "1");
   for (const LaunchEntry &launch : artifact.launches)
     if (sharedBytesFor(launch) > 48 * 1024)
       KILN_CU_CHECK(Driver::get().cuFuncSetAttribute(

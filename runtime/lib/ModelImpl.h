@@ -40,6 +40,9 @@ struct Model::Impl {
   std::unique_ptr<rt::DeviceBuffer> weights;
   std::unique_ptr<rt::Event> origin;
   std::string loadedArch, deviceName;
+  /// Launch each kernel as a programmatic dependent of the one before
+  /// (sm_90 and newer; KILN_NO_PDL=1 turns it off for comparison).
+  bool programmaticLaunch = false;
   std::atomic<int> nextSessionId{0};
 };
 

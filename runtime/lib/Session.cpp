@@ -152,10 +152,32 @@ void Session::Impl::launchPlan(bool profile) {
     if (profile)
       profiler->begin(stream->handle(), a.kernels[launch.kernel].name,
                       a.kernels[launch.kernel].kind);
-    KILN_CU_CHECK(cu.cuLaunchKernel(m.functions[launch.kernel], launch.grid[0], launch.grid[1],
-                                    launch.grid[2], launch.block, 1, 1,
-                                    m.sharedBytesFor(launch), stream->handle(),
-                                    parameters[index].data(), nullptr));
+    // Unprofiled, each kernel after the first is a programmatic dependent of
+    // the one before: it launches while that one drains and waits for it in
+    // its first instruction. Profiling times kernels one at a time.
+    if (m.programmaticLaunch && !profile && index > 0) {
+      CUlaunchAttribute dependent{};
+      dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      dependent.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = launch.grid[0];
+      config.gridDimY = launch.grid[1];
+      config.gridDimZ = launch.grid[2];
+      config.blockDimX = launch.block;
+      config.blockDimY = 1;
+      config.blockDimZ = 1;
+      config.sharedMemBytes = m.sharedBytesFor(launch);
+      config.hStream = stream->handle();
+      config.attrs = &dependent;
+      config.numAttrs = 1;
+      KILN_CU_CHECK(cu.cuLaunchKernelEx(&config, m.functions[launch.kernel],
+                                        parameters[index].data(), nullptr));
+    } else {
+      KILN_CU_CHECK(cu.cuLaunchKernel(m.functions[launch.kernel], launch.grid[0],
+                                      launch.grid[1], launch.grid[2], launch.block, 1, 1,
+                                      m.sharedBytesFor(launch), stream->handle(),
+                                      parameters[index].data(), nullptr));
+    }
     if (profile)
       profiler->end(stream->handle());
   }

@@ -14,8 +14,10 @@
 // Knobs (environment, read on each use): KILN_FAKE_CUDA_MEMORY (device
 // bytes, default 8 GiB), KILN_FAKE_CUDA_CC (compute capability, default 90).
 // Counters for tests: kilnFakeCudaCounter("launches" | "graph-launches" |
-// "captures" | "instantiations" | "updates" | "contextless-releases": frees
-// and unloads called without a current context, which a driver refuses).
+// "captures" | "instantiations" | "updates" | "dependent-launches": launches
+// with programmatic stream serialization, captured or not |
+// "contextless-releases": frees and unloads called without a current
+// context, which a driver refuses).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +39,7 @@ std::map<const void *, size_t> hostAllocations;  // guarded by mutex
 size_t deviceBytesInUse = 0;                       // guarded by mutex
 
 std::atomic<unsigned long long> launches{0}, graphLaunches{0}, captures{0},
-    instantiations{0}, updates{0}, contextlessReleases{0};
+    instantiations{0}, updates{0}, dependentLaunches{0}, contextlessReleases{0};
 
 int fakeContextObject;
 CUcontext const theContext = reinterpret_cast<CUcontext>(&fakeContextObject);
@@ -101,6 +103,8 @@ extern "C" unsigned long long kilnFakeCudaCounter(const char *name) {
     return instantiations;
   if (which == "updates")
     return updates;
+  if (which == "dependent-launches")
+    return dependentLaunches;
   if (which == "contextless-releases")
     return contextlessReleases;
   return ~0ull;
@@ -340,6 +344,25 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gridX, unsigne
   else
     ++launches;
   return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction function,
+                                  void **parameters, void **extra) {
+  if (!config || (config->numAttrs && !config->attrs))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute &attribute = config->attrs[i];
+    if (attribute.id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      return CUDA_ERROR_NOT_SUPPORTED; // kiln asks for no other
+    // As the driver: programmatic launches need sm_90.
+    if (computeCapability() < 90)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    if (attribute.value.programmaticStreamSerializationAllowed)
+      ++dependentLaunches;
+  }
+  return cuLaunchKernel(function, config->gridDimX, config->gridDimY, config->gridDimZ,
+                        config->blockDimX, config->blockDimY, config->blockDimZ,
+                        config->sharedMemBytes, config->hStream, parameters, extra);
 }
 
 CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int) {

@@ -202,6 +202,35 @@ TEST_F(SessionTest, ProfilerTimesEveryKernelAndCopy) {
   EXPECT_TRUE(session.profile().empty());
 }
 
+TEST_F(SessionTest, KernelsAfterTheFirstAreProgrammaticDependentsOnHopper) {
+  HostIO io(*model);
+  unsigned long long dependents = counter("dependent-launches");
+  Session graphed(model);
+  graphed.run(io.in, io.out);
+  EXPECT_EQ(counter("dependent-launches"), dependents + model->launchCount() - 1);
+  dependents = counter("dependent-launches");
+  Session plain(model, {/*cudaGraph=*/false, /*profile=*/false});
+  plain.run(io.in, io.out);
+  EXPECT_EQ(counter("dependent-launches"), dependents + model->launchCount() - 1);
+  // Profiled kernels are timed one at a time; before sm_90 there is no
+  // programmatic launch (the fake driver refuses it, as the real one);
+  // KILN_NO_PDL=1 turns it off.
+  dependents = counter("dependent-launches");
+  Session profiled(model, {true, /*profile=*/true});
+  profiled.run(io.in, io.out);
+  setenv("KILN_FAKE_CUDA_CC", "89", 1);
+  auto ada = Model::load(artifactPath());
+  Session onAda(ada);
+  onAda.run(io.in, io.out);
+  unsetenv("KILN_FAKE_CUDA_CC");
+  setenv("KILN_NO_PDL", "1", 1);
+  auto unhinted = Model::load(artifactPath());
+  Session withoutPdl(unhinted);
+  withoutPdl.run(io.in, io.out);
+  unsetenv("KILN_NO_PDL");
+  EXPECT_EQ(counter("dependent-launches"), dependents);
+}
+
 TEST_F(SessionTest, OutOfMemoryNamesWhatAndHowMuch) {
   setenv("KILN_FAKE_CUDA_MEMORY", "16", 1);
   try {
