@@ -179,12 +179,25 @@ def measure(name, batch, args):
     feeds = []
     for input_name in names:
         feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
-    out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
-               "--check", f"{work}/ref.npy",
-               "--tolerance", "1e-2", "--device-io", "--bench", str(args.runs)])
-    text = out.stdout + out.stderr
-    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
-    wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
+    def kiln_run(extra_env=None):
+        out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
+                   "--check", f"{work}/ref.npy",
+                   "--tolerance", "1e-2", "--device-io", "--bench", str(args.runs)],
+                  env=dict(os.environ, **(extra_env or {})))
+        text = out.stdout + out.stderr
+        check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+        wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
+        return text, check, wall
+
+    # Plain launches beside programmatic dependent ones (sm_90, the
+    # default): what PDL is worth, and a fallback should it break a check.
+    _, plain_check, plain_wall = kiln_run({"KILN_NO_PDL": "1"})
+    if plain_wall:
+        row["kiln_no_pdl_ms"] = float(plain_wall.group(1))
+    text, check, wall = kiln_run()
+    if check and check.group(2) != "ok" and plain_check and plain_check.group(2) == "ok":
+        row["pdl_check_failed"] = float(check.group(1))
+        check, wall = plain_check, plain_wall
     if not check or not wall:
         row["error"] = text.strip().splitlines()[-1] if text.strip() else "kiln-run failed"
         return row

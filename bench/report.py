@@ -85,13 +85,15 @@ def main(out, paths):
     if facts:
         lines += [f"Measured: {facts}.", ""]
     lines += ["| model | batch | kiln ms | best PyTorch | its ms | speedup | roofline | kernels "
-              "| kiln compile s | torch.compile s | kiln MiB | PyTorch MiB | check | earlier runs |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| kiln compile s | torch.compile s | kiln MiB | PyTorch MiB | check "
+              "| every PyTorch mode ms (eager / TorchScript / compile / reduce-overhead) "
+              "| kiln ms without PDL | earlier runs |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     speedups = {}
     for row in rows:
         if "error" in row or "kiln_ms" not in row:
             lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
-                         "| | | | | | | | | | | |")
+                         "| | | | | | | | | | | | | |")
             continue
         best_ms, best = best_of(row)
         before = []
@@ -110,7 +112,8 @@ def main(out, paths):
             f"{row.get('kernels', '-')} | {fmt(row.get('kiln_compile_s'), '.1f')} | "
             f"{fmt(compile_s, '.1f')} | {fmt(row.get('kiln_mib'), '.0f')} | "
             f"{fmt(row.get('eager_peak_mib'), '.0f')} | {row['rel_l2']:.1e} {row['check']} | "
-            f"{', '.join(before) or '-'} |")
+            f"{' / '.join(fmt(row.get(key), '.3f') for key, _ in MODES)} | "
+            f"{fmt(row.get('kiln_no_pdl_ms'), '.3f')} | {', '.join(before) or '-'} |")
     lines.append("")
     for batch, values in sorted(speedups.items()):
         mean = math.exp(sum(math.log(v) for v in values) / len(values))
