@@ -585,11 +585,11 @@ FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef nam
   FailureOr<EmittedKernel> kernel = emitFamily(group, name);
   if (failed(kernel))
     return failure();
-  // Every kernel opens by waiting for the kernel before it (the runtime
-  // launches it as that kernel's programmatic dependent on sm_90): its
-  // launch and block scheduling then overlap the previous kernel's tail.
-  // All of it, not just the first read: a kernel whose blocks all left
-  // without waiting could complete before its predecessor, and its own
+  // Every kernel opens by waiting for the kernel before it, so that the
+  // runtime may launch it as that kernel's programmatic dependent (sm_90,
+  // KILN_PDL=1) and overlap its launch with the previous kernel's tail.
+  // Every thread waits, not just the first reader: a kernel whose blocks all
+  // left without waiting could complete before its predecessor, and its own
   // dependent would then read unfinished results.
   size_t kernelStart = kernel->source.find("extern \"C\" __global__");
   size_t body = kernelStart == std::string::npos ? kernelStart

@@ -123,9 +123,11 @@ void Model::Impl::prepare() {
   }
   loadedArch = arch;
   // Generated kernels open with griddepcontrol.wait (kiln_common.cuh), so a
-  // dependent launch is safe for every one of them.
-  const char *noPdl = std::getenv("KILN_NO_PDL");
-  programmaticLaunch = device.computeMajor >= 9 && !(noPdl && std::string(noPdl) == "1");
+  // dependent launch is safe for every one of them; but on the H200 it made
+  // batch 1 slower (ViT-B/16 0.671 -> 0.809 ms, BERT 0.516 -> 0.565,
+  // ResNet-50 0.355 -> 0.403; bench/NOTES.md), so it waits behind KILN_PDL=1.
+  const char *pdl = std::getenv("KILN_PDL");
+  programmaticLaunch = device.computeMajor >= 9 && pdl && std::string(pdl) == "1";
   for (const LaunchEntry &launch : artifact.launches)
     if (sharedBytesFor(launch) > 48 * 1024)
       KILN_CU_CHECK(Driver::get().cuFuncSetAttribute(
