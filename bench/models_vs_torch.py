@@ -52,19 +52,42 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
+REPORT_ROW = re.compile(r"\s*\d+\s+(\S+)\s+(.*?)\s+(\S+)\s+([0-9.]+)\s+([0-9.]+)(?:\s+(kiln_\w+))?\s*$")
+
+
 def report_by_kind(text):
     """`kiln-compile --report` summed per kernel kind: {kind: {kernels,
     mflop, kib}} (kinds as the profiler names them)."""
     kinds = {}
     for line in text.splitlines():
-        match = re.match(r"\s*\d+\s+(\S+)\s+.*\s([0-9.]+)\s+([0-9.]+)\s*$", line)
+        match = REPORT_ROW.match(line)
         if not match:
             continue
         entry = kinds.setdefault(match.group(1), {"kernels": 0, "mflop": 0.0, "kib": 0.0})
         entry["kernels"] += 1
-        entry["mflop"] += float(match.group(2))
-        entry["kib"] += float(match.group(3))
+        entry["mflop"] += float(match.group(4))
+        entry["kib"] += float(match.group(5))
     return kinds
+
+
+def report_by_kernel(text):
+    """The report's rows per artifact kernel (written with an artifact, the
+    report names them): {kernel: {ops, result, launches, mflop, kib}} per
+    launch, to set each profiled kernel beside its own roofline floor."""
+    kernels = {}
+    for line in text.splitlines():
+        match = REPORT_ROW.match(line)
+        if not match or not match.group(6):
+            continue
+        # The ops column is 44 wide (kiln's printReport); a result may hold
+        # several types, so it is whatever lies between that and the numbers.
+        ops, rest = line[21:65].strip(), line[66:]
+        result = rest[:rest.find(match.group(4))].strip() if match.group(4) in rest else ""
+        entry = kernels.setdefault(match.group(6), {
+            "ops": ops, "result": result, "launches": 0,
+            "mflop": float(match.group(4)), "kib": float(match.group(5))})
+        entry["launches"] += 1
+    return kernels
 
 
 def profile_rows(text):
@@ -157,20 +180,20 @@ def measure(name, batch, args):
     np.save(os.path.join(work, "ref.npy"), reference.numpy())
 
     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
+    # The report (FLOPs and bytes of each kernel, for the roofline) comes
+    # with the artifact, naming each row's kernel as the profiler will.
     start = time.perf_counter()
-    out = run([f"{args.bin}/kiln-compile", path, "--precision", "fp16", "-o",
-               os.path.join(work, "model.kiln")], env=env)
+    report = run([f"{args.bin}/kiln-compile", path, "--precision", "fp16", "--report", "-o",
+                  os.path.join(work, "model.kiln")], env=env)
     row["kiln_compile_s"] = time.perf_counter() - start
-    if out.returncode != 0:
-        row["error"] = (out.stderr or out.stdout).strip().splitlines()[-1]
+    if report.returncode != 0:
+        row["error"] = (report.stderr or report.stdout).strip().splitlines()[-1]
         return row
-    row["kernels"] = int(re.search(r"(\d+) kernel launches", out.stderr).group(1))
-    # The roofline: FLOPs and bytes of the optimized graph (kiln's report).
-    report = run([f"{args.bin}/kiln-compile", path, "--precision", "fp16", "--report",
-                  "-o", os.devnull], env=env)
+    row["kernels"] = int(re.search(r"(\d+) kernel launches", report.stderr).group(1))
     totals = re.search(r"kernels \(unfused: \d+ kernels\), ([0-9.]+) MFLOP, ([0-9.]+) KiB moved",
                        report.stderr)
     row["report_by_kind"] = report_by_kind(report.stderr)
+    row["report_by_kernel"] = report_by_kernel(report.stderr)
     if totals:
         row["mflop"] = float(totals.group(1))
         row["kib_moved"] = float(totals.group(2))

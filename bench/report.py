@@ -66,6 +66,20 @@ def where_time_goes(rows):
             lines.append(f"| {kind} | {entry.get('kernels', '-')} | {ms:.3f} | "
                          f"{100 * ms / total:.0f}% | {floor:.4f} | "
                          f"{100 * floor / ms:.1f}% |" if ms else f"| {kind} | | | | | |")
+        by_kernel = row.get("report_by_kernel", {})
+        if by_kernel:
+            # Runs whose report names the kernels: each beside its own floor.
+            lines += ["", "| slowest kernels | ops | result | launches | us each | floor us "
+                          "| fraction |", "|---|---|---|---|---|---|---|"]
+            for k in row.get("profile_top", [])[:6]:
+                entry = by_kernel.get(k["kernel"], {})
+                floor_us = max(entry.get("mflop", 0) * 1e6 / 790e12,
+                               entry.get("kib", 0) * 1024 / 4.3e12) * 1e6
+                lines.append(f"| {k['kernel']} | {entry.get('ops', '?')} | "
+                             f"{entry.get('result', '?')} | {k['launches_per_run']} | "
+                             f"{k['mean_ms'] * 1e3:.1f} | {floor_us:.1f} | "
+                             f"{100 * floor_us / (k['mean_ms'] * 1e3):.1f}% |")
+            continue
         slowest = ", ".join(f"{k['kernel']} ({k['kind']}, {k['launches_per_run']}x, "
                             f"{k['mean_ms'] * 1e3:.1f} us)" for k in row.get("profile_top", [])[:4])
         if slowest:

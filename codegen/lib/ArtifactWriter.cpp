@@ -268,6 +268,9 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     launches.push_back(std::move(launch));
   }
   stats.launches = launches.size();
+  stats.launchKernels.clear();
+  for (const Launch &launch : launches)
+    stats.launchKernels.push_back(distinct[launch.kernel].name);
   stats.distinctKernels = distinct.size();
 
   std::vector<std::string> targets = archs;

@@ -154,15 +154,19 @@ FusionReport kiln::analyzeKernels(func::FuncOp function) {
 
 void kiln::printReport(llvm::raw_ostream &os, const FusionReport &report) {
   os << "kiln kernels of @" << report.function << "\n";
-  os << llvm::format("  %-3s %-14s %-44s %-24s %12s %12s\n", "#", "kind", "ops",
-                     "result", "MFLOP", "KiB moved");
+  // With an artifact, each row names its kernel as the profiler does.
+  bool named = llvm::any_of(report.kernels,
+                            [](const KernelStats &k) { return !k.kernelName.empty(); });
+  os << llvm::format("  %-3s %-14s %-44s %-24s %12s %12s", "#", "kind", "ops", "result",
+                     "MFLOP", "KiB moved");
+  os << (named ? "  kernel\n" : "\n");
   for (auto [index, k] : llvm::enumerate(report.kernels)) {
     std::string ops = llvm::join(k.ops, ", ");
     if (ops.size() > 44)
       ops = ops.substr(0, 41) + "...";
-    os << llvm::format("  %-3zu %-14s %-44s %-24s %12.3f %12.1f\n", index,
-                       k.kind.c_str(), ops.c_str(), k.resultTypes.c_str(),
-                       k.flops / 1e6, k.bytes / 1024.0);
+    os << llvm::format("  %-3zu %-14s %-44s %-24s %12.3f %12.1f", index, k.kind.c_str(),
+                       ops.c_str(), k.resultTypes.c_str(), k.flops / 1e6, k.bytes / 1024.0);
+    os << (named ? "  " + k.kernelName + "\n" : std::string("\n"));
   }
   os << llvm::format("  %zu kernels (unfused: %lld kernels), %.3f MFLOP, "
                      "%.1f KiB moved (unfused: %.1f KiB)",

@@ -133,10 +133,23 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> &imported = compilation.imported;
   mlir::OwningOpRef<mlir::ModuleOp> &optimized = compilation.optimized;
 
-  if (report)
-    optimized->walk([](mlir::func::FuncOp fn) {
-      printReport(llvm::errs(), analyzeKernels(fn));
+  std::string text;
+  Emit what = emit.getNumOccurrences()
+                  ? emit.getValue()
+                  : (llvm::StringRef(outputPath).ends_with(".kiln") ? Emit::Artifact
+                                                                    : Emit::Mlir);
+  // With an artifact the report waits for it, to name each row's kernel.
+  auto printReports = [&](const std::vector<std::string> &launchKernels) {
+    optimized->walk([&](mlir::func::FuncOp fn) {
+      FusionReport analysis = analyzeKernels(fn);
+      if (launchKernels.size() == analysis.kernels.size())
+        for (auto [stats, name] : llvm::zip(analysis.kernels, launchKernels))
+          stats.kernelName = name;
+      printReport(llvm::errs(), analysis);
     });
+  };
+  if (report && what != Emit::Artifact)
+    printReports({});
 
   if (!kernelArchs.empty()) {
     auto kernels = codegen::emitModuleKernels(*optimized);
@@ -160,11 +173,6 @@ int main(int argc, char **argv) {
                   "tolerance");
   }
 
-  std::string text;
-  Emit what = emit.getNumOccurrences()
-                  ? emit.getValue()
-                  : (llvm::StringRef(outputPath).ends_with(".kiln") ? Emit::Artifact
-                                                                    : Emit::Mlir);
   if (what == Emit::Artifact) {
     if (outputPath == "-")
       return fail("--emit=artifact writes a binary file: give it a name with -o");
@@ -176,6 +184,8 @@ int main(int argc, char **argv) {
     if (!bytes)
       return fail(error);
     text = std::move(*bytes);
+    if (report)
+      printReports(stats.launchKernels);
     llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
                  << " kernel launches (" << stats.distinctKernels
                  << " distinct kernels) for " << llvm::join(targets, ", ") << ", "

@@ -20,6 +20,9 @@ namespace kiln::codegen {
 
 struct ArtifactStats {
   size_t launches = 0, distinctKernels = 0, weightBytes = 0;
+  /// The kernel each launch runs, in launch order (the fusion groups'
+  /// order): the names `kiln-run --profile` reports.
+  std::vector<std::string> launchKernels;
 };
 
 /// The artifact's bytes, or nothing after emitting an error at the op that

@@ -34,6 +34,8 @@ struct KernelStats {
   int64_t bytes = 0;          // fused: inputs + results, once each
   int64_t unfusedKernels = 0; // the same ops, each its own kernel
   int64_t unfusedBytes = 0;
+  /// The artifact's kernel for this launch, when the caller wrote one.
+  std::string kernelName;
 };
 
 struct FusionReport {
