@@ -8,8 +8,9 @@
 // blocks of one tile form a thread-block cluster: each leaves its fp32
 // partial tile in its shared memory, then each block adds up 64 / kSplit
 // rows of all of them through distributed shared memory and runs their
-// epilogue, so split K costs no workspace and no second kernel. Elsewhere (no clusters) the
-// first block of each group walks all of K and the others return.
+// epilogue, so split K costs no workspace and no second kernel. Elsewhere
+// (no clusters) the first block of each group walks all of K and the others
+// return.
 //
 // Grid: (tiles along N * kSplit, tiles along M, batch); the kernel carries
 // __cluster_dims__(kSplit, 1, 1) on sm_90a. Requires K % 8 == 0 (and
