@@ -16,6 +16,7 @@ table of medians.
 """
 import argparse
 import os
+import re
 import statistics
 import sys
 
@@ -79,9 +80,9 @@ def main():
                                    f"{work}/ref.npy", "--tolerance", "1e-2", "--device-io",
                                    "--bench", str(args.runs)], env=env)
                     text = out.stdout + out.stderr
-                    check = zoo.re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
-                    wall = zoo.re.search(r"median ([0-9.]+) ms", text)
-                    graph = zoo.re.search(r"CUDA graph ([0-9.]+) ms", text)
+                    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+                    wall = re.search(r"median ([0-9.]+) ms", text)
+                    graph = re.search(r"CUDA graph ([0-9.]+) ms", text)
                     if not check or not wall:
                         print(f"{name} b{batch} [{setting}] run error: {text.strip()[-300:]}")
                         continue
