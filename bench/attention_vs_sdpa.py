@@ -7,9 +7,12 @@ For each shape (the zoo's attention: BERT-base with its padding mask, ViT-B/16,
 the GPT-2 block causal; plus a long causal sequence at head size 128), at batch 1
 and 32, fp16: a traced module calling SDPA on q, k, v [B, H, S, D] is compiled
 by kiln-compile (one attention kernel), checked by kiln-run against PyTorch's
-fp32 SDPA, and timed by kiln-run (device time of the kernel, CUDA events). In
-the same process PyTorch times SDPA itself (whichever backend it picks: flash,
-memory-efficient or cuDNN) with CUDA events on device-resident tensors.
+fp32 SDPA, and timed by kiln-run (plain launches: the mean device time of
+back-to-back launches between CUDA events). In the same process PyTorch times
+SDPA itself (whichever backend it picks: flash, memory-efficient or cuDNN)
+the same way (timing.back_to_back_ms) on device-resident tensors. Before,
+PyTorch's side was the median of single synchronized calls, which counted
+its launch and Python's dispatch and kiln's not.
 Run on the GPU machine.
 """
 import argparse
@@ -22,10 +25,11 @@ import warnings
 import numpy as np
 import torch
 
-from timing import event_ms
+from timing import METHOD, back_to_back_ms
 
 warnings.filterwarnings("ignore")
 
+LAUNCHES = 200  # back to back, on both sides
 SHAPES = [  # (name, heads, seq, head size, mask kind)
     ("bert", 12, 128, 64, "padding"),
     ("vit_b_16", 12, 197, 64, "none"),
@@ -82,14 +86,14 @@ def run(bin_dir, work, name, batch, heads, seq, d, kind):
         ref = module(*[a.float().cuda() for a in args]).cpu()
     np.save(os.path.join(d_in, "ref.npy"), ref.numpy())
     out = subprocess.run([f"{bin_dir}/kiln-run", art, *specs, "--check", f"{d_in}/ref.npy",
-                          "--tolerance", "1e-2", "--bench", "200"], capture_output=True, text=True)
+                          "--tolerance", "1e-2", "--bench", str(LAUNCHES)], capture_output=True, text=True)
     text = out.stdout + out.stderr
     check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
     kiln_ms = re.search(r"plain launches ([0-9.]+) ms", text)
     if not kiln_ms:
         raise RuntimeError(text)
     dev = [a.cuda() for a in args]
-    torch_t = event_ms(lambda: module(*dev))
+    torch_t = back_to_back_ms(lambda: module(*dev), launches=LAUNCHES)
     flops = 4 * batch * heads * seq * seq * d * (0.5 if kind == "causal" else 1.0)
     return {
         "shape": name, "batch": batch, "heads": heads, "seq": seq, "head_size": d, "mask": kind,
@@ -109,6 +113,7 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    print(f"Timing: {METHOD}, {LAUNCHES} calls.")
     print(f"{'shape':>12} {'batch':>5} {'kiln ms':>9} {'SDPA ms':>9} {'SDPA/kiln':>9} "
           f"{'kiln TF/s':>9} {'SDPA TF/s':>9}  check")
     rows = []
@@ -127,7 +132,8 @@ def main():
                   f"{'ok' if r['check_ok'] else 'FAIL'}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"meta": {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__},
+            json.dump({"meta": {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+                                "timing": METHOD},
                        "rows": rows}, f, indent=1)
 
 

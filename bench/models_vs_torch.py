@@ -1,24 +1,39 @@
 #!/usr/bin/env python3
-"""Whole models: kiln against PyTorch eager and torch.compile, in one run.
+"""Whole models: kiln against every PyTorch mode a user would deploy, in one run.
 
     models_vs_torch.py BIN_DIR WORK_DIR [--models resnet50 ...] [--batches 1 32]
-                       [--json OUT.json] [--no-compile]
+                       [--rounds 3] [--json OUT.json] [--peers-bin kiln-torch-peers]
+                       [--aoti] [--max-autotune] [--torchscript] [--default-compile]
 
-For each torchvision model (random init, seed 0; MobileNetV3 and
-EfficientNet with BatchNorm statistics calibrated on random images: see
-calibrated()) and batch size, in fp16 on
-the GPU: traces the model, compiles it with kiln-compile (cold kernel cache:
-the compile time is kiln's whole compile), checks `kiln-run --check` against
-PyTorch's fp32 result on the same input (rel L2 <= 1e-2), and times kiln
-(device-resident I/O, CUDA graph, median of synchronous runs), PyTorch eager
-and torch.compile(mode="reduce-overhead") the same way. Prints a table and
-writes the raw numbers as JSON. Run on the GPU machine.
+For each model (random init, seed 0; MobileNetV3 and EfficientNet with
+BatchNorm statistics calibrated on random images: see calibrated()) and
+batch size, in fp16 on the GPU: traces the model, compiles it with
+kiln-compile (cold kernel cache: the compile time is kiln's whole compile)
+and checks `kiln-run --check` against PyTorch's fp32 result on the same
+input (rel L2 <= 1e-2). Then it prepares the peers:
+
+- from Python: eager, TorchScript (trace + freeze), torch.compile (default,
+  "reduce-overhead", and with --max-autotune "max-autotune");
+- from C++ (--peers-bin, bench/peers/): the frozen TorchScript module loaded
+  with torch::jit::load, and with --aoti AOTInductor packages
+  (aoti_compile_and_package, default and with --max-autotune max_autotune),
+  each timed as plain calls and as a captured CUDA graph's replays.
+
+cuDNN's autotuner (cudnn.benchmark) is on for every PyTorch mode. Every
+figure is the median wall time of synchronous calls with device-resident
+inputs (kiln: `kiln-run --device-io --bench`, CUDA graph), measured in
+--rounds rounds that alternate kiln and the peers (odd rounds reverse the
+order); a row keeps each round's median and reports the median of those.
+A row whose kiln check fails in any round is marked FAIL (report.py leaves
+it out of every mean). Writes the raw numbers as JSON after every row. Run
+on the GPU machine.
 """
 import argparse
 import copy
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -28,11 +43,19 @@ import numpy as np
 import torch
 import torchvision
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import MODES  # noqa: E402  (the peers' keys and labels)
+
 warnings.filterwarnings("ignore")
 # fp32 references in fp32, not cuDNN's default TF32.
 torch.backends.cudnn.allow_tf32 = False
 torch.backends.cuda.matmul.allow_tf32 = False
-
+# PyTorch as a user tuning for speed would run it: cuDNN picks each
+# convolution's algorithm by timing them.
+torch.backends.cudnn.benchmark = True
+if hasattr(torch._dynamo.config, "recompile_limit"):
+    torch._dynamo.config.recompile_limit = 64
+torch._dynamo.config.cache_size_limit = 64
 
 def median_ms(fn, runs):
     for _ in range(10):
@@ -138,7 +161,6 @@ CALIBRATED = ("mobilenet_v3_large", "efficientnet_b0")
 def model_and_inputs(name, batch):
     """The fp32 model (on the GPU) and its fp32 example inputs (on the CPU)."""
     if name in TRANSFORMERS:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from export_transformers import build
         model, inputs = build(name, batch, 128)
         return model.cuda(), list(inputs)
@@ -151,11 +173,115 @@ def model_and_inputs(name, batch):
     return model, [torch.randn(batch, 3, 224, 224)]
 
 
-def measure(name, batch, args):
-    work = os.path.join(args.work, f"{name}_b{batch}")
-    os.makedirs(work, exist_ok=True)
+def timed_compile(row, key, make):
+    """Builds a peer with `make` (which also warms it up), recording its
+    build time, or the error that stopped it (the other peers go on)."""
+    start = time.perf_counter()
+    try:
+        peer = make()
+        torch.cuda.synchronize()
+    except Exception as error:  # noqa: BLE001 - one peer failing must not stop the row
+        row[f"{key}_error"] = f"{type(error).__name__}: {str(error).strip()[:300]}"
+        print(f"  {key}: error: {row[key + '_error']}", flush=True)
+        return None
+    row[f"{key}_compile_s"] = time.perf_counter() - start
+    return peer
+
+
+def python_peers(m16, in16, row, args):
+    """The Python modes as zero-argument callables, each compiled from its
+    own copy of the module (so no two modes share a dynamo cache entry)."""
+    peers = {"eager": lambda: m16(*in16)}
+
+    def warmed(fn):
+        for _ in range(3):
+            fn(*in16)
+        return fn
+
+    if args.torchscript:
+        frozen = timed_compile(row, "torchscript", lambda: warmed(torch.jit.freeze(
+            torch.jit.trace(m16, tuple(in16), check_trace=False, strict=False).eval())))
+        if frozen is not None:
+            peers["torchscript"] = lambda: frozen(*in16)
+    modes = ([("compile_default", {})] if args.default_compile else []) + [
+        ("compile", {"mode": "reduce-overhead"})] + (
+        [("compile_max_autotune", {"mode": "max-autotune"})] if args.max_autotune else [])
+    for key, options in modes:
+        compiled = timed_compile(row, key, lambda: warmed(torch.compile(copy.deepcopy(m16),
+                                                                        **options)))
+        if compiled is not None:
+            peers[key] = (lambda c: lambda: c(*in16))(compiled)
+    return peers
+
+
+def cpp_peers(m16, in16, reference, work, row, args):
+    """The C++ peers as (key, command) for bench/peers' kiln-torch-peers:
+    the frozen TorchScript module, and AOTInductor packages."""
+    if not args.peers_bin:
+        return []
+    inputs_pt, reference_pt = os.path.join(work, "inputs.pt"), os.path.join(work, "ref.pt")
+    torch.save([x.cpu() for x in in16], inputs_pt)
+    torch.save(reference, reference_pt)
+    tail = [inputs_pt, reference_pt, str(args.runs)]
+    commands = []
+
+    def save_frozen():
+        path = os.path.join(work, "torchscript_f16.pt")
+        torch.jit.save(torch.jit.freeze(torch.jit.trace(
+            m16, tuple(in16), check_trace=False, strict=False).eval()), path)
+        return path
+
+    path = timed_compile(row, "torchscript_cpp", save_frozen)
+    if path:
+        commands.append(("torchscript_cpp", [args.peers_bin, "torchscript", path, *tail]))
+    if args.aoti:
+        variants = [("aoti", {})] + ([("aoti_max_autotune", {"max_autotune": True})]
+                                     if args.max_autotune else [])
+        for key, configs in variants:
+            def package(key=key, configs=configs):
+                exported = torch.export.export(copy.deepcopy(m16), tuple(in16))
+                return torch._inductor.aoti_compile_and_package(
+                    exported, package_path=os.path.join(work, f"{key}.pt2"),
+                    inductor_configs=configs)
+            path = timed_compile(row, key, package)
+            if path:
+                commands.append((key, [args.peers_bin, "aoti", path, *tail]))
+    return commands
+
+
+PEER_LINE = re.compile(r"^(plain|graph): median ([0-9.]+) ms.*?(?:check rel L2 ([0-9.e+-]+))?$",
+                       re.M)
+
+
+def time_cpp_peer(key, command, row):
+    """One round of a C++ peer: {key: ms, key_graph: ms} from its plain
+    calls and graph replays, its output's rel L2 recorded in the row."""
+    out = run(command)
+    text = out.stdout + out.stderr
+    if out.returncode != 0:
+        row[f"{key}_error"] = text.strip().splitlines()[-1] if text.strip() else "failed"
+        return {}
+    check = re.search(r"^check: rel L2 ([0-9.e+-]+)", text, re.M)
+    if check:
+        row[f"{key}_rel_l2"] = float(check.group(1))
+    times = {}
+    for match in PEER_LINE.finditer(text):
+        suffix = "" if match.group(1) == "plain" else "_graph"
+        times[key + suffix] = float(match.group(2))
+        if match.group(3):
+            row[f"{key}{suffix}_rel_l2"] = float(match.group(3))
+    unavailable = re.search(r"^graph: unavailable: (.*)$", text, re.M)
+    if unavailable:
+        row[f"{key}_graph_error"] = unavailable.group(1)[:300]
+    return times
+
+
+def export_for_kiln(name, batch, work):
+    """Traces the fp32 model for kiln, writes its inputs (rounded to fp16,
+    what kiln and PyTorch's fp16 modes see) and PyTorch's fp32 reference.
+    Returns the fp16 model and inputs on the GPU, the reference, the
+    input names and torch fp16's own error."""
     model, inputs = model_and_inputs(name, batch)
-    row = {"model": name, "batch": batch, "dtype": "fp16"}
     with torch.no_grad():
         reference = model(*[x.cuda() for x in inputs]).float().cpu()
         # kiln gets the fp32 model and computes in fp16 (--precision fp16):
@@ -165,30 +291,32 @@ def measure(name, batch, args):
         # model turns fp16: `.half()` then `.float()` would hand kiln
         # parameters (and BatchNorm statistics) already rounded to fp16, a
         # different model from the reference's (MobileNetV3: +4.5e-3).
-        path = os.path.join(work, "model.pt")
         traced = torch.jit.trace(copy.deepcopy(model), tuple(x.cuda() for x in inputs),
                                  check_trace=False, strict=False)
-        torch.jit.save(traced, path)
+        torch.jit.save(traced, os.path.join(work, "model.pt"))
         m16 = model.half()
         in16 = [x.half().cuda() if x.is_floating_point() else x.cuda() for x in inputs]
         eager16 = m16(*in16).float().cpu()
-        row["torch_fp16_rel_l2"] = float((eager16 - reference).norm() / reference.norm())
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     for input_name, x in zip(names, in16):
         np.save(os.path.join(work, f"{input_name}.npy"),
                 x.float().cpu().numpy() if x.is_floating_point() else x.cpu().numpy())
     np.save(os.path.join(work, "ref.npy"), reference.numpy())
+    error = float((eager16 - reference).norm() / reference.norm())
+    return m16, in16, reference, names, error
 
+
+def compile_kiln(work, row, args):
+    """kiln-compile with the report (FLOPs and bytes of each kernel, for the
+    roofline), naming each row's kernel as the profiler will. False on error."""
     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
-    # The report (FLOPs and bytes of each kernel, for the roofline) comes
-    # with the artifact, naming each row's kernel as the profiler will.
     start = time.perf_counter()
-    report = run([f"{args.bin}/kiln-compile", path, "--precision", "fp16", "--report", "-o",
-                  os.path.join(work, "model.kiln")], env=env)
+    report = run([f"{args.bin}/kiln-compile", os.path.join(work, "model.pt"), "--precision",
+                  "fp16", "--report", "-o", os.path.join(work, "model.kiln")], env=env)
     row["kiln_compile_s"] = time.perf_counter() - start
     if report.returncode != 0:
         row["error"] = (report.stderr or report.stdout).strip().splitlines()[-1]
-        return row
+        return None
     row["kernels"] = int(re.search(r"(\d+) kernel launches", report.stderr).group(1))
     totals = re.search(r"kernels \(unfused: \d+ kernels\), ([0-9.]+) MFLOP, ([0-9.]+) KiB moved",
                        report.stderr)
@@ -197,34 +325,84 @@ def measure(name, batch, args):
     if totals:
         row["mflop"] = float(totals.group(1))
         row["kib_moved"] = float(totals.group(2))
-        floor_ms = max(row["mflop"] * 1e6 / 790e12, row["kib_moved"] * 1024 / 4.3e12) * 1e3
-        row["roofline_ms"] = floor_ms
+        row["roofline_ms"] = max(row["mflop"] * 1e6 / 790e12,
+                                 row["kib_moved"] * 1024 / 4.3e12) * 1e3
+    return report.stderr
+
+
+def kiln_round(work, feeds, args, extra_env=None):
+    """One round of kiln: (rel L2, verdict, median wall ms, whole output);
+    the verdict is FAIL when kiln-run printed no check or no time."""
+    out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
+               "--check", f"{work}/ref.npy", "--tolerance", "1e-2", "--device-io",
+               "--bench", str(args.runs)], env=dict(os.environ, **(extra_env or {})))
+    text = out.stdout + out.stderr
+    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+    wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
+    if not check or not wall:
+        return None, "FAIL", None, text
+    return float(check.group(1)), check.group(2), float(wall.group(1)), text
+
+
+def measure(name, batch, args):
+    work = os.path.join(args.work, f"{name}_b{batch}")
+    os.makedirs(work, exist_ok=True)
+    row = {"model": name, "batch": batch, "dtype": "fp16", "rounds": args.rounds}
+    m16, in16, reference, names, row["torch_fp16_rel_l2"] = export_for_kiln(name, batch, work)
+    report = compile_kiln(work, row, args)
+    if report is None:
+        return row
     feeds = []
     for input_name in names:
         feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
-    def kiln_run(extra_env=None):
-        out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
-                   "--check", f"{work}/ref.npy",
-                   "--tolerance", "1e-2", "--device-io", "--bench", str(args.runs)],
-                  env=dict(os.environ, **(extra_env or {})))
-        text = out.stdout + out.stderr
-        check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
-        wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
-        return text, check, wall
 
-    # Programmatic dependent launches (KILN_PDL=1, sm_90) beside the default
-    # plain ones: measured slower at batch 1 (bench/NOTES.md), kept in view.
-    _, pdl_check, pdl_wall = kiln_run({"KILN_PDL": "1"})
-    if pdl_wall and pdl_check:
-        row["kiln_pdl_ms"] = float(pdl_wall.group(1))
-        row["kiln_pdl_check"] = pdl_check.group(2)
-    text, check, wall = kiln_run()
-    if not check or not wall:
+    with torch.no_grad():
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        median_ms(lambda: m16(*in16), 10)
+        # Peak beyond what was allocated before (the model and inputs are
+        # counted: kiln's figure holds its weights and I/O too).
+        row["eager_peak_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20 + sum(
+            p.numel() * p.element_size() for p in m16.parameters()) / 2**20
+        peers = python_peers(m16, in16, row, args)
+        commands = cpp_peers(m16, in16, reference, work, row, args)
+
+        times, checks, text = {}, [], ""
+        for round_index in range(args.rounds):
+            def kiln():
+                nonlocal text
+                rel_l2, verdict, ms, text = kiln_round(work, feeds, args)
+                checks.append((rel_l2, verdict))
+                if ms is not None:
+                    times.setdefault("kiln", []).append(ms)
+            steps = [kiln] + [(lambda k, fn: lambda: times.setdefault(k, []).append(
+                median_ms(fn, args.runs)))(key, fn) for key, fn in peers.items()] + [
+                (lambda k, c: lambda: [times.setdefault(key, []).append(ms) for key, ms in
+                                       time_cpp_peer(k, c, row).items()])(key, command)
+                for key, command in commands]
+            for step in steps if round_index % 2 == 0 else reversed(steps):
+                step()
+            print(f"  round {round_index + 1}: " + ", ".join(
+                f"{k} {v[-1]:.3f}" for k, v in times.items() if v), flush=True)
+        if args.pdl:
+            # Programmatic dependent launches (KILN_PDL=1, sm_90): measured
+            # slower at batch 1 (bench/NOTES.md); one round when asked.
+            _, verdict, ms, _ = kiln_round(work, feeds, args, {"KILN_PDL": "1"})
+            if ms is not None:
+                row["kiln_pdl_ms"], row["kiln_pdl_check"] = ms, verdict
+        del peers
+        torch._dynamo.reset()
+
+    if not checks or checks[-1][0] is None or "kiln" not in times:
         row["error"] = text.strip().splitlines()[-1] if text.strip() else "kiln-run failed"
         return row
-    row["rel_l2"] = float(check.group(1))
-    row["check"] = check.group(2)
-    row["kiln_ms"] = float(wall.group(1))
+    row["rel_l2_rounds"] = [c[0] for c in checks]
+    row["rel_l2"] = max(c[0] for c in checks if c[0] is not None)
+    row["check"] = "ok" if all(c[1] == "ok" for c in checks) else "FAIL"
+    for key, values in times.items():
+        row[f"{key}_ms_rounds"] = values
+        row[f"{key}_ms"] = statistics.median(values)
     memory = re.search(r"device memory: weights ([0-9.]+) MiB, arena ([0-9.]+) MiB, "
                        r"inputs and outputs ([0-9.]+) MiB", text)
     if memory:
@@ -239,40 +417,14 @@ def measure(name, batch, args):
             # The whole profile and report, for reading kernel by kernel.
             os.makedirs(args.raw_dir, exist_ok=True)
             with open(os.path.join(args.raw_dir, f"{name}_b{batch}.txt"), "w") as f:
-                f.write(profiled.stdout + profiled.stderr + "\n" + report.stderr)
-
-    with torch.no_grad():
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        row["eager_ms"] = median_ms(lambda: m16(*in16), args.runs)
-        # Peak beyond what was allocated before (the model and inputs are
-        # counted: kiln's figure holds its weights and I/O too).
-        row["eager_peak_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20 + sum(
-            p.numel() * p.element_size() for p in m16.parameters()) / 2**20
-        if args.torchscript:
-            frozen = torch.jit.freeze(torch.jit.trace(m16, tuple(in16), check_trace=False,
-                                                      strict=False).eval())
-            row["torchscript_ms"] = median_ms(lambda: frozen(*in16), args.runs)
-        if args.compile and args.default_compile:
-            torch._dynamo.reset()
-            start = time.perf_counter()
-            plain = torch.compile(m16)
-            for _ in range(3):
-                plain(*in16)
-            torch.cuda.synchronize()
-            row["compile_default_s"] = time.perf_counter() - start
-            row["compile_default_ms"] = median_ms(lambda: plain(*in16), args.runs)
-        if args.compile:
-            torch._dynamo.reset()
-            start = time.perf_counter()
-            compiled = torch.compile(m16, mode="reduce-overhead")
-            for _ in range(3):
-                compiled(*in16)
-            torch.cuda.synchronize()
-            row["compile_s"] = time.perf_counter() - start
-            row["compile_ms"] = median_ms(lambda: compiled(*in16), args.runs)
+                f.write(profiled.stdout + profiled.stderr + "\n" + report)
     return row
+
+
+def best_peer(row):
+    measured = [(row[f"{key}_ms"], label) for key, label in MODES
+                if isinstance(row.get(f"{key}_ms"), float)]
+    return min(measured) if measured else (float("nan"), "-")
 
 
 def main():
@@ -281,13 +433,23 @@ def main():
     parser.add_argument("work")
     parser.add_argument("--models", nargs="+", default=["resnet50"])
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
-    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=100,
+                        help="synchronous calls per round and mode (median taken)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds alternating kiln and the peers")
     parser.add_argument("--json")
-    parser.add_argument("--no-compile", dest="compile", action="store_false")
     parser.add_argument("--torchscript", action="store_true",
-                        help="also time TorchScript (trace + freeze)")
+                        help="also time TorchScript from Python (trace + freeze)")
     parser.add_argument("--default-compile", action="store_true",
                         help="also time torch.compile in its default mode")
+    parser.add_argument("--max-autotune", action="store_true",
+                        help="also time torch.compile max-autotune (and AOTInductor "
+                             "max_autotune with --aoti)")
+    parser.add_argument("--peers-bin", help="bench/peers' kiln-torch-peers: time the C++ peers")
+    parser.add_argument("--aoti", action="store_true",
+                        help="with --peers-bin: also AOTInductor packages, run from C++")
+    parser.add_argument("--pdl", action="store_true",
+                        help="also time kiln with programmatic dependent launches")
     parser.add_argument("--profile", action="store_true",
                         help="also record kiln's per-kernel profile (kiln-run --profile)")
     parser.add_argument("--raw-dir",
@@ -295,13 +457,9 @@ def main():
     args = parser.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"torchvision {torchvision.__version__}")
-    rows = []
-    header = (f"{'model':>20} {'batch':>5} {'kernels':>7} {'check':>16} {'torch fp16':>10} {'kiln ms':>9} "
-              f"{'eager ms':>9} {'compile ms':>10} {'kiln/eager':>10} {'kiln/compile':>12} "
-              f"{'kiln compile s':>14} {'torch.compile s':>15}")
-    print(header)
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "torchvision": torchvision.__version__,
+            "torchvision": torchvision.__version__, "rounds": args.rounds,
+            "runs_per_round": args.runs, "cudnn_benchmark": torch.backends.cudnn.benchmark,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     try:
         meta["driver"] = subprocess.run(
@@ -311,9 +469,14 @@ def main():
         meta["transformers"] = transformers.__version__
     except Exception:  # noqa: BLE001 - optional facts
         pass
+    rows = []
     for name in args.models:
         for batch in args.batches:
-            row = measure(name, batch, args)
+            print(f"{name} batch {batch}", flush=True)
+            try:
+                row = measure(name, batch, args)
+            except Exception as error:  # noqa: BLE001 - one model failing must not hide the rest
+                row = {"model": name, "batch": batch, "error": f"{type(error).__name__}: {error}"}
             rows.append(row)
             # Written after every row: a part cut short by the device's time
             # limit keeps what it measured.
@@ -321,15 +484,14 @@ def main():
                 with open(args.json, "w") as f:
                     json.dump({"meta": meta, "rows": rows}, f, indent=1)
             if "error" in row:
-                print(f"{name:>20} {batch:>5} ERROR {row['error']}")
+                print(f"{name:>20} {batch:>5} ERROR {row['error']}", flush=True)
                 continue
-            eager, comp = row["eager_ms"], row.get("compile_ms", float("nan"))
-            print(f"{name:>20} {batch:>5} {row['kernels']:>7} "
-                  f"{row['rel_l2']:.2e} {row['check']:>4} {row['torch_fp16_rel_l2']:>10.2e} "
-                  f"{row['kiln_ms']:>9.3f} "
-                  f"{eager:>9.3f} {comp:>10.3f} {eager / row['kiln_ms']:>9.2f}x "
-                  f"{comp / row['kiln_ms']:>11.2f}x {row['kiln_compile_s']:>14.1f} "
-                  f"{row.get('compile_s', float('nan')):>15.1f}", flush=True)
+            best_ms, best = best_peer(row)
+            print(f"{name:>20} {batch:>5} {row['kernels']} kernels, check {row['rel_l2']:.2e} "
+                  f"{row['check']} (torch fp16 {row['torch_fp16_rel_l2']:.2e}); kiln "
+                  f"{row['kiln_ms']:.3f} ms, best PyTorch {best} {best_ms:.3f} ms: "
+                  f"{best_ms / row['kiln_ms']:.2f}x; kiln compile {row['kiln_compile_s']:.1f} s",
+                  flush=True)
     return 0 if all("error" not in r and r["check"] == "ok" for r in rows) else 1
 
 

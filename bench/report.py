@@ -3,21 +3,38 @@
 
     report.py OUT.md RESULT.json...
 
-Per model and batch: kiln's latency, the best PyTorch mode and its latency,
-the ratio, kiln's fraction of the roofline (FLOPs at 790 TFLOP/s against
-bytes at 4.3 TB/s), the kernel count, compile times, device memory, and the
-check against PyTorch's fp32 result. The headline is the geometric mean of
-kiln's speedup over the best PyTorch mode, per batch size. Later files win
-where two measure the same model and batch; the speedups the earlier files
-measured are listed beside it, since PyTorch's timings move between runs.
+Per model and batch: kiln's latency and the best PyTorch mode's (each the
+median over the run's rounds, with the rounds' spread), the speedup (from
+the medians), kiln's fraction of the roofline (FLOPs at 790 TFLOP/s against
+bytes at 4.3 TB/s), the kernel count, compile times, device memory and the
+check against PyTorch's fp32 result; then every PyTorch mode's time.
+
+A row whose check failed shows FAIL in place of its speedup and counts in
+no mean. The headline is the geometric mean of kiln's speedup over the best
+PyTorch mode at each batch size over HEADLINE_MODELS; the small blocks are
+listed apart. Later files win where two measure the same model and batch;
+the speedups the earlier files measured are listed beside it, since
+PyTorch's timings move between runs.
 """
 import json
 import math
 import sys
 
-MODES = [("eager_ms", "eager"), ("torchscript_ms", "TorchScript"),
-         ("compile_default_ms", "torch.compile"),
-         ("compile_ms", "torch.compile reduce-overhead")]
+# (key, label): a mode's median is row[key + "_ms"], its rounds
+# row[key + "_ms_rounds"]. models_vs_torch.py measures them.
+MODES = [("eager", "eager"), ("torchscript", "TorchScript"),
+         ("compile_default", "torch.compile"),
+         ("compile", "torch.compile reduce-overhead"),
+         ("compile_max_autotune", "torch.compile max-autotune"),
+         ("torchscript_cpp", "TorchScript C++"),
+         ("torchscript_cpp_graph", "TorchScript C++ CUDA graph"),
+         ("aoti", "AOTInductor C++"), ("aoti_graph", "AOTInductor C++ CUDA graph"),
+         ("aoti_max_autotune", "AOTInductor max-autotune C++"),
+         ("aoti_max_autotune_graph", "AOTInductor max-autotune C++ CUDA graph")]
+# The models a deployment would serve; the one-layer GPT-2 block and the
+# FFN are listed apart (they flatter a launch-bound comparison).
+HEADLINE_MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16", "bert",
+                   "gpt2"]
 
 
 def load(paths):
@@ -36,11 +53,46 @@ def load(paths):
     return meta, [rows[k] for k in sorted(rows)], earlier
 
 
+def mode_ms(row, key):
+    """A mode's median over the rounds; older files have one figure."""
+    value = row.get(f"{key}_ms")
+    return value if isinstance(value, (int, float)) and not math.isnan(value) else None
+
+
 def best_of(row):
-    """The fastest PyTorch mode of a row: (ms, name), or (nan, '-')."""
-    measured = [(row[key], name) for key, name in MODES if isinstance(row.get(key), float)
-                and not math.isnan(row[key])]
-    return min(measured) if measured else (float("nan"), "-")
+    """The fastest PyTorch mode of a row: (ms, label, key), or (nan, '-', None)."""
+    measured = [(mode_ms(row, key), label, key) for key, label in MODES
+                if mode_ms(row, key) is not None]
+    return min(measured) if measured else (float("nan"), "-", None)
+
+
+def passed(row):
+    """A row counts only if it was measured and its check passed."""
+    return "error" not in row and "kiln_ms" in row and row.get("check") == "ok"
+
+
+def speedup(row):
+    """kiln's speedup over the best PyTorch mode, from the medians; None for
+    a row that does not count."""
+    if not passed(row):
+        return None
+    best_ms = best_of(row)[0]
+    return None if math.isnan(best_ms) else best_ms / row["kiln_ms"]
+
+
+def spread(row, key):
+    """The median with the rounds' range: '1.234 (1.20-1.30)'."""
+    median = mode_ms(row, key)
+    if median is None:
+        return "-"
+    rounds = row.get(f"{key}_ms_rounds") or []
+    if len(rounds) > 1:
+        return f"{median:.3f} ({min(rounds):.3f}-{max(rounds):.3f})"
+    return f"{median:.3f}"
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def where_time_goes(rows):
@@ -92,47 +144,87 @@ def fmt(value, spec):
         isinstance(value, float) and math.isnan(value)) else "-"
 
 
+def headline(rows):
+    """The geometric means per batch over HEADLINE_MODELS, saying which rows
+    they average and which they could not; the small blocks apart."""
+    lines = []
+    for batch in sorted({row["batch"] for row in rows}):
+        by_model = {row["model"]: row for row in rows if row["batch"] == batch}
+        counted = [(m, speedup(by_model[m])) for m in HEADLINE_MODELS
+                   if m in by_model and speedup(by_model[m]) is not None]
+        left_out = [f"{m} ({'check FAIL' if m in by_model and 'kiln_ms' in by_model[m] else 'not measured'})"
+                    for m in HEADLINE_MODELS if m not in dict(counted)]
+        if counted:
+            text = (f"**Batch {batch}: {geomean([s for _, s in counted]):.2f}x**, the geometric "
+                    f"mean of kiln's speedup over the best PyTorch mode on "
+                    f"{', '.join(m for m, _ in counted)}")
+        else:
+            text = f"**Batch {batch}: no headline model measured with a passing check**"
+        text += f"; left out: {', '.join(left_out)}." if left_out else "."
+        small = [f"{m} {speedup(r):.2f}x" if speedup(r) is not None else f"{m} FAIL"
+                 for m, r in sorted(by_model.items()) if m not in HEADLINE_MODELS]
+        if small:
+            text += f" Small blocks, not in the mean: {', '.join(small)}."
+        lines.append(text)
+        lines.append("")
+    return lines
+
+
 def main(out, paths):
     meta, rows, earlier = load(paths)
     lines = ["# kiln against PyTorch on the H200", ""]
     facts = ", ".join(f"{k} {v}" for k, v in sorted(meta.items()))
     if facts:
         lines += [f"Measured: {facts}.", ""]
-    lines += ["| model | batch | kiln ms | best PyTorch | its ms | speedup | roofline | kernels "
-              "| kiln compile s | torch.compile s | kiln MiB | PyTorch MiB | check "
-              "| every PyTorch mode ms (eager / TorchScript / compile / reduce-overhead) "
-              "| kiln ms with PDL | earlier runs |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    speedups = {}
+    lines += ["Every time is the median wall time of synchronous calls with device-resident "
+              "inputs, over the run's rounds (in brackets: the rounds' range); the rounds "
+              "alternate kiln and the peers. A row whose check against PyTorch's fp32 result "
+              "failed shows FAIL and counts in no mean.", ""]
+    lines += headline(rows)
+    lines += ["| model | batch | check | kiln ms | best PyTorch | its ms | speedup | roofline "
+              "| kernels | kiln compile s | best mode's build s | kiln MiB | PyTorch MiB "
+              "| earlier runs |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if "error" in row or "kiln_ms" not in row:
             lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
-                         "| | | | | | | | | | | | | |")
+                         "| | | | FAIL | | | | | | | |")
             continue
-        best_ms, best = best_of(row)
+        best_ms, best, best_key = best_of(row)
         before = []
         for old in earlier.get((row["model"], row["batch"]), []):
             if "kiln_ms" in old:
-                ms, name = best_of(old)
-                before.append(f"{ms / old['kiln_ms']:.2f}x ({old['kiln_ms']:.3f} vs {ms:.3f})")
-        speedup = best_ms / row["kiln_ms"]
-        if not math.isnan(speedup):
-            speedups.setdefault(row["batch"], []).append(speedup)
-        compile_s = row.get("compile_s", row.get("compile_default_s"))
+                ms = best_of(old)[0]
+                value = speedup(old)
+                before.append(f"{value:.2f}x ({old['kiln_ms']:.3f} vs {ms:.3f})"
+                              if value is not None else f"FAIL ({old.get('rel_l2', '?')})")
+        value = speedup(row)
+        check = f"{row['rel_l2']:.1e} {row['check']}" if "rel_l2" in row else row.get(
+            "check", "?")
         lines.append(
-            f"| {row['model']} | {row['batch']} | {row['kiln_ms']:.3f} | {best} | "
-            f"{fmt(best_ms, '.3f')} | {fmt(speedup, '.2f')}x | "
+            f"| {row['model']} | {row['batch']} | {check} | {spread(row, 'kiln')} | {best} | "
+            f"{spread(row, best_key) if best_key else '-'} | "
+            f"{f'{value:.2f}x' if value is not None else 'FAIL'} | "
             f"{fmt(100 * row['roofline_fraction'], '.1f') + '%' if 'roofline_fraction' in row else '-'} | "
             f"{row.get('kernels', '-')} | {fmt(row.get('kiln_compile_s'), '.1f')} | "
-            f"{fmt(compile_s, '.1f')} | {fmt(row.get('kiln_mib'), '.0f')} | "
-            f"{fmt(row.get('eager_peak_mib'), '.0f')} | {row['rel_l2']:.1e} {row['check']} | "
-            f"{' / '.join(fmt(row.get(key), '.3f') for key, _ in MODES)} | "
-            f"{fmt(row.get('kiln_pdl_ms'), '.3f')} | {', '.join(before) or '-'} |")
-    lines.append("")
-    for batch, values in sorted(speedups.items()):
-        mean = math.exp(sum(math.log(v) for v in values) / len(values))
-        lines.append(f"Geometric-mean speedup over the best PyTorch mode at batch {batch}: "
-                     f"{mean:.2f}x ({len(values)} models).")
+            f"{fmt(row.get(f'{best_key}_compile_s'), '.1f')} | {fmt(row.get('kiln_mib'), '.0f')} | "
+            f"{fmt(row.get('eager_peak_mib'), '.0f')} | {', '.join(before) or '-'} |")
+    lines += ["", "## Every PyTorch mode", "",
+              "Median ms over the rounds; C++ modes run from a C++ process "
+              "(bench/peers), as kiln does; '-' where the mode was not run, 'error' where it "
+              "failed (the JSON has why).", ""]
+    present = [(key, label) for key, label in MODES
+               if any(mode_ms(r, key) is not None or f"{key}_error" in r for r in rows)]
+    lines += ["| model | batch | kiln | " + " | ".join(label for _, label in present) + " |",
+              "|---|---|---|" + "---|" * len(present)]
+    for row in rows:
+        cells = []
+        for key, _ in present:
+            ms = mode_ms(row, key)
+            cells.append(f"{ms:.3f}" if ms is not None else
+                         "error" if f"{key}_error" in row else "-")
+        lines.append(f"| {row['model']} | {row['batch']} | {fmt(row.get('kiln_ms'), '.3f')} | "
+                     + " | ".join(cells) + " |")
     lines += where_time_goes(rows)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -12,7 +12,8 @@ variables set, checks it against PyTorch's fp32 result (rel L2 <= 1e-2) and
 times it (kiln-run --bench, device-resident I/O, CUDA graph). Settings are
 interleaved and the whole sweep repeated --rounds times, so that drift in
 the GPU's clocks does not favour one setting. Prints one line per run and a
-table of medians.
+table of medians. A setting whose check fails in any round is marked FAIL
+and shows no median: it computes something else.
 """
 import argparse
 import os
@@ -56,7 +57,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     settings = args.setting or [""]
-    results = {}
+    results, failed = {}, set()
     for name in args.models:
         for batch in args.batches:
             work = os.path.join(args.work, f"{name}_b{batch}")
@@ -87,15 +88,23 @@ def main():
                         print(f"{name} b{batch} [{setting}] run error: {text.strip()[-300:]}")
                         continue
                     key = (name, batch, setting)
-                    results.setdefault(key, []).append(float(wall.group(1)))
+                    # A run whose check failed computed something else: its
+                    # time says nothing about the setting.
+                    if check.group(2) == "ok":
+                        results.setdefault(key, []).append(float(wall.group(1)))
+                    else:
+                        failed.add(key)
                     print(f"{name} b{batch} [{setting or 'defaults'}] round {round_index}: "
                           f"wall {wall.group(1)} ms, graph device "
                           f"{graph.group(1) if graph else '?'} ms, check {check.group(1)} "
                           f"{check.group(2)}", flush=True)
-    print("\nmedian wall ms per setting")
-    for (name, batch, setting), walls in results.items():
-        print(f"  {name:>20} b{batch:<3} {statistics.median(walls):8.4f}  {setting or 'defaults'}")
-    return 0
+    print("\nmedian wall ms per setting (FAIL: a check failed in some round; no median)")
+    for key in sorted(set(results) | failed):
+        name, batch, setting = key
+        median = (f"{statistics.median(results[key]):8.4f}" if key in results and key not in failed else "       -")
+        print(f"  {name:>20} b{batch:<3} {median}  {'FAIL ' if key in failed else ''}"
+              f"{setting or 'defaults'}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,19 +1,27 @@
-"""Timing of PyTorch calls on the GPU, shared by the kernel benchmarks."""
+"""Timing of PyTorch calls on the GPU, shared by the kernel benchmarks.
+
+kiln's kernels are timed by `kiln-run --bench` as "plain launches": the mean
+device time of back-to-back launches between two CUDA events. PyTorch's side
+is timed here the same way, so the two columns of a kernel benchmark are
+alike: a single synchronized call between events would add the launch and
+Python's dispatch to PyTorch's figure alone.
+"""
 import torch
 
+METHOD = ("mean device time per call of back-to-back calls between two CUDA events "
+          "(both sides)")
 
-def event_ms(fn, runs=100, warmup=10):
-    """Median device time of `fn` over `runs` calls, each between two CUDA
-    events and synchronized, after `warmup` calls."""
+
+def back_to_back_ms(fn, launches=100, warmup=10):
+    """Mean device time per call of `fn` over `launches` calls issued back
+    to back between two CUDA events, after `warmup` calls."""
     for _ in range(warmup):
         fn()
+    torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(runs):
-        start.record()
+    start.record()
+    for _ in range(launches):
         fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / launches

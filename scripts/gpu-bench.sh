@@ -1,38 +1,60 @@
 #!/usr/bin/env bash
-#===- scripts/gpu-bench.sh - the zoo against every PyTorch mode (issue 7) --===#
+#===- scripts/gpu-bench.sh - the zoo against every PyTorch peer -----------===#
 #
-# On the GPU machine, after scripts/gpu-pack.sh here (carry gpu-bundle):
-#   scripts/gpu-bench.sh PART...   PART: cnn (= resnet + mobilenet) | vit | bert | gpt2 | ffn
-# Each part fits one 10-minute device call (cnn takes ~5 minutes, the others
-# ~2 to 3, so several parts may share a call): it checks and times its models at
-# batch 1 and 32 in fp16 against eager, TorchScript (trace + freeze),
-# torch.compile and torch.compile(mode="reduce-overhead"), and writes
-# $OUT/bench-PART.json after every row, with kiln's profile (device time per
-# kernel kind, against the kind's roofline floor in RESULTS.md). Back here,
-# merge the parts:
-#   python3 bench/report.py bench/RESULTS.md bench/results/bench-*.json
+# On the GPU machine, after scripts/gpu-pack.sh here (which puts the tools,
+# and kiln-torch-peers when it was built here, into gpu-bundle/):
+#   scripts/gpu-bench.sh PART...
+#   PART: cnn (= resnet mobilenet efficientnet) | resnet | mobilenet | efficientnet
+#         | vit | bert | gpt2 | gpt2_block | ffn | small (= gpt2_block ffn)
+# Each part checks and times its models at batch 1 and 32 in fp16 against
+# eager, TorchScript (Python and C++), torch.compile (default and
+# reduce-overhead) and AOTInductor run from C++ (bench/peers), with CUDA
+# graphs where a C++ user would capture them, in ROUNDS rounds (default 3)
+# that alternate kiln and the peers; MAX_AUTOTUNE=1 adds torch.compile
+# max-autotune and AOTInductor max_autotune (about a minute or two of
+# autotuning per model and batch). Writes $OUT/bench-PART.json after every
+# row, with kiln's profile. Back on the development machine, merge the parts:
+#   python3 bench/report.py bench/RESULTS.md bench/results/DATE/bench-*.json
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
-[ $# -gt 0 ] || { echo "usage: gpu-bench.sh PART... (cnn vit bert gpt2 ffn)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-bench.sh PART... (cnn vit bert gpt2 gpt2_block ffn small)" >&2; exit 2; }
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
+
+# The C++ peers' harness: the bundle's when it runs here, else built here
+# against this machine's LibTorch.
+peers=$bundle/bin/kiln-torch-peers
+if ! [ -x "$peers" ] || ! "$peers" --version > /dev/null 2>&1; then
+  peers_build=/tmp/kiln-peers-build
+  cmake -S "$root/bench/peers" -B "$peers_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTORCH_DIR="$torch_dir" > "$out/peers-build.log" 2>&1 &&
+    ninja -C "$peers_build" >> "$out/peers-build.log" 2>&1 ||
+    { tail -30 "$out/peers-build.log"; echo "gpu-bench: kiln-torch-peers did not build" >&2; exit 1; }
+  peers=$peers_build/kiln-torch-peers
+fi
+
 status=0
 for part in "$@"; do
   case $part in
-    cnn) models="resnet50 mobilenet_v3_large" ;;
+    cnn) models="resnet50 mobilenet_v3_large efficientnet_b0" ;;
     resnet) models="resnet50" ;;
     mobilenet) models="mobilenet_v3_large" ;;
+    efficientnet) models="efficientnet_b0" ;;
     vit) models="vit_b_16" ;;
     bert) models="bert" ;;
-    gpt2) models="gpt2_block" ;;
+    gpt2) models="gpt2" ;;
+    gpt2_block) models="gpt2_block" ;;
     ffn) models="ffn" ;;
-    *) echo "gpu-bench: unknown part '$part' (cnn resnet mobilenet vit bert gpt2 ffn)" >&2; exit 2 ;;
+    small) models="gpt2_block ffn" ;;
+    *) echo "gpu-bench: unknown part '$part'" >&2; exit 2 ;;
   esac
-  python3 "$root/bench/models_vs_torch.py" "$bundle/bin" /tmp/kiln-bench --models $models \
-    --batches 1 32 --runs ${RUNS:-50} --torchscript --default-compile --profile \
+  PYTHONUNBUFFERED=1 python3 "$root/bench/models_vs_torch.py" "$bundle/bin" /tmp/kiln-bench \
+    --models $models --batches ${BATCHES:-1 32} --runs "${RUNS:-50}" --rounds "${ROUNDS:-3}" \
+    --torchscript --default-compile --peers-bin "$peers" --aoti \
+    ${MAX_AUTOTUNE:+--max-autotune} --profile \
     --json "$out/bench-$part.json" --raw-dir "$out/raw" || status=1
 done
 exit $status

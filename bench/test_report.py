@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Unit tests of report.py: failed checks count in no mean, the headline
+says what it averages, medians and spreads come from the rounds."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+
+def row(model, batch, kiln, peers, check="ok", rel_l2=1e-3):
+    """A measured row: kiln's rounds and each peer's, by mode key."""
+    result = {"model": model, "batch": batch, "check": check, "rel_l2": rel_l2,
+              "kiln_ms_rounds": kiln, "kiln_ms": sorted(kiln)[len(kiln) // 2], "kernels": 9}
+    for key, rounds in peers.items():
+        result[f"{key}_ms_rounds"] = rounds
+        result[f"{key}_ms"] = sorted(rounds)[len(rounds) // 2]
+    return result
+
+
+class ReportTest(unittest.TestCase):
+    def render(self, *runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for index, rows in enumerate(runs):
+                paths.append(os.path.join(tmp, f"run{index}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump({"meta": {"gpu": "test"}, "rows": rows}, f)
+            out = os.path.join(tmp, "RESULTS.md")
+            report.main(out, paths)
+            with open(out) as f:
+                return f.read()
+
+    def test_failed_row_is_excluded_from_every_mean(self):
+        rows = [
+            # 2x faster than the best peer (reduce-overhead at 2.0).
+            row("resnet50", 32, [1.0, 1.1, 0.9], {"eager": [4.0, 4.0, 4.0],
+                                                   "compile": [2.0, 2.1, 1.9]}),
+            # 10x "faster", but its check failed: it must not lift the mean.
+            row("bert", 32, [0.1, 0.1, 0.1], {"eager": [1.0, 1.0, 1.0]}, check="FAIL",
+                rel_l2=0.5),
+        ]
+        text = self.render(rows)
+        self.assertIn("**Batch 32: 2.00x**", text)
+        self.assertIn("bert (check FAIL)", text)
+        bert = next(line for line in text.splitlines() if line.startswith("| bert | 32 |"))
+        self.assertIn("| FAIL |", bert)
+        self.assertNotIn("10.00x", text)
+
+    def test_headline_names_what_it_averages_and_lists_small_blocks_apart(self):
+        rows = [row("vit_b_16", 1, [1.0], {"eager": [3.0]}),
+                row("bert", 1, [1.0], {"eager": [1.0]}),
+                row("ffn", 1, [1.0], {"eager": [100.0]})]
+        text = self.render(rows)
+        self.assertIn("**Batch 1: 1.73x**", text)  # sqrt(3 * 1): ffn's 100x stays out
+        self.assertIn("on vit_b_16, bert", text)
+        self.assertIn("gpt2 (not measured)", text)
+        self.assertIn("Small blocks, not in the mean: ffn 100.00x", text)
+
+    def test_best_mode_is_the_fastest_median_over_python_and_cpp_peers(self):
+        rows = [row("gpt2", 32, [1.0, 1.2, 1.1],
+                    {"compile": [0.9, 2.0, 0.95], "aoti_graph": [0.8, 0.85, 0.9]})]
+        text = self.render(rows)
+        line = next(line for line in text.splitlines() if line.startswith("| gpt2 | 32 |"))
+        self.assertIn("| AOTInductor C++ CUDA graph | 0.850 (0.800-0.900) | 0.77x |", line)
+        self.assertIn("| 1.100 (1.000-1.200) |", line)
+
+    def test_earlier_failed_run_shows_fail_not_a_speedup(self):
+        old = [row("resnet50", 1, [0.1], {"compile": [1.0]}, check="FAIL", rel_l2=0.02)]
+        new = [row("resnet50", 1, [0.5], {"compile": [1.0]})]
+        text = self.render(old, new)
+        line = next(line for line in text.splitlines() if line.startswith("| resnet50 | 1 |"))
+        self.assertIn("| 2.00x |", line)
+        self.assertIn("FAIL (0.02)", line)
+        self.assertNotIn("10.00x", line)
+
+
+if __name__ == "__main__":
+    unittest.main()
