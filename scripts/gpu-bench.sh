@@ -10,7 +10,9 @@
 # eager, TorchScript (Python and C++), torch.compile (default and
 # reduce-overhead) and AOTInductor run from C++ (bench/peers), with CUDA
 # graphs where a C++ user would capture them, in ROUNDS rounds (default 3)
-# that alternate kiln and the peers; MAX_AUTOTUNE=1 adds torch.compile
+# that alternate kiln and the peers (RUNS calls each, default 50;
+# DEFAULT_COMPILE=0 leaves out torch.compile's default mode, which
+# reduce-overhead has beaten on every row so far); MAX_AUTOTUNE=1 adds torch.compile
 # max-autotune and AOTInductor max_autotune (about a minute or two of
 # autotuning per model and batch). Writes $OUT/bench-PART.json after every
 # row, with kiln's profile. Back on the development machine, merge the parts:
@@ -53,7 +55,8 @@ for part in "$@"; do
   esac
   PYTHONUNBUFFERED=1 python3 "$root/bench/models_vs_torch.py" "$bundle/bin" /tmp/kiln-bench \
     --models $models --batches ${BATCHES:-1 32} --runs "${RUNS:-50}" --rounds "${ROUNDS:-3}" \
-    --torchscript --default-compile --peers-bin "$peers" --aoti \
+    --torchscript $([ "${DEFAULT_COMPILE:-1}" = 1 ] && echo --default-compile) \
+    --peers-bin "$peers" --aoti \
     ${MAX_AUTOTUNE:+--max-autotune} --profile \
     --json "$out/bench-$part.json" --raw-dir "$out/raw" || status=1
 done

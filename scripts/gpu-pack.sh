@@ -19,6 +19,16 @@ done
 for test in kiln-runtime-tests kiln-runtime-gpu-tests kiln-codegen-tests kiln-kernels-gpu-tests; do
   cp "$build/test/$test" "$bundle/bin/" 2>/dev/null || cp "$build/bin/$test" "$bundle/bin/"
 done
+# The C++ peers' harness (bench/peers), against this machine's LibTorch of
+# the same torch version; gpu-bench.sh builds it there when this one does not
+# start.
+peers_build=${KILN_BUILD_DIR:-$root/build}-peers
+if cmake -S "$root/bench/peers" -B "$peers_build" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2 &&
+   cmake --build "$peers_build" >&2; then
+  cp "$peers_build/kiln-torch-peers" "$bundle/bin/"
+else
+  echo "gpu-pack: kiln-torch-peers did not build here; gpu-bench.sh will build it there" >&2
+fi
 cp /usr/lib/llvm-22/bin/FileCheck /usr/lib/llvm-22/bin/not "$bundle/bin/"
 # Debian's FileCheck and not link libz3, which the GPU machine lacks.
 mkdir -p "$bundle/lib"
