@@ -77,6 +77,13 @@ class ReportTest(unittest.TestCase):
         self.assertIn("FAIL (0.02)", line)
         self.assertNotIn("10.00x", line)
 
+    def test_peer_whose_own_check_failed_cannot_be_the_best(self):
+        fast_but_wrong = row("bert", 32, [1.0], {"compile": [2.0], "aoti_graph": [0.5]})
+        fast_but_wrong["aoti_graph_rel_l2"] = 0.3
+        text = self.render([fast_but_wrong])
+        self.assertIn("**Batch 32: 2.00x**", text)
+        self.assertIn("0.500 (check FAIL)", text)
+
 
 if __name__ == "__main__":
     unittest.main()
