@@ -22,6 +22,7 @@
 #include "ElementCode.h"
 #include "Emitters.h"
 
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/StridedView.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -72,16 +73,6 @@ std::string maskInitializer(BlockArgument mask, ArrayRef<int64_t> lead) {
          "LL}";
 }
 
-/// An attention operand as a strided view of a group input: the input
-/// itself, or permute/slice/reshape ops of it inside the group that keep the
-/// last dimension contiguous.
-std::optional<StridedView> operandView(Value operand) {
-  std::optional<StridedView> view = stridedViewOf(operand);
-  if (!view || !isa<BlockArgument>(view->root) || view->strides.back() != 1)
-    return std::nullopt;
-  return view;
-}
-
 /// `offset` plus the offset of the (batch, head) slice blockIdx.y numbers:
 /// blockIdx.y walks the leading dims `lead` row-major; `strides` are the
 /// tensor's strides of those dims. Dims that are contiguous with each other
@@ -115,14 +106,11 @@ std::string leadOffset(int64_t offset, ArrayRef<int64_t> lead, ArrayRef<int64_t>
 } // namespace
 
 FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, StringRef name) {
-  Block &body = group.getBody().front();
-  AttentionOp attention;
-  for (Operation &op : body)
-    if (auto found = dyn_cast<AttentionOp>(op))
-      attention = found;
-  std::optional<StridedView> q = operandView(attention.getQuery());
-  std::optional<StridedView> k = operandView(attention.getKey());
-  std::optional<StridedView> v = operandView(attention.getValue());
+  std::optional<AttentionShape> shape = attentionShapeOf(group);
+  if (!shape)
+    return group.emitOpError("an attention group needs a kiln.attention");
+  AttentionOp attention = shape->attention;
+  const std::optional<StridedView> &q = shape->q, &k = shape->k, &v = shape->v;
   Value maskValue = attention.getMask();
   auto mask = dyn_cast_if_present<BlockArgument>(maskValue);
   if (!q || !k || !v || (maskValue && !mask))
@@ -153,12 +141,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                  "kernel yet, got ")
            << D << " and " << Dv;
   Type element = cast<RankedTensorType>(attention.getQuery().getType()).getElementType();
-  // cp.async moves 16-byte chunks: every row must start 16-byte aligned.
-  auto chunkAligned = [](const StridedView &view) {
-    return view.offset % 8 == 0 && view.strides[view.strides.size() - 2] % 8 == 0;
-  };
-  bool tensorCores = (element.isF16() || element.isBF16()) && D == Dv && D % 16 == 0 &&
-                     chunkAligned(*q) && chunkAligned(*k) && chunkAligned(*v);
+  KernelConfigAttr config = configOf(group);
+  bool tensorCores = config.getVariant() == KernelVariant::attention_mma;
+  if (tensorCores &&
+      (!(element.isF16() || element.isBF16()) || D != Dv || D % 16 != 0 ||
+       !shape->rowsChunkAligned || config.getTile() != ArrayRef<int64_t>{64, 64, D}))
+    return group.emitOpError("cannot run as attention_mma: it needs fp16/bf16, equal head "
+                             "sizes that are multiples of 16, 16-byte aligned q, k and v "
+                             "rows and the tile [64, 64, head size]");
   std::string type = cudaType(element);
 
   // The epilogue: the attention's result rounded to its type, then every
@@ -183,7 +173,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
       views.insert(permute);
   ElementCode epilogue(group, resultShape, "idx", "    ");
   epilogue.bind(attention.getResult(), roundedTo(element, "acc"));
-  for (Operation &op : body.without_terminator()) {
+  for (Operation &op : group.getBody().front().without_terminator()) {
     if (&op == attention.getOperation() || views.contains(&op))
       continue;
     for (Value result : op.getResults())

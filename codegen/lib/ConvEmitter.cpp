@@ -21,6 +21,7 @@
 #include "ElementCode.h"
 #include "Emitters.h"
 
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/Window.h"
 
 #include <algorithm>
@@ -92,16 +93,6 @@ LogicalResult emitRest(FusionOp group, ElementCode &code,
 // Convolution
 //===----------------------------------------------------------------------===//
 
-/// The split-K cluster size for an fp16/bf16 implicit GEMM of M x Og x K per
-/// group when its 128 x 128 tiles would not fill the GPU once (the late
-/// stages of a CNN at small batch), else 0: the 128 x 128 mma.sync loop.
-int64_t convSplitK(int64_t M, int64_t Og, int64_t groups, int64_t K, bool eligible) {
-  int64_t bigTiles = ((M + 127) / 128) * ((Og + 127) / 128) * groups;
-  if (!eligible || bigTiles >= kMultiprocessors)
-    return 0;
-  return splitKFactor(((M + 63) / 64) * ((Og + 63) / 64) * groups, K);
-}
-
 FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   Conv2dOp conv = anchorOf<Conv2dOp>(group);
   // The input: a group argument, NHWC, or the NHWC permute of an NCHW one.
@@ -144,10 +135,19 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   if (layoutChange)
     skip.push_back(layoutChange);
 
-  bool plainGemm = w[1] == 1 && w[2] == 1 && s[0] == 1 && s[1] == 1 &&
-                   llvm::all_of(p, [](int64_t v) { return v == 0; }) && groups == 1 &&
-                   !layoutChange;
-  if (plainGemm) {
+  std::optional<ConvShape> convShape = convShapeOf(group);
+  KernelConfigAttr config = configOf(group);
+  KernelVariant variant = config.getVariant();
+  auto refuse = [&](StringRef why) {
+    return group.emitOpError("cannot run as ")
+           << stringifyKernelVariant(variant) << ": " << why;
+  };
+  bool gemmVariant = variant <= KernelVariant::gemm_split_k;
+  if (gemmVariant != convShape->plainGemm)
+    return refuse(convShape->plainGemm
+                      ? "a 1x1 convolution with stride 1, no padding and one group runs as a GEMM"
+                      : "only a 1x1 convolution with stride 1, no padding and one group is a GEMM");
+  if (convShape->plainGemm) {
     GemmPlan plan;
     plan.anchor = conv;
     plan.lhs = inputArg;
@@ -164,8 +164,24 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   if (failed(emitRest(group, epilogue, skip)))
     return failure();
 
-  bool depthwise = groups > 1 && groups == in[3] && w[3] == 1;
+  bool depthwise = convShape->depthwise;
   bool tensorCores = element.isF16() || element.isBF16();
+  if (depthwise != (variant == KernelVariant::conv_depthwise))
+    return refuse(depthwise ? "a depthwise convolution runs as conv_depthwise"
+                            : "conv_depthwise needs one filter per channel");
+  if (variant == KernelVariant::conv_simt && tensorCores)
+    return refuse("the SIMT loop reads fp32 operands");
+  if ((variant == KernelVariant::conv_mma || variant == KernelVariant::conv_split_k) &&
+      !tensorCores)
+    return refuse("mma.sync needs fp16 or bf16 operands");
+  if (variant == KernelVariant::conv_split_k &&
+      (layoutChange || convShape->inChannelsPerGroup % 8 != 0 || config.getTile().size() != 3 ||
+       config.getTile()[0] != 64 || config.getTile()[1] != 64 ||
+       config.getTile()[2] % 16 != 0 || config.getStages() < 2))
+    return refuse("split-K needs an NHWC input with Cin per group % 8 == 0, 64 x 64 tiles, "
+                  "a k tile that is a multiple of 16 and 2 or more stages");
+  if (variant != KernelVariant::conv_split_k && config.getSplitK() != 1)
+    return refuse("only conv_split_k splits K");
   std::string shapeName = name.str() + "_shape", epilogueName = name.str() + "_epilogue";
   std::string x = "in" + std::to_string(inputArg.getArgNumber());
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
@@ -177,11 +193,10 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   kernel.block = kThreads;
   std::string call, splitPreamble;
   if (depthwise) {
-    kernel.grid[0] = static_cast<unsigned>(
-        std::clamp<int64_t>((M * O + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
+    kernel.grid[0] = gridStrideBlocks(group, M * O, kThreads);
     call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
-  } else if (int64_t split = convSplitK(M, O / groups, groups, w[1] * w[2] * (in[3] / groups),
-                                          tensorCores && !layoutChange && (in[3] / groups) % 8 == 0)) {
+  } else if (variant == KernelVariant::conv_split_k) {
+    int64_t split = config.getSplitK();
     kernel.block = 128;
     kernel.grid[0] = static_cast<unsigned>((O / groups + 63) / 64 * split);
     kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
@@ -189,7 +204,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     if (kernel.grid[1] > 65535)
       return conv.emitOpError("the implicit GEMM needs ")
              << kernel.grid[1] << " row tiles, past the grid's y limit of 65535";
-    SplitKPipeline pipeline = splitKPipeline();
+    SplitKPipeline pipeline = splitKPipelineOf(config);
     kernel.dynamicSharedBytes = pipeline.sharedBytes(/*kMajorB=*/true, 2);
     splitPreamble = splitClusterPreamble(split) +
                     pipeline.sharedAssert(cudaType(element), /*kMajorB=*/true, 2);
@@ -253,8 +268,7 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
   kernel.block = kThreads;
-  kernel.grid[0] = static_cast<unsigned>(
-      std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
+  kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
   std::string shapeName = name.str() + "_window";
   std::string shape = constants(
       shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"OH", out[1]},

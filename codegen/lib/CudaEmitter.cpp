@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/codegen/CudaEmitter.h"
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 
 #include "ElementCode.h"
 #include "Emitters.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -125,8 +127,7 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
   kernel.block = kThreads;
-  kernel.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(
-      (total + kThreads - 1) / kThreads, 1, kMaxElementwiseBlocks));
+  kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
   kernel.source = header(group, kernel.kind) + signature(group, name, kThreads) +
                   " {\n  for (long long idx = (long long)blockIdx.x * " +
                   std::to_string(kThreads) +
@@ -141,11 +142,10 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
-  Block &body = group.getBody().front();
-  Operation *anchor = nullptr;
-  for (Operation &op : body)
-    if (isa<LinearOp, MatmulOp, BatchMatmulOp>(op))
-      anchor = &op;
+  std::optional<GemmShape> shape = gemmShapeOf(group);
+  if (!shape)
+    return group.emitOpError("a gemm_epilogue group needs a linear, matmul or batch_matmul");
+  Operation *anchor = shape->anchor;
   Value lhs = anchor->getOperand(0), rhs = anchor->getOperand(1);
   auto lhsArg = dyn_cast<BlockArgument>(lhs), rhsArg = dyn_cast<BlockArgument>(rhs);
   if (!lhsArg || !rhsArg)
@@ -158,19 +158,12 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
   plan.anchor = anchor;
   plan.lhs = lhsArg;
   plan.rhs = rhsArg;
-  plan.kMajorB = isa<LinearOp>(anchor);
+  plan.kMajorB = shape->kMajorB;
   if (auto linear = dyn_cast<LinearOp>(anchor))
     plan.bias = linear.getBias();
-  int64_t K = lhsShape.back();
-  int64_t N = resultType.getShape().back();
-  int64_t M, batch = 1;
-  if (plan.kMajorB) {
-    M = elementCount(lhs.getType()) / K;
-  } else {
-    M = lhsShape[lhsShape.size() - 2];
+  int64_t K = shape->K, N = shape->N, M = shape->M, batch = shape->batch;
+  if (!plan.kMajorB) {
     ArrayRef<int64_t> batchShape = resultType.getShape().drop_back(2);
-    for (int64_t d : batchShape)
-      batch *= d;
     if (batch > 65535)
       return anchor->emitOpError("batch of ") << batch << " exceeds the grid's z limit";
     // Per batch index z, each operand's offset with its broadcast strides.
@@ -200,35 +193,20 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
 
 } // namespace
 
-/// A tuning knob for benchmarking the split heuristic (a positive integer
-/// from the environment), or `fallback`.
-static int64_t knob(const char *name, int64_t fallback) {
-  const char *text = std::getenv(name);
-  char *end = nullptr;
-  long long value = text ? std::strtoll(text, &end, 10) : 0;
-  return text && *end == '\0' && value > 0 ? value : fallback;
+KernelConfigAttr kiln::codegen::detail::configOf(FusionOp group) {
+  return cast<KernelConfigAttr>(group->getAttr("kiln.kernel"));
 }
 
-int64_t kiln::codegen::detail::splitKFactor(int64_t smallTiles, int64_t K) {
-  // Blocks of 128 threads and 54 KiB: up to four share a multiprocessor.
-  static const int64_t maxBlocks = knob("KILN_SPLITK_MAX_BLOCKS", 2 * kMultiprocessors);
-  static const int64_t minK = knob("KILN_SPLITK_MIN_K", 128);
-  int64_t split = 1;
-  for (int64_t candidate : {2, 4, 8})
-    if (smallTiles * candidate <= maxBlocks && K / candidate >= minK)
-      split = candidate;
-  return split;
+unsigned kiln::codegen::detail::gridStrideBlocks(FusionOp group, int64_t work,
+                                                 int64_t perBlock) {
+  int64_t limit = configOf(group).getGridLimit();
+  int64_t blocks = std::max<int64_t>((work + perBlock - 1) / perBlock, 1);
+  return static_cast<unsigned>(limit > 0 ? std::min(blocks, limit) : blocks);
 }
 
-kiln::codegen::detail::SplitKPipeline kiln::codegen::detail::splitKPipeline() {
-  // 64-wide k tiles, 3 deep: 32 KiB in flight per block. At batch 1 a
-  // transformer's GEMMs are a few hundred such blocks streaming weights, and
-  // bytes in flight set their pace: 32-wide tiles (16 KiB in flight) made
-  // BERT 4% and ViT 10% slower at batch 1; 4 or 6 stages or 128-wide tiles
-  // did not help (H200 sweep, bench/NOTES.md).
-  static const int64_t kTile = knob("KILN_SPLITK_BK", 64);
-  static const int64_t stages = knob("KILN_SPLITK_STAGES", 3);
-  return {kTile % 16 == 0 ? kTile : 64, std::max<int64_t>(stages, 2)};
+kiln::codegen::detail::SplitKPipeline
+kiln::codegen::detail::splitKPipelineOf(KernelConfigAttr config) {
+  return {config.getTile()[2], config.getStages()};
 }
 
 std::string kiln::codegen::detail::SplitKPipeline::templateArgs() const {
@@ -317,21 +295,61 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   bool tensorCores = element.isF16() || element.isBF16();
   if (!tensorCores && !element.isF32())
     return anchor->emitOpError("GEMM on ") << element << " is not supported";
-  // nn.Linear shapes on fp16/bf16 get the Hopper kernel (TMA + wgmma) in the
-  // sm_90a image and the mma.sync main loop elsewhere, from one source; TMA
-  // needs 16-byte global strides (K % 8 == 0).
-  bool hopper = kMajorB && tensorCores && K % 8 == 0;
-  // Too few 128 x 256 tiles to fill the GPU (a transformer layer at batch 1,
-  // the late 1x1 convolutions of a CNN): 64 x 64 tiles with K split across a
-  // cluster (kiln_gemm_splitk.cuh), enough blocks for about two waves.
-  int64_t bigTiles = ((M + 127) / 128) * ((N + 255) / 256) * batch;
-  bool splitK = tensorCores && K % 8 == 0 && (kMajorB || N % 8 == 0) &&
-                bigTiles < kMultiprocessors / 4;
-  int64_t split = 1;
-  if (splitK) {
-    split = splitKFactor(((M + 63) / 64) * ((N + 63) / 64) * batch, K);
-    hopper = false;
+  // The variant kiln-select-kernels chose (or a test forced): each needs
+  // what its template assumes.
+  KernelConfigAttr config = configOf(group);
+  KernelVariant variant = config.getVariant();
+  auto refuse = [&](StringRef why) {
+    return group.emitOpError("cannot run as ")
+           << stringifyKernelVariant(variant) << ": " << why;
+  };
+  auto expectTile = [&](ArrayRef<int64_t> tile) -> LogicalResult {
+    if (config.getTile() == tile)
+      return success();
+    return refuse("its template implements the tile [" +
+                  llvm::join(llvm::map_range(tile, [](int64_t v) { return std::to_string(v); }),
+                             ", ") +
+                  "] only");
+  };
+  bool hopper = variant == KernelVariant::gemm_wgmma;
+  bool splitK = variant == KernelVariant::gemm_split_k;
+  switch (variant) {
+  case KernelVariant::gemm_simt:
+    if (tensorCores)
+      return refuse("the SIMT GEMM reads fp32 operands");
+    if (failed(expectTile({64, 64, 16})))
+      return failure();
+    break;
+  case KernelVariant::gemm_mma:
+    if (!tensorCores)
+      return refuse("mma.sync needs fp16 or bf16 operands");
+    if (failed(expectTile({128, 128, 32})))
+      return failure();
+    break;
+  case KernelVariant::gemm_wgmma:
+    // TMA needs 16-byte global strides (K % 8 == 0) and a K-major B.
+    if (!tensorCores || !kMajorB || K % 8 != 0)
+      return refuse("TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0");
+    if (failed(expectTile({128, 256, 64})) || config.getStages() != 3)
+      return refuse("its template implements tile [128, 256, 64] with 3 stages only");
+    if (config.getGridLimit() <= 0)
+      return refuse("the persistent grid needs a grid_limit (blocks at most)");
+    break;
+  case KernelVariant::gemm_split_k:
+    if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))
+      return refuse("split-K needs fp16/bf16 operands, K % 8 == 0 and, for a [K, N] B, "
+                    "N % 8 == 0");
+    if (config.getTile().size() != 3 || config.getTile()[0] != 64 ||
+        config.getTile()[1] != 64 || config.getTile()[2] % 16 != 0 || config.getStages() < 2)
+      return refuse("its template takes 64 x 64 tiles, a k tile that is a multiple of 16 "
+                    "and 2 or more stages");
+    break;
+  default:
+    return refuse("a GEMM runs as gemm_simt, gemm_mma, gemm_wgmma or gemm_split_k");
   }
+  int64_t split = config.getSplitK();
+  if (split != 1 && !splitK)
+    return refuse("only gemm_split_k splits K");
   unsigned threads = splitK ? 128 : hopper ? 384 : 256;
   // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
   // at most one block per H200 multiprocessor; its mma.sync fallback walks
@@ -349,7 +367,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   if (splitK)
     pointerCall = "kiln::splitk_gemm<" + cudaType(element) + ", " +
                   (kMajorB ? "true" : "false") + ", " + std::to_string(split) +
-                  splitKPipeline().templateArgs() + ">(in" +
+                  splitKPipelineOf(config).templateArgs() + ">(in" +
                   std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
                   std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
                   ", epilogue);\n";
@@ -371,12 +389,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   if (splitK) {
     kernel.grid[0] = static_cast<unsigned>((N + 63) / 64 * split);
     kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
-    kernel.dynamicSharedBytes = splitKPipeline().sharedBytes(kMajorB, 2);
+    kernel.dynamicSharedBytes = splitKPipelineOf(config).sharedBytes(kMajorB, 2);
   }
   if (hopper) {
     // More blocks than multiprocessors would only queue.
     int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
-    kernel.grid[0] = static_cast<unsigned>(std::min(tiles, kMultiprocessors));
+    kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
     kernel.grid[1] = 1;
     // kiln::sm90::kSharedBytes: 3 stages of 16 + 32 KiB, 36 KiB of epilogue
     // staging, alignment. Only the sm_90a image uses it (see the runtime).
@@ -392,7 +410,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
       (splitK ? splitClusterPreamble(split) +
-                    splitKPipeline().sharedAssert(cudaType(element), kMajorB, 2)
+                    splitKPipelineOf(config).sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
       "\nstruct " + epilogueName +
       " {\n" + members +
@@ -581,7 +599,39 @@ FailureOr<EmittedKernel> emitFamily(FusionOp group, StringRef name) {
 
 } // namespace
 
+namespace {
+/// Whether `variant` is a kernel of `kind`'s family (a convolution that is a
+/// plain GEMM runs as one).
+bool variantOfFamily(FusionKind kind, KernelVariant variant) {
+  switch (kind) {
+  case FusionKind::elementwise:
+    return variant == KernelVariant::elementwise;
+  case FusionKind::reduction:
+    return variant == KernelVariant::reduction;
+  case FusionKind::normalization:
+    return variant == KernelVariant::normalization;
+  case FusionKind::pooling:
+    return variant == KernelVariant::pooling;
+  case FusionKind::gemm_epilogue:
+    return variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k;
+  case FusionKind::conv_epilogue:
+    return variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise;
+  case FusionKind::attention:
+    return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt;
+  }
+  return false;
+}
+} // namespace
+
 FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef name) {
+  auto config = dyn_cast_if_present<KernelConfigAttr>(group->getAttr("kiln.kernel"));
+  if (!config)
+    return group.emitOpError("has no kernel configuration (kiln.kernel): "
+                             "kiln-select-kernels chooses one");
+  if (!variantOfFamily(group.getKind(), config.getVariant()))
+    return group.emitOpError("of kind '")
+           << stringifyFusionKind(group.getKind()) << "' cannot run as "
+           << stringifyKernelVariant(config.getVariant());
   FailureOr<EmittedKernel> kernel = emitFamily(group, name);
   if (failed(kernel))
     return failure();

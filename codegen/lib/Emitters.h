@@ -20,8 +20,13 @@
 namespace kiln::codegen::detail {
 
 constexpr unsigned kThreads = 256;
-/// Enough blocks to fill an H200 several times; grid-stride loops go past it.
-constexpr int64_t kMaxElementwiseBlocks = 132 * 16;
+
+/// The group's `kiln.kernel` (emitKernel has checked that it is there and
+/// names a variant of the group's family).
+KernelConfigAttr configOf(FusionOp group);
+/// A grid-stride launch of `work` items, `perBlock` to a block: enough
+/// blocks for all of it, at most the configuration's grid_limit.
+unsigned gridStrideBlocks(FusionOp group, int64_t work, int64_t perBlock);
 
 /// `extern "C" __global__ void name(maps..., const T *in0, ..., T *out0, ...)`.
 /// `minOneBlock` (implied by tensor maps) adds a minimum of one block per
@@ -39,12 +44,8 @@ std::string roundedTo(mlir::Type element, const std::string &value);
 /// The ops of the group body that `anchor` depends on: its prologue.
 llvm::SetVector<mlir::Operation *> prologueOf(mlir::Operation *anchor);
 
-/// Split-K (kiln_gemm_splitk.cuh) for a GEMM of `smallTiles` 64 x 64 tiles
-/// over K: the cluster size (1, 2, 4 or 8) that brings the blocks to about
-/// two waves of an H200 while each still walks at least 128 of K.
-constexpr int64_t kMultiprocessors = 132; // H200
-int64_t splitKFactor(int64_t smallTiles, int64_t K);
-/// The split-K pipeline: k-tile width and depth, the template arguments
+/// The split-K pipeline (kiln_gemm_splitk.cuh), from a gemm_split_k or
+/// conv_split_k configuration: k-tile width and depth, the template arguments
 /// that follow the split (", kBK, kStages"), and the dynamic shared memory
 /// its launch needs (kiln::splitk_shared_bytes, asserted in the source).
 struct SplitKPipeline {
@@ -54,7 +55,7 @@ struct SplitKPipeline {
   /// `static_assert` that the kernel's figure matches the launch's.
   std::string sharedAssert(llvm::StringRef element, bool kMajorB, int64_t elementBytes) const;
 };
-SplitKPipeline splitKPipeline();
+SplitKPipeline splitKPipelineOf(KernelConfigAttr config);
 /// The preamble that defines KILN_SPLIT_CLUSTER (the cluster attribute on
 /// sm_90a, nothing elsewhere), and `signature` carrying it.
 std::string splitClusterPreamble(int64_t split);

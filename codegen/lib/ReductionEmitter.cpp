@@ -154,7 +154,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
   kernel.block = kThreads;
   std::string loop;
   if (rows) {
-    kernel.grid[0] = static_cast<unsigned>(std::clamp<int64_t>((P + 7) / 8, 1, kMaxElementwiseBlocks));
+    kernel.grid[0] = gridStrideBlocks(group, P, 8);
     loop = "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
            "  for (long long p = (long long)blockIdx.x * 8 + warp; p < " + P_ +
            "; p += (long long)gridDim.x * 8) {\n"
@@ -167,7 +167,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
            "    if (lane != 0)\n      continue;\n"
            "    const long long idx = p;\n" + store.code + "  }\n";
   } else {
-    kernel.grid[0] = static_cast<unsigned>(std::clamp<int64_t>((P + 31) / 32, 1, kMaxElementwiseBlocks));
+    kernel.grid[0] = gridStrideBlocks(group, P, 32);
     loop = "  __shared__ float partial[8][33];\n"
            "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
            "  for (long long p0 = (long long)blockIdx.x * 32; p0 < " + P_ +

@@ -5,6 +5,7 @@
 
 #include "kiln/Passes/Pipelines.h"
 #include "kiln/codegen/ArtifactWriter.h"
+#include "kiln/runtime/Device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -40,7 +41,31 @@ bool driver::importModel(const std::string &path, const std::vector<std::string>
   return static_cast<bool>(c.imported);
 }
 
-bool driver::optimize(Compilation &c, const std::string &precision, std::string &error,
+std::optional<TargetDescription> driver::describeTargets(const KernelSelection &selection,
+                                                         std::string &error) {
+  auto native = [](std::string &why) -> std::optional<TargetImage> {
+    try {
+      rt::DeviceInfo device = rt::queryDevice(0);
+      std::optional<TargetImage> image = describeArch(device.nvrtcArch(), why);
+      if (!image) {
+        why = "--arch native: " + device.name + " is " + device.nvrtcArch() +
+              ", which kiln has no kernels for";
+        return std::nullopt;
+      }
+      image->multiprocessors = device.multiprocessors;
+      return image;
+    } catch (const std::exception &e) {
+      why = std::string("--arch native needs a GPU on this machine: ") + e.what();
+      return std::nullopt;
+    }
+  };
+  return kiln::describeTargets(selection.archs, error, native,
+                               static_cast<int>(selection.multiprocessors));
+}
+
+bool driver::optimize(Compilation &c, const std::string &precision,
+                      const TargetDescription &targets, const KernelSelection &selection,
+                      std::string &error,
                       const std::function<bool(mlir::PassManager &)> &configure) {
   if (precision != "fp32" && precision != "tf32" && precision != "fp16" &&
       precision != "bf16") {
@@ -55,6 +80,14 @@ bool driver::optimize(Compilation &c, const std::string &precision, std::string 
   }
   GraphPipelineOptions pipeline;
   pipeline.precision = precision;
+  std::vector<std::string> archs = targets.archs();
+  pipeline.targets = archs;
+  // Resolved: `native` has become an architecture and its GPU's count.
+  pipeline.multiprocessors = targets.primary().multiprocessors;
+  pipeline.splitKMaxBlocks = selection.splitKMaxBlocks;
+  pipeline.splitKMinK = selection.splitKMinK;
+  pipeline.splitKTile = selection.splitKTile;
+  pipeline.splitKStages = selection.splitKStages;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
     error = "the graph pipeline failed (see the diagnostics above)";
@@ -101,11 +134,15 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   Compilation compilation;
   codegen::ArtifactStats stats;
   bool ok = false;
+  KernelSelection selection;
+  selection.archs = archs;
+  std::optional<TargetDescription> targets;
   if (archs.empty())
     error = "no target architectures given";
-  else if (importModel(path, inputs, context, compilation, error) &&
-           optimize(compilation, precision, error)) {
-    auto written = writeArtifact(compilation, archs, stats, error);
+  else if ((targets = describeTargets(selection, error)) &&
+           importModel(path, inputs, context, compilation, error) &&
+           optimize(compilation, precision, *targets, selection, error)) {
+    auto written = writeArtifact(compilation, targets->archs(), stats, error);
     if (written) {
       bytes = std::move(*written);
       ok = true;

@@ -18,6 +18,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "kiln/Target/Target.h"
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -37,9 +39,25 @@ struct Compilation {
 bool importModel(const std::string &path, const std::vector<std::string> &inputSpecs,
                  mlir::MLIRContext &context, Compilation &compilation, std::string &error);
 
-/// Runs the graph pipeline at `precision` on a copy of the imported IR.
-/// `configure` may add options to the pass manager (kiln-compile's flags).
-bool optimize(Compilation &compilation, const std::string &precision, std::string &error,
+/// What kernel selection is told: the artifact's architectures (`native`:
+/// this machine's GPU) and the split-K policy's knobs.
+struct KernelSelection {
+  std::vector<std::string> archs; // empty: sm_90a, sm_80
+  int64_t multiprocessors = 0;    // 0: the architecture's (native: the GPU's)
+  int64_t splitKMaxBlocks = 0, splitKMinK = 128, splitKTile = 64, splitKStages = 3;
+};
+
+/// The images `selection` names, `native` resolved through the CUDA driver
+/// (a clear error where there is no GPU).
+std::optional<TargetDescription> describeTargets(const KernelSelection &selection,
+                                                 std::string &error);
+
+/// Runs the graph pipeline at `precision` on a copy of the imported IR,
+/// selecting kernels for `targets`. `configure` may add options to the pass
+/// manager (kiln-compile's flags).
+bool optimize(Compilation &compilation, const std::string &precision,
+              const TargetDescription &targets, const KernelSelection &selection,
+              std::string &error,
               const std::function<bool(mlir::PassManager &)> &configure = {});
 
 /// The `.kiln` bytes of the optimized IR, with cubins for `archs`.

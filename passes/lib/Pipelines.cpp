@@ -37,6 +37,16 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createKilnPlanMemory());
+  if (options.fuse) {
+    KilnSelectKernelsOptions select;
+    select.targets.assign(options.targets.begin(), options.targets.end());
+    select.multiprocessors = options.multiprocessors;
+    select.splitKMaxBlocks = options.splitKMaxBlocks;
+    select.splitKMinK = options.splitKMinK;
+    select.splitKTile = options.splitKTile;
+    select.splitKStages = options.splitKStages;
+    pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
+  }
 }
 
 void kiln::registerKilnPipelines() {

@@ -4,11 +4,14 @@
 
 #include "ReferenceEvaluator.h"
 
+#include "kiln/Passes/Passes.h"
 #include "kiln/codegen/CudaEmitter.h"
 #include "kiln/runtime/Device.h"
 #include "kiln/runtime/Error.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <map>
 #include <memory>
@@ -48,6 +51,14 @@ std::map<std::string, std::shared_ptr<rt::Module>> &moduleCache() {
 }
 } // namespace
 
+FailureOr<std::vector<codegen::EmittedKernel>> emitSelectedKernels(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(createKilnSelectKernels());
+  if (failed(pm.run(module)))
+    return failure();
+  return codegen::emitModuleKernels(module);
+}
+
 std::vector<at::Tensor> runOnGpu(func::FuncOp function,
                                  const std::vector<at::Tensor> &inputs) {
   rt::DeviceInfo device = rt::queryDevice(0);
@@ -55,7 +66,7 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
   const rt::Driver &cu = rt::Driver::get();
 
   auto module = function->getParentOfType<ModuleOp>();
-  auto kernels = codegen::emitModuleKernels(module);
+  auto kernels = emitSelectedKernels(module);
   if (failed(kernels))
     throw std::runtime_error("code generation failed for @" +
                              function.getName().str());

@@ -11,6 +11,7 @@
 #ifndef KILN_TEST_GPU_GPUEXECUTOR_H
 #define KILN_TEST_GPU_GPUEXECUTOR_H
 
+#include "kiln/codegen/CudaEmitter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <ATen/ATen.h>
@@ -22,6 +23,11 @@ namespace kiln::testing {
 
 /// Runs `function` on the GPU. Throws kiln::rt::Error (NoDeviceError when
 /// there is no GPU) or std::runtime_error naming what failed.
+/// The module's kernels as the compiler would emit them: kiln-select-kernels
+/// (default targets; configurations written in the IR are kept), then the
+/// code generator.
+mlir::FailureOr<std::vector<codegen::EmittedKernel>> emitSelectedKernels(mlir::ModuleOp module);
+
 std::vector<at::Tensor> runOnGpu(mlir::func::FuncOp function,
                                  const std::vector<at::Tensor> &inputs);
 

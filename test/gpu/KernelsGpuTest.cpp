@@ -450,7 +450,7 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   for (const std::string &ir : irs) {
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
     ASSERT_TRUE(module) << ir;
-    auto kernels = codegen::emitModuleKernels(*module);
+    auto kernels = kiln::testing::emitSelectedKernels(*module);
     ASSERT_TRUE(succeeded(kernels)) << ir;
     for (const codegen::EmittedKernel &kernel : *kernels)
       for (const char *arch : {"sm_90a", "sm_80"}) {
@@ -812,7 +812,7 @@ TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
   for (const std::string &ir : irs) {
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
     ASSERT_TRUE(module) << ir;
-    auto kernels = codegen::emitModuleKernels(*module);
+    auto kernels = kiln::testing::emitSelectedKernels(*module);
     ASSERT_TRUE(succeeded(kernels)) << ir;
     for (const codegen::EmittedKernel &kernel : *kernels)
       for (const char *arch : {"sm_90a", "sm_80"}) {

@@ -54,8 +54,28 @@ cl::opt<Emit> emit(
 cl::list<std::string> archs(
     "arch", cl::CommaSeparated,
     cl::desc("GPU architectures the artifact carries cubins for, newest first "
-             "(default sm_90a,sm_80; PTX of the last is added)"),
+             "(default sm_90a,sm_80; PTX of the last is added; native: this "
+             "machine's GPU); kernels are selected for the first"),
     cl::value_desc("arch"));
+// Kernel selection's split-K policy (kiln-select-kernels), for tuning it.
+cl::opt<int64_t> splitKMaxBlocks(
+    "split-k-max-blocks",
+    cl::desc("most blocks a split-K GEMM may launch (default: two per multiprocessor)"),
+    cl::init(0));
+cl::opt<int64_t> splitKMinK("split-k-min-k",
+                            cl::desc("least K each block of a split walks (default 128)"),
+                            cl::init(128));
+cl::opt<int64_t> splitKTile("split-k-k-tile",
+                            cl::desc("k-tile width of the split-K pipeline (default 64)"),
+                            cl::init(64));
+cl::opt<int64_t> splitKStages("split-k-stages",
+                              cl::desc("depth of the split-K pipeline (default 3)"),
+                              cl::init(3));
+cl::opt<int64_t> multiprocessors(
+    "multiprocessors",
+    cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "
+             "--arch's usual part; native: the GPU's)"),
+    cl::init(0));
 cl::opt<std::string> precision(
     "precision", cl::desc("compute precision: fp32 (default), tf32, fp16, bf16"),
     cl::init("fp32"));
@@ -121,12 +141,24 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln: TorchScript to fused CUDA\n");
 
   std::string error;
+  driver::KernelSelection selection;
+  selection.archs.assign(archs.begin(), archs.end());
+  selection.multiprocessors = multiprocessors;
+  selection.splitKMaxBlocks = splitKMaxBlocks;
+  selection.splitKMinK = splitKMinK;
+  selection.splitKTile = splitKTile;
+  selection.splitKStages = splitKStages;
+  // Before any work: a bad --arch is known at once.
+  std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
+  if (!targets)
+    return fail(error);
   mlir::MLIRContext context;
   driver::Compilation compilation;
   std::vector<std::string> specTexts(inputSpecs.begin(), inputSpecs.end());
   if (!driver::importModel(modelPath, specTexts, context, compilation, error))
     return fail(error);
-  if (!driver::optimize(compilation, precision, error, [](mlir::PassManager &pm) {
+  if (!driver::optimize(compilation, precision, *targets, selection, error,
+                        [](mlir::PassManager &pm) {
         return mlir::succeeded(mlir::applyPassManagerCLOptions(pm));
       }))
     return fail(error);
@@ -176,11 +208,8 @@ int main(int argc, char **argv) {
   if (what == Emit::Artifact) {
     if (outputPath == "-")
       return fail("--emit=artifact writes a binary file: give it a name with -o");
-    std::vector<std::string> targets(archs.begin(), archs.end());
-    if (targets.empty())
-      targets = {"sm_90a", "sm_80"};
     codegen::ArtifactStats stats;
-    auto bytes = driver::writeArtifact(compilation, targets, stats, error);
+    auto bytes = driver::writeArtifact(compilation, targets->archs(), stats, error);
     if (!bytes)
       return fail(error);
     text = std::move(*bytes);
@@ -188,7 +217,7 @@ int main(int argc, char **argv) {
       printReports(stats.launchKernels);
     llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
                  << " kernel launches (" << stats.distinctKernels
-                 << " distinct kernels) for " << llvm::join(targets, ", ") << ", "
+                 << " distinct kernels) for " << llvm::join(targets->archs(), ", ") << ", "
                  << stats.weightBytes << " bytes of weights\n";
   } else {
     llvm::raw_string_ostream os(text);

@@ -4,14 +4,19 @@
 //
 // Prints every kernel the code generator emits for the module's fusion
 // groups, each after a line giving its name and launch configuration.
+// Groups without a `kiln.kernel` configuration get kiln-select-kernels'
+// choice for the default targets (sm_90a, sm_80); a written one is kept, so
+// a test forces a variant by writing it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KilnDialect.h"
+#include "kiln/Passes/Passes.h"
 #include "kiln/codegen/CudaEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 
@@ -22,6 +27,10 @@ static FailureOr<std::vector<kiln::codegen::EmittedKernel>> kernelsOf(Operation 
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return op->emitError("expected a module");
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(kiln::createKilnSelectKernels());
+  if (failed(pm.run(module)))
+    return failure();
   return kiln::codegen::emitModuleKernels(module);
 }
 

@@ -38,3 +38,20 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
 }
+
+LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                       KernelVariant variant, ArrayRef<int64_t> tile,
+                                       int64_t stages, int64_t splitK, int64_t gridLimit) {
+  (void)variant;
+  if (!tile.empty() && tile.size() != 3)
+    return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
+                       << " values";
+  if (llvm::any_of(tile, [](int64_t v) { return v <= 0; }))
+    return emitError() << "kernel tile sizes must be positive";
+  if (stages < 0 || gridLimit < 0)
+    return emitError() << "stages and grid_limit cannot be negative";
+  // A split-K cluster is at most 8 blocks (the portable cluster size).
+  if (splitK != 1 && splitK != 2 && splitK != 4 && splitK != 8)
+    return emitError() << "split_k must be 1, 2, 4 or 8, got " << splitK;
+  return success();
+}

@@ -304,6 +304,69 @@ def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Kernel selection
+//===----------------------------------------------------------------------===//
+
+def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
+  let summary = "chooses each fusion group's kernel variant for the target GPUs";
+  let description = [{
+    Every fusion group gets `kiln.kernel`, a `#kiln.kernel<...>` attribute
+    naming the kernel variant and its parameters; the code generator makes
+    no choice of its own. A group that already has one keeps it, so a test
+    or a tuner can force a variant. The choice is made for the primary
+    (first, newest) target image; the others run the same kernel.
+
+    - GEMMs (and 1x1 convolutions) on fp16/bf16: when their 128 x 256 tiles
+      would fill under a quarter of the multiprocessors (a transformer at
+      batch 1), `gemm_split_k`: 64 x 64 tiles with K split across a cluster
+      of 2, 4 or 8 blocks (the largest that keeps the blocks within
+      `split-k-max-blocks` and each split at `split-k-min-k` or more; no
+      split without clusters). Otherwise `gemm_wgmma` where the image has
+      wgmma and B is [N, K] with K % 8 == 0 (persistent, at most one block
+      per multiprocessor), else `gemm_mma`. fp32: `gemm_simt`.
+    - Convolutions: `conv_depthwise`; fp16/bf16 implicit GEMMs whose
+      128 x 128 tiles would not fill the GPU once `conv_split_k` (NHWC input,
+      Cin per group % 8 == 0), else `conv_mma`; fp32 `conv_simt`.
+    - Attention: `attention_mma` for fp16/bf16 with equal head sizes that
+      are multiples of 16 and 16-byte aligned rows, else `attention_simt`.
+    - Elementwise, reduction, normalization and pooling groups have one
+      variant each.
+
+    With `explain`, each group gets a remark saying what was taken and why
+    the other variants were not (also under `-debug-only=kiln-select-kernels`
+    in builds with assertions).
+
+    Before (`targets=sm_90a`):
+    ```mlir
+    %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1x768xf16>, tensor<768x768xf16>) ...
+    ```
+    After:
+    ```mlir
+    %0 = kiln.fusion gemm_epilogue ins(...) ... {kiln.kernel =
+      #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64], stages = 3,
+      split_k = 2>}
+    ```
+  }];
+  let options = [
+    ListOption<"targets", "targets", "std::string",
+               "GPU architectures of the artifact, newest first (default sm_90a,sm_80)">,
+    Option<"multiprocessors", "multiprocessors", "int64_t", /*default=*/"0",
+           "the primary GPU's multiprocessor count (0: the architecture's)">,
+    Option<"splitKMaxBlocks", "split-k-max-blocks", "int64_t", /*default=*/"0",
+           "most blocks a split-K GEMM may launch (0: two per multiprocessor)">,
+    Option<"splitKMinK", "split-k-min-k", "int64_t", /*default=*/"128",
+           "least K each block of a split walks">,
+    Option<"splitKTile", "split-k-k-tile", "int64_t", /*default=*/"64",
+           "k-tile width of the split-K pipeline (a multiple of 16)">,
+    Option<"splitKStages", "split-k-stages", "int64_t", /*default=*/"3",
+           "depth of the split-K pipeline (2 or more)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "a remark per group: the variant taken and why the others were not">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
 

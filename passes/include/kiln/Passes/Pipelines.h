@@ -21,6 +21,27 @@ struct GraphPipelineOptions
       *this, "precision",
       llvm::cl::desc("compute precision: fp32, tf32, fp16 or bf16"),
       llvm::cl::init("fp32")};
+  // Kernel selection (kiln-select-kernels).
+  ListOption<std::string> targets{
+      *this, "targets",
+      llvm::cl::desc("GPU architectures of the artifact, newest first (default sm_90a,sm_80)")};
+  Option<int64_t> multiprocessors{
+      *this, "multiprocessors",
+      llvm::cl::desc("the primary GPU's multiprocessor count (0: the architecture's)"),
+      llvm::cl::init(0)};
+  Option<int64_t> splitKMaxBlocks{
+      *this, "split-k-max-blocks",
+      llvm::cl::desc("most blocks a split-K GEMM may launch (0: two per multiprocessor)"),
+      llvm::cl::init(0)};
+  Option<int64_t> splitKMinK{*this, "split-k-min-k",
+                             llvm::cl::desc("least K each block of a split walks"),
+                             llvm::cl::init(128)};
+  Option<int64_t> splitKTile{*this, "split-k-k-tile",
+                             llvm::cl::desc("k-tile width of the split-K pipeline"),
+                             llvm::cl::init(64)};
+  Option<int64_t> splitKStages{*this, "split-k-stages",
+                               llvm::cl::desc("depth of the split-K pipeline"),
+                               llvm::cl::init(3)};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize

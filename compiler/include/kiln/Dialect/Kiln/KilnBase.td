@@ -84,6 +84,82 @@ def Kiln_FusionKind : I32EnumAttr<"FusionKind",
 def Kiln_FusionKindAttr
     : EnumAttr<Kiln_Dialect, Kiln_FusionKind, "fusion_kind">;
 
+//===----------------------------------------------------------------------===//
+// Kernel configurations (kiln-select-kernels)
+//===----------------------------------------------------------------------===//
+
+def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
+    "the kernel a fusion group runs as, within its family", [
+      I32EnumAttrCase<"elementwise", 0>,
+      I32EnumAttrCase<"reduction", 1>,
+      I32EnumAttrCase<"normalization", 2>,
+      I32EnumAttrCase<"pooling", 3>,
+      // GEMMs (and 1x1 convolutions read as GEMMs).
+      I32EnumAttrCase<"gemm_simt", 4>,
+      I32EnumAttrCase<"gemm_mma", 5>,
+      I32EnumAttrCase<"gemm_wgmma", 6>,
+      I32EnumAttrCase<"gemm_split_k", 7>,
+      // Implicit-GEMM and depthwise convolutions.
+      I32EnumAttrCase<"conv_simt", 8>,
+      I32EnumAttrCase<"conv_mma", 9>,
+      I32EnumAttrCase<"conv_split_k", 10>,
+      I32EnumAttrCase<"conv_depthwise", 11>,
+      I32EnumAttrCase<"attention_mma", 12>,
+      I32EnumAttrCase<"attention_simt", 13>]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+}
+
+// A tile as `[rows, columns, k]`.
+def Kiln_TileParameter : OptionalArrayRefParameter<"int64_t"> {
+  let printer = [{
+    $_printer << '[';
+    ::llvm::interleaveComma($_self, $_printer);
+    $_printer << ']';
+  }];
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> values;
+    if (::mlir::failed($_parser.parseCommaSeparatedList(
+            ::mlir::AsmParser::Delimiter::Square,
+            [&]() { return $_parser.parseInteger(values.emplace_back()); })))
+      return ::mlir::failure();
+    return values;
+  }() }];
+}
+
+def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
+  let mnemonic = "kernel";
+  let summary = "how a fusion group is lowered to a kernel";
+  let description = [{
+    Attached to a `kiln.fusion` op as `kiln.kernel` by `kiln-select-kernels`
+    (which keeps one already there, so a test or a tuner can force it). The
+    code generator makes no choice of its own: it emits `variant` with these
+    parameters, or reports why the group cannot run as that variant.
+
+    - `tile`: the output tile (rows, columns) and the k-tile width of the
+      main loop, as the kernel template implements it.
+    - `stages`: the depth of the shared-memory pipeline (0: the template's).
+    - `split_k`: blocks of a thread-block cluster that split K (1: none).
+    - `grid_limit`: the most blocks of a persistent or grid-stride launch
+      (0: one block per tile).
+
+    `gemm_wgmma` runs TMA + wgmma in an sm_90a image and, from the same
+    source on the same persistent grid, the mma.sync loop in the other
+    images; the runtime gives the non-sm_90a images no dynamic shared memory.
+
+    Example: `#kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64],
+    stages = 3, split_k = 4>`.
+  }];
+  let parameters = (ins
+    EnumParameter<Kiln_KernelVariant>:$variant,
+    Kiln_TileParameter:$tile,
+    DefaultValuedParameter<"int64_t", "0">:$stages,
+    DefaultValuedParameter<"int64_t", "1">:$split_k,
+    DefaultValuedParameter<"int64_t", "0">:$grid_limit);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, traits>;
 

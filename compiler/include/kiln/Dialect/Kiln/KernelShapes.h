@@ -1,0 +1,61 @@
+//===- KernelShapes.h - the problem a fusion group poses --------*- C++ -*-===//
+//
+// The sizes kernel selection decides on and the code generator emits for,
+// read once from a group's anchor op: kiln-select-kernels and the emitters
+// agree on them by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILN_KERNELSHAPES_H
+#define KILN_DIALECT_KILN_KERNELSHAPES_H
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Dialect/Kiln/StridedView.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// C[M, N] = A[M, K] B, `batch` times: B is [N, K] (`kMajorB`, nn.Linear
+/// and 1x1 convolutions) or [K, N] (matmul), broadcast over the batch.
+struct GemmShape {
+  mlir::Operation *anchor = nullptr;
+  int64_t M = 0, N = 0, K = 0, batch = 1;
+  bool kMajorB = true;
+  mlir::Type element;
+};
+
+/// An NHWC convolution as an implicit GEMM per group: M output pixels,
+/// `outChannels / groups` columns, `reduction` = kh * kw * Cin / groups.
+struct ConvShape {
+  Conv2dOp conv;
+  int64_t M = 0, outChannels = 0, groups = 1, inChannelsPerGroup = 0, reduction = 0;
+  bool depthwise = false;
+  /// The input is the NHWC permute of an NCHW group input (read through it).
+  bool layoutChange = false;
+  /// 1x1, stride 1, unpadded, ungrouped on an NHWC input: a plain GEMM.
+  bool plainGemm = false;
+  mlir::Type element;
+};
+
+/// An attention group: q, k and v as strided views of group inputs that
+/// keep the head dimension contiguous (nullopt where one is not).
+struct AttentionShape {
+  AttentionOp attention;
+  std::optional<StridedView> q, k, v;
+  mlir::Type element;
+  /// Every q, k and v row starts 16-byte aligned (cp.async's chunks).
+  bool rowsChunkAligned = false;
+};
+
+/// The GEMM of a gemm_epilogue group, or of a conv_epilogue group whose
+/// convolution is a plain GEMM; nullopt for any other group.
+std::optional<GemmShape> gemmShapeOf(FusionOp group);
+/// The convolution of a conv_epilogue group; nullopt for any other group.
+std::optional<ConvShape> convShapeOf(FusionOp group);
+/// The attention of an attention group; nullopt for any other group.
+std::optional<AttentionShape> attentionShapeOf(FusionOp group);
+
+} // namespace kiln
+
+#endif // KILN_DIALECT_KILN_KERNELSHAPES_H

@@ -1,0 +1,117 @@
+//===- KernelShapes.cpp - the problem a fusion group poses ----------------===//
+
+#include "kiln/Dialect/Kiln/KernelShapes.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+int64_t elements(Type type) {
+  int64_t n = 1;
+  for (int64_t d : cast<RankedTensorType>(type).getShape())
+    n *= d;
+  return n;
+}
+
+template <typename AnchorOp> AnchorOp anchorOf(FusionOp group) {
+  AnchorOp found;
+  group.getBody().front().walk([&](AnchorOp op) { found = op; });
+  return found;
+}
+} // namespace
+
+std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
+  if (group.getKind() != FusionKind::conv_epilogue)
+    return std::nullopt;
+  Conv2dOp conv = anchorOf<Conv2dOp>(group);
+  if (!conv)
+    return std::nullopt;
+  ArrayRef<int64_t> in = conv.getInput().getType().getShape();
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding();
+  ConvShape shape;
+  shape.conv = conv;
+  shape.groups = conv.getGroups();
+  shape.M = out[0] * out[1] * out[2];
+  shape.outChannels = out[3];
+  shape.inChannelsPerGroup = in[3] / shape.groups;
+  shape.reduction = w[1] * w[2] * shape.inChannelsPerGroup;
+  shape.depthwise = shape.groups > 1 && shape.groups == in[3] && w[3] == 1;
+  shape.layoutChange = static_cast<bool>(conv.getInput().getDefiningOp<PermuteOp>());
+  shape.plainGemm = w[1] == 1 && w[2] == 1 && s[0] == 1 && s[1] == 1 &&
+                    llvm::all_of(p, [](int64_t v) { return v == 0; }) && shape.groups == 1 &&
+                    !shape.layoutChange;
+  shape.element = conv.getType().getElementType();
+  return shape;
+}
+
+std::optional<GemmShape> kiln::gemmShapeOf(FusionOp group) {
+  if (std::optional<ConvShape> conv = convShapeOf(group)) {
+    if (!conv->plainGemm)
+      return std::nullopt;
+    GemmShape shape;
+    shape.anchor = conv->conv;
+    shape.M = conv->M;
+    shape.N = conv->outChannels;
+    shape.K = conv->inChannelsPerGroup;
+    shape.element = conv->conv.getInput().getType().getElementType();
+    return shape;
+  }
+  if (group.getKind() != FusionKind::gemm_epilogue)
+    return std::nullopt;
+  Operation *anchor = nullptr;
+  for (Operation &op : group.getBody().front())
+    if (isa<LinearOp, MatmulOp, BatchMatmulOp>(op))
+      anchor = &op;
+  if (!anchor)
+    return std::nullopt;
+  Value lhs = anchor->getOperand(0);
+  auto resultType = cast<RankedTensorType>(anchor->getResult(0).getType());
+  ArrayRef<int64_t> lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
+  GemmShape shape;
+  shape.anchor = anchor;
+  shape.kMajorB = isa<LinearOp>(anchor);
+  shape.K = lhsShape.back();
+  shape.N = resultType.getShape().back();
+  shape.element = cast<RankedTensorType>(lhs.getType()).getElementType();
+  if (shape.kMajorB) {
+    shape.M = elements(lhs.getType()) / shape.K;
+  } else {
+    shape.M = lhsShape[lhsShape.size() - 2];
+    for (int64_t d : resultType.getShape().drop_back(2))
+      shape.batch *= d;
+  }
+  return shape;
+}
+
+namespace {
+/// An attention operand as a strided view of a group input: the input
+/// itself, or permute/slice/reshape ops of it inside the group that keep the
+/// last dimension contiguous.
+std::optional<StridedView> operandView(Value operand) {
+  std::optional<StridedView> view = stridedViewOf(operand);
+  if (!view || !isa<BlockArgument>(view->root) || view->strides.back() != 1)
+    return std::nullopt;
+  return view;
+}
+} // namespace
+
+std::optional<AttentionShape> kiln::attentionShapeOf(FusionOp group) {
+  if (group.getKind() != FusionKind::attention)
+    return std::nullopt;
+  AttentionShape shape;
+  shape.attention = anchorOf<AttentionOp>(group);
+  if (!shape.attention)
+    return std::nullopt;
+  shape.q = operandView(shape.attention.getQuery());
+  shape.k = operandView(shape.attention.getKey());
+  shape.v = operandView(shape.attention.getValue());
+  shape.element = cast<RankedTensorType>(shape.attention.getQuery().getType()).getElementType();
+  // cp.async moves 16-byte chunks: every row must start 16-byte aligned.
+  auto chunkAligned = [](const std::optional<StridedView> &view) {
+    return view && view->offset % 8 == 0 && view->strides[view->strides.size() - 2] % 8 == 0;
+  };
+  shape.rowsChunkAligned = chunkAligned(shape.q) && chunkAligned(shape.k) && chunkAligned(shape.v);
+  return shape;
+}

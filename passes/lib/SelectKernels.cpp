@@ -1,0 +1,260 @@
+//===- SelectKernels.cpp - each fusion group's kernel variant -------------===//
+//
+// Every heuristic that picks a kernel lives here, apart from the code that
+// writes kernels: the code generator emits what `kiln.kernel` says.
+//
+// For the primary target image (its multiprocessor count M, its tensor
+// cores, whether it has clusters):
+//
+//   GEMM, fp16/bf16   tiles = ceil(rows / 128) * ceil(cols / 256) * batch
+//                     tiles < M / 4 and K % 8 == 0 (and N % 8 == 0 for a
+//                     [K, N] B)       -> gemm_split_k, 64 x 64 tiles, K
+//                                        split 2/4/8 ways across a cluster
+//                     wgmma, [N, K] B, K % 8 == 0
+//                                     -> gemm_wgmma, 128 x 256, persistent
+//                     otherwise       -> gemm_mma, 128 x 128
+//   GEMM, fp32                        -> gemm_simt
+//   convolution       depthwise       -> conv_depthwise
+//                     fp16/bf16, NHWC input, Cin/groups % 8 == 0,
+//                     128 x 128 tiles < M -> conv_split_k
+//                     otherwise       -> conv_mma (fp32: conv_simt)
+//   attention         fp16/bf16, D == Dv, D % 16 == 0, aligned rows
+//                                     -> attention_mma, else attention_simt
+//
+// The split factor is the largest of 2, 4, 8 that keeps the blocks within
+// split-k-max-blocks (two waves) and each split's K at split-k-min-k or
+// more; 1 without clusters. A configuration already on a group is kept.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/KernelShapes.h"
+#include "kiln/Dialect/Kiln/KilnDialect.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Passes/Passes.h"
+#include "kiln/Target/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Debug.h"
+
+#include <string>
+
+#define DEBUG_TYPE "kiln-select-kernels"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNSELECTKERNELS
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+struct SplitKKnobs {
+  int64_t maxBlocks, minK, kTile, stages;
+};
+
+/// A variant and the reasons it was taken (and the others refused).
+struct Choice {
+  KernelConfigAttr config;
+  std::string why;
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+bool halfPrecision(Type element) { return element.isF16() || element.isBF16(); }
+
+/// The split that brings `smallTiles` 64 x 64 tiles to at most maxBlocks
+/// blocks, each walking at least minK of K.
+int64_t splitFactor(int64_t smallTiles, int64_t K, const SplitKKnobs &knobs) {
+  int64_t split = 1;
+  for (int64_t candidate : {2, 4, 8})
+    if (smallTiles * candidate <= knobs.maxBlocks && K / candidate >= knobs.minK)
+      split = candidate;
+  return split;
+}
+
+KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<int64_t> tile = {},
+                        int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0) {
+  return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit);
+}
+
+/// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
+Choice splitK(MLIRContext *context, KernelVariant variant, int64_t smallTiles, int64_t K,
+              const TargetImage &target, const SplitKKnobs &knobs, std::string why) {
+  int64_t split = target.clusters ? splitFactor(smallTiles, K, knobs) : 1;
+  why += "; split " + str(split) +
+         (target.clusters ? " (" + str(smallTiles) + " tiles of 64 x 64, at most " +
+                                str(knobs.maxBlocks) + " blocks, K / split >= " +
+                                str(knobs.minK) + ")"
+                          : " (" + target.arch + " has no clusters)");
+  return {config(context, variant, {64, 64, knobs.kTile}, knobs.stages, split), why};
+}
+
+FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetImage &target,
+                             const SplitKKnobs &knobs) {
+  MLIRContext *context = group.getContext();
+  if (s.element.isF32())
+    return Choice{config(context, KernelVariant::gemm_simt, {64, 64, 16}),
+                  "gemm_simt: fp32 operands"};
+  if (!halfPrecision(s.element))
+    return group.emitOpError("no GEMM kernel for ") << s.element << " operands";
+  if (target.tensorCores == TensorCoreGeneration::None)
+    return group.emitOpError("fp16/bf16 GEMMs need tensor cores (sm_80 or newer); ")
+           << target.arch << " has none";
+  int64_t bigTiles = ceilDiv(s.M, 128) * ceilDiv(s.N, 256) * s.batch;
+  std::string shape = str(s.M) + " x " + str(s.N) + " x " + str(s.K) +
+                      (s.batch > 1 ? " (batch " + str(s.batch) + ")" : "");
+  bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
+  bool fills = bigTiles >= target.multiprocessors / 4;
+  if (splitAligned && !fills)
+    return splitK(context, KernelVariant::gemm_split_k,
+                  ceilDiv(s.M, 64) * ceilDiv(s.N, 64) * s.batch, s.K, target, knobs,
+                  "gemm_split_k: " + shape + " is " + str(bigTiles) +
+                      " tiles of 128 x 256, under a quarter of " +
+                      str(target.multiprocessors) + " multiprocessors");
+  std::string refusedSplit =
+      splitAligned ? "not gemm_split_k: " + str(bigTiles) + " tiles of 128 x 256 fill a quarter of " +
+                         str(target.multiprocessors) + " multiprocessors"
+                   : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
+  if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0)
+    return Choice{config(context, KernelVariant::gemm_wgmma, {128, 256, 64}, 3, 1,
+                         std::min<int64_t>(ceilDiv(s.M, 128) * ceilDiv(s.N, 256),
+                                           target.multiprocessors)),
+                  "gemm_wgmma: " + shape + " on " + target.arch + "; " + refusedSplit};
+  std::string refusedWgmma =
+      target.tensorCores != TensorCoreGeneration::Wgmma
+          ? "not gemm_wgmma: " + target.arch + " has no wgmma"
+          : "not gemm_wgmma: it needs a [N, K] B with K % 8 == 0 (TMA's 16-byte strides)";
+  return Choice{config(context, KernelVariant::gemm_mma, {128, 128, 32}),
+                "gemm_mma: " + shape + "; " + refusedSplit + "; " + refusedWgmma};
+}
+
+FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetImage &target,
+                             const SplitKKnobs &knobs) {
+  MLIRContext *context = group.getContext();
+  if (s.depthwise)
+    return Choice{config(context, KernelVariant::conv_depthwise, {}, 0, 1,
+                         int64_t(target.multiprocessors) * 16),
+                  "conv_depthwise: one filter per channel"};
+  if (!halfPrecision(s.element))
+    return Choice{config(context, KernelVariant::conv_simt, {64, 64, 16}),
+                  "conv_simt: fp32 operands"};
+  if (target.tensorCores == TensorCoreGeneration::None)
+    return group.emitOpError("fp16/bf16 convolutions need tensor cores (sm_80 or newer); ")
+           << target.arch << " has none";
+  int64_t perGroup = s.outChannels / s.groups;
+  int64_t bigTiles = ceilDiv(s.M, 128) * ceilDiv(perGroup, 128) * s.groups;
+  bool splitAligned = !s.layoutChange && s.inChannelsPerGroup % 8 == 0;
+  if (splitAligned && bigTiles < target.multiprocessors)
+    return splitK(context, KernelVariant::conv_split_k,
+                  ceilDiv(s.M, 64) * ceilDiv(perGroup, 64) * s.groups, s.reduction, target,
+                  knobs,
+                  "conv_split_k: " + str(bigTiles) + " tiles of 128 x 128 do not fill " +
+                      str(target.multiprocessors) + " multiprocessors");
+  return Choice{config(context, KernelVariant::conv_mma, {128, 128, 32}),
+                "conv_mma: " + std::string(splitAligned
+                                               ? str(bigTiles) + " tiles of 128 x 128 fill the GPU"
+                                               : "not conv_split_k: the input is read through a "
+                                                 "layout change or Cin per group % 8 != 0")};
+}
+
+Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImage &target) {
+  MLIRContext *context = group.getContext();
+  int64_t D = s.q ? s.q->shape.back() : 0, Dv = s.v ? s.v->shape.back() : 0;
+  std::string refused;
+  if (!halfPrecision(s.element))
+    refused = "fp32 operands";
+  else if (target.tensorCores == TensorCoreGeneration::None)
+    refused = target.arch + " has no tensor cores";
+  else if (D != Dv || D % 16 != 0)
+    refused = "head sizes " + str(D) + " and " + str(Dv) + " (mma needs equal multiples of 16)";
+  else if (!s.rowsChunkAligned)
+    refused = "q, k or v rows not 16-byte aligned";
+  if (!refused.empty())
+    return {config(context, KernelVariant::attention_simt), "attention_simt: " + refused};
+  return {config(context, KernelVariant::attention_mma, {64, 64, D}),
+          "attention_mma: head size " + str(D)};
+}
+
+FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitKKnobs &knobs) {
+  MLIRContext *context = group.getContext();
+  switch (group.getKind()) {
+  case FusionKind::elementwise:
+    return Choice{config(context, KernelVariant::elementwise, {}, 0, 1,
+                         int64_t(target.multiprocessors) * 16),
+                  "elementwise: grid-stride loop"};
+  case FusionKind::reduction:
+    return Choice{config(context, KernelVariant::reduction, {}, 0, 1,
+                         int64_t(target.multiprocessors) * 16),
+                  "reduction: grid-stride over the kept elements"};
+  case FusionKind::normalization:
+    return Choice{config(context, KernelVariant::normalization), "normalization"};
+  case FusionKind::pooling:
+    return Choice{config(context, KernelVariant::pooling, {}, 0, 1,
+                         int64_t(target.multiprocessors) * 16),
+                  "pooling: grid-stride over the outputs"};
+  case FusionKind::gemm_epilogue:
+  case FusionKind::conv_epilogue:
+    if (std::optional<GemmShape> gemm = gemmShapeOf(group))
+      return selectGemm(group, *gemm, target, knobs);
+    if (std::optional<ConvShape> conv = convShapeOf(group))
+      return selectConv(group, *conv, target, knobs);
+    return group.emitOpError("has no GEMM or convolution anchor to select a kernel for");
+  case FusionKind::attention:
+    if (std::optional<AttentionShape> attention = attentionShapeOf(group))
+      return selectAttention(group, *attention, target);
+    return group.emitOpError("has no attention op to select a kernel for");
+  }
+  return group.emitOpError("unknown fusion kind");
+}
+
+struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    std::string error;
+    std::optional<TargetDescription> description = describeTargets(
+        std::vector<std::string>(targets.begin(), targets.end()), error, {},
+        static_cast<int>(multiprocessors));
+    if (!description) {
+      fn.emitError(error);
+      return signalPassFailure();
+    }
+    const TargetImage &target = description->primary();
+    SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
+                      splitKMinK, splitKTile, splitKStages};
+    if (knobs.kTile <= 0 || knobs.kTile % 16 != 0 || knobs.stages < 2 || knobs.minK <= 0) {
+      fn.emitError("split-K options: the k tile must be a positive multiple of 16, the "
+                   "stages 2 or more and the least K positive; got ")
+          << knobs.kTile << ", " << knobs.stages << " and " << knobs.minK;
+      return signalPassFailure();
+    }
+    WalkResult result = fn.walk([&](FusionOp group) {
+      if (group->hasAttr("kiln.kernel")) {
+        if (!isa<KernelConfigAttr>(group->getAttr("kiln.kernel"))) {
+          group.emitOpError("kiln.kernel must be a #kiln.kernel<...> configuration");
+          return WalkResult::interrupt();
+        }
+        if (explain)
+          group.emitRemark("kept the configuration written in the input");
+        return WalkResult::advance();
+      }
+      FailureOr<Choice> choice = select(group, target, knobs);
+      if (failed(choice))
+        return WalkResult::interrupt();
+      group->setAttr("kiln.kernel", choice->config);
+      LLVM_DEBUG(llvm::dbgs() << group.getLoc() << ": " << choice->why << "\n");
+      if (explain)
+        group.emitRemark(choice->why);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
