@@ -5,6 +5,7 @@
 
 #include "kiln/Passes/Pipelines.h"
 #include "kiln/codegen/ArtifactWriter.h"
+#include "kiln/codegen/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -101,9 +102,16 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   Compilation compilation;
   codegen::ArtifactStats stats;
   bool ok = false;
+  // An unknown architecture fails before the import, not after it.
+  auto archsKnown = [&] {
+    for (const std::string &arch : archs)
+      if (!codegen::checkArch(arch, error))
+        return false;
+    return true;
+  };
   if (archs.empty())
     error = "no target architectures given";
-  else if (importModel(path, inputs, context, compilation, error) &&
+  else if (archsKnown() && importModel(path, inputs, context, compilation, error) &&
            optimize(compilation, precision, error)) {
     auto written = writeArtifact(compilation, archs, stats, error);
     if (written) {
