@@ -230,6 +230,16 @@ grep -q "107374182400 bytes per session" "$work/$case.stderr" || fail "the arena
 prepare huge-tensor
 forge "$out/m.kiln" 'a["inputs"][0]["shape"] = [1 << 30, 1 << 11]'
 expect_error huge-tensor "would take 4398046511104 bytes" "$bin/kiln-run" "$out/m.kiln"
+# Within the format's bounds but not the GPU's: refused before any host
+# memory is spent on random inputs.
+prepare input-512g
+forge "$out/m.kiln" '
+a["inputs"][0]["shape"] = [1 << 34, 16]
+for b in a["buffers"]:
+    if b[0] == 1 and b[1] == 0:
+        b[3] = (1 << 38) * 2'
+expect_error input-512g "out of device memory: the model's inputs and outputs needs" \
+  "$bin/kiln-run" "$out/m.kiln"
 prepare traversal-input
 forge "$out/m.kiln" 'a["inputs"][0]["name"] = "../../x"'
 expect_error traversal-input "an input named '../../x'" \
