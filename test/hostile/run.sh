@@ -124,6 +124,10 @@ model=$work/in/mlp_f32.pt kiln=$work/in/$(basename "$artifact")
 prepare huge-input
 expect_error huge-input "bytes per tensor" \
   "$bin/kiln-compile" "$model" --input x:62500000000x16:f32 -o "$out/m.kiln"
+# 1 TiB: within an artifact's bounds, beyond any CI machine's memory.
+prepare host-memory
+expect_error host-memory "more than this machine's memory" \
+  "$bin/kiln-compile" "$model" --input x:16384x16777216:f32 -o "$out/m.kiln"
 prepare overflowing-dim
 expect_error overflowing-dim "more elements than any GPU holds" \
   "$bin/kiln-compile" "$model" --input x:99999999999999999999x16:f32 -o "$out/m.kiln"
