@@ -18,6 +18,7 @@
 #include "ElementCode.h"
 #include "Emitters.h"
 
+#include "kiln/codegen/KernelCache.h"
 #include "kiln/codegen/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,11 +28,7 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
-#include <thread>
 
 #include <algorithm>
 
@@ -681,52 +678,6 @@ uint64_t fnv(const std::string &text, uint64_t basis) {
     hash = (hash ^ c) * 1099511628211ull;
   return hash;
 }
-
-/// The on-disk kernel cache: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln,
-/// else ~/.cache/kiln; empty (no cache) when KILN_NO_CACHE is set or no
-/// folder can be made.
-std::filesystem::path cacheDirectory() {
-  if (std::getenv("KILN_NO_CACHE"))
-    return {};
-  std::filesystem::path dir;
-  if (const char *env = std::getenv("KILN_CACHE_DIR"))
-    dir = env;
-  else if (const char *xdg = std::getenv("XDG_CACHE_HOME"))
-    dir = std::filesystem::path(xdg) / "kiln";
-  else if (const char *home = std::getenv("HOME"))
-    dir = std::filesystem::path(home) / ".cache" / "kiln";
-  std::error_code ec;
-  if (dir.empty() || (!std::filesystem::create_directories(dir, ec) && ec))
-    return {};
-  return dir;
-}
-
-std::optional<std::string> readFile(const std::filesystem::path &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return std::nullopt;
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
-}
-
-/// Write-then-rename, so a concurrent reader sees the whole file or none.
-void writeFileAtomically(const std::filesystem::path &path, const std::string &data) {
-  std::filesystem::path temporary = path;
-  temporary += ".tmp." + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
-    std::ofstream file(temporary, std::ios::binary);
-    if (!file)
-      return;
-    file.write(data.data(), data.size());
-    if (!file)
-      return;
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec)
-    std::filesystem::remove(temporary, ec);
-}
 } // namespace
 
 std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
@@ -744,18 +695,19 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
     keyText += '\0' + option;
   for (const auto &[name, contents] : options.headers)
     keyText += '\0' + name + '\0' + contents;
-  std::filesystem::path dir = cacheDirectory();
-  std::filesystem::path entry;
-  if (!dir.empty()) {
-    char key[40];
-    std::snprintf(key, sizeof(key), "%016llx%016llx",
+  std::optional<KernelCache> cache = KernelCache::fromEnvironment();
+  std::string key;
+  if (cache) {
+    char hash[40];
+    std::snprintf(hash, sizeof(hash), "%016llx%016llx",
                   (unsigned long long)fnv(keyText, 1469598103934665603ull),
                   (unsigned long long)fnv(keyText, 0x9e3779b97f4a7c15ull));
-    entry = dir / (std::string(key) + "-" + arch);
-    auto cubin = readFile(entry.string() + ".cubin");
-    auto ptx = readFile(entry.string() + ".ptx");
-    if (cubin && ptx && !cubin->empty())
-      return NvrtcOutput{*cubin, *ptx, "(from the kernel cache)"};
+    key = std::string(hash) + "-" + arch;
+    // A verified entry whose cubin is not an ELF file was not written by
+    // this code: it is recompiled and replaced like a corrupted one.
+    auto cached = cache->lookup(key);
+    if (cached && cached->cubin.compare(0, 4, "\x7f" "ELF") == 0)
+      return cached;
   }
 
   auto compiled = compileWithNvrtc(kernel.source, kernel.name, options, error);
@@ -779,9 +731,10 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
             " has a ptxas performance warning: rejected\n" + compiled->log;
     return std::nullopt;
   }
-  if (!entry.empty()) {
-    writeFileAtomically(entry.string() + ".ptx", compiled->ptx);
-    writeFileAtomically(entry.string() + ".cubin", compiled->cubin);
-  }
+  // The cache only saves time: a failed write (a full disk) costs the next
+  // compile its speed, never its result.
+  std::string ignored;
+  if (cache)
+    cache->store(key, *compiled, ignored);
   return compiled;
 }

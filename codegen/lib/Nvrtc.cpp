@@ -4,6 +4,7 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
@@ -52,6 +53,36 @@ std::string kiln::codegen::nvrtcVersion() {
   int major = 0, minor = 0;
   ::nvrtcVersion(&major, &minor);
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+bool kiln::codegen::checkArch(const std::string &arch, std::string &error) {
+  int count = 0;
+  std::vector<int> supported;
+  if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    supported.resize(count);
+    if (nvrtcGetSupportedArchs(supported.data()) != NVRTC_SUCCESS)
+      supported.clear();
+  }
+  std::string digits = arch.rfind("sm_", 0) == 0 ? arch.substr(3) : "";
+  bool specific = !digits.empty() && digits.back() == 'a';
+  if (specific)
+    digits.pop_back();
+  if (digits.size() >= 2 && digits.size() <= 3 && digits[0] != '0' &&
+      digits.find_first_not_of("0123456789") == std::string::npos) {
+    int number = std::stoi(digits);
+    if ((!specific || number >= 90) &&
+        std::find(supported.begin(), supported.end(), number) != supported.end())
+      return true;
+  }
+  std::string accepted;
+  for (int number : supported) {
+    accepted += (accepted.empty() ? "sm_" : ", sm_") + std::to_string(number);
+    if (number >= 90)
+      accepted += ", sm_" + std::to_string(number) + "a";
+  }
+  error = "unknown GPU architecture '" + arch + "'; NVRTC " + nvrtcVersion() +
+          " accepts " + accepted;
+  return false;
 }
 
 std::optional<NvrtcOutput>

@@ -5,6 +5,7 @@
 
 #include "kiln/Passes/Pipelines.h"
 #include "kiln/codegen/ArtifactWriter.h"
+#include "kiln/codegen/Nvrtc.h"
 #include "kiln/runtime/Device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -137,9 +138,16 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   KernelSelection selection;
   selection.archs = archs;
   std::optional<TargetDescription> targets;
+  // An unknown architecture fails before the import, not after it.
+  auto archsKnown = [&] {
+    for (const std::string &arch : targets->archs())
+      if (!codegen::checkArch(arch, error))
+        return false;
+    return true;
+  };
   if (archs.empty())
     error = "no target architectures given";
-  else if ((targets = describeTargets(selection, error)) &&
+  else if ((targets = describeTargets(selection, error)) && archsKnown() &&
            importModel(path, inputs, context, compilation, error) &&
            optimize(compilation, precision, *targets, selection, error)) {
     auto written = writeArtifact(compilation, targets->archs(), stats, error);

@@ -119,11 +119,40 @@ private:
   std::string where;
 };
 
+/// `text` as it may be echoed in an error: a forged name can hold terminal
+/// escape sequences, so every byte outside printable ASCII becomes \xNN,
+/// and a long one is cut.
+std::string printable(std::string_view text) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text.substr(0, 64)) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return text.size() > 64 ? out + "..." : out;
+}
+
 bool isIdentifier(std::string_view name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
     return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+/// Tensor names become file names under a folder the user gave: no path
+/// separator, no "." or "..", no hidden file, nothing a terminal interprets.
+bool isTensorName(std::string_view name) {
+  if (name.empty() || name[0] == '.')
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.' || c == '-';
   });
 }
 
@@ -153,9 +182,12 @@ constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 16;
 
 TensorSpec readTensor(Cursor &c, std::set<std::string> &names, const char *role) {
   TensorSpec spec;
-  spec.name = c.string(256);
+  spec.name = c.string(fmt::kMaxNameBytes);
   if (spec.name.empty())
     c.fail(std::string("an ") + role + " without a name");
+  if (!isTensorName(spec.name))
+    c.fail(std::string("an ") + role + " named '" + printable(spec.name) +
+           "' (names are letters, digits, '_', '.' and '-', not starting with '.')");
   if (!names.insert(spec.name).second)
     c.fail(std::string("two ") + role + "s named '" + spec.name + "'");
   spec.dtype = readDType(c);
@@ -174,6 +206,10 @@ TensorSpec readTensor(Cursor &c, std::set<std::string> &names, const char *role)
     elements *= d;
     spec.shape.push_back(d);
   }
+  if (spec.bytes() > fmt::kMaxTensorBytes)
+    c.fail(std::string(role) + " '" + spec.name + "' of " + std::to_string(elements) + " " +
+           fmt::dtypeName(spec.dtype) + " elements would take " + std::to_string(spec.bytes()) + " bytes (at most " +
+           std::to_string(fmt::kMaxTensorBytes) + ")");
   return spec;
 }
 
@@ -290,6 +326,9 @@ void readSignature(Cursor c, Artifact &a) {
   for (uint32_t i = 0; i < outputs; ++i)
     a.outputs.push_back(readTensor(c, outputNames, "output"));
   a.arenaBytes = c.read<uint64_t>();
+  if (a.arenaBytes > fmt::kMaxArenaBytes)
+    c.fail("an arena of " + std::to_string(a.arenaBytes) + " bytes (at most " +
+           std::to_string(fmt::kMaxArenaBytes) + ")");
   c.expectEnd();
 }
 
@@ -298,14 +337,16 @@ void readKernels(Cursor c, Artifact &a) {
   std::set<std::string> names;
   for (uint32_t k = 0; k < kernels; ++k) {
     KernelEntry entry;
-    entry.name = c.string(256);
+    entry.name = c.string(fmt::kMaxNameBytes);
     if (!isIdentifier(entry.name))
-      c.fail("kernel " + std::to_string(k) + " has an invalid name '" + entry.name + "'");
+      c.fail("kernel " + std::to_string(k) + " has an invalid name '" +
+             printable(entry.name) + "'");
     if (!names.insert(entry.name).second)
       c.fail("two kernels named '" + entry.name + "'");
     entry.kind = c.string(32);
     if (!fmt::isKernelKind(entry.kind))
-      c.fail("kernel '" + entry.name + "' has an unknown fusion kind '" + entry.kind + "'");
+      c.fail("kernel '" + entry.name + "' has an unknown fusion kind '" +
+             printable(entry.kind) + "'");
     uint32_t images = c.count(12, "images");
     if (images == 0)
       c.fail("kernel '" + entry.name + "' has no image");
@@ -315,7 +356,7 @@ void readKernels(Cursor c, Artifact &a) {
       bool ptx = false;
       if (!isArch(image.arch, ptx))
         c.fail("kernel '" + entry.name + "' has an image for an unknown target '" +
-               image.arch + "'");
+               printable(image.arch) + "'");
       for (const KernelImage &other : entry.images)
         if (other.arch == image.arch)
           c.fail("kernel '" + entry.name + "' has two " + image.arch + " images");

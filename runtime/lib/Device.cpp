@@ -85,6 +85,16 @@ std::string mib(size_t bytes) {
 }
 } // namespace
 
+void kiln::rt::checkFreeMemory(uint64_t bytes, const std::string &what) {
+  size_t free = 0, total = 0;
+  KILN_CU_CHECK(Driver::get().cuMemGetInfo(&free, &total));
+  if (bytes > free)
+    throw OutOfMemoryError("out of device memory: " + what + " needs " +
+                               std::to_string(bytes) + " bytes (" + mib(bytes) +
+                               "); the GPU has " + mib(free) + " free of " + mib(total),
+                           bytes);
+}
+
 DeviceBuffer::DeviceBuffer(size_t bytes, const std::string &what) : bytes_(bytes) {
   const Driver &cu = Driver::get();
   CUresult result = cu.cuMemAlloc(&address_, bytes);

@@ -108,6 +108,11 @@ void Model::Impl::prepare() {
   functions.clear();
   DeviceInfo device = queryDevice(0);
   context = std::make_unique<Context>(0);
+  // The reader bounds each size (ArtifactFormat.h), so the sum is exact.
+  checkFreeMemory(artifact.weights.size() + artifact.arenaBytes,
+                  "the model (" + std::to_string(artifact.weights.size()) +
+                      " bytes of weights and an arena of " +
+                      std::to_string(artifact.arenaBytes) + " bytes per session)");
   std::string arch;
   for (const KernelEntry &kernel : artifact.kernels) {
     std::string available;

@@ -198,7 +198,9 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *address, size_t bytes) {
   if (bytes == 0)
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> lock(mutex);
-  if (deviceBytesInUse + bytes > envBytes("KILN_FAKE_CUDA_MEMORY", 8ull << 30))
+  // Compared without a sum: a request near 2^64 must not wrap into a fit.
+  size_t limit = envBytes("KILN_FAKE_CUDA_MEMORY", 8ull << 30);
+  if (bytes > limit || deviceBytesInUse > limit - bytes)
     return CUDA_ERROR_OUT_OF_MEMORY;
   void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   if (!memory)

@@ -48,9 +48,16 @@ void checkInvariants(const Artifact &a, const uint8_t *data, size_t size) {
   for (const auto *specs : {&a.inputs, &a.outputs})
     for (const kiln::rt::TensorSpec &spec : *specs) {
       require(!spec.name.empty() && spec.elements() >= 0);
+      // Names are safe as file names and on a terminal.
+      require(spec.name[0] != '.' && spec.name.size() <= fmt::kMaxNameBytes);
+      for (char c : spec.name)
+        require((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '.' || c == '-');
+      require(spec.bytes() <= fmt::kMaxTensorBytes);
       require(spec.bytes() / fmt::dtypeBytes(spec.dtype) ==
               static_cast<size_t>(spec.elements()));
     }
+  require(a.arenaBytes <= fmt::kMaxArenaBytes);
   for (const kiln::rt::KernelEntry &k : a.kernels) {
     require(!k.name.empty() && fmt::isKernelKind(k.kind) && !k.images.empty());
     for (const kiln::rt::KernelImage &image : k.images)

@@ -103,6 +103,10 @@ def mangled(data):
     forge("same-arch", lambda b: b["kernels"][0]["images"].__setitem__(
         1, (b["kernels"][0]["images"][0][0], b["kernels"][0]["images"][1][1])))
     forge("parameters", lambda b: b["launches"][0].update(args=b["launches"][0]["args"] * 129))
+    forge("name-path", lambda b: b["inputs"][0].update(name="../../x"))
+    forge("name-escape", lambda b: b["outputs"][0].update(name="y\x1b[2J"))
+    forge("arena-2-64", lambda b: b.update(arena=2**64 - 1))
+    forge("tensor-2-41", lambda b: b["inputs"][0].update(shape=[1 << 30, 1 << 10]))
 
     def misaligned_map(b):  # the tensor map of launch 1 reads the arena buffer
         arena = b["launches"][1]["maps"][0][0]

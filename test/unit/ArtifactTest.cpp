@@ -416,6 +416,21 @@ TEST_F(ArtifactForgery, Signature) {
        "a name of 300 bytes is implausible"},
       {"same names", [](Artifact &a) { a.inputs.push_back(a.inputs[0]); },
        "two inputs named 'x'"},
+      // Names become file names under kiln-run --save-inputs/--save-outputs.
+      {"path", [](Artifact &a) { a.inputs[0].name = "../../x"; },
+       "an input named '../../x' (names are letters, digits, '_', '.' and '-', not "
+       "starting with '.')"},
+      {"separator", [](Artifact &a) { a.outputs[0].name = "a/b"; }, "an output named 'a/b'"},
+      {"hidden", [](Artifact &a) { a.outputs[0].name = ".profile"; },
+       "an output named '.profile'"},
+      // A terminal escape is echoed escaped, never raw.
+      {"escape", [](Artifact &a) { a.inputs[0].name = "x\x1b[2J"; },
+       "an input named 'x\\x1b[2J'"},
+      {"huge tensor", [](Artifact &a) { a.inputs[0].shape = {1ll << 30, 1ll << 10}; },
+       "input 'x' of 1099511627776 f16 elements would take 2199023255552 bytes (at most "
+       "1099511627776)"},
+      {"huge arena", [](Artifact &a) { a.arenaBytes = ~0ull; },
+       "an arena of 18446744073709551615 bytes (at most 1099511627776)"},
   };
   for (const ForgedCase &c : cases) {
     SCOPED_TRACE(c.name);
@@ -432,6 +447,8 @@ TEST_F(ArtifactForgery, Kernels) {
       {"empty kind", [](Artifact &a) { a.kernels[0].kind = ""; }, "unknown fusion kind ''"},
       {"name", [](Artifact &a) { a.kernels[0].name = "kiln k"; },
        "kernel 0 has an invalid name 'kiln k'"},
+      {"escaped name", [](Artifact &a) { a.kernels[0].name = "k\x1b]0;x\x07"; },
+       "kernel 0 has an invalid name 'k\\x1b]0;x\\x07'"},
       {"empty name", [](Artifact &a) { a.kernels[0].name = ""; },
        "kernel 0 has an invalid name ''"},
       {"same names", [](Artifact &a) { a.kernels[1].name = a.kernels[0].name; },

@@ -97,3 +97,19 @@ TEST(Nvrtc, ReportsItsVersion) {
   EXPECT_NE(version.find('.'), std::string::npos);
   EXPECT_NE(version, "0.0");
 }
+
+TEST(Nvrtc, ChecksArchitecturesUpFront) {
+  std::string error;
+  EXPECT_TRUE(checkArch("sm_80", error)) << error;
+  EXPECT_TRUE(checkArch("sm_90a", error)) << error;
+  for (const char *bad : {"sm90", "sm_9", "sm_80a", "compute_90", "sm_999", "", "sm_090"}) {
+    error.clear();
+    EXPECT_FALSE(checkArch(bad, error)) << bad;
+    EXPECT_NE(error.find(std::string("unknown GPU architecture '") + bad + "'"),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("accepts sm_"), std::string::npos) << error;
+    EXPECT_NE(error.find("sm_90a"), std::string::npos) << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+}

@@ -18,6 +18,7 @@
 #include "kiln/Passes/CostModel.h"
 #include "kiln/codegen/ArtifactWriter.h"
 #include "kiln/codegen/CudaEmitter.h"
+#include "kiln/codegen/Nvrtc.h"
 #include "kiln/Passes/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
@@ -30,7 +31,13 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <string>
+
+#include <signal.h>
+#include <unistd.h>
 
 namespace cl = llvm::cl;
 using namespace kiln;
@@ -99,6 +106,60 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// What can be known about the output before any work: the folder exists
+/// and takes files, the path is no folder, and it is not the model itself.
+bool checkOutput(const std::string &path, const std::string &model, std::string &error) {
+  if (path == "-")
+    return true;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec) && fs::equivalent(path, model, ec)) {
+    error = "-o '" + path + "' is the model itself; refusing to overwrite it";
+    return false;
+  }
+  if (fs::is_directory(path, ec)) {
+    error = "-o '" + path + "' is a folder; give a file name";
+    return false;
+  }
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty())
+    folder = ".";
+  if (!fs::is_directory(folder, ec)) {
+    error = "cannot write '" + path + "': the folder '" + folder.string() +
+            "' does not exist";
+    return false;
+  }
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    error = "cannot write '" + path + "': the folder '" + folder.string() +
+            "' is not writable (" + std::strerror(errno) + ")";
+    return false;
+  }
+  return true;
+}
+
+/// A compile killed between writing its temporary file and renaming it
+/// leaves `PATH.partial.PID`; the next compile to PATH removes those whose
+/// process is gone.
+void removeStalePartials(const std::string &path) {
+  namespace fs = std::filesystem;
+  fs::path folder = fs::path(path).parent_path();
+  std::string prefix = fs::path(path).filename().string() + ".partial.";
+  std::error_code ec;
+  for (fs::directory_iterator it(folder.empty() ? "." : folder, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() ||
+        name.find_first_not_of("0123456789", prefix.size()) != std::string::npos ||
+        name.size() - prefix.size() > 9)
+      continue;
+    pid_t pid = static_cast<pid_t>(std::stol(name.substr(prefix.size())));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove(it->path(), ignored);
+    }
+  }
+}
+
 /// Writes `text` to `path` through a temporary file and a rename, so a reader
 /// never sees a partial file and a failure leaves none.
 bool writeAtomically(const std::string &path, const std::string &text,
@@ -141,6 +202,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln: TorchScript to fused CUDA\n");
 
   std::string error;
+  // Every check that needs no model comes first: a typo fails at once.
   driver::KernelSelection selection;
   selection.archs.assign(archs.begin(), archs.end());
   selection.multiprocessors = multiprocessors;
@@ -148,10 +210,20 @@ int main(int argc, char **argv) {
   selection.splitKMinK = splitKMinK;
   selection.splitKTile = splitKTile;
   selection.splitKStages = splitKStages;
-  // Before any work: a bad --arch is known at once.
   std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
   if (!targets)
+    return fail("--arch: " + error);
+  for (const std::string &arch : targets->archs())
+    if (!codegen::checkArch(arch, error))
+      return fail("--arch: " + error);
+  for (const std::string &arch : kernelArchs)
+    if (!codegen::checkArch(arch, error))
+      return fail("--kernels-arch: " + error);
+  if (!checkOutput(outputPath, modelPath, error))
     return fail(error);
+  if (outputPath != "-")
+    removeStalePartials(outputPath);
+
   mlir::MLIRContext context;
   driver::Compilation compilation;
   std::vector<std::string> specTexts(inputSpecs.begin(), inputSpecs.end());

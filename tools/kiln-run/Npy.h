@@ -1,7 +1,10 @@
 //===- Npy.h - read and write NumPy .npy files ------------------*- C++ -*-===//
 //
-// Version 1/2 headers, little-endian, C order; dtypes f4, f2, i8, i4, b1
+// Version 1/2/3 headers, little-endian, C order; dtypes f4, f2, i8, i4, b1
 // (numpy has no bfloat16, so bf16 tensors travel as f4 and are converted).
+// A file is untrusted: its header is parsed as the small Python literal it
+// is, every size is checked without overflow against the bytes present, and
+// every failure is one std::runtime_error naming the file and the cause.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::npy {
@@ -20,8 +24,15 @@ struct Array {
   std::string data;
 };
 
-/// Throws std::runtime_error naming the file and the problem.
+/// At most this many dimensions (numpy's own limit is 64).
+constexpr size_t kMaxRank = 32;
+
+/// Parses the bytes of a .npy file; `what` names it in errors.
+Array parse(std::string_view bytes, const std::string &what);
+/// Reads and parses `path`.
 Array read(const std::string &path);
+/// Writes through a temporary file renamed into place, so a failure leaves
+/// no partial file.
 void write(const std::string &path, const Array &array);
 
 } // namespace kiln::npy

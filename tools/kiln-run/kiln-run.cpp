@@ -24,16 +24,22 @@
 #include "kiln/runtime/Device.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
-#include <random>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <new>
+#include <random>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace kiln;
 
@@ -186,7 +192,14 @@ Options parse(int argc, char **argv) {
     } else if (arg == "--check") {
       o.checks.push_back(value());
     } else if (arg == "--tolerance") {
-      o.tolerance = std::stod(value());
+      std::string text = value();
+      char *end = nullptr;
+      errno = 0;
+      o.tolerance = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end || errno == ERANGE || !std::isfinite(o.tolerance) ||
+          o.tolerance < 0)
+        usage("--tolerance takes a non-negative relative L2 error (e.g. 1e-3), got '" +
+              text + "'");
     } else if (arg == "--save-outputs") {
       o.saveDir = value();
     } else if (arg == "--save-inputs") {
@@ -216,7 +229,45 @@ Options parse(int argc, char **argv) {
   }
   if (o.modelPath.empty())
     usage("no model given");
+  // Where results go is checked before any work, so a typo costs no run
+  // and nothing is written anywhere else.
+  auto folder = [](const char *option, const std::string &dir) {
+    struct stat info;
+    if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+      usage(std::string(option) + ": '" + dir + "' is not a folder (create it first)");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      usage(std::string(option) + ": cannot write into '" + dir + "': " +
+            std::strerror(errno));
+  };
+  if (!o.saveDir.empty())
+    folder("--save-outputs", o.saveDir);
+  if (!o.saveInputsDir.empty())
+    folder("--save-inputs", o.saveInputsDir);
+  if (!o.tracePath.empty()) {
+    size_t slash = o.tracePath.rfind('/');
+    folder("--trace", slash == std::string::npos ? "."
+                      : slash == 0               ? "/"
+                                                 : o.tracePath.substr(0, slash));
+  }
   return o;
+}
+
+/// Writes `text` through a temporary file renamed into place: a failure
+/// throws and leaves no partial file.
+void writeText(const std::string &path, const std::string &text) {
+  std::string temporary = path + ".partial." + std::to_string(::getpid());
+  bool ok;
+  {
+    std::ofstream file(temporary, std::ios::binary);
+    file << text;
+    file.close();
+    ok = static_cast<bool>(file);
+  }
+  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    std::remove(temporary.c_str());
+    throw Error("cannot write '" + path + "': " + std::strerror(error));
+  }
 }
 
 /// The inputs and outputs of one session: host strings, and device copies
@@ -271,33 +322,46 @@ bool runThreads(const std::shared_ptr<Model> &model, const Options &o,
   std::vector<std::string> failures(o.threads);
   std::vector<std::vector<TraceEvent>> traces(o.threads);
   std::vector<std::string> chrome(o.threads);
-  std::vector<std::thread> workers;
-  auto start = std::chrono::steady_clock::now();
-  for (int t = 0; t < o.threads; ++t)
-    workers.emplace_back([&, t] {
-      try {
-        Session session(model, {o.graph, o.profile});
-        Buffers buffers(*model, inputData, o.deviceIO);
-        for (int r = 0; r < runs; ++r) {
-          for (std::string &output : buffers.outputs)
-            std::fill(output.begin(), output.end(), '\0');
-          session.run(buffers.in, buffers.out);
-          buffers.fetch();
-          if (buffers.outputs != expected) {
-            failures[t] = "run " + std::to_string(r) + " differs from the single session";
-            return;
-          }
+  auto work = [&](int t) {
+    try {
+      Session session(model, {o.graph, o.profile});
+      Buffers buffers(*model, inputData, o.deviceIO);
+      for (int r = 0; r < runs; ++r) {
+        for (std::string &output : buffers.outputs)
+          std::fill(output.begin(), output.end(), '\0');
+        session.run(buffers.in, buffers.out);
+        buffers.fetch();
+        if (buffers.outputs != expected) {
+          failures[t] = "run " + std::to_string(r) + " differs from the single session";
+          return;
         }
-        if (o.profile) {
-          traces[t] = session.trace();
-          chrome[t] = session.chromeTrace();
-        }
-      } catch (const std::exception &e) {
-        failures[t] = e.what();
       }
-    });
+      if (o.profile) {
+        traces[t] = session.trace();
+        chrome[t] = session.chromeTrace();
+      }
+    } catch (const std::exception &e) {
+      failures[t] = e.what();
+    }
+  };
+  std::vector<std::thread> workers;
+  std::string startFailure;
+  auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < o.threads; ++t) {
+    try {
+      workers.emplace_back(work, t);
+    } catch (const std::exception &e) {
+      // The system refused a thread (a memory or process limit): the ones
+      // started must still be joined before the error leaves this frame.
+      startFailure = "--threads " + std::to_string(o.threads) + ": cannot start thread " +
+                     std::to_string(t + 1) + ": " + e.what();
+      break;
+    }
+  }
   for (std::thread &w : workers)
     w.join();
+  if (!startFailure.empty())
+    throw Error(startFailure);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bool ok = true;
@@ -341,7 +405,7 @@ bool runThreads(const std::shared_ptr<Model> &model, const Options &o,
                 "session's kernels ran\n",
                 copyMs, overlappedMs, copyMs > 0 ? 100 * overlappedMs / copyMs : 0.0);
     if (!o.tracePath.empty()) {
-      std::ofstream(o.tracePath) << mergeChromeTraces(chrome);
+      writeText(o.tracePath, mergeChromeTraces(chrome));
       std::printf("  trace of %d sessions: %s\n", o.threads, o.tracePath.c_str());
     }
   }
@@ -360,6 +424,16 @@ int run(int argc, char **argv) {
                      [&](const TensorInfo &s) { return s.name == name; }))
       usage("the model has no input named '" + name + "'");
 
+  // The device takes the model and one set of inputs and outputs before any
+  // host memory is spent on them: a plan too large fails here, by its size.
+  Session session(model, {o.graph, o.profile});
+  size_t ioBytes = 0;
+  for (const TensorInfo &info : inputs)
+    ioBytes += info.bytes();
+  for (const TensorInfo &info : outputs)
+    ioBytes += info.bytes();
+  rt::checkFreeMemory(ioBytes, "the model's inputs and outputs");
+
   std::mt19937 rng(o.seed);
   std::normal_distribution<double> normal;
   std::vector<std::string> inputData;
@@ -370,7 +444,16 @@ int run(int argc, char **argv) {
       if (array.shape != spec.shape)
         throw Error("input '" + spec.name + "' from " + file->second + " has shape " +
                     shapeText(array.shape) + "; the model expects " + shapeText(spec.shape));
-      inputData.push_back(fromDouble(toDouble(array.data, npyType(array.descr)), spec.dtype));
+      DType fileType = npyType(array.descr);
+      // Floats travel as f4 for every float dtype (numpy has no bfloat16);
+      // any other difference changes values the user may not expect.
+      bool floatCarrier = fileType == DType::F32 &&
+                          (spec.dtype == DType::F16 || spec.dtype == DType::BF16);
+      if (fileType != spec.dtype && !floatCarrier)
+        std::fprintf(stderr, "kiln-run: note: input '%s': %s holds %s values, converted to %s\n",
+                     spec.name.c_str(), file->second.c_str(), dtypeName(fileType),
+                     dtypeName(spec.dtype));
+      inputData.push_back(fromDouble(toDouble(array.data, fileType), spec.dtype));
     } else {
       std::vector<double> values(spec.elements());
       for (double &v : values)
@@ -394,7 +477,6 @@ int run(int argc, char **argv) {
     }
   }
 
-  Session session(model, {o.graph, o.profile});
   Buffers buffers(*model, inputData, o.deviceIO);
   session.run(buffers.in, buffers.out);
   buffers.fetch();
@@ -404,11 +486,6 @@ int run(int argc, char **argv) {
               o.deviceIO ? ", device-resident I/O" : ", host I/O through pinned staging",
               o.profile ? ", profiled" : (o.graph ? ", CUDA graph" : ", plain launches"));
 
-  size_t ioBytes = 0;
-  for (const TensorInfo &info : inputs)
-    ioBytes += info.bytes();
-  for (const TensorInfo &info : outputs)
-    ioBytes += info.bytes();
   std::printf("  device memory: weights %.1f MiB, arena %.1f MiB, inputs and outputs %.1f MiB\n",
               model->weightBytes() / 1048576.0, model->arenaBytes() / 1048576.0,
               ioBytes / 1048576.0);
@@ -471,7 +548,7 @@ int run(int argc, char **argv) {
   if (o.profile) {
     std::printf("%s", session.profileTable().c_str());
     if (!o.tracePath.empty() && o.threads == 0) {
-      std::ofstream(o.tracePath) << session.chromeTrace();
+      writeText(o.tracePath, session.chromeTrace());
       std::printf("  trace: %s\n", o.tracePath.c_str());
     }
   }
@@ -486,6 +563,9 @@ int run(int argc, char **argv) {
 int main(int argc, char **argv) {
   try {
     return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "kiln-run: error: out of host memory\n");
+    return 1;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
     return 1;

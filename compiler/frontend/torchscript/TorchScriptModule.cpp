@@ -29,10 +29,13 @@
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/csrc/jit/serialization/import_read.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace kiln::frontend;
 
@@ -104,12 +107,38 @@ void pinDevicesToCpu(torch::jit::Block *block) {
   }
 }
 
+/// The largest tensor a kiln artifact may declare (kMaxTensorBytes in
+/// runtime/include/kiln/runtime/ArtifactFormat.h): an input spec past it
+/// could never run, so it fails here, before LibTorch allocates it.
+constexpr int64_t kMaxInputBytes = int64_t(1) << 40;
+
 bool looksLikeZip(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   char magic[4] = {};
   file.read(magic, 4);
   return file.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K' &&
          magic[2] == 3 && magic[3] == 4;
+}
+
+/// Why the zip at `path` cannot be a TorchScript archive, or nothing when it
+/// may be one (or is too damaged to tell: LibTorch's load then says how).
+/// torch.jit.save puts every entry under one top folder, with data.pkl and
+/// constants.pkl in it; LibTorch reports other zips by internal enforce
+/// messages, so they are recognized here first.
+std::string notTorchScript(const std::string &path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    if (!reader.hasRecord("data.pkl"))
+      return "it has no data.pkl; export the model with torch.jit.trace or "
+             "torch.jit.script and torch.jit.save";
+    if (!reader.hasRecord("constants.pkl"))
+      return "was it written by torch.save instead of torch.jit.save?";
+  } catch (const c10::Error &e) {
+    if (std::string(e.what()).find("not in a subdirectory") != std::string::npos)
+      return "its files do not lie in one folder, as torch.jit.save writes them; export "
+             "the model with torch.jit.trace or torch.jit.script and torch.jit.save";
+  }
+  return {};
 }
 
 bool isTorchInternal(const std::string &file) {
@@ -199,17 +228,41 @@ bool kiln::frontend::parseInputSpec(const std::string &text, InputSpec &spec,
             "' (use f32, f16, bf16, i64, i32 or i1)";
     return false;
   }
+  // Split by hand: getline drops a trailing empty field, so `8x16x` would
+  // read as 8x16.
   spec.shape.clear();
-  std::istringstream dims(shape);
-  for (std::string dim; std::getline(dims, dim, 'x');) {
-    char *end = nullptr;
-    long long value = std::strtoll(dim.c_str(), &end, 10);
-    if (dim.empty() || *end || value < 0) {
+  int64_t elements = 1;
+  for (size_t begin = 0; !shape.empty() && begin <= shape.size();) {
+    size_t end = std::min(shape.find('x', begin), shape.size());
+    std::string dim = shape.substr(begin, end - begin);
+    begin = end + 1;
+    char *last = nullptr;
+    errno = 0;
+    long long value = std::strtoll(dim.c_str(), &last, 10);
+    if (dim.empty() || *last || !std::isdigit(static_cast<unsigned char>(dim[0]))) {
       error = "input spec '" + text + "': '" + dim +
-              "' is not a dimension size (sizes are non-negative, joined by 'x')";
+              "' is not a dimension size (sizes are positive integers joined by 'x')";
       return false;
     }
+    if (value == 0) {
+      error = "input spec '" + text +
+              "': a dimension of size 0 (kiln compiles tensors with at least one element)";
+      return false;
+    }
+    if (errno == ERANGE || elements > kMaxInputBytes / value) {
+      error = "input spec '" + text + "': the tensor has more elements than any GPU holds "
+              "(a kiln artifact allows " + std::to_string(kMaxInputBytes) + " bytes per tensor)";
+      return false;
+    }
+    elements *= value;
     spec.shape.push_back(value);
+  }
+  int64_t bytes = elements * c10::elementSize(*scalarTypeOf(spec.dtype));
+  if (bytes > kMaxInputBytes) {
+    error = "input spec '" + text + "': " + std::to_string(elements) + " elements take " +
+            std::to_string(bytes) + " bytes (a kiln artifact allows " +
+            std::to_string(kMaxInputBytes) + " bytes per tensor)";
+    return false;
   }
   return true;
 }
@@ -240,6 +293,10 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     error = "'" + path + "' is not a TorchScript archive (not a zip file); "
             "export the model with torch.jit.trace or torch.jit.script and "
             "torch.jit.save";
+    return nullptr;
+  }
+  if (std::string why = notTorchScript(path); !why.empty()) {
+    error = "'" + path + "' is a zip but not a TorchScript archive (" + why + ")";
     return nullptr;
   }
   try {
@@ -352,6 +409,7 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
   }
   // Random inputs, matched to graph inputs by name.
   std::vector<at::Tensor> tensors(names.size());
+  int64_t exampleBytes = 0;
   at::manual_seed(0);
   for (const InputSpec &spec : specs) {
     auto it = std::find(names.begin(), names.end(), spec.name);
@@ -366,10 +424,26 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
       error = "input '" + spec.name + "' is declared twice";
       return false;
     }
-    tensor = at::isFloatingType(type)
-                 ? at::randn(spec.shape, at::TensorOptions().dtype(type))
-                 : at::randint(0, type == c10::kBool ? 2 : 8, spec.shape,
-                               at::TensorOptions().dtype(type));
+    // The run below holds every example input in host memory at once.
+    exampleBytes += c10::multiply_integers(spec.shape) * c10::elementSize(type);
+    long pages = ::sysconf(_SC_PHYS_PAGES), pageBytes = ::sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && pageBytes > 0 && exampleBytes / pageBytes >= pages) {
+      error = "random example inputs of the declared shapes take " +
+              std::to_string(exampleBytes) + " bytes, more than this machine's memory (" +
+              std::to_string(int64_t(pages) * pageBytes) +
+              " bytes); kiln runs the model once on the CPU to learn its shapes";
+      return false;
+    }
+    try {
+      tensor = at::isFloatingType(type)
+                   ? at::randn(spec.shape, at::TensorOptions().dtype(type))
+                   : at::randint(0, type == c10::kBool ? 2 : 8, spec.shape,
+                                 at::TensorOptions().dtype(type));
+    } catch (const std::exception &e) {
+      error = "cannot make a random example of input '" + formatInputSpec(spec) +
+              "' to learn the model's shapes: " + firstLines(e.what());
+      return false;
+    }
   }
 
   torch::jit::Graph &graph = *state.graph;

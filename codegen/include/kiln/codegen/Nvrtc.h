@@ -42,6 +42,11 @@ std::optional<NvrtcOutput> compileWithNvrtc(std::string_view source,
                                             const NvrtcOptions &options,
                                             std::string &error);
 
+/// Whether NVRTC can make a cubin for `arch` (`sm_<NN>`, or `sm_<NN>a` from
+/// sm_90 on). If not, sets `error` to one line naming `arch` and every
+/// architecture this NVRTC accepts, so a typo fails before any work.
+bool checkArch(const std::string &arch, std::string &error);
+
 /// `major.minor` of the NVRTC library in use (part of every cache key).
 std::string nvrtcVersion();
 

@@ -40,6 +40,13 @@ constexpr uint32_t kMaxSharedBytes = 227 * 1024;
 /// classic 4 KiB parameter space.
 constexpr size_t kMaxParameterBytes = 4096;
 constexpr size_t kTensorMapBytes = 128;
+/// Sizes a file may declare: no GPU holds a tensor or an arena of more than
+/// 1 TiB, and a bound well below 2^64 keeps every sum of sizes exact.
+constexpr uint64_t kMaxTensorBytes = 1ull << 40;
+constexpr uint64_t kMaxArenaBytes = 1ull << 40;
+/// Input and output names become file names (kiln-run --save-outputs) and
+/// are printed: at most this long, of `[A-Za-z0-9_.-]`, not starting with '.'.
+constexpr size_t kMaxNameBytes = 256;
 
 enum class SectionKind : uint32_t { Signature = 1, Kernels = 2, Plan = 3, Weights = 4 };
 enum class DType : uint32_t { F32 = 1, F16 = 2, BF16 = 3, I64 = 4, I32 = 5, Bool = 6 };

@@ -82,6 +82,11 @@ private:
   size_t bytes_ = 0;
 };
 
+/// Throws OutOfMemoryError naming `what` and `bytes` when the current
+/// context's device has fewer than `bytes` free: a plan too large for the GPU
+/// fails before any of it is allocated.
+void checkFreeMemory(uint64_t bytes, const std::string &what);
+
 /// Page-locked host memory, so copies to and from it run asynchronously.
 class PinnedBuffer {
 public:
