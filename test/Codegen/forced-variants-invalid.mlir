@@ -1,0 +1,80 @@
+// RUN: not kiln-translate --kiln-to-cuda %s --split-input-file 2>&1 | FileCheck %s
+
+// A forced variant the group cannot run as is refused, naming the variant
+// and what it needs; nothing is emitted for it.
+
+// TMA needs a K-major B: a matmul's [K, N] weight cannot take wgmma.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0
+func.func @wgmma_on_matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>} -> tensor<4096x3072xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3072xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16>
+    kiln.yield %l : tensor<4096x3072xf16>
+  }
+  return %0 : tensor<4096x3072xf16>
+}
+
+// -----
+
+// The mma.sync template's tile is fixed.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_mma: its template implements the tile [128, 128, 32] only
+func.func @mma_tile(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [64, 64, 32]>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// A variant of another family.
+// CHECK: error: 'kiln.fusion' op of kind 'elementwise' cannot run as gemm_split_k
+func.func @family(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.fusion elementwise ins(%a : tensor<4x8xf32>) {kiln.kernel = #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>} -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<4x8xf32>):
+    %1 = kiln.relu %x : tensor<4x8xf32>
+    kiln.yield %1 : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tensor-core attention on fp32.
+// CHECK: error: 'kiln.fusion' op cannot run as attention_mma: it needs fp16/bf16, equal head sizes that are multiples of 16, 16-byte aligned q, k and v rows and the tile [64, 64, head size]
+func.func @attention_mma_fp32(%q: tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>} -> tensor<1x12x128x64xf32> {
+  ^bb0(%a: tensor<1x12x128x64xf32>, %b: tensor<1x12x128x64xf32>, %c: tensor<1x12x128x64xf32>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
+    kiln.yield %o : tensor<1x12x128x64xf32>
+  }
+  return %0 : tensor<1x12x128x64xf32>
+}
+
+// -----
+
+// A 3x3 convolution is not depthwise.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_depthwise: conv_depthwise needs one filter per channel
+func.func @not_depthwise(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tensor<512xf16>) -> tensor<1x7x7x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, grid_limit = 2112>} -> tensor<1x7x7x512xf16> {
+  ^bb0(%ax: tensor<1x7x7x512xf16>, %aw: tensor<512x3x3x512xf16>, %ab: tensor<512xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16>
+    kiln.yield %y : tensor<1x7x7x512xf16>
+  }
+  return %0 : tensor<1x7x7x512xf16>
+}
+
+// -----
+
+// The attribute's own verifier: a cluster of 3 blocks.
+// CHECK: error: split_k must be 1, 2, 4 or 8, got 3
+func.func @split3(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64], stages = 3, split_k = 3>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}

@@ -1,0 +1,89 @@
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
+// RUN: kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
+
+// Every forced variant compiles with NVRTC for sm_90a.
+// PTX: // === ptx mma_k0
+// PTX: // === ptx split_k0
+// PTX: // === ptx wgmma_k0
+// PTX: wgmma.mma_async
+// PTX: // === ptx simt_attention_k0
+// PTX: // === ptx conv_split_k0
+
+// Each kernel variant forced by a written `kiln.kernel` on a shape where
+// kiln-select-kernels would take another (it takes gemm_split_k, split 4,
+// for this batch-1 projection): the code generator emits what it is told.
+
+// mma.sync 128 x 128 tiles: 6 x 1 blocks of 256 threads, no shared memory
+// beyond the kernel's static arrays.
+// CHECK-LABEL: // === kernel mma_k0 grid(6, 1, 1) block(256) shared(0) inputs(2) outputs(1)
+//   CHECK-NOT: wgmma
+//       CHECK:   kiln::mma_gemm<__half, true>(in0 + aOffset, in1 + bOffset, 128, 768, 768, epilogue);
+func.func @mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// Split-K with a cluster of 2, 32-wide k tiles 4 deep: 12 x 2 columns of
+// blocks, the shared memory the pipeline needs checked at compile time.
+// CHECK-LABEL: // === kernel split_k0 grid(24, 2, 1) block(128)
+//       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(2, 1, 1)
+//       CHECK: static_assert(kiln::splitk_shared_bytes<__half, true, 32, 4>() ==
+//       CHECK:   kiln::splitk_gemm<__half, true, 2, 32, 4>(in0 + aOffset, in1 + bOffset, 128, 768, 768, epilogue);
+func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 32], stages = 4, split_k = 2>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// TMA + wgmma on a persistent grid capped by grid_limit (2 blocks walk the
+// 3 tiles of 128 x 256).
+// CHECK-LABEL: // === kernel wgmma_k0 grid(2, 1, 1) block(384) shared(185344)
+//       CHECK:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 128, 768, 768, epilogue);
+func.func @wgmma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// fp16 attention with head size 64 forced onto the SIMT kernel (16 query
+// rows per block).
+// CHECK-LABEL: // === kernel simt_attention_k0 grid(8, 12, 1) block(128) shared(0)
+//       CHECK:   kiln::simt_attention<__half, 64,
+func.func @simt_attention(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_simt>} -> tensor<1x12x128x64xf16> {
+  ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
+    kiln.yield %o : tensor<1x12x128x64xf16>
+  }
+  return %0 : tensor<1x12x128x64xf16>
+}
+
+// -----
+
+// A 3x3 convolution that fills the GPU, forced to split K 2 ways.
+// CHECK-LABEL: // === kernel conv_split_k0 grid(2, 1568, 1) block(128)
+//       CHECK:   kiln::conv::conv_splitk<conv_split_k0_shape, __half, 2, 64, 3>(
+func.func @conv_split(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x56x56x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) {kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 2>} -> tensor<32x56x56x64xf16> {
+  ^bb0(%ax: tensor<32x56x56x64xf16>, %aw: tensor<64x3x3x64xf16>, %ab: tensor<64xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x56x56x64xf16>
+    kiln.yield %y : tensor<32x56x56x64xf16>
+  }
+  return %0 : tensor<32x56x56x64xf16>
+}

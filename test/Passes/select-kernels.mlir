@@ -1,0 +1,149 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=SM90
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=SM80
+
+// The policy, for the primary target (sm_90a: 132 multiprocessors with
+// wgmma and clusters; sm_80: 108, mma.sync, no clusters):
+// - a GEMM whose 128 x 256 tiles fill under a quarter of the GPU takes 64 x
+//   64 tiles with K split across a cluster (2, 4 or 8 ways: the most that
+//   keeps the blocks within two per multiprocessor and each split's K at
+//   128 or more); without clusters, no split;
+// - a larger GEMM takes wgmma where there is wgmma (persistent, a block per
+//   multiprocessor at most), else mma.sync 128 x 128;
+// - a convolution whose 128 x 128 tiles do not fill the GPU once splits K;
+//   a depthwise one runs grid-stride; attention on tensor cores for fp16
+//   head size 64, SIMT for fp32.
+
+// BERT's output projection at batch 1: 3 tiles of 128 x 256; 24 tiles of
+// 64 x 64, split 4 (8 would leave 96 of K per block).
+// SM90-LABEL: func.func @batch1_projection(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
+// SM80-LABEL: func.func @batch1_projection(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64], stages = 3>
+func.func @batch1_projection(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>, %b: tensor<768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<128x768xf16>, tensor<768x768xf16>, tensor<768xf16>) -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>, %bb: tensor<768xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<128x768xf16>, tensor<768x768xf16>, tensor<768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// BERT's QKV projection at batch 32: 384 tiles of 128 x 256.
+// SM90-LABEL: func.func @batch32_qkv(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>
+// SM80-LABEL: func.func @batch32_qkv(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>
+func.func @batch32_qkv(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<3072x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16>
+    kiln.yield %l : tensor<4096x3072xf16>
+  }
+  return %0 : tensor<4096x3072xf16>
+}
+
+// -----
+
+// fp32 GEMMs run on the SIMT kernel everywhere.
+// SM90-LABEL: func.func @fp32_gemm(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_simt, tile = [64, 64, 16]>
+// SM80-LABEL: func.func @fp32_gemm(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = gemm_simt, tile = [64, 64, 16]>
+func.func @fp32_gemm(%x: tensor<4096x768xf32>, %w: tensor<3072x768xf32>) -> tensor<4096x3072xf32> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf32>, tensor<3072x768xf32>) -> tensor<4096x3072xf32> {
+  ^bb0(%a: tensor<4096x768xf32>, %bw: tensor<3072x768xf32>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf32>, tensor<3072x768xf32>) -> tensor<4096x3072xf32>
+    kiln.yield %l : tensor<4096x3072xf32>
+  }
+  return %0 : tensor<4096x3072xf32>
+}
+
+// -----
+
+// A depthwise 3x3 convolution (MobileNet): grid-stride, 16 blocks per
+// multiprocessor at most.
+// SM90-LABEL: func.func @depthwise(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, grid_limit = 2112>
+// SM80-LABEL: func.func @depthwise(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, grid_limit = 1728>
+func.func @depthwise(%x: tensor<1x56x56x64xf16>, %w: tensor<64x3x3x1xf16>, %b: tensor<64xf16>) -> tensor<1x56x56x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x56x56x64xf16>, tensor<64x3x3x1xf16>, tensor<64xf16>) -> tensor<1x56x56x64xf16> {
+  ^bb0(%ax: tensor<1x56x56x64xf16>, %aw: tensor<64x3x3x1xf16>, %ab: tensor<64xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 64 : (tensor<1x56x56x64xf16>, tensor<64x3x3x1xf16>, tensor<64xf16>) -> tensor<1x56x56x64xf16>
+    kiln.yield %y : tensor<1x56x56x64xf16>
+  }
+  return %0 : tensor<1x56x56x64xf16>
+}
+
+// -----
+
+// ResNet-50's 3x3 convolutions: at batch 32 (layer 1, 784 tiles of
+// 128 x 128) the mma.sync implicit GEMM; at batch 1 (layer 4, 4 tiles) K
+// split 8 ways on sm_90a (8 tiles of 64 x 64, 4608 of K).
+// SM90-LABEL: func.func @conv3x3_batch32(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+// SM90-LABEL: func.func @conv3x3_batch1(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 8>
+// SM80-LABEL: func.func @conv3x3_batch32(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+// SM80-LABEL: func.func @conv3x3_batch1(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3>
+func.func @conv3x3_batch32(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x56x56x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x56x56x64xf16> {
+  ^bb0(%ax: tensor<32x56x56x64xf16>, %aw: tensor<64x3x3x64xf16>, %ab: tensor<64xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x56x56x64xf16>
+    kiln.yield %y : tensor<32x56x56x64xf16>
+  }
+  return %0 : tensor<32x56x56x64xf16>
+}
+func.func @conv3x3_batch1(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tensor<512xf16>) -> tensor<1x7x7x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16> {
+  ^bb0(%ax: tensor<1x7x7x512xf16>, %aw: tensor<512x3x3x512xf16>, %ab: tensor<512xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16>
+    kiln.yield %y : tensor<1x7x7x512xf16>
+  }
+  return %0 : tensor<1x7x7x512xf16>
+}
+
+// -----
+
+// Attention: fp16 with head size 64 on tensor cores, fp32 on SIMT.
+// SM90-LABEL: func.func @attention(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = attention_simt>
+// SM80-LABEL: func.func @attention(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
+//       SM80:   kiln.kernel = #kiln.kernel<variant = attention_simt>
+func.func @attention(%q: tensor<1x12x128x64xf16>, %q32: tensor<1x12x128x64xf32>) -> (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf32>) {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
+  ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
+    kiln.yield %o : tensor<1x12x128x64xf16>
+  }
+  %1 = kiln.fusion attention ins(%q32, %q32, %q32 : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32> {
+  ^bb0(%a: tensor<1x12x128x64xf32>, %b: tensor<1x12x128x64xf32>, %c: tensor<1x12x128x64xf32>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
+    kiln.yield %o : tensor<1x12x128x64xf32>
+  }
+  return %0, %1 : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf32>
+}
+
+// -----
+
+// A configuration written in the input is kept (a test or a tuner forcing
+// a variant), even where the policy would choose another.
+// SM90-LABEL: func.func @forced(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>
+//   SM90-NOT:   gemm_split_k
+// SM80-LABEL: func.func @forced(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>
+func.func @forced(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
