@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""kiln's tuning knobs (environment variables read by kiln-compile and
-kiln-run) swept
-over whole models, on the GPU machine.
+"""kiln's tuning knobs swept over whole models, on the GPU machine.
 
     sweep_knobs.py BIN_DIR WORK_DIR --models bert vit_b_16 --batches 1
-                   --setting KILN_SPLITK_BK=32,KILN_SPLITK_STAGES=3 --setting ...
+                   --setting "--split-k-k-tile=32 --split-k-stages=4" --setting ""
+                   --setting KILN_PDL=1
+
+A setting is a space-separated list: `--flag=value` tokens go to
+kiln-compile (the kernel-selection options: --split-k-max-blocks,
+--split-k-min-k, --split-k-k-tile, --split-k-stages, --multiprocessors),
+NAME=VALUE tokens to the environment of both tools (runtime switches such
+as KILN_PDL).
 
 Exports each model once (bench/models_vs_torch.py's zoo and inputs), then
 for each setting (an empty string: the defaults) compiles it with those
@@ -52,7 +57,8 @@ def main():
     parser.add_argument("--models", nargs="+", required=True)
     parser.add_argument("--batches", nargs="+", type=int, default=[1])
     parser.add_argument("--setting", action="append", default=[],
-                        help="NAME=VALUE[,NAME=VALUE...]; empty for the defaults")
+                        help="kiln-compile flags and NAME=VALUE variables, space-separated; "
+                             "empty for the defaults")
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
@@ -66,11 +72,13 @@ def main():
             for round_index in range(args.rounds):
                 for index, setting in enumerate(settings):
                     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(args.work, "cache"))
-                    env.update(kv.split("=", 1) for kv in setting.split(",") if kv)
+                    tokens = setting.split()
+                    flags = [t for t in tokens if t.startswith("--")]
+                    env.update(t.split("=", 1) for t in tokens if not t.startswith("--"))
                     artifact = os.path.join(work, f"s{index}.kiln")
                     if round_index == 0:
                         out = zoo.run([f"{args.bin}/kiln-compile", path, "--precision", "fp16",
-                                       "-o", artifact], env=env)
+                                       *flags, "-o", artifact], env=env)
                         if out.returncode != 0:
                             print(f"{name} b{batch} [{setting}] compile error: "
                                   f"{(out.stderr or out.stdout).strip().splitlines()[-1]}")
