@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/compile.h"
 #include "kiln/kiln.h"
 
 #include <chrono>

@@ -3,8 +3,7 @@
 // Everything a host program needs, in one header with no CUDA, MLIR or
 // LibTorch includes:
 //
-//   std::string artifact = kiln::compileTorchScript("model.pt", {});  // optional
-//   auto model = kiln::Model::fromMemory(artifact);   // or Model::load(path)
+//   auto model = kiln::Model::load("model.kiln");     // or fromMemory(bytes)
 //   kiln::Session session(model);                     // one per thread
 //   session.run({kiln::Tensor::host(x, kiln::DType::F16, {64, 1024})},
 //               {kiln::Tensor::host(y, kiln::DType::F16, {64, 1024})});
@@ -16,8 +15,9 @@
 // Every failure is a kiln::Error (or a subclass) whose message names the
 // cause.
 //
-// Link `kiln_runtime` for the runtime; `compileTorchScript` also needs
-// `kiln_compiler_api` (not part of the runtime-only build).
+// Link `kiln_runtime`. Compiling at load time is kiln/compile.h's
+// `compileTorchScript` (link `kiln_compiler_api`; not in the runtime-only
+// build).
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,22 +95,6 @@ struct Tensor {
 
 /// "[2, 3]": shapes as the error messages print them.
 std::string shapeText(const std::vector<int64_t> &shape);
-
-//===--- Compiling at load time -----------------------------------------===//
-
-struct CompileOptions {
-  /// `NAME:SHAPE:DTYPE` per input (e.g. `x:64x1024:f16`); empty: the shapes
-  /// a traced archive recorded.
-  std::vector<std::string> inputs;
-  /// fp32, tf32, fp16 or bf16.
-  std::string precision = "fp32";
-  /// Cubins per target; PTX of the last one rides along for newer GPUs.
-  std::vector<std::string> archs = {"sm_90a", "sm_80"};
-};
-
-/// Compiles a TorchScript archive to `.kiln` bytes in memory. Throws
-/// kiln::Error with every diagnostic. Needs `kiln_compiler_api`.
-std::string compileTorchScript(const std::string &path, const CompileOptions &options = {});
 
 //===--- Models and sessions --------------------------------------------===//
 

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/kiln.h"
+#include "kiln/compile.h"
 
 #include <string>
 #include <vector>

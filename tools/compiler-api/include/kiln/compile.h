@@ -1,0 +1,41 @@
+//===- compile.h - compiling a model at load time --------------*- C++ -*-===//
+//
+// The compiler as a library, for programs that compile when they start:
+//
+//   std::string artifact = kiln::compileTorchScript("model.pt", {});
+//   auto model = kiln::Model::fromMemory(artifact);   // kiln/kiln.h
+//
+// Beside the runtime's kiln/kiln.h, which needs only the CUDA driver: this
+// header's function needs the whole compiler (link `kiln_compiler_api`,
+// which brings MLIR, LibTorch and NVRTC; not in the runtime-only build).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILE_H
+#define KILN_COMPILE_H
+
+#include "kiln/kiln.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct CompileOptions {
+  /// `NAME:SHAPE:DTYPE` per input (e.g. `x:64x1024:f16`); empty: the shapes
+  /// a traced archive recorded.
+  std::vector<std::string> inputs;
+  /// fp32, tf32, fp16 or bf16.
+  std::string precision = "fp32";
+  /// Cubins per target, newest first (`native`: this machine's GPU); kernels
+  /// are selected for the first; PTX of the last rides along for newer GPUs.
+  std::vector<std::string> archs = {"sm_90a", "sm_80"};
+};
+
+/// Compiles a TorchScript archive to `.kiln` bytes in memory. Throws
+/// kiln::Error with every diagnostic.
+std::string compileTorchScript(const std::string &path, const CompileOptions &options = {});
+
+} // namespace kiln
+
+#endif // KILN_COMPILE_H
