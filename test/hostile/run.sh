@@ -155,6 +155,23 @@ expect_error unknown-arch "--arch: unknown GPU architecture 'sm90' (known: nativ
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --arch sm90 -o "$out/m.kiln"
 [ "$(wc -l <"$work/$case.stderr")" -eq 1 ] || fail "more than the one line"
 grep -q "sm_90a" "$work/$case.stderr" || fail "the accepted architectures are not listed"
+prepare native-without-gpu
+# CI has no GPU (on a machine with one, `native` is the GPU and compiles);
+# on the fake driver, `native` is its sm_90a GPU.
+if ! ldconfig -p 2>/dev/null | grep -q libcuda.so.1; then
+  expect_error native-without-gpu "--arch: native needs a GPU on this machine" env -u KILN_CUDA_DRIVER \
+    "$bin/kiln-compile" "$model" --input x:8x16:f32 --arch native -o "$out/m.kiln"
+fi
+case=native-on-fake-driver
+cases=$((cases + 1))
+prepare native-on-fake-driver
+KILN_CACHE_DIR=$out/cache "$bin/kiln-compile" "$model" --input x:8x16:f32 --arch native -o "$out/m.kiln" \
+  >"$work/$case.stdout" 2>"$work/$case.stderr" &&
+  grep -q "for sm_90a," "$work/$case.stderr" && echo "ok   [$case] native is the fake driver's sm_90a" ||
+  fail "--arch native did not resolve to the fake driver's GPU: $(tail -1 "$work/$case.stderr")"
+prepare split-k-knob
+expect_error split-k-knob "split-K options: --split-k-k-tile must be a positive multiple of 16" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --split-k-k-tile 40 -o "$out/m.kiln"
 prepare unknown-kernels-arch
 expect_error unknown-kernels-arch "--kernels-arch: unknown GPU architecture 'sm_8'" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --kernels-arch sm_8

@@ -49,17 +49,27 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
       rt::DeviceInfo device = rt::queryDevice(0);
       std::optional<TargetImage> image = describeArch(device.nvrtcArch(), why);
       if (!image) {
-        why = "--arch native: " + device.name + " is " + device.nvrtcArch() +
+        why = "native: " + device.name + " is " + device.nvrtcArch() +
               ", which kiln has no kernels for";
         return std::nullopt;
       }
       image->multiprocessors = device.multiprocessors;
       return image;
     } catch (const std::exception &e) {
-      why = std::string("--arch native needs a GPU on this machine: ") + e.what();
+      why = std::string("native needs a GPU on this machine: ") + e.what();
       return std::nullopt;
     }
   };
+  // The split-K knobs are checked here too, so that a bad one fails before
+  // the model is loaded rather than in the pipeline.
+  if (selection.splitKTile <= 0 || selection.splitKTile % 16 != 0 ||
+      selection.splitKStages < 2 || selection.splitKMinK <= 0 ||
+      selection.splitKMaxBlocks < 0 || selection.multiprocessors < 0) {
+    error = "split-K options: --split-k-k-tile must be a positive multiple of 16, "
+            "--split-k-stages 2 or more, --split-k-min-k positive and "
+            "--split-k-max-blocks and --multiprocessors not negative";
+    return std::nullopt;
+  }
   return kiln::describeTargets(selection.archs, error, native,
                                static_cast<int>(selection.multiprocessors));
 }

@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
   selection.splitKStages = splitKStages;
   std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
   if (!targets)
-    return fail("--arch: " + error);
+    return fail(error.rfind("split-K", 0) == 0 ? error : "--arch: " + error);
   for (const std::string &arch : targets->archs())
     if (!codegen::checkArch(arch, error))
       return fail("--arch: " + error);
