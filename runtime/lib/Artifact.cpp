@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime/Artifact.h"
+#include "kiln/runtime/Printable.h"
 
 #include <algorithm>
 #include <array>
@@ -119,23 +120,7 @@ private:
   std::string where;
 };
 
-/// `text` as it may be echoed in an error: a forged name can hold terminal
-/// escape sequences, so every byte outside printable ASCII becomes \xNN,
-/// and a long one is cut.
-std::string printable(std::string_view text) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text.substr(0, 64)) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
-  return text.size() > 64 ? out + "..." : out;
-}
+using kiln::printable;
 
 bool isIdentifier(std::string_view name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))

@@ -13,6 +13,8 @@
 
 #include "Npy.h"
 
+#include "kiln/runtime/Printable.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -27,22 +29,7 @@ using namespace kiln;
 
 namespace {
 
-/// Header text as it may be echoed: bytes outside printable ASCII escaped,
-/// long text cut, so a forged file cannot drive the terminal.
-std::string printable(std::string_view text) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text.substr(0, 64)) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    }
-  }
-  return text.size() > 64 ? out + "..." : out;
-}
+using kiln::printable;
 
 size_t itemSize(std::string_view descr) {
   if (descr == "<f4" || descr == "<i4")
