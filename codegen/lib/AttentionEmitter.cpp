@@ -263,7 +263,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
       "  __device__ __forceinline__ void operator()(int i, int d, float acc) const {\n"
       "    const long long idx = base + (long long)i * " + std::to_string(Dv) + "LL + d;\n" +
       (mergedStrides ? "    (void)idx; // the epilogue may read no input\n" : "") + outIndex + epilogue.code + "  }\n};\n\n" +
-      signature(group, name, 128, 0, /*minOneBlock=*/true) + " {\n  const " + epilogueName +
+      kernelOpen(group, name, 128, 0, /*minOneBlock=*/true) + "  const " + epilogueName +
       " epilogue{" + initializers + ", " + leadOffset(0, lead, resultStrides) + ", " +
       (mergedStrides ? leadOffset(0, lead, *mergedStrides) : std::string("0LL")) +
       "};\n  const " + maskType + " mask" + maskInit + ";\n  " + mainLoop + "(" +

@@ -227,13 +227,13 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                   {"KH", w[1]}, {"KW", w[2]}, {"SH", s[0]}, {"SW", s[1]}, {"PT", p[0]},
                   {"PL", p[1]}, {"DH", d[0]}, {"DW", d[1]}, {"OH", out[1]},
                   {"OW", out[2]}, {"G", groups}, {"kNchw", layoutChange ? 1 : 0}});
-  std::string launch = splitPreamble.empty()
-                           ? signature(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
-                           : clustered(signature(group, name, kernel.block, 0, /*minOneBlock=*/true));
+  std::string launch =
+      splitPreamble.empty()
+          ? kernelOpen(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
+          : kernelOpen(group, name, kernel.block, 0, /*minOneBlock=*/true, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + splitPreamble +
                   "\n" + shape + "\n" + epilogueFunctor(group, epilogueName, O, epilogue) +
-                  "\n" + launch +
-                  " {\n  const " + epilogueName +
+                  "\n" + launch + "  const " + epilogueName +
                   " epilogue{" + functorInitializers(group) + "};\n  " + call +
                   ", epilogue);\n}\n";
   return kernel;
@@ -278,7 +278,7 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
                   {"kCountIncludePad", pool.getCountIncludePad()}});
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_pool.cuh\"\n\n" + shape + "\n" +
-      signature(group, name, kThreads) + " {\n  for (long long idx = (long long)blockIdx.x * " +
+      kernelOpen(group, name, kThreads) + "  for (long long idx = (long long)blockIdx.x * " +
       std::to_string(kThreads) + " + threadIdx.x; idx < " + std::to_string(total) +
       "LL; idx += (long long)gridDim.x * " + std::to_string(kThreads) +
       ") {\n    const float pooled = kiln::pool::pool_window<" + shapeName + ">(in" +

@@ -37,10 +37,11 @@ using namespace kiln;
 using namespace kiln::codegen;
 using namespace kiln::codegen::detail;
 
-std::string kiln::codegen::detail::signature(FusionOp group, StringRef name,
-                                            unsigned threads, unsigned tensorMaps,
-                                            bool minOneBlock) {
-  std::string text = "extern \"C\" __global__ void __launch_bounds__(" +
+std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
+                                             unsigned threads, unsigned tensorMaps,
+                                             bool minOneBlock, bool splitCluster) {
+  std::string text = std::string("extern \"C\" __global__ void ") +
+                     (splitCluster ? "KILN_SPLIT_CLUSTER " : "") + "__launch_bounds__(" +
                      std::to_string(threads) + (tensorMaps || minOneBlock ? ", 1" : "") +
                      ") " +
                      name.str() + "(";
@@ -57,7 +58,13 @@ std::string kiln::codegen::detail::signature(FusionOp group, StringRef name,
                      " *__restrict__ out" + std::to_string(index));
   for (size_t i = 0; i < params.size(); ++i)
     text += (i ? ", " : "") + params[i];
-  return text + ")";
+  // Every kernel opens by waiting for the kernel before it, so that the
+  // runtime may launch it as that kernel's programmatic dependent (sm_90,
+  // KILN_PDL=1) and overlap its launch with the previous kernel's tail.
+  // Every thread waits, not just the first reader: a kernel whose blocks all
+  // left without waiting could complete before its predecessor, and its own
+  // dependent would then read unfinished results.
+  return text + ") {\n  kiln::grid_dependency_sync();\n";
 }
 
 std::string kiln::codegen::detail::header(FusionOp group, StringRef family) {
@@ -125,8 +132,8 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
   kernel.numOutputs = group.getNumResults();
   kernel.block = kThreads;
   kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
-  kernel.source = header(group, kernel.kind) + signature(group, name, kThreads) +
-                  " {\n  for (long long idx = (long long)blockIdx.x * " +
+  kernel.source = header(group, kernel.kind) + kernelOpen(group, name, kThreads) +
+                  "  for (long long idx = (long long)blockIdx.x * " +
                   std::to_string(kThreads) +
                   " + threadIdx.x; idx < " + std::to_string(total) +
                   "LL; idx += (long long)gridDim.x * " + std::to_string(kThreads) +
@@ -234,10 +241,6 @@ std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {
          std::to_string(split) + ", 1, 1)\n#else\n#define KILN_SPLIT_CLUSTER\n#endif\n";
 }
 
-std::string kiln::codegen::detail::clustered(std::string signature) {
-  signature.replace(signature.find("void ") + 5, 0, "KILN_SPLIT_CLUSTER ");
-  return signature;
-}
 
 FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, StringRef name,
                                                 const GemmPlan &plan) {
@@ -415,9 +418,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       "  __device__ __forceinline__ void operator()(int m, int n, float acc) const {\n"
       "    const long long idx = batchBase + (long long)m * " + std::to_string(N) +
       "LL + n;\n" + epilogue.code + "  }\n};\n\n" +
-      (splitK ? clustered(signature(group, name, threads, 0, /*minOneBlock=*/true))
-              : signature(group, name, threads, kernel.tensorMaps.size())) +
-      " {\n" +
+      (splitK ? kernelOpen(group, name, threads, 0, /*minOneBlock=*/true, /*splitCluster=*/true)
+              : kernelOpen(group, name, threads, kernel.tensorMaps.size())) +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + initializers +
       ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";
@@ -554,8 +556,8 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
   kernel.dynamicSharedBytes = static_cast<unsigned>(rowLength * sizeof(float));
   std::string inputValue = load.valueOf(input);
   kernel.source =
-      header(group, kernel.kind) + signature(group, name, threads) +
-      " {\n  extern __shared__ float row[];\n  __shared__ float scratch[32];\n"
+      header(group, kernel.kind) + kernelOpen(group, name, threads) +
+      "  extern __shared__ float row[];\n  __shared__ float scratch[32];\n"
       "  constexpr int L = " + std::to_string(rowLength) + ";\n"
       "  for (long long r = blockIdx.x; r < " + std::to_string(rows) +
       "LL; r += gridDim.x) {\n"
@@ -629,22 +631,7 @@ FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef nam
     return group.emitOpError("of kind '")
            << stringifyFusionKind(group.getKind()) << "' cannot run as "
            << stringifyKernelVariant(config.getVariant());
-  FailureOr<EmittedKernel> kernel = emitFamily(group, name);
-  if (failed(kernel))
-    return failure();
-  // Every kernel opens by waiting for the kernel before it, so that the
-  // runtime may launch it as that kernel's programmatic dependent (sm_90,
-  // KILN_PDL=1) and overlap its launch with the previous kernel's tail.
-  // Every thread waits, not just the first reader: a kernel whose blocks all
-  // left without waiting could complete before its predecessor, and its own
-  // dependent would then read unfinished results.
-  size_t kernelStart = kernel->source.find("extern \"C\" __global__");
-  size_t body = kernelStart == std::string::npos ? kernelStart
-                                                 : kernel->source.find('{', kernelStart);
-  if (body == std::string::npos)
-    return group.emitOpError("internal error: emitted kernel '") << name << "' has no body";
-  kernel->source.insert(body + 1, "\n  kiln::grid_dependency_sync();");
-  return kernel;
+  return emitFamily(group, name);
 }
 
 FailureOr<std::vector<EmittedKernel>>

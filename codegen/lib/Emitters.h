@@ -28,12 +28,17 @@ KernelConfigAttr configOf(FusionOp group);
 /// blocks for all of it, at most the configuration's grid_limit.
 unsigned gridStrideBlocks(FusionOp group, int64_t work, int64_t perBlock);
 
-/// `extern "C" __global__ void name(maps..., const T *in0, ..., T *out0, ...)`.
-/// `minOneBlock` (implied by tensor maps) adds a minimum of one block per
-/// multiprocessor to the launch bounds: ptxas may then use every register
-/// rather than spill to keep occupancy.
-std::string signature(FusionOp group, llvm::StringRef name, unsigned threads,
-                      unsigned tensorMaps = 0, bool minOneBlock = false);
+/// The kernel's opening: `extern "C" __global__ void name(maps..., const T
+/// *in0, ..., T *out0, ...) {` and the wait for the kernel before it (the
+/// programmatic-dependent-launch wait every kernel starts with). The body
+/// follows; the caller closes the brace. `minOneBlock` (implied by tensor
+/// maps) adds a minimum of one block per multiprocessor to the launch
+/// bounds: ptxas may then use every register rather than spill to keep
+/// occupancy. `splitCluster` puts KILN_SPLIT_CLUSTER (splitClusterPreamble)
+/// in front of the launch bounds.
+std::string kernelOpen(FusionOp group, llvm::StringRef name, unsigned threads,
+                       unsigned tensorMaps = 0, bool minOneBlock = false,
+                       bool splitCluster = false);
 /// The comment naming the group's location and the common include.
 std::string header(FusionOp group, llvm::StringRef family);
 YieldOp yieldOf(FusionOp group);
@@ -57,9 +62,8 @@ struct SplitKPipeline {
 };
 SplitKPipeline splitKPipelineOf(KernelConfigAttr config);
 /// The preamble that defines KILN_SPLIT_CLUSTER (the cluster attribute on
-/// sm_90a, nothing elsewhere), and `signature` carrying it.
+/// sm_90a, nothing elsewhere), which kernelOpen(..., splitCluster) places.
 std::string splitClusterPreamble(int64_t split);
-std::string clustered(std::string signature);
 
 /// A GEMM whose epilogue is the group's other ops: C[m, n] of [M, N] at
 /// `idx = m * N + n` of the anchor's result (plus z * M * N per batch).

@@ -187,8 +187,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
   }
   // ptxas may otherwise hold these to 32 registers and spill the indexing.
   kernel.source = header(group, kernel.kind) +
-                  signature(group, name, kThreads, 0, /*minOneBlock=*/true) + " {\n" +
-                  loop + "}\n";
+                  kernelOpen(group, name, kThreads, 0, /*minOneBlock=*/true) + loop + "}\n";
   return kernel;
 }
 
