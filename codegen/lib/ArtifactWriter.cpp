@@ -100,13 +100,6 @@ std::optional<std::string> constantBytes(ConstantOp op) {
   }
   return out;
 }
-
-std::string replaceAll(std::string text, const std::string &from, const std::string &to) {
-  for (size_t at = text.find(from); at != std::string::npos;
-       at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
 } // namespace
 
 std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
@@ -241,22 +234,30 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     auto group = dyn_cast<FusionOp>(op);
     if (!group)
       continue;
-    auto kernel = emitKernel(group, "kiln_kernel");
-    if (failed(kernel))
+    // A kernel is named by its content: emitted once under a fixed name to
+    // hash it, then again under the name the hash gives.
+    auto anonymous = emitKernel(group, "kiln_kernel");
+    if (failed(anonymous))
       return std::nullopt;
-    if (!fmt::isKernelKind(kernel->kind)) {
+    if (!fmt::isKernelKind(anonymous->kind)) {
       group.emitOpError("emitted a kernel of kind '")
-          << kernel->kind << "', which the artifact format does not know";
+          << anonymous->kind << "', which the artifact format does not know";
       return std::nullopt;
     }
-    std::string name = "kiln_" + llvm::utohexstr(fmt::fnv1a64(
-                                     reinterpret_cast<const unsigned char *>(kernel->source.data()),
-                                     kernel->source.size()));
-    kernel->source = replaceAll(kernel->source, "kiln_kernel", name);
-    kernel->name = name;
-    auto [it, inserted] = bySource.try_emplace(kernel->source, distinct.size());
-    if (inserted)
-      distinct.push_back(*kernel);
+    auto [it, inserted] = bySource.try_emplace(anonymous->source, distinct.size());
+    if (inserted) {
+      std::string name =
+          "kiln_" + llvm::utohexstr(fmt::fnv1a64(
+                        reinterpret_cast<const unsigned char *>(anonymous->source.data()),
+                        anonymous->source.size()));
+      auto named = emitKernel(group, name);
+      if (failed(named))
+        return std::nullopt;
+      distinct.push_back(*named);
+    }
+    // The launch takes its own group's configuration (the same source has
+    // the same sizes, but the plan should not depend on it).
+    const EmittedKernel *kernel = &*anonymous;
     Launch launch{it->second, *kernel, {}, {}, {}};
     for (Value v : llvm::concat<Value>(group.getInputs(), group.getResults()))
       launch.args.push_back(bufferOf.lookup(v));
