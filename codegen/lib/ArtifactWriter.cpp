@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/codegen/ArtifactWriter.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/codegen/CudaEmitter.h"
 #include "kiln/runtime/ArtifactFormat.h"
 
@@ -125,14 +126,14 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   signature.put<uint32_t>(fn.getNumArguments());
   signature.put<uint32_t>(fn.getNumResults());
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    auto name = fn.getArgAttrOfType<StringAttr>(i, attr::kName);
     tensor(signature, name ? name.str() : "input" + std::to_string(i),
            fn.getArgumentTypes()[i]);
   }
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
     tensor(signature, "output" + std::to_string(i), fn.getResultTypes()[i]);
   int64_t arenaBytes = 0;
-  if (auto arena = fn->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+  if (auto arena = fn->getAttrOfType<IntegerAttr>(attr::kArenaBytes))
     arenaBytes = arena.getInt();
   signature.put<uint64_t>(arenaBytes);
 
@@ -201,7 +202,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
       op.emitOpError("needs a kernel but is in no fusion group");
       return std::nullopt;
     }
-    auto offsets = group->getAttrOfType<DenseI64ArrayAttr>("kiln.offsets");
+    auto offsets = group->getAttrOfType<DenseI64ArrayAttr>(attr::kOffsets);
     for (auto [index, result] : llvm::enumerate(group.getResults())) {
       bufferOf[result] = buffers.size();
       auto output = outputOf.find(result);

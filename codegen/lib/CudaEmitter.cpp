@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/codegen/CudaEmitter.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Dialect/Kiln/KernelShapes.h"
 
 #include "ElementCode.h"
@@ -198,7 +199,7 @@ FailureOr<EmittedKernel> emitGemm(FusionOp group, StringRef name) {
 } // namespace
 
 KernelConfigAttr kiln::codegen::detail::configOf(FusionOp group) {
-  return cast<KernelConfigAttr>(group->getAttr("kiln.kernel"));
+  return cast<KernelConfigAttr>(group->getAttr(attr::kKernel));
 }
 
 unsigned kiln::codegen::detail::gridStrideBlocks(FusionOp group, int64_t work,
@@ -623,7 +624,7 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
 } // namespace
 
 FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef name) {
-  auto config = dyn_cast_if_present<KernelConfigAttr>(group->getAttr("kiln.kernel"));
+  auto config = dyn_cast_if_present<KernelConfigAttr>(group->getAttr(attr::kKernel));
   if (!config)
     return group.emitOpError("has no kernel configuration (kiln.kernel): "
                              "kiln-select-kernels chooses one");

@@ -1,6 +1,7 @@
 //===- CostModel.cpp - FLOPs and bytes of kiln ops and groups -------------===//
 
 #include "kiln/Passes/CostModel.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -145,9 +146,9 @@ FusionReport kiln::analyzeKernels(func::FuncOp function) {
     report.unfusedBytes += stats.unfusedBytes;
     report.kernels.push_back(std::move(stats));
   }
-  if (auto arena = function->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+  if (auto arena = function->getAttrOfType<IntegerAttr>(attr::kArenaBytes))
     report.arenaBytes = arena.getInt();
-  if (auto total = function->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
+  if (auto total = function->getAttrOfType<IntegerAttr>(attr::kIntermediateBytes))
     report.intermediateBytes = total.getInt();
   return report;
 }

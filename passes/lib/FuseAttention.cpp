@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
 #include "kiln/Dialect/Kiln/Broadcast.h"
@@ -171,11 +172,11 @@ SmallVector<Operation *> absorbableView(Value operand) {
     return {};
   auto shared = [&](Value value) {
     return value != operand && (!value.hasOneUse() ||
-                                value.getDefiningOp()->hasAttr("kiln.no_fuse"));
+                                value.getDefiningOp()->hasAttr(attr::kNoFuse));
   };
   std::optional<StridedView> view = stridedViewOf(operand, shared);
   if (!view || view->chain.empty() || view->strides.back() != 1 ||
-      view->chain.front()->hasAttr("kiln.no_fuse"))
+      view->chain.front()->hasAttr(attr::kNoFuse))
     return {};
   return view->chain;
 }
@@ -187,7 +188,7 @@ Operation *absorbableMergeHeads(AttentionOp anchor, const llvm::SetVector<Operat
   if (group.size() != 1 || !anchor.getResult().hasOneUse())
     return nullptr;
   auto permute = dyn_cast<PermuteOp>(*anchor.getResult().getUsers().begin());
-  if (!permute || permute->getBlock() != anchor->getBlock() || permute->hasAttr("kiln.no_fuse"))
+  if (!permute || permute->getBlock() != anchor->getBlock() || permute->hasAttr(attr::kNoFuse))
     return nullptr;
   ArrayRef<int64_t> order = permute.getPermutation();
   return order.back() == static_cast<int64_t>(order.size()) - 1 ? permute.getOperation()
@@ -200,7 +201,7 @@ struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> 
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
     for (SoftmaxOp softmax : softmaxes) {
-      if (softmax->hasAttr("kiln.no_fuse"))
+      if (softmax->hasAttr(attr::kNoFuse))
         continue;
       std::optional<Match> m = matchAttention(softmax);
       if (!m)
@@ -240,7 +241,7 @@ struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> 
     }
     SmallVector<AttentionOp> anchors;
     getOperation().walk([&](AttentionOp op) {
-      if (!isa<FusionOp>(op->getParentOp()) && !op->hasAttr("kiln.no_fuse"))
+      if (!isa<FusionOp>(op->getParentOp()) && !op->hasAttr(attr::kNoFuse))
         anchors.push_back(op);
     });
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
 #define DEBUG_TYPE "kiln-fuse-conv-epilogue"
@@ -29,7 +30,7 @@ namespace {
 PermuteOp boundaryPermute(Conv2dOp conv) {
   auto permute = conv.getInput().getDefiningOp<PermuteOp>();
   if (!permute || permute.getPermutation() != ArrayRef<int64_t>{0, 2, 3, 1} ||
-      !permute->hasOneUse() || permute->hasAttr("kiln.no_fuse") ||
+      !permute->hasOneUse() || permute->hasAttr(attr::kNoFuse) ||
       !isa<BlockArgument>(permute.getInput()))
     return {};
   return permute;
@@ -39,7 +40,7 @@ struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpilo
   void runOnOperation() override {
     SmallVector<Conv2dOp> anchors;
     getOperation().walk([&](Conv2dOp op) {
-      if (!isa<FusionOp>(op->getParentOp()) && !op->hasAttr("kiln.no_fuse"))
+      if (!isa<FusionOp>(op->getParentOp()) && !op->hasAttr(attr::kNoFuse))
         anchors.push_back(op);
     });
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -86,7 +87,7 @@ Grouping formGroups(Block &block, const FusionControlFn &control) {
   Grouping grouping;
   for (Operation &op : block) {
     bool movement = isDataMovement(&op);
-    if ((!isElementwiseFusible(&op) && !movement) || op.hasAttr("kiln.no_fuse"))
+    if ((!isElementwiseFusible(&op) && !movement) || op.hasAttr(attr::kNoFuse))
       continue;
     unsigned group = grouping.create(&op);
     for (Value operand : movement ? ValueRange() : ValueRange(op.getOperands())) {

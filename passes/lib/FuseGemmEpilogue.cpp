@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
 #define DEBUG_TYPE "kiln-fuse-gemm-epilogue"
@@ -29,7 +30,7 @@ struct FuseGemmEpiloguePass
     SmallVector<Operation *> anchors;
     getOperation().walk([&](Operation *op) {
       if (isa<LinearOp, MatmulOp, BatchMatmulOp>(op) &&
-          !isa<FusionOp>(op->getParentOp()) && !op->hasAttr("kiln.no_fuse"))
+          !isa<FusionOp>(op->getParentOp()) && !op->hasAttr(attr::kNoFuse))
         anchors.push_back(op);
     });
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };

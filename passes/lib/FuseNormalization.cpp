@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
 #define DEBUG_TYPE "kiln-fuse-normalization"
@@ -31,7 +32,7 @@ struct FuseNormalizationPass
     SmallVector<Operation *> anchors;
     getOperation().walk([&](Operation *op) {
       if (isa<LayerNormOp, SoftmaxOp>(op) && !isa<FusionOp>(op->getParentOp()) &&
-          !op->hasAttr("kiln.no_fuse"))
+          !op->hasAttr(attr::kNoFuse))
         anchors.push_back(op);
     });
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
 #define DEBUG_TYPE "kiln-fuse-windows"
@@ -27,7 +28,7 @@ struct FuseWindowsPass : kiln::impl::KilnFuseWindowsBase<FuseWindowsPass> {
     SmallVector<Operation *> anchors;
     getOperation().walk([&](Operation *op) {
       if (isa<Pool2dOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op) &&
-          !isa<FusionOp>(op->getParentOp()) && !op->hasAttr("kiln.no_fuse"))
+          !isa<FusionOp>(op->getParentOp()) && !op->hasAttr(attr::kNoFuse))
         anchors.push_back(op);
     });
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };

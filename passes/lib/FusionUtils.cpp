@@ -1,6 +1,7 @@
 //===- FusionUtils.cpp - mechanics of forming kiln.fusion groups ----------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -84,7 +85,7 @@ kiln::growAnchoredGroup(Operation *anchor, const AnchoredGrowth &growth,
       cast<RankedTensorType>(anchor->getResult(0).getType()).getShape();
   auto joinable = [&](Operation *op) {
     return op && op->getBlock() == block && !group.contains(op) &&
-           isElementwiseFusible(op) && !op->hasAttr("kiln.no_fuse") &&
+           isElementwiseFusible(op) && !op->hasAttr(attr::kNoFuse) &&
            op->getNumResults() == 1 &&
            cast<RankedTensorType>(op->getResult(0).getType()).getShape() == shape;
   };

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/Passes.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/StridedView.h"
@@ -94,7 +95,7 @@ struct Signature {
 };
 
 bool mergeable(LinearOp linear) {
-  if (linear->hasAttr("kiln.no_fuse") || !linear.getWeight().getDefiningOp<ConstantOp>() ||
+  if (linear->hasAttr(attr::kNoFuse) || !linear.getWeight().getDefiningOp<ConstantOp>() ||
       (linear.getBias() && !linear.getBias().getDefiningOp<ConstantOp>()))
     return false;
   return onlyFeedsAttention(linear.getResult());

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/CostModel.h"
 #include "kiln/Passes/Passes.h"
 
@@ -125,10 +126,10 @@ struct PlanMemoryPass : kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
       SmallVector<int64_t> offsets;
       for (Value result : op.getResults())
         offsets.push_back(buffers[bufferOf[result]].offset);
-      op.setAttr("kiln.offsets", b.getDenseI64ArrayAttr(offsets));
+      op.setAttr(attr::kOffsets, b.getDenseI64ArrayAttr(offsets));
     }
-    fn->setAttr("kiln.arena_bytes", b.getI64IntegerAttr(arena));
-    fn->setAttr("kiln.intermediate_bytes", b.getI64IntegerAttr(intermediates));
+    fn->setAttr(attr::kArenaBytes, b.getI64IntegerAttr(arena));
+    fn->setAttr(attr::kIntermediateBytes, b.getI64IntegerAttr(intermediates));
   }
 };
 } // namespace

@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KernelShapes.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Passes/Passes.h"
@@ -234,8 +235,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
       return signalPassFailure();
     }
     WalkResult result = fn.walk([&](FusionOp group) {
-      if (group->hasAttr("kiln.kernel")) {
-        if (!isa<KernelConfigAttr>(group->getAttr("kiln.kernel"))) {
+      if (group->hasAttr(attr::kKernel)) {
+        if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {
           group.emitOpError("kiln.kernel must be a #kiln.kernel<...> configuration");
           return WalkResult::interrupt();
         }
@@ -246,7 +247,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
       FailureOr<Choice> choice = select(group, target, knobs);
       if (failed(choice))
         return WalkResult::interrupt();
-      group->setAttr("kiln.kernel", choice->config);
+      group->setAttr(attr::kKernel, choice->config);
       LLVM_DEBUG(llvm::dbgs() << group.getLoc() << ": " << choice->why << "\n");
       if (explain)
         group.emitRemark(choice->why);

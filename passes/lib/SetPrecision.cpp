@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -142,7 +143,7 @@ struct SetPrecisionPass : kiln::impl::KilnSetPrecisionBase<SetPrecisionPass> {
     if (precision == "tf32") {
       fn.walk([&](Operation *op) {
         if (isa<LinearOp, MatmulOp, BatchMatmulOp>(op))
-          op->setAttr("kiln.tf32", b.getUnitAttr());
+          op->setAttr(attr::kTf32, b.getUnitAttr());
       });
       return;
     }

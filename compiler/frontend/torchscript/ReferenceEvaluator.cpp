@@ -1,6 +1,7 @@
 //===- ReferenceEvaluator.cpp - run kiln IR on the CPU with ATen ----------===//
 
 #include "ReferenceEvaluator.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/Window.h"
@@ -237,7 +238,7 @@ private:
   at::Tensor in(Value v) { return values.lookup(v); }
   /// A GEMM operand, rounded to tf32 when the op allows tf32 math.
   at::Tensor gemmIn(Operation *op, Value v) {
-    return op->hasAttr("kiln.tf32") ? roundToTf32(in(v)) : in(v);
+    return op->hasAttr(attr::kTf32) ? roundToTf32(in(v)) : in(v);
   }
 
   bool fail(Operation &op, const std::string &why) {

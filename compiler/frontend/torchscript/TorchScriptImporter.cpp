@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TorchScriptImporter.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "ImporterImpl.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -260,7 +261,7 @@ OwningOpRef<ModuleOp> kiln::frontend::importTorchScript(TorchScriptModule &modul
   Block *entry = func.addEntryBlock();
   for (auto [index, input] : llvm::enumerate(state.tensorInputs)) {
     importer.values[input] = entry->getArgument(index);
-    func.setArgAttr(index, "kiln.name", builder.getStringAttr(inputBaseName(input)));
+    func.setArgAttr(index, attr::kName, builder.getStringAttr(inputBaseName(input)));
   }
   builder.setInsertionPointToEnd(entry);
 
