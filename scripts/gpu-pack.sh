@@ -2,9 +2,9 @@
 #===- scripts/gpu-pack.sh - collect what a GPU-machine run needs ----------===#
 #
 # Builds here, then copies the tools, the test binaries, FileCheck/not and the
-# lit package into gpu-bundle/ (git-ignored, at most 64 MiB: the device tool's
-# carry limit). Run it, then on the GPU machine: scripts/gpu-run.sh, with
-# `gpu-bundle` named in the device call's carry list.
+# lit package into gpu-bundle/ (git-ignored, at most 64 MiB: what may travel
+# to the GPU machine with the tree). Run it, then on the GPU machine, with
+# gpu-bundle/ carried along: scripts/gpu-run.sh or scripts/gpu-bench.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
@@ -45,7 +45,7 @@ for bin in "$bundle"/bin/*; do
 done
 size=$(du -sm "$bundle" | cut -f1)
 if [ "$size" -gt 64 ]; then
-  echo "gpu-pack: bundle is ${size} MiB, over the 64 MiB carry limit" >&2
+  echo "gpu-pack: bundle is ${size} MiB, over the 64 MiB that may travel to the GPU machine" >&2
   exit 1
 fi
-echo "gpu-pack: $bundle (${size} MiB) ready; carry 'gpu-bundle' and run scripts/gpu-run.sh"
+echo "gpu-pack: $bundle (${size} MiB) ready for the GPU machine (scripts/gpu-run.sh, scripts/gpu-bench.sh)"
