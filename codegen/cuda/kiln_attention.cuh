@@ -66,14 +66,6 @@ constexpr int kAttnBM = 64, kAttnBN = 64, kAttnThreads = 128;
 /// conflicts).
 constexpr int attention_shared_bytes(int d) { return 5 * kAttnBM * (d + 8) * 2; }
 
-__device__ __forceinline__ void cp_async16(void *shared, const void *global, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(shared)),
-               "l"(global), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 /// Rows [row0, row0 + 64) of a [rows, kD] matrix whose rows lie `rowStride`
 /// elements apart (a multiple of 8) into `tile` ([64][kD + 8]), zeros past
@@ -149,9 +141,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const T *p = Qs + (warp * 16 + (lane & 15)) * kStride + kk * 16 + (lane >> 4) * 8;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(qf[kk][0]), "=r"(qf[kk][1]), "=r"(qf[kk][2]), "=r"(qf[kk][3])
-                     : "r"(smem_address(p)));
+        ldmatrix_x4(qf[kk], p);
       }
     }
     // S = Q K^T: 16 x 64 per warp.
@@ -168,9 +158,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
         unsigned b[4];
         const T *p = Kt + (j * 16 + (lane & 7) + ((lane >> 4) << 3)) * kStride + kk * 16 +
                      ((lane >> 3) & 1) * 8;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                     : "r"(smem_address(p)));
+        ldmatrix_x4(b, p);
         const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
         MmaName<T>::mma(s[2 * j], qf[kk], b0);
         MmaName<T>::mma(s[2 * j + 1], qf[kk], b1);
@@ -241,9 +229,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
       for (int dp = 0; dp < kD / 16; ++dp) {
         unsigned b[4];
         const T *p = Vt + (kk * 16 + (lane & 15)) * kStride + dp * 16 + (lane >> 4) * 8;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                     : "r"(smem_address(p)));
+        ldmatrix_x4_trans(b, p);
         const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
         MmaName<T>::mma(o[2 * dp], a, b0);
         MmaName<T>::mma(o[2 * dp + 1], a, b1);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "kiln_common.cuh"
+#include "kiln_ptx.cuh"
 
 namespace kiln {
 
@@ -40,10 +41,6 @@ template <> struct MmaName<__nv_bfloat16> {
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 };
-
-__device__ __forceinline__ unsigned smem_address(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 constexpr int kMmaBM = 128, kMmaBN = 128, kMmaBK = 32, kMmaThreads = 256;
 constexpr int kPad = 8; // halves of padding per shared row: 16 bytes
@@ -144,22 +141,16 @@ __device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &l
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const T *p = &As[warpM * 64 + i * 16 + (lane & 15)][kk + (lane >> 4) * 8];
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
-                     : "r"(smem_address(p)));
+        ldmatrix_x4(a[i], p);
       }
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         if (kBKMajor) {
           const T *p = &Bs[warpN * 32 + j * 8 + (lane & 7)][kk + ((lane >> 3) & 1) * 8];
-          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
-                       : "=r"(b[j][0]), "=r"(b[j][1])
-                       : "r"(smem_address(p)));
+          ldmatrix_x2(b[j], p);
         } else {
           const T *p = &Bs[kk + (lane & 15)][warpN * 32 + j * 8];
-          asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-                       : "=r"(b[j][0]), "=r"(b[j][1])
-                       : "r"(smem_address(p)));
+          ldmatrix_x2_trans(b[j], p);
         }
       }
 #pragma unroll

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "kiln_common.cuh"
+#include "kiln_ptx.cuh"
 
 namespace kiln::sm90 {
 
@@ -40,20 +41,16 @@ constexpr int kSharedBytes = kStages * (kTileBytesA + kTileBytesB) + kStagingByt
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-__device__ __forceinline__ unsigned smem(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
 __device__ __forceinline__ void barrier_init(unsigned long long *bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem(bar)), "r"(count));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count));
 }
 __device__ __forceinline__ void barrier_expect_tx(unsigned long long *bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem(bar)),
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)),
                "r"(bytes)
                : "memory");
 }
 __device__ __forceinline__ void barrier_arrive(unsigned long long *bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem(bar)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
 }
 __device__ __forceinline__ void barrier_wait(unsigned long long *bar, unsigned parity) {
   asm volatile("{\n"
@@ -61,7 +58,7 @@ __device__ __forceinline__ void barrier_wait(unsigned long long *bar, unsigned p
                "wait_%=:\n"
                "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                "@!done bra wait_%=;\n"
-               "}\n" ::"r"(smem(bar)),
+               "}\n" ::"r"(smem_address(bar)),
                "r"(parity)
                : "memory");
 }
@@ -69,16 +66,16 @@ __device__ __forceinline__ void barrier_wait(unsigned long long *bar, unsigned p
 __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int x, int y,
                                             unsigned long long *bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-               "[%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem(dst)),
+               "[%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_address(dst)),
                "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y),
-               "r"(smem(bar))
+               "r"(smem_address(bar))
                : "memory");
 }
 
 /// wgmma shared-memory descriptor of a K-major tile in 128-byte swizzle:
 /// 8-row groups 1024 bytes apart (SBO), leading offset 16 (unused here).
 __device__ __forceinline__ unsigned long long descriptor(const void *p) {
-  unsigned long long addr = smem(p);
+  unsigned long long addr = smem_address(p);
   return ((addr & 0x3FFFF) >> 4) | ((16ull >> 4) << 16) | ((1024ull >> 4) << 32) |
          (1ull << 62);
 }
