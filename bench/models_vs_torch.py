@@ -44,7 +44,7 @@ import torch
 import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import MODES  # noqa: E402  (the peers' keys and labels)
+from report import best_of  # noqa: E402  (the fastest peer, as RESULTS.md counts it)
 
 warnings.filterwarnings("ignore")
 # fp32 references in fp32, not cuDNN's default TF32.
@@ -421,12 +421,6 @@ def measure(name, batch, args):
     return row
 
 
-def best_peer(row):
-    measured = [(row[f"{key}_ms"], label) for key, label in MODES
-                if isinstance(row.get(f"{key}_ms"), float)]
-    return min(measured) if measured else (float("nan"), "-")
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bin")
@@ -486,7 +480,7 @@ def main():
             if "error" in row:
                 print(f"{name:>20} {batch:>5} ERROR {row['error']}", flush=True)
                 continue
-            best_ms, best = best_peer(row)
+            best_ms, best, _ = best_of(row)
             print(f"{name:>20} {batch:>5} {row['kernels']} kernels, check {row['rel_l2']:.2e} "
                   f"{row['check']} (torch fp16 {row['torch_fp16_rel_l2']:.2e}); kiln "
                   f"{row['kiln_ms']:.3f} ms, best PyTorch {best} {best_ms:.3f} ms: "

@@ -94,7 +94,10 @@ LogicalResult emitRest(FusionOp group, ElementCode &code,
 //===----------------------------------------------------------------------===//
 
 FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
-  Conv2dOp conv = anchorOf<Conv2dOp>(group);
+  std::optional<ConvShape> convShape = convShapeOf(group);
+  if (!convShape)
+    return group.emitOpError("a conv_epilogue group needs a kiln.conv2d");
+  Conv2dOp conv = convShape->conv;
   // The input: a group argument, NHWC, or the NHWC permute of an NCHW one.
   Value input = conv.getInput();
   PermuteOp layoutChange = input.getDefiningOp<PermuteOp>();
@@ -135,7 +138,6 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   if (layoutChange)
     skip.push_back(layoutChange);
 
-  std::optional<ConvShape> convShape = convShapeOf(group);
   KernelConfigAttr config = configOf(group);
   KernelVariant variant = config.getVariant();
   auto refuse = [&](StringRef why) {
@@ -153,9 +155,9 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     plan.lhs = inputArg;
     plan.rhs = weightArg;
     plan.bias = conv.getBias();
-    plan.M = M;
-    plan.N = O;
-    plan.K = in[3];
+    plan.M = convShape->M;
+    plan.N = convShape->outChannels;
+    plan.K = convShape->inChannelsPerGroup;
     plan.kind = "conv_epilogue";
     return emitGemmKernel(group, name, plan);
   }
@@ -175,9 +177,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
       !tensorCores)
     return refuse("mma.sync needs fp16 or bf16 operands");
   if (variant == KernelVariant::conv_split_k &&
-      (layoutChange || convShape->inChannelsPerGroup % 8 != 0 || config.getTile().size() != 3 ||
-       config.getTile()[0] != 64 || config.getTile()[1] != 64 ||
-       config.getTile()[2] % 16 != 0 || config.getStages() < 2))
+      (layoutChange || convShape->inChannelsPerGroup % 8 != 0 || !splitKPipelineOf(config)))
     return refuse("split-K needs an NHWC input with Cin per group % 8 == 0, 64 x 64 tiles, "
                   "a k tile that is a multiple of 16 and 2 or more stages");
   if (variant != KernelVariant::conv_split_k && config.getSplitK() != 1)
@@ -204,7 +204,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     if (kernel.grid[1] > 65535)
       return conv.emitOpError("the implicit GEMM needs ")
              << kernel.grid[1] << " row tiles, past the grid's y limit of 65535";
-    SplitKPipeline pipeline = splitKPipelineOf(config);
+    SplitKPipeline pipeline = *splitKPipelineOf(config);
     kernel.dynamicSharedBytes = pipeline.sharedBytes(/*kMajorB=*/true, 2);
     splitPreamble = splitClusterPreamble(split) +
                     pipeline.sharedAssert(cudaType(element), /*kMajorB=*/true, 2);

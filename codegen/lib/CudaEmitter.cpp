@@ -209,9 +209,13 @@ unsigned kiln::codegen::detail::gridStrideBlocks(FusionOp group, int64_t work,
   return static_cast<unsigned>(limit > 0 ? std::min(blocks, limit) : blocks);
 }
 
-kiln::codegen::detail::SplitKPipeline
+std::optional<kiln::codegen::detail::SplitKPipeline>
 kiln::codegen::detail::splitKPipelineOf(KernelConfigAttr config) {
-  return {config.getTile()[2], config.getStages()};
+  ArrayRef<int64_t> tile = config.getTile();
+  if (tile.size() != 3 || tile[0] != 64 || tile[1] != 64 || tile[2] % 16 != 0 ||
+      config.getStages() < 2)
+    return std::nullopt;
+  return SplitKPipeline{tile[2], config.getStages()};
 }
 
 std::string kiln::codegen::detail::SplitKPipeline::templateArgs() const {
@@ -314,6 +318,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   };
   bool hopper = variant == KernelVariant::gemm_wgmma;
   bool splitK = variant == KernelVariant::gemm_split_k;
+  std::optional<SplitKPipeline> pipeline;
   switch (variant) {
   case KernelVariant::gemm_simt:
     if (tensorCores)
@@ -331,8 +336,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // TMA needs 16-byte global strides (K % 8 == 0) and a K-major B.
     if (!tensorCores || !kMajorB || K % 8 != 0)
       return refuse("TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0");
-    if (failed(expectTile({128, 256, 64})) || config.getStages() != 3)
-      return refuse("its template implements tile [128, 256, 64] with 3 stages only");
+    if (failed(expectTile({128, 256, 64})))
+      return failure();
+    if (config.getStages() != 3)
+      return refuse("its template has 3 stages only");
     if (config.getGridLimit() <= 0)
       return refuse("the persistent grid needs a grid_limit (blocks at most)");
     break;
@@ -340,8 +347,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))
       return refuse("split-K needs fp16/bf16 operands, K % 8 == 0 and, for a [K, N] B, "
                     "N % 8 == 0");
-    if (config.getTile().size() != 3 || config.getTile()[0] != 64 ||
-        config.getTile()[1] != 64 || config.getTile()[2] % 16 != 0 || config.getStages() < 2)
+    if (!(pipeline = splitKPipelineOf(config)))
       return refuse("its template takes 64 x 64 tiles, a k tile that is a multiple of 16 "
                     "and 2 or more stages");
     break;
@@ -368,7 +374,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   if (splitK)
     pointerCall = "kiln::splitk_gemm<" + cudaType(element) + ", " +
                   (kMajorB ? "true" : "false") + ", " + std::to_string(split) +
-                  splitKPipelineOf(config).templateArgs() + ">(in" +
+                  pipeline->templateArgs() + ">(in" +
                   std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
                   std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
                   ", epilogue);\n";
@@ -390,7 +396,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   if (splitK) {
     kernel.grid[0] = static_cast<unsigned>((N + 63) / 64 * split);
     kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
-    kernel.dynamicSharedBytes = splitKPipelineOf(config).sharedBytes(kMajorB, 2);
+    kernel.dynamicSharedBytes = pipeline->sharedBytes(kMajorB, 2);
   }
   if (hopper) {
     // More blocks than multiprocessors would only queue.
@@ -411,7 +417,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
       (splitK ? splitClusterPreamble(split) +
-                    splitKPipelineOf(config).sharedAssert(cudaType(element), kMajorB, 2)
+                    pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
       "\nstruct " + epilogueName +
       " {\n" + members +

@@ -15,6 +15,7 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <optional>
 #include <string>
 
 namespace kiln::codegen::detail {
@@ -49,8 +50,10 @@ std::string roundedTo(mlir::Type element, const std::string &value);
 /// The ops of the group body that `anchor` depends on: its prologue.
 llvm::SetVector<mlir::Operation *> prologueOf(mlir::Operation *anchor);
 
-/// The split-K pipeline (kiln_gemm_splitk.cuh), from a gemm_split_k or
-/// conv_split_k configuration: k-tile width and depth, the template arguments
+/// The split-K pipeline (kiln_gemm_splitk.cuh) of a gemm_split_k or
+/// conv_split_k configuration, or nullopt where the template cannot run it
+/// (it takes 64 x 64 tiles, a k tile that is a multiple of 16 and 2 or more
+/// stages): k-tile width and depth, the template arguments
 /// that follow the split (", kBK, kStages"), and the dynamic shared memory
 /// its launch needs (kiln::splitk_shared_bytes, asserted in the source).
 struct SplitKPipeline {
@@ -60,7 +63,7 @@ struct SplitKPipeline {
   /// `static_assert` that the kernel's figure matches the launch's.
   std::string sharedAssert(llvm::StringRef element, bool kMajorB, int64_t elementBytes) const;
 };
-SplitKPipeline splitKPipelineOf(KernelConfigAttr config);
+std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
 /// The preamble that defines KILN_SPLIT_CLUSTER (the cluster attribute on
 /// sm_90a, nothing elsewhere), which kernelOpen(..., splitCluster) places.
 std::string splitClusterPreamble(int64_t split);

@@ -212,6 +212,22 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
   return group.emitOpError("unknown fusion kind");
 }
 
+} // namespace
+
+std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile,
+                                   int64_t stages, int64_t multiprocessors) {
+  if (kTile > 0 && kTile % 16 == 0 && stages >= 2 && minK > 0 && maxBlocks >= 0 &&
+      multiprocessors >= 0)
+    return "";
+  return "split-K options: --split-k-k-tile must be a positive multiple of 16, "
+         "--split-k-stages 2 or more, --split-k-min-k positive and --split-k-max-blocks "
+         "and --multiprocessors not negative (got " +
+         std::to_string(kTile) + ", " + std::to_string(stages) + ", " + std::to_string(minK) +
+         ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
+}
+
+namespace {
+
 struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> {
   using Base::Base;
 
@@ -225,15 +241,15 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
       fn.emitError(error);
       return signalPassFailure();
     }
+    std::string knobsError = splitKKnobsError(splitKMaxBlocks, splitKMinK, splitKTile,
+                                              splitKStages, multiprocessors);
+    if (!knobsError.empty()) {
+      fn.emitError(knobsError);
+      return signalPassFailure();
+    }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages};
-    if (knobs.kTile <= 0 || knobs.kTile % 16 != 0 || knobs.stages < 2 || knobs.minK <= 0) {
-      fn.emitError("split-K options: the k tile must be a positive multiple of 16, the "
-                   "stages 2 or more and the least K positive; got ")
-          << knobs.kTile << ", " << knobs.stages << " and " << knobs.minK;
-      return signalPassFailure();
-    }
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -14,7 +14,7 @@
 // fp16 needs tensor cores, which sm_75 lacks: an error naming both.
 // SM75: error: 'kiln.fusion' op fp16/bf16 GEMMs need tensor cores (sm_80 or newer); sm_75 has none
 // UNKNOWN: error: unknown GPU architecture 'sm90' (known: native, sm_100a
-// TILE: error: split-K options: the k tile must be a positive multiple of 16
+// TILE: error: split-K options: --split-k-k-tile must be a positive multiple of 16
 func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   // expected-remark @+1 {{gemm_split_k: 128 x 768 x 768 is 3 tiles of 128 x 256, under a quarter of 132 multiprocessors; split 4 (24 tiles of 64 x 64, at most 264 blocks, K / split >= 128)}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16> {

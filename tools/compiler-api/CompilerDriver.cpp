@@ -62,14 +62,10 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   };
   // The split-K knobs are checked here too, so that a bad one fails before
   // the model is loaded rather than in the pipeline.
-  if (selection.splitKTile <= 0 || selection.splitKTile % 16 != 0 ||
-      selection.splitKStages < 2 || selection.splitKMinK <= 0 ||
-      selection.splitKMaxBlocks < 0 || selection.multiprocessors < 0) {
-    error = "split-K options: --split-k-k-tile must be a positive multiple of 16, "
-            "--split-k-stages 2 or more, --split-k-min-k positive and "
-            "--split-k-max-blocks and --multiprocessors not negative";
+  error = splitKKnobsError(selection.splitKMaxBlocks, selection.splitKMinK, selection.splitKTile,
+                           selection.splitKStages, selection.multiprocessors);
+  if (!error.empty())
     return std::nullopt;
-  }
   return kiln::describeTargets(selection.archs, error, native,
                                static_cast<int>(selection.multiprocessors));
 }

@@ -18,6 +18,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "kiln/Passes/KernelSelection.h"
 #include "kiln/Target/Target.h"
 
 #include <functional>
@@ -44,7 +45,8 @@ bool importModel(const std::string &path, const std::vector<std::string> &inputS
 struct KernelSelection {
   std::vector<std::string> archs; // empty: sm_90a, sm_80
   int64_t multiprocessors = 0;    // 0: the architecture's (native: the GPU's)
-  int64_t splitKMaxBlocks = 0, splitKMinK = 128, splitKTile = 64, splitKStages = 3;
+  int64_t splitKMaxBlocks = 0, splitKMinK = kSplitKMinK, splitKTile = kSplitKTile,
+          splitKStages = kSplitKStages;
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

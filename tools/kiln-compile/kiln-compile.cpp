@@ -71,13 +71,13 @@ cl::opt<int64_t> splitKMaxBlocks(
     cl::init(0));
 cl::opt<int64_t> splitKMinK("split-k-min-k",
                             cl::desc("least K each block of a split walks (default 128)"),
-                            cl::init(128));
+                            cl::init(kiln::kSplitKMinK));
 cl::opt<int64_t> splitKTile("split-k-k-tile",
                             cl::desc("k-tile width of the split-K pipeline (default 64)"),
-                            cl::init(64));
+                            cl::init(kiln::kSplitKTile));
 cl::opt<int64_t> splitKStages("split-k-stages",
                               cl::desc("depth of the split-K pipeline (default 3)"),
-                              cl::init(3));
+                              cl::init(kiln::kSplitKStages));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
     cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "

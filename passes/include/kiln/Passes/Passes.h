@@ -4,6 +4,7 @@
 #define KILN_PASSES_PASSES_H
 
 #include "kiln/Dialect/Kiln/KilnDialect.h"
+#include "kiln/Passes/KernelSelection.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"

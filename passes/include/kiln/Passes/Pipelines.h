@@ -8,6 +8,8 @@
 #ifndef KILN_PASSES_PIPELINES_H
 #define KILN_PASSES_PIPELINES_H
 
+#include "kiln/Passes/KernelSelection.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -35,13 +37,13 @@ struct GraphPipelineOptions
       llvm::cl::init(0)};
   Option<int64_t> splitKMinK{*this, "split-k-min-k",
                              llvm::cl::desc("least K each block of a split walks"),
-                             llvm::cl::init(128)};
+                             llvm::cl::init(kSplitKMinK)};
   Option<int64_t> splitKTile{*this, "split-k-k-tile",
                              llvm::cl::desc("k-tile width of the split-K pipeline"),
-                             llvm::cl::init(64)};
+                             llvm::cl::init(kSplitKTile)};
   Option<int64_t> splitKStages{*this, "split-k-stages",
                                llvm::cl::desc("depth of the split-K pipeline"),
-                               llvm::cl::init(3)};
+                               llvm::cl::init(kSplitKStages)};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize

@@ -1,0 +1,33 @@
+//===- KernelSelection.h - kiln-select-kernels' split-K knobs ---*- C++ -*-===//
+//
+// The split-K policy's defaults and their check, shared by the pass, the
+// graph pipeline's options and the tools that expose them as flags.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_KERNELSELECTION_H
+#define KILN_PASSES_KERNELSELECTION_H
+
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+/// Each block of a split walks at least this much of K.
+inline constexpr int64_t kSplitKMinK = 128;
+/// 64-wide k tiles, 3 deep: 32 KiB in flight per block. At batch 1 a
+/// transformer's GEMMs are a few hundred such blocks streaming weights, and
+/// bytes in flight set their pace: 32-wide tiles (16 KiB in flight) made
+/// BERT 4% and ViT 10% slower at batch 1; 4 or 6 stages or 128-wide tiles
+/// did not help (H200 sweep, bench/NOTES.md).
+inline constexpr int64_t kSplitKTile = 64;
+inline constexpr int64_t kSplitKStages = 3;
+
+/// Empty when the knobs are usable (a max-blocks or multiprocessor count of
+/// 0 means the target's default), else the error, naming the flags.
+std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int64_t stages,
+                             int64_t multiprocessors);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_KERNELSELECTION_H
