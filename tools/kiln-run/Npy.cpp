@@ -242,14 +242,18 @@ void npy::write(const std::string &path, const Array &array) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
+  uint16_t length = header.size();
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes.append(reinterpret_cast<const char *>(&length), 2);
+  writeFileAtomically(path, bytes + header + array.data);
+}
+
+void npy::writeFileAtomically(const std::string &path, const std::string &bytes) {
   std::string temporary = path + ".partial." + std::to_string(::getpid());
   bool ok;
   {
     std::ofstream file(temporary, std::ios::binary);
-    uint16_t length = header.size();
-    file.write("\x93NUMPY\x01\x00", 8);
-    file.write(reinterpret_cast<const char *>(&length), 2);
-    file << header << array.data;
+    file << bytes;
     file.close();
     ok = static_cast<bool>(file);
   }

@@ -34,6 +34,9 @@ Array read(const std::string &path);
 /// Writes through a temporary file renamed into place, so a failure leaves
 /// no partial file.
 void write(const std::string &path, const Array &array);
+/// `bytes` to `path` through a temporary file renamed into place (also
+/// kiln-run's traces): a failure throws and leaves no partial file.
+void writeFileAtomically(const std::string &path, const std::string &bytes);
 
 } // namespace kiln::npy
 

@@ -252,24 +252,6 @@ Options parse(int argc, char **argv) {
   return o;
 }
 
-/// Writes `text` through a temporary file renamed into place: a failure
-/// throws and leaves no partial file.
-void writeText(const std::string &path, const std::string &text) {
-  std::string temporary = path + ".partial." + std::to_string(::getpid());
-  bool ok;
-  {
-    std::ofstream file(temporary, std::ios::binary);
-    file << text;
-    file.close();
-    ok = static_cast<bool>(file);
-  }
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    int error = errno;
-    std::remove(temporary.c_str());
-    throw Error("cannot write '" + path + "': " + std::strerror(error));
-  }
-}
-
 /// The inputs and outputs of one session: host strings, and device copies
 /// when --device-io asks for them.
 struct Buffers {
@@ -405,7 +387,7 @@ bool runThreads(const std::shared_ptr<Model> &model, const Options &o,
                 "session's kernels ran\n",
                 copyMs, overlappedMs, copyMs > 0 ? 100 * overlappedMs / copyMs : 0.0);
     if (!o.tracePath.empty()) {
-      writeText(o.tracePath, mergeChromeTraces(chrome));
+      npy::writeFileAtomically(o.tracePath, mergeChromeTraces(chrome));
       std::printf("  trace of %d sessions: %s\n", o.threads, o.tracePath.c_str());
     }
   }
@@ -548,7 +530,7 @@ int run(int argc, char **argv) {
   if (o.profile) {
     std::printf("%s", session.profileTable().c_str());
     if (!o.tracePath.empty() && o.threads == 0) {
-      writeText(o.tracePath, session.chromeTrace());
+      npy::writeFileAtomically(o.tracePath, session.chromeTrace());
       std::printf("  trace: %s\n", o.tracePath.c_str());
     }
   }
