@@ -21,6 +21,7 @@
 
 #include "kiln/codegen/KernelCache.h"
 #include "kiln/codegen/Nvrtc.h"
+#include "kiln/runtime/ArtifactFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -664,16 +665,6 @@ kiln::codegen::emitModuleKernels(ModuleOp module) {
   return kernels;
 }
 
-namespace {
-/// 64-bit FNV-1a with a chosen offset basis; two bases make a 128-bit key.
-uint64_t fnv(const std::string &text, uint64_t basis) {
-  uint64_t hash = basis;
-  for (unsigned char c : text)
-    hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
-} // namespace
-
 std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
                                                         const std::string &arch,
                                                         std::string &error) {
@@ -692,10 +683,11 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
   std::optional<KernelCache> cache = KernelCache::fromEnvironment();
   std::string key;
   if (cache) {
+    // FNV-1a from two offset bases: a 128-bit key.
     char hash[40];
     std::snprintf(hash, sizeof(hash), "%016llx%016llx",
-                  (unsigned long long)fnv(keyText, 1469598103934665603ull),
-                  (unsigned long long)fnv(keyText, 0x9e3779b97f4a7c15ull));
+                  (unsigned long long)artifact::fnv1a64(keyText, 1469598103934665603ull),
+                  (unsigned long long)artifact::fnv1a64(keyText, 0x9e3779b97f4a7c15ull));
     key = std::string(hash) + "-" + arch;
     // A verified entry whose cubin is not an ELF file was not written by
     // this code: it is recompiled and replaced like a corrupted one.

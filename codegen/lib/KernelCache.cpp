@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/codegen/KernelCache.h"
+#include "kiln/runtime/ArtifactFormat.h"
 
 #include <atomic>
 #include <cerrno>
@@ -31,17 +32,11 @@ constexpr size_t kHeaderBytes = 32;
 constexpr const char *kEntrySuffix = ".kernel";
 constexpr const char *kTemporaryMark = ".tmp.";
 
-uint64_t fnv1a64(uint64_t hash, std::string_view bytes) {
-  for (unsigned char c : bytes)
-    hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
-
 uint64_t checksum(const std::string &key, std::string_view cubin, std::string_view ptx) {
   // The key is hashed too: an entry copied under another key's name fails.
-  uint64_t hash = fnv1a64(14695981039346656037ull, key);
-  hash = fnv1a64(hash, std::string_view("\0", 1));
-  return fnv1a64(fnv1a64(hash, cubin), ptx);
+  uint64_t hash = kiln::artifact::fnv1a64(key, 14695981039346656037ull);
+  hash = kiln::artifact::fnv1a64(std::string_view("\0", 1), hash);
+  return kiln::artifact::fnv1a64(ptx, kiln::artifact::fnv1a64(cubin, hash));
 }
 
 void putU64(std::string &out, uint64_t value) {

@@ -92,11 +92,15 @@ inline const char *dtypeName(DType t) {
   return "?";
 }
 
-inline uint64_t fnv1a64(const unsigned char *data, size_t size) {
-  uint64_t hash = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i)
-    hash = (hash ^ data[i]) * 1099511628211ull;
+/// 64-bit FNV-1a of `bytes`, continuing from `hash` (by default the
+/// artifact's checksum basis).
+inline uint64_t fnv1a64(std::string_view bytes, uint64_t hash = 1469598103934665603ull) {
+  for (unsigned char c : bytes)
+    hash = (hash ^ c) * 1099511628211ull;
   return hash;
+}
+inline uint64_t fnv1a64(const unsigned char *data, size_t size) {
+  return fnv1a64(std::string_view(reinterpret_cast<const char *>(data), size));
 }
 
 } // namespace kiln::artifact
