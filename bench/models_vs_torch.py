@@ -3,7 +3,8 @@
 
     models_vs_torch.py BIN_DIR WORK_DIR [--models resnet50 ...] [--batches 1 32]
                        [--rounds 3] [--json OUT.json] [--peers-bin kiln-torch-peers]
-                       [--aoti] [--max-autotune] [--torchscript] [--default-compile]
+                       [--aoti] [--max-autotune | --only-max-autotune]
+                       [--torchscript] [--default-compile]
 
 For each model (random init, seed 0; MobileNetV3 and EfficientNet with
 BatchNorm statistics calibrated on random images: see calibrated()) and
@@ -18,6 +19,10 @@ input (rel L2 <= 1e-2). Then it prepares the peers:
   with torch::jit::load, and with --aoti AOTInductor packages
   (aoti_compile_and_package, default and with --max-autotune max_autotune),
   each timed as plain calls and as a captured CUDA graph's replays.
+
+--only-max-autotune times kiln against the max-autotune modes alone (their
+autotuning takes minutes per row): its file is a supplement that report.py
+merges into a full run's rows.
 
 cuDNN's autotuner (cudnn.benchmark) is on for every PyTorch mode. Every
 figure is the median wall time of synchronous calls with device-resident
@@ -191,14 +196,14 @@ def timed_compile(row, key, make):
 def python_peers(m16, in16, row, args):
     """The Python modes as zero-argument callables, each compiled from its
     own copy of the module (so no two modes share a dynamo cache entry)."""
-    peers = {"eager": lambda: m16(*in16)}
+    peers = {} if args.only_max_autotune else {"eager": lambda: m16(*in16)}
 
     def warmed(fn):
         for _ in range(3):
             fn(*in16)
         return fn
 
-    if args.torchscript:
+    if args.torchscript and not args.only_max_autotune:
         frozen = timed_compile(row, "torchscript", lambda: warmed(torch.jit.freeze(
             torch.jit.trace(m16, tuple(in16), check_trace=False, strict=False).eval())))
         if frozen is not None:
@@ -206,6 +211,8 @@ def python_peers(m16, in16, row, args):
     modes = ([("compile_default", {})] if args.default_compile else []) + [
         ("compile", {"mode": "reduce-overhead"})] + (
         [("compile_max_autotune", {"mode": "max-autotune"})] if args.max_autotune else [])
+    if args.only_max_autotune:
+        modes = [("compile_max_autotune", {"mode": "max-autotune"})]
     for key, options in modes:
         compiled = timed_compile(row, key, lambda: warmed(torch.compile(copy.deepcopy(m16),
                                                                         **options)))
@@ -231,12 +238,14 @@ def cpp_peers(m16, in16, reference, work, row, args):
             m16, tuple(in16), check_trace=False, strict=False).eval()), path)
         return path
 
-    path = timed_compile(row, "torchscript_cpp", save_frozen)
+    path = None if args.only_max_autotune else timed_compile(row, "torchscript_cpp",
+                                                             save_frozen)
     if path:
         commands.append(("torchscript_cpp", [args.peers_bin, "torchscript", path, *tail]))
     if args.aoti:
-        variants = [("aoti", {})] + ([("aoti_max_autotune", {"max_autotune": True})]
-                                     if args.max_autotune else [])
+        variants = ([] if args.only_max_autotune else [("aoti", {})]) + (
+            [("aoti_max_autotune", {"max_autotune": True})]
+            if args.max_autotune or args.only_max_autotune else [])
         for key, configs in variants:
             def package(key=key, configs=configs):
                 exported = torch.export.export(copy.deepcopy(m16), tuple(in16))
@@ -439,6 +448,9 @@ def main():
     parser.add_argument("--max-autotune", action="store_true",
                         help="also time torch.compile max-autotune (and AOTInductor "
                              "max_autotune with --aoti)")
+    parser.add_argument("--only-max-autotune", action="store_true",
+                        help="time kiln against the max-autotune modes alone: a supplement "
+                             "to a full run, which report.py merges into its rows")
     parser.add_argument("--peers-bin", help="bench/peers' kiln-torch-peers: time the C++ peers")
     parser.add_argument("--aoti", action="store_true",
                         help="with --peers-bin: also AOTInductor packages, run from C++")
@@ -455,6 +467,8 @@ def main():
             "torchvision": torchvision.__version__, "rounds": args.rounds,
             "runs_per_round": args.runs, "cudnn_benchmark": torch.backends.cudnn.benchmark,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    if args.only_max_autotune:
+        meta["supplement"] = "max-autotune"
     try:
         meta["driver"] = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],

@@ -31,6 +31,8 @@ MODES = [("eager", "eager"), ("torchscript", "TorchScript"),
          ("aoti", "AOTInductor C++"), ("aoti_graph", "AOTInductor C++ CUDA graph"),
          ("aoti_max_autotune", "AOTInductor max-autotune C++"),
          ("aoti_max_autotune_graph", "AOTInductor max-autotune C++ CUDA graph")]
+# The modes a max-autotune supplement adds to a full run's rows.
+SUPPLEMENT_MODES = {"compile_max_autotune", "aoti_max_autotune", "aoti_max_autotune_graph"}
 # The models a deployment would serve; the one-layer GPT-2 block and the
 # FFN are listed apart (they flatter a launch-bound comparison).
 HEADLINE_MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16", "bert",
@@ -38,19 +40,53 @@ HEADLINE_MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_1
 
 
 def load(paths):
-    meta, rows, earlier = {}, {}, {}
+    meta, rows, earlier, supplements = {}, {}, {}, []
     for path in paths:
         with open(path) as f:
             data = json.load(f)
-        if isinstance(data, dict):
-            meta.update(data.get("meta", {}))
-            data = data.get("rows", [])
+        file_meta = data.get("meta", {}) if isinstance(data, dict) else {}
+        data = data.get("rows", []) if isinstance(data, dict) else data
+        if file_meta.get("supplement"):
+            supplements.append((file_meta, data))
+            continue
+        meta.update(file_meta)
         for row in data:
             key = (row["model"], row["batch"])
             if key in rows:
                 earlier.setdefault(key, []).append(rows[key])
             rows[key] = row
+    for file_meta, data in supplements:
+        meta[f"{file_meta['supplement']} supplement"] = file_meta.get("date", "?")
+        for row in data:
+            key = (row["model"], row["batch"])
+            if key in rows:
+                merge_supplement(rows[key], row)
     return meta, [rows[k] for k in sorted(rows)], earlier
+
+
+def merge_supplement(base, extra):
+    """Adds a supplement run's modes (models_vs_torch.py --only-max-autotune)
+    to a full run's row. kiln ran in both runs: each added mode's times are
+    scaled by kiln's median in the full run over kiln's in the supplement,
+    so that its ratio to kiln is the one measured in its own run. The
+    measured times are kept beside them."""
+    if "kiln_ms" not in base or "kiln_ms" not in extra or extra.get("check") != "ok":
+        return
+    scale = base["kiln_ms"] / extra["kiln_ms"]
+    base["supplement_kiln_ms"] = extra["kiln_ms"]
+    for key, _ in MODES:
+        if key in SUPPLEMENT_MODES and mode_ms(extra, key) is not None:
+            base[f"{key}_ms_measured"] = extra[f"{key}_ms"]
+            base[f"{key}_ms"] = extra[f"{key}_ms"] * scale
+            base[f"{key}_ms_rounds"] = [v * scale for v in extra.get(f"{key}_ms_rounds", [])]
+            base[f"{key}_scaled"] = True
+        for suffix in ("_rel_l2", "_error", "_compile_s"):
+            if key in SUPPLEMENT_MODES and f"{key}{suffix}" in extra:
+                base[f"{key}{suffix}"] = extra[f"{key}{suffix}"]
+    for base_key in ("compile_max_autotune", "aoti_max_autotune"):
+        for suffix in ("_error", "_compile_s"):
+            if f"{base_key}{suffix}" in extra:
+                base[f"{base_key}{suffix}"] = extra[f"{base_key}{suffix}"]
 
 
 def mode_ms(row, key):
@@ -233,7 +269,12 @@ def main(out, paths):
               "Median ms over the rounds; C++ modes run from a C++ process "
               "(bench/peers), as kiln does; '-' where the mode was not run, 'error' where it "
               "failed (the JSON has why). A C++ mode's output is checked like kiln's; one "
-              f"past rel L2 {PEER_TOLERANCE:g} is marked and cannot be the best.", ""]
+              f"past rel L2 {PEER_TOLERANCE:g} is marked and cannot be the best."]
+    if any(r.get(f"{key}_scaled") for r in rows for key in SUPPLEMENT_MODES):
+        lines += ["", "\\* Measured in a separate run beside kiln (the max-autotune "
+                  "supplement), then scaled by kiln's time here over kiln's time in that run: "
+                  "its ratio to kiln is the one measured in its own run."]
+    lines += [""]
     present = [(key, label) for key, label in MODES
                if any(mode_ms(r, key) is not None or f"{key}_error" in r for r in rows)]
     lines += ["| model | batch | kiln | " + " | ".join(label for _, label in present) + " |",
@@ -242,7 +283,8 @@ def main(out, paths):
         cells = []
         for key, _ in present:
             ms = mode_ms(row, key)
-            cells.append((f"{ms:.3f}" + (" (check FAIL)" if peer_failed(row, key) else ""))
+            cells.append((f"{ms:.3f}" + ("*" if row.get(f"{key}_scaled") else "")
+                          + (" (check FAIL)" if peer_failed(row, key) else ""))
                          if ms is not None else "error" if f"{key}_error" in row else "-")
         lines.append(f"| {row['model']} | {row['batch']} | {fmt(row.get('kiln_ms'), '.3f')} | "
                      + " | ".join(cells) + " |")

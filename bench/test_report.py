@@ -22,13 +22,18 @@ def row(model, batch, kiln, peers, check="ok", rel_l2=1e-3):
 
 
 class ReportTest(unittest.TestCase):
-    def render(self, *runs):
+    def render(self, *runs, supplements=()):
         with tempfile.TemporaryDirectory() as tmp:
             paths = []
             for index, rows in enumerate(runs):
                 paths.append(os.path.join(tmp, f"run{index}.json"))
                 with open(paths[-1], "w") as f:
                     json.dump({"meta": {"gpu": "test"}, "rows": rows}, f)
+            for index, rows in enumerate(supplements):
+                paths.append(os.path.join(tmp, f"supplement{index}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump({"meta": {"gpu": "test", "supplement": "max-autotune",
+                                        "date": "later"}, "rows": rows}, f)
             out = os.path.join(tmp, "RESULTS.md")
             report.main(out, paths)
             with open(out) as f:
@@ -83,6 +88,26 @@ class ReportTest(unittest.TestCase):
         text = self.render([fast_but_wrong])
         self.assertIn("**Batch 32: 2.00x**", text)
         self.assertIn("0.500 (check FAIL)", text)
+
+    def test_supplement_adds_its_modes_at_the_ratio_measured_in_its_own_run(self):
+        full = [row("vit_b_16", 32, [2.0, 2.0, 2.0], {"compile": [3.0, 3.0, 3.0]})]
+        # In the supplement kiln took 2.2 ms and max-autotune 2.2: a tie,
+        # which must stay a tie (1.00x), not 2.2 / 2.0 = 1.10x.
+        supplement = [row("vit_b_16", 32, [2.2], {"compile_max_autotune": [2.2]})]
+        text = self.render(full, supplements=[supplement])
+        line = next(line for line in text.splitlines() if line.startswith("| vit_b_16 | 32 |"))
+        self.assertIn("| torch.compile max-autotune | 2.000 | 1.00x |", line)
+        self.assertIn("2.000*", text)
+        self.assertIn("max-autotune supplement later", text)
+        # The supplement is not an earlier run of the row.
+        self.assertNotIn("1.10x", text)
+
+    def test_supplement_whose_kiln_check_failed_adds_nothing(self):
+        full = [row("bert", 32, [2.0], {"compile": [3.0]})]
+        supplement = [row("bert", 32, [2.0], {"compile_max_autotune": [1.0]}, check="FAIL")]
+        text = self.render(full, supplements=[supplement])
+        self.assertIn("**Batch 32: 1.50x**", text)
+        self.assertNotIn("max-autotune |", text.split("## Every PyTorch mode")[0])
 
 
 if __name__ == "__main__":

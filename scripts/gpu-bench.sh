@@ -14,7 +14,9 @@
 # DEFAULT_COMPILE=0 leaves out torch.compile's default mode, which
 # reduce-overhead has beaten on every row so far); MAX_AUTOTUNE=1 adds torch.compile
 # max-autotune and AOTInductor max_autotune (about a minute or two of
-# autotuning per model and batch). Writes $OUT/bench-PART.json after every
+# autotuning per model and batch); MAX_AUTOTUNE=only times kiln against those
+# two alone, a supplement that report.py merges into a full run's rows
+# (bench-PART-max-autotune.json). Writes $OUT/bench-PART.json after every
 # row, with kiln's profile. Back on the development machine, merge the parts:
 #   python3 bench/report.py bench/RESULTS.md bench/results/DATE/bench-*.json
 set -euo pipefail
@@ -57,7 +59,9 @@ for part in "$@"; do
     --models $models --batches ${BATCHES:-1 32} --runs "${RUNS:-50}" --rounds "${ROUNDS:-3}" \
     --torchscript $([ "${DEFAULT_COMPILE:-1}" = 1 ] && echo --default-compile) \
     --peers-bin "$peers" --aoti \
-    ${MAX_AUTOTUNE:+--max-autotune} --profile \
-    --json "$out/bench-$part.json" --raw-dir "$out/raw" || status=1
+    $(case ${MAX_AUTOTUNE:-} in only) echo --only-max-autotune ;; ?*) echo --max-autotune ;; esac) \
+    $([ "${MAX_AUTOTUNE:-}" = only ] || echo --profile) \
+    --json "$out/bench-$part$([ "${MAX_AUTOTUNE:-}" = only ] && echo -max-autotune).json" \
+    --raw-dir "$out/raw" || status=1
 done
 exit $status
