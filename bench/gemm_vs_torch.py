@@ -1,96 +1,155 @@
 #!/usr/bin/env python3
-"""kiln's fused GEMM kernels against PyTorch (cuBLAS) on the FFN's shapes.
+"""kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
-    gemm_vs_torch.py BIN_DIR WORK_DIR
+    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer] [--markdown OUT.md]
 
-For each shape (the transformer FFN at d=1024, hidden 4096, 4096 tokens,
-fp16): a traced nn.Linear (+ GELU) is compiled by kiln-compile, checked by
-kiln-run against PyTorch's fp32 result, and timed by kiln-run (plain
-launches: the mean device time of back-to-back launches between CUDA
-events). In the same process PyTorch times torch.matmul alone and matmul +
-bias + GELU (eager) the same way (timing.back_to_back_ms). Prints TFLOP/s and
-kiln's ratio to each. Run on the GPU machine.
+Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
+bias alone, bias + GELU (erf or tanh), or bias + a residual add. kiln
+compiles the traced module (one fused kernel), checks it with kiln-run
+against PyTorch's fp32 result, and times it as "plain launches" (the mean
+device time of back-to-back launches between CUDA events). In the same
+process PyTorch times F.linear alone (cuBLAS with its bias epilogue) and
+F.linear followed by the same epilogue (eager) the same way
+(timing.back_to_back_ms). Prints TFLOP/s and kiln's ratio to each.
+
+--set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
+--set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
+ViT-B/16 (197 tokens) at batch 32. Run on the GPU machine.
 """
+import argparse
 import os
 import re
 import subprocess
-import sys
-import warnings
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 
 from timing import METHOD, back_to_back_ms
 
-warnings.filterwarnings("ignore")
-BIN, WORK = sys.argv[1], sys.argv[2]
-os.makedirs(WORK, exist_ok=True)
 LAUNCHES = 100  # back to back, on both sides
-SHAPES = [  # (tokens M, out N, in K)
-    (4096, 4096, 1024),  # FFN up-projection
-    (4096, 1024, 4096),  # FFN down-projection
-    (4096, 4096, 4096),
-]
+
+# (label, tokens M, out N, in K, epilogue)
+SETS = {
+    "ffn": [("FFN up", 4096, 4096, 1024, "bias"), ("FFN up", 4096, 4096, 1024, "gelu"),
+            ("FFN down", 4096, 1024, 4096, "bias"), ("FFN down", 4096, 1024, 4096, "gelu"),
+            ("square", 4096, 4096, 4096, "bias"), ("square", 4096, 4096, 4096, "gelu")],
+    "transformer": [
+        ("BERT QKV", 4096, 2304, 768, "bias"),
+        ("BERT out proj", 4096, 768, 768, "residual"),
+        ("BERT FFN up", 4096, 3072, 768, "gelu"),
+        ("BERT FFN down", 4096, 768, 3072, "residual"),
+        ("GPT-2 FFN up", 4096, 3072, 768, "gelu_tanh"),
+        ("ViT QKV", 6304, 2304, 768, "bias"),
+        ("ViT out proj", 6304, 768, 768, "residual"),
+        ("ViT FFN up", 6304, 3072, 768, "gelu"),
+        ("ViT FFN down", 6304, 768, 3072, "residual"),
+    ],
+}
 
 
-class LinearGelu(torch.nn.Module):
-    def __init__(self, k, n, gelu):
+class LinearEpilogue(torch.nn.Module):
+    def __init__(self, k, n, epilogue):
         super().__init__()
         self.fc = torch.nn.Linear(k, n)
-        self.gelu = gelu
+        self.epilogue = epilogue
 
-    def forward(self, x):
+    def forward(self, x, r):
         y = self.fc(x)
-        return torch.nn.functional.gelu(y) if self.gelu else y
+        if self.epilogue == "gelu":
+            return F.gelu(y)
+        if self.epilogue == "gelu_tanh":
+            return F.gelu(y, approximate="tanh")
+        if self.epilogue == "residual":
+            return y + r
+        return y
 
 
-def kiln(m, n, k, gelu):
-    name = f"linear_{m}x{n}x{k}{'_gelu' if gelu else ''}"
+def kiln(bin_dir, work, m, n, k, epilogue):
+    """kiln's fused kernel: (ms, rel L2, verdict)."""
+    name = f"linear_{m}x{n}x{k}_{epilogue}"
     torch.manual_seed(0)
-    module = LinearGelu(k, n, gelu).half().eval()
+    module = LinearEpilogue(k, n, epilogue).half().eval()
     x = torch.randn(m, k, dtype=torch.float16)
-    path = os.path.join(WORK, name + ".pt")
-    torch.jit.save(torch.jit.trace(module, x), path)
-    art = os.path.join(WORK, name + ".kiln")
-    subprocess.run([f"{BIN}/kiln-compile", path, "-o", art], check=True,
+    r = torch.randn(m, n, dtype=torch.float16)
+    inputs = (x, r) if epilogue == "residual" else (x,)
+    path = os.path.join(work, name + ".pt")
+    traced = torch.jit.trace(module if epilogue == "residual" else
+                             _OneInput(module), inputs)
+    torch.jit.save(traced, path)
+    artifact = os.path.join(work, name + ".kiln")
+    subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact], check=True,
                    stderr=subprocess.DEVNULL)
-    d = os.path.join(WORK, name)
-    os.makedirs(d, exist_ok=True)
-    subprocess.run([f"{BIN}/kiln-run", art, "--save-inputs", d], check=True,
-                   stdout=subprocess.DEVNULL)
-    import numpy as np
-    xin = torch.from_numpy(np.load(os.path.join(d, "x.npy")))
+    feeds = []
+    folder = os.path.join(work, name)
+    os.makedirs(folder, exist_ok=True)
+    names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
+    for input_name, value in zip(names, inputs):
+        np.save(os.path.join(folder, f"{input_name}.npy"), value.numpy())
+        feeds += ["--input", f"{input_name}={folder}/{input_name}.npy"]
     with torch.no_grad():
-        ref = module.float().cuda()(xin.cuda()).cpu()
-    np.save(os.path.join(d, "ref.npy"), ref.numpy())
-    out = subprocess.run([f"{BIN}/kiln-run", art, "--input", f"x={d}/x.npy",
-                          "--check", f"{d}/ref.npy", "--bench", str(LAUNCHES)],
+        reference = module.float().cuda()(x.float().cuda(), r.float().cuda()).cpu()
+    np.save(os.path.join(folder, "ref.npy"), reference.numpy())
+    out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, "--check",
+                          f"{folder}/ref.npy", "--bench", str(LAUNCHES)],
                          capture_output=True, text=True)
     text = out.stdout + out.stderr
     check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
-    ms = float(re.search(r"plain launches ([0-9.]+) ms", text).group(1))
-    return ms, check.group(1) if check else "?", check.group(2) if check else "FAIL"
+    timed = re.search(r"plain launches ([0-9.]+) ms", text)
+    if not timed:
+        raise RuntimeError(f"kiln-run on {name}: {text.strip()[-400:]}")
+    return (float(timed.group(1)), check.group(1) if check else "?",
+            check.group(2) if check else "FAIL")
+
+
+class _OneInput(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x, None)
+
+
+def torch_times(m, n, k, epilogue):
+    """cuBLAS's F.linear alone, and followed by the epilogue (eager)."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, device="cuda", dtype=torch.float16)
+    r = torch.randn(m, n, device="cuda", dtype=torch.float16)
+    alone = back_to_back_ms(lambda: F.linear(a, w, b), launches=LAUNCHES)
+    then = {"bias": lambda y: y, "gelu": F.gelu,
+            "gelu_tanh": lambda y: F.gelu(y, approximate="tanh"),
+            "residual": lambda y: y + r}[epilogue]
+    fused = back_to_back_ms(lambda: then(F.linear(a, w, b)), launches=LAUNCHES)
+    return alone, fused
 
 
 def main():
-    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
-    print(f"Timing: {METHOD}, {LAUNCHES} calls.")
-    print(f"{'shape (MxNxK)':>20} {'op':>16} {'kiln ms':>9} {'kiln TF/s':>10} "
-          f"{'torch ms':>9} {'torch TF/s':>11} {'kiln/torch':>10}  check")
-    for m, n, k in SHAPES:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin")
+    parser.add_argument("work")
+    parser.add_argument("--set", choices=sorted(SETS), default="ffn")
+    parser.add_argument("--markdown", help="also write the table as Markdown")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. "
+              f"Timing: {METHOD}, {LAUNCHES} calls.")
+    print(header)
+    rows = ["| GEMM | M x N x K | epilogue | kiln us | kiln TFLOP/s | cuBLAS F.linear us "
+            "| kiln / F.linear | F.linear + epilogue us | kiln / that | check |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for label, m, n, k, epilogue in SETS[args.set]:
         flops = 2 * m * n * k
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-        w = torch.randn(n, k, device="cuda", dtype=torch.float16)
-        b = torch.randn(n, device="cuda", dtype=torch.float16)
-        t_mm = back_to_back_ms(lambda: torch.matmul(a, w.t()), launches=LAUNCHES)
-        t_fused = back_to_back_ms(lambda: torch.nn.functional.gelu(torch.matmul(a, w.t()) + b),
-                           launches=LAUNCHES)
-        for gelu, t in ((False, t_mm), (True, t_fused)):
-            ms, err, verdict = kiln(m, n, k, gelu)
-            op = "linear+bias+gelu" if gelu else "linear+bias"
-            ref = "matmul+bias+gelu" if gelu else "matmul"
-            print(f"{f'{m}x{n}x{k}':>20} {op:>16} {ms:9.4f} {flops / ms / 1e9:10.1f} "
-                  f"{t:9.4f} {flops / t / 1e9:11.1f} {t / ms:9.2f}x  rel L2 {err} {verdict}"
-                  f"  (torch: {ref})")
+        alone, fused = torch_times(m, n, k, epilogue)
+        ms, error, verdict = kiln(args.bin, args.work, m, n, k, epilogue)
+        rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
+                    f"{flops / ms / 1e9:.0f} | {alone * 1e3:.1f} | {alone / ms:.2f}x | "
+                    f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {error} {verdict} |")
+        print(rows[-1], flush=True)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(header + "\n\n" + "\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":

@@ -102,4 +102,22 @@ __device__ __forceinline__ float block_max(float v, float *scratch) {
   return warp_max(v);
 }
 
+/// A generated epilogue functor (compute, store, operator(); see the code
+/// generator's EpilogueFunctor) seen with its columns shifted by `offset`:
+/// a grouped convolution's group g writes channels g * Og onwards.
+template <typename Epilogue> struct ColumnOffset {
+  const Epilogue &inner;
+  int offset;
+  using Values = typename Epilogue::Values;
+  __device__ __forceinline__ Values compute(int m, int n, float acc) const {
+    return inner.compute(m, n + offset, acc);
+  }
+  __device__ __forceinline__ void store(int m, int n, const Values &values) const {
+    inner.store(m, n + offset, values);
+  }
+  __device__ __forceinline__ void operator()(int m, int n, float acc) const {
+    inner(m, n + offset, acc);
+  }
+};
+
 } // namespace kiln

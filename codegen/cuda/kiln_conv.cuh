@@ -103,7 +103,7 @@ __device__ __forceinline__ void conv_mma(const T *__restrict__ x, const T *__res
   mma_tile_loop<T, true>(
       [&](int m, int k) { return im2col8<S>(x, m, k, g); },
       [&](int row, int col) { return load8(wg, D::Og, D::K, row, col); }, D::M, D::Og,
-      D::K, [&](int m, int n, float acc) { epilogue(m, g * D::Og + n, acc); },
+      D::K, ColumnOffset<Epilogue>{epilogue, g * D::Og},
       blockIdx.y * kMmaBM, blockIdx.x * kMmaBN);
 }
 
@@ -126,7 +126,7 @@ __device__ __forceinline__ void conv_splitk(const T *__restrict__ x, const T *__
       [&](int row, int col) -> const T * {
         return row < D::Og && col < D::K ? wg + (long long)row * D::K + col : nullptr;
       },
-      D::M, D::Og, D::K, [&](int m, int n, float acc) { epilogue(m, g * D::Og + n, acc); });
+      D::M, D::Og, D::K, ColumnOffset<Epilogue>{epilogue, g * D::Og});
 }
 
 /// fp32: 64 x 64 SIMT tiles on a grid of (O/G tiles, M tiles, G).
@@ -143,7 +143,7 @@ __device__ __forceinline__ void conv_simt(const float *__restrict__ x,
         return p ? *p : 0.0f;
       },
       [&](int n, int k) { return wg[(long long)n * D::K + k]; }, D::M, D::Og, D::K,
-      [&](int m, int n, float acc) { epilogue(m, g * D::Og + n, acc); });
+      ColumnOffset<Epilogue>{epilogue, g * D::Og});
 }
 
 /// Depthwise (G == C, one input channel per group): one thread per output

@@ -1,8 +1,10 @@
 //===- kiln_gemm.cuh - GEMM main loops with a caller-supplied epilogue ----===//
 //
 // C[m, n] = sum_k A[m, k] * B(k, n), fp32 accumulation, then
-// epilogue(m, n, acc) for every in-bounds element; the generated kernel's
-// epilogue applies bias, activation, residual and casts and stores.
+// epilogue(m, n, acc) for every in-bounds element (the tensor-core loops
+// through its compute() and store(), many elements' computes first); the
+// generated kernel's epilogue applies bias, activation, residual and casts
+// and stores.
 //
 //   A: row-major [M, K] (K contiguous).
 //   B: `kBKMajor` true:  [N, K], K contiguous (nn.Linear's weight);
@@ -165,8 +167,12 @@ __device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &l
   // 2*(lane%4) the column pair.
   if (!worker)
     return;
+  // All 16 elements of a row block are computed before any is stored: a
+  // store between two of the epilogue's loads (a residual, a bias) would
+  // keep them in order, each waiting out the memory latency alone.
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 4; ++i) {
+    typename Epilogue::Values values[4][4];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -174,8 +180,18 @@ __device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &l
         int m = blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
         int n = blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
         if (m < M && n < N)
-          epilogue(m, n, acc[i][j][r]);
+          values[j][r] = epilogue.compute(m, n, acc[i][j][r]);
       }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        int m = blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
+        int n = blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
+        if (m < M && n < N)
+          epilogue.store(m, n, values[j][r]);
+      }
+  }
 }
 
 template <typename T, bool kBKMajor, typename Epilogue>

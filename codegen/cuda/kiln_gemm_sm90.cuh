@@ -35,6 +35,8 @@ constexpr int kTileBytesA = kBM * kBK * 2, kTileBytesB = kBN * kBK * 2;
 /// around in shared memory (pitch 72 floats: conflict-free float2 writes).
 constexpr int kStagingCols = 64, kStagingPitch = 72;
 constexpr int kStagingBytes = 8 * 16 * kStagingPitch * 4;
+/// Rows of a staged slice whose epilogue is computed before any is stored.
+constexpr int kEpilogueRows = 8;
 /// Dynamic shared memory: the stages, the epilogue staging, and 1 KiB to
 /// align the stages to 1024.
 constexpr int kSharedBytes = kStages * (kTileBytesA + kTileBytesB) + kStagingBytes + 1024;
@@ -222,15 +224,26 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
       }
       __syncwarp();
       const int n0 = blockN + c * kStagingCols + lane;
-#pragma unroll 2
-      for (int r = 0; r < 16; ++r) {
-        const int m = warpRow + r;
-        if (m < M) {
+      // Eight rows' elements are computed before any is stored, so their
+      // loads (a residual, a bias) are all in flight at once: a store
+      // between two loads would keep them in order, since an output may
+      // alias an input.
+#pragma unroll
+      for (int r0 = 0; r0 < 16; r0 += kEpilogueRows) {
+        typename Epilogue::Values values[kEpilogueRows][kStagingCols / 32];
+#pragma unroll
+        for (int r = 0; r < kEpilogueRows; ++r)
 #pragma unroll
           for (int h = 0; h < kStagingCols / 32; ++h)
-            if (n0 + 32 * h < N)
-              epilogue(m, n0 + 32 * h, staging[r * kStagingPitch + 32 * h + lane]);
-        }
+            if (warpRow + r0 + r < M && n0 + 32 * h < N)
+              values[r][h] = epilogue.compute(warpRow + r0 + r, n0 + 32 * h,
+                                              staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
+#pragma unroll
+        for (int r = 0; r < kEpilogueRows; ++r)
+#pragma unroll
+          for (int h = 0; h < kStagingCols / 32; ++h)
+            if (warpRow + r0 + r < M && n0 + 32 * h < N)
+              epilogue.store(warpRow + r0 + r, n0 + 32 * h, values[r][h]);
       }
       __syncwarp();
     }

@@ -172,6 +172,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
     if (PermuteOp permute = permutedStore(yielded))
       views.insert(permute);
   ElementCode epilogue(group, resultShape, "idx", "    ");
+  epilogue.deferStores = true;
   epilogue.bind(attention.getResult(), roundedTo(element, "acc"));
   for (Operation &op : group.getBody().front().without_terminator()) {
     if (&op == attention.getOperation() || views.contains(&op))
@@ -201,18 +202,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                "or a permute of it that keeps the head dimension last; result ")
              << index << " differs";
     epilogue.store(index, value);
-  }
-
-  std::string members, initializers;
-  for (auto [index, input] : llvm::enumerate(group.getInputs())) {
-    members += "  const " + cudaType(cast<RankedTensorType>(input.getType()).getElementType()) +
-               " *in" + std::to_string(index) + ";\n";
-    initializers += std::string(index ? ", " : "") + "in" + std::to_string(index);
-  }
-  for (auto [index, result] : llvm::enumerate(group.getResults())) {
-    members += "  " + cudaType(cast<RankedTensorType>(result.getType()).getElementType()) +
-               " *out" + std::to_string(index) + ";\n";
-    initializers += ", out" + std::to_string(index);
   }
 
   EmittedKernel kernel;
@@ -258,13 +247,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                          ") == " + std::to_string(kernel.dynamicSharedBytes) +
                          ", \"the launch's shared memory must match the kernel's\");\n"
                    : "") +
-      "\nstruct " + epilogueName + " {\n" + members +
-      "  long long base, outBase;\n"
-      "  __device__ __forceinline__ void operator()(int i, int d, float acc) const {\n"
-      "    const long long idx = base + (long long)i * " + std::to_string(Dv) + "LL + d;\n" +
-      (mergedStrides ? "    (void)idx; // the epilogue may read no input\n" : "") + outIndex + epilogue.code + "  }\n};\n\n" +
+      "\n" +
+      emitEpilogueFunctor(group,
+                          {epilogueName, "int i, int d", "i, d", "  long long base, outBase;\n",
+                           "    const long long idx = base + (long long)i * " +
+                               std::to_string(Dv) + "LL + d;\n" + outIndex},
+                          epilogue) +
+      "\n" +
       kernelOpen(group, name, 128, 0, /*minOneBlock=*/true) + "  const " + epilogueName +
-      " epilogue{" + initializers + ", " + leadOffset(0, lead, resultStrides) + ", " +
+      " epilogue{" + epilogueInitializers(group) + ", " + leadOffset(0, lead, resultStrides) + ", " +
       (mergedStrides ? leadOffset(0, lead, *mergedStrides) : std::string("0LL")) +
       "};\n  const " + maskType + " mask" + maskInit + ";\n  " + mainLoop + "(" +
       operandPointer(*q) + ", " + operandPointer(*k) + ", " + operandPointer(*v) + ", " +

@@ -51,33 +51,6 @@ std::string constants(const std::string &name,
   return text + "};\n";
 }
 
-/// The functor `name` whose operator()(int m, int o, float acc) evaluates
-/// `epilogue` (bound to `acc` by the caller) at idx = m * channels + o.
-std::string epilogueFunctor(FusionOp group, const std::string &name, int64_t channels,
-                            const ElementCode &epilogue) {
-  std::string members;
-  for (auto [index, input] : llvm::enumerate(group.getInputs()))
-    members += "  const " +
-               cudaType(cast<RankedTensorType>(input.getType()).getElementType()) +
-               " *in" + std::to_string(index) + ";\n";
-  for (auto [index, result] : llvm::enumerate(group.getResults()))
-    members += "  " + cudaType(cast<RankedTensorType>(result.getType()).getElementType()) +
-               " *out" + std::to_string(index) + ";\n";
-  return "struct " + name + " {\n" + members +
-         "  __device__ __forceinline__ void operator()(int m, int o, float acc) const {\n"
-         "    const long long idx = (long long)m * " + std::to_string(channels) +
-         "LL + o;\n" + epilogue.code + "  }\n};\n";
-}
-
-std::string functorInitializers(FusionOp group) {
-  std::string text;
-  for (unsigned i = 0; i < group.getInputs().size(); ++i)
-    text += std::string(i ? ", " : "") + "in" + std::to_string(i);
-  for (unsigned i = 0; i < group.getNumResults(); ++i)
-    text += ", out" + std::to_string(i);
-  return text;
-}
-
 /// Emits every op of the group but `skip` into `code`, then the stores.
 LogicalResult emitRest(FusionOp group, ElementCode &code,
                        ArrayRef<Operation *> skip) {
@@ -131,6 +104,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
 
   // The epilogue reads the accumulator plus bias, rounded as if stored.
   ElementCode epilogue(group, out, "idx", "    ");
+  epilogue.deferStores = true;
   std::string accumulator = "acc";
   if (conv.getBias())
     accumulator = "(acc + " + epilogue.valueOf(conv.getBias()) + ")";
@@ -232,9 +206,13 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
           ? kernelOpen(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
           : kernelOpen(group, name, kernel.block, 0, /*minOneBlock=*/true, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + splitPreamble +
-                  "\n" + shape + "\n" + epilogueFunctor(group, epilogueName, O, epilogue) +
+                  "\n" + shape + "\n" + emitEpilogueFunctor(group,
+                                      {epilogueName, "int m, int o", "m, o", "",
+                                       "    const long long idx = (long long)m * " +
+                                           std::to_string(O) + "LL + o;\n"},
+                                      epilogue) +
                   "\n" + launch + "  const " + epilogueName +
-                  " epilogue{" + functorInitializers(group) + "};\n  " + call +
+                  " epilogue{" + epilogueInitializers(group) + "};\n  " + call +
                   ", epilogue);\n}\n";
   return kernel;
 }

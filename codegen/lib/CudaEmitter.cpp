@@ -264,6 +264,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // The epilogue: index of the element in the full result, the accumulator
   // (plus bias), then the group's other ops.
   ElementCode epilogue(group, resultType.getShape(), "idx", "    ");
+  epilogue.deferStores = true;
   std::string accumulator = "acc";
   if (plan.bias) {
     auto biasArg = dyn_cast<BlockArgument>(plan.bias);
@@ -283,20 +284,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return failure();
   for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
     epilogue.store(index, value);
-
-  std::string members, initializers, parameters;
-  unsigned argIndex = 0;
-  for (Value input : group.getInputs()) {
-    std::string type = cudaType(cast<RankedTensorType>(input.getType()).getElementType());
-    members += "  const " + type + " *in" + std::to_string(argIndex) + ";\n";
-    initializers += std::string(argIndex ? ", " : "") + "in" + std::to_string(argIndex);
-    ++argIndex;
-  }
-  for (auto [index, result] : llvm::enumerate(group.getResults())) {
-    std::string type = cudaType(cast<RankedTensorType>(result.getType()).getElementType());
-    members += "  " + type + " *out" + std::to_string(index) + ";\n";
-    initializers += ", out" + std::to_string(index);
-  }
 
   bool tensorCores = element.isF16() || element.isBF16();
   if (!tensorCores && !element.isF32())
@@ -420,16 +407,17 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       (splitK ? splitClusterPreamble(split) +
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
-      "\nstruct " + epilogueName +
-      " {\n" + members +
-      "  long long batchBase;\n"
-      "  __device__ __forceinline__ void operator()(int m, int n, float acc) const {\n"
-      "    const long long idx = batchBase + (long long)m * " + std::to_string(N) +
-      "LL + n;\n" + epilogue.code + "  }\n};\n\n" +
+      "\n" +
+      emitEpilogueFunctor(group,
+                          {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",
+                           "    const long long idx = batchBase + (long long)m * " +
+                               std::to_string(N) + "LL + n;\n"},
+                          epilogue) +
+      "\n" +
       (splitK ? kernelOpen(group, name, threads, 0, /*minOneBlock=*/true, /*splitCluster=*/true)
               : kernelOpen(group, name, threads, kernel.tensorMaps.size())) +
       batchOffsets +
-      "  const " + epilogueName + " epilogue{" + initializers +
+      "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
       ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";
   return kernel;
 }

@@ -104,6 +104,11 @@ std::string ElementCode::valueOf(Value value) {
 
 void ElementCode::store(unsigned resultIndex, Value value, StringRef at) {
   Type element = cast<RankedTensorType>(value.getType()).getElementType();
+  if (deferStores) {
+    deferredStores.push_back(
+        {resultIndex, at.empty() ? index : at.str(), cudaType(element), valueOf(value)});
+    return;
+  }
   code += indent + "out" + std::to_string(resultIndex) + "[" + (at.empty() ? index : at.str()) +
           "] = kiln::from_float<" + cudaType(element) + ">(" + valueOf(value) +
           ");\n";

@@ -45,8 +45,18 @@ public:
     names[value] = std::move(expression);
   }
   /// `out<resultIndex>[index] = ...` for the yielded value (at `at`, an
-  /// index expression, when given).
+  /// index expression, when given); with `deferStores`, recorded in
+  /// `deferredStores` instead of written into `code`.
   void store(unsigned resultIndex, mlir::Value value, llvm::StringRef at = {});
+  /// A store left for an epilogue functor's store() (see EpilogueFunctor.h),
+  /// so that the functor's compute() only loads and the main loop can issue
+  /// many elements' loads before any of their stores.
+  struct DeferredStore {
+    unsigned result;
+    std::string at, type, value;
+  };
+  bool deferStores = false;
+  llvm::SmallVector<DeferredStore> deferredStores;
   /// The offset of element `index` in input `argument` (broadcasting).
   std::string offsetOf(mlir::BlockArgument argument);
 

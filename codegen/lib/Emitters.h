@@ -10,6 +10,7 @@
 #ifndef KILN_CODEGEN_EMITTERS_H
 #define KILN_CODEGEN_EMITTERS_H
 
+#include "ElementCode.h"
 #include "kiln/codegen/CudaEmitter.h"
 
 #include "mlir/IR/Value.h"
@@ -67,6 +68,33 @@ std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
 /// The preamble that defines KILN_SPLIT_CLUSTER (the cluster attribute on
 /// sm_90a, nothing elsewhere), which kernelOpen(..., splitCluster) places.
 std::string splitClusterPreamble(int64_t split);
+
+/// The functor through which a tiled main loop (GEMM, convolution,
+/// attention) hands each accumulator to the group's fused epilogue:
+///   struct name {
+///     const T *in0, ...; T *out0, ...; <extraMembers>
+///     struct Values { T0 r0; ... };  // the results, rounded to their types
+///     Values compute(<parameters>, float acc) const; // loads and math only
+///     void store(<parameters>, const Values &) const;
+///     void operator()(<parameters>, float acc) const; // store(compute())
+///   };
+/// compute() holds no store, so a main loop that computes many elements
+/// before storing any lets their loads (residuals, biases) all be in flight
+/// at once: a store between two loads would make the compiler keep them in
+/// order, since an output may alias an input. `indexCode` defines `idx` (and
+/// any index the deferred stores use) from the parameters; `epilogue` must
+/// have been built with deferStores.
+struct EpilogueFunctor {
+  std::string name;
+  std::string parameters; // "int m, int n"
+  std::string arguments;  // "m, n"
+  std::string extraMembers;
+  std::string indexCode;
+};
+std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
+                                const ElementCode &epilogue);
+/// "in0, in1, out0": the functor's pointer members in declaration order.
+std::string epilogueInitializers(FusionOp group);
 
 /// A GEMM whose epilogue is the group's other ops: C[m, n] of [M, N] at
 /// `idx = m * N + n` of the anchor's result (plus z * M * N per batch).

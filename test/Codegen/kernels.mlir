@@ -36,10 +36,19 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
 // CHECK-LABEL: // === kernel gemm_k0 grid(64, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
 //       CHECK: #include "kiln_gemm.cuh"
 //       CHECK: #include "kiln_gemm_sm90.cuh"
+// The epilogue functor's compute() loads and computes, its store() stores:
+// the main loops compute many elements before storing any.
 //       CHECK: struct gemm_k0_epilogue {
+//       CHECK:   struct Values { __half r0; };
+//       CHECK:   __device__ __forceinline__ Values compute(int m, int n, float acc) const {
 //       CHECK:     const long long idx = batchBase + (long long)m * 300LL + n;
 //       CHECK:     kiln::to_float(kiln::from_float<__half>((acc + kiln::to_float(in2[n]))))
-//       CHECK:     out0[idx] = kiln::from_float<__half>(
+//   CHECK-NOT:     out0[
+//       CHECK:     return Values{kiln::from_float<__half>(
+//       CHECK:   __device__ __forceinline__ void store(int m, int n, const Values &values) const {
+//       CHECK:     out0[idx] = values.r0;
+//       CHECK:   __device__ __forceinline__ void operator()(int m, int n, float acc) const {
+//  CHECK-NEXT:     store(m, n, compute(m, n, acc));
 //       CHECK: __launch_bounds__(384, 1) gemm_k0(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 //  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 4096, 300, 72, epilogue);
