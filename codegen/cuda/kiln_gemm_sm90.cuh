@@ -4,14 +4,14 @@
 // fp32 accumulate, then the caller's epilogue(m, n, acc) per in-bounds
 // element. Built for sm_90a only (guarded by __CUDA_ARCH_FEAT_SM90_ALL).
 //
-//   Block tile 128 x 256 x 64; 3 warpgroups (384 threads): warpgroup 0 is
-//   the producer (one thread issues the TMA loads; setmaxnreg gives its
-//   registers to the consumers), warpgroups 1 and 2 each multiply 64 rows
-//   with wgmma m64n256k16 into 128 fp32 registers. kStages shared-memory
-//   stages in a ring, each with a `full` barrier (TMA bytes landed) and an
-//   `empty` barrier (both consumers done reading).
+//   Block tile 128 x kBN x 64 (kBN = 128, 192 or 256); 3 warpgroups (384
+//   threads): warpgroup 0 is the producer (one thread issues the TMA loads;
+//   setmaxnreg gives its registers to the consumers), warpgroups 1 and 2
+//   each multiply 64 rows with wgmma m64nkBNk16 into kBN / 2 fp32 registers.
+//   kStages shared-memory stages in a ring, each with a `full` barrier (TMA
+//   bytes landed) and an `empty` barrier (both consumers done reading).
 //   Tiles arrive through tensor maps (128-byte swizzle, boxes 64 x 128 for A
-//   and 64 x 256 for B) that
+//   and 64 x kBN for B) that
 //   the runtime encodes against the final buffer addresses; TMA fills
 //   out-of-range elements with zeros, so any M, N and K (K % 8 == 0 for the
 //   16-byte global stride) works and only the epilogue checks bounds.
@@ -29,8 +29,14 @@ struct alignas(64) TensorMap {
   unsigned long long words[16];
 };
 
-constexpr int kBM = 128, kBN = 256, kBK = 64, kThreads = 384, kStages = 3;
-constexpr int kTileBytesA = kBM * kBK * 2, kTileBytesB = kBN * kBK * 2;
+/// Block tiles are kBM x kBN x kBK with kBN (128, 192 or 256) and the depth
+/// of the ring of stages chosen per GEMM by the selection stage: narrower
+/// tiles fill the multiprocessors where 256-wide ones leave a wave partly
+/// empty (N = 768: 96 tiles of 128 x 256 on 132 multiprocessors, 128 of
+/// 128 x 192), and free shared memory for more stages.
+constexpr int kBM = 128, kBK = 64, kThreads = 384;
+constexpr int kTileBytesA = kBM * kBK * 2;
+constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
 /// Epilogue staging: each consumer warp turns its 16 x 64 accumulator slice
 /// around in shared memory (pitch 72 floats: conflict-free float2 writes).
 constexpr int kStagingCols = 64, kStagingPitch = 72;
@@ -39,7 +45,11 @@ constexpr int kStagingBytes = 8 * 16 * kStagingPitch * 4;
 constexpr int kEpilogueRows = 8;
 /// Dynamic shared memory: the stages, the epilogue staging, and 1 KiB to
 /// align the stages to 1024.
-constexpr int kSharedBytes = kStages * (kTileBytesA + kTileBytesB) + kStagingBytes + 1024;
+constexpr int shared_bytes(int bn, int stages) {
+  return stages * (kTileBytesA + tile_bytes_b(bn)) + kStagingBytes + 1024;
+}
+/// The most a block may use (227 KiB on sm_90).
+constexpr int kMaxSharedBytes = 232448;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -82,9 +92,63 @@ __device__ __forceinline__ unsigned long long descriptor(const void *p) {
          (1ull << 62);
 }
 
-template <typename T> struct Wgmma;
+/// wgmma m64nNk16 into a warpgroup's N / 2 fp32 accumulators per thread,
+/// for the tile widths the selection stage may choose.
+template <typename T, int N> struct Wgmma;
+#define KILN_WGMMA_M64N128K16(TYPE, PTXTYPE)                                   \
+  template <> struct Wgmma<TYPE, 128> {                                        \
+    static __device__ __forceinline__ void run(float (&d)[8][8],              \
+                                               unsigned long long a,           \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                              \
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTXTYPE "." PTXTYPE   \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, 0;\n"                             \
+          "}\n"                                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
+            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
+            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),\
+            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7]),\
+            "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[4][4]), "+f"(d[4][5]), "+f"(d[4][6]), "+f"(d[4][7]),\
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[5][4]), "+f"(d[5][5]), "+f"(d[5][6]), "+f"(d[5][7]),\
+            "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[6][4]), "+f"(d[6][5]), "+f"(d[6][6]), "+f"(d[6][7]),\
+            "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[7][4]), "+f"(d[7][5]), "+f"(d[7][6]), "+f"(d[7][7])                                                               \
+          : "l"(a), "l"(b));                                                   \
+    }                                                                          \
+  };
+KILN_WGMMA_M64N128K16(__half, "f16")
+KILN_WGMMA_M64N128K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N128K16
+#define KILN_WGMMA_M64N192K16(TYPE, PTXTYPE)                                   \
+  template <> struct Wgmma<TYPE, 192> {                                        \
+    static __device__ __forceinline__ void run(float (&d)[12][8],              \
+                                               unsigned long long a,           \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                              \
+          "wgmma.mma_async.sync.aligned.m64n192k16.f32." PTXTYPE "." PTXTYPE   \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, 1, 1, 1, 0, 0;\n"                             \
+          "}\n"                                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
+            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
+            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),\
+            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7]),\
+            "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[4][4]), "+f"(d[4][5]), "+f"(d[4][6]), "+f"(d[4][7]),\
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[5][4]), "+f"(d[5][5]), "+f"(d[5][6]), "+f"(d[5][7]),\
+            "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[6][4]), "+f"(d[6][5]), "+f"(d[6][6]), "+f"(d[6][7]),\
+            "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[7][4]), "+f"(d[7][5]), "+f"(d[7][6]), "+f"(d[7][7]),\
+            "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[8][4]), "+f"(d[8][5]), "+f"(d[8][6]), "+f"(d[8][7]),\
+            "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[9][4]), "+f"(d[9][5]), "+f"(d[9][6]), "+f"(d[9][7]),\
+            "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[10][4]), "+f"(d[10][5]), "+f"(d[10][6]), "+f"(d[10][7]),\
+            "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[11][4]), "+f"(d[11][5]), "+f"(d[11][6]), "+f"(d[11][7])                                                               \
+          : "l"(a), "l"(b));                                                   \
+    }                                                                          \
+  };
+KILN_WGMMA_M64N192K16(__half, "f16")
+KILN_WGMMA_M64N192K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N192K16
 #define KILN_WGMMA_M64N256K16(TYPE, PTXTYPE)                                   \
-  template <> struct Wgmma<TYPE> {                                             \
+  template <> struct Wgmma<TYPE, 256> {                                        \
     static __device__ __forceinline__ void run(float (&d)[16][8],              \
                                                unsigned long long a,           \
                                                unsigned long long b) {         \
@@ -116,10 +180,14 @@ KILN_WGMMA_M64N256K16(__half, "f16")
 KILN_WGMMA_M64N256K16(__nv_bfloat16, "bf16")
 #undef KILN_WGMMA_M64N256K16
 
-template <typename T, typename Epilogue>
+template <typename T, int kBN, int kStages, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue) {
+  static_assert(kBN == 128 || kBN == 192 || kBN == 256, "wgmma tiles are 128, 192 or 256 wide");
+  static_assert(kStages >= 2 && shared_bytes(kBN, kStages) <= kMaxSharedBytes,
+                "the stages must fit in shared memory");
+  constexpr int kTileBytesB = tile_bytes_b(kBN);
   extern __shared__ unsigned char dynamicShared[];
   // 128-byte swizzled tiles must start 1024-byte aligned.
   unsigned char *base = reinterpret_cast<unsigned char *>(
@@ -171,9 +239,9 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int blockM = (tile / tilesN) * kBM, blockN = (tile % tilesN) * kBN;
-    float d[16][8];
+    float d[kBN / 16][8];
 #pragma unroll
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < kBN / 16; ++i)
 #pragma unroll
       for (int j = 0; j < 8; ++j)
         d[i][j] = 0.0f;
@@ -189,7 +257,7 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < kBK / 16; ++kk)
-        Wgmma<T>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
+        Wgmma<T, kBN>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
       if (previous >= 0)

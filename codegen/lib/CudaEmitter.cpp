@@ -324,10 +324,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // TMA needs 16-byte global strides (K % 8 == 0) and a K-major B.
     if (!tensorCores || !kMajorB || K % 8 != 0)
       return refuse("TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0");
-    if (failed(expectTile({128, 256, 64})))
-      return failure();
-    if (config.getStages() != 3)
-      return refuse("its template has 3 stages only");
+    if (config.getTile().size() != 3 || config.getTile()[0] != 128 ||
+        config.getTile()[2] != 64 || !llvm::is_contained({128, 192, 256}, config.getTile()[1]))
+      return refuse("its template implements tiles [128, 128 | 192 | 256, 64] only");
+    if (config.getStages() < 2 ||
+        wgmmaSharedBytes(config.getTile()[1], config.getStages()) > kWgmmaMaxSharedBytes)
+      return refuse(std::to_string(config.getStages()) + " stages of 128 x " +
+                    std::to_string(config.getTile()[1]) +
+                    " tiles do not fit in shared memory (2 or more, at most " +
+                    std::to_string(kWgmmaMaxSharedBytes) + " bytes with the epilogue's)");
     if (config.getGridLimit() <= 0)
       return refuse("the persistent grid needs a grid_limit (blocks at most)");
     break;
@@ -368,7 +373,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   ", epilogue);\n";
   std::string mainLoop =
       hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
-                   cudaType(element) + ">(map0, map1, " + sizes +
+                   cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
+                   std::to_string(config.getStages()) + ">(map0, map1, " + sizes +
                    ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
              : "  " + pointerCall;
 
@@ -388,20 +394,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   }
   if (hopper) {
     // More blocks than multiprocessors would only queue.
-    int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
+    int64_t tileWidth = config.getTile()[1];
+    int64_t tiles = ((M + 127) / 128) * ((N + tileWidth - 1) / tileWidth);
     kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
     kernel.grid[1] = 1;
-    // kiln::sm90::kSharedBytes: 3 stages of 16 + 32 KiB, 36 KiB of epilogue
-    // staging, alignment. Only the sm_90a image uses it (see the runtime).
-    kernel.dynamicSharedBytes = 3 * (128 * 64 * 2 + 256 * 64 * 2) + 8 * 16 * 72 * 4 + 1024;
+    // Only the sm_90a image uses it (see the runtime).
+    kernel.dynamicSharedBytes =
+        static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
     kernel.tensorMaps = {{lhsArg.getArgNumber(), M, K, 128, 64},
-                         {rhsArg.getArgNumber(), N, K, 256, 64}};
+                         {rhsArg.getArgNumber(), N, K, tileWidth, 64}};
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
-      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::kSharedBytes == " +
-                    std::to_string(kernel.dynamicSharedBytes) +
+      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
+                    std::to_string(config.getTile()[1]) + ", " +
+                    std::to_string(config.getStages()) +
+                    ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
       (splitK ? splitClusterPreamble(split) +

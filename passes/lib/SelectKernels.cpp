@@ -11,7 +11,10 @@
 //                     [K, N] B)       -> gemm_split_k, 64 x 64 tiles, K
 //                                        split 2/4/8 ways across a cluster
 //                     wgmma, [N, K] B, K % 8 == 0
-//                                     -> gemm_wgmma, 128 x 256, persistent
+//                                     -> gemm_wgmma, persistent, 128 x 128,
+//                                        192 or 256: the fewest waves of
+//                                        tiles, weighed by tile width
+//                                        (wgmmaTile)
 //                     otherwise       -> gemm_mma, 128 x 128
 //   GEMM, fp32                        -> gemm_simt
 //   convolution       depthwise       -> conv_depthwise
@@ -94,6 +97,48 @@ Choice splitK(MLIRContext *context, KernelVariant variant, int64_t smallTiles, i
   return {config(context, variant, {64, 64, knobs.kTile}, knobs.stages, split), why};
 }
 
+/// The Hopper GEMM's tile: 128 x width x 64, width 128, 192 or 256, and
+/// the deepest ring of stages (at most 6) that fits in shared memory.
+struct WgmmaTile {
+  int64_t width, stages, tiles;
+  std::string why;
+};
+
+/// The width whose tiles finish soonest: a persistent block walks
+/// ceil(tiles / multiprocessors) tiles one after another, each taking time
+/// in proportion to its width, and a narrower tile pays more per column
+/// (it reuses each loaded A tile over fewer columns and runs as many
+/// epilogues per column). N = 768 at M = 4096: 96 tiles of 128 x 256 leave
+/// 36 of 132 multiprocessors idle, 128 tiles of 128 x 192 fill all but 4.
+WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors) {
+  struct Candidate {
+    int64_t width;
+    double perColumn;
+  };
+  const Candidate candidates[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}};
+  WgmmaTile best{0, 0, 0, ""};
+  double bestCost = 0;
+  std::string considered;
+  for (const Candidate &candidate : candidates) {
+    int64_t tiles = ceilDiv(s.M, 128) * ceilDiv(s.N, candidate.width) * s.batch;
+    int64_t waves = ceilDiv(tiles, multiprocessors);
+    double cost = static_cast<double>(waves) * candidate.width * candidate.perColumn;
+    considered += std::string(considered.empty() ? "" : ", ") + "128 x " +
+                  str(candidate.width) + ": " + str(tiles) + " tiles in " + str(waves) +
+                  (waves == 1 ? " wave" : " waves");
+    if (best.width == 0 || cost < bestCost) {
+      int64_t stages = 2;
+      while (stages < 6 && wgmmaSharedBytes(candidate.width, stages + 1) <= kWgmmaMaxSharedBytes)
+        ++stages;
+      best = {candidate.width, stages, tiles, ""};
+      bestCost = cost;
+    }
+  }
+  best.why = "128 x " + str(best.width) + " tiles, " + str(best.stages) + " stages (" +
+             considered + " on " + str(multiprocessors) + " multiprocessors)";
+  return best;
+}
+
 FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetImage &target,
                              const SplitKKnobs &knobs) {
   MLIRContext *context = group.getContext();
@@ -120,11 +165,13 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
       splitAligned ? "not gemm_split_k: " + str(bigTiles) + " tiles of 128 x 256 fill a quarter of " +
                          str(target.multiprocessors) + " multiprocessors"
                    : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
-  if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0)
-    return Choice{config(context, KernelVariant::gemm_wgmma, {128, 256, 64}, 3, 1,
-                         std::min<int64_t>(ceilDiv(s.M, 128) * ceilDiv(s.N, 256),
-                                           target.multiprocessors)),
-                  "gemm_wgmma: " + shape + " on " + target.arch + "; " + refusedSplit};
+  if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
+    WgmmaTile tile = wgmmaTile(s, target.multiprocessors);
+    return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
+                         1, std::min<int64_t>(tile.tiles, target.multiprocessors)),
+                  "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
+                      refusedSplit};
+  }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma
           ? "not gemm_wgmma: " + target.arch + " has no wgmma"

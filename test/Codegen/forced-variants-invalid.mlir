@@ -29,6 +29,33 @@ func.func @mma_tile(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<
 
 // -----
 
+// The Hopper template takes 128, 192 or 256 columns...
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its template implements tiles [128, 128 | 192 | 256, 64] only
+func.func @wgmma_tile(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 160, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
+// ... in as many stages as shared memory holds: 5 stages of 128 x 192 do
+// not fit.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: 5 stages of 128 x 192 tiles do not fit in shared memory (2 or more, at most 232448 bytes with the epilogue's)
+func.func @wgmma_stages(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 132>} -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
 // A variant of another family.
 // CHECK: error: 'kiln.fusion' op of kind 'elementwise' cannot run as gemm_split_k
 func.func @family(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {

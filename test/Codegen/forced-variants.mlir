@@ -49,7 +49,7 @@ func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
 // TMA + wgmma on a persistent grid capped by grid_limit (2 blocks walk the
 // 3 tiles of 128 x 256).
 // CHECK-LABEL: // === kernel wgmma_k0 grid(2, 1, 1) block(384) shared(185344)
-//       CHECK:   kiln::sm90::wgmma_gemm<__half>(map0, map1, 128, 768, 768, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3>(map0, map1, 128, 768, 768, epilogue);
 func.func @wgmma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
@@ -86,4 +86,20 @@ func.func @conv_split(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b
     kiln.yield %y : tensor<32x56x56x64xf16>
   }
   return %0 : tensor<32x56x56x64xf16>
+}
+
+// -----
+
+// A 192-wide tile with a ring of 4 stages (forced): wgmma m64n192k16, the
+// B operand's box 64 x 192, and the shared memory of 4 stages.
+// CHECK-LABEL: // === kernel wgmma192_k0 grid(4, 1, 1) block(384) shared(201728)
+//       CHECK: static_assert(kiln::sm90::shared_bytes(192, 4) == 201728,
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4>(map0, map1, 128, 768, 768, epilogue);
+func.func @wgmma192(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
 }

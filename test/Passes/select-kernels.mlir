@@ -46,6 +46,22 @@ func.func @batch32_qkv(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> te
 
 // -----
 
+// BERT's output projection at batch 32 (N = 768): 96 tiles of 128 x 256
+// would leave 36 of 132 multiprocessors idle; 128 tiles of 128 x 192 fill
+// one wave, with the ring of 4 stages that fits beside them.
+// SM90-LABEL: func.func @batch32_out_projection(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+func.func @batch32_out_projection(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
 // fp32 GEMMs run on the SIMT kernel everywhere.
 // SM90-LABEL: func.func @fp32_gemm(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_simt, tile = [64, 64, 16]>

@@ -80,14 +80,18 @@ std::string elementwise(const std::string &shape, const std::string &type) {
          "    kiln.yield %d : " + t + "\n  }\n  return %0 : " + t + "\n}\n";
 }
 
-std::string linear(int64_t m, int64_t n, int64_t k, const std::string &type) {
+/// A linear + bias + GELU + residual group; `kernel`, when given, is the
+/// group's forced `#kiln.kernel<...>` configuration.
+std::string linear(int64_t m, int64_t n, int64_t k, const std::string &type,
+                   const std::string &kernel = "") {
   auto t = [&](std::string s) { return "tensor<" + s + "x" + type + ">"; };
   std::string x = t(std::to_string(m) + "x" + std::to_string(k));
   std::string w = t(std::to_string(n) + "x" + std::to_string(k));
   std::string b = t(std::to_string(n));
   std::string y = t(std::to_string(m) + "x" + std::to_string(n));
   return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ", %r: " + y + ") -> " + y + " {\n"
-         "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : " + x + ", " + w + ", " + b + ", " + y + ") -> " + y + " {\n"
+         "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : " + x + ", " + w + ", " + b + ", " + y + ")" +
+         (kernel.empty() ? "" : " {kiln.kernel = " + kernel + "}") + " -> " + y + " {\n"
          "  ^bb0(%a: " + x + ", %bw: " + w + ", %bb: " + b + ", %br: " + y + "):\n"
          "    %l = kiln.linear %a, %bw, %bb : (" + x + ", " + w + ", " + b + ") -> " + y + "\n"
          "    %g = kiln.gelu %l : " + y + "\n"
@@ -299,6 +303,30 @@ TEST(KernelsGpu, LinearEpilogueFp16OddSizes) {
   expectMatchesReference(linear(512, 384, 1024, "f16"));
 }
 
+/// The Hopper GEMM's forced configurations: each tile width, a short ring,
+/// and persistent grids smaller than the tile count.
+static const std::vector<std::string> &wgmmaConfigs() {
+  static const std::vector<std::string> configs = {
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 5>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 4>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 2, grid_limit = 3>"};
+  return configs;
+}
+
+// The Hopper GEMM at each tile width the selection stage may choose, on a
+// persistent grid smaller than the tile count (each block walks several
+// tiles, across stage-ring wrap-arounds), with M, N and K off every tile
+// multiple; the epilogue computes eight rows before storing them.
+TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : wgmmaConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 500, 712, "f16", kernel));
+    expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+  }
+}
+
 // Too few 128 x 256 tiles for the GPU: 64 x 64 tiles with K split across a
 // cluster of 2, 4 or 8 blocks (sm_90a), reduced through distributed shared
 // memory: a transformer's down-projection at batch 1 (split 8), ViT's 197
@@ -443,6 +471,8 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   irs.push_back(movement("f16"));
   for (auto [m, n, k] : {std::tuple{128, 768, 3072}, {197, 768, 768}, {100, 72, 40}})
     irs.push_back(linear(m, n, k, "f16")); // split-K clusters of 8, 4 and 1
+  for (const std::string &kernel : wgmmaConfigs())
+    irs.push_back(linear(300, 500, 712, "bf16", kernel));
   irs.push_back(batchMatmul("tensor<4x66x72xbf16>", "tensor<72x40xbf16>",
                             "tensor<4x66x40xbf16>", "batch_matmul")); // N-major, split
   MLIRContext context;

@@ -48,6 +48,17 @@ struct AttentionShape {
   bool rowsChunkAligned = false;
 };
 
+/// The Hopper GEMM's (gemm_wgmma) dynamic shared memory for 128 x `tileN`
+/// x 64 tiles in a ring of `stages`: the stages (A 16 KiB, B tileN * 128
+/// bytes), 36 KiB of epilogue staging and 1 KiB of alignment. The code
+/// generator asserts it against kiln::sm90::shared_bytes in the kernel's
+/// source; the selection stage sizes the ring with it.
+constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages) {
+  return stages * (128 * 64 * 2 + tileN * 64 * 2) + 8 * 16 * 72 * 4 + 1024;
+}
+/// A block's shared memory on sm_90 (227 KiB).
+constexpr int64_t kWgmmaMaxSharedBytes = 232448;
+
 /// The GEMM of a gemm_epilogue group, or of a conv_epilogue group whose
 /// convolution is a plain GEMM; nullopt for any other group.
 std::optional<GemmShape> gemmShapeOf(FusionOp group);
