@@ -374,8 +374,8 @@ def measure(name, batch, args):
         # counted: kiln's figure holds its weights and I/O too).
         row["eager_peak_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20 + sum(
             p.numel() * p.element_size() for p in m16.parameters()) / 2**20
-        peers = python_peers(m16, in16, row, args)
-        commands = cpp_peers(m16, in16, reference, work, row, args)
+        peers = {} if args.kiln_only else python_peers(m16, in16, row, args)
+        commands = [] if args.kiln_only else cpp_peers(m16, in16, reference, work, row, args)
 
         times, checks, text = {}, [], ""
         for round_index in range(args.rounds):
@@ -451,6 +451,9 @@ def main():
     parser.add_argument("--only-max-autotune", action="store_true",
                         help="time kiln against the max-autotune modes alone: a supplement "
                              "to a full run, which report.py merges into its rows")
+    parser.add_argument("--kiln-only", action="store_true",
+                        help="check and time kiln alone, no peer (while developing kernels: "
+                             "compare with an earlier run's kiln time)")
     parser.add_argument("--peers-bin", help="bench/peers' kiln-torch-peers: time the C++ peers")
     parser.add_argument("--aoti", action="store_true",
                         help="with --peers-bin: also AOTInductor packages, run from C++")
@@ -495,6 +498,10 @@ def main():
                 print(f"{name:>20} {batch:>5} ERROR {row['error']}", flush=True)
                 continue
             best_ms, best, _ = best_of(row)
+            if args.kiln_only:
+                print(f"{name:>20} {batch:>5} {row['kernels']} kernels, check {row['rel_l2']:.2e} "
+                      f"{row['check']}; kiln {row['kiln_ms']:.3f} ms", flush=True)
+                continue
             print(f"{name:>20} {batch:>5} {row['kernels']} kernels, check {row['rel_l2']:.2e} "
                   f"{row['check']} (torch fp16 {row['torch_fp16_rel_l2']:.2e}); kiln "
                   f"{row['kiln_ms']:.3f} ms, best PyTorch {best} {best_ms:.3f} ms: "

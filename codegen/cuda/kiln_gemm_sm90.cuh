@@ -36,7 +36,7 @@ struct alignas(64) TensorMap {
 /// 128 x 192), and free shared memory for more stages.
 constexpr int kBM = 128, kBK = 64, kThreads = 384;
 constexpr int kTileBytesA = kBM * kBK * 2;
-constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
+__host__ __device__ constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
 /// Epilogue staging: each consumer warp turns its 16 x 64 accumulator slice
 /// around in shared memory (pitch 72 floats: conflict-free float2 writes).
 constexpr int kStagingCols = 64, kStagingPitch = 72;
@@ -45,7 +45,7 @@ constexpr int kStagingBytes = 8 * 16 * kStagingPitch * 4;
 constexpr int kEpilogueRows = 8;
 /// Dynamic shared memory: the stages, the epilogue staging, and 1 KiB to
 /// align the stages to 1024.
-constexpr int shared_bytes(int bn, int stages) {
+__host__ __device__ constexpr int shared_bytes(int bn, int stages) {
   return stages * (kTileBytesA + tile_bytes_b(bn)) + kStagingBytes + 1024;
 }
 /// The most a block may use (227 KiB on sm_90).
@@ -295,7 +295,9 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
       // Eight rows' elements are computed before any is stored, so their
       // loads (a residual, a bias) are all in flight at once: a store
       // between two loads would keep them in order, since an output may
-      // alias an input.
+      // alias an input. Out-of-range elements are computed at the last row
+      // and column (and not stored): unconditional loads let the compiler
+      // share a column's bias load between rows.
 #pragma unroll
       for (int r0 = 0; r0 < 16; r0 += kEpilogueRows) {
         typename Epilogue::Values values[kEpilogueRows][kStagingCols / 32];
@@ -303,9 +305,8 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
         for (int r = 0; r < kEpilogueRows; ++r)
 #pragma unroll
           for (int h = 0; h < kStagingCols / 32; ++h)
-            if (warpRow + r0 + r < M && n0 + 32 * h < N)
-              values[r][h] = epilogue.compute(warpRow + r0 + r, n0 + 32 * h,
-                                              staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
+            values[r][h] = epilogue.compute(min(warpRow + r0 + r, M - 1), min(n0 + 32 * h, N - 1),
+                                            staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
 #pragma unroll
         for (int r = 0; r < kEpilogueRows; ++r)
 #pragma unroll

@@ -6,7 +6,8 @@
 //                  SIMT FMA for fp32) whose epilogue functor, generated
 //                  here, applies bias and the group's elementwise ops to
 //                  each accumulator and stores every result once.
-//   normalization: one block per row; the row (after the prologue ops) is
+//   normalization: one warp per row held in registers (rows of up to 1024),
+//                  else one block per row; the row (after the prologue ops) is
 //                  cached in shared memory, statistics reduced in fp32 with
 //                  warp shuffles, then the epilogue ops run per element.
 //
@@ -438,32 +439,32 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
+  std::optional<NormalizationShape> shape = normalizationShapeOf(group);
+  if (!shape)
+    return group.emitOpError("a normalization group needs a layer_norm or softmax");
   Block &body = group.getBody().front();
-  Operation *anchor = nullptr;
-  for (Operation &op : body)
-    if (isa<LayerNormOp, SoftmaxOp>(op))
-      anchor = &op;
+  Operation *anchor = shape->anchor;
   auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
-  int64_t rank = type.getRank();
-  int64_t axis;
-  if (auto softmax = dyn_cast<SoftmaxOp>(anchor)) {
-    if (softmax.getDim() != static_cast<uint64_t>(rank - 1))
-      return anchor->emitOpError("softmax over a dimension other than the last "
-                                 "is not supported by the code generator yet");
-    axis = rank - 1;
-  } else {
-    axis = cast<LayerNormOp>(anchor).getAxis();
-  }
-  int64_t rowLength = 1;
-  for (int64_t d = axis; d < rank; ++d)
-    rowLength *= type.getShape()[d];
-  int64_t rows = type.getNumElements() / std::max<int64_t>(rowLength, 1);
-  // The row lives in shared memory as fp32: 48 KiB without opt-in.
+  if (auto softmax = dyn_cast<SoftmaxOp>(anchor);
+      softmax && softmax.getDim() != static_cast<uint64_t>(type.getRank() - 1))
+    return anchor->emitOpError("softmax over a dimension other than the last "
+                               "is not supported by the code generator yet");
+  const int64_t rowLength = shape->rowLength, rows = shape->rows;
+  // normalization_warp: a row per warp in registers; normalization: a row
+  // per block in shared memory, as fp32 (48 KiB without opt-in).
+  const bool perWarp = configOf(group).getVariant() == KernelVariant::normalization_warp;
+  if (perWarp && rowLength > kWarpRowMaxLength)
+    return group.emitOpError("cannot run as normalization_warp: rows of ")
+           << rowLength << " elements exceed the " << kWarpRowMaxLength
+           << " a warp holds in registers";
   if (rowLength * 4 > 48 * 1024)
     return anchor->emitOpError("rows of ")
            << rowLength << " elements exceed the 12288 the row kernel caches";
   if (rows > (1LL << 31) - 1)
     return anchor->emitOpError("too many rows: ") << rows;
+  // The row's element j: row[j] in shared memory, row[t] (j = lane + 32 t)
+  // in a warp's registers.
+  const std::string rowElement = perWarp ? "row[t]" : "row[j]";
 
   // Which ops come before the anchor (its prologue) and after.
   llvm::SetVector<Operation *> prologue = prologueOf(anchor);
@@ -487,15 +488,15 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
       return failure();
   std::string normalized;
   if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
-    normalized = "(row[j] - mean) * rstd";
+    normalized = "(" + rowElement + " - mean) * rstd";
     if (norm.getWeight())
       normalized = "(" + normalized + " * " + store.valueOf(norm.getWeight()) + ")";
     if (norm.getBias())
       normalized = "(" + normalized + " + " + store.valueOf(norm.getBias()) + ")";
   } else if (cast<SoftmaxOp>(anchor).getLog()) {
-    normalized = "(row[j] - rowMax - logSum)";
+    normalized = "(" + rowElement + " - rowMax - logSum)";
   } else {
-    normalized = "(expf(row[j] - rowMax) * invSum)";
+    normalized = "(expf(" + rowElement + " - rowMax) * invSum)";
   }
   Type element = type.getElementType();
   store.bind(anchor->getResult(0), element.isF32()
@@ -526,29 +527,35 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
       store.store(index, value);
   }
 
-  unsigned threads = rowLength >= 1024 ? 512 : rowLength >= 256 ? 256 : 128;
+  // The loop over this thread's elements of the row (j, the element's
+  // column, in scope in its body) and the reductions across the row.
+  const std::string forEach =
+      perWarp ? "#pragma unroll\n  for (int t = 0; t < kPerLane; ++t) if (const int j = lane + 32 * t; j < L)"
+              : "for (int j = threadIdx.x; j < L; j += blockDim.x)";
+  auto rowSum = [&](const std::string &v) {
+    return perWarp ? "kiln::warp_sum(" + v + ")" : "kiln::block_sum(" + v + ", scratch)";
+  };
+  auto rowMaximum = [&](const std::string &v) {
+    return perWarp ? "kiln::warp_max(" + v + ")" : "kiln::block_max(" + v + ", scratch)";
+  };
   std::string statistics;
   if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
     statistics =
-        "  float sum = 0.0f;\n"
-        "  for (int j = threadIdx.x; j < L; j += blockDim.x) sum += row[j];\n"
-        "  const float mean = kiln::block_sum(sum, scratch) / L;\n"
-        "  float squares = 0.0f;\n"
-        "  for (int j = threadIdx.x; j < L; j += blockDim.x) {\n"
-        "    const float d = row[j] - mean;\n    squares += d * d;\n  }\n"
-        "  const float rstd = rsqrtf(kiln::block_sum(squares, scratch) / L + " +
+        "  float sum = 0.0f;\n  " + forEach + " sum += " + rowElement + ";\n"
+        "  const float mean = " + rowSum("sum") + " / L;\n"
+        "  float squares = 0.0f;\n  " + forEach + " {\n"
+        "    const float d = " + rowElement + " - mean;\n    squares += d * d;\n  }\n"
+        "  const float rstd = rsqrtf(" + rowSum("squares") + " / L + " +
         floatLiteral(norm.getEps().convertToDouble()) + ");\n";
   } else {
     statistics =
-        "  float localMax = -INFINITY;\n"
-        "  for (int j = threadIdx.x; j < L; j += blockDim.x) localMax = fmaxf(localMax, row[j]);\n"
-        "  const float rowMax = kiln::block_max(localMax, scratch);\n"
-        "  float sum = 0.0f;\n"
-        "  for (int j = threadIdx.x; j < L; j += blockDim.x) sum += expf(row[j] - rowMax);\n"
+        "  float localMax = -INFINITY;\n  " + forEach + " localMax = fmaxf(localMax, " +
+        rowElement + ");\n"
+        "  const float rowMax = " + rowMaximum("localMax") + ";\n"
+        "  float sum = 0.0f;\n  " + forEach + " sum += expf(" + rowElement + " - rowMax);\n"
         "  const float " +
-        std::string(cast<SoftmaxOp>(anchor).getLog()
-                        ? "logSum = logf(kiln::block_sum(sum, scratch));\n"
-                        : "invSum = 1.0f / kiln::block_sum(sum, scratch);\n");
+        (cast<SoftmaxOp>(anchor).getLog() ? "logSum = logf(" + rowSum("sum") + ");\n"
+                                          : "invSum = 1.0f / " + rowSum("sum") + ";\n");
   }
 
   EmittedKernel kernel;
@@ -556,21 +563,39 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
   kernel.kind = "normalization";
   kernel.numInputs = group.getInputs().size();
   kernel.numOutputs = group.getNumResults();
+  std::string inputValue = load.valueOf(input);
+  std::string loadLoop = "  " + forEach + " {\n    const long long idx = r * L + j;\n" +
+                         load.code + "    " + rowElement + " = " + inputValue + ";\n  }\n";
+  std::string storeLoop = "  " + forEach + " {\n    const long long idx = r * L + j;\n" +
+                          store.code + "  }\n";
+  if (perWarp) {
+    // 8 rows to a block of 256 threads, a warp's rows strided by every
+    // warp of the grid.
+    constexpr int64_t kRowsPerBlock = 8;
+    kernel.block = 32 * kRowsPerBlock;
+    kernel.grid[0] = static_cast<unsigned>(
+        std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, (1LL << 31) - 1));
+    kernel.source =
+        header(group, kernel.kind) + kernelOpen(group, name, kernel.block) +
+        "  constexpr int L = " + std::to_string(rowLength) +
+        ", kPerLane = (L + 31) / 32;\n"
+        "  const int lane = threadIdx.x & 31;\n"
+        "  const long long warps = (long long)gridDim.x * (blockDim.x / 32);\n"
+        "  for (long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < " +
+        std::to_string(rows) + "LL; r += warps) {\n"
+        "  float row[kPerLane];\n" + loadLoop + statistics + storeLoop + "  }\n}\n";
+    return kernel;
+  }
+  unsigned threads = rowLength >= 1024 ? 512 : rowLength >= 256 ? 256 : 128;
   kernel.block = threads;
   kernel.grid[0] = static_cast<unsigned>(std::min<int64_t>(rows, 65535LL * 32));
   kernel.dynamicSharedBytes = static_cast<unsigned>(rowLength * sizeof(float));
-  std::string inputValue = load.valueOf(input);
   kernel.source =
       header(group, kernel.kind) + kernelOpen(group, name, threads) +
       "  extern __shared__ float row[];\n  __shared__ float scratch[32];\n"
       "  constexpr int L = " + std::to_string(rowLength) + ";\n"
       "  for (long long r = blockIdx.x; r < " + std::to_string(rows) +
-      "LL; r += gridDim.x) {\n"
-      "  for (int j = threadIdx.x; j < L; j += blockDim.x) {\n"
-      "    const long long idx = r * L + j;\n" + load.code +
-      "    row[j] = " + inputValue + ";\n  }\n  __syncthreads();\n" + statistics +
-      "  for (int j = threadIdx.x; j < L; j += blockDim.x) {\n"
-      "    const long long idx = r * L + j;\n" + store.code + "  }\n"
+      "LL; r += gridDim.x) {\n" + loadLoop + "  __syncthreads();\n" + statistics + storeLoop +
       "  __syncthreads();\n  }\n}\n";
   return kernel;
 }
@@ -613,7 +638,8 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
   case FusionKind::reduction:
     return variant == KernelVariant::reduction;
   case FusionKind::normalization:
-    return variant == KernelVariant::normalization;
+    return variant == KernelVariant::normalization ||
+           variant == KernelVariant::normalization_warp;
   case FusionKind::pooling:
     return variant == KernelVariant::pooling;
   case FusionKind::gemm_epilogue:

@@ -17,6 +17,9 @@
 //                                        (wgmmaTile)
 //                     otherwise       -> gemm_mma, 128 x 128
 //   GEMM, fp32                        -> gemm_simt
+//   normalization     rows of <= 1024 -> normalization_warp (a row per
+//                                        warp, in registers)
+//                     otherwise       -> normalization (a row per block)
 //   convolution       depthwise       -> conv_depthwise
 //                     fp16/bf16, NHWC input, Cin/groups % 8 == 0,
 //                     128 x 128 tiles < M -> conv_split_k
@@ -238,8 +241,18 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
     return Choice{config(context, KernelVariant::reduction, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
                   "reduction: grid-stride over the kept elements"};
-  case FusionKind::normalization:
-    return Choice{config(context, KernelVariant::normalization), "normalization"};
+  case FusionKind::normalization: {
+    std::optional<NormalizationShape> shape = normalizationShapeOf(group);
+    if (!shape)
+      return group.emitOpError("a normalization group needs a layer_norm or softmax");
+    if (shape->rowLength <= kWarpRowMaxLength)
+      return Choice{config(context, KernelVariant::normalization_warp),
+                    "normalization_warp: rows of " + str(shape->rowLength) + " elements, at most " +
+                        str(kWarpRowMaxLength) + " (32 registers a lane)"};
+    return Choice{config(context, KernelVariant::normalization),
+                  "normalization: rows of " + str(shape->rowLength) + " elements, past the " +
+                      str(kWarpRowMaxLength) + " a warp holds in registers"};
+  }
   case FusionKind::pooling:
     return Choice{config(context, KernelVariant::pooling, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),

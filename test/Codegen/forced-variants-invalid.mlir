@@ -56,6 +56,19 @@ func.func @wgmma_stages(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> te
 
 // -----
 
+// A row per warp holds at most 1024 elements.
+// CHECK: error: 'kiln.fusion' op cannot run as normalization_warp: rows of 2000 elements exceed the 1024 a warp holds in registers
+func.func @warp_rows(%x: tensor<3x2000xf32>) -> tensor<3x2000xf32> {
+  %0 = kiln.fusion normalization ins(%x : tensor<3x2000xf32>) {kiln.kernel = #kiln.kernel<variant = normalization_warp>} -> tensor<3x2000xf32> {
+  ^bb0(%a: tensor<3x2000xf32>):
+    %s = kiln.softmax %a dim = 1 : tensor<3x2000xf32>
+    kiln.yield %s : tensor<3x2000xf32>
+  }
+  return %0 : tensor<3x2000xf32>
+}
+
+// -----
+
 // A variant of another family.
 // CHECK: error: 'kiln.fusion' op of kind 'elementwise' cannot run as gemm_split_k
 func.func @family(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {

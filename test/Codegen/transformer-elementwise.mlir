@@ -64,10 +64,12 @@ func.func @embed(%t: tensor<100x24xf16>, %ids: tensor<2x8xi64>, %p: tensor<8x24x
 
 // -----
 
-// Log-softmax: x - max - log(sum exp(x - max)), statistics in fp32.
-// CHECK-LABEL: // === kernel lsm_k0 grid(4, 1, 1) block(128) shared(36) inputs(1) outputs(1)
-//       CHECK:   const float logSum = logf(kiln::block_sum(sum, scratch));
-//       CHECK:     (row[j] - rowMax - logSum)
+// Log-softmax: x - max - log(sum exp(x - max)), statistics in fp32, a
+// row to a warp.
+// CHECK-LABEL: // === kernel lsm_k0 grid(1, 1, 1) block(256) shared(0) inputs(1) outputs(1)
+//       CHECK:   const float rowMax = kiln::warp_max(localMax);
+//       CHECK:   const float logSum = logf(kiln::warp_sum(sum));
+//       CHECK:     (row[t] - rowMax - logSum)
 func.func @lsm(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
   %0 = kiln.fusion normalization ins(%x : tensor<4x9xf32>) -> tensor<4x9xf32> {
   ^bb0(%a: tensor<4x9xf32>):
@@ -75,4 +77,22 @@ func.func @lsm(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
     kiln.yield %s : tensor<4x9xf32>
   }
   return %0 : tensor<4x9xf32>
+}
+
+// -----
+
+// Rows longer than a warp holds in registers (1024) run one to a block,
+// cached in shared memory as fp32.
+// CHECK-LABEL: // === kernel long_k0 grid(3, 1, 1) block(512) shared(8000) inputs(1) outputs(1)
+//       CHECK:   extern __shared__ float row[];
+//       CHECK:   const float rowMax = kiln::block_max(localMax, scratch);
+//       CHECK:   const float invSum = 1.0f / kiln::block_sum(sum, scratch);
+//       CHECK:     (expf(row[j] - rowMax) * invSum)
+func.func @long(%x: tensor<3x2000xf32>) -> tensor<3x2000xf32> {
+  %0 = kiln.fusion normalization ins(%x : tensor<3x2000xf32>) -> tensor<3x2000xf32> {
+  ^bb0(%a: tensor<3x2000xf32>):
+    %s = kiln.softmax %a dim = 1 : tensor<3x2000xf32>
+    kiln.yield %s : tensor<3x2000xf32>
+  }
+  return %0 : tensor<3x2000xf32>
 }

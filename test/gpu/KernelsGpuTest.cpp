@@ -357,14 +357,19 @@ TEST(KernelsGpu, MatmulNMajorOperand) {
 
 TEST(KernelsGpu, LayerNormWithPrologueAndEpilogue) {
   KILN_REQUIRE_GPU();
+  // A row to a warp (rows of at most 1024: 20, 768 across more warps than
+  // the grid holds at once, 1000, exactly 1024), then a row to a block.
   expectMatchesReference(layerNorm(6, 20, "f32"));
+  expectMatchesReference(layerNorm(4101, 768, "f16"));
   expectMatchesReference(layerNorm(4, 1000, "f16"));
+  expectMatchesReference(layerNorm(9, 1024, "f32"));
   expectMatchesReference(layerNorm(3, 4096, "bf16"));
 }
 
 TEST(KernelsGpu, ScaledSoftmax) {
   KILN_REQUIRE_GPU();
   expectMatchesReference(softmax(4, 9, "f32"));
+  expectMatchesReference(softmax(37, 197, "bf16"));
   expectMatchesReference(softmax(2, 3000, "f16"));
 }
 

@@ -97,6 +97,26 @@ std::optional<StridedView> operandView(Value operand) {
 }
 } // namespace
 
+std::optional<NormalizationShape> kiln::normalizationShapeOf(FusionOp group) {
+  if (group.getKind() != FusionKind::normalization)
+    return std::nullopt;
+  NormalizationShape shape;
+  for (Operation &op : group.getBody().front())
+    if (isa<LayerNormOp, SoftmaxOp>(op))
+      shape.anchor = &op;
+  if (!shape.anchor)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(shape.anchor->getResult(0).getType());
+  int64_t axis = type.getRank() - 1;
+  if (auto norm = dyn_cast<LayerNormOp>(shape.anchor))
+    axis = norm.getAxis();
+  shape.rowLength = 1;
+  for (int64_t d = axis; d < type.getRank(); ++d)
+    shape.rowLength *= type.getShape()[d];
+  shape.rows = type.getNumElements() / std::max<int64_t>(shape.rowLength, 1);
+  return shape;
+}
+
 std::optional<AttentionShape> kiln::attentionShapeOf(FusionOp group) {
   if (group.getKind() != FusionKind::attention)
     return std::nullopt;

@@ -48,6 +48,13 @@ struct AttentionShape {
   bool rowsChunkAligned = false;
 };
 
+/// A normalization group's anchor (layer_norm or softmax) as rows of
+/// `rowLength` elements, each normalized on its own.
+struct NormalizationShape {
+  mlir::Operation *anchor = nullptr;
+  int64_t rows = 0, rowLength = 0;
+};
+
 /// The Hopper GEMM's (gemm_wgmma) dynamic shared memory for 128 x `tileN`
 /// x 64 tiles in a ring of `stages`: the stages (A 16 KiB, B tileN * 128
 /// bytes), 36 KiB of epilogue staging and 1 KiB of alignment. The code
@@ -56,6 +63,8 @@ struct AttentionShape {
 constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages) {
   return stages * (128 * 64 * 2 + tileN * 64 * 2) + 8 * 16 * 72 * 4 + 1024;
 }
+/// The longest row normalization_warp holds: 32 registers a lane.
+constexpr int64_t kWarpRowMaxLength = 1024;
 /// A block's shared memory on sm_90 (227 KiB).
 constexpr int64_t kWgmmaMaxSharedBytes = 232448;
 
@@ -64,6 +73,8 @@ constexpr int64_t kWgmmaMaxSharedBytes = 232448;
 std::optional<GemmShape> gemmShapeOf(FusionOp group);
 /// The convolution of a conv_epilogue group; nullopt for any other group.
 std::optional<ConvShape> convShapeOf(FusionOp group);
+/// The rows of a normalization group; nullopt for any other group.
+std::optional<NormalizationShape> normalizationShapeOf(FusionOp group);
 /// The attention of an attention group; nullopt for any other group.
 std::optional<AttentionShape> attentionShapeOf(FusionOp group);
 

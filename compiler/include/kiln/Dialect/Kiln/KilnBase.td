@@ -105,7 +105,9 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       I32EnumAttrCase<"conv_split_k", 10>,
       I32EnumAttrCase<"conv_depthwise", 11>,
       I32EnumAttrCase<"attention_mma", 12>,
-      I32EnumAttrCase<"attention_simt", 13>]> {
+      I32EnumAttrCase<"attention_simt", 13>,
+      // A row per warp, held in registers (rows of up to 1024 elements).
+      I32EnumAttrCase<"normalization_warp", 14>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
