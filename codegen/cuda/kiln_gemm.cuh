@@ -177,10 +177,10 @@ __device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &l
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        // Out of range: computed at the last row and column, not stored.
         int m = blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
         int n = blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
-        values[j][r] = epilogue.compute(min(m, M - 1), min(n, N - 1), acc[i][j][r]);
+        if (m < M && n < N)
+          values[j][r] = epilogue.compute(m, n, acc[i][j][r]);
       }
 #pragma unroll
     for (int j = 0; j < 4; ++j)
