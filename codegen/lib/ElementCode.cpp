@@ -254,6 +254,30 @@ std::string ElementCode::comparison(Operation *op, StringRef symbol) {
   return "((" + l + " " + symbol.str() + " " + r + ") ? 1.0f : 0.0f)";
 }
 
+/// x ^ y; a constant exponent of 2, 3, 0.5, -0.5, -1 or -2 as products and
+/// square roots, as ATen's pow does for a scalar exponent (GPT-2's GELU
+/// cubes its input: powf would cost a log and an exp per element).
+static std::string power(PowOp pow, const std::string &base, const std::string &exponent) {
+  auto constant = pow.getRhs().getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (dense && dense.isSplat() && isa<FloatType>(dense.getElementType())) {
+    double y = dense.getSplatValue<APFloat>().convertToDouble();
+    if (y == 2.0)
+      return "(" + base + " * " + base + ")";
+    if (y == 3.0)
+      return "(" + base + " * " + base + " * " + base + ")";
+    if (y == 0.5)
+      return "sqrtf(" + base + ")";
+    if (y == -0.5)
+      return "rsqrtf(" + base + ")";
+    if (y == -1.0)
+      return "(1.0f / " + base + ")";
+    if (y == -2.0)
+      return "(1.0f / (" + base + " * " + base + "))";
+  }
+  return "powf(" + base + ", " + exponent + ")";
+}
+
 LogicalResult ElementCode::emit(Operation *op) {
   if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op))
     return emitDataMovement(op);
@@ -301,7 +325,7 @@ LogicalResult ElementCode::emit(Operation *op) {
           .Case([&](DivOp) { return "(" + operand(0) + " / " + operand(1) + ")"; })
           .Case([&](MaxOp) { return "kiln::nan_max(" + operand(0) + ", " + operand(1) + ")"; })
           .Case([&](MinOp) { return "kiln::nan_min(" + operand(0) + ", " + operand(1) + ")"; })
-          .Case([&](PowOp) { return "powf(" + operand(0) + ", " + operand(1) + ")"; })
+          .Case([&](PowOp pow) { return power(pow, operand(0), operand(1)); })
           .Case([&](NegOp) { return "(-" + operand(0) + ")"; })
           .Case([&](AbsOp) { return "fabsf(" + operand(0) + ")"; })
           .Case([&](ReluOp) { return "kiln::relu(" + operand(0) + ")"; })

@@ -96,3 +96,27 @@ func.func @long(%x: tensor<3x2000xf32>) -> tensor<3x2000xf32> {
   }
   return %0 : tensor<3x2000xf32>
 }
+
+// -----
+
+// A constant exponent of 3 (GPT-2's GELU) or 0.5 is a product or a square
+// root, as in ATen; any other stays powf.
+// CHECK-LABEL: // === kernel cube_k0
+//       CHECK:     const float v{{[0-9]+}} = (v[[X:[0-9]+]] * v[[X]] * v[[X]]);
+//       CHECK:     const float v{{[0-9]+}} = sqrtf(v[[X]]);
+//       CHECK:     const float v{{[0-9]+}} = powf(v[[X]], 2.500000000e+00f);
+func.func @cube(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
+  %0 = kiln.fusion elementwise ins(%x : tensor<4x9xf32>) -> tensor<4x9xf32> {
+  ^bb0(%a: tensor<4x9xf32>):
+    %three = kiln.constant dense<3.0> : tensor<f32>
+    %half = kiln.constant dense<0.5> : tensor<f32>
+    %other = kiln.constant dense<2.5> : tensor<f32>
+    %c = kiln.pow %a, %three : tensor<4x9xf32>, tensor<f32> -> tensor<4x9xf32>
+    %s = kiln.pow %a, %half : tensor<4x9xf32>, tensor<f32> -> tensor<4x9xf32>
+    %p = kiln.pow %a, %other : tensor<4x9xf32>, tensor<f32> -> tensor<4x9xf32>
+    %t = kiln.add %c, %s : tensor<4x9xf32>
+    %u = kiln.add %t, %p : tensor<4x9xf32>
+    kiln.yield %u : tensor<4x9xf32>
+  }
+  return %0 : tensor<4x9xf32>
+}

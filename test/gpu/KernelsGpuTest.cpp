@@ -296,6 +296,28 @@ TEST(KernelsGpu, ElementwiseBroadcastOddSizes) {
   expectMatchesReference(elementwise("37x129", "bf16"));
 }
 
+// GPT-2's GELU as traced: pow(x, 3) and the other constant exponents the
+// code generator writes as products and roots, against ATen's pow.
+TEST(KernelsGpu, PowConstantExponents) {
+  KILN_REQUIRE_GPU();
+  std::string ir = "func.func @f(%x: tensor<37x129xf32>) -> tensor<37x129xf32> {\n"
+                   "  %0 = kiln.fusion elementwise ins(%x : tensor<37x129xf32>) -> tensor<37x129xf32> {\n"
+                   "  ^bb0(%a: tensor<37x129xf32>):\n"
+                   "    %e = kiln.exp %a : tensor<37x129xf32>\n";
+  std::string sum = "%e";
+  int index = 0;
+  for (const char *exponent : {"3.0", "2.0", "0.5", "-0.5", "-1.0", "-2.0", "2.5"}) {
+    std::string c = "%c" + std::to_string(index), p = "%p" + std::to_string(index);
+    std::string t = "%t" + std::to_string(index++);
+    ir += "    " + c + " = kiln.constant dense<" + exponent + "> : tensor<f32>\n    " + p +
+          " = kiln.pow %e, " + c + " : tensor<37x129xf32>, tensor<f32> -> tensor<37x129xf32>\n    " +
+          t + " = kiln.add " + sum + ", " + p + " : tensor<37x129xf32>\n";
+    sum = t;
+  }
+  ir += "    kiln.yield " + sum + " : tensor<37x129xf32>\n  }\n  return %0 : tensor<37x129xf32>\n}\n";
+  expectMatchesReference(ir);
+}
+
 TEST(KernelsGpu, LinearEpilogueFp16OddSizes) {
   KILN_REQUIRE_GPU();
   expectMatchesReference(linear(70, 300, 72, "f16"));  // vector loads
