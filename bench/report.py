@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Merges models_vs_torch.py JSON files into bench/RESULTS.md.
 
-    report.py OUT.md RESULT.json...
+    report.py OUT.md RESULT.json... [KERNELS.md...]
 
 Per model and batch: kiln's latency and the best PyTorch mode's (each the
 median over the run's rounds, with the rounds' spread), the speedup (from
@@ -51,6 +51,8 @@ def load(paths):
             continue
         meta.update(file_meta)
         for row in data:
+            # Rows of several runs (and builds of kiln) share the table.
+            row.setdefault("measured", file_meta.get("date", "-"))
             key = (row["model"], row["batch"])
             if key in rows:
                 earlier.setdefault(key, []).append(rows[key])
@@ -64,22 +66,33 @@ def load(paths):
     return meta, [rows[k] for k in sorted(rows)], earlier
 
 
+# kiln's run-to-run spread is about 1%: a supplement whose kiln time is
+# further than this from the full run's ran another build of kiln.
+SAME_BUILD_TOLERANCE = 0.05
+
+
 def merge_supplement(base, extra):
     """Adds a supplement run's modes (models_vs_torch.py --only-max-autotune)
-    to a full run's row. kiln ran in both runs: each added mode's times are
-    scaled by kiln's median in the full run over kiln's in the supplement,
-    so that its ratio to kiln is the one measured in its own run. The
-    measured times are kept beside them."""
+    to a full run's row. kiln ran in both runs: where it took the same time
+    in both (the same build), each added mode's times are scaled by kiln's
+    median in the full run over kiln's in the supplement, so that its ratio
+    to kiln is the one measured in its own run. Where kiln's times differ (a
+    different build), the modes' measured times are added as they are: the
+    peers did not change. The measured times are kept beside them."""
     if "kiln_ms" not in base or "kiln_ms" not in extra or extra.get("check") != "ok":
         return
     scale = base["kiln_ms"] / extra["kiln_ms"]
+    if abs(scale - 1) > SAME_BUILD_TOLERANCE:
+        scale = 1.0
+        base["supplement_other_build"] = True
     base["supplement_kiln_ms"] = extra["kiln_ms"]
     for key, _ in MODES:
         if key in SUPPLEMENT_MODES and mode_ms(extra, key) is not None:
             base[f"{key}_ms_measured"] = extra[f"{key}_ms"]
             base[f"{key}_ms"] = extra[f"{key}_ms"] * scale
             base[f"{key}_ms_rounds"] = [v * scale for v in extra.get(f"{key}_ms_rounds", [])]
-            base[f"{key}_scaled"] = True
+            base[f"{key}_scaled"] = scale != 1.0
+            base[f"{key}_separate"] = True
         for suffix in ("_rel_l2", "_error", "_compile_s"):
             if key in SUPPLEMENT_MODES and f"{key}{suffix}" in extra:
                 base[f"{key}{suffix}"] = extra[f"{key}{suffix}"]
@@ -227,11 +240,14 @@ def headline(rows):
 
 
 def main(out, paths):
-    meta, rows, earlier = load(paths)
+    # Markdown files (bench/gemm_vs_torch.py --markdown: kernels against the
+    # vendor libraries) are appended as they are.
+    tables = [p for p in paths if p.endswith(".md")]
+    meta, rows, earlier = load([p for p in paths if not p.endswith(".md")])
     lines = ["# kiln against PyTorch on the H200", ""]
     facts = ", ".join(f"{k} {v}" for k, v in sorted(meta.items()))
     if facts:
-        lines += [f"Measured: {facts}.", ""]
+        lines += [f"Setup (the latest run's): {facts}.", ""]
     lines += ["Every time is the median wall time of synchronous calls with device-resident "
               "inputs, over the run's rounds (in brackets: the rounds' range); the rounds "
               "alternate kiln and the peers. A row whose check against PyTorch's fp32 result "
@@ -239,12 +255,12 @@ def main(out, paths):
     lines += headline(rows)
     lines += ["| model | batch | check | kiln ms | best PyTorch | its ms | speedup | roofline "
               "| kernels | kiln compile s | best mode's build s | kiln MiB | PyTorch MiB "
-              "| earlier runs (their own peers) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| earlier runs (their own peers) | measured |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if "error" in row or "kiln_ms" not in row:
             lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
-                         "| | | | FAIL | | | | | | | |")
+                         f"| | | | FAIL | | | | | | | | {row.get('measured', '-')} |")
             continue
         best_ms, best, best_key = best_of(row)
         before = []
@@ -264,7 +280,8 @@ def main(out, paths):
             f"{fmt(100 * row['roofline_fraction'], '.1f') + '%' if 'roofline_fraction' in row else '-'} | "
             f"{row.get('kernels', '-')} | {fmt(row.get('kiln_compile_s'), '.1f')} | "
             f"{fmt(build_seconds(row, best_key), '.1f')} | {fmt(row.get('kiln_mib'), '.0f')} | "
-            f"{fmt(row.get('eager_peak_mib'), '.0f')} | {', '.join(before) or '-'} |")
+            f"{fmt(row.get('eager_peak_mib'), '.0f')} | {', '.join(before) or '-'} | "
+            f"{row.get('measured', '-')} |")
     lines += ["", "## Every PyTorch mode", "",
               "Median ms over the rounds; C++ modes run from a C++ process "
               "(bench/peers), as kiln does; '-' where the mode was not run, 'error' where it "
@@ -274,6 +291,9 @@ def main(out, paths):
         lines += ["", "\\* Measured in a separate run beside kiln (the max-autotune "
                   "supplement), then scaled by kiln's time here over kiln's time in that run: "
                   "its ratio to kiln is the one measured in its own run."]
+    if any(r.get("supplement_other_build") for r in rows):
+        lines += ["", "† Measured in a separate run beside an earlier build of kiln (the "
+                  "max-autotune supplement): the time as measured, not scaled."]
     lines += [""]
     present = [(key, label) for key, label in MODES
                if any(mode_ms(r, key) is not None or f"{key}_error" in r for r in rows)]
@@ -283,11 +303,16 @@ def main(out, paths):
         cells = []
         for key, _ in present:
             ms = mode_ms(row, key)
-            cells.append((f"{ms:.3f}" + ("*" if row.get(f"{key}_scaled") else "")
+            cells.append((f"{ms:.3f}" + ("*" if row.get(f"{key}_scaled") else
+                                          "†" if row.get(f"{key}_separate") else "")
                           + (" (check FAIL)" if peer_failed(row, key) else ""))
                          if ms is not None else "error" if f"{key}_error" in row else "-")
         lines.append(f"| {row['model']} | {row['batch']} | {fmt(row.get('kiln_ms'), '.3f')} | "
                      + " | ".join(cells) + " |")
+    for table in tables:
+        with open(table) as f:
+            lines += ["", f"## Kernels against the vendor libraries ({table})", "",
+                      f.read().strip()]
     lines += where_time_goes(rows)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
