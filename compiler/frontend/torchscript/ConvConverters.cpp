@@ -361,6 +361,8 @@ void kiln::frontend::addConvConverters(ConverterMap &map) {
       {"aten::_convolution", convertConvolution},
       {"aten::conv2d", convertConv2d},
       {"aten::conv2d.padding", convertConv2d},
+      // Traced conv2d with padding "same" or "valid": conv2d.padding's arguments.
+      {"aten::_convolution_mode", convertConv2d},
       {"aten::batch_norm", convertBatchNorm},
       {"aten::max_pool2d", convertMaxPool2d},
       {"aten::avg_pool2d", convertAvgPool2d},

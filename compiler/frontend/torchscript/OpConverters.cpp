@@ -280,7 +280,31 @@ LogicalResult convertClamp(Importer &im, const Node *node) {
   return success();
 }
 
-/// `clamp` spelled as an activation: relu6, hardtanh.
+/// hardtanh(self, min_val, max_val): a clamp to the node's own bounds
+/// (nn.ReLU6 traces to hardtanh(x, 0, 6); nn.Hardtanh's defaults are -1, 1).
+LogicalResult convertHardtanh(Importer &im, const Node *node) {
+  Location loc = im.locationOf(node);
+  double bounds[2];
+  for (int i = 0; i < 2; ++i) {
+    auto value = torch::jit::toIValue(node->input(1 + i));
+    if (!value || !(value->isDouble() || value->isInt())) {
+      emitError(loc) << "aten::hardtanh with a bound that is not a constant number is not "
+                        "supported";
+      return failure();
+    }
+    bounds[i] = value->toScalar().toDouble();
+  }
+  auto p = primaryOperand(im, node);
+  if (!p)
+    return failure();
+  auto [type, primaryLoc, input] = *p;
+  im.bind(node, ClampOp::create(im.builder, primaryLoc, type, input,
+                                im.builder.getF64FloatAttr(bounds[0]),
+                                im.builder.getF64FloatAttr(bounds[1])));
+  return success();
+}
+
+/// `clamp` spelled as an activation with fixed bounds: relu6.
 Converter fixedClamp(double lo, double hi) {
   return [lo, hi](Importer &im, const Node *node) -> LogicalResult {
     auto p = primaryOperand(im, node);
@@ -414,7 +438,7 @@ kiln::frontend::converterRegistry() {
       {"aten::gelu", convertGelu},
       {"aten::clamp", convertClamp},
       {"aten::relu6", fixedClamp(0.0, 6.0)},
-      {"aten::hardtanh", fixedClamp(-1.0, 1.0)},
+      {"aten::hardtanh", convertHardtanh},
       // Shape and layout.
       {"aten::view", convertReshape},
       {"aten::reshape", convertReshape},

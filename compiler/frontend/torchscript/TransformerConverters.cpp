@@ -322,18 +322,21 @@ LogicalResult convertLogSoftmax(Importer &im, const Node *node) {
 
 /// addmm(bias, mat1, mat2, beta, alpha) = beta * bias + alpha * mat1 @ mat2
 /// (GPT-2's Conv1D). With a constant mat2 and beta = alpha = 1 it is a
-/// linear layer whose weight is mat2 transposed at import time.
+/// linear layer whose weight is mat2 transposed at import time; otherwise
+/// a matmul, scaled by alpha, plus the bias scaled by beta.
 LogicalResult convertAddmm(Importer &im, const Node *node) {
   RankedTensorType type = im.resultType(node);
   if (!type)
     return failure();
   Location loc = im.locationOf(node);
   auto beta = torch::jit::toIValue(node->input(3)), alpha = torch::jit::toIValue(node->input(4));
-  if (!beta || !alpha || beta->toScalar().toDouble() != 1.0 ||
-      alpha->toScalar().toDouble() != 1.0) {
-    emitError(loc) << "aten::addmm with beta or alpha other than 1 is not supported";
+  if (!beta || !alpha || !(beta->isDouble() || beta->isInt()) ||
+      !(alpha->isDouble() || alpha->isInt())) {
+    emitError(loc) << "aten::addmm with a beta or alpha that is not a constant number is not "
+                      "supported";
     return failure();
   }
+  const double betaValue = beta->toScalar().toDouble(), alphaValue = alpha->toScalar().toDouble();
   Type element = elementOf(type);
   Value bias = im.operand(node->input(0), element, loc);
   Value input = im.operand(node->input(1), element, loc);
@@ -341,6 +344,25 @@ LogicalResult convertAddmm(Importer &im, const Node *node) {
     return failure();
   auto biasType = cast<RankedTensorType>(bias.getType());
   std::optional<at::Tensor> weight = constantTensorArg(node, 2);
+  if (betaValue != 1.0 || alphaValue != 1.0) {
+    Value mat2 = im.operand(node->input(2), element, loc);
+    if (!mat2)
+      return failure();
+    Value product = MatmulOp::create(im.builder, loc, type, input, mat2);
+    if (alphaValue != 1.0)
+      product = MulOp::create(im.builder, loc, type, product,
+                              scalarConstant(im.builder, loc, element, alphaValue));
+    // beta = 0 ignores the bias, NaN and infinity included, as PyTorch does.
+    if (betaValue == 0.0) {
+      im.bind(node, product);
+      return success();
+    }
+    if (betaValue != 1.0)
+      bias = MulOp::create(im.builder, loc, biasType, bias,
+                           scalarConstant(im.builder, loc, element, betaValue));
+    im.bind(node, AddOp::create(im.builder, loc, type, product, bias));
+    return success();
+  }
   if (weight && weight->dim() == 2 && biasType.getRank() == 1) {
     Value w = im.constantTensor(weight->t().contiguous(), weightName(node, 2), loc);
     if (!w)
