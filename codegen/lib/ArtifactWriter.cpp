@@ -130,8 +130,10 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     tensor(signature, name ? name.str() : "input" + std::to_string(i),
            fn.getArgumentTypes()[i]);
   }
-  for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    tensor(signature, "output" + std::to_string(i), fn.getResultTypes()[i]);
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    auto name = fn.getResultAttrOfType<StringAttr>(i, attr::kName);
+    tensor(signature, name ? name.str() : "output" + std::to_string(i), fn.getResultTypes()[i]);
+  }
   int64_t arenaBytes = 0;
   if (auto arena = fn->getAttrOfType<IntegerAttr>(attr::kArenaBytes))
     arenaBytes = arena.getInt();

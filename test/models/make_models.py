@@ -12,6 +12,8 @@ import os
 import sys
 import warnings
 
+from typing import Optional, Tuple
+
 import torch
 import torch.nn.functional as F
 
@@ -370,6 +372,14 @@ def op_models():
         "op_mean_sum": lambda: (fn_module(lambda a: a.mean(dim=-1, keepdim=True) + a.sum(dim=(0,))), (x(4, 6),)),
         "op_clamp": lambda: (fn_module(lambda a: torch.clamp(a, min=-0.5) + F.relu6(a)), (x(10),)),
         "op_size_arith": lambda: (fn_module(lambda a: a.view(a.size(0) * a.size(1), -1)), (x(3, 4, 5),)),
+        # Outputs as models return them (traced with strict=False, as
+        # Hugging Face's docs show): a dict (a ModelOutput traces to one), a
+        # dict of tuples, a list.
+        "op_dict_outputs": lambda: (fn_module(lambda a: {
+            "hidden": a * 2, "odd key/with slash": a - 1, "pooled": a.sum(dim=0)}), (x(3, 4),)),
+        "op_dict_of_tuples": lambda: (fn_module(lambda a: {
+            "past": (a, a + 1), "more": (a * 2, a - 2)}), (x(3, 4),)),
+        "op_list_outputs": lambda: (fn_module(lambda a: [a * 2, a + 1]), (x(3, 4),)),
     }
 
 
@@ -415,18 +425,31 @@ class GpuCausalMask(torch.nn.Module):
         return x + torch.where(keep, torch.zeros((), device=torch.device("cuda:0")), lowest)
 
 
+class ScriptedNone(torch.nn.Module):
+    """A scripted model whose outputs hold None (the tracer cannot record
+    one): a tensor, None, and a nested tuple."""
+
+    def forward(self, a: torch.Tensor) -> Tuple[torch.Tensor, Optional[torch.Tensor],
+                                               Tuple[torch.Tensor, torch.Tensor]]:
+        return a * 2, None, (a + 1, a.sum(dim=0))
+
+
 def main(out, names):
     os.makedirs(out, exist_ok=True)
     everything = {**slice_models(), **op_models(), **cnn_models(), **transformer_models(),
                   **transformer_op_models(), **error_models()}
     for name in names or everything:
+        if name == "op_scripted_none":
+            continue
         torch.manual_seed(0)
         module, inputs = everything[name]()
         module = module.eval()
         # check_trace re-traces and compares graphs textually; module-name
         # mangling (nn.MultiheadAttention) makes it fail on equal graphs.
-        torch.jit.save(torch.jit.trace(module, inputs, check_trace=False),
+        torch.jit.save(torch.jit.trace(module, inputs, check_trace=False, strict=False),
                        os.path.join(out, name + ".pt"))
+    if not names or "op_scripted_none" in names:
+        torch.jit.save(torch.jit.script(ScriptedNone()), os.path.join(out, "op_scripted_none.pt"))
     if not names:
         torch.manual_seed(0)
         scripted = torch.jit.script(Mlp().eval())

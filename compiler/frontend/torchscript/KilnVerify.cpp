@@ -70,12 +70,7 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
   std::vector<at::Tensor> expected;
   try {
     std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-    c10::IValue out = state.frozen.forward(args);
-    if (out.isTuple())
-      for (const c10::IValue &v : out.toTupleRef().elements())
-        expected.push_back(v.toTensor());
-    else
-      expected.push_back(out.toTensor());
+    expected = flattenOutputValue(state.frozen.forward(args));
   } catch (const std::exception &e) {
     report += "LibTorch failed on the verification inputs: " + std::string(e.what()) + "\n";
     return false;

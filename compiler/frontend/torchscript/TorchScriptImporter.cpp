@@ -24,7 +24,9 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/ir/constants.h>
 
+#include <cctype>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace kiln;
@@ -33,6 +35,23 @@ using namespace kiln::frontend;
 //===----------------------------------------------------------------------===//
 // Importer helpers
 //===----------------------------------------------------------------------===//
+
+/// An output's name as an artifact holds it (letters, digits, '_', '.' and
+/// '-', not starting with '.', at most 200 bytes: it becomes a file name
+/// under --save-outputs), unique among `taken`, which it joins.
+static std::string tensorName(const std::string &name, std::set<std::string> &taken) {
+  std::string clean;
+  for (char c : name.substr(0, 200))
+    clean += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'
+                 ? c
+                 : '_';
+  if (clean.empty() || clean[0] == '.')
+    clean = "output_" + clean;
+  std::string candidate = clean;
+  for (int suffix = 1; !taken.insert(candidate).second; ++suffix)
+    candidate = clean + "_" + std::to_string(suffix);
+  return candidate;
+}
 
 std::string kiln::frontend::converterKey(const torch::jit::Node *node) {
   if (const c10::FunctionSchema *schema = node->maybeSchema()) {
@@ -283,6 +302,15 @@ OwningOpRef<ModuleOp> kiln::frontend::importTorchScript(TorchScriptModule &modul
         output, cast<RankedTensorType>(outputTypes[index]).getElementType(),
         unknown));
   func::ReturnOp::create(builder, unknown, results);
+  std::set<std::string> taken;
+  for (const torch::jit::Value *input : state.tensorInputs)
+    taken.insert(inputBaseName(input));
+  // Positional names (output<i>) are what an unnamed result is called.
+  for (auto [index, name] : llvm::enumerate(state.outputNames)) {
+    std::string unique = tensorName(name, taken);
+    if (index < func.getNumResults() && unique != "output" + std::to_string(index))
+      func.setResultAttr(index, attr::kName, builder.getStringAttr(unique));
+  }
   if (!diagnostics.empty() || failed(verify(*result))) {
     error = diagnostics.empty() ? "the imported module does not verify" : diagnostics;
     return {};

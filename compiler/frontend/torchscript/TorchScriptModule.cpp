@@ -314,6 +314,8 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     pinDevicesToCpu(graph->block());
     torch::jit::RemoveListMutation(graph);
     torch::jit::RemoveTensorMutation(graph);
+    // Before tuples are lowered: a dict of tuples cannot be.
+    state->outputNames = flattenGraphOutputs(*graph);
     torch::jit::LowerAllTuples(graph);
     torch::jit::PeepholeOptimize(graph);
     torch::jit::ConstantPropagation(graph);

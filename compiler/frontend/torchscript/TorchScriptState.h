@@ -25,7 +25,16 @@ struct TorchScriptModule::State {
   std::vector<torch::jit::Value *> tensorInputs;
   /// Whether every top-level tensor carries a complete TensorType.
   bool specialized = false;
+  /// The graph outputs' names (flattenGraphOutputs).
+  std::vector<std::string> outputNames;
 };
+
+/// Replaces the graph's outputs by the tensors under them (dicts, lists and
+/// tuples flattened, None dropped) and returns their names: dict keys
+/// (joined by '.' when nested) or positions (`output0`, `output1.2`).
+std::vector<std::string> flattenGraphOutputs(torch::jit::Graph &graph);
+/// LibTorch's result flattened in the same order.
+std::vector<at::Tensor> flattenOutputValue(const c10::IValue &value);
 
 /// `file:line` of the Python source a node came from. Traced graphs record a
 /// Python stack per node; the innermost frame outside torch's own package is

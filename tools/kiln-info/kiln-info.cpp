@@ -1,0 +1,165 @@
+//===- kiln-info.cpp - what a .kiln artifact holds, without a GPU ---------===//
+//
+//   kiln-info model.kiln [--json]
+//
+// Validates the artifact as kiln-run would (every checksum and bound) and
+// prints its inputs and outputs, the GPU targets it carries, its memory and
+// its kernels by kind. Needs no GPU and no CUDA driver. Exit status: 0, 1
+// for an artifact that cannot be read, 2 for a usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime/Artifact.h"
+#include "kiln/runtime/Printable.h"
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+constexpr const char *kUsage = "usage: kiln-info model.kiln [--json]\n";
+
+std::string shapeText(const rt::TensorSpec &spec) {
+  std::string text = "[";
+  for (size_t i = 0; i < spec.shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(spec.shape[i]);
+  return text + "]";
+}
+
+/// A JSON string literal (control characters escaped: the path is the
+/// user's).
+std::string quoted(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned char>(c));
+      out += escape;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+struct Summary {
+  std::set<std::string> targets;
+  // kind -> (distinct kernels, launches)
+  std::map<std::string, std::pair<int, int>> kinds;
+};
+
+Summary summarize(const rt::Artifact &a) {
+  Summary s;
+  for (const rt::KernelEntry &kernel : a.kernels) {
+    ++s.kinds[kernel.kind].first;
+    for (const rt::KernelImage &image : kernel.images)
+      s.targets.insert(image.arch);
+  }
+  for (const rt::LaunchEntry &launch : a.launches)
+    ++s.kinds[a.kernels[launch.kernel].kind].second;
+  return s;
+}
+
+void printText(const std::string &path, const rt::Artifact &a) {
+  Summary s = summarize(a);
+  std::printf("%s: kiln artifact, format %u\n", printable(path).c_str(),
+              artifact::kVersion);
+  std::string targets;
+  for (const std::string &t : s.targets)
+    targets += (targets.empty() ? "" : ", ") + t;
+  std::printf("  targets: %s\n", targets.empty() ? "none" : targets.c_str());
+  for (auto [role, tensors] : {std::pair{"input ", &a.inputs}, std::pair{"output", &a.outputs}})
+    for (const rt::TensorSpec &spec : *tensors)
+      std::printf("  %s %s %s %s\n", role, spec.name.c_str(), artifact::dtypeName(spec.dtype),
+                  shapeText(spec).c_str());
+  std::printf("  device memory: weights %.1f MiB, arena %.1f MiB\n",
+              a.weights.size() / 1048576.0, a.arenaBytes / 1048576.0);
+  std::printf("  kernels: %zu distinct, %zu launches\n", a.kernels.size(), a.launches.size());
+  for (const auto &[kind, counts] : s.kinds)
+    std::printf("    %-14s %3d kernels, %4d launches\n", kind.c_str(), counts.first,
+                counts.second);
+}
+
+void printJson(const std::string &path, const rt::Artifact &a) {
+  Summary s = summarize(a);
+  std::string out = "{\"path\": " + quoted(path) +
+                    ", \"format\": " + std::to_string(artifact::kVersion) + ", \"targets\": [";
+  bool first = true;
+  for (const std::string &t : s.targets)
+    out += (std::exchange(first, false) ? "" : ", ") + quoted(t);
+  out += "]";
+  for (auto [role, tensors] : {std::pair{"inputs", &a.inputs}, std::pair{"outputs", &a.outputs}}) {
+    out += ", " + quoted(role) + ": [";
+    for (size_t i = 0; i < tensors->size(); ++i) {
+      const rt::TensorSpec &spec = (*tensors)[i];
+      out += std::string(i ? ", " : "") + "{\"name\": " + quoted(spec.name) +
+             ", \"dtype\": " + quoted(artifact::dtypeName(spec.dtype)) + ", \"shape\": " +
+             shapeText(spec) + "}";
+    }
+    out += "]";
+  }
+  out += ", \"weights_bytes\": " + std::to_string(a.weights.size()) +
+         ", \"arena_bytes\": " + std::to_string(a.arenaBytes) +
+         ", \"kernels\": " + std::to_string(a.kernels.size()) +
+         ", \"launches\": " + std::to_string(a.launches.size()) + ", \"kinds\": {";
+  first = true;
+  for (const auto &[kind, counts] : s.kinds)
+    out += (std::exchange(first, false) ? "" : ", ") + quoted(kind) + ": {\"kernels\": " +
+           std::to_string(counts.first) + ", \"launches\": " + std::to_string(counts.second) +
+           "}";
+  std::printf("%s}}\n", out.c_str());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string path;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s\nPrints what a .kiln artifact holds (inputs, outputs, GPU targets, "
+                  "memory, kernels), after checking it as kiln-run would. Needs no GPU.\n"
+                  "  --json   the same as one JSON object\n",
+                  kUsage);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::printf("kiln-info (kiln artifact format %u)\n", artifact::kVersion);
+      return 0;
+    }
+    if (arg == "--json") {
+      json = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "kiln-info: error: unknown option %s\n%s",
+                   printable(arg).c_str(), kUsage);
+      return 2;
+    } else if (path.empty()) {
+      path = arg;
+    } else {
+      std::fprintf(stderr, "kiln-info: error: one artifact at a time\n%s", kUsage);
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::fprintf(stderr, "kiln-info: error: no artifact given\n%s", kUsage);
+    return 2;
+  }
+  try {
+    rt::Artifact artifact = rt::Artifact::readFile(path);
+    json ? printJson(path, artifact) : printText(path, artifact);
+  } catch (const rt::Error &e) {
+    std::fprintf(stderr, "kiln-info: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
