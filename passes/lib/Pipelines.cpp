@@ -12,6 +12,8 @@ using namespace mlir;
 void kiln::buildGraphPipeline(OpPassManager &pm,
                               const GraphPipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
+  // Index arithmetic on traced constants, before it could reach a kernel.
+  pm.addNestedPass<func::FuncOp>(createKilnFoldConstants());
   // Convolutional regions channels-last before anything groups them.
   pm.addNestedPass<func::FuncOp>(createKilnPropagateLayout());
   pm.addPass(createCSEPass());

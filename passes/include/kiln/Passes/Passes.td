@@ -113,6 +113,34 @@ def KilnPatchify : Pass<"kiln-patchify", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnFoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "computes integer and boolean elementwise ops on constants at compile time";
+  let description = [{
+    Models build index tensors from constants: Hugging Face's mask
+    utilities compare, add, multiply and select `arange` results traced into
+    constants, then gather the mask with them. Such an op, whose operands
+    are all constants and whose result holds integers or booleans, becomes
+    a constant computed here with exact integer arithmetic (wrapping at the
+    result's width, as PyTorch does); the kernels then never compute
+    integers. Folded: add, sub, mul, max, min, neg, abs, the comparisons,
+    where, cast, broadcast and reshape. Results over `max-elements` and
+    float results are left alone.
+
+    Before:
+    ```mlir
+    %i = kiln.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+    %k = kiln.constant dense<2> : tensor<i64>
+    %l = kiln.lt %i, %k : tensor<4xi64>, tensor<i64> -> tensor<4xi1>
+    ```
+    After: `%l = kiln.constant dense<[true, true, false, false]> : tensor<4xi1>`.
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", "65536",
+           "fold results of at most this many elements">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnFoldAffine : Pass<"kiln-fold-affine", "mlir::func::FuncOp"> {
   let summary = "folds per-channel scales and shifts into convolution and linear weights";
   let description = [{
