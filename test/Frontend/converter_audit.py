@@ -142,6 +142,11 @@ def cases():
                                 [r(1, 4, 7, 7)], None),
         "conv_padding_same": (torch.nn.Conv2d(4, 6, 3, padding="same", dilation=2).eval(),
                               [r(1, 4, 8, 8)], None),
+        "conv1d_stride_pad_dilation_groups": (torch.nn.Conv1d(4, 6, 3, stride=2, padding=2,
+                                                              dilation=2, groups=2).eval(),
+                                              [r(2, 4, 19)], None),
+        "conv1d_padding_same": (torch.nn.Conv1d(4, 6, 4, padding="same").eval(), [r(1, 4, 9)],
+                                None),
         "max_pool_ceil_pad": (torch.nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
                               [r(1, 4, 8, 8)], None),
         "avg_pool_exclude_pad": (torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True,
@@ -190,7 +195,7 @@ def main():
     parser.add_argument("--kiln-compile", default="kiln-compile")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("names", nargs="*")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     os.makedirs(args.work, exist_ok=True)
     all_cases = cases()
     unknown = [n for n in args.names if n not in all_cases]

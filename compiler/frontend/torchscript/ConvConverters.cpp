@@ -46,37 +46,61 @@ LogicalResult emitConv2d(Importer &im, const Node *node, std::array<int64_t, 2> 
   if (!type)
     return failure();
   Location loc = im.locationOf(node);
-  if (type.getRank() != 4) {
-    emitError(loc) << node->kind().toQualString() << ": only 2-D convolutions (4-D "
-                   << "tensors) are supported, this one has a " << type.getRank()
+  if (type.getRank() != 4 && type.getRank() != 3) {
+    emitError(loc) << node->kind().toQualString() << ": only 1-D and 2-D convolutions (3-D "
+                   << "and 4-D tensors) are supported, this one has a " << type.getRank()
                    << "-D result";
     return failure();
   }
+  // A 1-D convolution (Whisper's audio stem) is a 2-D one of height 1:
+  // [N, C, L] read as [N, C, 1, L], the kernel [O, C/g, K] as [O, C/g, 1, K].
+  const bool oneD = type.getRank() == 3;
+  auto asHeightOne = [&](Value value) -> Value {
+    auto t = cast<RankedTensorType>(value.getType());
+    auto tall = RankedTensorType::get({t.getShape()[0], t.getShape()[1], 1, t.getShape()[2]},
+                                      t.getElementType());
+    return ReshapeOp::create(im.builder, loc, tall, value);
+  };
+  if (oneD) {
+    stride = {1, stride[1]};
+    padding = {0, padding[1], 0, padding[3]};
+    dilation = {1, dilation[1]};
+  }
+  RankedTensorType type4 =
+      oneD ? RankedTensorType::get({type.getShape()[0], type.getShape()[1], 1, type.getShape()[2]},
+                                   type.getElementType())
+           : type;
   Type element = elementOf(type);
   Value input = im.operand(node->input(0), element, loc);
   if (!input)
     return failure();
+  if (oneD)
+    input = asHeightOne(input);
   // Weights: [O, C/g, KH, KW] -> [O, KH, KW, C/g], at import time when constant.
   Value weight;
   if (std::optional<at::Tensor> w = constantTensorArg(node, 1)) {
-    weight = im.constantTensor(w->permute({0, 2, 3, 1}).contiguous(), weightName(node, 1), loc);
+    at::Tensor w4 = oneD ? w->unsqueeze(2) : *w;
+    weight = im.constantTensor(w4.permute({0, 2, 3, 1}).contiguous(), weightName(node, 1), loc);
     if (weight)
       weight = im.castTo(weight, element, loc);
   } else {
     weight = im.operand(node->input(1), element, loc);
     if (weight)
-      weight = permuteValue(im, loc, weight, kToChannelsLast);
+      weight = permuteValue(im, loc, oneD ? asHeightOne(weight) : weight, kToChannelsLast);
   }
   Value bias = isNone(node, 2) ? Value() : im.operand(node->input(2), element, loc);
   if (!weight || (!isNone(node, 2) && !bias))
     return failure();
   Value nhwc = permuteValue(im, loc, input, kToChannelsLast);
-  auto conv = Conv2dOp::create(im.builder, loc, permutedType(type, kToChannelsLast), nhwc,
+  auto conv = Conv2dOp::create(im.builder, loc, permutedType(type4, kToChannelsLast), nhwc,
                                weight, bias, im.builder.getDenseI64ArrayAttr(stride),
                                im.builder.getDenseI64ArrayAttr(padding),
                                im.builder.getDenseI64ArrayAttr(dilation),
                                im.builder.getI64IntegerAttr(groups));
-  im.bind(node, permuteValue(im, loc, conv, kToChannelsFirst));
+  Value result = permuteValue(im, loc, conv, kToChannelsFirst);
+  if (oneD)
+    result = ReshapeOp::create(im.builder, loc, type, result);
+  im.bind(node, result);
   return success();
 }
 
@@ -113,9 +137,12 @@ LogicalResult convertConv2d(Importer &im, const Node *node) {
       RankedTensorType weightType = im.tensorType(node->input(1), im.locationOf(node));
       if (!weightType)
         return failure();
+      // A 1-D kernel [O, C/g, K] is 1 x K.
+      ArrayRef<int64_t> w = weightType.getShape();
+      std::array<int64_t, 2> kernel = {w.size() == 3 ? 1 : w[2], w.back()};
       for (int i = 0; i < 2; ++i) {
         // PyTorch puts the odd element of the total on the bottom/right.
-        int64_t total = (*dilation)[i] * (weightType.getShape()[2 + i] - 1);
+        int64_t total = (*dilation)[i] * (kernel[i] - 1);
         pad[i] = total / 2;
         pad[2 + i] = total - total / 2;
       }
