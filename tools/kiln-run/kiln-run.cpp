@@ -14,6 +14,7 @@
 // place). --profile prints per-kernel times; --trace writes a Chrome trace.
 // --threads T runs T sessions of the one model on T threads at once and
 // checks that each reproduces the single session's outputs bit for bit.
+// Exit status: 0, 1 for an error, 2 for a usage error, 3 for a failed check.
 // Depends on the runtime only.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #include "Npy.h"
 
 #include "kiln/kiln.h"
+#include "kiln/runtime/ArtifactFormat.h"
 #include "kiln/runtime/Device.h"
 
 #include <algorithm>
@@ -44,13 +46,36 @@
 using namespace kiln;
 
 namespace {
+/// Exit statuses, as --help states them.
+constexpr int kExitError = 1, kExitUsage = 2, kExitCheckFailed = 3;
+
+constexpr const char *kUsage =
+    "usage: kiln-run model.kiln [--input NAME=FILE.npy]... [--check REF.npy]... "
+    "[--tolerance T] [--save-inputs DIR] [--save-outputs DIR] [--bench N] [--seed S] "
+    "[--device-io] [--no-graph] [--profile] [--trace FILE.json] [--threads T]\n";
+
+constexpr const char *kHelp =
+    "\nRuns a .kiln artifact on this machine's GPU; checks and times it.\n\n"
+    "  --input NAME=FILE.npy  an input's values (others are random: normal for floats)\n"
+    "  --check REF.npy        compare the next output with a reference by relative L2\n"
+    "  --tolerance T          the checks' tolerance (default 1e-5 for f32 outputs, 1e-2 for\n"
+    "                         f16/bf16)\n"
+    "  --save-inputs DIR      write the inputs used as DIR/NAME.npy\n"
+    "  --save-outputs DIR     write the outputs as DIR/NAME.npy\n"
+    "  --bench N              time N runs: wall time per run, and the launch plan's device\n"
+    "                         time as plain launches and as CUDA graph replays\n"
+    "  --seed S               the random inputs' seed\n"
+    "  --device-io            keep inputs and outputs in device memory\n"
+    "  --no-graph             launch kernel by kernel instead of replaying a CUDA graph\n"
+    "  --profile              per-kernel times; --trace FILE.json also a Chrome trace\n"
+    "  --threads T            run T sessions at once and check each against the first\n"
+    "  --help, --version\n\n"
+    "Exit status: 0 when every check passed; 1 for an error (artifact, input, GPU); 2 for\n"
+    "a usage error; 3 when an output failed its --check or a thread's outputs differed.\n";
+
 [[noreturn]] void usage(const std::string &why) {
-  std::fprintf(stderr,
-               "kiln-run: error: %s\nusage: kiln-run model.kiln [--input NAME=FILE.npy]... "
-               "[--check REF.npy]... [--tolerance T] [--save-inputs DIR] [--save-outputs DIR] [--bench N] "
-               "[--seed S] [--device-io] [--no-graph] [--profile] [--trace FILE.json] [--threads T]\n",
-               why.c_str());
-  std::exit(1);
+  std::fprintf(stderr, "kiln-run: error: %s\n%s", why.c_str(), kUsage);
+  std::exit(kExitUsage);
 }
 
 float halfToFloat(uint16_t h) {
@@ -183,7 +208,13 @@ Options parse(int argc, char **argv) {
         usage(arg + " takes a count, got '" + text + "'");
       }
     };
-    if (arg == "--input") {
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s%s", kUsage, kHelp);
+      std::exit(0);
+    } else if (arg == "--version") {
+      std::printf("kiln-run (kiln artifact format %u)\n", artifact::kVersion);
+      std::exit(0);
+    } else if (arg == "--input") {
       std::string v = value();
       size_t eq = v.find('=');
       if (eq == std::string::npos)
@@ -538,7 +569,7 @@ int run(int argc, char **argv) {
     std::vector<std::string> expected = buffers.outputs;
     ok &= runThreads(model, o, inputData, expected);
   }
-  return ok ? 0 : 1;
+  return ok ? 0 : kExitCheckFailed;
 }
 } // namespace
 
@@ -547,9 +578,9 @@ int main(int argc, char **argv) {
     return run(argc, argv);
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "kiln-run: error: out of host memory\n");
-    return 1;
+    return kExitError;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
-    return 1;
+    return kExitError;
   }
 }
