@@ -380,6 +380,10 @@ def op_models():
         "op_dict_of_tuples": lambda: (fn_module(lambda a: {
             "past": (a, a + 1), "more": (a * 2, a - 2)}), (x(3, 4),)),
         "op_list_outputs": lambda: (fn_module(lambda a: [a * 2, a + 1]), (x(3, 4),)),
+        # Integer inputs whose values matter: ids 100..103 index a table of
+        # 10 rows after subtracting 100 (random ids in [0, 8) would not).
+        "op_id_offset": lambda: (with_param((10, 3), lambda ids, w: w[ids - 100] * 2),
+                                 (torch.arange(100, 104),)),
     }
 
 

@@ -1,7 +1,8 @@
 //===- KilnVerify.cpp - compare kiln IR with LibTorch numerically ---------===//
 //
-// The inputs are drawn fresh (another seed than the specializing run), so the
-// check covers values the compiler never saw. LibTorch runs the frozen
+// Float inputs are drawn fresh (another seed than the specializing run), so
+// the check covers values the compiler never saw; integer inputs keep their
+// meaning (exampleInput: the declared range, a mask of ones). LibTorch runs the frozen
 // module as the user would; a NaN anywhere fails.
 //
 //===----------------------------------------------------------------------===//
@@ -60,11 +61,8 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
   at::manual_seed(20261129);
   for (const InputSpec &spec : specs) {
     size_t index = std::find(names.begin(), names.end(), spec.name) - names.begin();
-    c10::ScalarType type = *scalarTypeOf(spec.dtype);
-    inputs[index] = at::isFloatingType(type)
-                        ? at::randn(spec.shape, at::TensorOptions().dtype(type))
-                        : at::randint(0, type == c10::kBool ? 2 : 8, spec.shape,
-                                      at::TensorOptions().dtype(type));
+    bool drawn = false;
+    inputs[index] = exampleInput(state, spec, drawn);
   }
 
   std::vector<at::Tensor> expected;

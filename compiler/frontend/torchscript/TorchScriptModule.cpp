@@ -30,6 +30,7 @@
 #include <torch/csrc/jit/serialization/import_read.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -218,6 +219,25 @@ bool kiln::frontend::parseInputSpec(const std::string &text, InputSpec &spec,
   }
   spec.name = text.substr(0, first);
   spec.dtype = text.substr(second + 1);
+  spec.range.reset();
+  if (size_t open = spec.dtype.find('['); open != std::string::npos) {
+    std::string range = spec.dtype.substr(open);
+    spec.dtype = spec.dtype.substr(0, open);
+    long long lo = 0, hi = 0;
+    char close = 0;
+    int used = 0;
+    if (std::sscanf(range.c_str(), "[%lld,%lld%c%n", &lo, &hi, &close, &used) != 3 ||
+        close != ')' || used != static_cast<int>(range.size()) || lo >= hi) {
+      error = "input spec '" + text + "': '" + range +
+              "' is not a range of values [LO,HI) with LO < HI (e.g. i64[0,30522))";
+      return false;
+    }
+    if (spec.dtype != "i64" && spec.dtype != "i32") {
+      error = "input spec '" + text + "': a range of values is for i64 and i32 inputs";
+      return false;
+    }
+    spec.range = std::pair<int64_t, int64_t>{lo, hi};
+  }
   std::string shape = text.substr(first + 1, second - first - 1);
   if (spec.name.empty()) {
     error = "input spec '" + text + "' has no name";
@@ -271,7 +291,10 @@ std::string kiln::frontend::formatInputSpec(const InputSpec &spec) {
   std::string shape;
   for (size_t i = 0; i < spec.shape.size(); ++i)
     shape += (i ? "x" : "") + std::to_string(spec.shape[i]);
-  return spec.name + ":" + shape + ":" + spec.dtype;
+  return spec.name + ":" + shape + ":" + spec.dtype +
+         (spec.range ? "[" + std::to_string(spec.range->first) + "," +
+                           std::to_string(spec.range->second) + ")"
+                     : "");
 }
 
 //===----------------------------------------------------------------------===//
@@ -325,6 +348,10 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     for (torch::jit::Value *input : graph->inputs())
       if (input->type()->kind() != c10::TypeKind::ClassType)
         state->tensorInputs.push_back(input);
+    std::vector<std::string> names;
+    for (const torch::jit::Value *input : state->tensorInputs)
+      names.push_back(inputBaseName(input));
+    state->tracedValues = readTracedInputs(path, names);
     return std::unique_ptr<TorchScriptModule>(
         new TorchScriptModule(std::move(state)));
   } catch (const c10::Error &e) {
@@ -352,39 +379,14 @@ std::vector<std::string> TorchScriptModule::inputNames() const {
 
 std::vector<InputSpec> TorchScriptModule::tracedInputs() const {
   std::vector<InputSpec> specs;
-  try {
-    caffe2::serialize::PyTorchStreamReader reader(state_->path);
-    if (!reader.hasRecord("traced_inputs.pkl"))
-      return specs;
-    c10::IValue value = torch::jit::readArchiveAndTensors(
-        "traced_inputs", "", "traced_inputs/", std::nullopt, std::nullopt,
-        c10::Device(c10::kCPU), reader);
-    // {method name: list (or tuple) of example inputs}
-    if (!value.isGenericDict())
-      return specs;
-    for (const auto &entry : value.toGenericDict()) {
-      if (!entry.key().isString() || entry.key().toStringRef() != "forward")
-        continue;
-      std::vector<c10::IValue> elements;
-      if (entry.value().isList())
-        elements = entry.value().toList().vec();
-      else if (entry.value().isTuple())
-        elements = entry.value().toTupleRef().elements().vec();
-      std::vector<std::string> names = inputNames();
-      for (size_t i = 0; i < elements.size() && i < names.size(); ++i) {
-        if (!elements[i].isTensor())
-          return {};
-        at::Tensor tensor = elements[i].toTensor();
-        InputSpec spec{names[i], tensor.sizes().vec(),
-                       dtypeName(tensor.scalar_type())};
-        if (spec.dtype.empty())
-          return {};
-        specs.push_back(spec);
-      }
-    }
-  } catch (const std::exception &) {
-    // No readable example inputs: the user must give --input.
-    return {};
+  for (const std::string &name : inputNames()) {
+    auto traced = state_->tracedValues.find(name);
+    if (traced == state_->tracedValues.end())
+      return {};
+    InputSpec spec{name, traced->second.sizes().vec(), dtypeName(traced->second.scalar_type())};
+    if (spec.dtype.empty())
+      return {};
+    specs.push_back(spec);
   }
   return specs;
 }
@@ -411,6 +413,7 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
   }
   // Random inputs, matched to graph inputs by name.
   std::vector<at::Tensor> tensors(names.size());
+  std::vector<std::string> drawnIntegers;
   int64_t exampleBytes = 0;
   at::manual_seed(0);
   for (const InputSpec &spec : specs) {
@@ -437,10 +440,10 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
       return false;
     }
     try {
-      tensor = at::isFloatingType(type)
-                   ? at::randn(spec.shape, at::TensorOptions().dtype(type))
-                   : at::randint(0, type == c10::kBool ? 2 : 8, spec.shape,
-                                 at::TensorOptions().dtype(type));
+      bool drawn = false;
+      tensor = exampleInput(state, spec, drawn);
+      if (drawn)
+        drawnIntegers.push_back(spec.name);
     } catch (const std::exception &e) {
       error = "cannot make a random example of input '" + formatInputSpec(spec) +
               "' to learn the model's shapes: " + firstLines(e.what());
@@ -475,6 +478,10 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
       declared += (declared.empty() ? "" : ", ") + formatInputSpec(spec);
     error = "the model fails on inputs of the declared shapes (" + declared +
             ") " + summarizeInterpreterError(e.what());
+    for (const std::string &name : drawnIntegers)
+      error += "\n  input '" + name + "' took random integers in [0, 8); if they mean "
+               "something to the model (token ids, positions), give their range, e.g. " +
+               name + ":SHAPE:i64[0,30522)";
     ran = false;
   }
   if (ran)

@@ -15,7 +15,9 @@
 #define KILN_FRONTEND_TORCHSCRIPT_TORCHSCRIPTMODULE_H
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::frontend {
@@ -34,10 +36,14 @@ struct InputSpec {
   std::string name;
   std::vector<int64_t> shape;
   std::string dtype; // f32, f16, bf16, i64, i32, i1
+  /// For an integer input: the example values are drawn from [first, second).
+  std::optional<std::pair<int64_t, int64_t>> range;
 };
 
-/// Parses `NAME:DIMxDIMx...:DTYPE` (a scalar input is `NAME::DTYPE`); returns
-/// false with `error` set on malformed text.
+/// Parses `NAME:DIMxDIMx...:DTYPE` (a scalar input is `NAME::DTYPE`), an
+/// integer dtype optionally with the range of its values,
+/// `ids:1x128:i64[0,30522)`; returns false with `error` set on malformed
+/// text.
 bool parseInputSpec(const std::string &text, InputSpec &spec, std::string &error);
 std::string formatInputSpec(const InputSpec &spec);
 
@@ -57,8 +63,9 @@ public:
   /// nothing when it has none (scripted models, older archives).
   std::vector<InputSpec> tracedInputs() const;
 
-  /// Runs the graph once on random inputs of `specs` (one per input, matched
-  /// by name) and records every intermediate's shape and dtype, then folds
+  /// Runs the graph once on example inputs of `specs` (one per input,
+  /// matched by name; see exampleInput) and records every intermediate's
+  /// shape and dtype, then folds
   /// the shape arithmetic that became constant. Returns false with `error`
   /// naming the mismatch when the specs do not fit the model.
   bool specialize(const std::vector<InputSpec> &specs, std::string &error);
