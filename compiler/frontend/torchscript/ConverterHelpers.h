@@ -104,6 +104,7 @@ inline std::string weightName(const Node *node, size_t index) {
 using ConverterMap = std::unordered_map<std::string, Converter>;
 void addConvConverters(ConverterMap &map);
 void addTransformerConverters(ConverterMap &map);
+void addShapeConverters(ConverterMap &map);
 
 } // namespace kiln::frontend
 

@@ -468,6 +468,7 @@ kiln::frontend::converterRegistry() {
   };
   addConvConverters(map);
   addTransformerConverters(map);
+  addShapeConverters(map);
   return map;
   }();
   return registry;
