@@ -1,11 +1,12 @@
-//===- ShapeConverters.cpp - stack, roll, repeat, pad ---------------------===//
+//===- ShapeConverters.cpp - stack, roll, repeat, pad, einsum -------------===//
 //
 // Ops that rearrange elements along one dimension by a pattern fixed at
 // import time. Each reads along a dimension by a constant index list
 // (takeAlong: the dimension moved to the front, a gather of rows, moved
 // back), or concatenates: roll rotates the indices, repeat cycles them,
 // reflect / replicate / circular padding mirror, clamp or wrap them, and
-// constant padding concatenates splats.
+// constant padding concatenates splats. einsum becomes permutes, sums and
+// one batched matrix product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -266,6 +267,147 @@ LogicalResult convertConstantPad(Importer &im, const Node *node) {
   return emitPad(im, node, "constant", value->toScalar().toDouble());
 }
 
+/// One einsum operand: its labels, and the value summed over the labels
+/// that appear nowhere else.
+struct EinsumOperand {
+  std::string labels;
+  Value value;
+};
+
+/// `value` (labelled `labels`) permuted to `order` (a permutation of it).
+Value permuteTo(Importer &im, Location loc, Value value, const std::string &labels,
+                const std::string &order) {
+  if (labels == order)
+    return value;
+  SmallVector<int64_t> permutation;
+  for (char c : order)
+    permutation.push_back(static_cast<int64_t>(labels.find(c)));
+  return permuteValue(im, loc, value, permutation);
+}
+
+/// einsum(equation, tensors): one or two operands, explicit output (`->`),
+/// no ellipsis and no repeated label within an operand. Labels only one
+/// operand has and the output lacks are summed first; two operands become
+/// one batched matrix product: [batch, free of A, contracted] x [batch,
+/// contracted, free of B], then the output's order.
+LogicalResult convertEinsum(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto equation = torch::jit::constant_as<std::string>(node->input(0));
+  Location loc = im.locationOf(node);
+  if (!type || !equation) {
+    emitError(loc) << "aten::einsum: the equation must be a constant";
+    return failure();
+  }
+  std::string eq;
+  for (char c : *equation)
+    if (c != ' ')
+      eq += c;
+  size_t arrow = eq.find("->");
+  auto refuse = [&](const std::string &why) {
+    emitError(loc) << "aten::einsum '" << *equation << "': " << why;
+    return failure();
+  };
+  if (arrow == std::string::npos)
+    return refuse("an equation without '->' is not supported (write the output labels)");
+  if (eq.find("...") != std::string::npos)
+    return refuse("'...' is not supported");
+  std::string output = eq.substr(arrow + 2);
+  std::vector<std::string> inputs;
+  for (size_t begin = 0;;) {
+    size_t comma = eq.find(',', begin);
+    inputs.push_back(eq.substr(begin, std::min(comma, arrow) - begin));
+    if (comma == std::string::npos || comma > arrow)
+      break;
+    begin = comma + 1;
+  }
+  const Node *list = node->input(1)->node();
+  if (list->kind() != c10::prim::ListConstruct || list->inputs().size() != inputs.size())
+    return refuse("the operands must be a list built in the graph, one per input term");
+  if (inputs.size() > 2)
+    return refuse("more than two operands are not supported");
+  std::vector<EinsumOperand> operands;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Value v = im.operand(list->input(i), elementOf(type), loc);
+    if (!v)
+      return failure();
+    auto vType = cast<RankedTensorType>(v.getType());
+    if (static_cast<int64_t>(inputs[i].size()) != vType.getRank())
+      return refuse("term '" + inputs[i] + "' does not match its operand's rank");
+    for (size_t a = 0; a < inputs[i].size(); ++a)
+      if (inputs[i].find(inputs[i][a], a + 1) != std::string::npos)
+        return refuse("a label repeated within one operand (a diagonal) is not supported");
+    // Labels no other term has: summed now.
+    std::string kept;
+    SmallVector<int64_t> summed;
+    for (size_t a = 0; a < inputs[i].size(); ++a) {
+      char c = inputs[i][a];
+      bool elsewhere = output.find(c) != std::string::npos ||
+                       (inputs.size() == 2 && inputs[1 - i].find(c) != std::string::npos);
+      if (elsewhere)
+        kept += c;
+      else
+        summed.push_back(static_cast<int64_t>(a));
+    }
+    if (!summed.empty()) {
+      SmallVector<int64_t> shape;
+      for (size_t a = 0; a < inputs[i].size(); ++a)
+        if (!llvm::is_contained(summed, static_cast<int64_t>(a)))
+          shape.push_back(vType.getShape()[a]);
+      v = ReduceSumOp::create(im.builder, loc, vType.clone(shape), v,
+                              im.builder.getDenseI64ArrayAttr(summed), nullptr);
+    }
+    operands.push_back({kept, v});
+  }
+  for (char c : output)
+    if (operands[0].labels.find(c) == std::string::npos &&
+        (operands.size() == 1 || operands[1].labels.find(c) == std::string::npos))
+      return refuse(std::string("output label '") + c + "' is in no operand");
+  if (operands.size() == 1) {
+    im.bind(node, permuteTo(im, loc, operands[0].value, operands[0].labels, output));
+    return success();
+  }
+  const std::string &a = operands[0].labels, &b = operands[1].labels;
+  std::string batch, freeA, freeB, contracted;
+  for (char c : a) {
+    bool inB = b.find(c) != std::string::npos, inOut = output.find(c) != std::string::npos;
+    (inB ? (inOut ? batch : contracted) : freeA) += c;
+  }
+  for (char c : b)
+    if (a.find(c) == std::string::npos)
+      freeB += c;
+  auto sizeOf = [&](const EinsumOperand &operand, char c) {
+    return cast<RankedTensorType>(operand.value.getType())
+        .getShape()[operand.labels.find(c)];
+  };
+  auto product = [&](const EinsumOperand &operand, const std::string &labels) {
+    int64_t n = 1;
+    for (char c : labels)
+      n *= sizeOf(operand, c);
+    return n;
+  };
+  for (char c : batch + contracted)
+    if (sizeOf(operands[0], c) != sizeOf(operands[1], c))
+      return refuse(std::string("label '") + c + "' has two sizes (broadcasting is not "
+                                                  "supported)");
+  int64_t B = product(operands[0], batch), M = product(operands[0], freeA),
+          K = product(operands[0], contracted), N = product(operands[1], freeB);
+  Type element = elementOf(type);
+  Value lhs = permuteTo(im, loc, operands[0].value, a, batch + freeA + contracted);
+  lhs = ReshapeOp::create(im.builder, loc, RankedTensorType::get({B, M, K}, element), lhs);
+  Value rhs = permuteTo(im, loc, operands[1].value, b, batch + contracted + freeB);
+  rhs = ReshapeOp::create(im.builder, loc, RankedTensorType::get({B, K, N}, element), rhs);
+  Value bmm = BatchMatmulOp::create(im.builder, loc, RankedTensorType::get({B, M, N}, element),
+                                    lhs, rhs);
+  std::string labels = batch + freeA + freeB;
+  SmallVector<int64_t> shape;
+  for (char c : labels)
+    shape.push_back(freeB.find(c) != std::string::npos ? sizeOf(operands[1], c)
+                                                       : sizeOf(operands[0], c));
+  Value result = ReshapeOp::create(im.builder, loc, RankedTensorType::get(shape, element), bmm);
+  im.bind(node, permuteTo(im, loc, result, labels, output));
+  return success();
+}
+
 } // namespace
 
 void addShapeConverters(ConverterMap &map) {
@@ -275,6 +417,7 @@ void addShapeConverters(ConverterMap &map) {
       {"aten::repeat", convertRepeat},
       {"aten::pad", convertPad},
       {"aten::constant_pad_nd", convertConstantPad},
+      {"aten::einsum", convertEinsum},
   });
 }
 
