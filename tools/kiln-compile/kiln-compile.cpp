@@ -19,12 +19,14 @@
 #include "kiln/codegen/ArtifactWriter.h"
 #include "kiln/codegen/CudaEmitter.h"
 #include "kiln/codegen/Nvrtc.h"
+#include "kiln/runtime/ArtifactFormat.h"
 #include "kiln/Passes/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -43,11 +45,15 @@ namespace cl = llvm::cl;
 using namespace kiln;
 
 namespace {
-cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.pt>"), cl::Required);
+/// kiln-compile's own flags; MLIR's and LLVM's are behind --help-hidden.
+cl::OptionCategory kilnCategory("kiln-compile options");
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.pt>"), cl::Required,
+                               cl::cat(kilnCategory));
 cl::list<std::string> inputSpecs(
-    "input", cl::desc("an input as NAME:SHAPE:DTYPE, e.g. x:64x256:f32 "
-                      "(default for traced models: the recorded example inputs)"),
-    cl::value_desc("spec"));
+    "input", cl::desc("an input as NAME:SHAPE:DTYPE, e.g. x:64x256:f32; an integer input "
+                      "may give its values' range, ids:1x128:i64[0,30522) (default for "
+                      "traced models: the recorded example inputs' shapes)"),
+    cl::value_desc("spec"), cl::cat(kilnCategory));
 enum class Emit { Imported, Mlir, Artifact };
 cl::opt<Emit> emit(
     "emit",
@@ -57,49 +63,52 @@ cl::opt<Emit> emit(
                           "kiln IR as imported, before any pass"),
                clEnumValN(Emit::Mlir, "mlir", "kiln IR after the graph pipeline"),
                clEnumValN(Emit::Artifact, "artifact",
-                          "a .kiln artifact for kiln-run and the runtime")));
+                          "a .kiln artifact for kiln-run and the runtime")),
+    cl::cat(kilnCategory));
 cl::list<std::string> archs(
     "arch", cl::CommaSeparated,
     cl::desc("GPU architectures the artifact carries cubins for, newest first "
              "(default sm_90a,sm_80; PTX of the last is added; native: this "
              "machine's GPU); kernels are selected for the first"),
-    cl::value_desc("arch"));
+    cl::value_desc("arch"), cl::cat(kilnCategory));
 // Kernel selection's split-K policy (kiln-select-kernels), for tuning it.
 cl::opt<int64_t> splitKMaxBlocks(
     "split-k-max-blocks",
     cl::desc("most blocks a split-K GEMM may launch (default: two per multiprocessor)"),
-    cl::init(0));
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> splitKMinK("split-k-min-k",
                             cl::desc("least K each block of a split walks (default 128)"),
-                            cl::init(kiln::kSplitKMinK));
+                            cl::init(kiln::kSplitKMinK), cl::cat(kilnCategory));
 cl::opt<int64_t> splitKTile("split-k-k-tile",
                             cl::desc("k-tile width of the split-K pipeline (default 64)"),
-                            cl::init(kiln::kSplitKTile));
+                            cl::init(kiln::kSplitKTile), cl::cat(kilnCategory));
 cl::opt<int64_t> splitKStages("split-k-stages",
                               cl::desc("depth of the split-K pipeline (default 3)"),
-                              cl::init(kiln::kSplitKStages));
+                              cl::init(kiln::kSplitKStages), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
     cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "
              "--arch's usual part; native: the GPU's)"),
-    cl::init(0));
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<std::string> precision(
     "precision", cl::desc("compute precision: fp32 (default), tf32, fp16, bf16"),
-    cl::init("fp32"));
+    cl::init("fp32"), cl::cat(kilnCategory));
 cl::opt<bool> verifyNumerics(
     "verify", cl::desc("compare the imported and optimized IR with LibTorch on "
-                       "random inputs; fail past the dtype's tolerance"));
+                       "random inputs; fail past the dtype's tolerance"),
+    cl::cat(kilnCategory));
 cl::opt<bool> report("report",
                      cl::desc("print the kernels (kind, ops, shapes, FLOPs, "
-                              "bytes) and totals against the unfused graph"));
+                              "bytes) and totals against the unfused graph"),
+                     cl::cat(kilnCategory));
 cl::list<std::string> kernelArchs(
     "kernels-arch", cl::CommaSeparated,
     cl::desc("emit every kernel and compile it with NVRTC for these "
              "architectures (e.g. sm_90a,sm_80); fail on any compile error, "
              "register spill or ptxas performance warning"),
-    cl::value_desc("arch"));
+    cl::value_desc("arch"), cl::cat(kilnCategory));
 cl::opt<std::string> outputPath("o", cl::desc("output file (default: stdout)"),
-                                cl::value_desc("path"), cl::init("-"));
+                                cl::value_desc("path"), cl::init("-"), cl::cat(kilnCategory));
 
 int fail(const std::string &message) {
   llvm::errs() << "kiln-compile: error: " << message << "\n";
@@ -199,6 +208,14 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(kilnCategory);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kiln-compile " << KILN_VERSION << (std::string(KILN_GIT_HASH).empty() ? "" : " (")
+       << KILN_GIT_HASH << (std::string(KILN_GIT_HASH).empty() ? "" : ")") << "\n  LLVM/MLIR "
+       << LLVM_VERSION_STRING << "\n  NVRTC " << codegen::nvrtcVersion() << "\n  LibTorch "
+       << frontend::libtorchVersion() << "\n  artifact format " << artifact::kVersion
+       << "\n";
+  });
   cl::ParseCommandLineOptions(argc, argv, "kiln: TorchScript to fused CUDA\n");
 
   std::string error;

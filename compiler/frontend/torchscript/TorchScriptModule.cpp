@@ -28,6 +28,7 @@
 #include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/csrc/jit/serialization/import_read.h>
+#include <torch/version.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -369,6 +370,8 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
   }
   return nullptr;
 }
+
+std::string kiln::frontend::libtorchVersion() { return TORCH_VERSION; }
 
 std::vector<std::string> TorchScriptModule::inputNames() const {
   std::vector<std::string> names;

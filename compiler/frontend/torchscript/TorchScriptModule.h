@@ -47,6 +47,9 @@ struct InputSpec {
 bool parseInputSpec(const std::string &text, InputSpec &spec, std::string &error);
 std::string formatInputSpec(const InputSpec &spec);
 
+/// The LibTorch version kiln was built against (e.g. "2.11.0").
+std::string libtorchVersion();
+
 class TorchScriptModule {
 public:
   /// Loads, freezes and cleans `path`. On failure returns null and sets
