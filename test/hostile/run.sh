@@ -356,6 +356,25 @@ else
   echo "ok   [$case] float32 into an f16 input, without a note"
 fi
 
+#===--- kiln-run --json ---------------------------------------------------===#
+# The run as one JSON object (outputs, bench, profile), and a --json folder
+# that does not exist fails before any work like the other outputs.
+prepare json-folder
+expect_error json-folder "--json: '$out/missing' is not a folder" \
+  "$bin/kiln-run" "$kiln" --json "$out/missing/run.json"
+prepare json
+case=json cases=$((cases + 1))
+(cd "$work/json/cwd" && "$bin/kiln-run" "$kiln" --bench 2 --profile --json "$out/run.json") \
+  >/dev/null 2>"$work/json.stderr" || fail "kiln-run --json failed"
+if python3 -c 'import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["ok"] is True and report["outputs"][0]["name"], report
+assert report["bench"]["runs"] == 2 and report["profile"], report' "$out/run.json" 2>"$work/json.check"; then
+  echo "ok   [$case] kiln-run --json writes outputs, bench and profile"
+else
+  fail "kiln-run --json: $(tail -1 "$work/json.check")"
+fi
+
 check_no_partials
 echo "$cases cases, $failures failures"
 [ "$failures" -eq 0 ]

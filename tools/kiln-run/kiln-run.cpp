@@ -3,7 +3,7 @@
 //   kiln-run model.kiln [--input NAME=FILE.npy ...] [--check REF.npy ...]
 //            [--tolerance T] [--save-inputs DIR] [--save-outputs DIR]
 //            [--bench N] [--seed S] [--device-io] [--no-graph]
-//            [--profile] [--trace FILE.json] [--threads T]
+//            [--profile] [--trace FILE.json] [--threads T] [--json FILE]
 //
 // Inputs not given as .npy are drawn at random (normal for floats). --check
 // compares each output, in order, with a reference by relative L2 error
@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JsonReport.h"
 #include "Npy.h"
 
 #include "kiln/kiln.h"
@@ -52,7 +53,7 @@ constexpr int kExitError = 1, kExitUsage = 2, kExitCheckFailed = 3;
 constexpr const char *kUsage =
     "usage: kiln-run model.kiln [--input NAME=FILE.npy]... [--check REF.npy]... "
     "[--tolerance T] [--save-inputs DIR] [--save-outputs DIR] [--bench N] [--seed S] "
-    "[--device-io] [--no-graph] [--profile] [--trace FILE.json] [--threads T]\n";
+    "[--device-io] [--no-graph] [--profile] [--trace FILE.json] [--threads T] [--json FILE]\n";
 
 constexpr const char *kHelp =
     "\nRuns a .kiln artifact on this machine's GPU; checks and times it.\n\n"
@@ -69,6 +70,8 @@ constexpr const char *kHelp =
     "  --no-graph             launch kernel by kernel instead of replaying a CUDA graph\n"
     "  --profile              per-kernel times; --trace FILE.json also a Chrome trace\n"
     "  --threads T            run T sessions at once and check each against the first\n"
+    "  --json FILE            also write what the run found (outputs, checks, bench,\n"
+    "                         profile) as one JSON object\n"
     "  --help, --version\n\n"
     "Exit status: 0 when every check passed; 1 for an error (artifact, input, GPU); 2 for\n"
     "a usage error; 3 when an output failed its --check or a thread's outputs differed.\n";
@@ -179,7 +182,7 @@ DType npyType(const std::string &descr) {
 }
 
 struct Options {
-  std::string modelPath, saveDir, saveInputsDir, tracePath;
+  std::string modelPath, saveDir, saveInputsDir, tracePath, jsonPath;
   std::map<std::string, std::string> inputFiles;
   std::vector<std::string> checks;
   double tolerance = -1;
@@ -247,6 +250,8 @@ Options parse(int argc, char **argv) {
       o.graph = false;
     } else if (arg == "--profile") {
       o.profile = true;
+    } else if (arg == "--json") {
+      o.jsonPath = value();
     } else if (arg == "--trace") {
       o.tracePath = value();
       o.profile = true;
@@ -274,12 +279,16 @@ Options parse(int argc, char **argv) {
     folder("--save-outputs", o.saveDir);
   if (!o.saveInputsDir.empty())
     folder("--save-inputs", o.saveInputsDir);
-  if (!o.tracePath.empty()) {
-    size_t slash = o.tracePath.rfind('/');
-    folder("--trace", slash == std::string::npos ? "."
-                      : slash == 0               ? "/"
-                                                 : o.tracePath.substr(0, slash));
-  }
+  auto folderOf = [&](const char *option, const std::string &path) {
+    size_t slash = path.rfind('/');
+    folder(option, slash == std::string::npos ? "."
+                   : slash == 0               ? "/"
+                                              : path.substr(0, slash));
+  };
+  if (!o.tracePath.empty())
+    folderOf("--trace", o.tracePath);
+  if (!o.jsonPath.empty())
+    folderOf("--json", o.jsonPath);
   return o;
 }
 
@@ -502,6 +511,16 @@ int run(int argc, char **argv) {
   std::printf("  device memory: weights %.1f MiB, arena %.1f MiB, inputs and outputs %.1f MiB\n",
               model->weightBytes() / 1048576.0, model->arenaBytes() / 1048576.0,
               ioBytes / 1048576.0);
+  JsonReport report;
+  report.add("model", JsonReport::str(o.modelPath));
+  report.add("device", JsonReport::str(model->deviceName()));
+  report.add("image", JsonReport::str(model->loadedArch()));
+  report.add("launches", std::to_string(model->launchCount()));
+  report.add("kernels", std::to_string(model->kernelCount()));
+  report.add("memory_bytes", JsonReport::object({{"weights", std::to_string(model->weightBytes())},
+                                                 {"arena", std::to_string(model->arenaBytes())},
+                                                 {"io", std::to_string(ioBytes)}}));
+  std::vector<std::string> outputRows, checkRows;
 
   bool ok = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -511,6 +530,13 @@ int run(int argc, char **argv) {
                                      [](double v) { return !std::isfinite(v); });
     std::printf("  %s %s %s: %zu non-finite\n", spec.name.c_str(), dtypeName(spec.dtype),
                 shapeText(spec.shape).c_str(), nonFinite);
+    std::vector<std::string> dims;
+    for (int64_t d : spec.shape)
+      dims.push_back(std::to_string(d));
+    outputRows.push_back(JsonReport::object({{"name", JsonReport::str(spec.name)},
+                                             {"dtype", JsonReport::str(dtypeName(spec.dtype))},
+                                             {"shape", JsonReport::array(dims)},
+                                             {"non_finite", std::to_string(nonFinite)}}));
     if (!o.saveDir.empty())
       npy::write(o.saveDir + "/" + spec.name + ".npy",
                  {"<f4", spec.shape, fromDouble(values, DType::F32)});
@@ -535,7 +561,15 @@ int run(int argc, char **argv) {
     std::printf("  check %s against %s: rel L2 %.3e, max abs %.3e (tolerance %.0e) %s\n",
                 spec.name.c_str(), o.checks[i].c_str(), relL2, maxAbs, limit,
                 pass ? "ok" : "FAIL");
+    checkRows.push_back(JsonReport::object({{"output", JsonReport::str(spec.name)},
+                                            {"reference", JsonReport::str(o.checks[i])},
+                                            {"rel_l2", JsonReport::num(relL2)},
+                                            {"max_abs", JsonReport::num(maxAbs)},
+                                            {"tolerance", JsonReport::num(limit)},
+                                            {"pass", JsonReport::boolean(pass)}}));
   }
+  report.add("outputs", JsonReport::array(outputRows));
+  report.add("checks", JsonReport::array(checkRows));
 
   if (o.bench > 0) {
     for (int i = 0; i < 3; ++i)
@@ -557,9 +591,26 @@ int run(int argc, char **argv) {
     std::printf("  bench: launch plan alone (device time per run): plain launches %.4f ms, "
                 "CUDA graph %.4f ms (%.2fx)\n",
                 plain, graph, graph > 0 ? plain / graph : 0.0);
+    report.add("bench", JsonReport::object(
+                            {{"runs", std::to_string(o.bench)},
+                             {"io", JsonReport::str(o.deviceIO ? "device" : "host")},
+                             {"wall_median_ms", JsonReport::num(wall[wall.size() / 2])},
+                             {"wall_p10_ms", JsonReport::num(wall[wall.size() / 10])},
+                             {"wall_p90_ms", JsonReport::num(wall[wall.size() * 9 / 10])},
+                             {"plain_launches_ms", JsonReport::num(plain)},
+                             {"cuda_graph_ms", JsonReport::num(graph)}}));
   }
   if (o.profile) {
     std::printf("%s", session.profileTable().c_str());
+    std::vector<std::string> rows;
+    for (const KernelProfile &k : session.profile())
+      rows.push_back(JsonReport::object({{"kernel", JsonReport::str(k.name)},
+                                         {"kind", JsonReport::str(k.kind)},
+                                         {"calls", std::to_string(k.calls)},
+                                         {"total_ms", JsonReport::num(k.totalMs)},
+                                         {"mean_ms", JsonReport::num(k.meanMs)},
+                                         {"percent_of_run", JsonReport::num(k.percentOfRun)}}));
+    report.add("profile", JsonReport::array(rows));
     if (!o.tracePath.empty() && o.threads == 0) {
       npy::writeFileAtomically(o.tracePath, session.chromeTrace());
       std::printf("  trace: %s\n", o.tracePath.c_str());
@@ -567,8 +618,14 @@ int run(int argc, char **argv) {
   }
   if (o.threads > 0) {
     std::vector<std::string> expected = buffers.outputs;
-    ok &= runThreads(model, o, inputData, expected);
+    bool same = runThreads(model, o, inputData, expected);
+    report.add("threads", JsonReport::object({{"sessions", std::to_string(o.threads)},
+                                              {"outputs_identical", JsonReport::boolean(same)}}));
+    ok &= same;
   }
+  report.add("ok", JsonReport::boolean(ok));
+  if (!o.jsonPath.empty())
+    npy::writeFileAtomically(o.jsonPath, report.text());
   return ok ? 0 : kExitCheckFailed;
 }
 } // namespace
