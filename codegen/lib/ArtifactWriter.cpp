@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstring>
+#include <chrono>
 #include <future>
 #include <map>
 
@@ -278,6 +279,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   stats.distinctKernels = distinct.size();
 
   std::vector<std::string> targets = archs;
+  auto compileStart = std::chrono::steady_clock::now();
   std::vector<std::vector<std::future<std::optional<NvrtcOutput>>>> jobs(distinct.size());
   std::vector<std::vector<std::string>> errors(distinct.size(),
                                                std::vector<std::string>(targets.size()));
@@ -304,6 +306,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
               job.wait();
         return std::nullopt;
       }
+      ++(out->fromCache ? stats.cachedImages : stats.compiledImages);
       kernels.string(targets[t]);
       kernels.put<uint64_t>(out->cubin.size());
       kernels.bytes += out->cubin;
@@ -319,6 +322,8 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     kernels.put<uint64_t>(ptx.size());
     kernels.bytes += ptx;
   }
+  stats.kernelSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
 
   ByteWriter plan;
   plan.put<uint32_t>(buffers.size());

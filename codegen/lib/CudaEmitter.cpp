@@ -715,8 +715,10 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
     // A verified entry whose cubin is not an ELF file was not written by
     // this code: it is recompiled and replaced like a corrupted one.
     auto cached = cache->lookup(key);
-    if (cached && cached->cubin.compare(0, 4, "\x7f" "ELF") == 0)
+    if (cached && cached->cubin.compare(0, 4, "\x7f" "ELF") == 0) {
+      cached->fromCache = true;
       return cached;
+    }
   }
 
   auto compiled = compileWithNvrtc(kernel.source, kernel.name, options, error);

@@ -18,7 +18,11 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
+#include "kiln/Dialect/Kiln/FloatRounding.h"
 #include "llvm/ADT/APFloat.h"
+
+#include <cstring>
+#include <optional>
 
 #define DEBUG_TYPE "kiln-set-precision"
 
@@ -66,17 +70,34 @@ ElementsAttr convertConstant(ElementsAttr value, FloatType element) {
   unsigned fromBytes = source.getWidth() / 8, toBytes = element.getWidth() / 8;
   ArrayRef<char> bytes = blob->getData();
   int64_t count = bytes.size() / fromBytes;
-  std::vector<char> converted(count * toBytes);
-  for (int64_t i = 0; i < count; ++i) {
+  // Written in place in the new blob: a model's weights are large.
+  AsmResourceBlob blobOut =
+      HeapAsmResourceBlob::allocate(count * toBytes, /*align=*/64, /*dataIsMutable=*/true);
+  char *converted = blobOut.getMutableData().data();
+  auto slow = [&](int64_t i) {
     uint64_t raw = 0;
     std::memcpy(&raw, bytes.data() + i * fromBytes, fromBytes);
     APFloat v(source.getFloatSemantics(), APInt(source.getWidth(), raw));
     uint64_t out = convert(v).bitcastToAPInt().getZExtValue();
-    std::memcpy(converted.data() + i * toBytes, &out, toBytes);
+    std::memcpy(converted + i * toBytes, &out, toBytes);
+  };
+  if (source.isF32() && (element.isF16() || element.isBF16())) {
+    // fp32 to a 16-bit type: bit arithmetic, APFloat for what it leaves.
+    const bool toHalf = element.isF16();
+    for (int64_t i = 0; i < count; ++i) {
+      uint32_t raw;
+      std::memcpy(&raw, bytes.data() + 4 * i, 4);
+      if (std::optional<uint16_t> out = roundFloatBits(raw, toHalf))
+        std::memcpy(converted + 2 * i, &*out, 2);
+      else
+        slow(i);
+    }
+  } else {
+    for (int64_t i = 0; i < count; ++i)
+      slow(i);
   }
-  return DenseResourceElementsAttr::get(
-      type, resource.getRawHandle().getKey(),
-      HeapAsmResourceBlob::allocateAndCopyWithAlign(converted, /*align=*/64));
+  return DenseResourceElementsAttr::get(type, resource.getRawHandle().getKey(),
+                                        std::move(blobOut));
 }
 
 LogicalResult lowerPrecision(func::FuncOp fn, FloatType target) {

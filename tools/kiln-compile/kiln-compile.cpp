@@ -29,11 +29,13 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -107,6 +109,12 @@ cl::list<std::string> kernelArchs(
              "architectures (e.g. sm_90a,sm_80); fail on any compile error, "
              "register spill or ptxas performance warning"),
     cl::value_desc("arch"), cl::cat(kilnCategory));
+cl::opt<bool> verbose("v", cl::desc("print each phase's seconds on stderr (load and import, "
+                                    "passes, verify, kernels with cache hits, write)"),
+                      cl::cat(kilnCategory));
+cl::opt<bool> quiet("q", cl::desc("print nothing but errors (and what --report or --verify "
+                                  "asks for)"),
+                    cl::cat(kilnCategory));
 cl::opt<std::string> outputPath("o", cl::desc("output file (default: stdout)"),
                                 cl::value_desc("path"), cl::init("-"), cl::cat(kilnCategory));
 
@@ -241,16 +249,30 @@ int main(int argc, char **argv) {
   if (outputPath != "-")
     removeStalePartials(outputPath);
 
+  // -v: one line per phase, with its seconds.
+  auto phaseStart = std::chrono::steady_clock::now();
+  auto phase = [&](const std::string &what) {
+    auto now = std::chrono::steady_clock::now();
+    if (verbose)
+      llvm::errs() << llvm::format("kiln-compile: %-40s %6.2f s\n", what.c_str(),
+                                   std::chrono::duration<double>(now - phaseStart).count());
+    phaseStart = now;
+  };
   mlir::MLIRContext context;
   driver::Compilation compilation;
   std::vector<std::string> specTexts(inputSpecs.begin(), inputSpecs.end());
   if (!driver::importModel(modelPath, specTexts, context, compilation, error))
     return fail(error);
+  phase("load, specialize and import");
   if (!driver::optimize(compilation, precision, *targets, selection, error,
                         [](mlir::PassManager &pm) {
+        // -v: each pass's time too (printed when the pipeline finishes).
+        if (verbose)
+          pm.enableTiming();
         return mlir::succeeded(mlir::applyPassManagerCLOptions(pm));
       }))
     return fail(error);
+  phase("graph passes");
   mlir::OwningOpRef<mlir::ModuleOp> &imported = compilation.imported;
   mlir::OwningOpRef<mlir::ModuleOp> &optimized = compilation.optimized;
 
@@ -292,6 +314,7 @@ int main(int argc, char **argv) {
     if (!ok)
       return fail("--verify: kiln's result differs from LibTorch beyond the "
                   "tolerance");
+    phase("verify against LibTorch");
   }
 
   if (what == Emit::Artifact) {
@@ -302,12 +325,19 @@ int main(int argc, char **argv) {
     if (!bytes)
       return fail(error);
     text = std::move(*bytes);
+    if (verbose)
+      llvm::errs() << llvm::format(
+          "kiln-compile: %zu kernel images: %zu from the cache, %zu compiled in %.2f s\n",
+          stats.cachedImages + stats.compiledImages, stats.cachedImages, stats.compiledImages,
+          stats.kernelSeconds);
+    phase("code generation, kernels and artifact");
     if (report)
       printReports(stats.launchKernels);
-    llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
-                 << " kernel launches (" << stats.distinctKernels
-                 << " distinct kernels) for " << llvm::join(targets->archs(), ", ") << ", "
-                 << stats.weightBytes << " bytes of weights\n";
+    if (!quiet)
+      llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
+                   << " kernel launches (" << stats.distinctKernels
+                   << " distinct kernels) for " << llvm::join(targets->archs(), ", ") << ", "
+                   << stats.weightBytes << " bytes of weights\n";
   } else {
     llvm::raw_string_ostream os(text);
     (what == Emit::Imported ? *imported : *optimized)
@@ -316,5 +346,6 @@ int main(int argc, char **argv) {
   }
   if (!writeAtomically(outputPath, text, error))
     return fail(error);
+  phase("write " + (outputPath == "-" ? std::string("to stdout") : outputPath));
   return 0;
 }

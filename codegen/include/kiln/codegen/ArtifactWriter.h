@@ -20,6 +20,10 @@ namespace kiln::codegen {
 
 struct ArtifactStats {
   size_t launches = 0, distinctKernels = 0, weightBytes = 0;
+  /// Kernel images (one per kernel and architecture) read from the kernel
+  /// cache and compiled with NVRTC, and the seconds spent on them.
+  size_t cachedImages = 0, compiledImages = 0;
+  double kernelSeconds = 0;
   /// The kernel each launch runs, in launch order (the fusion groups'
   /// order): the names `kiln-run --profile` reports.
   std::vector<std::string> launchKernels;

@@ -33,6 +33,8 @@ struct NvrtcOutput {
   std::string ptx;
   /// The compiler's log (warnings, ptxas -v when asked) of a successful build.
   std::string log;
+  /// Read from the kernel cache rather than compiled.
+  bool fromCache = false;
 };
 
 /// Compiles `source` (named `name` in diagnostics). On failure returns nothing

@@ -1,0 +1,45 @@
+//===- FloatRounding.h - fp32 to fp16 / bf16 without APFloat -----*- C++ -*-===//
+//
+// Lowering a model's precision rounds every weight; APFloat, one element at
+// a time, took most of a BERT-base compile. This is the bit arithmetic for
+// the common cases, checked against APFloat bit for bit
+// (test/unit/FloatRoundingTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILN_FLOATROUNDING_H
+#define KILN_DIALECT_KILN_FLOATROUNDING_H
+
+#include <cstdint>
+#include <optional>
+
+namespace kiln {
+
+/// fp32 bits rounded to nearest even into fp16 or bf16 bits, without
+/// APFloat (a model's weights are 10^8 elements: APFloat took seconds), for
+/// the values where the bit arithmetic is exact: every value but NaN for
+/// bf16; for fp16 zeros and the values fp16 holds as normal numbers or
+/// rounds to infinity from below 2^16. Nothing otherwise.
+inline std::optional<uint16_t> roundFloatBits(uint32_t bits, bool toHalf) {
+  uint32_t magnitude = bits & 0x7fffffffu;
+  if (!toHalf) {
+    if (magnitude > 0x7f800000u) // NaN: APFloat keeps its payload rules
+      return std::nullopt;
+    return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  }
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  if (magnitude == 0)
+    return static_cast<uint16_t>(sign);
+  // 2^-14 <= |x| < 2^16: a normal fp16 after rounding, or infinity.
+  if (magnitude < 0x38800000u || magnitude >= 0x47800000u)
+    return std::nullopt;
+  uint32_t half = (((magnitude >> 23) - 112u) << 10) | ((magnitude & 0x7fffffu) >> 13);
+  uint32_t rest = magnitude & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
+    ++half; // a carry into the exponent is the right rounding, up to infinity
+  return static_cast<uint16_t>(sign | half);
+}
+
+} // namespace kiln
+
+#endif // KILN_DIALECT_KILN_FLOATROUNDING_H
