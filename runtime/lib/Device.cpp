@@ -151,7 +151,7 @@ Stream::Stream() {
 }
 
 Stream::~Stream() {
-  if (stream_)
+  if (stream_ && owned_)
     Driver::get().cuStreamDestroy(stream_);
 }
 

@@ -97,17 +97,22 @@ uint32_t Model::Impl::sharedBytesFor(const LaunchEntry &launch) const {
   return launch.tensorMaps.empty() || hopperImage ? launch.sharedBytes : 0;
 }
 
-void Model::Impl::prepare() {
+void Model::Impl::prepare(int ordinal) {
   std::lock_guard<std::mutex> lock(prepareMutex);
   if (prepared) {
+    if (ordinal != deviceOrdinal)
+      throw Error("the model's weights are on CUDA device " + std::to_string(deviceOrdinal) +
+                  ", where its first session runs; a session on device " +
+                  std::to_string(ordinal) + " needs the model loaded again");
     context->makeCurrent();
     return;
   }
   // A failed attempt leaves nothing behind: the next session tries afresh.
   modules.clear();
   functions.clear();
-  DeviceInfo device = queryDevice(0);
-  context = std::make_unique<Context>(0);
+  DeviceInfo device = queryDevice(ordinal);
+  context = std::make_unique<Context>(ordinal);
+  deviceOrdinal = ordinal;
   // The reader bounds each size (ArtifactFormat.h), so the sum is exact.
   checkFreeMemory(artifact.weights.size() + artifact.arenaBytes,
                   "the model (" + std::to_string(artifact.weights.size()) +

@@ -23,9 +23,10 @@ struct Model::Impl {
   /// it, whichever thread drops the last reference.
   ~Impl();
 
-  /// Loads the kernel images that fit the GPU, uploads the weights and
-  /// records the profilers' origin event; once, whichever session is first.
-  void prepare();
+  /// Loads the kernel images that fit device `ordinal`, uploads the
+  /// weights and records the profilers' origin event; once, whichever
+  /// session is first. A later session on another device is an error.
+  void prepare(int ordinal);
   /// Dynamic shared memory of a launch in the loaded image.
   uint32_t sharedBytesFor(const rt::LaunchEntry &launch) const;
 
@@ -34,6 +35,7 @@ struct Model::Impl {
 
   std::mutex prepareMutex;
   bool prepared = false;
+  int deviceOrdinal = -1;
   std::unique_ptr<rt::Context> context;
   std::vector<std::unique_ptr<rt::Module>> modules;
   std::vector<CUfunction> functions; // per artifact kernel

@@ -19,8 +19,9 @@ using namespace kiln::rt;
 Session::Impl::Impl(std::shared_ptr<Model> modelIn, SessionOptions optionsIn)
     : model(std::move(modelIn)), m(model->impl()), options(optionsIn),
       id(m.nextSessionId++) {
-  m.prepare();
-  stream = std::make_unique<Stream>();
+  m.prepare(options.device);
+  stream = options.stream ? std::make_unique<Stream>(static_cast<CUstream>(options.stream))
+                          : std::make_unique<Stream>();
   arena = std::make_unique<DeviceBuffer>(std::max<uint64_t>(m.artifact.arenaBytes, 1),
                                          "the session's arena of intermediates");
   inputBuffers.resize(m.inputs.size());
@@ -225,8 +226,10 @@ Session::Session(std::shared_ptr<Model> model, SessionOptions options) {
 
 Session::~Session() = default;
 
-void Session::run(const std::vector<Tensor> &inputs, const std::vector<Tensor> &outputs) {
-  Impl &s = *impl_;
+/// One run issued on the session's stream; with `wait`, waited for and the
+/// host outputs copied out.
+static void issue(Session::Impl &s, const std::vector<Tensor> &inputs,
+                  const std::vector<Tensor> &outputs, bool wait) {
   s.m.context->makeCurrent();
   s.check(inputs, outputs);
   std::vector<CUdeviceptr> in(inputs.size()), out(outputs.size());
@@ -274,12 +277,30 @@ void Session::run(const std::vector<Tensor> &inputs, const std::vector<Tensor> &
     if (profile)
       s.profiler->end(stream);
   }
+  if (!wait)
+    return;
   s.stream->synchronize();
   for (size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].memory == Memory::Host && s.m.outputs[i].bytes() > 0)
       std::memcpy(outputs[i].data, s.outputStaging[i]->data(), s.m.outputs[i].bytes());
   if (profile)
     s.profiler->finishRun();
+}
+
+void Session::run(const std::vector<Tensor> &inputs, const std::vector<Tensor> &outputs) {
+  issue(*impl_, inputs, outputs, /*wait=*/true);
+}
+
+void Session::enqueue(const std::vector<Tensor> &inputs, const std::vector<Tensor> &outputs) {
+  if (impl_->profiler)
+    throw Error("enqueue does not profile (its runs are not waited for): use run() with "
+                "SessionOptions::profile");
+  for (const auto &[tensors, role] : {std::pair{&inputs, "input"}, std::pair{&outputs, "output"}})
+    for (size_t i = 0; i < tensors->size(); ++i)
+      if ((*tensors)[i].memory != Memory::Device)
+        throw Error(std::string("enqueue takes device tensors; ") + role + " " +
+                    std::to_string(i) + " is in host memory (use run(), which waits to copy)");
+  issue(*impl_, inputs, outputs, /*wait=*/false);
 }
 
 float Session::timeLaunches(int repetitions, bool graph) {

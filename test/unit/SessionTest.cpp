@@ -122,6 +122,72 @@ TEST_F(SessionTest, DeviceTensorsAreUsedInPlaceAndRebindingRecaptures) {
   EXPECT_GT(session.timeLaunches(2, false), -1.0f);
 }
 
+TEST_F(SessionTest, EnqueueOnTheCallersStreamReturnsWithoutWaiting) {
+  // The caller's stream (in the device's primary context, as the CUDA
+  // runtime would make it): the session runs on it and leaves it alive.
+  rt::Context context(0);
+  context.makeCurrent();
+  auto callers = std::make_unique<rt::Stream>();
+  {
+    SessionOptions options;
+    options.stream = callers->handle();
+    Session session(model, options);
+    EXPECT_EQ(session.stream(), callers->handle());
+    std::vector<std::unique_ptr<rt::DeviceBuffer>> buffers;
+    std::vector<Tensor> in, out;
+    for (const TensorInfo &info : model->inputs()) {
+      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
+      in.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
+                                  info.dtype, info.shape));
+    }
+    for (const TensorInfo &info : model->outputs()) {
+      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
+      out.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
+                                   info.dtype, info.shape));
+    }
+    unsigned long long replays = counter("graph-launches");
+    session.enqueue(in, out);
+    session.enqueue(in, out);
+    EXPECT_EQ(counter("graph-launches"), replays + 2);
+    HostIO host(*model);
+    try {
+      session.enqueue(host.in, out);
+      FAIL() << "host tensors were enqueued";
+    } catch (const Error &e) {
+      EXPECT_THAT(e.what(), HasSubstr("enqueue takes device tensors; input 0 is in host memory"));
+    }
+  }
+  callers->synchronize(); // still the caller's, after the session is gone
+}
+
+TEST_F(SessionTest, EnqueueDoesNotProfile) {
+  Session session(model, {/*cudaGraph=*/true, /*profile=*/true});
+  HostIO io(*model);
+  try {
+    session.enqueue(io.in, io.out);
+    FAIL() << "a profiled session enqueued";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("enqueue does not profile"));
+  }
+}
+
+TEST_F(SessionTest, DevicesAreChosenAndAModelStaysOnItsFirst) {
+  // The fake driver has one device.
+  try {
+    Session session(model, {true, false, /*device=*/1});
+    FAIL() << "a session ran on a device that does not exist";
+  } catch (const NoDeviceError &e) {
+    EXPECT_THAT(e.what(), HasSubstr("no CUDA device 1"));
+  }
+  Session first(model, {true, false, /*device=*/0});
+  try {
+    Session second(model, {true, false, /*device=*/1});
+    FAIL() << "a second session ran on another device";
+  } catch (const Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("the model's weights are on CUDA device 0"));
+  }
+}
+
 TEST_F(SessionTest, WrongInputsNameTheInputAndBothShapes) {
   Session session(model);
   HostIO io(*model);

@@ -52,7 +52,7 @@ constexpr int kExitError = 1, kExitUsage = 2, kExitCheckFailed = 3;
 
 constexpr const char *kUsage =
     "usage: kiln-run model.kiln [--input NAME=FILE.npy]... [--check REF.npy]... "
-    "[--tolerance T] [--save-inputs DIR] [--save-outputs DIR] [--bench N] [--seed S] "
+    "[--tolerance T] [--save-inputs DIR] [--save-outputs DIR] [--bench N] [--seed S] [--device N] "
     "[--device-io] [--no-graph] [--profile] [--trace FILE.json] [--threads T] [--json FILE]\n";
 
 constexpr const char *kHelp =
@@ -66,6 +66,7 @@ constexpr const char *kHelp =
     "  --bench N              time N runs: wall time per run, and the launch plan's device\n"
     "                         time as plain launches and as CUDA graph replays\n"
     "  --seed S               the random inputs' seed\n"
+    "  --device N             run on CUDA device N (default 0)\n"
     "  --device-io            keep inputs and outputs in device memory\n"
     "  --no-graph             launch kernel by kernel instead of replaying a CUDA graph\n"
     "  --profile              per-kernel times; --trace FILE.json also a Chrome trace\n"
@@ -186,7 +187,7 @@ struct Options {
   std::map<std::string, std::string> inputFiles;
   std::vector<std::string> checks;
   double tolerance = -1;
-  int bench = 0, threads = 0;
+  int bench = 0, threads = 0, device = 0;
   unsigned seed = 1234;
   bool deviceIO = false, graph = true, profile = false;
 };
@@ -242,6 +243,8 @@ Options parse(int argc, char **argv) {
       o.bench = number(value());
     } else if (arg == "--threads") {
       o.threads = number(value());
+    } else if (arg == "--device") {
+      o.device = number(value());
     } else if (arg == "--seed") {
       o.seed = static_cast<unsigned>(number(value()));
     } else if (arg == "--device-io") {
@@ -346,7 +349,7 @@ bool runThreads(const std::shared_ptr<Model> &model, const Options &o,
   std::vector<std::string> chrome(o.threads);
   auto work = [&](int t) {
     try {
-      Session session(model, {o.graph, o.profile});
+      Session session(model, {o.graph, o.profile, o.device});
       Buffers buffers(*model, inputData, o.deviceIO);
       for (int r = 0; r < runs; ++r) {
         for (std::string &output : buffers.outputs)
@@ -448,7 +451,7 @@ int run(int argc, char **argv) {
 
   // The device takes the model and one set of inputs and outputs before any
   // host memory is spent on them: a plan too large fails here, by its size.
-  Session session(model, {o.graph, o.profile});
+  Session session(model, {o.graph, o.profile, o.device});
   size_t ioBytes = 0;
   for (const TensorInfo &info : inputs)
     ioBytes += info.bytes();

@@ -139,6 +139,15 @@ struct SessionOptions {
   bool cudaGraph = true;
   /// Time every kernel and copy with CUDA events (plain launches, no graph).
   bool profile = false;
+  /// The CUDA device (ordinal) to run on. A model's weights live on the
+  /// device of its first session; every later session must name the same
+  /// device (load the model again for another one).
+  int device = 0;
+  /// A CUstream the caller owns (not the legacy default stream, which
+  /// cannot be captured into a graph): the session's copies and kernels go
+  /// on it, in order with the caller's own work. Null: the session makes a
+  /// stream of its own.
+  void *stream = nullptr;
 };
 
 /// One row of the profiler's table.
@@ -184,6 +193,13 @@ public:
   /// sessions of one model share a time base, so their traces merge.
   std::string chromeTrace() const;
   void resetProfile();
+
+  /// Issues one run on the session's stream and returns without waiting:
+  /// every input and output must be a device tensor (host outputs need
+  /// run(), which waits to copy them out). The outputs are ready once the
+  /// stream reaches this point: synchronize it, or record an event on it.
+  /// Not with SessionOptions::profile, whose timings need run().
+  void enqueue(const std::vector<Tensor> &inputs, const std::vector<Tensor> &outputs);
 
   /// The CUDA stream (a CUstream) the session runs on.
   void *stream() const;

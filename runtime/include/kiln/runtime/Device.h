@@ -106,7 +106,10 @@ private:
 /// stream, so sessions on different streams overlap.
 class Stream {
 public:
+  /// A non-blocking stream of its own.
   Stream();
+  /// The caller's stream, used and never destroyed.
+  explicit Stream(CUstream borrowed) : stream_(borrowed), owned_(false) {}
   ~Stream();
   Stream(const Stream &) = delete;
   Stream &operator=(const Stream &) = delete;
@@ -115,6 +118,7 @@ public:
 
 private:
   CUstream stream_ = nullptr;
+  bool owned_ = true;
 };
 
 /// A CUDA event for timing.
