@@ -163,16 +163,39 @@ std::optional<Match> matchAttention(SoftmaxOp softmax) {
   return m;
 }
 
+/// Whether every use of `value` is `anchor` or a view op (permute, slice,
+/// reshape) whose result does the same: views shared only among one
+/// attention's q, k and v go into its group with them.
+bool feedsOnly(Value value, Operation *anchor, int depth = 0) {
+  if (depth > 16)
+    return false;
+  for (Operation *user : value.getUsers()) {
+    if (user == anchor)
+      continue;
+    if (!isa<PermuteOp, SliceOp, ReshapeOp>(user) || user->hasAttr(attr::kNoFuse) ||
+        !feedsOnly(user->getResult(0), anchor, depth + 1))
+      return false;
+  }
+  return true;
+}
+
 /// The view ops between a q/k/v operand and the tensor they view, when the
 /// attention kernel can read that tensor in place: the chain stops at a
-/// value with other users (a QKV projection's result, sliced three ways)
-/// and the head dimension stays contiguous. Otherwise nothing.
-SmallVector<Operation *> absorbableView(Value operand) {
+/// value with users outside this attention's views (a QKV projection's
+/// result, sliced three ways, is the root; a permute of it that only the
+/// three slices read, as nn.MultiheadAttention's slow path makes, is
+/// read through) and the head dimension stays contiguous. Otherwise
+/// nothing.
+SmallVector<Operation *> absorbableView(Value operand, Operation *anchor) {
   if (!operand.hasOneUse())
     return {};
   auto shared = [&](Value value) {
-    return value != operand && (!value.hasOneUse() ||
-                                value.getDefiningOp()->hasAttr(attr::kNoFuse));
+    if (value == operand)
+      return false;
+    Operation *def = value.getDefiningOp();
+    return def->hasAttr(attr::kNoFuse) ||
+           !(value.hasOneUse() ||
+             (isa<PermuteOp, SliceOp, ReshapeOp>(def) && feedsOnly(value, anchor)));
   };
   std::optional<StridedView> view = stridedViewOf(operand, shared);
   if (!view || view->chain.empty() || view->strides.back() != 1 ||
@@ -251,7 +274,7 @@ struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> 
       if (Operation *merge = absorbableMergeHeads(anchor, group))
         group.insert(merge);
       for (Value operand : {anchor.getQuery(), anchor.getKey(), anchor.getValue()})
-        for (Operation *view : absorbableView(operand))
+        for (Operation *view : absorbableView(operand, anchor))
           group.insert(view);
       fuseIntoGroup(rewriter, group, FusionKind::attention);
     }

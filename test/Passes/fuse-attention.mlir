@@ -136,3 +136,58 @@ func.func @views_left_outside(%x: tensor<2x8x4x8xf16>, %y: tensor<2x4x8x8xf16>, 
   %t = kiln.permute %o [0, 1, 3, 2] : tensor<2x4x8x8xf16> -> tensor<2x4x8x8xf16>
   return %t, %q : tensor<2x4x8x8xf16>, tensor<2x4x8x8xf16>
 }
+
+// -----
+
+// nn.MultiheadAttention's slow path: the packed projection is reshaped,
+// permuted so that q, k and v lead, and sliced three ways. The shared
+// permute is read only by the three slices, so it joins the attention
+// group with them and the kernel reads the projection in place.
+// CHECK-LABEL: func.func @mha_slow_path(
+//       CHECK:   kiln.fusion attention ins(%arg0 : tensor<10x1x192xf32>)
+//       CHECK:     kiln.permute
+//       CHECK:     kiln.slice
+//       CHECK:     kiln.attention
+//   CHECK-NOT:   kiln.permute
+//       CHECK:   return
+func.func @mha_slow_path(%p: tensor<10x1x192xf32>) -> tensor<1x4x10x16xf32> {
+  %r = kiln.reshape %p : tensor<10x1x192xf32> -> tensor<1x10x1x3x64xf32>
+  %t = kiln.permute %r [3, 1, 2, 0, 4] : tensor<1x10x1x3x64xf32> -> tensor<3x10x1x1x64xf32>
+  %v3 = kiln.reshape %t : tensor<3x10x1x1x64xf32> -> tensor<3x10x1x64xf32>
+  %q0 = kiln.slice %v3 offsets = [0, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x10x1x64xf32> -> tensor<1x10x1x64xf32>
+  %k0 = kiln.slice %v3 offsets = [1, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x10x1x64xf32> -> tensor<1x10x1x64xf32>
+  %w0 = kiln.slice %v3 offsets = [2, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x10x1x64xf32> -> tensor<1x10x1x64xf32>
+  %q1 = kiln.reshape %q0 : tensor<1x10x1x64xf32> -> tensor<10x4x16xf32>
+  %k1 = kiln.reshape %k0 : tensor<1x10x1x64xf32> -> tensor<10x4x16xf32>
+  %w1 = kiln.reshape %w0 : tensor<1x10x1x64xf32> -> tensor<10x4x16xf32>
+  %q2 = kiln.permute %q1 [1, 0, 2] : tensor<10x4x16xf32> -> tensor<4x10x16xf32>
+  %k2 = kiln.permute %k1 [1, 0, 2] : tensor<10x4x16xf32> -> tensor<4x10x16xf32>
+  %w2 = kiln.permute %w1 [1, 0, 2] : tensor<10x4x16xf32> -> tensor<4x10x16xf32>
+  %q = kiln.reshape %q2 : tensor<4x10x16xf32> -> tensor<1x4x10x16xf32>
+  %k = kiln.reshape %k2 : tensor<4x10x16xf32> -> tensor<1x4x10x16xf32>
+  %w = kiln.reshape %w2 : tensor<4x10x16xf32> -> tensor<1x4x10x16xf32>
+  %a = kiln.attention %q, %k, %w scale = 2.500000e-01 : (tensor<1x4x10x16xf32>, tensor<1x4x10x16xf32>, tensor<1x4x10x16xf32>) -> tensor<1x4x10x16xf32>
+  return %a : tensor<1x4x10x16xf32>
+}
+
+// -----
+
+// The same permute with a user outside the attention (here, a result) stays
+// a kernel of its own: the group reads it as an input.
+// CHECK-LABEL: func.func @shared_permute_escapes(
+//       CHECK:   %[[T:.+]] = kiln.permute %{{.+}} [3, 1, 2, 0, 4]
+//       CHECK:   kiln.fusion attention ins(%[[T]] : tensor<3x10x1x1x64xf32>)
+func.func @shared_permute_escapes(%p: tensor<10x1x192xf32>) -> (tensor<1x4x10x16xf32>, tensor<3x10x1x1x64xf32>) {
+  %r = kiln.reshape %p : tensor<10x1x192xf32> -> tensor<1x10x1x3x64xf32>
+  %t = kiln.permute %r [3, 1, 2, 0, 4] : tensor<1x10x1x3x64xf32> -> tensor<3x10x1x1x64xf32>
+  %v3 = kiln.reshape %t : tensor<3x10x1x1x64xf32> -> tensor<3x10x1x64xf32>
+  %q0 = kiln.slice %v3 offsets = [0, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x10x1x64xf32> -> tensor<1x10x1x64xf32>
+  %k0 = kiln.slice %v3 offsets = [1, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x10x1x64xf32> -> tensor<1x10x1x64xf32>
+  %w0 = kiln.slice %v3 offsets = [2, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x10x1x64xf32> -> tensor<1x10x1x64xf32>
+  %q = kiln.reshape %q0 : tensor<1x10x1x64xf32> -> tensor<1x1x10x64xf32>
+  %k = kiln.reshape %k0 : tensor<1x10x1x64xf32> -> tensor<1x1x10x64xf32>
+  %w = kiln.reshape %w0 : tensor<1x10x1x64xf32> -> tensor<1x1x10x64xf32>
+  %a = kiln.attention %q, %k, %w scale = 1.250000e-01 : (tensor<1x1x10x64xf32>, tensor<1x1x10x64xf32>, tensor<1x1x10x64xf32>) -> tensor<1x1x10x64xf32>
+  %o = kiln.reshape %a : tensor<1x1x10x64xf32> -> tensor<1x4x10x16xf32>
+  return %o, %t : tensor<1x4x10x16xf32>, tensor<3x10x1x1x64xf32>
+}

@@ -102,7 +102,11 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"vit_tiny_f32", "fp32"}, ModelCase{"vit_tiny_f16", "fp32"},
                       ModelCase{"bert_tiny_f32", "fp32"}, ModelCase{"bert_tiny_f16", "fp32"},
                       ModelCase{"gpt2_block_f32", "fp32"},
-                      ModelCase{"gpt2_block_f32", "fp16"}),
+                      ModelCase{"gpt2_block_f32", "fp16"},
+                      // q, k and v sliced from one permuted projection (the
+                      // attention kernel reads through the shared views).
+                      ModelCase{"op_mha_slow_path", "fp32"},
+                      ModelCase{"op_mha_slow_path", "fp16"}),
     [](const ::testing::TestParamInfo<ModelCase> &info) {
       return std::string(info.param.model) + "_" + info.param.precision;
     });

@@ -324,6 +324,17 @@ def fn_module(fn):
     return Wrapped()
 
 
+def fn_module_with(inner, fn):
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            return fn(self.inner, *args)
+    return Wrapped()
+
+
 def with_param(shape, fn):
     class Wrapped(torch.nn.Module):
         def __init__(self):
@@ -380,6 +391,11 @@ def op_models():
         "op_dict_of_tuples": lambda: (fn_module(lambda a: {
             "past": (a, a + 1), "more": (a * 2, a - 2)}), (x(3, 4),)),
         "op_list_outputs": lambda: (fn_module(lambda a: [a * 2, a + 1]), (x(3, 4),)),
+        # nn.MultiheadAttention traced with gradients on (its slow path): the
+        # packed projection is reshaped, permuted and sliced into q, k, v.
+        "op_mha_slow_path": lambda: (fn_module_with(torch.nn.MultiheadAttention(64, 4),
+                                                    lambda mha, a: mha(a, a, a, need_weights=False)[0]),
+                                     (x(10, 1, 64),)),
         # Integer inputs whose values matter: ids 100..103 index a table of
         # 10 rows after subtracting 100 (random ids in [0, 8) would not).
         "op_id_offset": lambda: (with_param((10, 3), lambda ids, w: w[ids - 100] * 2),
