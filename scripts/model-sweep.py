@@ -14,9 +14,12 @@ random weights, batch 1, 224 x 224 unless the model needs another size) are
 traced in eval mode. Each model is compiled to an artifact with `--verify`
 at each precision (fp32: rel L2 1e-5 against LibTorch's fp32 result; fp16:
 1e-2). The result per model and precision is `ok`, or the first line of
-kiln's error. Needs no GPU. Exit status: 0 when every model passes.
+kiln's error. Needs no GPU, and the Python packages transformers and
+torchvision (which scripts/setup.sh does not install). Exit status: 0 when
+every model passes, 2 when a package is missing.
 """
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -122,6 +125,14 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
+    needed = {"hf": ["transformers"], "torchvision": ["torchvision"],
+              "all": ["transformers", "torchvision"]}[args.family]
+    missing = [m for m in needed if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"model-sweep.py: error: needs the Python packages {', '.join(missing)} "
+              f"(pip install {' '.join(missing)}; torchvision==0.26.0 matches torch 2.11)",
+              file=sys.stderr)
+        return 2
     jobs = []
     if args.family in ("hf", "all"):
         jobs += [("Hugging Face", name, lambda n=name, m=make: trace_hf(n, m))
