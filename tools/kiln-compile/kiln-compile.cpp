@@ -29,6 +29,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
@@ -115,8 +116,35 @@ cl::opt<bool> verbose("v", cl::desc("print each phase's seconds on stderr (load 
 cl::opt<bool> quiet("q", cl::desc("print nothing but errors (and what --report or --verify "
                                   "asks for)"),
                     cl::cat(kilnCategory));
+cl::opt<std::string> reportJson(
+    "report-json",
+    cl::desc("write the kernel report (kind, ops, shapes, FLOPs, bytes, kernel name) and each "
+             "phase's seconds as one JSON object to this file"),
+    cl::value_desc("path"), cl::cat(kilnCategory));
 cl::opt<std::string> outputPath("o", cl::desc("output file (default: stdout)"),
                                 cl::value_desc("path"), cl::init("-"), cl::cat(kilnCategory));
+
+/// A function's kernel report (CostModel.h) as JSON, for --report-json.
+llvm::json::Object reportToJson(const FusionReport &report) {
+  llvm::json::Array kernels;
+  for (const KernelStats &k : report.kernels)
+    kernels.push_back(llvm::json::Object{{"kind", k.kind},
+                                         {"ops", llvm::json::Array(k.ops)},
+                                         {"result", k.resultTypes},
+                                         {"flops", k.flops},
+                                         {"bytes", k.bytes},
+                                         {"unfused_kernels", k.unfusedKernels},
+                                         {"kernel", k.kernelName}});
+  llvm::json::Object object{{"function", report.function},
+                            {"kernels", std::move(kernels)},
+                            {"flops", report.flops},
+                            {"bytes", report.bytes},
+                            {"unfused_kernels", report.unfusedKernels},
+                            {"unfused_bytes", report.unfusedBytes}};
+  if (report.arenaBytes >= 0)
+    object["arena_bytes"] = report.arenaBytes;
+  return object;
+}
 
 int fail(const std::string &message) {
   llvm::errs() << "kiln-compile: error: " << message << "\n";
@@ -125,17 +153,18 @@ int fail(const std::string &message) {
 
 /// What can be known about the output before any work: the folder exists
 /// and takes files, the path is no folder, and it is not the model itself.
-bool checkOutput(const std::string &path, const std::string &model, std::string &error) {
+bool checkOutput(const std::string &path, const std::string &model, std::string &error,
+                 const std::string &option = "-o") {
   if (path == "-")
     return true;
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(path, ec) && fs::equivalent(path, model, ec)) {
-    error = "-o '" + path + "' is the model itself; refusing to overwrite it";
+    error = option + " '" + path + "' is the model itself; refusing to overwrite it";
     return false;
   }
   if (fs::is_directory(path, ec)) {
-    error = "-o '" + path + "' is a folder; give a file name";
+    error = option + " '" + path + "' is a folder; give a file name";
     return false;
   }
   fs::path folder = fs::path(path).parent_path();
@@ -246,18 +275,25 @@ int main(int argc, char **argv) {
       return fail("--kernels-arch: " + error);
   if (!checkOutput(outputPath, modelPath, error))
     return fail(error);
+  if (!reportJson.empty() && !checkOutput(reportJson, modelPath, error, "--report-json"))
+    return fail(error);
   if (outputPath != "-")
     removeStalePartials(outputPath);
 
   // -v: one line per phase, with its seconds.
   auto phaseStart = std::chrono::steady_clock::now();
+  llvm::json::Array phases; // --report-json
   auto phase = [&](const std::string &what) {
     auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - phaseStart).count();
     if (verbose)
-      llvm::errs() << llvm::format("kiln-compile: %-40s %6.2f s\n", what.c_str(),
-                                   std::chrono::duration<double>(now - phaseStart).count());
+      llvm::errs() << llvm::format("kiln-compile: %-40s %6.2f s\n", what.c_str(), seconds);
+    phases.push_back(llvm::json::Object{{"phase", what}, {"seconds", seconds}});
     phaseStart = now;
   };
+  llvm::json::Object jsonReport{{"model", modelPath.getValue()},
+                                {"precision", precision.getValue()},
+                                {"targets", llvm::json::Array(targets->archs())}};
   mlir::MLIRContext context;
   driver::Compilation compilation;
   std::vector<std::string> specTexts(inputSpecs.begin(), inputSpecs.end());
@@ -283,15 +319,19 @@ int main(int argc, char **argv) {
                                                                     : Emit::Mlir);
   // With an artifact the report waits for it, to name each row's kernel.
   auto printReports = [&](const std::vector<std::string> &launchKernels) {
+    llvm::json::Array functions;
     optimized->walk([&](mlir::func::FuncOp fn) {
       FusionReport analysis = analyzeKernels(fn);
       if (launchKernels.size() == analysis.kernels.size())
         for (auto [stats, name] : llvm::zip(analysis.kernels, launchKernels))
           stats.kernelName = name;
-      printReport(llvm::errs(), analysis);
+      if (report)
+        printReport(llvm::errs(), analysis);
+      functions.push_back(reportToJson(analysis));
     });
+    jsonReport["functions"] = std::move(functions);
   };
-  if (report && what != Emit::Artifact)
+  if ((report || !reportJson.empty()) && what != Emit::Artifact)
     printReports({});
 
   if (!kernelArchs.empty()) {
@@ -331,7 +371,13 @@ int main(int argc, char **argv) {
           stats.cachedImages + stats.compiledImages, stats.cachedImages, stats.compiledImages,
           stats.kernelSeconds);
     phase("code generation, kernels and artifact");
-    if (report)
+    jsonReport["kernel_images"] =
+        llvm::json::Object{{"cached", static_cast<int64_t>(stats.cachedImages)},
+                           {"compiled", static_cast<int64_t>(stats.compiledImages)},
+                           {"nvrtc_seconds", stats.kernelSeconds}};
+    jsonReport["launches"] = static_cast<int64_t>(stats.launches);
+    jsonReport["weight_bytes"] = static_cast<int64_t>(stats.weightBytes);
+    if (report || !reportJson.empty())
       printReports(stats.launchKernels);
     if (!quiet)
       llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
@@ -347,5 +393,13 @@ int main(int argc, char **argv) {
   if (!writeAtomically(outputPath, text, error))
     return fail(error);
   phase("write " + (outputPath == "-" ? std::string("to stdout") : outputPath));
+  if (!reportJson.empty()) {
+    jsonReport["phases"] = std::move(phases);
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::json::Value(std::move(jsonReport)) << "\n";
+    if (!writeAtomically(reportJson, json, error))
+      return fail(error);
+  }
   return 0;
 }
