@@ -131,6 +131,12 @@ expect_error host-memory "more than this machine's memory" \
 prepare overflowing-dim
 expect_error overflowing-dim "more elements than any GPU holds" \
   "$bin/kiln-compile" "$model" --input x:99999999999999999999x16:f32 -o "$out/m.kiln"
+prepare range-overflow
+expect_error range-overflow "is not a range of values [LO,HI) with LO < HI" \
+  "$bin/kiln-compile" "$model" --input "x:8x16:i64[0,99999999999999999999)" -o "$out/m.kiln"
+prepare range-float
+expect_error range-float "a range of values is for i64 and i32 inputs" \
+  "$bin/kiln-compile" "$model" --input "x:8x16:f32[0,4)" -o "$out/m.kiln"
 prepare zero-dim
 expect_error zero-dim "a dimension of size 0" \
   "$bin/kiln-compile" "$model" --input x:0x16:f32 -o "$out/m.kiln"

@@ -224,11 +224,20 @@ bool kiln::frontend::parseInputSpec(const std::string &text, InputSpec &spec,
   if (size_t open = spec.dtype.find('['); open != std::string::npos) {
     std::string range = spec.dtype.substr(open);
     spec.dtype = spec.dtype.substr(0, open);
+    // [LO,HI): two integers that fit in 64 bits, LO < HI.
+    auto integer = [](const std::string &text, long long &out) {
+      if (text.empty())
+        return false;
+      char *end = nullptr;
+      errno = 0;
+      out = std::strtoll(text.c_str(), &end, 10);
+      return errno != ERANGE && end == text.c_str() + text.size();
+    };
+    size_t comma = range.find(',');
     long long lo = 0, hi = 0;
-    char close = 0;
-    int used = 0;
-    if (std::sscanf(range.c_str(), "[%lld,%lld%c%n", &lo, &hi, &close, &used) != 3 ||
-        close != ')' || used != static_cast<int>(range.size()) || lo >= hi) {
+    if (range.size() < 5 || range.back() != ')' || comma == std::string::npos ||
+        !integer(range.substr(1, comma - 1), lo) ||
+        !integer(range.substr(comma + 1, range.size() - comma - 2), hi) || lo >= hi) {
       error = "input spec '" + text + "': '" + range +
               "' is not a range of values [LO,HI) with LO < HI (e.g. i64[0,30522))";
       return false;
