@@ -324,6 +324,25 @@ def fn_module(fn):
     return Wrapped()
 
 
+def _region_mask(a):
+    mask = a.new_zeros((a.size(0), a.size(1)))
+    count = 0
+    for h in ((0, -3), (-3, -1), (-1, None)):
+        for w in ((0, -2), (-2, None)):
+            mask[h[0]:h[1], w[0]:w[1]] = count
+            count += 1
+    mask[1] = 7.5
+    return (mask.unsqueeze(0) - mask.unsqueeze(1)).sum(0)
+
+
+def _read_between(a):
+    mask = a.new_zeros((6, 6))
+    mask[0:2] = 1.0
+    seen = mask * 3
+    mask[2:4] = 2.0
+    return a + seen + mask
+
+
 def fn_module_with(inner, fn):
     class Wrapped(torch.nn.Module):
         def __init__(self):
@@ -396,6 +415,12 @@ def op_models():
         "op_mha_slow_path": lambda: (fn_module_with(torch.nn.MultiheadAttention(64, 4),
                                                     lambda mha, a: mha(a, a, a, need_weights=False)[0]),
                                      (x(10, 1, 64),)),
+        # A mask built by writing into slices of a zeros tensor (Swin's
+        # shifted windows), then read: computed at import as a constant.
+        "op_mask_writes": lambda: (fn_module(lambda a: a + _region_mask(a)), (x(6, 6),)),
+        # A read between two writes sees the first only: not folded (kiln
+        # then refuses the write by name, never computes a wrong mask).
+        "op_mask_read_between": lambda: (fn_module(lambda a: _read_between(a)), (x(6, 6),)),
         # Integer inputs whose values matter: ids 100..103 index a table of
         # 10 rows after subtracting 100 (random ids in [0, 8) would not).
         "op_id_offset": lambda: (with_param((10, 3), lambda ids, w: w[ids - 100] * 2),

@@ -512,9 +512,12 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
   for (size_t i = 0; i < tensors.size(); ++i)
     state.tensorInputs[i]->setType(c10::TensorType::create(tensors[i]));
 
-  // Sizes are constants now: fold aten::size and the list arithmetic on it.
+  // Sizes are constants now: fold aten::size and the list arithmetic on it,
+  // then masks built by writing into slices, and what is computed from them.
   torch::jit::PeepholeOptimize(state.graph);
   torch::jit::ConstantPropagation(state.graph);
+  if (foldConstantWrites(*state.graph) > 0)
+    torch::jit::ConstantPropagation(state.graph);
   torch::jit::EliminateDeadCode(state.graph);
   state.specialized = true;
   return true;

@@ -34,6 +34,10 @@ struct TorchScriptModule::State {
   std::map<std::string, at::Tensor> tracedValues;
 };
 
+/// Computes tensors a model builds by writing constants into slices of a
+/// zeros/ones/full tensor of constant shape (Swin's window mask), replacing
+/// each by a constant; returns how many.
+int foldConstantWrites(torch::jit::Graph &graph);
 /// Reads the shapes and dtypes of the example inputs a traced archive
 /// recorded, by input name (tensors without values).
 std::map<std::string, at::Tensor> readTracedInputs(const std::string &path,
