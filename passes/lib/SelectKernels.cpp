@@ -17,8 +17,8 @@
 //                                        (wgmmaTile)
 //                     otherwise       -> gemm_mma, 128 x 128
 //   GEMM, fp32                        -> gemm_simt
-//   normalization     rows of <= 1024 -> normalization_warp (a row per
-//                                        warp, in registers)
+//   normalization     2+ rows of <= 1024 -> normalization_warp (a row
+//                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
 //   convolution       depthwise       -> conv_depthwise
 //                     fp16/bf16, NHWC input, Cin/groups % 8 == 0,
@@ -245,13 +245,17 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
     std::optional<NormalizationShape> shape = normalizationShapeOf(group);
     if (!shape)
       return group.emitOpError("a normalization group needs a layer_norm or softmax");
-    if (shape->rowLength <= kWarpRowMaxLength)
+    // One row takes a block: a warp would leave the rest of the GPU idle
+    // (and ptxas spills the one-trip row loop of the warp kernel).
+    if (shape->rowLength <= kWarpRowMaxLength && shape->rows >= 2)
       return Choice{config(context, KernelVariant::normalization_warp),
-                    "normalization_warp: rows of " + str(shape->rowLength) + " elements, at most " +
+                    "normalization_warp: " + str(shape->rows) + " rows of " +
+                        str(shape->rowLength) + " elements, at most " +
                         str(kWarpRowMaxLength) + " (32 registers a lane)"};
     return Choice{config(context, KernelVariant::normalization),
-                  "normalization: rows of " + str(shape->rowLength) + " elements, past the " +
-                      str(kWarpRowMaxLength) + " a warp holds in registers"};
+                  "normalization: " + str(shape->rows) + " rows of " + str(shape->rowLength) +
+                      " elements (a warp per row needs 2 or more rows of at most " +
+                      str(kWarpRowMaxLength) + ")"};
   }
   case FusionKind::pooling:
     return Choice{config(context, KernelVariant::pooling, {}, 0, 1,

@@ -167,11 +167,13 @@ func.func @forced(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<12
 // -----
 
 // Layer norm rows of 768 run a row to a warp, in registers; softmax rows of
-// 2000 (past the 1024 a warp holds) a row to a block.
+// 2000 (past the 1024 a warp holds) a row to a block, and so does a single
+// row (ConvNeXt's final norm at batch 1).
 // SM90-LABEL: func.func @rows(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = normalization_warp>
 //       SM90:   kiln.kernel = #kiln.kernel<variant = normalization>
-func.func @rows(%x: tensor<4096x768xf16>, %g: tensor<768xf16>, %y: tensor<3x2000xf32>) -> (tensor<4096x768xf16>, tensor<3x2000xf32>) {
+//       SM90:   kiln.kernel = #kiln.kernel<variant = normalization>
+func.func @rows(%x: tensor<4096x768xf16>, %g: tensor<768xf16>, %y: tensor<3x2000xf32>, %z: tensor<1x768xf16>) -> (tensor<4096x768xf16>, tensor<3x2000xf32>, tensor<1x768xf16>) {
   %0 = kiln.fusion normalization ins(%x, %g : tensor<4096x768xf16>, tensor<768xf16>) -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %w: tensor<768xf16>):
     %n = kiln.layer_norm %a weight %w axis = 1 eps = 1.0e-05 : (tensor<4096x768xf16>, tensor<768xf16>) -> tensor<4096x768xf16>
@@ -182,5 +184,10 @@ func.func @rows(%x: tensor<4096x768xf16>, %g: tensor<768xf16>, %y: tensor<3x2000
     %s = kiln.softmax %a dim = 1 : tensor<3x2000xf32>
     kiln.yield %s : tensor<3x2000xf32>
   }
-  return %0, %1 : tensor<4096x768xf16>, tensor<3x2000xf32>
+  %2 = kiln.fusion normalization ins(%z, %g : tensor<1x768xf16>, tensor<768xf16>) -> tensor<1x768xf16> {
+  ^bb0(%a: tensor<1x768xf16>, %w: tensor<768xf16>):
+    %n = kiln.layer_norm %a weight %w axis = 1 eps = 1.0e-05 : (tensor<1x768xf16>, tensor<768xf16>) -> tensor<1x768xf16>
+    kiln.yield %n : tensor<1x768xf16>
+  }
+  return %0, %1, %2 : tensor<4096x768xf16>, tensor<3x2000xf32>, tensor<1x768xf16>
 }
