@@ -170,27 +170,27 @@ __device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &l
   // All 16 elements of a row block are computed before any is stored: a
   // store between two of the epilogue's loads (a residual, a bias) would
   // keep them in order, each waiting out the memory latency alone.
+  auto rowOf = [&](int i, int r) {
+    return blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
+  };
+  auto columnOf = [&](int j, int r) {
+    return blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
+  };
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     typename Epilogue::Values values[4][4];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        int m = blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
-        int n = blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
-        if (m < M && n < N)
-          values[j][r] = epilogue.compute(m, n, acc[i][j][r]);
-      }
+      for (int r = 0; r < 4; ++r)
+        if (rowOf(i, r) < M && columnOf(j, r) < N)
+          values[j][r] = epilogue.compute(rowOf(i, r), columnOf(j, r), acc[i][j][r]);
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        int m = blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
-        int n = blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
-        if (m < M && n < N)
-          epilogue.store(m, n, values[j][r]);
-      }
+      for (int r = 0; r < 4; ++r)
+        if (rowOf(i, r) < M && columnOf(j, r) < N)
+          epilogue.store(rowOf(i, r), columnOf(j, r), values[j][r]);
   }
 }
 

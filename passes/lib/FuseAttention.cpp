@@ -163,22 +163,6 @@ std::optional<Match> matchAttention(SoftmaxOp softmax) {
   return m;
 }
 
-/// Whether every use of `value` is `anchor` or a view op (permute, slice,
-/// reshape) whose result does the same: views shared only among one
-/// attention's q, k and v go into its group with them.
-bool feedsOnly(Value value, Operation *anchor, int depth = 0) {
-  if (depth > 16)
-    return false;
-  for (Operation *user : value.getUsers()) {
-    if (user == anchor)
-      continue;
-    if (!isa<PermuteOp, SliceOp, ReshapeOp>(user) || user->hasAttr(attr::kNoFuse) ||
-        !feedsOnly(user->getResult(0), anchor, depth + 1))
-      return false;
-  }
-  return true;
-}
-
 /// The view ops between a q/k/v operand and the tensor they view, when the
 /// attention kernel can read that tensor in place: the chain stops at a
 /// value with users outside this attention's views (a QKV projection's
@@ -195,7 +179,10 @@ SmallVector<Operation *> absorbableView(Value operand, Operation *anchor) {
     Operation *def = value.getDefiningOp();
     return def->hasAttr(attr::kNoFuse) ||
            !(value.hasOneUse() ||
-             (isa<PermuteOp, SliceOp, ReshapeOp>(def) && feedsOnly(value, anchor)));
+             (isa<PermuteOp, SliceOp, ReshapeOp>(def) &&
+              onlyViewedInto(value, [&](OpOperand &use) {
+                return use.getOwner() == anchor && use.getOperandNumber() < 3;
+              })));
   };
   std::optional<StridedView> view = stridedViewOf(operand, shared);
   if (!view || view->chain.empty() || view->strides.back() != 1 ||

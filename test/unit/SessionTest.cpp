@@ -57,6 +57,23 @@ struct HostIO {
   }
 };
 
+/// Device buffers of the right sizes for every input and output.
+struct DeviceIO {
+  std::vector<std::unique_ptr<rt::DeviceBuffer>> buffers;
+  std::vector<Tensor> in, out;
+  explicit DeviceIO(const Model &model) {
+    for (const TensorInfo &info : model.inputs())
+      in.push_back(add(info));
+    for (const TensorInfo &info : model.outputs())
+      out.push_back(add(info));
+  }
+  Tensor add(const TensorInfo &info) {
+    buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
+    return Tensor::device(reinterpret_cast<void *>(buffers.back()->address()), info.dtype,
+                          info.shape);
+  }
+};
+
 class SessionTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -94,28 +111,13 @@ TEST_F(SessionTest, PlainLaunchesWithoutGraphs) {
 
 TEST_F(SessionTest, DeviceTensorsAreUsedInPlaceAndRebindingRecaptures) {
   Session session(model);
-  std::vector<std::unique_ptr<rt::DeviceBuffer>> buffers;
-  auto deviceIO = [&] {
-    std::vector<Tensor> in, out;
-    for (const TensorInfo &info : model->inputs()) {
-      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
-      in.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
-                                  info.dtype, info.shape));
-    }
-    for (const TensorInfo &info : model->outputs()) {
-      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
-      out.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
-                                   info.dtype, info.shape));
-    }
-    return std::make_pair(in, out);
-  };
-  auto first = deviceIO();
+  DeviceIO first(*model);
   unsigned long long captures = counter("captures"), updates = counter("updates");
-  session.run(first.first, first.second);
-  session.run(first.first, first.second);
+  session.run(first.in, first.out);
+  session.run(first.in, first.out);
   EXPECT_EQ(counter("captures"), captures + 1);
-  auto second = deviceIO();
-  session.run(second.first, second.second);
+  DeviceIO second(*model);
+  session.run(second.in, second.out);
   EXPECT_EQ(counter("captures"), captures + 2);
   EXPECT_EQ(counter("updates"), updates + 1) << "the instantiated graph is updated in place";
   EXPECT_GT(session.timeLaunches(2, true), -1.0f);
@@ -133,25 +135,14 @@ TEST_F(SessionTest, EnqueueOnTheCallersStreamReturnsWithoutWaiting) {
     options.stream = callers->handle();
     Session session(model, options);
     EXPECT_EQ(session.stream(), callers->handle());
-    std::vector<std::unique_ptr<rt::DeviceBuffer>> buffers;
-    std::vector<Tensor> in, out;
-    for (const TensorInfo &info : model->inputs()) {
-      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
-      in.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
-                                  info.dtype, info.shape));
-    }
-    for (const TensorInfo &info : model->outputs()) {
-      buffers.push_back(std::make_unique<rt::DeviceBuffer>(info.bytes()));
-      out.push_back(Tensor::device(reinterpret_cast<void *>(buffers.back()->address()),
-                                   info.dtype, info.shape));
-    }
+    DeviceIO io(*model);
     unsigned long long replays = counter("graph-launches");
-    session.enqueue(in, out);
-    session.enqueue(in, out);
+    session.enqueue(io.in, io.out);
+    session.enqueue(io.in, io.out);
     EXPECT_EQ(counter("graph-launches"), replays + 2);
     HostIO host(*model);
     try {
-      session.enqueue(host.in, out);
+      session.enqueue(host.in, io.out);
       FAIL() << "host tensors were enqueued";
     } catch (const Error &e) {
       EXPECT_THAT(e.what(), HasSubstr("enqueue takes device tensors; input 0 is in host memory"));

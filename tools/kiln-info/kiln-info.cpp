@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JsonReport.h"
 #include "kiln/runtime/Artifact.h"
 #include "kiln/runtime/Printable.h"
 
@@ -16,7 +17,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 using namespace kiln;
@@ -30,25 +30,6 @@ std::string shapeText(const rt::TensorSpec &spec) {
   for (size_t i = 0; i < spec.shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(spec.shape[i]);
   return text + "]";
-}
-
-/// A JSON string literal (control characters escaped: the path is the
-/// user's).
-std::string quoted(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned char>(c));
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 struct Summary {
@@ -90,33 +71,33 @@ void printText(const std::string &path, const rt::Artifact &a) {
 }
 
 void printJson(const std::string &path, const rt::Artifact &a) {
+  using J = JsonReport;
   Summary s = summarize(a);
-  std::string out = "{\"path\": " + quoted(path) +
-                    ", \"format\": " + std::to_string(artifact::kVersion) + ", \"targets\": [";
-  bool first = true;
+  JsonReport report;
+  report.add("path", J::str(path));
+  report.add("format", std::to_string(artifact::kVersion));
+  std::vector<std::string> targets;
   for (const std::string &t : s.targets)
-    out += (std::exchange(first, false) ? "" : ", ") + quoted(t);
-  out += "]";
+    targets.push_back(J::str(t));
+  report.add("targets", J::array(targets));
   for (auto [role, tensors] : {std::pair{"inputs", &a.inputs}, std::pair{"outputs", &a.outputs}}) {
-    out += ", " + quoted(role) + ": [";
-    for (size_t i = 0; i < tensors->size(); ++i) {
-      const rt::TensorSpec &spec = (*tensors)[i];
-      out += std::string(i ? ", " : "") + "{\"name\": " + quoted(spec.name) +
-             ", \"dtype\": " + quoted(artifact::dtypeName(spec.dtype)) + ", \"shape\": " +
-             shapeText(spec) + "}";
-    }
-    out += "]";
+    std::vector<std::string> rows;
+    for (const rt::TensorSpec &spec : *tensors)
+      rows.push_back(J::object({{"name", J::str(spec.name)},
+                                {"dtype", J::str(artifact::dtypeName(spec.dtype))},
+                                {"shape", shapeText(spec)}}));
+    report.add(role, J::array(rows));
   }
-  out += ", \"weights_bytes\": " + std::to_string(a.weights.size()) +
-         ", \"arena_bytes\": " + std::to_string(a.arenaBytes) +
-         ", \"kernels\": " + std::to_string(a.kernels.size()) +
-         ", \"launches\": " + std::to_string(a.launches.size()) + ", \"kinds\": {";
-  first = true;
+  report.add("weights_bytes", std::to_string(a.weights.size()));
+  report.add("arena_bytes", std::to_string(a.arenaBytes));
+  report.add("kernels", std::to_string(a.kernels.size()));
+  report.add("launches", std::to_string(a.launches.size()));
+  JsonReport::Fields kinds;
   for (const auto &[kind, counts] : s.kinds)
-    out += (std::exchange(first, false) ? "" : ", ") + quoted(kind) + ": {\"kernels\": " +
-           std::to_string(counts.first) + ", \"launches\": " + std::to_string(counts.second) +
-           "}";
-  std::printf("%s}}\n", out.c_str());
+    kinds.emplace_back(kind, J::object({{"kernels", std::to_string(counts.first)},
+                                        {"launches", std::to_string(counts.second)}}));
+  report.add("kinds", J::object(kinds));
+  std::printf("%s", report.text().c_str());
 }
 
 } // namespace

@@ -12,54 +12,13 @@
 #include "TorchScriptState.h"
 
 #include <ATen/ATen.h>
-#include <caffe2/serialize/inline_container.h>
-#include <torch/csrc/jit/serialization/import_read.h>
 
 #include <algorithm>
 #include <cctype>
 
 namespace kiln::frontend {
 
-std::map<std::string, at::Tensor> readTracedInputs(const std::string &path,
-                                                   const std::vector<std::string> &names) {
-  std::map<std::string, at::Tensor> values;
-  try {
-    caffe2::serialize::PyTorchStreamReader reader(path);
-    if (!reader.hasRecord("traced_inputs.pkl"))
-      return values;
-    c10::IValue value = torch::jit::readArchiveAndTensors(
-        "traced_inputs", "", "traced_inputs/", std::nullopt, std::nullopt,
-        c10::Device(c10::kCPU), reader);
-    // {method name: list (or tuple) of example inputs}
-    if (!value.isGenericDict())
-      return values;
-    for (const auto &entry : value.toGenericDict()) {
-      if (!entry.key().isString() || entry.key().toStringRef() != "forward")
-        continue;
-      std::vector<c10::IValue> elements;
-      if (entry.value().isList())
-        elements = entry.value().toList().vec();
-      else if (entry.value().isTuple())
-        elements = entry.value().toTupleRef().elements().vec();
-      for (size_t i = 0; i < elements.size() && i < names.size(); ++i) {
-        if (!elements[i].isTensor())
-          return {};
-        // The archive keeps the examples' shapes and dtypes, not their
-        // values (their storage records are empty): only the metadata is
-        // read.
-        const at::Tensor &example = elements[i].toTensor();
-        values[names[i]] = at::empty({0}, example.options()).resize_(example.sizes());
-      }
-    }
-  } catch (const std::exception &) {
-    // No readable example inputs: the user declares them.
-    return {};
-  }
-  return values;
-}
-
-at::Tensor exampleInput(const TorchScriptModule::State &state, const InputSpec &spec,
-                        bool &drawn) {
+at::Tensor exampleInput(const InputSpec &spec, bool &drawn) {
   c10::ScalarType type = *scalarTypeOf(spec.dtype);
   auto options = at::TensorOptions().dtype(type);
   drawn = false;

@@ -62,7 +62,7 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
   for (const InputSpec &spec : specs) {
     size_t index = std::find(names.begin(), names.end(), spec.name) - names.begin();
     bool drawn = false;
-    inputs[index] = exampleInput(state, spec, drawn);
+    inputs[index] = exampleInput(spec, drawn);
   }
 
   std::vector<at::Tensor> expected;

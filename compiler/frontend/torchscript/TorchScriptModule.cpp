@@ -358,10 +358,6 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     for (torch::jit::Value *input : graph->inputs())
       if (input->type()->kind() != c10::TypeKind::ClassType)
         state->tensorInputs.push_back(input);
-    std::vector<std::string> names;
-    for (const torch::jit::Value *input : state->tensorInputs)
-      names.push_back(inputBaseName(input));
-    state->tracedValues = readTracedInputs(path, names);
     return std::unique_ptr<TorchScriptModule>(
         new TorchScriptModule(std::move(state)));
   } catch (const c10::Error &e) {
@@ -391,14 +387,39 @@ std::vector<std::string> TorchScriptModule::inputNames() const {
 
 std::vector<InputSpec> TorchScriptModule::tracedInputs() const {
   std::vector<InputSpec> specs;
-  for (const std::string &name : inputNames()) {
-    auto traced = state_->tracedValues.find(name);
-    if (traced == state_->tracedValues.end())
-      return {};
-    InputSpec spec{name, traced->second.sizes().vec(), dtypeName(traced->second.scalar_type())};
-    if (spec.dtype.empty())
-      return {};
-    specs.push_back(spec);
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(state_->path);
+    if (!reader.hasRecord("traced_inputs.pkl"))
+      return specs;
+    c10::IValue value = torch::jit::readArchiveAndTensors(
+        "traced_inputs", "", "traced_inputs/", std::nullopt, std::nullopt,
+        c10::Device(c10::kCPU), reader);
+    // {method name: list (or tuple) of example inputs}
+    if (!value.isGenericDict())
+      return specs;
+    for (const auto &entry : value.toGenericDict()) {
+      if (!entry.key().isString() || entry.key().toStringRef() != "forward")
+        continue;
+      std::vector<c10::IValue> elements;
+      if (entry.value().isList())
+        elements = entry.value().toList().vec();
+      else if (entry.value().isTuple())
+        elements = entry.value().toTupleRef().elements().vec();
+      std::vector<std::string> names = inputNames();
+      for (size_t i = 0; i < elements.size() && i < names.size(); ++i) {
+        if (!elements[i].isTensor())
+          return {};
+        at::Tensor tensor = elements[i].toTensor();
+        InputSpec spec{names[i], tensor.sizes().vec(),
+                       dtypeName(tensor.scalar_type())};
+        if (spec.dtype.empty())
+          return {};
+        specs.push_back(spec);
+      }
+    }
+  } catch (const std::exception &) {
+    // No readable example inputs: the user must give --input.
+    return {};
   }
   return specs;
 }
@@ -453,7 +474,7 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
     }
     try {
       bool drawn = false;
-      tensor = exampleInput(state, spec, drawn);
+      tensor = exampleInput(spec, drawn);
       if (drawn)
         drawnIntegers.push_back(spec.name);
     } catch (const std::exception &e) {

@@ -13,7 +13,6 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/ir.h>
 
-#include <map>
 #include <string>
 
 namespace kiln::frontend {
@@ -28,27 +27,18 @@ struct TorchScriptModule::State {
   bool specialized = false;
   /// The graph outputs' names (flattenGraphOutputs).
   std::vector<std::string> outputNames;
-  /// The example inputs the trace recorded (`traced_inputs.pkl`), by input
-  /// name, as shapes and dtypes only (the archive holds no values); empty
-  /// for scripted models.
-  std::map<std::string, at::Tensor> tracedValues;
 };
 
 /// Computes tensors a model builds by writing constants into slices of a
 /// zeros/ones/full tensor of constant shape (Swin's window mask), replacing
 /// each by a constant; returns how many.
 int foldConstantWrites(torch::jit::Graph &graph);
-/// Reads the shapes and dtypes of the example inputs a traced archive
-/// recorded, by input name (tensors without values).
-std::map<std::string, at::Tensor> readTracedInputs(const std::string &path,
-                                                   const std::vector<std::string> &names);
 /// An example value of `spec` for running the model on the CPU: floats are
 /// normal; integers come from the declared range, else all ones for an
 /// input named like a mask (so a padding mask keeps every token), else
 /// uniform in [0, 8) (booleans: 0 or 1). `drawn` says whether an integer
 /// input was drawn at random (the hint an error gives).
-at::Tensor exampleInput(const TorchScriptModule::State &state, const InputSpec &spec,
-                        bool &drawn);
+at::Tensor exampleInput(const InputSpec &spec, bool &drawn);
 
 /// Replaces the graph's outputs by the tensors under them (dicts, lists and
 /// tuples flattened, None dropped) and returns their names: dict keys

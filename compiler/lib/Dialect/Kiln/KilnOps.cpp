@@ -7,8 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
-
-#include <functional>
 #include "kiln/Dialect/Kiln/Broadcast.h"
 #include "kiln/Dialect/Kiln/StridedView.h"
 #include "kiln/Dialect/Kiln/Window.h"
@@ -810,24 +808,10 @@ static bool isAttentionView(Operation &op, Block &body) {
   std::optional<StridedView> view = stridedViewOf(op.getResult(0));
   if (!view || !isa<BlockArgument>(view->root) || view->root.getParentBlock() != &body)
     return false;
-  // Every use leads, through views, to the attention's query, key or value
-  // (a view may be shared: q, k and v sliced from one permuted projection).
-  std::function<bool(Value, int)> feedsQkv = [&](Value result, int depth) {
-    if (depth > 16 || result.use_empty())
-      return false;
-    for (OpOperand &use : result.getUses()) {
-      Operation *owner = use.getOwner();
-      if (isa<AttentionOp>(owner)) {
-        if (use.getOperandNumber() >= 3)
-          return false;
-      } else if (!isa<PermuteOp, SliceOp, ReshapeOp>(owner) ||
-                 !feedsQkv(owner->getResult(0), depth + 1)) {
-        return false;
-      }
-    }
-    return true;
-  };
-  return feedsQkv(op.getResult(0), 0);
+  // Every use leads, through views, to the attention's query, key or value.
+  return onlyViewedInto(op.getResult(0), [](OpOperand &use) {
+    return isa<AttentionOp>(use.getOwner()) && use.getOperandNumber() < 3;
+  });
 }
 
 LogicalResult SliceOp::verify() {

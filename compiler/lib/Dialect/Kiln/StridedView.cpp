@@ -87,3 +87,23 @@ std::optional<kiln::StridedView> kiln::stridedViewOf(Value value,
   }
   return view;
 }
+
+namespace {
+bool viewedInto(Value value, llvm::function_ref<bool(OpOperand &)> accept, int depth) {
+  // Model view chains are a handful of ops long; a longer one is not read.
+  if (depth > 16 || value.use_empty())
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    Operation *owner = use.getOwner();
+    if (isa<kiln::PermuteOp, kiln::SliceOp, kiln::ReshapeOp>(owner)
+            ? !viewedInto(owner->getResult(0), accept, depth + 1)
+            : !accept(use))
+      return false;
+  }
+  return true;
+}
+} // namespace
+
+bool kiln::onlyViewedInto(Value value, llvm::function_ref<bool(OpOperand &)> accept) {
+  return viewedInto(value, accept, 0);
+}

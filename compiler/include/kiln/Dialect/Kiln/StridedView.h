@@ -38,6 +38,11 @@ struct StridedView {
 std::optional<StridedView>
 stridedViewOf(mlir::Value value, llvm::function_ref<bool(mlir::Value)> stopAt = nullptr);
 
+/// Whether every use of `value` leads, through permute, slice and reshape
+/// ops alone, to an operand that `accept` takes (a view may be shared: q,
+/// k and v sliced from one permuted projection). False for an unused value.
+bool onlyViewedInto(mlir::Value value, llvm::function_ref<bool(mlir::OpOperand &)> accept);
+
 /// The strides of `newShape` over the same elements as a view of `shape`
 /// with `strides`, if a view can express them (PyTorch's `view` rule).
 std::optional<llvm::SmallVector<int64_t>> reshapeStrides(llvm::ArrayRef<int64_t> shape,
