@@ -347,10 +347,13 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     for (auto [index, map] : llvm::enumerate(l.emitted.tensorMaps)) {
       plan.put<uint32_t>(l.mapBuffers[index]);
       plan.put<uint32_t>(static_cast<uint32_t>(l.mapTypes[index]));
-      plan.put<uint64_t>(map.rows);
-      plan.put<uint64_t>(map.cols);
-      plan.put<uint32_t>(map.boxRows);
-      plan.put<uint32_t>(map.boxCols);
+      plan.put<uint32_t>(map.dims.size());
+      for (int64_t size : map.dims)
+        plan.put<uint64_t>(size);
+      for (unsigned box : map.box)
+        plan.put<uint32_t>(box);
+      for (size_t d = 0; d < map.dims.size(); ++d)
+        plan.put<uint32_t>(d < map.elementStrides.size() ? map.elementStrides[d] : 1);
     }
   }
 

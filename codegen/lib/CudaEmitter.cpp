@@ -402,8 +402,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // Only the sm_90a image uses it (see the runtime).
     kernel.dynamicSharedBytes =
         static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
-    kernel.tensorMaps = {{lhsArg.getArgNumber(), M, K, 128, 64},
-                         {rhsArg.getArgNumber(), N, K, tileWidth, 64}};
+    kernel.tensorMaps = {
+        TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, 128, 64),
+        TensorMapArg::matrix(rhsArg.getArgNumber(), N, K, static_cast<unsigned>(tileWidth), 64)};
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =

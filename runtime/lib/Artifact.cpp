@@ -422,27 +422,49 @@ TensorMapEntry readTensorMap(Cursor &c, const Artifact &a, const LaunchEntry &la
   map.dtype = readDType(c);
   if (map.dtype != fmt::DType::F16 && map.dtype != fmt::DType::BF16)
     c.fail(name + " has dtype " + fmt::dtypeName(map.dtype) + " (tensor maps are f16 or bf16)");
-  map.rows = c.read<uint64_t>();
-  if (map.rows == 0 || map.rows > (1ull << 32))
-    c.fail(name + " has " + std::to_string(map.rows) + " rows (1 to 2^32)");
-  map.cols = c.read<uint64_t>();
-  if (map.cols == 0 || map.cols > (1ull << 32) || map.cols % 8 != 0)
-    c.fail(name + " has " + std::to_string(map.cols) +
-           " columns (1 to 2^32, rows a multiple of 16 bytes)");
-  map.boxRows = c.read<uint32_t>();
-  if (map.boxRows == 0 || map.boxRows > 256)
-    c.fail(name + " has a box of " + std::to_string(map.boxRows) + " rows (1 to 256)");
-  map.boxCols = c.read<uint32_t>();
-  if (map.boxCols == 0 || map.boxCols > 64)
-    c.fail(name + " has a box of " + std::to_string(map.boxCols) +
-           " columns (1 to 64: 128-byte swizzle)");
-
+  const uint32_t rank = c.read<uint32_t>();
+  if (rank < fmt::kMinTensorMapRank || rank > fmt::kMaxTensorMapRank)
+    c.fail(name + " has rank " + std::to_string(rank) + " (" +
+           std::to_string(fmt::kMinTensorMapRank) + " to " +
+           std::to_string(fmt::kMaxTensorMapRank) + ")");
+  map.dims.resize(rank);
+  // The element count, kept exact: each size is at most 2^32 and the
+  // product is compared against the buffer by division as it grows.
   const BufferEntry &buffer = a.buffers[map.buffer];
-  if (map.rows > buffer.bytes / (map.cols * 2))
-    c.failAt(start, name + " (" + std::to_string(map.rows) + " x " +
-                        std::to_string(map.cols) + ") does not fit buffer " +
-                        std::to_string(map.buffer) + " (" + std::to_string(buffer.bytes) +
-                        " bytes)");
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < rank; ++d) {
+    map.dims[d] = c.read<uint64_t>();
+    if (map.dims[d] == 0 || map.dims[d] > (1ull << 32))
+      c.fail(name + " has size " + std::to_string(map.dims[d]) + " in dimension " +
+             std::to_string(d) + " (1 to 2^32)");
+    if (d == 0 && map.dims[0] % 8 != 0)
+      c.fail(name + " has an innermost size of " + std::to_string(map.dims[0]) +
+             " (a multiple of 8: TMA strides are multiples of 16 bytes)");
+    if (map.dims[d] > buffer.bytes / 2 / elements)
+      c.failAt(start, name + " (dimension " + std::to_string(d) + " of size " +
+                          std::to_string(map.dims[d]) + ") does not fit buffer " +
+                          std::to_string(map.buffer) + " (" + std::to_string(buffer.bytes) +
+                          " bytes)");
+    elements *= map.dims[d];
+  }
+  map.box.resize(rank);
+  for (uint32_t d = 0; d < rank; ++d) {
+    map.box[d] = c.read<uint32_t>();
+    uint32_t limit = d == 0 ? fmt::kMaxBoxRowBytes / 2 : fmt::kMaxBoxElements;
+    if (map.box[d] == 0 || map.box[d] > limit)
+      c.fail(name + " has a box of " + std::to_string(map.box[d]) + " in dimension " +
+             std::to_string(d) + " (1 to " + std::to_string(limit) +
+             (d == 0 ? ": 128-byte swizzle)" : ")"));
+  }
+  map.elementStrides.resize(rank);
+  for (uint32_t d = 0; d < rank; ++d) {
+    map.elementStrides[d] = c.read<uint32_t>();
+    uint32_t limit = d == 0 ? 1 : fmt::kMaxElementStride;
+    if (map.elementStrides[d] == 0 || map.elementStrides[d] > limit)
+      c.fail(name + " has an element stride of " + std::to_string(map.elementStrides[d]) +
+             " in dimension " + std::to_string(d) + " (1 to " + std::to_string(limit) + ")");
+  }
+
   if (buffer.offset % 16 != 0)
     c.failAt(start, name + ": buffer " + std::to_string(map.buffer) + " at offset " +
                         std::to_string(buffer.offset) + " is not 16-byte aligned");
@@ -490,7 +512,8 @@ void readLaunches(Cursor &c, Artifact &a) {
                std::to_string(a.buffers.size()));
       e.buffers.push_back(buffer);
     }
-    uint32_t maps = c.count(32, "tensor maps");
+    // The smallest tensor map: rank 2 (12 + 2 * 16 bytes).
+    uint32_t maps = c.count(44, "tensor maps");
     if (argc * sizeof(uint64_t) + maps * fmt::kTensorMapBytes > fmt::kMaxParameterBytes)
       c.fail(name + " passes " + std::to_string(argc) + " pointers and " +
              std::to_string(maps) + " tensor maps, over the " +

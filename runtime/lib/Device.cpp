@@ -192,26 +192,42 @@ bool kiln::rt::isDeviceRange(CUdeviceptr address, size_t bytes) {
   return address >= start && address - start + bytes <= size;
 }
 
-TensorMap kiln::rt::encodeTensorMap2D(CUdeviceptr address, bool bf16, uint64_t rows,
-                                      uint64_t cols, uint32_t boxRows, uint32_t boxCols) {
+TensorMap kiln::rt::encodeTensorMap(CUdeviceptr address, bool bf16,
+                                    const std::vector<uint64_t> &dims,
+                                    const std::vector<uint32_t> &box,
+                                    const std::vector<uint32_t> &elementStrides) {
   static_assert(sizeof(TensorMap) == sizeof(CUtensorMap), "CUtensorMap size");
+  const size_t rank = dims.size();
+  if (rank < 2 || rank > 5 || box.size() != rank || elementStrides.size() != rank)
+    throw Error("TMA tensor maps have 2 to 5 dimensions, each with a box size and a stride");
   if (address % 16 != 0)
     throw Error("TMA needs a 16-byte aligned tensor address");
-  if ((cols * 2) % 16 != 0)
-    throw Error("TMA needs rows of a multiple of 16 bytes, got " + std::to_string(cols * 2));
-  if (boxRows == 0 || boxRows > 256 || boxCols == 0 || boxCols * 2 > 128)
-    throw Error("TMA box of " + std::to_string(boxRows) + " x " + std::to_string(boxCols) +
-                " is invalid for 128-byte swizzle");
+  if ((dims[0] * 2) % 16 != 0)
+    throw Error("TMA needs rows of a multiple of 16 bytes, got " + std::to_string(dims[0] * 2));
+  if (box[0] == 0 || box[0] * 2 > 128)
+    throw Error("TMA box row of " + std::to_string(box[0]) +
+                " elements is invalid for 128-byte swizzle");
+  cuuint64_t sizes[5], strides[4];
+  cuuint32_t boxes[5], steps[5];
+  uint64_t stride = 2;
+  for (size_t d = 0; d < rank; ++d) {
+    if (box[d] == 0 || box[d] > 256 || elementStrides[d] == 0 || elementStrides[d] > 8)
+      throw Error("TMA box of " + std::to_string(box[d]) + " elements with stride " +
+                  std::to_string(elementStrides[d]) + " in dimension " + std::to_string(d) +
+                  " (1 to 256, stride 1 to 8)");
+    sizes[d] = dims[d];
+    boxes[d] = box[d];
+    steps[d] = elementStrides[d];
+    stride *= dims[d];
+    if (d + 1 < rank)
+      strides[d] = stride;
+  }
   TensorMap map{};
-  cuuint64_t dims[2] = {cols, rows};
-  cuuint64_t strides[1] = {cols * 2};
-  cuuint32_t box[2] = {boxCols, boxRows};
-  cuuint32_t elementStrides[2] = {1, 1};
   KILN_CU_CHECK(Driver::get().cuTensorMapEncodeTiled(
       reinterpret_cast<CUtensorMap *>(&map),
-      bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-      reinterpret_cast<void *>(address), dims, strides, box, elementStrides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      static_cast<cuuint32_t>(rank), reinterpret_cast<void *>(address), sizes, strides, boxes,
+      steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return map;
 }

@@ -127,10 +127,9 @@ void Session::Impl::bind(const std::vector<CUdeviceptr> &inputs,
   for (size_t index = 0; index < a.launches.size(); ++index) {
     const LaunchEntry &launch = a.launches[index];
     for (const TensorMapEntry &map : launch.tensorMaps)
-      tensorMaps[index].push_back(encodeTensorMap2D(addresses[map.buffer],
-                                                    map.dtype == artifact::DType::BF16,
-                                                    map.rows, map.cols, map.boxRows,
-                                                    map.boxCols));
+      tensorMaps[index].push_back(encodeTensorMap(addresses[map.buffer],
+                                                  map.dtype == artifact::DType::BF16, map.dims,
+                                                  map.box, map.elementStrides));
     for (uint32_t buffer : launch.buffers)
       arguments[index].push_back(addresses[buffer]);
     // Tensor maps come first (the kernels' signature), then the pointers.

@@ -92,9 +92,17 @@ void checkInvariants(const Artifact &a, const uint8_t *data, size_t size) {
       require(b < a.buffers.size());
     for (const kiln::rt::TensorMapEntry &m : l.tensorMaps) {
       require(m.buffer < a.buffers.size());
-      require(m.rows >= 1 && m.cols >= 1 && m.cols % 8 == 0);
-      require(m.rows <= a.buffers[m.buffer].bytes / (m.cols * 2));
-      require(m.boxRows >= 1 && m.boxRows <= 256 && m.boxCols >= 1 && m.boxCols <= 64);
+      const size_t rank = m.dims.size();
+      require(rank >= fmt::kMinTensorMapRank && rank <= fmt::kMaxTensorMapRank);
+      require(m.box.size() == rank && m.elementStrides.size() == rank);
+      require(m.dims[0] % 8 == 0);
+      uint64_t elements = 1;
+      for (size_t d = 0; d < rank; ++d) {
+        require(m.dims[d] >= 1 && m.dims[d] <= a.buffers[m.buffer].bytes / 2 / elements);
+        elements *= m.dims[d];
+        require(m.box[d] >= 1 && m.box[d] <= (d == 0 ? 64u : 256u));
+        require(m.elementStrides[d] >= 1 && m.elementStrides[d] <= (d == 0 ? 1u : 8u));
+      }
     }
   }
   // Copies share the weights; a moved-to artifact keeps them valid.

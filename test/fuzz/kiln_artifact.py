@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads and writes .kiln artifacts (format version 3) to forge test inputs.
+"""Reads and writes .kiln artifacts (format version 4) to forge test inputs.
 
     kiln_artifact.py forge IN OUT [--version N] [--kind KIND] [--block N]
                                   [--grid X,Y,Z] [--stub-images]
@@ -20,7 +20,7 @@ import struct
 import sys
 
 MAGIC = b"KILNART\0"
-VERSION = 3
+VERSION = 4
 HEADER_BYTES = 24
 ENTRY_BYTES = 32
 SIGNATURE, KERNELS, PLAN, WEIGHTS = 1, 2, 3, 4
@@ -89,7 +89,14 @@ def read(data):
         grid = list(plan.take("III"))
         block, shared = plan.take("II")
         args = [plan.take("I") for _ in range(plan.take("I"))]
-        maps = [list(plan.take("IIQQII")) for _ in range(plan.take("I"))]
+        maps = []
+        for _ in range(plan.take("I")):
+            buffer, dtype, rank = plan.take("III")
+            dims = list(plan.take("Q" * rank))
+            box = list(plan.take("I" * rank))
+            strides = list(plan.take("I" * rank))
+            maps.append({"buffer": buffer, "dtype": dtype, "dims": dims, "box": box,
+                         "strides": strides})
         launches.append({"kernel": kernel, "grid": grid, "block": block, "shared": shared,
                          "args": args, "maps": maps})
     return {"version": version, "inputs": inputs, "outputs": outputs, "arena": arena,
@@ -122,7 +129,13 @@ def write(a):
     for l in a["launches"]:
         plan += struct.pack("<IIIIII", l["kernel"], *l["grid"], l["block"], l["shared"])
         plan += struct.pack("<I", len(l["args"])) + b"".join(struct.pack("<I", x) for x in l["args"])
-        plan += struct.pack("<I", len(l["maps"])) + b"".join(struct.pack("<IIQQII", *m) for m in l["maps"])
+        plan += struct.pack("<I", len(l["maps"]))
+        for m in l["maps"]:
+            rank = len(m["dims"])
+            plan += struct.pack("<III", m["buffer"], m["dtype"], rank)
+            plan += struct.pack("<" + "Q" * rank, *m["dims"])
+            plan += struct.pack("<" + "I" * rank, *m["box"])
+            plan += struct.pack("<" + "I" * rank, *m["strides"])
 
     body, table = b"", b""
     at = HEADER_BYTES + 4 * ENTRY_BYTES

@@ -149,8 +149,11 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
     for (const codegen::TensorMapArg &map : kernel.tensorMaps) {
       Value input = group.getInputs()[map.input];
       bool bf16 = cast<RankedTensorType>(input.getType()).getElementType().isBF16();
-      maps.push_back(rt::encodeTensorMap2D(address.lookup(input), bf16, map.rows,
-                                           map.cols, map.boxRows, map.boxCols));
+      std::vector<uint64_t> dims(map.dims.begin(), map.dims.end());
+      std::vector<uint32_t> box(map.box.begin(), map.box.end());
+      std::vector<uint32_t> strides(map.elementStrides.begin(), map.elementStrides.end());
+      strides.resize(dims.size(), 1);
+      maps.push_back(rt::encodeTensorMap(address.lookup(input), bf16, dims, box, strides));
     }
     std::vector<void *> params;
     for (rt::TensorMap &map : maps)

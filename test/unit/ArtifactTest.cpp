@@ -101,13 +101,17 @@ std::string serialize(const Artifact &a, uint32_t version = fmt::kVersion) {
     for (uint32_t b : l.buffers)
       plan.put<uint32_t>(b);
     plan.put<uint32_t>(l.tensorMaps.size());
-    for (const TensorMapEntry &m : l.tensorMaps)
+    for (const TensorMapEntry &m : l.tensorMaps) {
       plan.put<uint32_t>(m.buffer)
           .put<uint32_t>(static_cast<uint32_t>(m.dtype))
-          .put<uint64_t>(m.rows)
-          .put<uint64_t>(m.cols)
-          .put<uint32_t>(m.boxRows)
-          .put<uint32_t>(m.boxCols);
+          .put<uint32_t>(m.dims.size());
+      for (uint64_t size : m.dims)
+        plan.put<uint64_t>(size);
+      for (uint32_t box : m.box)
+        plan.put<uint32_t>(box);
+      for (uint32_t stride : m.elementStrides)
+        plan.put<uint32_t>(stride);
+    }
   }
 
   std::string weights(a.weights.view());
@@ -321,10 +325,10 @@ TEST(Artifact, CorruptionIsAnError) {
 
 TEST_F(ArtifactForgery, Versions) {
   EXPECT_ARTIFACT_ERROR(serialize(good, 2), "artifact format version 2; this runtime reads "
-                                            "version 3: recompile the model (at byte 8)");
+                                            "version 4: recompile the model (at byte 8)");
   EXPECT_ARTIFACT_ERROR(serialize(good, 7),
                         "artifact format version 7 is newer than this runtime, which reads "
-                        "version 3");
+                        "version 4");
 }
 
 TEST_F(ArtifactForgery, Header) {
@@ -565,20 +569,44 @@ TEST_F(ArtifactForgery, TensorMaps) {
        "has dtype f32 (tensor maps are f16 or bf16)"},
       {"dtype of input", [](Artifact &a) { a.launches[0].tensorMaps[0].dtype = fmt::DType::BF16; },
        "is bf16 but tensor 'x' is f16"},
-      {"rows", [](Artifact &a) { a.launches[0].tensorMaps[0].rows = 0; }, "has 0 rows"},
-      {"cols", [](Artifact &a) { a.launches[0].tensorMaps[0].cols = 12; }, "has 12 columns"},
-      {"huge", [](Artifact &a) { a.launches[0].tensorMaps[0].cols = 1ull << 33; },
-       "has 8589934592 columns"},
+      {"rank 1",
+       [](Artifact &a) {
+         TensorMapEntry &m = a.launches[0].tensorMaps[0];
+         m.dims.resize(1);
+         m.box.resize(1);
+         m.elementStrides.resize(1);
+       },
+       "has rank 1 (2 to 5)"},
+      {"rank 6",
+       [](Artifact &a) {
+         TensorMapEntry &m = a.launches[0].tensorMaps[0];
+         m.dims.resize(6, 1);
+         m.box.resize(6, 1);
+         m.elementStrides.resize(6, 1);
+       },
+       "has rank 6 (2 to 5)"},
+      {"size 0", [](Artifact &a) { a.launches[0].tensorMaps[0].dims[1] = 0; },
+       "has size 0 in dimension 1"},
+      {"innermost", [](Artifact &a) { a.launches[0].tensorMaps[0].dims[0] = 12; },
+       "has an innermost size of 12"},
+      {"huge", [](Artifact &a) { a.launches[0].tensorMaps[0].dims[0] = 1ull << 33; },
+       "has size 8589934592 in dimension 0"},
       {"too big",
        [](Artifact &a) {
-         a.launches[0].tensorMaps[0].rows = 1ull << 32;
-         a.launches[0].tensorMaps[0].cols = 1ull << 32;
+         a.launches[0].tensorMaps[0].dims[0] = 1ull << 32;
+         a.launches[0].tensorMaps[0].dims[1] = 1ull << 32;
        },
        "does not fit buffer"},
-      {"box rows", [](Artifact &a) { a.launches[0].tensorMaps[0].boxRows = 257; },
-       "has a box of 257 rows"},
-      {"box cols", [](Artifact &a) { a.launches[0].tensorMaps[0].boxCols = 0; },
-       "has a box of 0 columns"},
+      {"box rows", [](Artifact &a) { a.launches[0].tensorMaps[0].box[1] = 257; },
+       "has a box of 257 in dimension 1 (1 to 256)"},
+      {"box row bytes", [](Artifact &a) { a.launches[0].tensorMaps[0].box[0] = 72; },
+       "has a box of 72 in dimension 0 (1 to 64: 128-byte swizzle)"},
+      {"box 0", [](Artifact &a) { a.launches[0].tensorMaps[0].box[0] = 0; },
+       "has a box of 0 in dimension 0"},
+      {"inner stride", [](Artifact &a) { a.launches[0].tensorMaps[0].elementStrides[0] = 2; },
+       "has an element stride of 2 in dimension 0 (1 to 1)"},
+      {"stride 9", [](Artifact &a) { a.launches[0].tensorMaps[0].elementStrides[1] = 9; },
+       "has an element stride of 9 in dimension 1 (1 to 8)"},
       {"misaligned",
        [](Artifact &a) {
          for (BufferEntry &b : a.buffers)
@@ -586,7 +614,7 @@ TEST_F(ArtifactForgery, TensorMaps) {
              b.offset = 8;
              a.arenaBytes += 8;
              a.launches[0].tensorMaps[0].buffer = static_cast<uint32_t>(&b - &a.buffers[0]);
-             a.launches[0].tensorMaps[0].rows = 1;
+             a.launches[0].tensorMaps[0].dims[1] = 1;
            }
        },
        "at offset 8 is not 16-byte aligned"},

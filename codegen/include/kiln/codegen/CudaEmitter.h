@@ -21,13 +21,20 @@
 
 namespace kiln::codegen {
 
-/// A TMA tensor map the runtime encodes for a 2-D row-major view of a group
-/// input ([rows, cols], cols contiguous) with a box of boxRows x boxCols and
-/// 128-byte swizzle; it is passed by value before the pointer parameters.
+/// A TMA tensor map the runtime encodes for a group input seen as a packed
+/// tensor of `dims` (innermost first, 2 to 5 of them), loaded in boxes of
+/// `box` elements traversed with `elementStrides` (empty: all 1), 128-byte
+/// swizzle; it is passed by value before the pointer parameters.
 struct TensorMapArg {
   unsigned input = 0;
-  int64_t rows = 0, cols = 0;
-  unsigned boxRows = 0, boxCols = 0;
+  std::vector<int64_t> dims;
+  std::vector<unsigned> box, elementStrides;
+
+  /// A row-major [rows, cols] matrix in boxes of boxRows x boxCols.
+  static TensorMapArg matrix(unsigned input, int64_t rows, int64_t cols, unsigned boxRows,
+                             unsigned boxCols) {
+    return {input, {cols, rows}, {boxCols, boxRows}, {1, 1}};
+  }
 };
 
 struct EmittedKernel {

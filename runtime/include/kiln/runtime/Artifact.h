@@ -86,11 +86,15 @@ struct BufferEntry {
   uint64_t offset = 0, bytes = 0;
 };
 
+/// A TMA view of a buffer as a packed tensor of `dims.size()` (2 to 5)
+/// dimensions, innermost first, loaded in boxes of `box` elements traversed
+/// with `elementStrides` (box[i] / elementStrides[i] elements land per
+/// dimension), 128-byte swizzle.
 struct TensorMapEntry {
   uint32_t buffer = 0;
   artifact::DType dtype = artifact::DType::F16;
-  uint64_t rows = 0, cols = 0;
-  uint32_t boxRows = 0, boxCols = 0;
+  std::vector<uint64_t> dims;
+  std::vector<uint32_t> box, elementStrides;
 };
 
 struct LaunchEntry {

@@ -22,8 +22,9 @@
 namespace kiln::artifact {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
-/// 3: each kernel names its fusion kind. Readers accept exactly this version.
-constexpr uint32_t kVersion = 3;
+/// 4: tensor maps of rank 2 to 5 with element strides. Readers accept
+/// exactly this version.
+constexpr uint32_t kVersion = 4;
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kSectionEntryBytes = 32;
 constexpr uint32_t kSectionCount = 4;
@@ -40,6 +41,10 @@ constexpr uint32_t kMaxSharedBytes = 227 * 1024;
 /// classic 4 KiB parameter space.
 constexpr size_t kMaxParameterBytes = 4096;
 constexpr size_t kTensorMapBytes = 128;
+/// TMA tensor maps: rank, box and traversal-stride limits of
+/// cuTensorMapEncodeTiled; a box row is at most the 128-byte swizzle span.
+constexpr uint32_t kMinTensorMapRank = 2, kMaxTensorMapRank = 5;
+constexpr uint32_t kMaxBoxElements = 256, kMaxBoxRowBytes = 128, kMaxElementStride = 8;
 /// Sizes a file may declare: no GPU holds a tensor or an arena of more than
 /// 1 TiB, and a bound well below 2^64 keeps every sum of sizes exact.
 constexpr uint64_t kMaxTensorBytes = 1ull << 40;

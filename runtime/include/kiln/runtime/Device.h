@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace kiln::rt {
@@ -141,16 +142,18 @@ private:
 /// from the current context.
 bool isDeviceRange(CUdeviceptr address, size_t bytes);
 
-/// A CUtensorMap (128 bytes, 64-byte aligned) for TMA loads of a row-major
-/// [rows, cols] matrix of 2-byte elements (fp16 when `bf16` is false) at
-/// `address`, in boxes of boxRows x boxCols with 128-byte swizzle;
-/// out-of-range elements load as zero. Throws Error naming the violated TMA
-/// rule (alignment, box size).
+/// A CUtensorMap (128 bytes, 64-byte aligned) for TMA loads of a packed
+/// tensor of 2-byte elements (fp16 when `bf16` is false) at `address`,
+/// sizes innermost first, in boxes of `box` elements traversed with
+/// `elementStrides`, 128-byte swizzle; out-of-range elements (negative
+/// coordinates too) load as zero. Throws Error naming the violated TMA rule
+/// (alignment, rank, box size).
 struct alignas(64) TensorMap {
   unsigned long long words[16];
 };
-TensorMap encodeTensorMap2D(CUdeviceptr address, bool bf16, uint64_t rows,
-                            uint64_t cols, uint32_t boxRows, uint32_t boxCols);
+TensorMap encodeTensorMap(CUdeviceptr address, bool bf16, const std::vector<uint64_t> &dims,
+                          const std::vector<uint32_t> &box,
+                          const std::vector<uint32_t> &elementStrides);
 
 } // namespace kiln::rt
 
