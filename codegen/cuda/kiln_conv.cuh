@@ -35,11 +35,13 @@ template <typename S> struct Dims {
   static constexpr int M = S::N * S::OH * S::OW;
 };
 
+/// In 32 bits: the code generator refuses inputs of 2^31 elements or more
+/// (64-bit offsets cost registers the 384-thread kernels do not have).
 template <typename S>
-__device__ __forceinline__ long long input_offset(int n, int ih, int iw, int c) {
+__device__ __forceinline__ int input_offset(int n, int ih, int iw, int c) {
   if (S::kNchw)
-    return (((long long)n * S::C + c) * S::H + ih) * S::W + iw;
-  return (((long long)n * S::H + ih) * S::W + iw) * S::C + c;
+    return ((n * S::C + c) * S::H + ih) * S::W + iw;
+  return ((n * S::H + ih) * S::W + iw) * S::C + c;
 }
 
 /// Where the window of output position m starts (may be in the padding).
@@ -105,6 +107,23 @@ __device__ __forceinline__ void conv_mma(const T *__restrict__ x, const T *__res
       [&](int row, int col) { return load8(wg, D::Og, D::K, row, col); }, D::M, D::Og,
       D::K, ColumnOffset<Epilogue>{epilogue, g * D::Og},
       blockIdx.y * kMmaBM, blockIdx.x * kMmaBN);
+}
+
+/// conv_mma on a persistent 1-D grid: the other images of a conv_wgmma
+/// kernel run it on the launch shape of the sm_90a image.
+template <typename S, typename T, typename Epilogue>
+__device__ __forceinline__ void conv_mma_persistent(const T *__restrict__ x,
+                                                    const T *__restrict__ w,
+                                                    const Epilogue &epilogue) {
+  using D = Dims<S>;
+  static_assert(S::G == 1, "the persistent form takes one group");
+  constexpr int tilesN = (D::Og + kMmaBN - 1) / kMmaBN;
+  constexpr int tiles = ((D::M + kMmaBM - 1) / kMmaBM) * tilesN;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+    mma_tile_loop<T, true, 1>(
+        [&](int m, int k) { return im2col8<S>(x, m, k, 0); },
+        [&](int row, int col) { return load8(w, D::Og, D::K, row, col); }, D::M, D::Og, D::K,
+        epilogue, (tile / tilesN) * kMmaBM, (tile % tilesN) * kMmaBN);
 }
 
 /// fp16/bf16 convolutions too small to fill the GPU with 128 x 128 tiles

@@ -71,7 +71,8 @@ __device__ __forceinline__ uint4 load8(const T *base, int rows, int cols,
 /// elements A[m, k..k+7] and `loadB(row, col)` 8 consecutive elements of B
 /// in its memory layout ([N, K] when kBKMajor, else [K, N]), zero past the
 /// edges. Plain GEMMs load with load8; convolutions gather im2col rows.
-template <typename T, bool kBKMajor, typename LoadA, typename LoadB, typename Epilogue>
+template <typename T, bool kBKMajor, int kEpilogueBatch = 4, typename LoadA, typename LoadB,
+          typename Epilogue>
 __device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &loadB,
                                               int M, int N, int K,
                                               const Epilogue &epilogue,
@@ -167,31 +168,36 @@ __device__ __forceinline__ void mma_tile_loop(const LoadA &loadA, const LoadB &l
   // 2*(lane%4) the column pair.
   if (!worker)
     return;
-  // All 16 elements of a row block are computed before any is stored: a
-  // store between two of the epilogue's loads (a residual, a bias) would
-  // keep them in order, each waiting out the memory latency alone.
+  // kEpilogueBatch x 4 elements of a row block (16 by default) are computed
+  // before any is stored: a store between two of the epilogue's loads (a
+  // residual, a bias) would keep them in order, each waiting out the memory
+  // latency alone. Kernels launched with 384 threads (168 registers) batch
+  // fewer.
   auto rowOf = [&](int i, int r) {
     return blockM + warpM * 64 + i * 16 + (lane >> 2) + (r >= 2 ? 8 : 0);
   };
   auto columnOf = [&](int j, int r) {
     return blockN + warpN * 32 + j * 8 + (lane & 3) * 2 + (r & 1);
   };
+  static_assert(4 % kEpilogueBatch == 0, "batches of 1, 2 or 4 column blocks");
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    typename Epilogue::Values values[4][4];
+  for (int i = 0; i < 4; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j0 = 0; j0 < 4; j0 += kEpilogueBatch) {
+      typename Epilogue::Values values[kEpilogueBatch][4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        if (rowOf(i, r) < M && columnOf(j, r) < N)
-          values[j][r] = epilogue.compute(rowOf(i, r), columnOf(j, r), acc[i][j][r]);
+      for (int j = j0; j < j0 + kEpilogueBatch; ++j)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+        for (int r = 0; r < 4; ++r)
+          if (rowOf(i, r) < M && columnOf(j, r) < N)
+            values[j - j0][r] = epilogue.compute(rowOf(i, r), columnOf(j, r), acc[i][j][r]);
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        if (rowOf(i, r) < M && columnOf(j, r) < N)
-          epilogue.store(rowOf(i, r), columnOf(j, r), values[j][r]);
-  }
+      for (int j = j0; j < j0 + kEpilogueBatch; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          if (rowOf(i, r) < M && columnOf(j, r) < N)
+            epilogue.store(rowOf(i, r), columnOf(j, r), values[j - j0][r]);
+    }
 }
 
 template <typename T, bool kBKMajor, typename Epilogue>

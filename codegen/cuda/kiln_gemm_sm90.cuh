@@ -4,7 +4,7 @@
 // fp32 accumulate, then the caller's epilogue(m, n, acc) per in-bounds
 // element. Built for sm_90a only (guarded by __CUDA_ARCH_FEAT_SM90_ALL).
 //
-//   Block tile 128 x kBN x 64 (kBN = 128, 192 or 256); 3 warpgroups (384
+//   Block tile 128 x kBN x 64 (kBN = 64, 128, 192 or 256); 3 warpgroups (384
 //   threads): warpgroup 0 is the producer (one thread issues the TMA loads;
 //   setmaxnreg gives its registers to the consumers), warpgroups 1 and 2
 //   each multiply 64 rows with wgmma m64nkBNk16 into kBN / 2 fp32 registers.
@@ -15,6 +15,12 @@
 //   the runtime encodes against the final buffer addresses; TMA fills
 //   out-of-range elements with zeros, so any M, N and K (K % 8 == 0 for the
 //   16-byte global stride) works and only the epilogue checks bounds.
+//
+// The main loop is written against an `Operands` policy: how many row tiles
+// and k-tiles there are, how one stage's A and B tiles are loaded, and which
+// output row each row of a tile is. MatrixOperands is the plain GEMM;
+// kiln_conv_sm90.cuh's ConvOperands loads boxes of NHWC pixels, so the same
+// loop runs an implicit-GEMM convolution.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -38,7 +44,8 @@ __host__ __device__ constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
 /// around in shared memory (pitch 72 floats: conflict-free float2 writes).
 constexpr int kStagingCols = 64, kStagingPitch = 72;
 constexpr int kStagingBytes = 8 * 16 * kStagingPitch * 4;
-/// Rows of a staged slice whose epilogue is computed before any is stored.
+/// Rows of a staged slice whose epilogue is computed before any is stored
+/// (a GEMM's; an Operands policy sets its own).
 constexpr int kEpilogueRows = 8;
 /// Dynamic shared memory: the stages, the epilogue staging, and 1 KiB to
 /// align the stages to 1024.
@@ -50,11 +57,40 @@ constexpr int kMaxSharedBytes = 232448;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-template <typename T, int kBN, int kStages, typename Epilogue>
-__device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
-                                           int M, int N, int K,
-                                           const Epilogue &epilogue) {
-  static_assert(kBN == 128 || kBN == 192 || kBN == 256, "wgmma tiles are 128, 192 or 256 wide");
+/// A plain GEMM's operands: 2-D tensor maps of A [M, K] (boxes 64 x 128)
+/// and B [N, K] (boxes 64 x kBN); tile rows are consecutive output rows.
+template <int kBN> struct MatrixOperands {
+  const TensorMap &mapA, &mapB;
+  int M, K;
+  static constexpr unsigned kBytesA = kTileBytesA;
+  static constexpr int kEpilogueRows = sm90::kEpilogueRows;
+  /// Whether row() is worth computing once per tile and lane and passing
+  /// around by shuffles (here it is one add).
+  static constexpr bool kRowsByShuffle = false;
+  __device__ __forceinline__ int tiles_m() const { return (M + kBM - 1) / kBM; }
+  __device__ __forceinline__ int k_tiles() const { return (K + kBK - 1) / kBK; }
+  __device__ __forceinline__ void load_a(void *dst, int tileM, int k,
+                                         unsigned long long *bar) const {
+    tma_load_2d(dst, mapA, k * kBK, tileM * kBM, bar);
+  }
+  __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
+                                         unsigned long long *bar) const {
+    tma_load_2d(dst, mapB, k * kBK, blockN, bar);
+  }
+  /// The output row of row r of row tile tileM (M or more past the end);
+  /// a row the epilogue may read at; whether it is stored.
+  __device__ __forceinline__ int row(int tileM, int r) const { return tileM * kBM + r; }
+  __device__ __forceinline__ int clamp_row(int m) const { return min(m, M - 1); }
+  __device__ __forceinline__ bool stores(int m) const { return m < M; }
+};
+
+/// The persistent TMA + wgmma main loop over `ops`' row tiles and N's
+/// column tiles, with the epilogue staged through shared memory.
+template <typename T, int kBN, int kStages, typename Operands, typename Epilogue>
+__device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
+                                               const Epilogue &epilogue) {
+  static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
+                "wgmma tiles are 64, 128, 192 or 256 wide");
   static_assert(kStages >= 2 && shared_bytes(kBN, kStages) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
   constexpr int kTileBytesB = tile_bytes_b(kBN);
@@ -72,8 +108,8 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   // land while the consumers run this tile's epilogue. Stage and parity
   // follow a k-iteration counter that continues across tiles.
   const int tilesN = (N + kBN - 1) / kBN;
-  const int tiles = ((M + kBM - 1) / kBM) * tilesN;
-  const int kTiles = (K + kBK - 1) / kBK;
+  const int tiles = ops.tiles_m() * tilesN;
+  const int kTiles = ops.k_tiles();
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -89,14 +125,14 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
     if (lane128 == 0) {
       int it = 0;
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int blockM = (tile / tilesN) * kBM, blockN = (tile % tilesN) * kBN;
+        const int tileM = tile / tilesN, blockN = (tile % tilesN) * kBN;
         for (int k = 0; k < kTiles; ++k, ++it) {
           int stage = it % kStages;
           if (it >= kStages)
             barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
-          barrier_expect_tx(&full[stage], kTileBytesA + kTileBytesB);
-          tma_load_2d(tilesA + stage * (kBM * kBK), mapA, k * kBK, blockM, &full[stage]);
-          tma_load_2d(tilesB + stage * (kBN * kBK), mapB, k * kBK, blockN, &full[stage]);
+          barrier_expect_tx(&full[stage], Operands::kBytesA + kTileBytesB);
+          ops.load_a(tilesA + stage * (kBM * kBK), tileM, k, &full[stage]);
+          ops.load_b(tilesB + stage * (kBN * kBK), blockN, k, &full[stage]);
         }
       }
     }
@@ -108,7 +144,7 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   const int warp = lane128 / 32, lane = lane128 % 32;
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int blockM = (tile / tilesN) * kBM, blockN = (tile % tilesN) * kBN;
+    const int tileM = tile / tilesN, blockN = (tile % tilesN) * kBN;
     float d[kBN / 16][8];
 #pragma unroll
     for (int i = 0; i < kBN / 16; ++i)
@@ -147,7 +183,9 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
     // consecutive columns per instruction.
     float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
                      ((warpgroup - 1) * 4 + warp) * 16 * kStagingPitch;
-    const int warpRow = blockM + rowBase + warp * 16;
+    const int warpRow = rowBase + warp * 16; // in the tile
+    // Lane l holds the output row of the warp's row l % 16.
+    const int laneRow = Operands::kRowsByShuffle ? ops.row(tileM, warpRow + (lane & 15)) : 0;
 #pragma unroll
     for (int c = 0; c < kBN / kStagingCols; ++c) {
 #pragma unroll
@@ -165,28 +203,41 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
       // Eight rows' elements are computed before any is stored, so their
       // loads (a residual, a bias) are all in flight at once: a store
       // between two loads would keep them in order, since an output may
-      // alias an input. Out-of-range elements are computed at the last row
-      // and column (and not stored): unconditional loads let the compiler
-      // share a column's bias load between rows.
+      // alias an input. Out-of-range elements are computed at a row in
+      // range (ops.clamp_row) or the last column (and not stored):
+      // unconditional loads let the compiler share a column's bias load
+      // between rows.
 #pragma unroll
-      for (int r0 = 0; r0 < 16; r0 += kEpilogueRows) {
-        typename Epilogue::Values values[kEpilogueRows][kStagingCols / 32];
+      for (int r0 = 0; r0 < 16; r0 += Operands::kEpilogueRows) {
+        constexpr int kRows = Operands::kEpilogueRows;
+        typename Epilogue::Values values[kRows][kStagingCols / 32];
+        auto rowOf = [&](int r) {
+          return Operands::kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r0 + r)
+                                          : ops.row(tileM, warpRow + r0 + r);
+        };
 #pragma unroll
-        for (int r = 0; r < kEpilogueRows; ++r)
+        for (int r = 0; r < kRows; ++r)
 #pragma unroll
           for (int h = 0; h < kStagingCols / 32; ++h)
-            values[r][h] = epilogue.compute(min(warpRow + r0 + r, M - 1), min(n0 + 32 * h, N - 1),
+            values[r][h] = epilogue.compute(ops.clamp_row(rowOf(r)), min(n0 + 32 * h, N - 1),
                                             staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
 #pragma unroll
-        for (int r = 0; r < kEpilogueRows; ++r)
+        for (int r = 0; r < kRows; ++r)
 #pragma unroll
           for (int h = 0; h < kStagingCols / 32; ++h)
-            if (warpRow + r0 + r < M && n0 + 32 * h < N)
-              epilogue.store(warpRow + r0 + r, n0 + 32 * h, values[r][h]);
+            if (ops.stores(rowOf(r)) && n0 + 32 * h < N)
+              epilogue.store(rowOf(r), n0 + 32 * h, values[r][h]);
       }
       __syncwarp();
     }
   }
+}
+
+template <typename T, int kBN, int kStages, typename Epilogue>
+__device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
+                                           int M, int N, int K,
+                                           const Epilogue &epilogue) {
+  wgmma_mainloop<T, kBN, kStages>(MatrixOperands<kBN>{mapA, mapB, M, K}, N, epilogue);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

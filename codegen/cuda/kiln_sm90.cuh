@@ -3,8 +3,8 @@
 // The sm_90a instructions a Hopper kernel family builds on, in one place:
 // the tensor map a kernel receives, mbarrier transactions (init, expected
 // bytes, arrive, parity wait), the 2-D bulk tensor copy (TMA) into shared
-// memory, the wgmma shared-memory descriptor of a K-major tile in 128-byte
-// swizzle, and wgmma m64nNk16 (N = 128, 192, 256) into fp32 accumulators.
+// memory (and 3-D and 4-D boxes), the wgmma shared-memory descriptor of a K-major tile in 128-byte
+// swizzle, and wgmma m64nNk16 (N = 64, 128, 192, 256) into fp32 accumulators.
 // Each is a forced-inline wrapper around its `asm volatile`. Everything but
 // the TensorMap type exists only when compiling for sm_90a
 // (__CUDA_ARCH_FEAT_SM90_ALL).
@@ -56,6 +56,26 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
                : "memory");
 }
 
+/// 3-D and 4-D boxes (coordinates innermost first; negative and past-the-end
+/// coordinates read zeros): an implicit-GEMM convolution's filter taps and
+/// NHWC pixel boxes.
+__device__ __forceinline__ void tma_load_3d(void *dst, const TensorMap &map, int x, int y, int z,
+                                            unsigned long long *bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_address(dst)),
+               "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(z),
+               "r"(smem_address(bar))
+               : "memory");
+}
+__device__ __forceinline__ void tma_load_4d(void *dst, const TensorMap &map, int x, int y, int z,
+                                            int w, unsigned long long *bar) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem_address(dst)),
+               "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(z), "r"(w),
+               "r"(smem_address(bar))
+               : "memory");
+}
+
 /// Makes the barriers' initialization visible to the async proxy (TMA).
 __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -92,8 +112,29 @@ __device__ __forceinline__ unsigned long long descriptor(const void *p) {
 }
 
 /// wgmma m64nNk16 into a warpgroup's N / 2 fp32 accumulators per thread,
-/// for the tile widths the selection stage may choose.
+/// for the tile widths the selection stage may choose (64: convolutions of
+/// 64 output channels).
 template <typename T, int N> struct Wgmma;
+#define KILN_WGMMA_M64N64K16(TYPE, PTXTYPE)                                    \
+  template <> struct Wgmma<TYPE, 64> {                                         \
+    static __device__ __forceinline__ void run(float (&d)[4][8],               \
+                                               unsigned long long a,           \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                              \
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTXTYPE "." PTXTYPE    \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 0;\n"                             \
+          "}\n"                                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
+            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
+            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),\
+            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7])                                                               \
+          : "l"(a), "l"(b));                                                   \
+    }                                                                          \
+  };
+KILN_WGMMA_M64N64K16(__half, "f16")
+KILN_WGMMA_M64N64K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N64K16
 #define KILN_WGMMA_M64N128K16(TYPE, PTXTYPE)                                   \
   template <> struct Wgmma<TYPE, 128> {                                        \
     static __device__ __forceinline__ void run(float (&d)[8][8],              \

@@ -1,13 +1,17 @@
 //===- ConvEmitter.cpp - conv_epilogue and pooling groups -> CUDA ---------===//
 //
 // conv_epilogue: one kiln.conv2d (NHWC) plus elementwise ops on its result.
-// The convolution picks one of four main loops (kiln_conv.cuh):
+// The convolution runs one of five main loops (kiln_conv.cuh), as its
+// kernel configuration says:
 //   1. a plain GEMM (1x1, stride 1, no padding, one group, NHWC input): the
 //      input is [N*H*W, C] and the weight [O, C], so the GEMM emitter runs
 //      it, TMA + wgmma on sm_90a when C % 8 == 0 for fp16/bf16;
 //   2. depthwise (groups == C): a direct kernel, one thread per output;
 //   3. fp16/bf16: implicit GEMM on mma.sync, im2col in the A loader;
-//   4. fp32: the same implicit GEMM on SIMT FMA.
+//   4. fp32: the same implicit GEMM on SIMT FMA;
+//   5. conv_wgmma (sm_90a, kiln_conv_sm90.cuh): the implicit GEMM on the
+//      Hopper GEMM's TMA + wgmma loop, each A tile one TMA box of NHWC
+//      input pixels per filter tap; path 3 on the same grid elsewhere.
 // Every path ends in the same epilogue functor: (m, o, acc) -> acc + bias,
 // rounded to the element type, then the group's ops at idx = m * O + o.
 // The input may be `kiln.permute %arg [0, 2, 3, 1]` of an NCHW argument:
@@ -40,6 +44,8 @@ template <typename Op> Op anchorOf(FusionOp group) {
   return {};
 }
 
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /// `struct name { static constexpr int A = 1; ... };`
 std::string constants(const std::string &name,
                       ArrayRef<std::pair<const char *, int64_t>> values) {
@@ -65,6 +71,98 @@ LogicalResult emitRest(FusionOp group, ElementCode &code,
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
+
+/// conv_wgmma (kiln_conv_sm90.cuh), its epilogue already emitted: tensor maps of the NHWC input as
+/// [N, H, W, C] and of the weight as [O, KH * KW, C]; a persistent grid of
+/// 384 threads. Other images run conv_mma over the same grid.
+FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
+                                               const ConvShape &convShape,
+                                               KernelConfigAttr config, ElementCode &epilogue,
+                                               BlockArgument inputArg, BlockArgument weightArg,
+                                               bool layoutChange) {
+  Conv2dOp conv = convShape.conv;
+  auto refuse = [&](const Twine &why) {
+    return group.emitOpError("cannot run as conv_wgmma: ") << why;
+  };
+  Type element = conv.getType().getElementType();
+  ArrayRef<int64_t> in = conv.getInput().getType().getShape();
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(), d = conv.getDilation();
+  if (!element.isF16() && !element.isBF16())
+    return refuse("wgmma needs fp16 or bf16 operands");
+  if (convShape.groups != 1 || layoutChange || in[3] % 8 != 0)
+    return refuse("TMA boxes need one group and an NHWC input with C % 8 == 0 (16-byte "
+                  "strides)");
+  ArrayRef<int64_t> tile = config.getTile();
+  if (tile.size() != 3 || tile[0] != 128 || tile[2] != 64 ||
+      !llvm::is_contained({64, 128, 192, 256}, tile[1]))
+    return refuse("its template implements tiles [128, 64 | 128 | 192 | 256, 64] only");
+  if (config.getStages() < 2 ||
+      wgmmaSharedBytes(tile[1], config.getStages()) > kWgmmaMaxSharedBytes)
+    return refuse(Twine(config.getStages()) + " stages of 128 x " + Twine(tile[1]) +
+                  " tiles do not fit in shared memory");
+  if (config.getGridLimit() <= 0)
+    return refuse("the persistent grid needs a grid_limit (blocks at most)");
+  ArrayRef<int64_t> pixels = config.getPixelTile();
+  if (pixels.size() != 3)
+    return refuse("it needs a pixel_tile [images, rows, columns]");
+  if (s[0] > 8 || s[1] > 8 || pixels[1] * s[0] > 256 || pixels[2] * s[1] > 256 ||
+      pixels[0] > 256)
+    return refuse("a TMA box spans at most 256 elements per dimension with strides of at "
+                  "most 8");
+  int64_t width = tile[1];
+  int64_t tiles = ceilDiv(out[0], pixels[0]) * ceilDiv(out[1], pixels[1]) *
+                  ceilDiv(out[2], pixels[2]) * ceilDiv(out[3], width);
+
+  std::string shapeName = name.str() + "_shape", epilogueName = name.str() + "_epilogue";
+  std::string type = cudaType(element);
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.kind = "conv_epilogue";
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  kernel.block = 384;
+  kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
+  kernel.dynamicSharedBytes = static_cast<unsigned>(wgmmaSharedBytes(width, config.getStages()));
+  auto u = [](int64_t v) { return static_cast<unsigned>(v); };
+  kernel.tensorMaps = {
+      TensorMapArg{inputArg.getArgNumber(),
+                   {in[3], in[2], in[1], in[0]},
+                   {64, u(pixels[2] * s[1]), u(pixels[1] * s[0]), u(pixels[0])},
+                   {1, u(s[1]), u(s[0]), 1}},
+      TensorMapArg{weightArg.getArgNumber(),
+                   {w[3], w[1] * w[2], w[0]},
+                   {64, 1, u(width)},
+                   {1, 1, 1}}};
+  std::string shape = constants(
+      shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"O", out[3]},
+                  {"KH", w[1]}, {"KW", w[2]}, {"SH", s[0]}, {"SW", s[1]}, {"PT", p[0]},
+                  {"PL", p[1]}, {"DH", d[0]}, {"DW", d[1]}, {"OH", out[1]},
+                  {"OW", out[2]}, {"G", 1}, {"kNchw", 0}});
+  std::string x = "in" + std::to_string(inputArg.getArgNumber());
+  std::string weight = "in" + std::to_string(weightArg.getArgNumber());
+  std::string sizes = std::to_string(width) + ", " + std::to_string(config.getStages()) + ", " +
+                      std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
+                      std::to_string(pixels[2]);
+  kernel.source =
+      header(group, kernel.kind) + "#include \"kiln_conv_sm90.cuh\"\n" +
+      "static_assert(kiln::sm90::shared_bytes(" + std::to_string(width) + ", " +
+      std::to_string(config.getStages()) + ") == " + std::to_string(kernel.dynamicSharedBytes) +
+      ", \"the launch's shared memory must match the kernel's\");\n\n" + shape + "\n" +
+      emitEpilogueFunctor(group,
+                          {epilogueName, "int m, int o", "m, o", "",
+                           "    const long long idx = (long long)m * " +
+                               std::to_string(out[3]) + "LL + o;\n"},
+                          epilogue) +
+      "\n" + kernelOpen(group, name, kernel.block, kernel.tensorMaps.size()) + "  const " +
+      epilogueName + " epilogue{" + epilogueInitializers(group) +
+      "};\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::conv::conv_wgmma<" + shapeName +
+      ", " + type + ", " + sizes + ">(map0, map1, epilogue);\n#else\n" +
+      "  kiln::conv::conv_mma_persistent<" + shapeName + ">(" + x + ", " + weight +
+      ", epilogue);\n#endif\n}\n";
+  return kernel;
+}
 
 FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   std::optional<ConvShape> convShape = convShapeOf(group);
@@ -105,9 +203,13 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   // The epilogue reads the accumulator plus bias, rounded as if stored.
   ElementCode epilogue(group, out, "idx", "    ");
   epilogue.deferStores = true;
+  // The bias is read at the output channel the epilogue is called with:
+  // through idx it would cost a 64-bit remainder per element (and, in the
+  // wgmma epilogue, registers enough to spill).
   std::string accumulator = "acc";
   if (conv.getBias())
-    accumulator = "(acc + " + epilogue.valueOf(conv.getBias()) + ")";
+    accumulator = "(acc + kiln::to_float(in" +
+                  std::to_string(cast<BlockArgument>(conv.getBias()).getArgNumber()) + "[o]))";
   SmallVector<Operation *> skip = {conv};
   if (layoutChange)
     skip.push_back(layoutChange);
@@ -142,6 +244,9 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
 
   bool depthwise = convShape->depthwise;
   bool tensorCores = element.isF16() || element.isBF16();
+  if (variant == KernelVariant::conv_wgmma)
+    return emitHopperConvolution(group, name, *convShape, config, epilogue, inputArg,
+                                 weightArg, layoutChange != nullptr);
   if (depthwise != (variant == KernelVariant::conv_depthwise))
     return refuse(depthwise ? "a depthwise convolution runs as conv_depthwise"
                             : "conv_depthwise needs one filter per channel");

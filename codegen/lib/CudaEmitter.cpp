@@ -646,7 +646,8 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
   case FusionKind::gemm_epilogue:
     return variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k;
   case FusionKind::conv_epilogue:
-    return variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise;
+    return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
+           variant == KernelVariant::conv_wgmma;
   case FusionKind::attention:
     return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt;
   }

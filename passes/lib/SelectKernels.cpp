@@ -21,6 +21,12 @@
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
 //   convolution       depthwise       -> conv_depthwise
+//                     wgmma, fp16/bf16, one group, NHWC input, C % 8 == 0,
+//                     boxes of output pixels x 256 columns >= M / 4
+//                                     -> conv_wgmma: the box of at most
+//                                        128 pixels that covers the output
+//                                        in the fewest boxes (pixelTile),
+//                                        widths 64 to 256 as GEMMs
 //                     fp16/bf16, NHWC input, Cin/groups % 8 == 0,
 //                     128 x 128 tiles < M -> conv_split_k
 //                     otherwise       -> conv_mma (fp32: conv_simt)
@@ -84,8 +90,9 @@ int64_t splitFactor(int64_t smallTiles, int64_t K, const SplitKKnobs &knobs) {
 }
 
 KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<int64_t> tile = {},
-                        int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0) {
-  return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit);
+                        int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0,
+                        ArrayRef<int64_t> pixelTile = {}) {
+  return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile);
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -113,12 +120,18 @@ struct WgmmaTile {
 /// (it reuses each loaded A tile over fewer columns and runs as many
 /// epilogues per column). N = 768 at M = 4096: 96 tiles of 128 x 256 leave
 /// 36 of 132 multiprocessors idle, 128 tiles of 128 x 192 fill all but 4.
-WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors) {
-  struct Candidate {
-    int64_t width;
-    double perColumn;
-  };
-  const Candidate candidates[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}};
+struct WidthCandidate {
+  int64_t width;
+  double perColumn;
+};
+constexpr WidthCandidate kGemmWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}};
+/// A convolution of 64 output channels would leave half of a 128-wide tile
+/// idle.
+constexpr WidthCandidate kConvWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}, {64, 1.3}};
+
+WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors,
+                    ArrayRef<WidthCandidate> candidates = kGemmWidths) {
+  using Candidate = WidthCandidate;
   WgmmaTile best{0, 0, 0, ""};
   double bestCost = 0;
   std::string considered;
@@ -183,6 +196,41 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                 "gemm_mma: " + shape + "; " + refusedSplit + "; " + refusedWgmma};
 }
 
+/// The output pixels of a conv_wgmma row tile: the box of images x rows x
+/// columns (at most 128 pixels) that covers the output in the fewest
+/// tiles, each box row within TMA's 256 elements at the convolution's
+/// stride. Every tile costs a full 128-row tile of math, so a box that
+/// divides the output evenly wins: 8 x 8 pixels of 2 images at 56 x 56, 2 x
+/// 2 pixels of 32 images at 14 x 14.
+struct PixelTile {
+  int64_t images = 1, rows = 1, columns = 1, tiles = 0;
+  std::string why;
+};
+
+PixelTile pixelTile(const ConvShape &s) {
+  Conv2dOp conv = s.conv;
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  const int64_t N = out[0], OH = out[1], OW = out[2];
+  ArrayRef<int64_t> strides = conv.getStrides();
+  PixelTile best;
+  for (int64_t columns = std::min<int64_t>(OW, 128); columns >= 1; --columns) {
+    if (columns * strides[1] > 256)
+      continue;
+    for (int64_t rows = std::min<int64_t>(OH, 128 / columns); rows >= 1; --rows) {
+      if (rows * strides[0] > 256)
+        continue;
+      int64_t images = std::min<int64_t>(N, 128 / (columns * rows));
+      int64_t tiles = ceilDiv(N, images) * ceilDiv(OH, rows) * ceilDiv(OW, columns);
+      if (best.tiles == 0 || tiles < best.tiles)
+        best = {images, rows, columns, tiles, ""};
+    }
+  }
+  best.why = str(best.tiles) + " boxes of " + str(best.images) + " x " + str(best.rows) +
+             " x " + str(best.columns) + " pixels (" +
+             str(N * OH * OW * 100 / (best.tiles * 128)) + "% of their rows used)";
+  return best;
+}
+
 FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetImage &target,
                              const SplitKKnobs &knobs) {
   MLIRContext *context = group.getContext();
@@ -199,17 +247,44 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
   int64_t perGroup = s.outChannels / s.groups;
   int64_t bigTiles = ceilDiv(s.M, 128) * ceilDiv(perGroup, 128) * s.groups;
   bool splitAligned = !s.layoutChange && s.inChannelsPerGroup % 8 == 0;
+  // Hopper: TMA boxes of input pixels into wgmma, unless its tiles would
+  // fill under a quarter of the GPU and K can be split instead (as GEMMs).
+  std::string refusedWgmma;
+  if (target.tensorCores != TensorCoreGeneration::Wgmma)
+    refusedWgmma = target.arch + " has no wgmma";
+  else if (s.groups != 1 || s.layoutChange || s.inChannelsPerGroup % 8 != 0)
+    refusedWgmma = "TMA boxes need one group and an NHWC input with C % 8 == 0";
+  else if (llvm::any_of(Conv2dOp(s.conv).getStrides(), [](int64_t v) { return v > 8; }))
+    refusedWgmma = "strides past 8";
+  if (refusedWgmma.empty()) {
+    PixelTile pixels = pixelTile(s);
+    int64_t wideTiles = pixels.tiles * ceilDiv(s.outChannels, 256);
+    if (wideTiles >= target.multiprocessors / 4) {
+      GemmShape gemm;
+      gemm.M = pixels.tiles * 128;
+      gemm.N = s.outChannels;
+      WgmmaTile tile = wgmmaTile(gemm, target.multiprocessors, kConvWidths);
+      return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
+                           tile.stages, 1, std::min<int64_t>(tile.tiles, target.multiprocessors),
+                           {pixels.images, pixels.rows, pixels.columns}),
+                    "conv_wgmma: " + pixels.why + "; " + tile.why};
+    }
+    refusedWgmma = str(wideTiles) + " tiles of 128 x 256 fill under a quarter of " +
+                   str(target.multiprocessors) + " multiprocessors";
+  }
   if (splitAligned && bigTiles < target.multiprocessors)
     return splitK(context, KernelVariant::conv_split_k,
                   ceilDiv(s.M, 64) * ceilDiv(perGroup, 64) * s.groups, s.reduction, target,
                   knobs,
                   "conv_split_k: " + str(bigTiles) + " tiles of 128 x 128 do not fill " +
-                      str(target.multiprocessors) + " multiprocessors");
+                      str(target.multiprocessors) + " multiprocessors; not conv_wgmma: " +
+                      refusedWgmma);
   return Choice{config(context, KernelVariant::conv_mma, {128, 128, 32}),
-                "conv_mma: " + std::string(splitAligned
-                                               ? str(bigTiles) + " tiles of 128 x 128 fill the GPU"
-                                               : "not conv_split_k: the input is read through a "
-                                                 "layout change or Cin per group % 8 != 0")};
+                "conv_mma: not conv_wgmma: " + refusedWgmma + "; " +
+                    std::string(splitAligned
+                                    ? str(bigTiles) + " tiles of 128 x 128 fill the GPU"
+                                    : "not conv_split_k: the input is read through a "
+                                      "layout change or Cin per group % 8 != 0")};
 }
 
 Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImage &target) {

@@ -25,6 +25,14 @@
 //       CONV: barrier.cluster.arrive.release.aligned
 //       CONV: mapa.shared::cluster.u32
 //       CONV: ld.shared::cluster.v4.f32
+// The Hopper implicit GEMMs: 4-D TMA boxes of input pixels and 3-D boxes of
+// filter taps feed wgmma (64 wide for 64 output channels).
+// CONV-LABEL: // === ptx r3_k0
+//   CONV-DAG: cp.async.bulk.tensor.4d
+//   CONV-DAG: cp.async.bulk.tensor.3d
+//   CONV-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CONV-LABEL: // === ptx s2_k0
+//       CONV: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // POOL-LABEL: // === ptx maxp_k0
 // POOL-LABEL: // === ptx avgp_k0
 // REDUCE-LABEL: // === ptx gap_k0

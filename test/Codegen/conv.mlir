@@ -18,7 +18,7 @@
 //       CHECK:   static constexpr int OW = 5;
 //       CHECK:   static constexpr bool kNchw = false;
 //       CHECK:     const long long idx = (long long)m * 24LL + o;
-//       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + v{{[0-9]+}}))) + v{{[0-9]+}});
+//       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + kiln::to_float(in2[o])))) + v{{[0-9]+}});
 //       CHECK:     return Values{kiln::from_float<__half>(
 //       CHECK:     out0[idx] = values.r0;
 //       CHECK: __launch_bounds__(128, 1) c3_k0(
@@ -142,4 +142,51 @@ func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tens
     kiln.yield %r : tensor<1x7x7x512xf16>
   }
   return %0 : tensor<1x7x7x512xf16>
+}
+
+// -----
+
+// ResNet-50's first 3x3 convolution at batch 32 on Hopper (conv_wgmma):
+// 784 boxes of 2 images x 8 x 8 output pixels cover 32 x 56 x 56 exactly;
+// 64 output channels take 64-wide tiles. Each k-step is one filter tap:
+// the input box is a 4-D TMA copy [C, W, H, N] at the tap's offset (the
+// padding reads as zeros), the weight a 3-D copy of [O, 9, C].
+// CHECK-LABEL: // === kernel r3_k0 grid(132, 1, 1) block(384) shared(185344) inputs(3) outputs(1)
+//  CHECK-NEXT: // tensor map of in0: dims [64, 56, 56, 32] box [64, 8, 8, 2] strides [1, 1, 1, 1]
+//  CHECK-NEXT: // tensor map of in1: dims [64, 9, 64] box [64, 1, 64] strides [1, 1, 1]
+//       CHECK: #include "kiln_conv_sm90.cuh"
+//       CHECK: static_assert(kiln::sm90::shared_bytes(64, 6) == 185344
+//       CHECK: __launch_bounds__(384, 1) r3_k0(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1,
+//       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+//  CHECK-NEXT:   kiln::conv::conv_wgmma<r3_k0_shape, __half, 64, 6, 2, 8, 8>(map0, map1, epilogue);
+//  CHECK-NEXT: #else
+//  CHECK-NEXT:   kiln::conv::conv_mma_persistent<r3_k0_shape>(in0, in1, epilogue);
+func.func @r3(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x56x56x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x56x56x64xf16> {
+  ^bb0(%ax: tensor<32x56x56x64xf16>, %aw: tensor<64x3x3x64xf16>, %ab: tensor<64xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x56x56x64xf16>
+    %r = kiln.relu %y : tensor<32x56x56x64xf16>
+    kiln.yield %r : tensor<32x56x56x64xf16>
+  }
+  return %0 : tensor<32x56x56x64xf16>
+}
+
+// -----
+
+// conv_wgmma forced on a ragged bf16 convolution: stride 2 (the input box
+// traverses every second column and row: box 16 x 8 for 8 x 4 pixels),
+// C = 40 (the box's channels past 40 read as zeros), 72 output channels in
+// 128-wide tiles, 4 x 8 x 9 outputs in boxes of 1 x 4 x 8.
+// CHECK-LABEL: // === kernel s2_k0 grid(16, 1, 1) block(384) shared(168960) inputs(4) outputs(1)
+//  CHECK-NEXT: // tensor map of in0: dims [40, 17, 15, 4] box [64, 16, 8, 1] strides [1, 2, 2, 1]
+//  CHECK-NEXT: // tensor map of in1: dims [40, 9, 72] box [64, 1, 128] strides [1, 1, 1]
+//       CHECK:   kiln::conv::conv_wgmma<s2_k0_shape, __nv_bfloat16, 128, 4, 1, 4, 8>(map0, map1, epilogue);
+func.func @s2(%x: tensor<4x15x17x40xbf16>, %w: tensor<72x3x3x40xbf16>, %b: tensor<72xbf16>, %r: tensor<4x8x9x72xbf16>) -> tensor<4x8x9x72xbf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<4x15x17x40xbf16>, tensor<72x3x3x40xbf16>, tensor<72xbf16>, tensor<4x8x9x72xbf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, pixel_tile = [1, 4, 8]>} -> tensor<4x8x9x72xbf16> {
+  ^bb0(%ax: tensor<4x15x17x40xbf16>, %aw: tensor<72x3x3x40xbf16>, %ab: tensor<72xbf16>, %ar: tensor<4x8x9x72xbf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<4x15x17x40xbf16>, tensor<72x3x3x40xbf16>, tensor<72xbf16>) -> tensor<4x8x9x72xbf16>
+    %t = kiln.add %y, %ar : tensor<4x8x9x72xbf16>
+    kiln.yield %t : tensor<4x8x9x72xbf16>
+  }
+  return %0 : tensor<4x8x9x72xbf16>
 }

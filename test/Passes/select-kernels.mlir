@@ -96,10 +96,12 @@ func.func @depthwise(%x: tensor<1x56x56x64xf16>, %w: tensor<64x3x3x1xf16>, %b: t
 // -----
 
 // ResNet-50's 3x3 convolutions: at batch 32 (layer 1, 784 tiles of
-// 128 x 128) the mma.sync implicit GEMM; at batch 1 (layer 4, 4 tiles) K
-// split 8 ways on sm_90a (8 tiles of 64 x 64, 4608 of K).
+// 128 x 128) the implicit GEMM, on sm_90a TMA + wgmma over boxes of 2 x 8 x
+// 8 output pixels (784 of them cover 32 x 56 x 56 exactly) and 64-wide
+// tiles for 64 output channels, on sm_80 mma.sync; at batch 1 (layer 4, 4
+// tiles) K split 8 ways on sm_90a (8 tiles of 64 x 64, 4608 of K).
 // SM90-LABEL: func.func @conv3x3_batch32(
-//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [2, 8, 8]>
 // SM90-LABEL: func.func @conv3x3_batch1(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 8>
 // SM80-LABEL: func.func @conv3x3_batch32(
@@ -121,6 +123,57 @@ func.func @conv3x3_batch1(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>
     kiln.yield %y : tensor<1x7x7x512xf16>
   }
   return %0 : tensor<1x7x7x512xf16>
+}
+
+// -----
+
+// conv_wgmma's pixel boxes at batch 32: 14 x 14 in boxes of 32 images x 2
+// x 2 (49 boxes, every row used; 98 tiles 128 wide make one wave); 7 x 7
+// would take 14 boxes (16 x 1 x 7), a quarter of the GPU's tiles, so K is
+// split instead; the stride-2 1x1 downsampling reads every second input
+// pixel (a box of 8 x 4 x 4 outputs spans 8 x 8 inputs). The NCHW stem
+// (C = 3) and a grouped convolution cannot be TMA boxes and keep mma.sync.
+// SM90-LABEL: func.func @boxes(
+//       SM90:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 98, pixel_tile = [32, 2, 2]>
+//       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
+//       SM90:   #kiln.kernel<variant = conv_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, pixel_tile = [8, 4, 4]>
+//       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+//       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+// SM80-LABEL: func.func @boxes(
+//   SM80-NOT:   conv_wgmma
+func.func @boxes(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>,
+                 %b: tensor<32x7x7x512xf16>, %wb: tensor<128x3x3x512xf16>,
+                 %c: tensor<32x56x56x256xf16>, %wc: tensor<512x1x1x256xf16>,
+                 %d: tensor<32x3x224x224xf16>, %wd: tensor<64x7x7x3xf16>,
+                 %e: tensor<32x28x28x256xf16>, %we: tensor<256x3x3x8xf16>)
+    -> (tensor<32x14x14x256xf16>, tensor<32x7x7x128xf16>, tensor<32x28x28x512xf16>, tensor<32x112x112x64xf16>, tensor<32x28x28x256xf16>) {
+  %0 = kiln.fusion conv_epilogue ins(%a, %wa : tensor<32x14x14x256xf16>, tensor<256x3x3x256xf16>) -> tensor<32x14x14x256xf16> {
+  ^bb0(%x: tensor<32x14x14x256xf16>, %w: tensor<256x3x3x256xf16>):
+    %y = kiln.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x14x14x256xf16>, tensor<256x3x3x256xf16>) -> tensor<32x14x14x256xf16>
+    kiln.yield %y : tensor<32x14x14x256xf16>
+  }
+  %1 = kiln.fusion conv_epilogue ins(%b, %wb : tensor<32x7x7x512xf16>, tensor<128x3x3x512xf16>) -> tensor<32x7x7x128xf16> {
+  ^bb0(%x: tensor<32x7x7x512xf16>, %w: tensor<128x3x3x512xf16>):
+    %y = kiln.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x7x7x512xf16>, tensor<128x3x3x512xf16>) -> tensor<32x7x7x128xf16>
+    kiln.yield %y : tensor<32x7x7x128xf16>
+  }
+  %2 = kiln.fusion conv_epilogue ins(%c, %wc : tensor<32x56x56x256xf16>, tensor<512x1x1x256xf16>) -> tensor<32x28x28x512xf16> {
+  ^bb0(%x: tensor<32x56x56x256xf16>, %w: tensor<512x1x1x256xf16>):
+    %y = kiln.conv2d %x, %w strides = [2, 2] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x256xf16>, tensor<512x1x1x256xf16>) -> tensor<32x28x28x512xf16>
+    kiln.yield %y : tensor<32x28x28x512xf16>
+  }
+  %3 = kiln.fusion conv_epilogue ins(%d, %wd : tensor<32x3x224x224xf16>, tensor<64x7x7x3xf16>) -> tensor<32x112x112x64xf16> {
+  ^bb0(%x: tensor<32x3x224x224xf16>, %w: tensor<64x7x7x3xf16>):
+    %p = kiln.permute %x [0, 2, 3, 1] : tensor<32x3x224x224xf16> -> tensor<32x224x224x3xf16>
+    %y = kiln.conv2d %p, %w strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<32x224x224x3xf16>, tensor<64x7x7x3xf16>) -> tensor<32x112x112x64xf16>
+    kiln.yield %y : tensor<32x112x112x64xf16>
+  }
+  %4 = kiln.fusion conv_epilogue ins(%e, %we : tensor<32x28x28x256xf16>, tensor<256x3x3x8xf16>) -> tensor<32x28x28x256xf16> {
+  ^bb0(%x: tensor<32x28x28x256xf16>, %w: tensor<256x3x3x8xf16>):
+    %y = kiln.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 : (tensor<32x28x28x256xf16>, tensor<256x3x3x8xf16>) -> tensor<32x28x28x256xf16>
+    kiln.yield %y : tensor<32x28x28x256xf16>
+  }
+  return %0, %1, %2, %3, %4 : tensor<32x14x14x256xf16>, tensor<32x7x7x128xf16>, tensor<32x28x28x512xf16>, tensor<32x112x112x64xf16>, tensor<32x28x28x256xf16>
 }
 
 // -----

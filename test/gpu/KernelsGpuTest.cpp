@@ -153,6 +153,8 @@ struct ConvCase {
   int64_t groups;
   std::string type;
   bool bias = true, residual = true, nchw = false;
+  /// A kernel configuration to force (empty: kiln-select-kernels chooses).
+  std::string config = "";
 };
 
 std::string conv(const ConvCase &k) {
@@ -175,8 +177,9 @@ std::string conv(const ConvCase &k) {
     types += sep + args[i].second;
     block += sep + "%a" + args[i].first + ": " + args[i].second;
   }
+  std::string forced = k.config.empty() ? "" : " {kiln.kernel = " + k.config + "}";
   std::string ir = "func.func @f(" + params + ") -> " + y + " {\n  %0 = kiln.fusion conv_epilogue ins(" +
-                   names + " : " + types + ") -> " + y + " {\n  ^bb0(" + block + "):\n";
+                   names + " : " + types + ")" + forced + " -> " + y + " {\n  ^bb0(" + block + "):\n";
   std::string input = "%ax";
   if (k.nchw) {
     ir += "    %p = kiln.permute %ax [0, 2, 3, 1] : " + x + " -> " + xh + "\n";
@@ -267,6 +270,31 @@ std::vector<ConvCase> convCases() {
       {1, 11, 11, 17, 34, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 17, "bf16"},
       {1, 15, 15, 3, 8, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, false, true},
       {1, 12, 12, 24, 40, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", false, true},
+  };
+}
+
+/// conv_wgmma forced on ragged shapes (sizes that are not multiples of the
+/// pixel box, the tile width or 64 channels), and chosen on ResNet-50's
+/// second-stage 3x3 convolution at batch 32.
+std::vector<ConvCase> hopperConvCases() {
+  auto forced = [](int64_t width, int64_t stages, std::string pixels) {
+    return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
+           ", 64], stages = " + std::to_string(stages) + ", grid_limit = 132, pixel_tile = " +
+           pixels + ">";
+  };
+  return {
+      {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
+       forced(128, 4, "[1, 4, 8]")},
+      {3, 11, 17, 24, 64, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", true, true, false,
+       forced(64, 6, "[2, 2, 4]")},
+      // 98-pixel boxes: the second consumer's rows past the box are stale.
+      {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
+       forced(192, 3, "[2, 7, 7]")},
+      {1, 9, 9, 16, 32, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, "f16", false, false, false,
+       forced(128, 2, "[1, 5, 5]")},
+      {2, 10, 9, 136, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false, false,
+       forced(256, 3, "[2, 8, 8]")},
+      {32, 28, 28, 128, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true},
   };
 }
 
@@ -434,6 +462,14 @@ TEST(KernelsGpu, ConvGroupedDepthwiseNchwReduced) {
     expectMatchesReference(conv(cases[i]));
 }
 
+// On an H200 the sm_90a image runs TMA + wgmma; with KILN_GPU_TEST_ARCH=
+// sm_80 the same kernels run their mma.sync fallback on the same grid.
+TEST(KernelsGpu, ConvHopperImplicitGemm) {
+  KILN_REQUIRE_GPU();
+  for (const ConvCase &c : hopperConvCases())
+    expectMatchesReference(conv(c));
+}
+
 TEST(KernelsGpu, PoolingMaxAvgCeilModePadding) {
   KILN_REQUIRE_GPU();
   for (const std::string &ir : poolCases())
@@ -493,6 +529,8 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   std::vector<std::string> irs = poolCases();
   for (const ConvCase &c : convCases())
     irs.push_back(conv(c));
+  for (const ConvCase &c : hopperConvCases())
+    irs.push_back(conv(c));
   for (const std::string &ir : reduceCases())
     irs.push_back(ir);
   irs.push_back(movement("f16"));
@@ -512,7 +550,8 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
     for (const codegen::EmittedKernel &kernel : *kernels)
       for (const char *arch : {"sm_90a", "sm_80"}) {
         std::string error;
-        EXPECT_TRUE(codegen::compileKernel(kernel, arch, error)) << arch << ": " << error;
+        EXPECT_TRUE(codegen::compileKernel(kernel, arch, error))
+            << arch << ": " << error << "\nfor\n" << ir;
       }
   }
 }
@@ -874,7 +913,8 @@ TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
     for (const codegen::EmittedKernel &kernel : *kernels)
       for (const char *arch : {"sm_90a", "sm_80"}) {
         std::string error;
-        EXPECT_TRUE(codegen::compileKernel(kernel, arch, error)) << arch << ": " << error;
+        EXPECT_TRUE(codegen::compileKernel(kernel, arch, error))
+            << arch << ": " << error << "\nfor\n" << ir;
       }
   }
 }

@@ -45,12 +45,23 @@ int main(int argc, char **argv) {
         auto kernels = kernelsOf(op);
         if (failed(kernels))
           return failure();
-        for (const kiln::codegen::EmittedKernel &k : *kernels)
+        for (const kiln::codegen::EmittedKernel &k : *kernels) {
           os << "// === kernel " << k.name << " grid(" << k.grid[0] << ", "
              << k.grid[1] << ", " << k.grid[2] << ") block(" << k.block
              << ") shared(" << k.dynamicSharedBytes << ") inputs(" << k.numInputs
-             << ") outputs(" << k.numOutputs << ")\n"
-             << k.source;
+             << ") outputs(" << k.numOutputs << ")\n";
+          // Tensor maps as the runtime will encode them (sizes innermost first).
+          for (const kiln::codegen::TensorMapArg &map : k.tensorMaps) {
+            os << "// tensor map of in" << map.input << ": dims [";
+            llvm::interleaveComma(map.dims, os);
+            os << "] box [";
+            llvm::interleaveComma(map.box, os);
+            os << "] strides [";
+            llvm::interleaveComma(map.elementStrides, os);
+            os << "]\n";
+          }
+          os << k.source;
+        }
         return success();
       },
       registerDialects);

@@ -41,7 +41,8 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
 
 LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                        KernelVariant variant, ArrayRef<int64_t> tile,
-                                       int64_t stages, int64_t splitK, int64_t gridLimit) {
+                                       int64_t stages, int64_t splitK, int64_t gridLimit,
+                                       ArrayRef<int64_t> pixelTile) {
   (void)variant;
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
@@ -50,6 +51,13 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     return emitError() << "kernel tile sizes must be positive";
   if (stages < 0 || gridLimit < 0)
     return emitError() << "stages and grid_limit cannot be negative";
+  if (!pixelTile.empty()) {
+    if (pixelTile.size() != 3 || llvm::any_of(pixelTile, [](int64_t v) { return v <= 0; }))
+      return emitError() << "a pixel tile is [images, rows, columns] of positive sizes";
+    if (pixelTile[0] * pixelTile[1] * pixelTile[2] > 128)
+      return emitError() << "a pixel tile covers at most 128 pixels, got "
+                         << pixelTile[0] * pixelTile[1] * pixelTile[2];
+  }
   // A split-K cluster is at most 8 blocks (the portable cluster size).
   if (splitK != 1 && splitK != 2 && splitK != 4 && splitK != 8)
     return emitError() << "split_k must be 1, 2, 4 or 8, got " << splitK;

@@ -107,7 +107,9 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       I32EnumAttrCase<"attention_mma", 12>,
       I32EnumAttrCase<"attention_simt", 13>,
       // A row per warp, held in registers (rows of up to 1024 elements).
-      I32EnumAttrCase<"normalization_warp", 14>]> {
+      I32EnumAttrCase<"normalization_warp", 14>,
+      // Implicit-GEMM convolution on Hopper: TMA boxes of NHWC pixels, wgmma.
+      I32EnumAttrCase<"conv_wgmma", 15>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
@@ -144,8 +146,11 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     - `split_k`: blocks of a thread-block cluster that split K (1: none).
     - `grid_limit`: the most blocks of a persistent or grid-stride launch
       (0: one block per tile).
+    - `pixel_tile`: for `conv_wgmma`, the output pixels a tile's rows cover,
+      as `[images, rows, columns]` (at most 128 in all): each k-step loads
+      that box of input pixels, shifted by the filter tap, with one TMA copy.
 
-    `gemm_wgmma` runs TMA + wgmma in an sm_90a image and, from the same
+    `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
     images; the runtime gives the non-sm_90a images no dynamic shared memory.
 
@@ -157,7 +162,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     Kiln_TileParameter:$tile,
     DefaultValuedParameter<"int64_t", "0">:$stages,
     DefaultValuedParameter<"int64_t", "1">:$split_k,
-    DefaultValuedParameter<"int64_t", "0">:$grid_limit);
+    DefaultValuedParameter<"int64_t", "0">:$grid_limit,
+    Kiln_TileParameter:$pixel_tile);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -1,0 +1,95 @@
+//===- kiln_conv_sm90.cuh - Hopper implicit-GEMM convolution --------------===//
+//
+// conv_wgmma: an NHWC convolution (one group, C % 8 == 0, fp16/bf16) on
+// kiln_gemm_sm90.cuh's persistent TMA + wgmma main loop. The GEMM is
+// out[m, o] = sum over taps (kh, kw) and channels c of x[pixel(m) + tap, c]
+// * w[o, kh, kw, c]; no im2col matrix is built.
+//
+// A row tile is a box of output pixels, kNb images x kHb rows x kWb
+// columns (at most 128). For k-step (tap, channel block) its A tile is one
+// 4-D TMA copy of the input box that those pixels read at that tap: start
+// (c0, ow0 * SW - PL + kw * DW, oh0 * SH - PT + kh * DH, n0), traversal
+// strides (1, SW, SH, 1), so a strided convolution reads every SW-th
+// column. TMA writes the box densely, 64 channels (128 bytes) per pixel,
+// in the same 128-byte swizzle as a GEMM's A tile, and fills coordinates
+// in the padding or past any edge with zeros: padding, ragged edges and
+// C % 64 != 0 need no code. The B tile is a 3-D copy of the weight viewed
+// as [O, KH * KW, C] at (c0, tap, n0). Rows of a tile past its box or
+// past the output's edges are computed and not stored.
+//
+// Dims<S> and the shape struct S are kiln_conv.cuh's.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_conv.cuh"
+#include "kiln_gemm_sm90.cuh"
+
+namespace kiln::conv {
+
+/// The pixel box of a tile: images, rows and columns of output pixels.
+template <typename S, int kNb, int kHb, int kWb> struct PixelTiles {
+  static_assert(kNb * kHb * kWb <= sm90::kBM, "a pixel tile is at most 128 pixels");
+  static constexpr int kTilesW = (S::OW + kWb - 1) / kWb;
+  static constexpr int kTilesH = (S::OH + kHb - 1) / kHb;
+  static constexpr int kTilesN = (S::N + kNb - 1) / kNb;
+  static constexpr int kTiles = kTilesN * kTilesH * kTilesW;
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
+  using P = PixelTiles<S, kNb, kHb, kWb>;
+  static_assert(S::G == 1, "conv_wgmma takes one group");
+  static constexpr int kChannelBlocks = (S::C + sm90::kBK - 1) / sm90::kBK;
+  static constexpr unsigned kBytesA = kNb * kHb * kWb * sm90::kBK * 2;
+  static constexpr int kEpilogueRows = sm90::kEpilogueRows;
+  /// A tile row's output pixel takes divisions to find: each lane finds one
+  /// per tile and the epilogue shuffles it to the warp (computed per row,
+  /// the indices of eight rows spill 192-wide tiles).
+  static constexpr bool kRowsByShuffle = true;
+  const sm90::TensorMap &input, &weight;
+
+  __device__ __forceinline__ int tiles_m() const { return P::kTiles; }
+  __device__ __forceinline__ int k_tiles() const { return S::KH * S::KW * kChannelBlocks; }
+  __device__ __forceinline__ void load_a(void *dst, int tileM, int k,
+                                         unsigned long long *bar) const {
+    const int tw = tileM % P::kTilesW, th = (tileM / P::kTilesW) % P::kTilesH,
+              tn = tileM / (P::kTilesW * P::kTilesH);
+    const int tap = k / kChannelBlocks, c0 = (k % kChannelBlocks) * sm90::kBK;
+    const int kh = tap / S::KW, kw = tap % S::KW;
+    sm90::tma_load_4d(dst, input, c0, tw * kWb * S::SW - S::PL + kw * S::DW,
+                      th * kHb * S::SH - S::PT + kh * S::DH, tn * kNb, bar);
+  }
+  __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
+                                         unsigned long long *bar) const {
+    const int tap = k / kChannelBlocks, c0 = (k % kChannelBlocks) * sm90::kBK;
+    sm90::tma_load_3d(dst, weight, c0, tap, blockN, bar);
+  }
+  /// Row r of the tile is pixel (r / (kHb kWb), r / kWb % kHb, r % kWb) of
+  /// its box; -1 past the box or the output.
+  __device__ __forceinline__ int row(int tileM, int r) const {
+    const int tw = tileM % P::kTilesW, th = (tileM / P::kTilesW) % P::kTilesH,
+              tn = tileM / (P::kTilesW * P::kTilesH);
+    const int ow = tw * kWb + r % kWb, oh = th * kHb + (r / kWb) % kHb,
+              n = tn * kNb + r / (kWb * kHb);
+    if (r >= kNb * kHb * kWb || ow >= S::OW || oh >= S::OH || n >= S::N)
+      return -1;
+    return (n * S::OH + oh) * S::OW + ow;
+  }
+  __device__ __forceinline__ int clamp_row(int m) const { return max(m, 0); }
+  __device__ __forceinline__ bool stores(int m) const { return m >= 0; }
+};
+
+template <typename S, typename T, int kBN, int kStages, int kNb, int kHb, int kWb,
+          typename Epilogue>
+__device__ __forceinline__ void conv_wgmma(const sm90::TensorMap &input,
+                                           const sm90::TensorMap &weight,
+                                           const Epilogue &epilogue) {
+  sm90::wgmma_mainloop<T, kBN, kStages>(ConvOperands<S, kNb, kHb, kWb>{input, weight}, S::O,
+                                        epilogue);
+}
+
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
+
+} // namespace kiln::conv
