@@ -321,7 +321,8 @@ def compile_kiln(work, row, args):
     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
     start = time.perf_counter()
     report = run([f"{args.bin}/kiln-compile", os.path.join(work, "model.pt"), "--precision",
-                  "fp16", "--report", "-o", os.path.join(work, "model.kiln")], env=env)
+                  "fp16", "--report", "-o", os.path.join(work, "model.kiln")] +
+                 args.kiln_flag, env=env)
     row["kiln_compile_s"] = time.perf_counter() - start
     if report.returncode != 0:
         row["error"] = (report.stderr or report.stdout).strip().splitlines()[-1]
@@ -451,6 +452,8 @@ def main():
     parser.add_argument("--only-max-autotune", action="store_true",
                         help="time kiln against the max-autotune modes alone: a supplement "
                              "to a full run, which report.py merges into its rows")
+    parser.add_argument("--kiln-flag", action="append", default=[],
+                        help="an extra kiln-compile flag (repeatable), e.g. --kiln-flag=--conv-wgmma")
     parser.add_argument("--kiln-only", action="store_true",
                         help="check and time kiln alone, no peer (while developing kernels: "
                              "compare with an earlier run's kiln time)")

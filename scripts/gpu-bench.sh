@@ -16,7 +16,8 @@
 # max-autotune and AOTInductor max_autotune (about a minute or two of
 # autotuning per model and batch); MAX_AUTOTUNE=only times kiln against those
 # two alone, a supplement that report.py merges into a full run's rows
-# (bench-PART-max-autotune.json). Writes $OUT/bench-PART.json after every
+# (bench-PART-max-autotune.json). KILN_FLAGS adds kiln-compile flags (e.g.
+# KILN_FLAGS=--conv-wgmma). Writes $OUT/bench-PART.json after every
 # row, with kiln's profile. Back on the development machine, merge the parts:
 #   python3 bench/report.py bench/RESULTS.md bench/results/DATE/bench-*.json
 set -euo pipefail
@@ -59,6 +60,7 @@ for part in "$@"; do
     --models $models --batches ${BATCHES:-1 32} --runs "${RUNS:-50}" --rounds "${ROUNDS:-3}" \
     --torchscript $([ "${DEFAULT_COMPILE:-1}" = 1 ] && echo --default-compile) \
     --peers-bin "$peers" --aoti \
+    $(for flag in ${KILN_FLAGS:-}; do echo "--kiln-flag=$flag"; done) \
     $(case ${MAX_AUTOTUNE:-} in only) echo --only-max-autotune ;; ?*) echo --max-autotune ;; esac) \
     $([ "${MAX_AUTOTUNE:-}" = only ] || echo --profile) \
     --json "$out/bench-$part$([ "${MAX_AUTOTUNE:-}" = only ] && echo -max-autotune).json" \

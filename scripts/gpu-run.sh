@@ -4,7 +4,9 @@
 # Runs from the repository root on the GPU machine, over gpu-bundle/ made by
 # scripts/gpu-pack.sh. Uses the machine's own NVRTC (the CUDA toolkit, else
 # torch's nvidia wheels). Logs go to $OUT when set. Exit status: non-zero if
-# any check failed.
+# any check failed. Each step is stopped after STEP_TIMEOUT seconds (default
+# 300): a kernel that hangs (a barrier never completed) fails its step
+# instead of the whole run.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
@@ -20,10 +22,12 @@ status=0
 step() {
   local name=$1; shift
   echo "=== $name"
-  if "$@" > "$out/$name.log" 2>&1; then
+  if timeout "${STEP_TIMEOUT:-300}" "$@" > "$out/$name.log" 2>&1; then
     echo "    PASS"; tail -n "${TAIL:-4}" "$out/$name.log" | sed 's/^/    /'
   else
-    echo "    FAIL (exit $?)"; tail -n 40 "$out/$name.log" | sed 's/^/    /'; status=1
+    local code=$?
+    echo "    FAIL (exit $code$([ $code = 124 ] && echo ": timed out"))"
+    tail -n 40 "$out/$name.log" | sed 's/^/    /'; status=1
   fi
 }
 
@@ -43,6 +47,11 @@ done
 # Kernel families and test models against the reference: print every error.
 step kernels-gpu "$bundle/bin/kiln-kernels-gpu-tests"
 grep -E "rel L2|OK|FAILED|Failure|Expected|Which is" "$out/kernels-gpu.log" | head -80
+# The images other GPUs get, run on this one: the mma.sync fallbacks of the
+# Hopper kernel families, on the Hopper launch shapes.
+step kernels-gpu-sm80-images env KILN_GPU_TEST_ARCH=sm_80 "$bundle/bin/kiln-kernels-gpu-tests" \
+  --gtest_filter='*ConvHopper*:*Conv1x1*:*Wgmma*:*Linear*'
+grep -E "OK|FAILED|Failure" "$out/kernels-gpu-sm80-images.log" | head -20
 # The test models through the artifact and kiln-run, checked against PyTorch.
 TAIL=2 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$work" \
   mlp_f32 mlp_f16 ffn_f32 ffn_f16 ffn_tanh_f16 mlp_stack_f32 mlp_stack_f16 \

@@ -211,9 +211,15 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       for (int r0 = 0; r0 < 16; r0 += Operands::kEpilogueRows) {
         constexpr int kRows = Operands::kEpilogueRows;
         typename Epilogue::Values values[kRows][kStagingCols / 32];
+        // Shuffled rows are taken by the whole warp here, outside the
+        // stores' bounds checks (a lane skipping a __shfl_sync would hang
+        // the warp).
+        int shuffled[kRows];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          shuffled[r] = Operands::kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r0 + r) : 0;
         auto rowOf = [&](int r) {
-          return Operands::kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r0 + r)
-                                          : ops.row(tileM, warpRow + r0 + r);
+          return Operands::kRowsByShuffle ? shuffled[r] : ops.row(tileM, warpRow + r0 + r);
         };
 #pragma unroll
         for (int r = 0; r < kRows; ++r)

@@ -47,6 +47,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.splitKMinK = options.splitKMinK;
     select.splitKTile = options.splitKTile;
     select.splitKStages = options.splitKStages;
+    select.convWgmma = options.convWgmma;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

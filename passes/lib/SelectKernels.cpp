@@ -21,7 +21,8 @@
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
 //   convolution       depthwise       -> conv_depthwise
-//                     wgmma, fp16/bf16, one group, NHWC input, C % 8 == 0,
+//                     conv-wgmma (off by default), wgmma, fp16/bf16, one
+//                     group, NHWC input, C % 8 == 0,
 //                     boxes of output pixels x 256 columns >= M / 4
 //                                     -> conv_wgmma: the box of at most
 //                                        128 pixels that covers the output
@@ -65,6 +66,7 @@ namespace {
 
 struct SplitKKnobs {
   int64_t maxBlocks, minK, kTile, stages;
+  bool convWgmma;
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -252,6 +254,8 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
   std::string refusedWgmma;
   if (target.tensorCores != TensorCoreGeneration::Wgmma)
     refusedWgmma = target.arch + " has no wgmma";
+  else if (!knobs.convWgmma)
+    refusedWgmma = "off (conv-wgmma)";
   else if (s.groups != 1 || s.layoutChange || s.inChannelsPerGroup % 8 != 0)
     refusedWgmma = "TMA boxes need one group and an NHWC input with C % 8 == 0";
   else if (llvm::any_of(Conv2dOp(s.conv).getStrides(), [](int64_t v) { return v > 8; }))
@@ -388,7 +392,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
-                      splitKMinK, splitKTile, splitKStages};
+                      splitKMinK, splitKTile, splitKStages, convWgmma};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

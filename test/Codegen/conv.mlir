@@ -146,7 +146,8 @@ func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tens
 
 // -----
 
-// ResNet-50's first 3x3 convolution at batch 32 on Hopper (conv_wgmma):
+// ResNet-50's first 3x3 convolution at batch 32 on Hopper (conv_wgmma, as
+// kiln-select-kernels{conv-wgmma=true} chooses it):
 // 784 boxes of 2 images x 8 x 8 output pixels cover 32 x 56 x 56 exactly;
 // 64 output channels take 64-wide tiles. Each k-step is one filter tap:
 // the input box is a 4-D TMA copy [C, W, H, N] at the tap's offset (the
@@ -162,7 +163,7 @@ func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tens
 //  CHECK-NEXT: #else
 //  CHECK-NEXT:   kiln::conv::conv_mma_persistent<r3_k0_shape>(in0, in1, epilogue);
 func.func @r3(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x56x56x64xf16> {
-  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x56x56x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [2, 8, 8]>} -> tensor<32x56x56x64xf16> {
   ^bb0(%ax: tensor<32x56x56x64xf16>, %aw: tensor<64x3x3x64xf16>, %ab: tensor<64xf16>):
     %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) -> tensor<32x56x56x64xf16>
     %r = kiln.relu %y : tensor<32x56x56x64xf16>

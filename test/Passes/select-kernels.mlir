@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=SM90
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=SM80
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{conv-wgmma=true}))" | FileCheck %s --check-prefix=HCONV
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80 conv-wgmma=true}))" | FileCheck %s --check-prefix=SM80
 
 // The policy, for the primary target (sm_90a: 132 multiprocessors with
 // wgmma and clusters; sm_80: 108, mma.sync, no clusters):
@@ -96,12 +98,16 @@ func.func @depthwise(%x: tensor<1x56x56x64xf16>, %w: tensor<64x3x3x1xf16>, %b: t
 // -----
 
 // ResNet-50's 3x3 convolutions: at batch 32 (layer 1, 784 tiles of
-// 128 x 128) the implicit GEMM, on sm_90a TMA + wgmma over boxes of 2 x 8 x
-// 8 output pixels (784 of them cover 32 x 56 x 56 exactly) and 64-wide
-// tiles for 64 output channels, on sm_80 mma.sync; at batch 1 (layer 4, 4
-// tiles) K split 8 ways on sm_90a (8 tiles of 64 x 64, 4608 of K).
+// 128 x 128) the mma.sync implicit GEMM; with conv-wgmma on sm_90a, TMA +
+// wgmma over boxes of 2 x 8 x 8 output pixels (784 of them cover 32 x 56 x
+// 56 exactly) and 64-wide tiles for 64 output channels. At batch 1 (layer
+// 4, 4 tiles) K split 8 ways on sm_90a (8 tiles of 64 x 64, 4608 of K).
 // SM90-LABEL: func.func @conv3x3_batch32(
-//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [2, 8, 8]>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+// HCONV-LABEL: func.func @conv3x3_batch32(
+//       HCONV:   kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [2, 8, 8]>
+// HCONV-LABEL: func.func @conv3x3_batch1(
+//       HCONV:   kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 8>
 // SM90-LABEL: func.func @conv3x3_batch1(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 8>
 // SM80-LABEL: func.func @conv3x3_batch32(
@@ -133,12 +139,20 @@ func.func @conv3x3_batch1(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>
 // split instead; the stride-2 1x1 downsampling reads every second input
 // pixel (a box of 8 x 4 x 4 outputs spans 8 x 8 inputs). The NCHW stem
 // (C = 3) and a grouped convolution cannot be TMA boxes and keep mma.sync.
+// Without conv-wgmma: K split where 128 x 128 tiles do not fill the GPU,
+// mma.sync elsewhere.
 // SM90-LABEL: func.func @boxes(
-//       SM90:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 98, pixel_tile = [32, 2, 2]>
+//       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3>
 //       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
-//       SM90:   #kiln.kernel<variant = conv_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, pixel_tile = [8, 4, 4]>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+//       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+// HCONV-LABEL: func.func @boxes(
+//       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 98, pixel_tile = [32, 2, 2]>
+//       HCONV:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
+//       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, pixel_tile = [8, 4, 4]>
+//       HCONV:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
+//       HCONV:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 // SM80-LABEL: func.func @boxes(
 //   SM80-NOT:   conv_wgmma
 func.func @boxes(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>,

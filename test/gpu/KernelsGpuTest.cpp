@@ -274,8 +274,8 @@ std::vector<ConvCase> convCases() {
 }
 
 /// conv_wgmma forced on ragged shapes (sizes that are not multiples of the
-/// pixel box, the tile width or 64 channels), and chosen on ResNet-50's
-/// second-stage 3x3 convolution at batch 32.
+/// pixel box, the tile width or 64 channels), and as kiln-select-kernels
+/// chooses it for ResNet-50's second-stage 3x3 convolution at batch 32.
 std::vector<ConvCase> hopperConvCases() {
   auto forced = [](int64_t width, int64_t stages, std::string pixels) {
     return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
@@ -294,7 +294,8 @@ std::vector<ConvCase> hopperConvCases() {
        forced(128, 2, "[1, 5, 5]")},
       {2, 10, 9, 136, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false, false,
        forced(256, 3, "[2, 8, 8]")},
-      {32, 28, 28, 128, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true},
+      {32, 28, 28, 128, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
+       forced(128, 5, "[8, 4, 4]")},
   };
 }
 

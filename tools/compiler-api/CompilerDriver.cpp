@@ -95,6 +95,7 @@ bool driver::optimize(Compilation &c, const std::string &precision,
   pipeline.splitKMinK = selection.splitKMinK;
   pipeline.splitKTile = selection.splitKTile;
   pipeline.splitKStages = selection.splitKStages;
+  pipeline.convWgmma = selection.convWgmma;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
     error = "the graph pipeline failed (see the diagnostics above)";

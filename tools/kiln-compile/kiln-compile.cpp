@@ -88,6 +88,11 @@ cl::opt<int64_t> splitKTile("split-k-k-tile",
 cl::opt<int64_t> splitKStages("split-k-stages",
                               cl::desc("depth of the split-K pipeline (default 3)"),
                               cl::init(kiln::kSplitKStages), cl::cat(kilnCategory));
+cl::opt<bool> convWgmma(
+    "conv-wgmma",
+    cl::desc("run convolutions on the Hopper implicit GEMM (TMA boxes of input pixels, "
+             "wgmma) where it applies; off by default until it has been checked on an H200"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
     cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "
@@ -264,6 +269,7 @@ int main(int argc, char **argv) {
   selection.splitKMinK = splitKMinK;
   selection.splitKTile = splitKTile;
   selection.splitKStages = splitKStages;
+  selection.convWgmma = convWgmma;
   std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
   if (!targets)
     return fail(error.rfind("split-K", 0) == 0 ? error : "--arch: " + error);

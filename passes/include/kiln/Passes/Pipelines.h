@@ -44,6 +44,10 @@ struct GraphPipelineOptions
   Option<int64_t> splitKStages{*this, "split-k-stages",
                                llvm::cl::desc("depth of the split-K pipeline"),
                                llvm::cl::init(kSplitKStages)};
+  Option<bool> convWgmma{*this, "conv-wgmma",
+                         llvm::cl::desc("choose the Hopper implicit-GEMM convolution "
+                                        "(conv_wgmma) where it applies"),
+                         llvm::cl::init(false)};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize
