@@ -53,26 +53,34 @@ class Mlp(torch.nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
-# name -> (module, example inputs, architecture)
+# name -> (module, example inputs, architecture[, extra kiln-compile flags])
 MODELS = {
     "elementwise": (lambda: Fn(lambda a: torch.relu(a * 2 + 1)), lambda: (torch.randn(4, 8),), "sm_80"),
     "normalization": (lambda: torch.nn.LayerNorm(8), lambda: (torch.randn(4, 8),), "sm_90a"),
     "softmax": (lambda: Fn(lambda a: torch.softmax(a, -1)), lambda: (torch.randn(3, 8),), "sm_80"),
     "linear_f16": (lambda: torch.nn.Linear(16, 8).half(), lambda: (torch.randn(4, 16).half(),), "sm_90a"),
-    "mlp_f16": (lambda: Mlp().half(), lambda: (torch.randn(8, 16).half(),), "sm_90a,sm_80"),
+    # Selected for a 4-multiprocessor GPU, its two tiny GEMMs take the Hopper
+    # kernel (2-D tensor maps) rather than split-K.
+    "mlp_f16": (lambda: Mlp().half(), lambda: (torch.randn(8, 16).half(),), "sm_90a,sm_80",
+                ["--multiprocessors", "4"]),
+    # The second convolution reads NHWC: a Hopper implicit GEMM with 4-D and
+    # 3-D tensor maps (the first reads the NCHW input through a permute).
+    "conv_f16": (lambda: torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
+                                             torch.nn.Conv2d(16, 32, 3, stride=2, padding=1)).half(),
+                 lambda: (torch.randn(8, 8, 48, 48).half(),), "sm_90a", ["--conv-wgmma"]),
 }
 MAX_SEED_BYTES = 64 * 1024
 
 
 def compile_models(kiln_compile, work):
     artifacts = {}
-    for name, (module, inputs, arch) in MODELS.items():
+    for name, (module, inputs, arch, *flags) in MODELS.items():
         torch.manual_seed(0)
         pt = os.path.join(work, name + ".pt")
         torch.jit.save(torch.jit.trace(module().eval(), inputs()), pt)
         out = os.path.join(work, name + ".kiln")
-        subprocess.run([kiln_compile, pt, "--arch", arch, "-o", out], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([kiln_compile, pt, "--arch", arch, "-o", out] + (flags[0] if flags else []),
+                       check=True, stdout=subprocess.DEVNULL)
         with open(out, "rb") as f:
             artifacts[name] = f.read()
     return artifacts
@@ -109,10 +117,14 @@ def mangled(data):
     forge("tensor-2-41", lambda b: b["inputs"][0].update(shape=[1 << 30, 1 << 10]))
 
     def misaligned_map(b):  # the tensor map of launch 1 reads the arena buffer
-        arena = b["launches"][1]["maps"][0][0]
+        arena = b["launches"][1]["maps"][0]["buffer"]
         b["buffers"][arena][2] += 8
         b["arena"] += 8
     forge("misaligned-map", misaligned_map)
+    forge("map-rank-6", lambda b: b["launches"][0]["maps"][0].update(
+        dims=[8] * 6, box=[1] * 6, strides=[1] * 6))
+    forge("map-stride-9", lambda b: b["launches"][0]["maps"][0]["strides"].__setitem__(1, 9))
+    forge("map-box-row", lambda b: b["launches"][0]["maps"][0]["box"].__setitem__(0, 72))
     assert a["kernels"], "the mangled seeds need a kernel"
     return out
 
