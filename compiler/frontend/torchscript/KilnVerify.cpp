@@ -13,6 +13,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <torch/csrc/jit/runtime/interpreter.h>
+
 #include <cstdio>
 
 using namespace kiln::frontend;
@@ -67,8 +69,19 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
 
   std::vector<at::Tensor> expected;
   try {
-    std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-    expected = flattenOutputValue(state.frozen.forward(args));
+    if (state.exportedGraph) {
+      // A torch.export archive: its graph's ATen ops, run by the interpreter.
+      torch::jit::Stack stack(inputs.begin(), inputs.end());
+      torch::jit::Code code(state.exportedGraph, "forward");
+      torch::jit::InterpreterState interpreter(code);
+      interpreter.run(stack);
+      for (const c10::IValue &value : stack)
+        for (const at::Tensor &tensor : flattenOutputValue(value))
+          expected.push_back(tensor);
+    } else {
+      std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+      expected = flattenOutputValue(state.frozen.forward(args));
+    }
   } catch (const std::exception &e) {
     report += "LibTorch failed on the verification inputs: " + std::string(e.what()) + "\n";
     return false;

@@ -328,6 +328,16 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
             "torch.jit.save";
     return nullptr;
   }
+  if (isPt2Archive(path)) {
+    auto state = std::make_unique<State>();
+    state->path = path;
+    if (!loadPt2Archive(path, *state, error))
+      return nullptr;
+    auto &graph = state->graph;
+    torch::jit::ConstantPooling(graph);
+    torch::jit::EliminateDeadCode(graph);
+    return std::unique_ptr<TorchScriptModule>(new TorchScriptModule(std::move(state)));
+  }
   if (std::string why = notTorchScript(path); !why.empty()) {
     error = "'" + path + "' is a zip but not a TorchScript archive (" + why + ")";
     return nullptr;
@@ -387,6 +397,18 @@ std::vector<std::string> TorchScriptModule::inputNames() const {
 
 std::vector<InputSpec> TorchScriptModule::tracedInputs() const {
   std::vector<InputSpec> specs;
+  // An exported program records every input's sizes (symbols by their hint).
+  if (state_->exportedGraph) {
+    for (const State::ExportedInput &input : state_->exportedInputs) {
+      if (input.dtype.empty())
+        return {};
+      InputSpec spec{input.name, {}, input.dtype, std::nullopt};
+      for (const State::ExportedDim &dim : input.dims)
+        spec.shape.push_back(dim.hint);
+      specs.push_back(spec);
+    }
+    return specs;
+  }
   try {
     caffe2::serialize::PyTorchStreamReader reader(state_->path);
     if (!reader.hasRecord("traced_inputs.pkl"))
@@ -444,6 +466,37 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
             " were declared";
     return false;
   }
+  // An exported program fixes each static size and bounds each symbolic
+  // one: refuse what it was not exported for before running anything.
+  for (const InputSpec &spec : specs)
+    for (const State::ExportedInput &input : state.exportedInputs) {
+      if (input.name != spec.name)
+        continue;
+      if (input.dims.size() != spec.shape.size()) {
+        error = "input '" + spec.name + "' was exported with rank " +
+                std::to_string(input.dims.size()) + ", declared with rank " +
+                std::to_string(spec.shape.size());
+        return false;
+      }
+      for (size_t d = 0; d < input.dims.size(); ++d) {
+        const State::ExportedDim &dim = input.dims[d];
+        int64_t size = spec.shape[d];
+        if (dim.symbol.empty() && size != dim.hint) {
+          error = "input '" + spec.name + "' has size " + std::to_string(size) +
+                  " in dimension " + std::to_string(d) + ", but the model was exported with " +
+                  "that dimension static at " + std::to_string(dim.hint) +
+                  " (mark it dynamic with torch.export.Dim to vary it)";
+          return false;
+        }
+        if (!dim.symbol.empty() && (size < dim.min || size > dim.max)) {
+          error = "input '" + spec.name + "' has size " + std::to_string(size) +
+                  " in dimension " + std::to_string(d) + ", outside [" +
+                  std::to_string(dim.min) + ", " + std::to_string(dim.max) +
+                  "], the range the model was exported with for it (" + dim.symbol + ")";
+          return false;
+        }
+      }
+    }
   // Random inputs, matched to graph inputs by name.
   std::vector<at::Tensor> tensors(names.size());
   std::vector<std::string> drawnIntegers;

@@ -27,7 +27,31 @@ struct TorchScriptModule::State {
   bool specialized = false;
   /// The graph outputs' names (flattenGraphOutputs).
   std::vector<std::string> outputNames;
+
+  /// A torch.export archive (Pt2Archive.cpp): there is no module, so
+  /// --verify runs this copy of the graph as built; each user input's
+  /// sizes as exported (a symbol's hint, and its range).
+  std::shared_ptr<torch::jit::Graph> exportedGraph;
+  struct ExportedDim {
+    int64_t hint = 0;
+    std::string symbol; // empty: a static size
+    int64_t min = 0, max = 0;
+  };
+  struct ExportedInput {
+    std::string name, dtype;
+    std::vector<ExportedDim> dims;
+  };
+  std::vector<ExportedInput> exportedInputs;
 };
+
+/// Whether `path` is a zip with the layout torch.export.save writes
+/// (archive_format, models/model.json).
+bool isPt2Archive(const std::string &path);
+/// Builds `state.graph` (and exportedGraph, tensorInputs, exportedInputs,
+/// outputNames) from a torch.export archive; false with `error` naming the
+/// file and the cause.
+bool loadPt2Archive(const std::string &path, TorchScriptModule::State &state,
+                    std::string &error);
 
 /// Computes tensors a model builds by writing constants into slices of a
 /// zeros/ones/full tensor of constant shape (Swin's window mask), replacing
