@@ -132,7 +132,12 @@ LogicalResult convertConv2d(Importer &im, const Node *node) {
   if (!stride || !dilation || !groups)
     return failure();
   std::array<int64_t, 4> pad{0, 0, 0, 0};
-  if (auto mode = torch::jit::constant_as<std::string>(node->input(4))) {
+  // conv2d.padding takes "same"/"valid"; conv2d a list (constant_as would
+  // assert on a list read as a string).
+  std::optional<std::string> mode;
+  if (node->input(4)->type()->kind() == c10::TypeKind::StringType)
+    mode = torch::jit::constant_as<std::string>(node->input(4));
+  if (mode) {
     if (*mode == "same") {
       RankedTensorType weightType = im.tensorType(node->input(1), im.locationOf(node));
       if (!weightType)

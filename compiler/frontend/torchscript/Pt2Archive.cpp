@@ -24,6 +24,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 
 #include <map>
@@ -334,6 +335,7 @@ public:
       source = tracedSourceText(metadata->getString("stack_trace").value_or("").str());
     // Size arithmetic: the export graph's symbolic-int operators are
     // TorchScript's int operators (folded once the sizes are known).
+    // Operators by another name in TorchScript's table.
     static const std::map<std::string, std::pair<std::string, std::string>> intOps = {
         {"_operator.add", {"aten::add", "int"}},
         {"_operator.sub", {"aten::sub", "int"}},
@@ -341,7 +343,12 @@ public:
         {"_operator.floordiv", {"aten::floordiv", "int"}},
         {"_operator.neg", {"aten::neg", "int"}},
         {"torch.ops.aten.sym_size.int", {"aten::size", "int"}},
-        {"torch.ops.aten.sym_numel.default", {"aten::numel", ""}}};
+        {"torch.ops.aten.sym_numel.default", {"aten::numel", ""}},
+        // In-place dropout that RemoveTensorMutation cannot undo (its input
+        // is read again): in eval mode it is the identity either way, and
+        // the functional converter refuses it in training mode.
+        {"torch.ops.aten.dropout_.default", {"aten::dropout", ""}},
+        {"torch.ops.aten.feature_dropout_.default", {"aten::feature_dropout", ""}}};
     std::shared_ptr<torch::jit::Operator> found;
     if (auto intOp = intOps.find(target); intOp != intOps.end()) {
       for (const auto &candidate :
@@ -367,10 +374,19 @@ public:
       const json::Object *given = nullptr;
       for (size_t j = 0; j < inputs.size(); ++j) {
         const json::Object &input = object(&inputs[j], what + " input");
-        // Operators on symbolic ints (_operator.*) pass their operands by
-        // position, unnamed.
+        if (input.getString("name").value_or("") == formal.name())
+          given = &object(input.get("arg"), what + " argument '" + formal.name() + "'");
+      }
+      // By position: operators on symbolic ints (_operator.*) pass their
+      // operands unnamed, and a renamed operator (dropout_ -> dropout) may
+      // name one differently.
+      if (!given && i < inputs.size()) {
+        const json::Object &input = object(&inputs[i], what + " input");
         std::string inputName = input.getString("name").value_or("").str();
-        if (inputName == formal.name() || (inputName.empty() && j == i))
+        bool namesAnother = llvm::any_of(schema.arguments(), [&](const c10::Argument &a) {
+          return a.name() == inputName;
+        });
+        if (!namesAnother)
           given = &object(input.get("arg"), what + " argument '" + formal.name() + "'");
       }
       if (given)

@@ -288,8 +288,18 @@ OwningOpRef<ModuleOp> kiln::frontend::importTorchScript(TorchScriptModule &modul
   for (const torch::jit::Node *node : state.graph->nodes()) {
     if (node->kind() == c10::prim::Constant)
       continue;
-    if (failed(registry.at(converterKey(node))(importer, node)) ||
-        !diagnostics.empty()) {
+    // A LibTorch assertion inside a converter (an argument of a type the
+    // converter did not expect) is this node's error, not a crash.
+    LogicalResult converted = failure();
+    try {
+      converted = registry.at(converterKey(node))(importer, node);
+    } catch (const std::exception &e) {
+      std::string what = e.what();
+      emitError(importer.locationOf(node))
+          << converterKey(node) << ": unexpected arguments ("
+          << what.substr(0, what.find('\n')) << ")";
+    }
+    if (failed(converted) || !diagnostics.empty()) {
       if (diagnostics.empty())
         diagnostics = "cannot import " + converterKey(node);
       error = diagnostics;

@@ -139,6 +139,9 @@ std::string notTorchScript(const std::string &path) {
     if (std::string(e.what()).find("not in a subdirectory") != std::string::npos)
       return "its files do not lie in one folder, as torch.jit.save writes them; export "
              "the model with torch.jit.trace or torch.jit.script and torch.jit.save";
+    if (std::string(e.what()).find("hasRecord(\"version\")") != std::string::npos)
+      return "it has no version record, as torch.jit.save and torch.export.save write; "
+             "save the model with one of them";
   }
   return {};
 }
@@ -323,9 +326,9 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
   // TorchScript archives are zip files; anything else (an ONNX file, a
   // pickle) gets a precise message up front.
   if (!looksLikeZip(path)) {
-    error = "'" + path + "' is not a TorchScript archive (not a zip file); "
-            "export the model with torch.jit.trace or torch.jit.script and "
-            "torch.jit.save";
+    error = "'" + path + "' is not a TorchScript or torch.export archive (not a zip file); "
+            "export the model with torch.export.export and torch.export.save, or "
+            "torch.jit.trace (or script) and torch.jit.save";
     return nullptr;
   }
   if (isPt2Archive(path)) {
@@ -333,7 +336,11 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
     state->path = path;
     if (!loadPt2Archive(path, *state, error))
       return nullptr;
+    // The exported graph keeps in-place ops (relu_, add_): made functional
+    // as for TorchScript archives.
     auto &graph = state->graph;
+    torch::jit::RemoveListMutation(graph);
+    torch::jit::RemoveTensorMutation(graph);
     torch::jit::ConstantPooling(graph);
     torch::jit::EliminateDeadCode(graph);
     return std::unique_ptr<TorchScriptModule>(new TorchScriptModule(std::move(state)));
