@@ -9,7 +9,12 @@
 //      permute (k is then the same permute with its last two dims swapped;
 //      the permutes compose, so a split-heads permute is absorbed). Every intermediate must have
 //      that single use. Rewrite the chain into one kiln.attention.
-//   2. Outline every kiln.attention with its elementwise consumers over its
+//   2. Move the permute of a q/k/v projection's input behind the projection
+//      (permuteAfterProjection), so that it joins the operands' views, and
+//      the transpose after an output projection before it
+//      (transposeBeforeOutputProjection), so that the attention writes its
+//      result in the order the projection reads.
+//   3. Outline every kiln.attention with its elementwise consumers over its
 //      result shape as `kiln.fusion attention` (growAnchoredGroup). The
 //      group also takes q, k and v's permute/slice/reshape chains (the
 //      split-heads view of a QKV projection) and a merge-heads permute of
@@ -205,6 +210,133 @@ Operation *absorbableMergeHeads(AttentionOp anchor, const llvm::SetVector<Operat
                                                                 : nullptr;
 }
 
+/// A projection of a permuted input that feeds only attention operands
+/// (nn.MultiheadAttention's slow path makes its input sequence-first before
+/// the packed in-projection): linear(permute(x)) is permute(linear(x)) when
+/// the permute keeps the last dimension last. The permute then joins the
+/// view chain that the attention kernel reads in place, and the copy it
+/// took goes.
+void permuteAfterProjection(IRRewriter &rewriter, Value operand) {
+  std::optional<StridedView> view = stridedViewOf(operand);
+  if (!view)
+    return;
+  auto projection = view->root.getDefiningOp<LinearOp>();
+  if (!projection)
+    return;
+  auto permute = projection.getInput().getDefiningOp<PermuteOp>();
+  if (!permute || permute.getPermutation().back() !=
+                      static_cast<int64_t>(permute.getPermutation().size()) - 1)
+    return;
+  if (!onlyViewedInto(projection.getResult(), [](OpOperand &use) {
+        return isa<AttentionOp>(use.getOwner()) && use.getOperandNumber() < 3;
+      }))
+    return;
+  auto resultType = cast<RankedTensorType>(projection.getType());
+  auto inputType = cast<RankedTensorType>(permute.getInput().getType());
+  SmallVector<int64_t> shape = llvm::to_vector(inputType.getShape());
+  shape.back() = resultType.getShape().back();
+  rewriter.setInsertionPoint(projection);
+  auto moved = LinearOp::create(rewriter, projection.getLoc(), resultType.clone(shape),
+                                permute.getInput(), projection.getWeight(),
+                                projection.getBias());
+  auto after = PermuteOp::create(rewriter, permute.getLoc(), resultType, moved.getResult(),
+                                 permute.getPermutationAttr());
+  rewriter.replaceOp(projection, after.getResult());
+  if (permute->use_empty())
+    rewriter.eraseOp(permute);
+}
+
+/// Erases `op` and then each producer up a view chain left without users.
+void eraseDeadChain(IRRewriter &rewriter, Operation *op) {
+  while (op && op->use_empty()) {
+    Operation *producer =
+        op->getNumOperands() ? op->getOperand(0).getDefiningOp() : nullptr;
+    rewriter.eraseOp(op);
+    op = isa_and_nonnull<PermuteOp, ReshapeOp, SliceOp>(producer) ? producer : nullptr;
+  }
+}
+
+/// The output projection of a sequence-first attention (the slow path
+/// again): linear(reshape(permute(attention))) reshaped and transposed back
+/// to batch-first. Rows are independent, so the transpose moves onto the
+/// projection's input, and the input's view chain becomes one permute of
+/// the attention's result (which the kernel writes in place) and a free
+/// reshape: the copy the transpose took goes.
+void transposeBeforeOutputProjection(IRRewriter &rewriter, AttentionOp attention) {
+  auto rootedAtAttention = [&](Value v) {
+    while (Operation *op = v.getDefiningOp()) {
+      if (!isa<PermuteOp, ReshapeOp>(op))
+        break;
+      v = op->getOperand(0);
+    }
+    return v == attention.getResult();
+  };
+  SmallVector<LinearOp> projections;
+  SmallVector<Value> frontier = {attention.getResult()};
+  while (!frontier.empty()) {
+    Value v = frontier.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<PermuteOp, ReshapeOp>(user))
+        frontier.push_back(user->getResult(0));
+      else if (auto linear = dyn_cast<LinearOp>(user);
+               linear && linear.getInput() == v && rootedAtAttention(v))
+        projections.push_back(linear);
+    }
+  }
+  for (LinearOp linear : projections) {
+    if (!linear->hasOneUse())
+      continue;
+    Operation *user = *linear->user_begin();
+    auto reshape = dyn_cast<ReshapeOp>(user);
+    if (reshape && !reshape->hasOneUse())
+      continue;
+    auto permute = dyn_cast<PermuteOp>(reshape ? *reshape->user_begin() : user);
+    auto outType = cast<RankedTensorType>(linear.getType());
+    if (!permute || permute.getPermutation().back() !=
+                        static_cast<int64_t>(permute.getPermutation().size()) - 1)
+      continue;
+    if (reshape && cast<RankedTensorType>(reshape.getType()).getShape().back() !=
+                       outType.getShape().back())
+      continue;
+    auto inputType = cast<RankedTensorType>(linear.getInput().getType());
+    int64_t features = inputType.getShape().back();
+    rewriter.setInsertionPoint(permute);
+    Value input = linear.getInput();
+    if (reshape) {
+      SmallVector<int64_t> shape = llvm::to_vector(reshape.getType().getShape());
+      shape.back() = features;
+      input = ReshapeOp::create(rewriter, reshape.getLoc(), inputType.clone(shape), input);
+    }
+    SmallVector<int64_t> permuted = llvm::to_vector(permute.getType().getShape());
+    permuted.back() = features;
+    input = PermuteOp::create(rewriter, permute.getLoc(), inputType.clone(permuted), input,
+                              permute.getPermutationAttr());
+    // One permute of the attention's result, then a reshape, when the
+    // chain moves whole dimensions.
+    if (std::optional<SmallVector<int64_t>> order = permutationBeforeReshape(input)) {
+      auto resultType = cast<RankedTensorType>(attention.getType());
+      SmallVector<int64_t> shape;
+      for (int64_t d : *order)
+        shape.push_back(resultType.getShape()[d]);
+      Value ordered =
+          PermuteOp::create(rewriter, permute.getLoc(), resultType.clone(shape),
+                            attention.getResult(), rewriter.getDenseI64ArrayAttr(*order));
+      Operation *chain = input.getDefiningOp();
+      input = ReshapeOp::create(rewriter, permute.getLoc(), input.getType(), ordered);
+      eraseDeadChain(rewriter, chain);
+    }
+    auto moved = LinearOp::create(rewriter, linear.getLoc(), permute.getType(), input,
+                                  linear.getWeight(), linear.getBias());
+    rewriter.replaceOp(permute, moved.getResult());
+    if (reshape)
+      rewriter.eraseOp(reshape);
+    Operation *oldInput = linear.getInput().getDefiningOp();
+    rewriter.eraseOp(linear);
+    if (isa_and_nonnull<PermuteOp, ReshapeOp>(oldInput))
+      eraseDeadChain(rewriter, oldInput);
+  }
+}
+
 struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
@@ -254,6 +386,11 @@ struct FuseAttentionPass : kiln::impl::KilnFuseAttentionBase<FuseAttentionPass> 
       if (!isa<FusionOp>(op->getParentOp()) && !op->hasAttr(attr::kNoFuse))
         anchors.push_back(op);
     });
+    for (AttentionOp anchor : anchors) {
+      for (Value operand : {anchor.getQuery(), anchor.getKey(), anchor.getValue()})
+        permuteAfterProjection(rewriter, operand);
+      transposeBeforeOutputProjection(rewriter, anchor);
+    }
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };
     for (AttentionOp anchor : anchors) {
       llvm::SetVector<Operation *> group =

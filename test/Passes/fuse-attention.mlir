@@ -191,3 +191,83 @@ func.func @shared_permute_escapes(%p: tensor<10x1x192xf32>) -> (tensor<1x4x10x16
   %o = kiln.reshape %a : tensor<1x1x10x64xf32> -> tensor<1x4x10x16xf32>
   return %o, %t : tensor<1x4x10x16xf32>, tensor<3x10x1x1x64xf32>
 }
+
+// -----
+
+// nn.MultiheadAttention's slow path (torch.export never takes the fast
+// one): sequence-first, batch and heads merged into one dimension before
+// the split. The input transpose moves behind the packed in-projection and
+// the attention reads q, k and v through the whole view chain; the output
+// transpose moves before the out-projection, so the attention writes its
+// result batch-first and the projection reads it with a free reshape. No
+// permute is left outside the group.
+// CHECK-LABEL: func.func @mha_slow_path(
+//       CHECK:   %[[QKV:.+]] = kiln.linear %arg0, %arg1, %arg2 : (tensor<2x3x8xf32>, tensor<24x8xf32>, tensor<24xf32>) -> tensor<2x3x24xf32>
+//       CHECK:   %[[A:.+]] = kiln.fusion attention ins(%[[QKV]] : tensor<2x3x24xf32>) -> tensor<2x3x2x4xf32>
+//       CHECK:     kiln.attention
+//  CHECK-NEXT:     kiln.permute %{{.+}} [0, 2, 1, 3]
+//       CHECK:   %[[R:.+]] = kiln.reshape %[[A]] : tensor<2x3x2x4xf32> -> tensor<2x3x8xf32>
+//  CHECK-NEXT:   %[[O:.+]] = kiln.linear %[[R]], %arg3, %arg4 : (tensor<2x3x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+//  CHECK-NEXT:   return %[[O]]
+func.func @mha_slow_path(%x: tensor<2x3x8xf32>, %wi: tensor<24x8xf32>, %bi: tensor<24xf32>, %wo: tensor<8x8xf32>, %bo: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %t = kiln.permute %x [1, 0, 2] : tensor<2x3x8xf32> -> tensor<3x2x8xf32>
+  %qkv = kiln.linear %t, %wi, %bi : (tensor<3x2x8xf32>, tensor<24x8xf32>, tensor<24xf32>) -> tensor<3x2x24xf32>
+  %u = kiln.reshape %qkv : tensor<3x2x24xf32> -> tensor<1x3x2x3x8xf32>
+  %p = kiln.permute %u [3, 1, 2, 0, 4] : tensor<1x3x2x3x8xf32> -> tensor<3x3x2x1x8xf32>
+  %r = kiln.reshape %p : tensor<3x3x2x1x8xf32> -> tensor<3x3x2x8xf32>
+  %q0 = kiln.slice %r offsets = [0, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x3x2x8xf32> -> tensor<1x3x2x8xf32>
+  %k0 = kiln.slice %r offsets = [1, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x3x2x8xf32> -> tensor<1x3x2x8xf32>
+  %v0 = kiln.slice %r offsets = [2, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x3x2x8xf32> -> tensor<1x3x2x8xf32>
+  %qm = kiln.reshape %q0 : tensor<1x3x2x8xf32> -> tensor<3x4x4xf32>
+  %km = kiln.reshape %k0 : tensor<1x3x2x8xf32> -> tensor<3x4x4xf32>
+  %vm = kiln.reshape %v0 : tensor<1x3x2x8xf32> -> tensor<3x4x4xf32>
+  %qt = kiln.permute %qm [1, 0, 2] : tensor<3x4x4xf32> -> tensor<4x3x4xf32>
+  %kt = kiln.permute %km [1, 0, 2] : tensor<3x4x4xf32> -> tensor<4x3x4xf32>
+  %vt = kiln.permute %vm [1, 0, 2] : tensor<3x4x4xf32> -> tensor<4x3x4xf32>
+  %q = kiln.reshape %qt : tensor<4x3x4xf32> -> tensor<2x2x3x4xf32>
+  %k = kiln.reshape %kt : tensor<4x3x4xf32> -> tensor<2x2x3x4xf32>
+  %v = kiln.reshape %vt : tensor<4x3x4xf32> -> tensor<2x2x3x4xf32>
+  %a = kiln.attention %q, %k, %v scale = 5.000000e-01 : (tensor<2x2x3x4xf32>, tensor<2x2x3x4xf32>, tensor<2x2x3x4xf32>) -> tensor<2x2x3x4xf32>
+  %ap = kiln.permute %a [2, 0, 1, 3] : tensor<2x2x3x4xf32> -> tensor<3x2x2x4xf32>
+  %am = kiln.reshape %ap : tensor<3x2x2x4xf32> -> tensor<6x8xf32>
+  %o = kiln.linear %am, %wo, %bo : (tensor<6x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<6x8xf32>
+  %or = kiln.reshape %o : tensor<6x8xf32> -> tensor<3x2x8xf32>
+  %ob = kiln.permute %or [1, 0, 2] : tensor<3x2x8xf32> -> tensor<2x3x8xf32>
+  return %ob : tensor<2x3x8xf32>
+}
+
+// -----
+
+// The packed projection is also a result: its input transpose stays (the
+// projection's rows are needed sequence-first), and q, k and v are read
+// through the views as before.
+// CHECK-LABEL: func.func @projection_used_elsewhere(
+//       CHECK:   %[[T:.+]] = kiln.permute %arg0 [1, 0, 2]
+//       CHECK:   %[[QKV:.+]] = kiln.linear %[[T]], %arg1, %arg2 : (tensor<3x2x8xf32>, tensor<24x8xf32>, tensor<24xf32>) -> tensor<3x2x24xf32>
+//       CHECK:   kiln.fusion attention ins(%[[QKV]] : tensor<3x2x24xf32>)
+func.func @projection_used_elsewhere(%x: tensor<2x3x8xf32>, %wi: tensor<24x8xf32>, %bi: tensor<24xf32>, %wo: tensor<8x8xf32>, %bo: tensor<8xf32>) -> (tensor<2x3x8xf32>, tensor<3x2x24xf32>) {
+  %t = kiln.permute %x [1, 0, 2] : tensor<2x3x8xf32> -> tensor<3x2x8xf32>
+  %qkv = kiln.linear %t, %wi, %bi : (tensor<3x2x8xf32>, tensor<24x8xf32>, tensor<24xf32>) -> tensor<3x2x24xf32>
+  %u = kiln.reshape %qkv : tensor<3x2x24xf32> -> tensor<1x3x2x3x8xf32>
+  %p = kiln.permute %u [3, 1, 2, 0, 4] : tensor<1x3x2x3x8xf32> -> tensor<3x3x2x1x8xf32>
+  %r = kiln.reshape %p : tensor<3x3x2x1x8xf32> -> tensor<3x3x2x8xf32>
+  %q0 = kiln.slice %r offsets = [0, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x3x2x8xf32> -> tensor<1x3x2x8xf32>
+  %k0 = kiln.slice %r offsets = [1, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x3x2x8xf32> -> tensor<1x3x2x8xf32>
+  %v0 = kiln.slice %r offsets = [2, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x3x2x8xf32> -> tensor<1x3x2x8xf32>
+  %qm = kiln.reshape %q0 : tensor<1x3x2x8xf32> -> tensor<3x4x4xf32>
+  %km = kiln.reshape %k0 : tensor<1x3x2x8xf32> -> tensor<3x4x4xf32>
+  %vm = kiln.reshape %v0 : tensor<1x3x2x8xf32> -> tensor<3x4x4xf32>
+  %qt = kiln.permute %qm [1, 0, 2] : tensor<3x4x4xf32> -> tensor<4x3x4xf32>
+  %kt = kiln.permute %km [1, 0, 2] : tensor<3x4x4xf32> -> tensor<4x3x4xf32>
+  %vt = kiln.permute %vm [1, 0, 2] : tensor<3x4x4xf32> -> tensor<4x3x4xf32>
+  %q = kiln.reshape %qt : tensor<4x3x4xf32> -> tensor<2x2x3x4xf32>
+  %k = kiln.reshape %kt : tensor<4x3x4xf32> -> tensor<2x2x3x4xf32>
+  %v = kiln.reshape %vt : tensor<4x3x4xf32> -> tensor<2x2x3x4xf32>
+  %a = kiln.attention %q, %k, %v scale = 5.000000e-01 : (tensor<2x2x3x4xf32>, tensor<2x2x3x4xf32>, tensor<2x2x3x4xf32>) -> tensor<2x2x3x4xf32>
+  %ap = kiln.permute %a [2, 0, 1, 3] : tensor<2x2x3x4xf32> -> tensor<3x2x2x4xf32>
+  %am = kiln.reshape %ap : tensor<3x2x2x4xf32> -> tensor<6x8xf32>
+  %o = kiln.linear %am, %wo, %bo : (tensor<6x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<6x8xf32>
+  %or = kiln.reshape %o : tensor<6x8xf32> -> tensor<3x2x8xf32>
+  %ob = kiln.permute %or [1, 0, 2] : tensor<3x2x8xf32> -> tensor<2x3x8xf32>
+  return %ob, %qkv : tensor<2x3x8xf32>, tensor<3x2x24xf32>
+}

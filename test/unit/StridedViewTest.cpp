@@ -113,3 +113,42 @@ TEST(StridedView, StopsWhereAsked) {
   EXPECT_EQ(cast<RankedTensorType>(view->root.getType()).getRank(), 1);
   EXPECT_EQ(view->chain.size(), 2u);
 }
+
+// nn.MultiheadAttention's slow path (sequence first, what torch.export
+// records): q of the packed projection [S=3, N=2, 3 * E=24] merges batch and
+// heads into one dimension, [S, N * H, D], transposes it and splits it back
+// into [N, H, S, D]. The merged dimension is not one stride (batch 24 apart,
+// heads 2 apart), but the split restores both.
+TEST(StridedView, MergedDimensionSplitBackIsAView) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  auto view = viewOfReturn(context, module, R"(
+    func.func @f(%qkv: tensor<3x2x24xf16>) -> tensor<2x4x3x2xf16> {
+      %u = kiln.reshape %qkv : tensor<3x2x24xf16> -> tensor<1x3x2x3x8xf16>
+      %p = kiln.permute %u [3, 1, 2, 0, 4] : tensor<1x3x2x3x8xf16> -> tensor<3x3x2x1x8xf16>
+      %r = kiln.reshape %p : tensor<3x3x2x1x8xf16> -> tensor<3x3x2x8xf16>
+      %q = kiln.slice %r offsets = [1, 0, 0, 0] strides = [1, 1, 1, 1] : tensor<3x3x2x8xf16> -> tensor<1x3x2x8xf16>
+      %m = kiln.reshape %q : tensor<1x3x2x8xf16> -> tensor<3x8x2xf16>
+      %t = kiln.permute %m [1, 0, 2] : tensor<3x8x2xf16> -> tensor<8x3x2xf16>
+      %s = kiln.reshape %t : tensor<8x3x2xf16> -> tensor<2x4x3x2xf16>
+      return %s : tensor<2x4x3x2xf16>
+    })");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->offset, 8); // the k third of each row
+  EXPECT_EQ(std::vector<int64_t>(view->strides.begin(), view->strides.end()),
+            (std::vector<int64_t>{24, 2, 48, 1}));
+}
+
+TEST(StridedView, MergedDimensionLeftMergedIsNotAView) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  auto view = viewOfReturn(context, module, R"(
+    func.func @f(%x: tensor<3x2x8xf16>) -> tensor<21xf16> {
+      %t = kiln.permute %x [1, 2, 0] : tensor<3x2x8xf16> -> tensor<2x8x3xf16>
+      %m = kiln.reshape %t : tensor<2x8x3xf16> -> tensor<16x3xf16>
+      %s = kiln.slice %m offsets = [2, 0] strides = [2, 1] : tensor<16x3xf16> -> tensor<7x3xf16>
+      %r = kiln.reshape %s : tensor<7x3xf16> -> tensor<21xf16>
+      return %r : tensor<21xf16>
+    })");
+  EXPECT_FALSE(view);
+}

@@ -47,6 +47,120 @@ std::optional<SmallVector<int64_t>> kiln::reshapeStrides(ArrayRef<int64_t> shape
   return newStrides;
 }
 
+namespace {
+/// A view dimension as factors (size, stride), outermost first: a reshape
+/// that merges dimensions not adjacent in memory (sequence-first attention
+/// merging batch and heads) keeps both, and a later reshape that splits them
+/// apart again recovers plain strides.
+using Factor = std::pair<int64_t, int64_t>;
+using FactoredDim = SmallVector<Factor, 2>;
+
+/// The dimensions of `newShape` over the factors of `dims`, or nothing when
+/// a new dimension's boundary falls inside a factor it does not divide.
+std::optional<SmallVector<FactoredDim>> reshapeFactors(ArrayRef<FactoredDim> dims,
+                                                       ArrayRef<int64_t> newShape) {
+  SmallVector<Factor> factors;
+  for (const FactoredDim &dim : dims)
+    for (Factor f : dim)
+      if (f.first != 1)
+        factors.push_back(f);
+  SmallVector<FactoredDim> result(newShape.size());
+  // Innermost first: each new dimension takes factors from the back,
+  // splitting one whose size is a multiple of what is still needed.
+  for (int64_t d = static_cast<int64_t>(newShape.size()) - 1; d >= 0; --d) {
+    int64_t need = newShape[d];
+    FactoredDim taken;
+    while (need > 1) {
+      if (factors.empty())
+        return std::nullopt;
+      auto [size, stride] = factors.back();
+      if (size <= need) {
+        if (need % size != 0)
+          return std::nullopt;
+        taken.insert(taken.begin(), factors.pop_back_val());
+        need /= size;
+      } else {
+        if (size % need != 0)
+          return std::nullopt;
+        taken.insert(taken.begin(), Factor{need, stride});
+        factors.back() = Factor{size / need, stride * need};
+        need = 1;
+      }
+    }
+    result[d] = taken;
+  }
+  if (!factors.empty())
+    return std::nullopt;
+  return result;
+}
+
+/// One stride for a dimension whose factors are contiguous with each other.
+std::optional<int64_t> strideOf(const FactoredDim &dim) {
+  if (dim.empty())
+    return 1;
+  for (size_t i = 0; i + 1 < dim.size(); ++i)
+    if (dim[i].second != dim[i + 1].second * dim[i + 1].first)
+      return std::nullopt;
+  return dim.back().second;
+}
+} // namespace
+
+std::optional<SmallVector<int64_t>> kiln::permutationBeforeReshape(Value value) {
+  Value root = value;
+  SmallVector<Operation *> chain;
+  while (Operation *op = root.getDefiningOp()) {
+    if (!isa<PermuteOp, ReshapeOp>(op))
+      break;
+    chain.push_back(op);
+    root = op->getOperand(0);
+  }
+  ArrayRef<int64_t> rootShape = cast<RankedTensorType>(root.getType()).getShape();
+  // Each root dimension as one factor, tagged by its stride.
+  SmallVector<FactoredDim> dims(rootShape.size());
+  SmallVector<int64_t> rootStrides(rootShape.size());
+  int64_t step = 1;
+  for (int64_t d = static_cast<int64_t>(rootShape.size()) - 1; d >= 0; --d) {
+    rootStrides[d] = step;
+    if (rootShape[d] != 1)
+      dims[d].push_back({rootShape[d], step});
+    step *= rootShape[d];
+  }
+  if (step == 0)
+    return std::nullopt;
+  for (Operation *op : llvm::reverse(chain)) {
+    if (auto permute = dyn_cast<PermuteOp>(op)) {
+      SmallVector<FactoredDim> permuted;
+      for (int64_t d : permute.getPermutation())
+        permuted.push_back(dims[d]);
+      dims = permuted;
+    } else {
+      std::optional<SmallVector<FactoredDim>> reshaped =
+          reshapeFactors(dims, cast<RankedTensorType>(op->getResult(0).getType()).getShape());
+      if (!reshaped)
+        return std::nullopt;
+      dims = *reshaped;
+    }
+  }
+  // Every factor must be a whole root dimension; their order is the
+  // permutation (size-1 root dimensions go last).
+  SmallVector<int64_t> order;
+  for (const FactoredDim &dim : dims)
+    for (Factor f : dim) {
+      auto it = llvm::find_if(llvm::seq<int64_t>(0, rootShape.size()), [&](int64_t d) {
+        return rootShape[d] == f.first && rootStrides[d] == f.second;
+      });
+      if (it == llvm::seq<int64_t>(0, rootShape.size()).end())
+        return std::nullopt;
+      order.push_back(*it);
+    }
+  for (int64_t d = 0; d < static_cast<int64_t>(rootShape.size()); ++d)
+    if (rootShape[d] == 1)
+      order.push_back(d);
+  if (order.size() != rootShape.size())
+    return std::nullopt;
+  return order;
+}
+
 std::optional<kiln::StridedView> kiln::stridedViewOf(Value value,
                                                      llvm::function_ref<bool(Value)> stopAt) {
   SmallVector<Operation *> chain;
@@ -60,30 +174,67 @@ std::optional<kiln::StridedView> kiln::stridedViewOf(Value value,
   StridedView view;
   view.root = root;
   view.chain = chain;
-  view.shape = llvm::to_vector(cast<RankedTensorType>(root.getType()).getShape());
-  view.strides.assign(view.shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(view.shape.size()) - 2; d >= 0; --d)
-    view.strides[d] = view.strides[d + 1] * view.shape[d + 1];
+  ArrayRef<int64_t> rootShape = cast<RankedTensorType>(root.getType()).getShape();
+  SmallVector<FactoredDim> dims(rootShape.size());
+  int64_t step = 1;
+  for (int64_t d = static_cast<int64_t>(rootShape.size()) - 1; d >= 0; --d) {
+    if (rootShape[d] != 1)
+      dims[d].push_back({rootShape[d], step});
+    step *= rootShape[d];
+  }
+  // An empty tensor addresses no element: any strides will do.
+  if (step == 0) {
+    view.shape = llvm::to_vector(cast<RankedTensorType>(value.getType()).getShape());
+    view.strides.assign(view.shape.size(), 1);
+    for (int64_t d = static_cast<int64_t>(view.shape.size()) - 2; d >= 0; --d)
+      view.strides[d] = view.strides[d + 1] * std::max<int64_t>(view.shape[d + 1], 1);
+    return view;
+  }
   // Apply the ops root-first.
   for (Operation *op : llvm::reverse(chain)) {
     ArrayRef<int64_t> result = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     if (auto permute = dyn_cast<PermuteOp>(op)) {
-      SmallVector<int64_t> strides;
+      SmallVector<FactoredDim> permuted;
       for (int64_t d : permute.getPermutation())
-        strides.push_back(view.strides[d]);
-      view.strides = strides;
+        permuted.push_back(dims[d]);
+      dims = permuted;
     } else if (auto slice = dyn_cast<SliceOp>(op)) {
-      for (size_t d = 0; d < view.strides.size(); ++d) {
-        view.offset += slice.getOffsets()[d] * view.strides[d];
-        view.strides[d] *= slice.getStrides()[d];
+      for (size_t d = 0; d < dims.size(); ++d) {
+        int64_t offset = slice.getOffsets()[d], stride = slice.getStrides()[d];
+        if (result[d] == 1) {
+          // One index: an offset into this dimension, whatever its factors.
+          int64_t index = offset;
+          for (auto it = dims[d].rbegin(); it != dims[d].rend(); ++it) {
+            view.offset += (index % it->first) * it->second;
+            index /= it->first;
+          }
+          dims[d].clear();
+          continue;
+        }
+        int64_t full = 1;
+        for (Factor f : dims[d])
+          full *= f.first;
+        if (offset == 0 && stride == 1 && result[d] == full)
+          continue;
+        std::optional<int64_t> single = strideOf(dims[d]);
+        if (!single)
+          return std::nullopt;
+        view.offset += offset * *single;
+        dims[d] = {Factor{result[d], *single * stride}};
       }
     } else {
-      auto strides = reshapeStrides(view.shape, view.strides, result);
-      if (!strides)
+      std::optional<SmallVector<FactoredDim>> reshaped = reshapeFactors(dims, result);
+      if (!reshaped)
         return std::nullopt;
-      view.strides = *strides;
+      dims = *reshaped;
     }
-    view.shape = llvm::to_vector(result);
+  }
+  view.shape = llvm::to_vector(cast<RankedTensorType>(value.getType()).getShape());
+  for (const FactoredDim &dim : dims) {
+    std::optional<int64_t> stride = strideOf(dim);
+    if (!stride)
+      return std::nullopt;
+    view.strides.push_back(*stride);
   }
   return view;
 }

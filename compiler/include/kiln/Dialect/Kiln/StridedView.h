@@ -38,6 +38,13 @@ struct StridedView {
 std::optional<StridedView>
 stridedViewOf(mlir::Value value, llvm::function_ref<bool(mlir::Value)> stopAt = nullptr);
 
+/// For `value` made from the root of its permute/reshape chain: the
+/// permutation q with value == reshape(permute(root, q)), when the chain
+/// moves whole root dimensions only (an attention result's permute, a
+/// reshape merging heads, a transpose of sequence and batch: one permute
+/// of the result, then a free reshape).
+std::optional<llvm::SmallVector<int64_t>> permutationBeforeReshape(mlir::Value value);
+
 /// Whether every use of `value` leads, through permute, slice and reshape
 /// ops alone, to an operand that `accept` takes (a view may be shared: q,
 /// k and v sliced from one permuted projection). False for an unused value.
