@@ -106,7 +106,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // q, k and v sliced from one permuted projection (the
                       // attention kernel reads through the shared views).
                       ModelCase{"op_mha_slow_path", "fp32"},
-                      ModelCase{"op_mha_slow_path", "fp16"}),
+                      ModelCase{"op_mha_slow_path", "fp16"},
+                      ModelCase{"op_mha_slow_path_b3", "fp32"},
+                      ModelCase{"op_mha_slow_path_b3", "fp16"}),
     [](const ::testing::TestParamInfo<ModelCase> &info) {
       return std::string(info.param.model) + "_" + info.param.precision;
     });

@@ -415,6 +415,11 @@ def op_models():
         "op_mha_slow_path": lambda: (fn_module_with(torch.nn.MultiheadAttention(64, 4),
                                                     lambda mha, a: mha(a, a, a, need_weights=False)[0]),
                                      (x(10, 1, 64),)),
+        # The same at batch 3: batch and heads merged into one dimension
+        # before the heads split, which the attention reads in place.
+        "op_mha_slow_path_b3": lambda: (fn_module_with(torch.nn.MultiheadAttention(64, 4),
+                                                       lambda mha, a: mha(a, a, a, need_weights=False)[0]),
+                                        (x(10, 3, 64),)),
         # A mask built by writing into slices of a zeros tensor (Swin's
         # shifted windows), then read: computed at import as a constant.
         "op_mask_writes": lambda: (fn_module(lambda a: a + _region_mask(a)), (x(6, 6),)),
