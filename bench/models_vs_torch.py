@@ -285,7 +285,7 @@ def time_cpp_peer(key, command, row):
     return times
 
 
-def export_for_kiln(name, batch, work):
+def export_for_kiln(name, batch, work, export="torchscript"):
     """Traces the fp32 model for kiln, writes its inputs (rounded to fp16,
     what kiln and PyTorch's fp16 modes see) and PyTorch's fp32 reference.
     Returns the fp16 model and inputs on the GPU, the reference, the
@@ -300,13 +300,21 @@ def export_for_kiln(name, batch, work):
         # model turns fp16: `.half()` then `.float()` would hand kiln
         # parameters (and BatchNorm statistics) already rounded to fp16, a
         # different model from the reference's (MobileNetV3: +4.5e-3).
-        traced = torch.jit.trace(copy.deepcopy(model), tuple(x.cuda() for x in inputs),
-                                 check_trace=False, strict=False)
-        torch.jit.save(traced, os.path.join(work, "model.pt"))
+        if export == "pt2":
+            # torch.export's archive of the same fp32 model (exported on the
+            # CPU: kiln reads the weights' bytes, wherever they lived).
+            program = torch.export.export(copy.deepcopy(model).cpu(),
+                                          tuple(x.cpu() for x in inputs))
+            torch.export.save(program, os.path.join(work, "model.pt2"))
+            names = list(program.graph_signature.user_inputs)
+        else:
+            traced = torch.jit.trace(copy.deepcopy(model), tuple(x.cuda() for x in inputs),
+                                     check_trace=False, strict=False)
+            torch.jit.save(traced, os.path.join(work, "model.pt"))
+            names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
         m16 = model.half()
         in16 = [x.half().cuda() if x.is_floating_point() else x.cuda() for x in inputs]
         eager16 = m16(*in16).float().cpu()
-    names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     for input_name, x in zip(names, in16):
         np.save(os.path.join(work, f"{input_name}.npy"),
                 x.float().cpu().numpy() if x.is_floating_point() else x.cpu().numpy())
@@ -320,7 +328,8 @@ def compile_kiln(work, row, args):
     roofline), naming each row's kernel as the profiler will. False on error."""
     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
     start = time.perf_counter()
-    report = run([f"{args.bin}/kiln-compile", os.path.join(work, "model.pt"), "--precision",
+    model_file = "model.pt2" if args.export == "pt2" else "model.pt"
+    report = run([f"{args.bin}/kiln-compile", os.path.join(work, model_file), "--precision",
                   "fp16", "--report", "-o", os.path.join(work, "model.kiln")] +
                  args.kiln_flag, env=env)
     row["kiln_compile_s"] = time.perf_counter() - start
@@ -358,7 +367,9 @@ def measure(name, batch, args):
     work = os.path.join(args.work, f"{name}_b{batch}")
     os.makedirs(work, exist_ok=True)
     row = {"model": name, "batch": batch, "dtype": "fp16", "rounds": args.rounds}
-    m16, in16, reference, names, row["torch_fp16_rel_l2"] = export_for_kiln(name, batch, work)
+    m16, in16, reference, names, row["torch_fp16_rel_l2"] = export_for_kiln(name, batch, work,
+                                                                            args.export)
+    row["export"] = args.export
     report = compile_kiln(work, row, args)
     if report is None:
         return row
@@ -452,6 +463,8 @@ def main():
     parser.add_argument("--only-max-autotune", action="store_true",
                         help="time kiln against the max-autotune modes alone: a supplement "
                              "to a full run, which report.py merges into its rows")
+    parser.add_argument("--export", choices=["torchscript", "pt2"], default="torchscript",
+                        help="how kiln gets the model: torch.jit.trace (.pt) or torch.export (.pt2)")
     parser.add_argument("--kiln-flag", action="append", default=[],
                         help="an extra kiln-compile flag (repeatable), e.g. --kiln-flag=--conv-wgmma")
     parser.add_argument("--kiln-only", action="store_true",

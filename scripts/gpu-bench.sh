@@ -17,7 +17,8 @@
 # autotuning per model and batch); MAX_AUTOTUNE=only times kiln against those
 # two alone, a supplement that report.py merges into a full run's rows
 # (bench-PART-max-autotune.json). KILN_FLAGS adds kiln-compile flags (e.g.
-# KILN_FLAGS=--conv-wgmma). Writes $OUT/bench-PART.json after every
+# KILN_FLAGS=--conv-wgmma); EXPORT=pt2 gives kiln the torch.export archive
+# instead of the traced one (bench-PART-pt2.json). Writes $OUT/bench-PART.json after every
 # row, with kiln's profile. Back on the development machine, merge the parts:
 #   python3 bench/report.py bench/RESULTS.md bench/results/DATE/bench-*.json
 set -euo pipefail
@@ -61,9 +62,10 @@ for part in "$@"; do
     --torchscript $([ "${DEFAULT_COMPILE:-1}" = 1 ] && echo --default-compile) \
     --peers-bin "$peers" --aoti \
     $(for flag in ${KILN_FLAGS:-}; do echo "--kiln-flag=$flag"; done) \
+    --export "${EXPORT:-torchscript}" \
     $(case ${MAX_AUTOTUNE:-} in only) echo --only-max-autotune ;; ?*) echo --max-autotune ;; esac) \
     $([ "${MAX_AUTOTUNE:-}" = only ] || echo --profile) \
-    --json "$out/bench-$part$([ "${MAX_AUTOTUNE:-}" = only ] && echo -max-autotune).json" \
+    --json "$out/bench-$part$([ "${MAX_AUTOTUNE:-}" = only ] && echo -max-autotune)$([ "${EXPORT:-}" = pt2 ] && echo -pt2).json" \
     --raw-dir "$out/raw" || status=1
 done
 exit $status
