@@ -127,7 +127,7 @@ int main(int argc, char **argv) {
     options.inputs.assign(args.begin() + 1, args.end());
     options.precision = "fp16";
     auto start = std::chrono::steady_clock::now();
-    std::string artifact = kiln::compileTorchScript(args[0], options);
+    std::string artifact = kiln::compileModel(args[0], options);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     auto model = kiln::Model::fromMemory(artifact, args[0]);

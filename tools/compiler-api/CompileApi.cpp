@@ -1,4 +1,4 @@
-//===- CompileApi.cpp - kiln::compileTorchScript ---------------------------===//
+//===- CompileApi.cpp - kiln::compileModel ---------------------------------===//
 //
 // Apart from CompilerDriver.cpp because this file throws kiln::Error and so
 // is built with RTTI, while code that includes MLIR headers is built without.
@@ -16,7 +16,7 @@ bool compileToArtifact(const std::string &path, const std::vector<std::string> &
                        std::string &bytes, std::string &error);
 } // namespace kiln::driver
 
-std::string kiln::compileTorchScript(const std::string &path, const CompileOptions &options) {
+std::string kiln::compileModel(const std::string &path, const CompileOptions &options) {
   std::string bytes, error;
   if (!driver::compileToArtifact(path, options.inputs, options.precision, options.archs,
                                  bytes, error))

@@ -1,6 +1,6 @@
 //===- CompilerDriver.h - TorchScript to optimized kiln IR, as steps -*- C++ -*-===//
 //
-// The steps kiln-compile and the load-time API (kiln::compileTorchScript)
+// The steps kiln-compile and the load-time API (kiln::compileModel)
 // share: load and specialize a TorchScript archive, import it, run the graph
 // pipeline, write the artifact. Each returns false with one message naming
 // the cause; MLIR diagnostics go to the context's handler.
@@ -69,7 +69,7 @@ std::optional<std::string> writeArtifact(Compilation &compilation,
                                          codegen::ArtifactStats &stats, std::string &error);
 
 /// All of it, with MLIR's error diagnostics appended to `error` rather than
-/// printed: what kiln::compileTorchScript (kiln/kiln.h) runs.
+/// printed: what kiln::compileModel (kiln/compile.h) runs.
 bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
                        const std::string &precision, const std::vector<std::string> &archs,
                        std::string &bytes, std::string &error);

@@ -16,7 +16,7 @@
 // cause.
 //
 // Link `kiln_runtime`. Compiling at load time is kiln/compile.h's
-// `compileTorchScript` (link `kiln_compiler_api`; not in the runtime-only
+// `compileModel` (link `kiln_compiler_api`; not in the runtime-only
 // build).
 //
 //===----------------------------------------------------------------------===//

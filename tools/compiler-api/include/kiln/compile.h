@@ -2,7 +2,7 @@
 //
 // The compiler as a library, for programs that compile when they start:
 //
-//   std::string artifact = kiln::compileTorchScript("model.pt", {});
+//   std::string artifact = kiln::compileModel("model.pt2", {});
 //   auto model = kiln::Model::fromMemory(artifact);   // kiln/kiln.h
 //
 // Beside the runtime's kiln/kiln.h, which needs only the CUDA driver: this
@@ -23,7 +23,7 @@ namespace kiln {
 
 struct CompileOptions {
   /// `NAME:SHAPE:DTYPE` per input (e.g. `x:64x1024:f16`); empty: the shapes
-  /// a traced archive recorded.
+  /// a torch.export archive was exported with, or a traced archive recorded.
   std::vector<std::string> inputs;
   /// fp32, tf32, fp16 or bf16.
   std::string precision = "fp32";
@@ -32,9 +32,17 @@ struct CompileOptions {
   std::vector<std::string> archs = {"sm_90a", "sm_80"};
 };
 
-/// Compiles a TorchScript archive to `.kiln` bytes in memory. Throws
-/// kiln::Error with every diagnostic.
-std::string compileTorchScript(const std::string &path, const CompileOptions &options = {});
+/// Compiles a torch.export archive (`.pt2`, from torch.export.save) or a
+/// TorchScript archive (`.pt`, from torch.jit.save) to `.kiln` bytes in
+/// memory; the format is read from the file. Throws kiln::Error with every
+/// diagnostic.
+std::string compileModel(const std::string &path, const CompileOptions &options = {});
+
+/// compileModel under the name it had before `.pt2` archives were read.
+inline std::string compileTorchScript(const std::string &path,
+                                      const CompileOptions &options = {}) {
+  return compileModel(path, options);
+}
 
 } // namespace kiln
 
