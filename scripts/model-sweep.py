@@ -3,7 +3,7 @@
 
     scripts/model-sweep.py BIN_DIR WORK_DIR [--family hf|torchvision|all]
                            [--precisions fp32 fp16] [--only NAME...]
-                           [--markdown OUT.md] [--timeout S]
+                           [--markdown OUT.md] [--timeout S] [--export trace|pt2]
 
 Hugging Face families are built from small configs with random weights and
 traced as the transformers docs show (`torch.jit.trace` with `strict=False`
@@ -11,7 +11,9 @@ on input ids and a padded attention mask, keyword inputs where the model's
 second positional argument is not the mask, `use_cache=False` for decoders).
 torchvision classifiers (every one in `torchvision.models.list_models`,
 random weights, batch 1, 224 x 224 unless the model needs another size) are
-traced in eval mode. Each model is compiled to an artifact with `--verify`
+traced in eval mode. With `--export pt2` each is exported with
+`torch.export.export` (strict=False, the same inputs) and saved as a `.pt2`
+instead. Each model is compiled to an artifact with `--verify`
 at each precision (fp32: rel L2 1e-5 against LibTorch's fp32 result; fp16:
 1e-2). The result per model and precision is `ok`, or the first line of
 kiln's error. Needs no GPU, and the Python packages transformers and
@@ -60,18 +62,18 @@ def hf_models():
     }
 
 
-def trace_hf(name, make):
+def hf_example(name, make):
+    """(model, positional inputs, keyword inputs) as the transformers docs
+    call the model."""
     torch.manual_seed(0)
     model = make().eval()
     if name == "whisper_encoder":
         # 2 x max_source_positions frames of mel features.
-        features = torch.randn(1, 16, 64)
-        return torch.jit.trace(model, (features,), strict=False)
+        return model, (torch.randn(1, 16, 64),), {}
     ids = torch.randint(0, 1000, (2, 16))
     mask = torch.ones(2, 16, dtype=torch.long)
     mask[1, 12:] = 0  # padding in the mask
-    return torch.jit.trace(model, example_kwarg_inputs={"input_ids": ids, "attention_mask": mask},
-                           strict=False)
+    return model, (), {"input_ids": ids, "attention_mask": mask}
 
 
 def torchvision_models():
@@ -80,13 +82,26 @@ def torchvision_models():
     return {name: name for name in torchvision.models.list_models(module=torchvision.models)}
 
 
-def trace_torchvision(name):
+def torchvision_example(name):
     import torchvision
 
     torch.manual_seed(0)
     model = torchvision.models.get_model(name, weights=None).eval()
     size = {"inception_v3": 299}.get(name, 224)
-    return torch.jit.trace(model, (torch.randn(1, 3, size, size),), check_trace=False)
+    return model, (torch.randn(1, 3, size, size),), {}
+
+
+def save(example, export, path):
+    """Writes the model as people export it: torch.jit.trace (strict=False,
+    keyword inputs as the transformers docs pass them) or torch.export."""
+    model, args, kwargs = example
+    with torch.no_grad():
+        if export == "pt2":
+            torch.export.save(torch.export.export(model, args, kwargs=kwargs, strict=False), path)
+        elif kwargs:
+            torch.jit.save(torch.jit.trace(model, example_kwarg_inputs=kwargs, strict=False), path)
+        else:
+            torch.jit.save(torch.jit.trace(model, args, strict=False, check_trace=False), path)
 
 
 def first_error(text):
@@ -97,7 +112,7 @@ def first_error(text):
 
 
 def compile_and_verify(bin_dir, path, precision, timeout):
-    artifact = path[:-3] + f"-{precision}.kiln"
+    artifact = os.path.splitext(path)[0] + f"-{precision}.kiln"
     start = time.perf_counter()
     try:
         out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision", precision,
@@ -122,6 +137,8 @@ def main():
     parser.add_argument("--only", nargs="*", default=[])
     parser.add_argument("--markdown")
     parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--export", choices=["trace", "pt2"], default="trace",
+                        help="torch.jit.trace to .pt (default) or torch.export to .pt2")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -135,20 +152,19 @@ def main():
         return 2
     jobs = []
     if args.family in ("hf", "all"):
-        jobs += [("Hugging Face", name, lambda n=name, m=make: trace_hf(n, m))
+        jobs += [("Hugging Face", name, lambda n=name, m=make: hf_example(n, m))
                  for name, make in hf_models().items()]
     if args.family in ("torchvision", "all"):
-        jobs += [("torchvision", name, lambda n=name: trace_torchvision(n))
+        jobs += [("torchvision", name, lambda n=name: torchvision_example(n))
                  for name in torchvision_models()]
     if args.only:
         jobs = [job for job in jobs if job[1] in args.only]
 
     rows, failures = [], 0
-    for family, name, trace in jobs:
-        path = os.path.join(args.work, f"{name}.pt")
+    for family, name, example in jobs:
+        path = os.path.join(args.work, f"{name}.{'pt2' if args.export == 'pt2' else 'pt'}")
         try:
-            with torch.no_grad():
-                torch.jit.save(trace(), path)
+            save(example(), args.export, path)
             results = [compile_and_verify(args.bin, path, p, args.timeout)
                        for p in args.precisions]
         except Exception as error:  # noqa: BLE001 - the exporter failing is a result too

@@ -393,6 +393,9 @@ void kiln::frontend::addConvConverters(ConverterMap &map) {
       {"aten::_convolution", convertConvolution},
       {"aten::conv2d", convertConv2d},
       {"aten::conv2d.padding", convertConv2d},
+      // torch.export keeps conv1d (TorchScript traces it to _convolution).
+      {"aten::conv1d", convertConv2d},
+      {"aten::conv1d.padding", convertConv2d},
       // Traced conv2d with padding "same" or "valid": conv2d.padding's arguments.
       {"aten::_convolution_mode", convertConv2d},
       {"aten::batch_norm", convertBatchNorm},

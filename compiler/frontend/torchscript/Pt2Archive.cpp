@@ -280,6 +280,12 @@ public:
     if (k == "as_tensors" || k == "as_optional_tensors") {
       std::vector<Value *> tensors;
       bool optional = k == "as_optional_tensors";
+      // Tensor?[] given as plain tensors (index.Tensor's indices): the list
+      // keeps the schema's element type, or the node would resolve to
+      // another overload.
+      auto listType = type->cast<c10::ListType>();
+      bool optionalElements =
+          optional || (listType && listType->getElementType()->kind() == c10::TypeKind::OptionalType);
       for (const json::Value &t : array(&payload, what)) {
         const json::Object &o = object(&t, what);
         if (optional && o.get("as_none"))
@@ -288,8 +294,9 @@ public:
           tensors.push_back(named(
               string(object(optional ? o.get("as_tensor") : &t, what).get("name"), what), what));
       }
-      c10::TypePtr element = optional ? c10::OptionalType::create(c10::TensorType::get())
-                                      : c10::TypePtr(c10::TensorType::get());
+      c10::TypePtr element = optionalElements
+                                 ? c10::OptionalType::create(c10::TensorType::get())
+                                 : c10::TypePtr(c10::TensorType::get());
       return graph.insertNode(graph.createList(element, tensors))->output();
     }
     if (k == "as_scalar_type")
