@@ -72,7 +72,7 @@ TEST(TorchScriptModule, DirectoryIsRejected) {
 
 TEST(TorchScriptModule, NonZipFileIsNotAnArchive) {
   std::string error = loadError(fixture("not_a_model.pt"));
-  EXPECT_NE(error.find("is not a TorchScript archive"), std::string::npos)
+  EXPECT_NE(error.find("is not a TorchScript or torch.export archive (not a zip file)"), std::string::npos)
       << error;
 }
 
