@@ -9,6 +9,7 @@ Models (torch.export.export, then torch.export.save; fixed seed):
                  (reshape by x.shape[0]) and chunk (a list of outputs)
   inplace.pt2    a small residual conv block in eval mode: relu_, add_ and
                  dropout_ as the export keeps them
+  masked.pt2     masked_fill with -inf, clamp at inf (floats written as strings)
   unsupported.pt2  cumsum, an op kiln has no converter for
 Forged archives (rewritten from mlp.pt2 with Python's zipfile):
   truncated.pt2      the first half of the file
@@ -62,6 +63,12 @@ class Block(torch.nn.Module):
         return torch.nn.functional.relu(y, inplace=True)
 
 
+class Masked(torch.nn.Module):
+    """Infinities and NaN as arguments: the export writes them as strings."""
+    def forward(self, x):
+        return x.masked_fill(x > 1.5, float("-inf")).softmax(-1).clamp(max=float("inf"))
+
+
 class Unsupported(torch.nn.Module):
     def forward(self, x):
         return torch.cumsum(x, 1) + 1
@@ -95,6 +102,7 @@ def main(out):
     export(Dynamic(), (torch.randn(8, 16),), os.path.join(out, "dynamic.pt2"),
            dynamic_shapes={"x": {0: batch}})
     export(Block(), (torch.randn(2, 8, 12, 12),), os.path.join(out, "inplace.pt2"))
+    export(Masked(), (torch.randn(4, 6),), os.path.join(out, "masked.pt2"))
     export(Unsupported(), (torch.randn(3, 5),), os.path.join(out, "unsupported.pt2"))
 
     mlp = os.path.join(out, "mlp.pt2")

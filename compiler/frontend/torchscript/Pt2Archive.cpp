@@ -27,6 +27,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 
+#include <limits>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -81,6 +82,28 @@ int64_t integer(const json::Value *value, const std::string &what) {
   if (!value || !value->getAsInteger())
     fail(what + " is missing or not an integer");
   return *value->getAsInteger();
+}
+
+/// A float argument: JSON has no infinities, so the export writes them (and
+/// NaN) as the strings "Infinity", "-Infinity" and "NaN".
+double floating(const json::Value &value, const std::string &what) {
+  if (std::optional<double> number = value.getAsNumber())
+    return *number;
+  if (std::optional<llvm::StringRef> text = value.getAsString()) {
+    if (*text == "Infinity")
+      return std::numeric_limits<double>::infinity();
+    if (*text == "-Infinity")
+      return -std::numeric_limits<double>::infinity();
+    if (*text == "NaN")
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+  fail(what + " is not a number");
+}
+
+bool boolean(const json::Value &value, const std::string &what) {
+  if (std::optional<bool> b = value.getAsBoolean())
+    return *b;
+  fail(what + " is not a boolean");
 }
 
 /// The export schema's ScalarType numbering (torch/_export/serde/schema.py).
@@ -244,11 +267,11 @@ public:
       return tensorFormal ? constant(at::scalar_tensor(integer(&payload, what), at::kLong))
                           : constant(integer(&payload, what));
     if (k == "as_float") {
-      double value = payload.getAsNumber().value_or(0.0);
+      double value = floating(payload, what);
       return tensorFormal ? constant(at::scalar_tensor(value, at::kDouble)) : constant(value);
     }
     if (k == "as_bool")
-      return constant(payload.getAsBoolean().value_or(false));
+      return constant(boolean(payload, what));
     if (k == "as_string")
       return constant(string(&payload, what));
     if (k == "as_ints") {
@@ -260,13 +283,13 @@ public:
     if (k == "as_floats") {
       std::vector<double> floats;
       for (const json::Value &f : array(&payload, what))
-        floats.push_back(f.getAsNumber().value_or(0.0));
+        floats.push_back(floating(f, what));
       return constant(floats);
     }
     if (k == "as_bools") {
       c10::List<bool> bools;
       for (const json::Value &b : array(&payload, what))
-        bools.push_back(b.getAsBoolean().value_or(false));
+        bools.push_back(boolean(b, what));
       return constant(bools);
     }
     if (k == "as_sym_int")
