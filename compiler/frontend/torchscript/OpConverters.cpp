@@ -15,6 +15,7 @@
 #include <torch/csrc/jit/ir/constants.h>
 
 #include <array>
+#include <cmath>
 
 using namespace mlir;
 using namespace kiln;
@@ -280,6 +281,87 @@ LogicalResult convertClamp(Importer &im, const Node *node) {
   return success();
 }
 
+/// clamp_min(self, min) / clamp_max(self, max): a clamp bounded on one side
+/// (F.normalize's clamp_min(norm, eps)).
+template <bool kMin> LogicalResult convertClampOneSide(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  auto value = torch::jit::toIValue(node->input(1));
+  if (!value || !(value->isDouble() || value->isInt())) {
+    emitError(loc) << node->kind().toQualString() << " with a tensor bound is not supported";
+    return failure();
+  }
+  FloatAttr bound = im.builder.getF64FloatAttr(value->toScalar().toDouble());
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  im.bind(node, ClampOp::create(im.builder, loc, type, input, kMin ? bound : FloatAttr(),
+                                kMin ? FloatAttr() : bound));
+  return success();
+}
+
+/// linalg_vector_norm(self, ord, dim, keepdim, dtype): for ord 2 the square
+/// root of the sum of squares, for ord 1 the sum of magnitudes, for ord inf
+/// the largest magnitude, over `dim` (all dimensions when None).
+LogicalResult convertVectorNorm(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  if (!type)
+    return failure();
+  Location loc = im.locationOf(node);
+  auto ord = torch::jit::toIValue(node->input(1));
+  auto keepdim = constantArg<bool>(im, node, 3);
+  if (!ord || !(ord->isDouble() || ord->isInt()) || !keepdim)
+    return failure();
+  double p = ord->toScalar().toDouble();
+  if (p != 2.0 && p != 1.0 && !std::isinf(p)) {
+    emitError(loc) << "aten::linalg_vector_norm of order " << p
+                   << " (kiln computes orders 1, 2 and inf)";
+    return failure();
+  }
+  if (std::isinf(p) && p < 0) {
+    emitError(loc) << "aten::linalg_vector_norm of order -inf is not supported";
+    return failure();
+  }
+  Value input = im.operand(node->input(0), elementOf(type), loc);
+  if (!input)
+    return failure();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<int64_t> dims;
+  if (!isNone(node, 2)) {
+    auto given = constantArg<std::vector<int64_t>>(im, node, 2);
+    if (!given)
+      return failure();
+    for (int64_t dim : *given) {
+      auto d = normalizeDim(im, node, dim, rank);
+      if (!d)
+        return failure();
+      dims.push_back(*d);
+    }
+  }
+  if (dims.empty())
+    dims = identityPermutation(rank);
+  llvm::sort(dims);
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  auto reduced = [&](Value value) -> Value {
+    DenseI64ArrayAttr attr = im.builder.getDenseI64ArrayAttr(dims);
+    UnitAttr keep = *keepdim ? im.builder.getUnitAttr() : UnitAttr();
+    if (std::isinf(p))
+      return ReduceMaxOp::create(im.builder, loc, type, value, attr, keep);
+    return ReduceSumOp::create(im.builder, loc, type, value, attr, keep);
+  };
+  Value result;
+  if (p == 2.0)
+    result = SqrtOp::create(im.builder, loc, type,
+                            reduced(MulOp::create(im.builder, loc, inputType, input, input)));
+  else
+    result = reduced(AbsOp::create(im.builder, loc, inputType, input));
+  im.bind(node, result);
+  return success();
+}
+
 /// hardtanh(self, min_val, max_val): a clamp to the node's own bounds
 /// (nn.ReLU6 traces to hardtanh(x, 0, 6); nn.Hardtanh's defaults are -1, 1).
 LogicalResult convertHardtanh(Importer &im, const Node *node) {
@@ -437,6 +519,9 @@ kiln::frontend::converterRegistry() {
       {"aten::erf", unary<ErfOp>()},
       {"aten::gelu", convertGelu},
       {"aten::clamp", convertClamp},
+      {"aten::clamp_min", convertClampOneSide<true>},
+      {"aten::clamp_max", convertClampOneSide<false>},
+      {"aten::linalg_vector_norm", convertVectorNorm},
       {"aten::relu6", fixedClamp(0.0, 6.0)},
       {"aten::hardtanh", convertHardtanh},
       // Shape and layout.
