@@ -28,6 +28,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Format.h"
@@ -60,8 +61,8 @@ cl::list<std::string> inputSpecs(
 enum class Emit { Imported, Mlir, Artifact };
 cl::opt<Emit> emit(
     "emit",
-    cl::desc("what to write (default: an artifact when -o ends in .kiln, "
-             "else the optimized kiln IR)"),
+    cl::desc("what to write (default: what -o's extension names, .kiln an artifact and "
+             ".mlir the optimized kiln IR; without -o an artifact named after the model)"),
     cl::values(clEnumValN(Emit::Imported, "imported",
                           "kiln IR as imported, before any pass"),
                clEnumValN(Emit::Mlir, "mlir", "kiln IR after the graph pipeline"),
@@ -126,8 +127,59 @@ cl::opt<std::string> reportJson(
     cl::desc("write the kernel report (kind, ops, shapes, FLOPs, bytes, kernel name) and each "
              "phase's seconds as one JSON object to this file"),
     cl::value_desc("path"), cl::cat(kilnCategory));
-cl::opt<std::string> outputPath("o", cl::desc("output file (default: stdout)"),
-                                cl::value_desc("path"), cl::init("-"), cl::cat(kilnCategory));
+cl::opt<std::string> outputPath(
+    "o",
+    cl::desc("output file: NAME.kiln (an artifact), NAME.mlir (kiln IR) or - (IR on stdout); "
+             "default: MODEL.kiln in the current folder, or stdout for --emit=imported|mlir"),
+    cl::value_desc("path"), cl::cat(kilnCategory));
+cl::opt<bool> printWeights(
+    "print-weights",
+    cl::desc("print the weights' bytes in IR written to stdout (elided by default; IR "
+             "written to a file keeps them, so that it can be read back)"),
+    cl::init(false), cl::cat(kilnCategory));
+
+/// What to write where, from --emit and -o: each names the other's default,
+/// and a contradiction or an extension that names neither is an error
+/// before any work.
+bool resolveOutput(const std::string &model, Emit &what, std::string &path, std::string &error) {
+  llvm::StringRef extension = llvm::sys::path::extension(path);
+  bool given = emit.getNumOccurrences() > 0;
+  if (path.empty()) {
+    what = given ? emit.getValue() : Emit::Artifact;
+    path = what == Emit::Artifact ? llvm::sys::path::stem(model).str() + ".kiln" : "-";
+    return true;
+  }
+  if (path == "-") {
+    what = given ? emit.getValue() : Emit::Mlir;
+    if (what == Emit::Artifact) {
+      error = "--emit=artifact writes a binary file: give it a name with -o";
+      return false;
+    }
+    return true;
+  }
+  std::optional<Emit> named;
+  llvm::sys::fs::file_status status;
+  bool device = !llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+                !llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status);
+  if (device && !given) // -o /dev/null: the IR, as for stdout
+    named = Emit::Mlir;
+  if (extension == ".kiln")
+    named = Emit::Artifact;
+  else if (extension == ".mlir")
+    named = Emit::Mlir;
+  if (!given && !named) {
+    error = "-o '" + path + "': cannot tell what to write from its name; end it in .kiln (an "
+            "artifact) or .mlir (kiln IR), or give --emit";
+    return false;
+  }
+  what = given ? emit.getValue() : *named;
+  if (named && (*named == Emit::Artifact) != (what == Emit::Artifact)) {
+    error = "-o '" + path + "' names " + (*named == Emit::Artifact ? "an artifact" : "kiln IR") +
+            " but --emit asks for " + (what == Emit::Artifact ? "an artifact" : "kiln IR");
+    return false;
+  }
+  return true;
+}
 
 /// A function's kernel report (CostModel.h) as JSON, for --report-json.
 llvm::json::Object reportToJson(const FusionReport &report) {
@@ -219,6 +271,22 @@ bool writeAtomically(const std::string &path, const std::string &text,
     llvm::outs() << text;
     return true;
   }
+  // A device or a pipe (-o /dev/null) is written in place: renaming a
+  // temporary file over it would replace the device with a regular file.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+      !llvm::sys::fs::is_regular_file(status)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (!ec)
+      out << text;
+    if (ec || (out.close(), out.has_error())) {
+      error = "cannot write '" + path + "': " + (ec ? ec : out.error()).message();
+      out.clear_error();
+      return false;
+    }
+    return true;
+  }
   std::string temporary = path + ".partial." + std::to_string(llvm::sys::Process::getProcessId());
   {
     std::error_code ec;
@@ -279,12 +347,16 @@ int main(int argc, char **argv) {
   for (const std::string &arch : kernelArchs)
     if (!codegen::checkArch(arch, error))
       return fail("--kernels-arch: " + error);
-  if (!checkOutput(outputPath, modelPath, error))
+  Emit what = Emit::Artifact;
+  std::string output = outputPath;
+  if (!resolveOutput(modelPath, what, output, error))
+    return fail(error);
+  if (!checkOutput(output, modelPath, error))
     return fail(error);
   if (!reportJson.empty() && !checkOutput(reportJson, modelPath, error, "--report-json"))
     return fail(error);
-  if (outputPath != "-")
-    removeStalePartials(outputPath);
+  if (output != "-")
+    removeStalePartials(output);
 
   // -v: one line per phase, with its seconds.
   auto phaseStart = std::chrono::steady_clock::now();
@@ -319,10 +391,6 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> &optimized = compilation.optimized;
 
   std::string text;
-  Emit what = emit.getNumOccurrences()
-                  ? emit.getValue()
-                  : (llvm::StringRef(outputPath).ends_with(".kiln") ? Emit::Artifact
-                                                                    : Emit::Mlir);
   // With an artifact the report waits for it, to name each row's kernel.
   auto printReports = [&](const std::vector<std::string> &launchKernels) {
     llvm::json::Array functions;
@@ -364,8 +432,6 @@ int main(int argc, char **argv) {
   }
 
   if (what == Emit::Artifact) {
-    if (outputPath == "-")
-      return fail("--emit=artifact writes a binary file: give it a name with -o");
     codegen::ArtifactStats stats;
     auto bytes = driver::writeArtifact(compilation, targets->archs(), stats, error);
     if (!bytes)
@@ -386,19 +452,23 @@ int main(int argc, char **argv) {
     if (report || !reportJson.empty())
       printReports(stats.launchKernels);
     if (!quiet)
-      llvm::errs() << "kiln-compile: " << outputPath << ": " << stats.launches
+      llvm::errs() << "kiln-compile: " << output << ": " << stats.launches
                    << " kernel launches (" << stats.distinctKernels
                    << " distinct kernels) for " << llvm::join(targets->archs(), ", ") << ", "
                    << stats.weightBytes << " bytes of weights\n";
   } else {
     llvm::raw_string_ostream os(text);
-    (what == Emit::Imported ? *imported : *optimized)
-        ->print(os, mlir::OpPrintingFlags());
+    // On stdout (for reading) the weights' bytes are elided; a file keeps
+    // them, so that kiln-opt and kiln-translate can read it back.
+    mlir::OpPrintingFlags flags;
+    if (output == "-" && !printWeights)
+      flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
+    (what == Emit::Imported ? *imported : *optimized)->print(os, flags);
     os << "\n";
   }
-  if (!writeAtomically(outputPath, text, error))
+  if (!writeAtomically(output, text, error))
     return fail(error);
-  phase("write " + (outputPath == "-" ? std::string("to stdout") : outputPath));
+  phase("write " + (output == "-" ? std::string("to stdout") : output));
   if (!reportJson.empty()) {
     jsonReport["phases"] = std::move(phases);
     std::string json;
