@@ -10,6 +10,7 @@ Models (torch.export.export, then torch.export.save; fixed seed):
   inplace.pt2    a small residual conv block in eval mode: relu_, add_ and
                  dropout_ as the export keeps them
   masked.pt2     masked_fill with -inf, clamp at inf (floats written as strings)
+  aliases.pt2    swapaxes and swapdims, F.normalize (vector norm, clamp_min)
   unsupported.pt2  cumsum, an op kiln has no converter for
 Forged archives (rewritten from mlp.pt2 with Python's zipfile):
   truncated.pt2      the first half of the file
@@ -69,6 +70,12 @@ class Masked(torch.nn.Module):
         return x.masked_fill(x > 1.5, float("-inf")).softmax(-1).clamp(max=float("inf"))
 
 
+class Aliases(torch.nn.Module):
+    """Operators TorchScript's tracer renames and torch.export keeps."""
+    def forward(self, x):
+        return torch.nn.functional.normalize(x.swapaxes(0, 1).swapdims(1, 2) * 2, dim=-1)
+
+
 class Unsupported(torch.nn.Module):
     def forward(self, x):
         return torch.cumsum(x, 1) + 1
@@ -103,6 +110,7 @@ def main(out):
            dynamic_shapes={"x": {0: batch}})
     export(Block(), (torch.randn(2, 8, 12, 12),), os.path.join(out, "inplace.pt2"))
     export(Masked(), (torch.randn(4, 6),), os.path.join(out, "masked.pt2"))
+    export(Aliases(), (torch.randn(2, 3, 4),), os.path.join(out, "aliases.pt2"))
     export(Unsupported(), (torch.randn(3, 5),), os.path.join(out, "unsupported.pt2"))
 
     mlp = os.path.join(out, "mlp.pt2")

@@ -533,6 +533,10 @@ kiln::frontend::converterRegistry() {
       {"aten::squeeze.dim", convertReshape},
       {"aten::squeeze", convertReshape},
       {"aten::transpose.int", convertTranspose},
+      // Aliases TorchScript's tracer normalizes to transpose and torch.export
+      // keeps (MaxViT).
+      {"aten::swapaxes", convertTranspose},
+      {"aten::swapdims", convertTranspose},
       {"aten::t", convertT},
       {"aten::permute", convertPermute},
       {"aten::contiguous", convertIdentity},
