@@ -32,7 +32,7 @@ void require(bool invariant) {
 void checkInvariants(const kiln::npy::Array &array) {
   size_t item = array.descr == "<f4" || array.descr == "<i4" ? 4
                 : array.descr == "<f2"                        ? 2
-                : array.descr == "<i8"                        ? 8
+                : array.descr == "<i8" || array.descr == "<f8" ? 8
                 : array.descr == "|b1"                        ? 1
                                                               : 0;
   require(item != 0);

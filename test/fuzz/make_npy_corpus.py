@@ -5,7 +5,7 @@
 
 Small arrays of every dtype kiln-run reads, as numpy writes them (format
 versions 1 and 2, scalars, empty and many-dimensional shapes), and a few
-files it must refuse: float64, Fortran order, big-endian, a truncated body
+files it must refuse: Fortran order, big-endian, a truncated body
 and a shape whose element count overflows 64 bits.
 """
 import io
@@ -42,7 +42,7 @@ def main(out):
         "b1-3x1.npy": saved(np.array([[True], [False], [True]])),
         "f4-rank6.npy": saved(np.ones((1, 2, 1, 2, 1, 2), dtype=np.float32)),
         "f4-v2.npy": saved(np.arange(6, dtype=np.float32).reshape(3, 2), version=(2, 0)),
-        "bad-f8.npy": saved(np.zeros(3)),
+        "f8-3.npy": saved(np.zeros(3)),
         "bad-fortran.npy": saved(np.asfortranarray(np.ones((2, 3), dtype=np.float32))),
         "bad-big-endian.npy": saved(np.ones(2, dtype=">f4")),
         "bad-truncated.npy": saved(np.ones(8, dtype=np.float32))[:-5],

@@ -347,6 +347,10 @@ int main(int argc, char **argv) {
   for (const std::string &arch : kernelArchs)
     if (!codegen::checkArch(arch, error))
       return fail("--kernels-arch: " + error);
+  // The model itself or a folder given as -o comes first: those say more
+  // than its extension.
+  if (!outputPath.empty() && !checkOutput(outputPath, modelPath, error))
+    return fail(error);
   Emit what = Emit::Artifact;
   std::string output = outputPath;
   if (!resolveOutput(modelPath, what, output, error))

@@ -36,7 +36,7 @@ size_t itemSize(std::string_view descr) {
     return 4;
   if (descr == "<f2")
     return 2;
-  if (descr == "<i8")
+  if (descr == "<i8" || descr == "<f8")
     return 8;
   if (descr == "|b1")
     return 1;
@@ -196,13 +196,11 @@ npy::Array npy::parse(std::string_view bytes, const std::string &what) {
     return fail("truncated header (it promises " + std::to_string(headerLength) +
                 " bytes)");
   Array array = HeaderParser(bytes.substr(headerStart, headerLength), what).parse();
-  if (array.descr == "<f8")
-    return fail("it holds float64 values, which kiln-run does not read: save it as "
-                "float32 (array.astype(numpy.float32))");
   size_t item = itemSize(array.descr);
   if (!item)
     return fail("dtype '" + printable(array.descr) +
-                "' (kiln-run reads float32, float16, int64, int32 and bool, little-endian)");
+                "' (kiln-run reads float64, float32, float16, int64, int32 and bool, "
+                "little-endian)");
   int64_t count = 1;
   for (int64_t d : array.shape) {
     if (d != 0 && count > kMaxElements / d)

@@ -19,7 +19,7 @@
 namespace kiln::npy {
 
 struct Array {
-  std::string descr; // "<f4", "<f2", "<i8", "<i4", "|b1"
+  std::string descr; // "<f8", "<f4", "<f2", "<i8", "<i4", "|b1"
   std::vector<int64_t> shape;
   std::string data;
 };

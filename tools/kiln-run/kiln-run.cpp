@@ -173,6 +173,10 @@ std::string fromDouble(const std::vector<double> &values, DType type) {
   return out;
 }
 
+/// A .npy file's values: float64 (numpy's default, no artifact dtype) read
+/// as it is, every other dtype through the artifact's.
+std::vector<double> npyValues(const npy::Array &array);
+
 DType npyType(const std::string &descr) {
   if (descr == "<f4") return DType::F32;
   if (descr == "<f2") return DType::F16;
@@ -180,6 +184,15 @@ DType npyType(const std::string &descr) {
   if (descr == "<i4") return DType::I32;
   if (descr == "|b1") return DType::Bool;
   throw std::runtime_error("unsupported .npy dtype " + descr);
+}
+
+std::vector<double> npyValues(const npy::Array &array) {
+  if (array.descr == "<f8") {
+    std::vector<double> out(array.data.size() / 8);
+    std::memcpy(out.data(), array.data.data(), out.size() * 8);
+    return out;
+  }
+  return toDouble(array.data, npyType(array.descr));
 }
 
 struct Options {
@@ -469,16 +482,17 @@ int run(int argc, char **argv) {
       if (array.shape != spec.shape)
         throw Error("input '" + spec.name + "' from " + file->second + " has shape " +
                     shapeText(array.shape) + "; the model expects " + shapeText(spec.shape));
-      DType fileType = npyType(array.descr);
       // Floats travel as f4 for every float dtype (numpy has no bfloat16);
       // any other difference changes values the user may not expect.
-      bool floatCarrier = fileType == DType::F32 &&
+      bool f64 = array.descr == "<f8";
+      DType fileType = f64 ? DType::F32 : npyType(array.descr);
+      bool floatCarrier = !f64 && fileType == DType::F32 &&
                           (spec.dtype == DType::F16 || spec.dtype == DType::BF16);
-      if (fileType != spec.dtype && !floatCarrier)
+      if (f64 || (fileType != spec.dtype && !floatCarrier))
         std::fprintf(stderr, "kiln-run: note: input '%s': %s holds %s values, converted to %s\n",
-                     spec.name.c_str(), file->second.c_str(), dtypeName(fileType),
+                     spec.name.c_str(), file->second.c_str(), f64 ? "f64" : dtypeName(fileType),
                      dtypeName(spec.dtype));
-      inputData.push_back(fromDouble(toDouble(array.data, fileType), spec.dtype));
+      inputData.push_back(fromDouble(npyValues(array), spec.dtype));
     } else {
       std::vector<double> values(spec.elements());
       for (double &v : values)
@@ -549,7 +563,7 @@ int run(int argc, char **argv) {
     if (reference.shape != spec.shape)
       throw Error(o.checks[i] + " has shape " + shapeText(reference.shape) + ", output '" +
                   spec.name + "' is " + shapeText(spec.shape));
-    std::vector<double> expected = toDouble(reference.data, npyType(reference.descr));
+    std::vector<double> expected = npyValues(reference);
     double diff = 0, norm = 0, maxAbs = 0;
     for (size_t k = 0; k < values.size(); ++k) {
       double d = values[k] - expected[k];
