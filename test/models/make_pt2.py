@@ -11,6 +11,7 @@ Models (torch.export.export, then torch.export.save; fixed seed):
                  dropout_ as the export keeps them
   masked.pt2     masked_fill with -inf, clamp at inf (floats written as strings)
   aliases.pt2    swapaxes and swapdims, F.normalize (vector norm, clamp_min)
+  zeroed.pt2     a slice of a cloned parameter zeroed in place (Swin V2)
   unsupported.pt2  cumsum, an op kiln has no converter for
 Forged archives (rewritten from mlp.pt2 with Python's zipfile):
   truncated.pt2      the first half of the file
@@ -76,6 +77,20 @@ class Aliases(torch.nn.Module):
         return torch.nn.functional.normalize(x.swapaxes(0, 1).swapdims(1, 2) * 2, dim=-1)
 
 
+class ZeroedBias(torch.nn.Module):
+    """Swin V2's packed projection: the key third of a copy of the bias
+    zeroed in place before the linear."""
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(8, 24)
+
+    def forward(self, x):
+        bias = self.qkv.bias.clone()
+        length = bias.numel() // 3
+        bias[length:2 * length].zero_()
+        return torch.nn.functional.linear(x, self.qkv.weight, bias)
+
+
 class Unsupported(torch.nn.Module):
     def forward(self, x):
         return torch.cumsum(x, 1) + 1
@@ -111,6 +126,7 @@ def main(out):
     export(Block(), (torch.randn(2, 8, 12, 12),), os.path.join(out, "inplace.pt2"))
     export(Masked(), (torch.randn(4, 6),), os.path.join(out, "masked.pt2"))
     export(Aliases(), (torch.randn(2, 3, 4),), os.path.join(out, "aliases.pt2"))
+    export(ZeroedBias(), (torch.randn(5, 8),), os.path.join(out, "zeroed.pt2"))
     export(Unsupported(), (torch.randn(3, 5),), os.path.join(out, "unsupported.pt2"))
 
     mlp = os.path.join(out, "mlp.pt2")

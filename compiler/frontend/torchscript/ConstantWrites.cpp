@@ -2,7 +2,8 @@
 //
 // Models build masks by writing into slices of a tensor they make: Swin's
 // shifted-window mask is `zeros` filled region by region (`mask[h0:h1,
-// w0:w1] = count`). The writes are in-place ops on views, which TorchScript's
+// w0:w1] = count`); Swin V2 zeroes the middle third of a clone of its qkv
+// bias (`bias[n:2n].zero_()`). The writes are in-place ops on views, which TorchScript's
 // mutation removal leaves alone, so the graph keeps `aten::fill_` that kiln
 // cannot import. When the tensor's shape, the views and the values are all
 // constants (true once shapes are specialized), the whole sequence is
@@ -33,6 +34,12 @@ std::optional<c10::IValue> constant(const Value *value) { return torch::jit::toI
 /// given).
 std::optional<at::Tensor> evaluateFactory(const Node *node) {
   std::string kind = node->kind().toQualString();
+  if (kind == "aten::clone") {
+    auto source = constant(node->input(0));
+    if (!source || !source->isTensor())
+      return std::nullopt;
+    return source->toTensor().clone(at::MemoryFormat::Contiguous);
+  }
   bool isNew = kind.rfind("aten::new_", 0) == 0;
   size_t sizeIndex = isNew ? 1 : 0;
   auto sizes = constant(node->input(sizeIndex));
@@ -108,7 +115,13 @@ bool foldOne(torch::jit::Graph &graph, Node *factory) {
     for (const torch::jit::Use &use : value->uses()) {
       Node *user = use.user;
       std::string kind = user->kind().toQualString();
-      if (kind == "aten::fill_" && use.offset == 0) {
+      if (kind == "aten::zero_" && use.offset == 0) {
+        if (user->output()->hasUses())
+          return false;
+        view.zero_();
+        writes.push_back(user);
+        removed.push_back(user);
+      } else if (kind == "aten::fill_" && use.offset == 0) {
         auto fill = constant(user->input(1));
         if (!fill || user->output()->hasUses())
           return false;
@@ -138,7 +151,8 @@ bool foldOne(torch::jit::Graph &graph, Node *factory) {
         bool onlyWritten = true;
         for (const torch::jit::Use &u : user->output()->uses()) {
           std::string k = u.user->kind().toQualString();
-          onlyWritten &= k == "aten::fill_" || k == "aten::slice" || k == "aten::select";
+          onlyWritten &= k == "aten::fill_" || k == "aten::zero_" || k == "aten::slice" ||
+                         k == "aten::select";
         }
         if (!onlyWritten)
           continue; // a read of the base through a view: checked below
@@ -182,7 +196,8 @@ int foldConstantWrites(torch::jit::Graph &graph) {
   for (Node *node : graph.nodes()) {
     std::string kind = node->kind().toQualString();
     if (kind == "aten::zeros" || kind == "aten::new_zeros" || kind == "aten::ones" ||
-        kind == "aten::new_ones" || kind == "aten::full" || kind == "aten::new_full")
+        kind == "aten::new_ones" || kind == "aten::full" || kind == "aten::new_full" ||
+        kind == "aten::clone")
       factories.push_back(node);
   }
   int folded = 0;

@@ -542,6 +542,7 @@ kiln::frontend::converterRegistry() {
       {"aten::contiguous", convertIdentity},
       {"aten::clone", convertIdentity},
       {"aten::detach", convertIdentity},
+      {"aten::alias", convertIdentity},
       {"aten::dropout", convertDropout},
       {"aten::feature_dropout", convertDropout},
       // Element type changes.
