@@ -204,11 +204,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
     epilogue.store(index, value);
   }
 
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = "attention";
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, "attention");
   kernel.block = 128;
   int64_t tile = tensorCores ? 64 : 16;
   kernel.grid[0] = static_cast<unsigned>((Sq + tile - 1) / tile);

@@ -57,6 +57,19 @@ std::string constants(const std::string &name,
   return text + "};\n";
 }
 
+/// The convolution's sizes as kiln_conv.cuh's shape struct `name`.
+std::string convShapeStruct(const std::string &name, Conv2dOp conv, bool nchw) {
+  ArrayRef<int64_t> in = conv.getInput().getType().getShape();
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(), d = conv.getDilation();
+  return constants(
+      name, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"O", out[3]},
+             {"KH", w[1]}, {"KW", w[2]}, {"SH", s[0]}, {"SW", s[1]}, {"PT", p[0]},
+             {"PL", p[1]}, {"DH", d[0]}, {"DW", d[1]}, {"OH", out[1]},
+             {"OW", out[2]}, {"G", conv.getGroups()}, {"kNchw", nchw ? 1 : 0}});
+}
+
 /// Emits every op of the group but `skip` into `code`, then the stores.
 LogicalResult emitRest(FusionOp group, ElementCode &code,
                        ArrayRef<Operation *> skip) {
@@ -88,7 +101,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   ArrayRef<int64_t> in = conv.getInput().getType().getShape();
   ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
   ArrayRef<int64_t> out = conv.getType().getShape();
-  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(), d = conv.getDilation();
+  ArrayRef<int64_t> s = conv.getStrides();
   if (!element.isF16() && !element.isBF16())
     return refuse("wgmma needs fp16 or bf16 operands");
   if (convShape.groups != 1 || layoutChange || in[3] % 8 != 0)
@@ -117,11 +130,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
 
   std::string shapeName = name.str() + "_shape", epilogueName = name.str() + "_epilogue";
   std::string type = cudaType(element);
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = "conv_epilogue";
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = 384;
   kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
   kernel.dynamicSharedBytes = static_cast<unsigned>(wgmmaSharedBytes(width, config.getStages()));
@@ -135,11 +144,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                    {w[3], w[1] * w[2], w[0]},
                    {64, 1, u(width)},
                    {1, 1, 1}}};
-  std::string shape = constants(
-      shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"O", out[3]},
-                  {"KH", w[1]}, {"KW", w[2]}, {"SH", s[0]}, {"SW", s[1]}, {"PT", p[0]},
-                  {"PL", p[1]}, {"DH", d[0]}, {"DW", d[1]}, {"OH", out[1]},
-                  {"OW", out[2]}, {"G", 1}, {"kNchw", 0}});
+  std::string shape = convShapeStruct(shapeName, conv, /*nchw=*/false);
   std::string x = "in" + std::to_string(inputArg.getArgNumber());
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
   std::string sizes = std::to_string(width) + ", " + std::to_string(config.getStages()) + ", " +
@@ -190,10 +195,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
       return group.emitOpError("a conv_epilogue kernel needs every result in the "
                                "convolution's shape");
 
-  ArrayRef<int64_t> in = conv.getInput().getType().getShape();
-  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
   ArrayRef<int64_t> out = conv.getType().getShape();
-  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding(), d = conv.getDilation();
   const int64_t groups = conv.getGroups();
   const int64_t M = out[0] * out[1] * out[2], O = out[3];
   Type element = conv.getType().getElementType();
@@ -264,11 +266,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   std::string shapeName = name.str() + "_shape", epilogueName = name.str() + "_epilogue";
   std::string x = "in" + std::to_string(inputArg.getArgNumber());
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = "conv_epilogue";
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = kThreads;
   std::string call, splitPreamble;
   if (depthwise) {
@@ -301,11 +299,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     call = std::string(tensorCores ? "kiln::conv::conv_mma<" : "kiln::conv::conv_simt<") +
            shapeName + ">(" + x + ", " + weight;
   }
-  std::string shape = constants(
-      shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"O", O},
-                  {"KH", w[1]}, {"KW", w[2]}, {"SH", s[0]}, {"SW", s[1]}, {"PT", p[0]},
-                  {"PL", p[1]}, {"DH", d[0]}, {"DW", d[1]}, {"OH", out[1]},
-                  {"OW", out[2]}, {"G", groups}, {"kNchw", layoutChange ? 1 : 0}});
+  std::string shape = convShapeStruct(shapeName, conv, layoutChange != nullptr);
   std::string launch =
       splitPreamble.empty()
           ? kernelOpen(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
@@ -345,11 +339,7 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
   if (failed(emitRest(group, epilogue, {pool})))
     return failure();
 
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = "pooling";
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, "pooling");
   kernel.block = kThreads;
   kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
   std::string shapeName = name.str() + "_window";

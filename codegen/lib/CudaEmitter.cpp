@@ -70,6 +70,15 @@ std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
   return text + ") {\n  kiln::grid_dependency_sync();\n";
 }
 
+EmittedKernel kiln::codegen::detail::kernelFor(FusionOp group, StringRef name, StringRef kind) {
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  kernel.kind = kind.str();
+  kernel.numInputs = group.getInputs().size();
+  kernel.numOutputs = group.getNumResults();
+  return kernel;
+}
+
 std::string kiln::codegen::detail::header(FusionOp group, StringRef family) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -128,11 +137,7 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
   for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
     element.store(index, value);
 
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = "elementwise";
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, "elementwise");
   kernel.block = kThreads;
   kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
   kernel.source = header(group, kernel.kind) + kernelOpen(group, name, kThreads) +
@@ -379,11 +384,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                    ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
              : "  " + pointerCall;
 
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = plan.kind;
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, plan.kind);
   kernel.block = threads;
   kernel.grid[0] = static_cast<unsigned>((N + tileN - 1) / tileN);
   kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
@@ -559,11 +560,7 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
                                           : "invSum = 1.0f / " + rowSum("sum") + ";\n");
   }
 
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = "normalization";
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, "normalization");
   std::string inputValue = load.valueOf(input);
   std::string loadLoop = "  " + forEach + " {\n    const long long idx = r * L + j;\n" +
                          load.code + "    " + rowElement + " = " + inputValue + ";\n  }\n";

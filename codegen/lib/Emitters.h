@@ -43,6 +43,9 @@ std::string kernelOpen(FusionOp group, llvm::StringRef name, unsigned threads,
                        bool splitCluster = false);
 /// The comment naming the group's location and the common include.
 std::string header(FusionOp group, llvm::StringRef family);
+/// A kernel of fusion kind `kind` for `group`, named `name`, its parameter
+/// counts taken from the group; the emitter fills in the launch and source.
+EmittedKernel kernelFor(FusionOp group, llvm::StringRef name, llvm::StringRef kind);
 YieldOp yieldOf(FusionOp group);
 int64_t elementCount(mlir::Type type);
 /// `value` (a float expression) rounded through `element` when it is

@@ -146,11 +146,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
                        offsetTerms(shape, reduced, "r") + ";\n";
   std::string P_ = std::to_string(P) + "LL", L_ = std::to_string(L) + "LL";
 
-  EmittedKernel kernel;
-  kernel.name = name.str();
-  kernel.kind = "reduction";
-  kernel.numInputs = group.getInputs().size();
-  kernel.numOutputs = group.getNumResults();
+  EmittedKernel kernel = kernelFor(group, name, "reduction");
   kernel.block = kThreads;
   std::string loop;
   if (rows) {

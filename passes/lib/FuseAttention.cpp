@@ -263,14 +263,7 @@ void eraseDeadChain(IRRewriter &rewriter, Operation *op) {
 /// the attention's result (which the kernel writes in place) and a free
 /// reshape: the copy the transpose took goes.
 void transposeBeforeOutputProjection(IRRewriter &rewriter, AttentionOp attention) {
-  auto rootedAtAttention = [&](Value v) {
-    while (Operation *op = v.getDefiningOp()) {
-      if (!isa<PermuteOp, ReshapeOp>(op))
-        break;
-      v = op->getOperand(0);
-    }
-    return v == attention.getResult();
-  };
+  auto rootedAtAttention = [&](Value v) { return viewRoot(v) == attention.getResult(); };
   SmallVector<LinearOp> projections;
   SmallVector<Value> frontier = {attention.getResult()};
   while (!frontier.empty()) {

@@ -340,6 +340,15 @@ public:
     fail(what + " has an argument of kind '" + k + "', which kiln does not read");
   }
 
+  /// The jit operator `name` (`aten::add`) of `overload` ("" for default).
+  static std::shared_ptr<torch::jit::Operator> jitOperator(const std::string &name,
+                                                           const std::string &overload) {
+    for (const auto &candidate : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
+      if (candidate->schema().overload_name() == overload)
+        return candidate;
+    return nullptr;
+  }
+
   /// `torch.ops.aten.NAME.OVERLOAD` -> the jit operator and its schema.
   std::shared_ptr<torch::jit::Operator> op(const std::string &target, const std::string &what) {
     static const std::regex pattern(R"(torch\.ops\.([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)\.([A-Za-z0-9_]+))");
@@ -347,12 +356,7 @@ public:
     if (!std::regex_match(target, match, pattern))
       fail(what + " calls '" + target + "', not an operator kiln can read");
     std::string name = match[1].str() + "::" + match[2].str();
-    std::string overload = match[3] == "default" ? "" : match[3].str();
-    for (const auto &candidate :
-         torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
-      if (candidate->schema().overload_name() == overload)
-        return candidate;
-    return nullptr;
+    return jitOperator(name, match[3] == "default" ? "" : match[3].str());
   }
 
   /// Adds one export node; `unknown` collects operators LibTorch lacks.
@@ -366,7 +370,7 @@ public:
     // Size arithmetic: the export graph's symbolic-int operators are
     // TorchScript's int operators (folded once the sizes are known).
     // Operators by another name in TorchScript's table.
-    static const std::map<std::string, std::pair<std::string, std::string>> intOps = {
+    static const std::map<std::string, std::pair<std::string, std::string>> renamedOps = {
         {"_operator.add", {"aten::add", "int"}},
         {"_operator.sub", {"aten::sub", "int"}},
         {"_operator.mul", {"aten::mul", "int"}},
@@ -380,14 +384,10 @@ public:
         {"torch.ops.aten.dropout_.default", {"aten::dropout", ""}},
         {"torch.ops.aten.feature_dropout_.default", {"aten::feature_dropout", ""}}};
     std::shared_ptr<torch::jit::Operator> found;
-    if (auto intOp = intOps.find(target); intOp != intOps.end()) {
-      for (const auto &candidate :
-           torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(intOp->second.first)))
-        if (candidate->schema().overload_name() == intOp->second.second)
-          found = candidate;
-    } else {
+    if (auto renamed = renamedOps.find(target); renamed != renamedOps.end())
+      found = jitOperator(renamed->second.first, renamed->second.second);
+    else
       found = op(target, what);
-    }
     const json::Array &inputs = array(n.get("inputs"), what + " inputs");
     const json::Array &outputs = array(n.get("outputs"), what + " outputs");
     if (!found) {

@@ -808,12 +808,7 @@ static bool isAttentionView(Operation &op, Block &body) {
   // A view of a group input. It need not be a strided view itself (batch
   // and heads merged into one dimension are split again further on): the
   // attention's operands must be, which the kernel's shapes check.
-  Value root = op.getResult(0);
-  while (Operation *producer = root.getDefiningOp()) {
-    if (!isa<PermuteOp, SliceOp, ReshapeOp>(producer))
-      break;
-    root = producer->getOperand(0);
-  }
+  Value root = viewRoot(op.getResult(0));
   if (!isa<BlockArgument>(root) || root.getParentBlock() != &body)
     return false;
   // Every use leads, through views, to the attention's query, key or value.

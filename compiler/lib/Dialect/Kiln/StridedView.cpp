@@ -5,6 +5,7 @@
 #include "kiln/Dialect/Kiln/KilnOps.h"
 
 using namespace mlir;
+using namespace kiln;
 
 std::optional<SmallVector<int64_t>> kiln::reshapeStrides(ArrayRef<int64_t> shape,
                                                          ArrayRef<int64_t> strides,
@@ -105,93 +106,44 @@ std::optional<int64_t> strideOf(const FactoredDim &dim) {
 }
 } // namespace
 
-std::optional<SmallVector<int64_t>> kiln::permutationBeforeReshape(Value value) {
-  Value root = value;
+namespace {
+/// A value as factored dimensions of the root of its view chain (taken as
+/// contiguous, row-major): what stridedViewOf and permutationBeforeReshape
+/// both read. Nothing when a reshape splits inside a factor it does not
+/// divide or a slice cuts a dimension of several factors; `empty` for a
+/// root without elements.
+struct FactoredView {
+  Value root;
   SmallVector<Operation *> chain;
-  while (Operation *op = root.getDefiningOp()) {
-    if (!isa<PermuteOp, ReshapeOp>(op))
-      break;
-    chain.push_back(op);
-    root = op->getOperand(0);
-  }
-  ArrayRef<int64_t> rootShape = cast<RankedTensorType>(root.getType()).getShape();
-  // Each root dimension as one factor, tagged by its stride.
-  SmallVector<FactoredDim> dims(rootShape.size());
-  SmallVector<int64_t> rootStrides(rootShape.size());
-  int64_t step = 1;
-  for (int64_t d = static_cast<int64_t>(rootShape.size()) - 1; d >= 0; --d) {
-    rootStrides[d] = step;
-    if (rootShape[d] != 1)
-      dims[d].push_back({rootShape[d], step});
-    step *= rootShape[d];
-  }
-  if (step == 0)
-    return std::nullopt;
-  for (Operation *op : llvm::reverse(chain)) {
-    if (auto permute = dyn_cast<PermuteOp>(op)) {
-      SmallVector<FactoredDim> permuted;
-      for (int64_t d : permute.getPermutation())
-        permuted.push_back(dims[d]);
-      dims = permuted;
-    } else {
-      std::optional<SmallVector<FactoredDim>> reshaped =
-          reshapeFactors(dims, cast<RankedTensorType>(op->getResult(0).getType()).getShape());
-      if (!reshaped)
-        return std::nullopt;
-      dims = *reshaped;
-    }
-  }
-  // Every factor must be a whole root dimension; their order is the
-  // permutation (size-1 root dimensions go last).
-  SmallVector<int64_t> order;
-  for (const FactoredDim &dim : dims)
-    for (Factor f : dim) {
-      auto it = llvm::find_if(llvm::seq<int64_t>(0, rootShape.size()), [&](int64_t d) {
-        return rootShape[d] == f.first && rootStrides[d] == f.second;
-      });
-      if (it == llvm::seq<int64_t>(0, rootShape.size()).end())
-        return std::nullopt;
-      order.push_back(*it);
-    }
-  for (int64_t d = 0; d < static_cast<int64_t>(rootShape.size()); ++d)
-    if (rootShape[d] == 1)
-      order.push_back(d);
-  if (order.size() != rootShape.size())
-    return std::nullopt;
-  return order;
-}
+  SmallVector<FactoredDim> dims;
+  int64_t offset = 0;
+  bool empty = false;
+};
 
-std::optional<kiln::StridedView> kiln::stridedViewOf(Value value,
-                                                     llvm::function_ref<bool(Value)> stopAt) {
-  SmallVector<Operation *> chain;
-  Value root = value;
-  while (Operation *op = root.getDefiningOp()) {
-    if (!isa<PermuteOp, SliceOp, ReshapeOp>(op) || (stopAt && stopAt(root)))
+std::optional<FactoredView> factorView(Value value, llvm::function_ref<bool(Value)> stopAt) {
+  FactoredView view;
+  view.root = value;
+  while (Operation *op = view.root.getDefiningOp()) {
+    if (!isa<PermuteOp, SliceOp, ReshapeOp>(op) || (stopAt && stopAt(view.root)))
       break;
-    chain.push_back(op);
-    root = op->getOperand(0);
+    view.chain.push_back(op);
+    view.root = op->getOperand(0);
   }
-  StridedView view;
-  view.root = root;
-  view.chain = chain;
-  ArrayRef<int64_t> rootShape = cast<RankedTensorType>(root.getType()).getShape();
-  SmallVector<FactoredDim> dims(rootShape.size());
+  ArrayRef<int64_t> rootShape = cast<RankedTensorType>(view.root.getType()).getShape();
+  SmallVector<FactoredDim> &dims = view.dims;
+  dims.resize(rootShape.size());
   int64_t step = 1;
   for (int64_t d = static_cast<int64_t>(rootShape.size()) - 1; d >= 0; --d) {
     if (rootShape[d] != 1)
       dims[d].push_back({rootShape[d], step});
     step *= rootShape[d];
   }
-  // An empty tensor addresses no element: any strides will do.
   if (step == 0) {
-    view.shape = llvm::to_vector(cast<RankedTensorType>(value.getType()).getShape());
-    view.strides.assign(view.shape.size(), 1);
-    for (int64_t d = static_cast<int64_t>(view.shape.size()) - 2; d >= 0; --d)
-      view.strides[d] = view.strides[d + 1] * std::max<int64_t>(view.shape[d + 1], 1);
+    view.empty = true;
     return view;
   }
   // Apply the ops root-first.
-  for (Operation *op : llvm::reverse(chain)) {
+  for (Operation *op : llvm::reverse(view.chain)) {
     ArrayRef<int64_t> result = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     if (auto permute = dyn_cast<PermuteOp>(op)) {
       SmallVector<FactoredDim> permuted;
@@ -229,8 +181,69 @@ std::optional<kiln::StridedView> kiln::stridedViewOf(Value value,
       dims = *reshaped;
     }
   }
+  return view;
+}
+} // namespace
+
+Value kiln::viewRoot(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!isa<PermuteOp, SliceOp, ReshapeOp>(op))
+      break;
+    value = op->getOperand(0);
+  }
+  return value;
+}
+
+std::optional<SmallVector<int64_t>> kiln::permutationBeforeReshape(Value value) {
+  std::optional<FactoredView> view =
+      factorView(value, [](Value v) { return static_cast<bool>(v.getDefiningOp<SliceOp>()); });
+  if (!view || view->empty)
+    return std::nullopt;
+  ArrayRef<int64_t> rootShape = cast<RankedTensorType>(view->root.getType()).getShape();
+  // Every factor must be a whole root dimension (size and contiguous
+  // stride); their order is the permutation, size-1 dimensions last.
+  SmallVector<int64_t> rootStrides(rootShape.size());
+  int64_t step = 1;
+  for (int64_t d = static_cast<int64_t>(rootShape.size()) - 1; d >= 0; --d) {
+    rootStrides[d] = step;
+    step *= rootShape[d];
+  }
+  SmallVector<int64_t> order;
+  for (const FactoredDim &dim : view->dims)
+    for (Factor f : dim) {
+      auto it = llvm::find_if(llvm::seq<int64_t>(0, rootShape.size()), [&](int64_t d) {
+        return rootShape[d] == f.first && rootStrides[d] == f.second;
+      });
+      if (it == llvm::seq<int64_t>(0, rootShape.size()).end())
+        return std::nullopt;
+      order.push_back(*it);
+    }
+  for (int64_t d = 0; d < static_cast<int64_t>(rootShape.size()); ++d)
+    if (rootShape[d] == 1)
+      order.push_back(d);
+  if (order.size() != rootShape.size())
+    return std::nullopt;
+  return order;
+}
+
+std::optional<kiln::StridedView> kiln::stridedViewOf(Value value,
+                                                     llvm::function_ref<bool(Value)> stopAt) {
+  std::optional<FactoredView> factored = factorView(value, stopAt);
+  if (!factored)
+    return std::nullopt;
+  StridedView view;
+  view.root = factored->root;
+  view.chain = factored->chain;
+  view.offset = factored->offset;
   view.shape = llvm::to_vector(cast<RankedTensorType>(value.getType()).getShape());
-  for (const FactoredDim &dim : dims) {
+  if (factored->empty) {
+    // An empty tensor addresses no element: any strides will do.
+    view.strides.assign(view.shape.size(), 1);
+    for (int64_t d = static_cast<int64_t>(view.shape.size()) - 2; d >= 0; --d)
+      view.strides[d] = view.strides[d + 1] * std::max<int64_t>(view.shape[d + 1], 1);
+    return view;
+  }
+  for (const FactoredDim &dim : factored->dims) {
     std::optional<int64_t> stride = strideOf(dim);
     if (!stride)
       return std::nullopt;

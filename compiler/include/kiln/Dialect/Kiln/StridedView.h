@@ -38,6 +38,10 @@ struct StridedView {
 std::optional<StridedView>
 stridedViewOf(mlir::Value value, llvm::function_ref<bool(mlir::Value)> stopAt = nullptr);
 
+/// The first value up `value`'s permute/slice/reshape chain not made by
+/// one of them.
+mlir::Value viewRoot(mlir::Value value);
+
 /// For `value` made from the root of its permute/reshape chain: the
 /// permutation q with value == reshape(permute(root, q)), when the chain
 /// moves whole root dimensions only (an attention result's permute, a
