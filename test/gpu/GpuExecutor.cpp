@@ -63,8 +63,8 @@ FailureOr<std::vector<codegen::EmittedKernel>> emitSelectedKernels(ModuleOp modu
 std::vector<at::Tensor> runOnGpu(func::FuncOp function,
                                  const std::vector<at::Tensor> &inputs) {
   rt::DeviceInfo device = rt::queryDevice(0);
-  // KILN_GPU_TEST_ARCH=sm_80 runs an H200 on the images other GPUs get (the
-  // mma.sync fallbacks of the Hopper kernels).
+  // KILN_GPU_TEST_ARCH=sm_80 runs an H200 on the code other GPUs get (the
+  // mma.sync fallbacks of the Hopper kernels), through that image's PTX.
   const char *forcedArch = std::getenv("KILN_GPU_TEST_ARCH");
   const std::string arch = forcedArch && *forcedArch ? forcedArch : device.nvrtcArch();
   static rt::Context context(0);
@@ -142,7 +142,12 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
       auto cubin = codegen::compileKernel(kernel, arch, error);
       if (!cubin)
         throw std::runtime_error(error);
-      loaded = std::make_shared<rt::Module>(cubin->cubin);
+      // Another architecture's cubin does not load here (sm_80 SASS is not
+      // sm_90's); its PTX does, JIT-compiled by the driver with that
+      // architecture's code paths.
+      loaded = std::make_shared<rt::Module>(forcedArch && *forcedArch
+                                                ? cubin->ptx
+                                                : cubin->cubin);
     }
     CUfunction fn = loaded->function(kernel.name.c_str());
     std::vector<CUdeviceptr> pointers;
