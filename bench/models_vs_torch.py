@@ -466,7 +466,7 @@ def main():
     parser.add_argument("--export", choices=["torchscript", "pt2"], default="torchscript",
                         help="how kiln gets the model: torch.jit.trace (.pt) or torch.export (.pt2)")
     parser.add_argument("--kiln-flag", action="append", default=[],
-                        help="an extra kiln-compile flag (repeatable), e.g. --kiln-flag=--conv-wgmma")
+                        help="an extra kiln-compile flag (repeatable), e.g. --kiln-flag=--conv-wgmma=false")
     parser.add_argument("--kiln-only", action="store_true",
                         help="check and time kiln alone, no peer (while developing kernels: "
                              "compare with an earlier run's kiln time)")

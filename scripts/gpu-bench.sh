@@ -17,7 +17,7 @@
 # autotuning per model and batch); MAX_AUTOTUNE=only times kiln against those
 # two alone, a supplement that report.py merges into a full run's rows
 # (bench-PART-max-autotune.json). KILN_FLAGS adds kiln-compile flags (e.g.
-# KILN_FLAGS=--conv-wgmma); EXPORT=pt2 gives kiln the torch.export archive
+# KILN_FLAGS=--conv-wgmma=false); EXPORT=pt2 gives kiln the torch.export archive
 # instead of the traced one (bench-PART-pt2.json). Writes $OUT/bench-PART.json after every
 # row, with kiln's profile. Back on the development machine, merge the parts:
 #   python3 bench/report.py bench/RESULTS.md bench/results/DATE/bench-*.json

@@ -21,7 +21,7 @@
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
 //   convolution       depthwise       -> conv_depthwise
-//                     conv-wgmma (off by default), wgmma, fp16/bf16, one
+//                     conv-wgmma (on by default), wgmma, fp16/bf16, one
 //                     group, NHWC input, C % 8 == 0,
 //                     boxes of output pixels x 256 columns >= M / 4
 //                                     -> conv_wgmma: the box of at most
@@ -255,7 +255,7 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
   if (target.tensorCores != TensorCoreGeneration::Wgmma)
     refusedWgmma = target.arch + " has no wgmma";
   else if (!knobs.convWgmma)
-    refusedWgmma = "off (conv-wgmma)";
+    refusedWgmma = "off (conv-wgmma=false)";
   else if (s.groups != 1 || s.layoutChange || s.inChannelsPerGroup % 8 != 0)
     refusedWgmma = "TMA boxes need one group and an NHWC input with C % 8 == 0";
   else if (llvm::any_of(Conv2dOp(s.conv).getStrides(), [](int64_t v) { return v > 8; }))

@@ -147,7 +147,7 @@ func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tens
 // -----
 
 // ResNet-50's first 3x3 convolution at batch 32 on Hopper (conv_wgmma, as
-// kiln-select-kernels{conv-wgmma=true} chooses it):
+// kiln-select-kernels chooses it):
 // 784 boxes of 2 images x 8 x 8 output pixels cover 32 x 56 x 56 exactly;
 // 64 output channels take 64-wide tiles. Each k-step is one filter tap:
 // the input box is a 4-D TMA copy [C, W, H, N] at the tap's offset (the

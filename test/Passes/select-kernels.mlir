@@ -1,6 +1,6 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=SM90
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{conv-wgmma=false}))" | FileCheck %s --check-prefix=SM90
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=SM80
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{conv-wgmma=true}))" | FileCheck %s --check-prefix=HCONV
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=HCONV
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80 conv-wgmma=true}))" | FileCheck %s --check-prefix=SM80
 
 // The policy, for the primary target (sm_90a: 132 multiprocessors with
@@ -98,8 +98,8 @@ func.func @depthwise(%x: tensor<1x56x56x64xf16>, %w: tensor<64x3x3x1xf16>, %b: t
 // -----
 
 // ResNet-50's 3x3 convolutions: at batch 32 (layer 1, 784 tiles of
-// 128 x 128) the mma.sync implicit GEMM; with conv-wgmma on sm_90a, TMA +
-// wgmma over boxes of 2 x 8 x 8 output pixels (784 of them cover 32 x 56 x
+// 128 x 128) on sm_90a TMA + wgmma (conv-wgmma=false: mma.sync) over
+// boxes of 2 x 8 x 8 output pixels (784 of them cover 32 x 56 x
 // 56 exactly) and 64-wide tiles for 64 output channels. At batch 1 (layer
 // 4, 4 tiles) K split 8 ways on sm_90a (8 tiles of 64 x 64, 4608 of K).
 // SM90-LABEL: func.func @conv3x3_batch32(
@@ -139,7 +139,7 @@ func.func @conv3x3_batch1(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>
 // split instead; the stride-2 1x1 downsampling reads every second input
 // pixel (a box of 8 x 4 x 4 outputs spans 8 x 8 inputs). The NCHW stem
 // (C = 3) and a grouped convolution cannot be TMA boxes and keep mma.sync.
-// Without conv-wgmma: K split where 128 x 128 tiles do not fill the GPU,
+// With conv-wgmma=false: K split where 128 x 128 tiles do not fill the GPU,
 // mma.sync elsewhere.
 // SM90-LABEL: func.func @boxes(
 //       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3>

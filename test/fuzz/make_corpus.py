@@ -67,7 +67,7 @@ MODELS = {
     # 3-D tensor maps (the first reads the NCHW input through a permute).
     "conv_f16": (lambda: torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
                                              torch.nn.Conv2d(16, 32, 3, stride=2, padding=1)).half(),
-                 lambda: (torch.randn(8, 8, 48, 48).half(),), "sm_90a", ["--conv-wgmma"]),
+                 lambda: (torch.randn(8, 8, 48, 48).half(),), "sm_90a"),
 }
 MAX_SEED_BYTES = 64 * 1024
 

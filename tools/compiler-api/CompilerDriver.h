@@ -47,7 +47,7 @@ struct KernelSelection {
   int64_t multiprocessors = 0;    // 0: the architecture's (native: the GPU's)
   int64_t splitKMaxBlocks = 0, splitKMinK = kSplitKMinK, splitKTile = kSplitKTile,
           splitKStages = kSplitKStages;
-  bool convWgmma = false; // conv_wgmma where it applies (not yet the default)
+  bool convWgmma = true; // conv_wgmma where it applies
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

@@ -92,8 +92,8 @@ cl::opt<int64_t> splitKStages("split-k-stages",
 cl::opt<bool> convWgmma(
     "conv-wgmma",
     cl::desc("run convolutions on the Hopper implicit GEMM (TMA boxes of input pixels, "
-             "wgmma) where it applies; off by default until it has been checked on an H200"),
-    cl::init(false), cl::cat(kilnCategory));
+             "wgmma) where it applies (default true; =false keeps mma.sync)"),
+    cl::init(true), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
     cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "

@@ -388,9 +388,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "k-tile width of the split-K pipeline (a multiple of 16)">,
     Option<"splitKStages", "split-k-stages", "int64_t", /*default=*/"::kiln::kSplitKStages",
            "depth of the split-K pipeline (2 or more)">,
-    Option<"convWgmma", "conv-wgmma", "bool", /*default=*/"false",
+    Option<"convWgmma", "conv-wgmma", "bool", /*default=*/"true",
            "choose conv_wgmma (the Hopper implicit-GEMM convolution) where it "
-           "applies; off until it has been checked and timed on an H200">,
+           "applies">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
   ];

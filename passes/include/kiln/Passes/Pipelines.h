@@ -47,7 +47,7 @@ struct GraphPipelineOptions
   Option<bool> convWgmma{*this, "conv-wgmma",
                          llvm::cl::desc("choose the Hopper implicit-GEMM convolution "
                                         "(conv_wgmma) where it applies"),
-                         llvm::cl::init(false)};
+                         llvm::cl::init(true)};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize
