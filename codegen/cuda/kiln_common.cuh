@@ -31,6 +31,12 @@ __device__ __forceinline__ void grid_dependency_sync() {
 #endif
 }
 
+/// A hint that the 128-byte line holding `p` will be read soon: it moves
+/// from DRAM into L2 while the caller does other work.
+template <typename T> __device__ __forceinline__ void prefetch_l2(const T *p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }

@@ -198,4 +198,137 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
   }
 }
 
+/// Convolutions with few input channels (a network's stem: 3 channels,
+/// K = KH * KW * 3 = 27 or 147): im2col8's element-by-element path spends
+/// a division chain per element and conv_mma's 32-wide k tiles a global
+/// round trip per tap. Here a persistent block keeps the whole weight
+/// [Opad, Kp] in shared memory, gathers the im2col rows of 64 output
+/// positions into shared memory through per-row and per-k offset tables,
+/// then runs mma.sync over all of K at once: 8 warps of 16 rows x Opad / 2
+/// columns. kBM rows per tile, Kp = K rounded up to 16, Opad = O rounded up
+/// to 16 (at most 128); both fit the 48 KiB of static shared memory, so
+/// several blocks share a multiprocessor and one block's gather overlaps
+/// another's math.
+namespace stem {
+constexpr int kBM = 64, kThreads = 256;
+template <typename S> struct Sizes {
+  static constexpr int K = Dims<S>::K;
+  static constexpr int Kp = (K + 15) / 16 * 16;
+  static constexpr int Opad = (S::O + 15) / 16 * 16;
+  static constexpr int Pitch = Kp + 8; // halves; 16 bytes past a multiple of 32: conflict-free ldmatrix
+};
+/// Shared memory a conv_stem block uses (the code generator checks it).
+template <typename S> constexpr int shared_bytes() {
+  using Z = Sizes<S>;
+  return (kBM + Z::Opad) * Z::Pitch * 2 + Z::Kp * 8 + kBM * 12;
+}
+} // namespace stem
+
+template <typename S, typename T, typename Epilogue>
+__device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__restrict__ w,
+                                          const Epilogue &epilogue) {
+  using D = Dims<S>;
+  using Z = stem::Sizes<S>;
+  constexpr int kBM = stem::kBM, Kp = Z::Kp, Pitch = Z::Pitch, NT = Z::Opad / 16;
+  static_assert(S::G == 1, "one group");
+  static_assert(Z::Opad <= 128, "at most 128 output channels");
+  static_assert(stem::shared_bytes<S>() <= 48 * 1024, "static shared memory");
+  __shared__ __align__(16) T As[kBM][Pitch];
+  __shared__ __align__(16) T Bs[Z::Opad][Pitch];
+  // Per k: the input offset of tap (kh, kw) and channel c from the window's
+  // corner, and (kh * DH, kw * DW) for the bounds check; k past K never
+  // passes it.
+  __shared__ int kOffset[Kp], kStep[Kp];
+  // Per row: the window's corner and its offset (past M: never in bounds).
+  __shared__ int rowOffset[kBM], rowIH[kBM], rowIW[kBM];
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warpM = warp & 3, warpN = warp >> 2;
+  for (int k = tid; k < Kp; k += stem::kThreads) {
+    const int c = k % S::C, khw = k / S::C;
+    const int dh = (khw / S::KW) * S::DH, dw = (khw % S::KW) * S::DW;
+    kOffset[k] = S::kNchw ? (c * S::H + dh) * S::W + dw : (dh * S::W + dw) * S::C + c;
+    kStep[k] = k < D::K ? (dh | (dw << 16)) : 0x40004000;
+  }
+  for (int e = tid; e < Z::Opad * Kp; e += stem::kThreads) {
+    const int o = e / Kp, k = e % Kp;
+    Bs[o][k] = o < S::O && k < D::K ? w[o * D::K + k] : from_float<T>(0.0f);
+  }
+
+  constexpr int tiles = (D::M + kBM - 1) / kBM;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int m0 = tile * kBM;
+    __syncthreads(); // the previous tile's ldmatrix reads are done
+    if (tid < kBM) {
+      const int m = m0 + tid;
+      if (m < D::M) {
+        const Window win = window_of<S>(m);
+        rowIH[tid] = win.ih;
+        rowIW[tid] = win.iw;
+        rowOffset[tid] = S::kNchw ? (win.n * S::C * S::H + win.ih) * S::W + win.iw
+                                  : ((win.n * S::H + win.ih) * S::W + win.iw) * S::C;
+      } else {
+        rowIH[tid] = -0x8000;
+        rowIW[tid] = 0;
+        rowOffset[tid] = 0;
+      }
+    }
+    __syncthreads();
+    // Two consecutive k per thread: one 4-byte store.
+    for (int e = tid; e < kBM * Kp / 2; e += stem::kThreads) {
+      const int r = e / (Kp / 2), k = (e % (Kp / 2)) * 2;
+      const int ih = rowIH[r], iw = rowIW[r], base = rowOffset[r];
+      T pair[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int step = kStep[k + i];
+        const bool inside = (unsigned)(ih + (step & 0xffff)) < (unsigned)S::H &&
+                            (unsigned)(iw + (step >> 16)) < (unsigned)S::W;
+        pair[i] = inside ? x[base + kOffset[k + i]] : from_float<T>(0.0f);
+      }
+      *reinterpret_cast<unsigned *>(&As[r][k]) = *reinterpret_cast<const unsigned *>(pair);
+    }
+    __syncthreads();
+
+    float acc[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        acc[j][q] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < Kp; kk += 16) {
+      unsigned a[4];
+      ldmatrix_x4(a, &As[warpM * 16 + (lane & 15)][kk + (lane >> 4) * 8]);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        unsigned b[2];
+        ldmatrix_x2(b, &Bs[warpN * (NT * 8) + j * 8 + (lane & 7)][kk + ((lane >> 3) & 1) * 8]);
+        MmaName<T>::mma(acc[j], a, b);
+      }
+    }
+    // m16n8 accumulators: row lane / 4 (+8 for q >= 2), columns 2 (lane % 4)
+    // (+1 for odd q). Every element's loads before any store.
+    const int rowTop = m0 + warpM * 16 + (lane >> 2);
+    typename Epilogue::Values values[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int m = min(rowTop + (q >= 2 ? 8 : 0), D::M - 1);
+        const int o = min(warpN * (NT * 8) + j * 8 + (lane & 3) * 2 + (q & 1), S::O - 1);
+        values[j][q] = epilogue.compute(m, o, acc[j][q]);
+      }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int m = rowTop + (q >= 2 ? 8 : 0);
+        const int o = warpN * (NT * 8) + j * 8 + (lane & 3) * 2 + (q & 1);
+        if (m < D::M && o < S::O)
+          epilogue.store(m, o, values[j][q]);
+      }
+  }
+}
+
 } // namespace kiln::conv

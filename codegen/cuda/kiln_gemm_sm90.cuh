@@ -142,9 +142,27 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   claim_registers<232>();
   const int rowBase = (warpgroup - 1) * 64; // this consumer's rows in the tile
   const int warp = lane128 / 32, lane = lane128 % 32;
+  // The epilogue's row-varying inputs (a residual) of tile t, pulled into
+  // L2 by the 256 consumer threads: one tile ahead, the epilogue finds them
+  // there instead of waiting on DRAM slice by slice.
+  auto prefetch_epilogue = [&](int t) {
+    if constexpr (Epilogue::kPrefetchStep > 0) {
+      if (t >= tiles)
+        return;
+      constexpr int kLines = (kBN + Epilogue::kPrefetchStep - 1) / Epilogue::kPrefetchStep;
+      const int tM = t / tilesN, n0 = (t % tilesN) * kBN;
+      for (int i = threadIdx.x - 128; i < kBM * kLines; i += 256) {
+        const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
+        if (ops.stores(m) && n < N)
+          epilogue.prefetch(m, n);
+      }
+    }
+  };
+  prefetch_epilogue(blockIdx.x);
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int tileM = tile / tilesN, blockN = (tile % tilesN) * kBN;
+    prefetch_epilogue(tile + gridDim.x);
     float d[kBN / 16][8];
 #pragma unroll
     for (int i = 0; i < kBN / 16; ++i)

@@ -268,7 +268,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
   EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = kThreads;
-  std::string call, splitPreamble;
+  std::string call, preamble;
   if (depthwise) {
     kernel.grid[0] = gridStrideBlocks(group, M * O, kThreads);
     call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
@@ -283,10 +283,21 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
              << kernel.grid[1] << " row tiles, past the grid's y limit of 65535";
     SplitKPipeline pipeline = *splitKPipelineOf(config);
     kernel.dynamicSharedBytes = pipeline.sharedBytes(/*kMajorB=*/true, 2);
-    splitPreamble = splitClusterPreamble(split) +
+    preamble = splitClusterPreamble(split) +
                     pipeline.sharedAssert(cudaType(element), /*kMajorB=*/true, 2);
     call = "kiln::conv::conv_splitk<" + shapeName + ", " + cudaType(element) + ", " +
            std::to_string(split) + pipeline.templateArgs() + ">(" + x + ", " + weight;
+  } else if (variant == KernelVariant::conv_stem) {
+    if (!tensorCores || groups != 1 || O > 128)
+      return refuse("conv_stem needs fp16 or bf16 operands, one group and at most 128 output "
+                    "channels");
+    if (stemSharedBytes(convShape->reduction, O) > kStaticSharedBytes)
+      return refuse("its weight and im2col tile do not fit in 48 KiB of shared memory");
+    if (config.getGridLimit() <= 0)
+      return refuse("the persistent grid needs a grid_limit (blocks at most)");
+    kernel.grid[0] =
+        static_cast<unsigned>(std::min(ceilDiv(M, kStemRows), config.getGridLimit()));
+    call = "kiln::conv::conv_stem<" + shapeName + ">(" + x + ", " + weight;
   } else {
     int64_t tile = tensorCores ? 128 : 64;
     int64_t mTiles = (M + tile - 1) / tile;
@@ -300,11 +311,15 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
            shapeName + ">(" + x + ", " + weight;
   }
   std::string shape = convShapeStruct(shapeName, conv, layoutChange != nullptr);
+  if (variant == KernelVariant::conv_stem)
+    shape += "static_assert(kiln::conv::stem::shared_bytes<" + shapeName + ">() == " +
+             std::to_string(stemSharedBytes(convShape->reduction, O)) +
+             ", \"the code generator's shared memory must match the kernel's\");\n";
   std::string launch =
-      splitPreamble.empty()
+      variant != KernelVariant::conv_split_k
           ? kernelOpen(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
           : kernelOpen(group, name, kernel.block, 0, /*minOneBlock=*/true, /*splitCluster=*/true);
-  kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + splitPreamble +
+  kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + preamble +
                   "\n" + shape + "\n" + emitEpilogueFunctor(group,
                                       {epilogueName, "int m, int o", "m, o", "",
                                        "    const long long idx = (long long)m * " +

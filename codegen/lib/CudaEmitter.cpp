@@ -644,7 +644,7 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
     return variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k;
   case FusionKind::conv_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
-           variant == KernelVariant::conv_wgmma;
+           variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem;
   case FusionKind::attention:
     return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt;
   }

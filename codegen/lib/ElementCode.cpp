@@ -3,6 +3,7 @@
 #include "ElementCode.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -97,8 +98,11 @@ std::string ElementCode::valueOf(Value value) {
   if (found != names.end())
     return found->second;
   auto argument = cast<BlockArgument>(value);
+  std::string offset = offsetOf(argument);
+  if (offset == index && !llvm::is_contained(elementLoads, argument.getArgNumber()))
+    elementLoads.push_back(argument.getArgNumber());
   std::string load = "kiln::to_float(in" + std::to_string(argument.getArgNumber()) +
-                     "[" + offsetOf(argument) + "])";
+                     "[" + offset + "])";
   return names[value] = fresh(load);
 }
 

@@ -57,6 +57,9 @@ public:
   };
   bool deferStores = false;
   llvm::SmallVector<DeferredStore> deferredStores;
+  /// Inputs loaded at the element's own index (a residual, not a bias):
+  /// what an epilogue functor's prefetch() pulls into L2 ahead of time.
+  llvm::SmallVector<unsigned> elementLoads;
   /// The offset of element `index` in input `argument` (broadcasting).
   std::string offsetOf(mlir::BlockArgument argument);
 

@@ -32,6 +32,21 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     stores += "    out" + std::to_string(store.result) + "[" + store.at + "] = values." + field +
               ";\n";
   }
+  // A residual's tile is read only after the main loop, one 8-row slice at
+  // a time: from DRAM that is a handful of dependent round trips per tile
+  // that nothing hides. prefetch() pulls one element's row-varying inputs
+  // into L2 so a main loop can ask for the next tile's while it computes
+  // this one; kPrefetchStep is the columns one 128-byte line covers (0: no
+  // such input).
+  std::string prefetches;
+  unsigned widestBytes = 0;
+  for (unsigned input : epilogue.elementLoads) {
+    prefetches += "    kiln::prefetch_l2(in" + std::to_string(input) + " + idx);\n";
+    Type element =
+        cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
+    widestBytes = std::max(widestBytes, (element.getIntOrFloatBitWidth() + 7) / 8);
+  }
+  const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
   const std::string signature = "(" + functor.parameters;
   return "struct " + functor.name + " {\n" + members + functor.extraMembers +
          "  struct Values {" + values + " };\n"
@@ -40,6 +55,9 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  __device__ __forceinline__ void store" + signature +
          ", const Values &values) const {\n" + functor.indexCode + "    (void)idx;\n" + stores +
          "  }\n"
+         "  static constexpr int kPrefetchStep = " + prefetchStep + ";\n"
+         "  __device__ __forceinline__ void prefetch" + signature + ") const {\n" +
+         (prefetches.empty() ? "" : functor.indexCode + prefetches) + "  }\n"
          "  __device__ __forceinline__ void operator()" + signature + ", float acc) const {\n"
          "    store(" + functor.arguments + ", compute(" + functor.arguments + ", acc));\n"
          "  }\n};\n";

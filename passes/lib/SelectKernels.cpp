@@ -21,6 +21,9 @@
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
 //   convolution       depthwise       -> conv_depthwise
+//                     fp16/bf16, one group, C < 8, O <= 128, the weight
+//                     and 64 im2col rows in 48 KiB
+//                                     -> conv_stem, persistent
 //                     conv-wgmma (on by default), wgmma, fp16/bf16, one
 //                     group, NHWC input, C % 8 == 0,
 //                     boxes of output pixels x 256 columns >= M / 4
@@ -246,6 +249,17 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
   if (target.tensorCores == TensorCoreGeneration::None)
     return group.emitOpError("fp16/bf16 convolutions need tensor cores (sm_80 or newer); ")
            << target.arch << " has none";
+  // Few input channels (a stem: C = 3): every im2col element is its own
+  // gather, so the whole weight stays in shared memory and all of K runs
+  // per tile of output rows.
+  if (s.groups == 1 && s.inChannelsPerGroup < 8 && s.outChannels <= 128 &&
+      stemSharedBytes(s.reduction, s.outChannels) <= kStaticSharedBytes)
+    return Choice{config(context, KernelVariant::conv_stem,
+                         {kStemRows, ceilDiv(s.outChannels, 16) * 16, ceilDiv(s.reduction, 16) * 16},
+                         0, 1, int64_t(target.multiprocessors) * 4),
+                  "conv_stem: " + str(s.inChannelsPerGroup) +
+                      " input channels, the weight and an im2col tile of " + str(kStemRows) +
+                      " rows in shared memory"};
   int64_t perGroup = s.outChannels / s.groups;
   int64_t bigTiles = ceilDiv(s.M, 128) * ceilDiv(perGroup, 128) * s.groups;
   bool splitAligned = !s.layoutChange && s.inChannelsPerGroup % 8 == 0;

@@ -109,11 +109,15 @@ func.func @grp(%x: tensor<2x7x7x10xbf16>, %w: tensor<6x3x3x5xbf16>, %b: tensor<6
 // -----
 
 // The frontend's NCHW -> NHWC permute fused into the stem convolution: the
-// loader reads the NCHW input in place.
+// loader reads the NCHW input in place. Three input channels make it a
+// conv_stem (K = 27 padded to 32, 8 outputs to 16): one persistent block
+// for the 64 output pixels, its static shared memory asserted.
 // CHECK-LABEL: // === kernel nchw_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
 //       CHECK:   static constexpr int C = 3;
 //       CHECK:   static constexpr bool kNchw = true;
-//       CHECK:   kiln::conv::conv_mma<nchw_k0_shape>(in0, in1, epilogue);
+//  CHECK-NEXT: };
+//  CHECK-NEXT: static_assert(kiln::conv::stem::shared_bytes<nchw_k0_shape>() == 7424,
+//       CHECK:   kiln::conv::conv_stem<nchw_k0_shape>(in0, in1, epilogue);
 func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>) -> tensor<1x8x8x8xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x3x15x15xf16>, tensor<8x3x3x3xf16>, tensor<8xf16>) -> tensor<1x8x8x8xf16> {
   ^bb0(%ax: tensor<1x3x15x15xf16>, %aw: tensor<8x3x3x3xf16>, %ab: tensor<8xf16>):

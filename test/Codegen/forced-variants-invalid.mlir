@@ -118,3 +118,31 @@ func.func @split3(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<12
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// conv_stem holds the whole weight in static shared memory: 200 output
+// channels are past its 128.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: conv_stem needs fp16 or bf16 operands, one group and at most 128 output channels
+func.func @stem_wide(%x: tensor<1x16x16x3xf16>, %w: tensor<200x3x3x3xf16>) -> tensor<1x16x16x200xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x3xf16>, tensor<200x3x3x3xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 208, 32], grid_limit = 528>} -> tensor<1x16x16x200xf16> {
+  ^bb0(%a: tensor<1x16x16x3xf16>, %aw: tensor<200x3x3x3xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x16x16x3xf16>, tensor<200x3x3x3xf16>) -> tensor<1x16x16x200xf16>
+    kiln.yield %y : tensor<1x16x16x200xf16>
+  }
+  return %0 : tensor<1x16x16x200xf16>
+}
+
+// -----
+
+// A 7x7 filter over 6 channels: K = 294, and the weight with 64 rows of
+// im2col no longer fit in 48 KiB.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: its weight and im2col tile do not fit in 48 KiB of shared memory
+func.func @stem_deep(%x: tensor<1x16x16x6xf16>, %w: tensor<128x7x7x6xf16>) -> tensor<1x16x16x128xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x6xf16>, tensor<128x7x7x6xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 128, 304], grid_limit = 528>} -> tensor<1x16x16x128xf16> {
+  ^bb0(%a: tensor<1x16x16x6xf16>, %aw: tensor<128x7x7x6xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x16x16x6xf16>, tensor<128x7x7x6xf16>) -> tensor<1x16x16x128xf16>
+    kiln.yield %y : tensor<1x16x16x128xf16>
+  }
+  return %0 : tensor<1x16x16x128xf16>
+}

@@ -270,6 +270,13 @@ std::vector<ConvCase> convCases() {
       {1, 11, 11, 17, 34, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 17, "bf16"},
       {1, 15, 15, 3, 8, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, false, true},
       {1, 12, 12, 24, 40, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", false, true},
+      // conv_stem (C < 8): ResNet's 7x7 stem on ragged sizes (several tiles,
+      // the last one partial); 24 outputs (padded to 32), bf16; NCHW with
+      // dilation and 120 outputs; one input channel, 5x5.
+      {3, 37, 41, 3, 64, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "f16"},
+      {2, 30, 33, 3, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false},
+      {2, 19, 23, 5, 120, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, "f16", true, true, true},
+      {1, 16, 16, 1, 32, 5, 5, {1, 1}, {2, 1, 0, 2}, {1, 1}, 1, "f16", false, true},
   };
 }
 
@@ -446,6 +453,13 @@ TEST(KernelsGpu, ConvFp16StemAndStrided) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
   for (int i : {7, 8, 15})
+    expectMatchesReference(conv(cases[i]));
+}
+
+TEST(KernelsGpu, ConvStemFewChannels) {
+  KILN_REQUIRE_GPU();
+  auto cases = convCases();
+  for (int i : {16, 17, 18, 19})
     expectMatchesReference(conv(cases[i]));
 }
 

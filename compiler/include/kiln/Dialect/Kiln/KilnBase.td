@@ -109,7 +109,10 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       // A row per warp, held in registers (rows of up to 1024 elements).
       I32EnumAttrCase<"normalization_warp", 14>,
       // Implicit-GEMM convolution on Hopper: TMA boxes of NHWC pixels, wgmma.
-      I32EnumAttrCase<"conv_wgmma", 15>]> {
+      I32EnumAttrCase<"conv_wgmma", 15>,
+      // Few input channels (a stem): the whole weight and an im2col tile in
+      // shared memory, mma.sync over all of K.
+      I32EnumAttrCase<"conv_stem", 16>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
