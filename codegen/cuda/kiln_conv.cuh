@@ -165,14 +165,79 @@ __device__ __forceinline__ void conv_simt(const float *__restrict__ x,
       ColumnOffset<Epilogue>{epilogue, g * D::Og});
 }
 
-/// Depthwise (G == C, one input channel per group): one thread per output
-/// element (m, o) on a grid-stride loop; output channel o reads input
-/// channel o / (O / C).
+/// Whether conv_depthwise runs 8 channels per thread: one filter per
+/// channel (O == C), C % 8 == 0, NHWC, 2-byte elements. The code generator
+/// sizes the grid by it and asserts it in the kernel's source.
+template <typename S, typename T> constexpr bool depthwise_vectorized() {
+  return S::G == S::C && S::O == S::C && S::C % 8 == 0 && !S::kNchw && sizeof(T) == 2;
+}
+namespace depthwise {
+/// Channels a block's slice covers (its filters sit in shared memory).
+template <typename S> constexpr int slice() { return S::C < 128 ? S::C : 128; }
+/// Output positions a block takes per step: 256 threads of 8 channels.
+template <typename S> constexpr int pixels() { return 256 / (slice<S>() / 8); }
+} // namespace depthwise
+
+/// Depthwise (G == C, one input channel per group). Vectorized: each block
+/// holds the filters of a slice of up to 128 channels (grid y) transposed
+/// to [tap][channel] in shared memory; each thread computes 8 consecutive
+/// channels of one output position per step, one 16-byte load of input and
+/// of filter per tap, where one thread per element would issue 16 2-byte
+/// loads. Otherwise one thread per output element (m, o) on a grid-stride
+/// loop; output channel o reads input channel o / (O / C).
 template <typename S, typename T, typename Epilogue>
 __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
                                                const T *__restrict__ w,
                                                const Epilogue &epilogue) {
   using D = Dims<S>;
+  if constexpr (depthwise_vectorized<S, T>()) {
+    constexpr int kTaps = S::KH * S::KW, kSlice = depthwise::slice<S>();
+    constexpr int kGroups = kSlice / 8, kPixels = depthwise::pixels<S>();
+    __shared__ __align__(16) T filters[kTaps][kSlice];
+    const int c0 = blockIdx.y * kSlice;
+    for (int e = threadIdx.x; e < kTaps * kSlice; e += blockDim.x) {
+      const int tap = e / kSlice, c = e % kSlice;
+      filters[tap][c] = c0 + c < S::C ? w[(c0 + c) * kTaps + tap] : from_float<T>(0.0f);
+    }
+    __syncthreads();
+    const int group = threadIdx.x % kGroups, c = c0 + group * 8;
+    if (threadIdx.x >= kPixels * kGroups || c >= S::C)
+      return;
+    for (int m = blockIdx.x * kPixels + threadIdx.x / kGroups; m < D::M;
+         m += gridDim.x * kPixels) {
+      const Window win = window_of<S>(m);
+      float acc[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        acc[i] = 0.0f;
+#pragma unroll
+      for (int kh = 0; kh < S::KH; ++kh) {
+        const int ih = win.ih + kh * S::DH;
+        if ((unsigned)ih >= (unsigned)S::H)
+          continue;
+#pragma unroll
+        for (int kw = 0; kw < S::KW; ++kw) {
+          const int iw = win.iw + kw * S::DW;
+          if ((unsigned)iw >= (unsigned)S::W)
+            continue;
+          const uint4 in = *reinterpret_cast<const uint4 *>(x + input_offset<S>(win.n, ih, iw, c));
+          const uint4 f = *reinterpret_cast<const uint4 *>(&filters[kh * S::KW + kw][group * 8]);
+          const T *ie = reinterpret_cast<const T *>(&in), *fe = reinterpret_cast<const T *>(&f);
+#pragma unroll
+          for (int i = 0; i < 8; ++i)
+            acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
+        }
+      }
+      typename Epilogue::Values values[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        values[i] = epilogue.compute(m, c + i, acc[i]);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        epilogue.store(m, c + i, values[i]);
+    }
+    return;
+  }
   constexpr long long total = (long long)D::M * S::O;
   for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
        idx += (long long)gridDim.x * blockDim.x) {

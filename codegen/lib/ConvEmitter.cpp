@@ -269,7 +269,19 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = kThreads;
   std::string call, preamble;
-  if (depthwise) {
+  // Mirrors kiln::conv::depthwise_vectorized, which the source asserts.
+  const int64_t C = conv.getInput().getType().getShape()[3];
+  const bool vectorizedDepthwise = depthwise && groups == C && O == C && C % 8 == 0 &&
+                                   !layoutChange && tensorCores;
+  if (vectorizedDepthwise) {
+    // Blocks of 256 / (slice / 8) output positions, a slice of up to 128
+    // channels per grid row.
+    const int64_t slice = std::min<int64_t>(C, 128), pixels = 256 / (slice / 8);
+    kernel.grid[0] = static_cast<unsigned>(
+        std::min(ceilDiv(M, pixels), std::max<int64_t>(config.getGridLimit(), 1)));
+    kernel.grid[1] = static_cast<unsigned>(ceilDiv(C, slice));
+    call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
+  } else if (depthwise) {
     kernel.grid[0] = gridStrideBlocks(group, M * O, kThreads);
     call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
   } else if (variant == KernelVariant::conv_split_k) {
@@ -311,6 +323,10 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
            shapeName + ">(" + x + ", " + weight;
   }
   std::string shape = convShapeStruct(shapeName, conv, layoutChange != nullptr);
+  if (depthwise)
+    shape += "static_assert(kiln::conv::depthwise_vectorized<" + shapeName + ", " +
+             cudaType(element) + ">() == " + (vectorizedDepthwise ? "true" : "false") +
+             ", \"the code generator's grid must match the kernel's loop\");\n";
   if (variant == KernelVariant::conv_stem)
     shape += "static_assert(kiln::conv::stem::shared_bytes<" + shapeName + ">() == " +
              std::to_string(stemSharedBytes(convShape->reduction, O)) +

@@ -74,10 +74,12 @@ func.func @simt(%x: tensor<2x9x9x5xf32>, %w: tensor<17x3x3x5xf32>, %b: tensor<17
 
 // -----
 
-// Depthwise (groups == C): the direct kernel, one thread per output element
-// on a grid-stride loop.
-// CHECK-LABEL: // === kernel dw_k0 grid(7, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+// Depthwise (groups == C) in fp16 with C % 8 == 0: the direct kernel,
+// 8 channels per thread, so 4 threads cover 32 channels and a block of 256
+// takes 64 of the 50 output positions.
+// CHECK-LABEL: // === kernel dw_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
 //       CHECK:   static constexpr int G = 32;
+//       CHECK: static_assert(kiln::conv::depthwise_vectorized<dw_k0_shape, __half>() == true,
 //       CHECK: __launch_bounds__(256) dw_k0(
 //       CHECK:   kiln::conv::conv_depthwise<dw_k0_shape>(in0, in1, epilogue);
 func.func @dw(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {

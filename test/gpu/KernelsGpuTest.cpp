@@ -277,6 +277,10 @@ std::vector<ConvCase> convCases() {
       {2, 30, 33, 3, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false},
       {2, 19, 23, 5, 120, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, "f16", true, true, true},
       {1, 16, 16, 1, 32, 5, 5, {1, 1}, {2, 1, 0, 2}, {1, 1}, 1, "f16", false, true},
+      // Depthwise, 8 channels per thread: two slices of channels (the second
+      // partial), 5x5 with a residual; bf16 with stride and dilation.
+      {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16"},
+      {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false},
   };
 }
 
@@ -473,7 +477,7 @@ TEST(KernelsGpu, Conv1x1AsGemm) {
 TEST(KernelsGpu, ConvGroupedDepthwiseNchwReduced) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {11, 12, 13, 14})
+  for (int i : {11, 12, 13, 14, 20, 21})
     expectMatchesReference(conv(cases[i]));
 }
 
