@@ -154,7 +154,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       for (int i = threadIdx.x - 128; i < kBM * kLines; i += 256) {
         const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
         if (ops.stores(m) && n < N)
-          epilogue.prefetch(m, n);
+          epilogue.prefetch_l2(m, n);
       }
     }
   };
@@ -204,8 +204,22 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     const int warpRow = rowBase + warp * 16; // in the tile
     // Lane l holds the output row of the warp's row l % 16.
     const int laneRow = Operands::kRowsByShuffle ? ops.row(tileM, warpRow + (lane & 15)) : 0;
+    // The row-varying inputs of staged slice c (its 16 rows x 64 columns)
+    // into L1, one slice ahead of the loads that read them: lane l takes
+    // row l % 16 and, for 4-byte inputs, the second line of the row.
+    auto prefetch_slice = [&](int c) {
+      if constexpr (Epilogue::kPrefetchStep > 0) {
+        const int m = Operands::kRowsByShuffle ? laneRow : ops.row(tileM, warpRow + (lane & 15));
+        const int n = blockN + c * kStagingCols + (lane / 16) * Epilogue::kPrefetchStep;
+        if (lane / 16 * Epilogue::kPrefetchStep < kStagingCols && ops.stores(m) && n < N)
+          epilogue.prefetch_l1(m, n);
+      }
+    };
+    prefetch_slice(0);
 #pragma unroll
     for (int c = 0; c < kBN / kStagingCols; ++c) {
+      if (c + 1 < kBN / kStagingCols)
+        prefetch_slice(c + 1);
 #pragma unroll
       for (int jj = 0; jj < kStagingCols / 16; ++jj) {
         const float(&chunk)[8] = d[c * (kStagingCols / 16) + jj];

@@ -32,16 +32,18 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     stores += "    out" + std::to_string(store.result) + "[" + store.at + "] = values." + field +
               ";\n";
   }
-  // A residual's tile is read only after the main loop, one 8-row slice at
-  // a time: from DRAM that is a handful of dependent round trips per tile
-  // that nothing hides. prefetch() pulls one element's row-varying inputs
-  // into L2 so a main loop can ask for the next tile's while it computes
-  // this one; kPrefetchStep is the columns one 128-byte line covers (0: no
-  // such input).
-  std::string prefetches;
+  // A residual's tile is read only after the main loop, and under the
+  // accumulators' register pressure ptxas issues those loads one at a time:
+  // from DRAM, each is a round trip that nothing hides. prefetch_l2() pulls
+  // one element's row-varying inputs into L2 (a main loop asks for the next
+  // tile's while it computes this one), prefetch_l1() into L1 (the next
+  // slice's, while it runs this one's epilogue); kPrefetchStep is the
+  // columns one 128-byte line covers (0: no such input).
+  std::string prefetchesL2, prefetchesL1;
   unsigned widestBytes = 0;
   for (unsigned input : epilogue.elementLoads) {
-    prefetches += "    kiln::prefetch_l2(in" + std::to_string(input) + " + idx);\n";
+    prefetchesL2 += "    kiln::prefetch_l2(in" + std::to_string(input) + " + idx);\n";
+    prefetchesL1 += "    kiln::prefetch_l1(in" + std::to_string(input) + " + idx);\n";
     Type element =
         cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
     widestBytes = std::max(widestBytes, (element.getIntOrFloatBitWidth() + 7) / 8);
@@ -56,8 +58,10 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          ", const Values &values) const {\n" + functor.indexCode + "    (void)idx;\n" + stores +
          "  }\n"
          "  static constexpr int kPrefetchStep = " + prefetchStep + ";\n"
-         "  __device__ __forceinline__ void prefetch" + signature + ") const {\n" +
-         (prefetches.empty() ? "" : functor.indexCode + prefetches) + "  }\n"
+         "  __device__ __forceinline__ void prefetch_l2" + signature + ") const {\n" +
+         (prefetchesL2.empty() ? "" : functor.indexCode + prefetchesL2) + "  }\n"
+         "  __device__ __forceinline__ void prefetch_l1" + signature + ") const {\n" +
+         (prefetchesL1.empty() ? "" : functor.indexCode + prefetchesL1) + "  }\n"
          "  __device__ __forceinline__ void operator()" + signature + ", float acc) const {\n"
          "    store(" + functor.arguments + ", compute(" + functor.arguments + ", acc));\n"
          "  }\n};\n";

@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""Every convolution of a torchvision CNN, as kiln runs it inside the whole
+model, against cuDNN running the same convolution alone.
+
+    conv_vs_cudnn.py PROFILE.txt... [--markdown OUT.md] [--json OUT.json]
+                     [--launches 100] [--dry-run]
+
+Each PROFILE is a file MODEL_bBATCH.txt (resnet50_b32.txt,
+efficientnet_b0_b32.txt) holding `kiln-run --profile`'s output followed by
+kiln-compile's per-launch report, as models_vs_torch.py --raw-dir writes
+them. For each one:
+
+- kiln's side: the launches whose ops contain conv2d, each timed by the mean
+  device time of its kernel in the profile (the whole model run many times;
+  kernels are de-duplicated, so launches of one kernel share its mean);
+- PyTorch's side: the torchvision model (random weights, eval, fp16,
+  channels_last) runs one forward with hooks on every nn.Conv2d, which record
+  each convolution's shapes and parameters in execution order;
+- the two are matched in order by FLOPs and result shape: a launch covers
+  one convolution, or two that kiln fused into it (their FLOPs add up), and
+  may take any of the next 3 convolutions not matched yet, since kiln may
+  order independent branches (ResNet's downsample) differently;
+- each convolution is timed alone as F.conv2d on channels_last fp16
+  tensors, cuDNN's autotuner on, as the mean device time per call of
+  --launches calls captured in one CUDA graph and replayed between two CUDA
+  events (timing.graph_ms): issued from Python one by one, a small
+  convolution would measure Python's dispatch (~20 us), not cuDNN. Without a
+  bias by default, so cuDNN's column is the convolution alone while kiln's
+  kernel also adds the bias (the folded BatchNorm) and runs the epilogue;
+  --bias gives cuDNN the bias too (PyTorch may add it in a kernel of its
+  own).
+
+Prints, per model, a table of every conv launch (kiln and cuDNN in µs,
+their ratio, kiln's TFLOP/s on the convolutions' FLOPs, 2*N*Ho*Wo*Cout*
+Cin/groups*kh*kw, without the epilogue's) and a summary: the sums, the
+layers within 1.2x of cuDNN, the 5 worst by ratio and the 5 that lose
+the most µs, and depthwise and dense convolutions apart. A model whose
+launches do not match is reported and left out.
+
+Run on the GPU machine after `scripts/gpu-bench.sh cnn`, which writes the
+profiles to $OUT/raw/:
+    python3 bench/conv_vs_cudnn.py $OUT/raw/*_b32.txt --markdown $OUT/conv.md \\
+        --json $OUT/conv.json
+--dry-run needs no GPU: it builds the models on the CPU in fp32 and prints
+the matching alone (each launch, its convolutions and their MFLOP).
+"""
+import argparse
+import itertools
+import json
+import os
+import re
+import sys
+import warnings
+
+import torch
+import torch.nn.functional as F
+import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import GRAPH_METHOD, graph_ms  # noqa: E402
+
+warnings.filterwarnings("ignore")
+
+METHOD = ("cuDNN: mean device time per call of N calls replayed back to back from one CUDA "
+          "graph between two CUDA events; kiln: mean per launch from kiln-run --profile "
+          "inside the whole model, bias and epilogue included")
+WINDOW = 3        # kiln may run independent convolutions out of PyTorch's order
+MAX_FUSED = 2     # convolutions one launch may cover
+REL_TOL = 0.03
+ABS_TOL = 0.5     # MFLOP, for the tiny squeeze-and-excitation convolutions
+NEAR = 1.2        # "within 1.2x of cuDNN"
+
+FILE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)\.txt$")
+KERNEL_ROW = re.compile(
+    r"^(?P<name>kiln_\w+)\s+(?P<kind>\S+)\s+(?P<calls>\d+)\s+(?P<total>[\d.]+)\s+"
+    r"(?P<mean>[\d.]+)\s+[\d.]+%\s*$")
+RUNS_ROW = re.compile(r"^(?P<runs>\d+) runs, (?P<ms>[\d.]+) ms of device time per run")
+LAUNCH_HEADER = re.compile(r"^kiln kernels of @forward\s*$")
+LAUNCH_ROW = re.compile(
+    r"^\s*(?P<index>\d+)\s+(?P<kind>\S+)\s+(?P<ops>\S.*?)\s+"
+    r"(?P<shape>\d+(?:x\d+)*)x(?P<dtype>[a-z]+\d*)\s+(?P<mflop>[\d.]+)\s+"
+    r"(?P<kib>[\d.]+)\s+(?P<kernel>kiln_\w+)\s*$")
+
+
+class ProfileError(Exception):
+    pass
+
+
+def parse_profile(path):
+    """The model, batch, per-kernel table and per-launch report of a profile."""
+    named = FILE_NAME.match(os.path.basename(path))
+    if not named:
+        raise ProfileError(f"{path}: the file name is not MODEL_bBATCH.txt")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    kernels, launches, runs, run_ms = {}, [], None, None
+    in_launches = False
+    for number, line in enumerate(lines, 1):
+        if LAUNCH_HEADER.match(line):
+            if in_launches or launches:
+                raise ProfileError(f"{path}:{number}: a second 'kiln kernels of @forward'")
+            in_launches = True
+            continue
+        if in_launches:
+            row = LAUNCH_ROW.match(line)
+            if row:
+                launches.append({
+                    "index": int(row["index"]), "kind": row["kind"],
+                    "ops": [op.strip() for op in row["ops"].split(",")],
+                    "shape": tuple(int(d) for d in row["shape"].split("x")),
+                    "dtype": row["dtype"], "mflop": float(row["mflop"]),
+                    "kernel": row["kernel"]})
+            elif launches and not line.lstrip().startswith("#"):
+                in_launches = False  # the report's closing totals
+            continue
+        row = KERNEL_ROW.match(line)
+        if row:
+            # total / calls rather than the printed mean: the mean has 4
+            # decimals of a millisecond, 1-2% of the smallest kernels.
+            calls = int(row["calls"])
+            kernels[row["name"]] = {"kind": row["kind"], "calls": calls,
+                                    "mean_ms": float(row["total"]) / calls if calls
+                                    else float(row["mean"])}
+            continue
+        row = RUNS_ROW.match(line)
+        if row:
+            runs, run_ms = int(row["runs"]), float(row["ms"])
+    if not kernels:
+        raise ProfileError(f"{path}: no per-kernel table (kiln-run --profile's "
+                           "'kiln_...  kind  calls  total ms  mean ms  % run' rows)")
+    if not launches:
+        raise ProfileError(f"{path}: no per-launch report ('kiln kernels of @forward' "
+                           "followed by '#  kind  ops  result  MFLOP  KiB moved  kernel' rows)")
+    for launch in launches:
+        if launch["kernel"] not in kernels:
+            raise ProfileError(f"{path}: launch {launch['index']}'s kernel {launch['kernel']} "
+                               "is not in the per-kernel table")
+    if runs:
+        # A kernel's calls are its launches times the runs: otherwise the
+        # report and the profile are of different compiles.
+        per_kernel = {}
+        for launch in launches:
+            per_kernel[launch["kernel"]] = per_kernel.get(launch["kernel"], 0) + 1
+        odd = [name for name, count in per_kernel.items()
+               if kernels[name]["calls"] != count * runs]
+        if odd:
+            print(f"warning: {path}: calls of {', '.join(odd[:3])} are not their launches "
+                  f"times {runs} runs: is the report of the profiled compile?", file=sys.stderr)
+    return {"model": named["model"], "batch": int(named["batch"]), "kernels": kernels,
+            "launches": launches, "runs": runs, "run_ms": run_ms}
+
+
+def record_convs(name, batch, device, dtype):
+    """Every nn.Conv2d of the torchvision model in execution order. The
+    forward runs at batch 1 (cheap on the CPU) and the batch is scaled."""
+    if name not in torchvision.models.__dict__:
+        raise ProfileError(f"torchvision.models has no '{name}'")
+    torch.manual_seed(0)
+    model = torchvision.models.__dict__[name](weights=None).eval().to(device, dtype)
+    model = model.to(memory_format=torch.channels_last)
+    convs, handles = [], []
+
+    def hook(module, inputs, output):
+        n, c, h, w = inputs[0].shape
+        _, co, ho, wo = output.shape
+        assert n == 1
+        convs.append({
+            "module": module.qualname, "input": (batch, c, h, w), "out_channels": co,
+            "kernel_size": tuple(module.kernel_size), "stride": tuple(module.stride),
+            "padding": module.padding if isinstance(module.padding, str)
+            else tuple(module.padding),
+            "dilation": tuple(module.dilation), "groups": module.groups,
+            "bias": module.bias is not None, "output": (batch, co, ho, wo),
+            "padding_mode": module.padding_mode})
+
+    for qualname, module in model.named_modules():
+        if isinstance(module, torch.nn.Conv2d):
+            module.qualname = qualname
+            handles.append(module.register_forward_hook(hook))
+    x = torch.randn(1, 3, 224, 224, device=device, dtype=dtype)
+    with torch.no_grad():
+        model(x.contiguous(memory_format=torch.channels_last))
+    for handle in handles:
+        handle.remove()
+    for conv in convs:
+        conv["mflop"] = conv_mflop(conv)
+    return convs
+
+
+def conv_mflop(conv):
+    n, cin, _, _ = conv["input"]
+    _, cout, ho, wo = conv["output"]
+    kh, kw = conv["kernel_size"]
+    return 2 * n * ho * wo * cout * (cin // conv["groups"]) * kh * kw / 1e6
+
+
+def is_depthwise(conv):
+    return conv["groups"] > 1 and conv["groups"] == conv["input"][1]
+
+
+def describe(conv):
+    """'1x1 64->256 s1 56x56', 'dw3x3 240 s2 28x28': the input's H x W."""
+    kh, kw = conv["kernel_size"]
+    cin, h, w = conv["input"][1:]
+    cout = conv["out_channels"]
+    sh, sw = conv["stride"]
+    stride = f"s{sh}" if sh == sw else f"s{sh}x{sw}"
+    if is_depthwise(conv):
+        text = f"dw{kh}x{kw} {cin}" + (f"->{cout}" if cout != cin else "")
+    else:
+        text = f"{kh}x{kw} {cin}->{cout}" + (f" g={conv['groups']}" if conv["groups"] > 1 else "")
+    text += f" {stride}"
+    if conv["dilation"] != (1, 1):
+        text += f" d{conv['dilation'][0]}"
+    return text + f" {h}x{w}"
+
+
+def covers(launch, convs):
+    """Whether the launch computes these convolutions: their result shape, and
+    their FLOPs against the launch's. kiln's MFLOP adds one FLOP per result
+    element for each epilogue op and each bias, which is 10% and more of a
+    depthwise convolution's own: compared with and without that term."""
+    last = convs[-1]
+    n, c, h, w = last["output"]
+    if launch["shape"] != (n, h, w, c):
+        return False
+    total = sum(conv["mflop"] for conv in convs)
+    epilogue_ops = sum(1 for op in launch["ops"] if op != "conv2d") + len(convs)
+    epilogue = epilogue_ops * n * c * h * w / 1e6
+    tol = max(REL_TOL * total, ABS_TOL)
+    return (abs(launch["mflop"] - total) <= tol
+            or abs(launch["mflop"] - epilogue - total) <= tol)
+
+
+def match(launches, convs):
+    """[(launch, [conv index...])] for every conv launch, in kiln's order."""
+    pending = list(range(len(convs)))
+    matched = []
+    for launch in launches:
+        if "conv2d" not in launch["ops"]:
+            continue
+        window = pending[:WINDOW]
+        found = None
+        for size in range(1, MAX_FUSED + 1):
+            for chosen in itertools.combinations(window, size):
+                if covers(launch, [convs[i] for i in chosen]):
+                    found = list(chosen)
+                    break
+            if found:
+                break
+        if not found:
+            shape = "x".join(map(str, launch["shape"]))
+            near = "; ".join(f"#{i} {describe(convs[i])} {convs[i]['mflop']:.3f} MFLOP -> "
+                             f"{'x'.join(map(str, nhwc(convs[i]['output'])))}"
+                             for i in window) or "none left"
+            raise ProfileError(
+                f"launch {launch['index']} ({', '.join(launch['ops'])} -> {shape}, "
+                f"{launch['mflop']:.3f} MFLOP) matches none of the next convolutions: {near}")
+        for i in found:
+            pending.remove(i)
+        matched.append((launch, found))
+    if pending:
+        raise ProfileError(f"{len(pending)} convolutions not covered by any launch, from "
+                           f"#{pending[0]} {convs[pending[0]]['module']} "
+                           f"({describe(convs[pending[0]])})")
+    return matched
+
+
+def nhwc(shape):
+    n, c, h, w = shape
+    return (n, h, w, c)
+
+
+def conv_key(conv):
+    return (conv["input"], conv["out_channels"], conv["kernel_size"], conv["stride"],
+            conv["padding"], conv["dilation"], conv["groups"])
+
+
+def cudnn_ms(conv, launches, cache, with_bias=False):
+    key = conv_key(conv)
+    if key not in cache:
+        n, cin, h, w = conv["input"]
+        kh, kw = conv["kernel_size"]
+        cl = torch.channels_last
+        x = torch.randn(n, cin, h, w, device="cuda", dtype=torch.float16).to(memory_format=cl)
+        weight = (torch.randn(conv["out_channels"], cin // conv["groups"], kh, kw, device="cuda",
+                              dtype=torch.float16) * 0.1).to(memory_format=cl)
+        bias = (torch.randn(conv["out_channels"], device="cuda", dtype=torch.float16)
+                if with_bias else None)
+        cache[key] = graph_ms(
+            lambda: F.conv2d(x, weight, bias, conv["stride"], conv["padding"],
+                             conv["dilation"], conv["groups"]), launches=launches)
+    return cache[key]
+
+
+def conv_class(covered):
+    kinds = {is_depthwise(conv) for conv in covered}
+    return "mixed" if len(kinds) > 1 else ("depthwise" if kinds.pop() else "dense")
+
+
+def measure(profile, convs, matched, launches, cache, with_bias):
+    rows = []
+    for launch, indices in matched:
+        covered = [convs[i] for i in indices]
+        mflop = sum(conv["mflop"] for conv in covered)
+        kiln_us = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
+        cudnn_us = sum(cudnn_ms(conv, launches, cache, with_bias) for conv in covered) * 1e3
+        rows.append({
+            "launch": launch["index"], "ops": ", ".join(launch["ops"]),
+            "kernel": launch["kernel"], "convs": [describe(conv) for conv in covered],
+            "modules": [conv["module"] for conv in covered], "class": conv_class(covered),
+            "conv_mflop": mflop, "kiln_mflop": launch["mflop"], "kiln_us": kiln_us,
+            "cudnn_us": cudnn_us, "ratio": kiln_us / cudnn_us, "kiln_tflops": mflop / kiln_us})
+    return rows
+
+
+def summarize(rows, profile):
+    def sums(subset):
+        kiln, cudnn = sum(r["kiln_us"] for r in subset), sum(r["cudnn_us"] for r in subset)
+        return {"launches": len(subset), "kiln_us": kiln, "cudnn_us": cudnn,
+                "ratio": kiln / cudnn if cudnn else None}
+    summary = sums(rows)
+    summary["within_1_2x"] = sum(1 for r in rows if r["ratio"] <= NEAR)
+    summary["worst"] = [r["launch"] for r in sorted(rows, key=lambda r: -r["ratio"])[:5]]
+    # The worst ratios are often tiny convolutions that cost little: where
+    # the time goes is listed apart.
+    summary["most_us_over"] = [r["launch"] for r in
+                               sorted(rows, key=lambda r: r["cudnn_us"] - r["kiln_us"])[:5]]
+    summary["by_class"] = {cls: sums([r for r in rows if r["class"] == cls])
+                           for cls in ("dense", "depthwise", "mixed")
+                           if any(r["class"] == cls for r in rows)}
+    summary["run_us"] = profile["run_ms"] * 1e3 if profile["run_ms"] else None
+    return summary
+
+
+def markdown(profile, rows, summary):
+    title = f"### {profile['model']}, batch {profile['batch']}"
+    lines = [title, "",
+             "| launch # | kiln ops | conv(s) | MFLOP | kiln µs | cuDNN µs | kiln/cuDNN "
+             "| kiln TFLOP/s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['launch']} | {r['ops']} | {' + '.join(r['convs'])} | "
+                     f"{r['conv_mflop']:.1f} | {r['kiln_us']:.1f} | {r['cudnn_us']:.1f} | "
+                     f"{r['ratio']:.2f}x | {r['kiln_tflops']:.1f} |")
+    by_launch = {r["launch"]: r for r in rows}
+    share = (f" ({summary['kiln_us'] / summary['run_us']:.0%} of kiln's "
+             f"{summary['run_us']:.1f} µs run)" if summary["run_us"] else "")
+    lines += ["",
+              f"**{profile['model']} b{profile['batch']}**: {summary['launches']} conv launches, "
+              f"kiln {summary['kiln_us']:.1f} µs{share}, cuDNN {summary['cudnn_us']:.1f} µs, "
+              f"kiln/cuDNN {summary['ratio']:.2f}x; {summary['within_1_2x']} of "
+              f"{summary['launches']} within {NEAR}x of cuDNN."]
+    for cls, s in summary["by_class"].items():
+        lines.append(f"- {cls}: {s['launches']} launches, kiln {s['kiln_us']:.1f} µs, "
+                     f"cuDNN {s['cudnn_us']:.1f} µs, {s['ratio']:.2f}x")
+    def listed(launches):
+        return ", ".join(
+            f"#{i} {' + '.join(by_launch[i]['convs'])} {by_launch[i]['ratio']:.2f}x "
+            f"({by_launch[i]['kiln_us'] - by_launch[i]['cudnn_us']:+.1f} µs)" for i in launches)
+    lines.append(f"- worst kiln/cuDNN: {listed(summary['worst'])}")
+    lines.append(f"- most µs over cuDNN: {listed(summary['most_us_over'])}")
+    return "\n".join(lines)
+
+
+def dry_run_text(profile, convs, matched):
+    lines = [f"{profile['model']} b{profile['batch']}: {len(matched)} conv launches matched "
+             f"to {len(convs)} convolutions"]
+    for launch, indices in matched:
+        kiln_us = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
+        parts = " + ".join(f"#{i} {convs[i]['module']} {describe(convs[i])} "
+                           f"{convs[i]['mflop']:.3f}" for i in indices)
+        lines.append(f"  launch {launch['index']:3d} {launch['mflop']:10.3f} MFLOP "
+                     f"{kiln_us:7.1f} µs  <- {parts}")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("profiles", nargs="+", metavar="PROFILE.txt")
+    parser.add_argument("--markdown", help="also write the tables as Markdown")
+    parser.add_argument("--json", help="also write the rows as JSON")
+    parser.add_argument("--launches", type=int, default=100,
+                        help="back-to-back calls per cuDNN timing (default 100)")
+    parser.add_argument("--bias", action="store_true",
+                        help="time cuDNN's convolutions with a bias (default: the convolution "
+                             "alone)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="match launches to convolutions on the CPU, time nothing")
+    args = parser.parse_args()
+
+    if args.dry_run:
+        header = "Dry run on the CPU (fp32 model, batch 1 scaled): matching only."
+        device, dtype = "cpu", torch.float32
+    else:
+        if not torch.cuda.is_available():
+            sys.exit("conv_vs_cudnn: no CUDA device (use --dry-run to check the matching)")
+        # As a user tuning for speed would run PyTorch: cuDNN picks each
+        # convolution's algorithm by timing them.
+        torch.backends.cudnn.benchmark = True
+        header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Timing: "
+                  f"{METHOD.replace('N calls', f'{args.launches} calls')}"
+                  f"{'; cuDNN with a bias' if args.bias else '; cuDNN without a bias'}.")
+        device, dtype = "cuda", torch.float16
+    print(header + "\n")
+
+    sections, models, skipped, cache = [], [], [], {}
+    for path in args.profiles:
+        try:
+            profile = parse_profile(path)
+            convs = record_convs(profile["model"], profile["batch"], device, dtype)
+            matched = match(profile["launches"], convs)
+        except ProfileError as error:
+            print(f"warning: {path}: skipped: {error}", file=sys.stderr)
+            skipped.append(path)
+            continue
+        if args.dry_run:
+            text = dry_run_text(profile, convs, matched)
+            rows = [{"launch": launch["index"], "ops": ", ".join(launch["ops"]),
+                     "kernel": launch["kernel"], "kiln_mflop": launch["mflop"],
+                     "convs": [describe(convs[i]) for i in indices],
+                     "modules": [convs[i]["module"] for i in indices],
+                     "conv_mflop": sum(convs[i]["mflop"] for i in indices)}
+                    for launch, indices in matched]
+            summary = None
+        else:
+            rows = measure(profile, convs, matched, args.launches, cache, args.bias)
+            summary = summarize(rows, profile)
+            text = markdown(profile, rows, summary)
+        print(text + "\n", flush=True)
+        sections.append(text)
+        models.append({"model": profile["model"], "batch": profile["batch"],
+                       "profile": path, "rows": rows, "summary": summary})
+
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(header + "\n\n" + "\n\n".join(sections) + "\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"header": header, "launches": args.launches, "dry_run": args.dry_run,
+                       "models": models, "skipped": skipped}, f, indent=1)
+    if skipped:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
