@@ -168,14 +168,14 @@ __device__ __forceinline__ void conv_simt(const float *__restrict__ x,
 /// Whether conv_depthwise runs 8 channels per thread: one filter per
 /// channel (O == C), C % 8 == 0, NHWC, 2-byte elements. The code generator
 /// sizes the grid by it and asserts it in the kernel's source.
-template <typename S, typename T> constexpr bool depthwise_vectorized() {
+template <typename S, typename T> __host__ __device__ constexpr bool depthwise_vectorized() {
   return S::G == S::C && S::O == S::C && S::C % 8 == 0 && !S::kNchw && sizeof(T) == 2;
 }
 namespace depthwise {
 /// Channels a block's slice covers (its filters sit in shared memory).
-template <typename S> constexpr int slice() { return S::C < 128 ? S::C : 128; }
+template <typename S> __host__ __device__ constexpr int slice() { return S::C < 128 ? S::C : 128; }
 /// Output positions a block takes per step: 256 threads of 8 channels.
-template <typename S> constexpr int pixels() { return 256 / (slice<S>() / 8); }
+template <typename S> __host__ __device__ constexpr int pixels() { return 256 / (slice<S>() / 8); }
 } // namespace depthwise
 
 /// Depthwise (G == C, one input channel per group). Vectorized: each block
@@ -283,7 +283,7 @@ template <typename S> struct Sizes {
   static constexpr int Pitch = Kp + 8; // halves; 16 bytes past a multiple of 32: conflict-free ldmatrix
 };
 /// Shared memory a conv_stem block uses (the code generator checks it).
-template <typename S> constexpr int shared_bytes() {
+template <typename S> __host__ __device__ constexpr int shared_bytes() {
   using Z = Sizes<S>;
   return (kBM + Z::Opad) * Z::Pitch * 2 + Z::Kp * 8 + kBM * 12;
 }

@@ -333,7 +333,10 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
              ", \"the code generator's shared memory must match the kernel's\");\n";
   std::string launch =
       variant != KernelVariant::conv_split_k
-          ? kernelOpen(group, name, kThreads, 0, /*minOneBlock=*/!depthwise)
+          // Without a minimum, ptxas holds the vectorized depthwise loop to
+          // 32 registers and spills (C = 96); with one it takes 40.
+          ? kernelOpen(group, name, kThreads, 0,
+                       /*minOneBlock=*/!depthwise || vectorizedDepthwise)
           : kernelOpen(group, name, kernel.block, 0, /*minOneBlock=*/true, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + preamble +
                   "\n" + shape + "\n" + emitEpilogueFunctor(group,

@@ -281,6 +281,10 @@ std::vector<ConvCase> convCases() {
       // partial), 5x5 with a residual; bf16 with stride and dilation.
       {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16"},
       {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false},
+      // 12 threads per position (EfficientNet's 96 channels: ptxas spilled
+      // this one under a 32-register budget); ConvNeXt's 7x7 over 384.
+      {2, 15, 15, 96, 96, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 96, "f16", true, false},
+      {1, 9, 9, 384, 384, 7, 7, {1, 1}, {3, 3, 3, 3}, {1, 1}, 384, "f16"},
   };
 }
 
@@ -477,7 +481,7 @@ TEST(KernelsGpu, Conv1x1AsGemm) {
 TEST(KernelsGpu, ConvGroupedDepthwiseNchwReduced) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {11, 12, 13, 14, 20, 21})
+  for (int i : {11, 12, 13, 14, 20, 21, 22, 23})
     expectMatchesReference(conv(cases[i]));
 }
 
