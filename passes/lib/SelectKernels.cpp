@@ -14,7 +14,8 @@
 //                                     -> gemm_wgmma, persistent, 128 x 128,
 //                                        192 or 256: the fewest waves of
 //                                        tiles, weighed by tile width
-//                                        (wgmmaTile)
+//                                        (wgmmaTile); 192 at most with a
+//                                        residual in the epilogue
 //                     otherwise       -> gemm_mma, 128 x 128
 //   GEMM, fp32                        -> gemm_simt
 //   normalization     2+ rows of <= 1024 -> normalization_warp (a row
@@ -30,7 +31,8 @@
 //                                     -> conv_wgmma: the box of at most
 //                                        128 pixels that covers the output
 //                                        in the fewest boxes (pixelTile),
-//                                        widths 64 to 256 as GEMMs
+//                                        widths 64 to 256 as GEMMs (192
+//                                        at most with a residual)
 //                     fp16/bf16, NHWC input, Cin/groups % 8 == 0,
 //                     128 x 128 tiles < M -> conv_split_k
 //                     otherwise       -> conv_mma (fp32: conv_simt)
@@ -133,6 +135,29 @@ constexpr WidthCandidate kGemmWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}};
 /// A convolution of 64 output channels would leave half of a 128-wide tile
 /// idle.
 constexpr WidthCandidate kConvWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}, {64, 1.3}};
+/// An epilogue that reads an input at every output element (a residual):
+/// beside a 256-wide tile's 128 accumulators per thread, ptxas issues those
+/// loads one at a time, each a round trip to memory (ResNet-50's
+/// 1x1 + residual at 56 x 56: 7x cuDNN's time); at 192 or less it keeps a
+/// slice's 16 loads in flight together.
+constexpr WidthCandidate kResidualGemmWidths[] = {{192, 1.05}, {128, 1.15}};
+constexpr WidthCandidate kResidualConvWidths[] = {{192, 1.05}, {128, 1.15}, {64, 1.3}};
+
+/// Whether the group's epilogue reads a group input at every output element
+/// (an input of the result's shape used by an op other than the GEMM or
+/// convolution and its layout change).
+bool readsResidual(FusionOp group) {
+  Block &body = group.getBody().front();
+  ArrayRef<int64_t> result = cast<RankedTensorType>(group.getResult(0).getType()).getShape();
+  for (BlockArgument argument : body.getArguments()) {
+    if (cast<RankedTensorType>(argument.getType()).getShape() != result)
+      continue;
+    for (Operation *user : argument.getUsers())
+      if (!isa<LinearOp, MatmulOp, BatchMatmulOp, Conv2dOp, PermuteOp>(user))
+        return true;
+  }
+  return false;
+}
 
 WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors,
                     ArrayRef<WidthCandidate> candidates = kGemmWidths) {
@@ -187,7 +212,9 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                          str(target.multiprocessors) + " multiprocessors"
                    : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
   if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
-    WgmmaTile tile = wgmmaTile(s, target.multiprocessors);
+    WgmmaTile tile = readsResidual(group)
+                         ? wgmmaTile(s, target.multiprocessors, kResidualGemmWidths)
+                         : wgmmaTile(s, target.multiprocessors);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
                          1, std::min<int64_t>(tile.tiles, target.multiprocessors)),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
@@ -281,7 +308,9 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       GemmShape gemm;
       gemm.M = pixels.tiles * 128;
       gemm.N = s.outChannels;
-      WgmmaTile tile = wgmmaTile(gemm, target.multiprocessors, kConvWidths);
+      WgmmaTile tile = wgmmaTile(gemm, target.multiprocessors,
+                                 readsResidual(group) ? ArrayRef<WidthCandidate>(kResidualConvWidths)
+                                                      : ArrayRef<WidthCandidate>(kConvWidths));
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
                            tile.stages, 1, std::min<int64_t>(tile.tiles, target.multiprocessors),
                            {pixels.images, pixels.rows, pixels.columns}),

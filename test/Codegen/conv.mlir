@@ -80,7 +80,7 @@ func.func @simt(%x: tensor<2x9x9x5xf32>, %w: tensor<17x3x3x5xf32>, %b: tensor<17
 // CHECK-LABEL: // === kernel dw_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
 //       CHECK:   static constexpr int G = 32;
 //       CHECK: static_assert(kiln::conv::depthwise_vectorized<dw_k0_shape, __half>() == true,
-//       CHECK: __launch_bounds__(256) dw_k0(
+//       CHECK: __launch_bounds__(256, 1) dw_k0(
 //       CHECK:   kiln::conv::conv_depthwise<dw_k0_shape>(in0, in1, epilogue);
 func.func @dw(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) -> tensor<2x5x5x32xf16> {

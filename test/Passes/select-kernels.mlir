@@ -233,6 +233,30 @@ func.func @stems(%a: tensor<32x224x224x3xf16>, %wa: tensor<16x3x3x3xf16>,
 
 // -----
 
+// ResNet-50's 1x1 64 -> 256 at batch 32, alone and with the residual add:
+// the residual's loads stay in flight together only beside at most 192
+// columns of accumulators, so that one takes 128-wide tiles.
+// HCONV-LABEL: func.func @residual_width(
+//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>
+//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132>
+func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %r: tensor<32x56x56x256xf16>)
+    -> (tensor<32x56x56x256xf16>, tensor<32x56x56x256xf16>) {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16> {
+  ^bb0(%a: tensor<32x56x56x64xf16>, %aw: tensor<256x1x1x64xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16>
+    kiln.yield %y : tensor<32x56x56x256xf16>
+  }
+  %1 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>, tensor<32x56x56x256xf16>) -> tensor<32x56x56x256xf16> {
+  ^bb0(%a: tensor<32x56x56x64xf16>, %aw: tensor<256x1x1x64xf16>, %ar: tensor<32x56x56x256xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16>
+    %t = kiln.add %y, %ar : tensor<32x56x56x256xf16>
+    kiln.yield %t : tensor<32x56x56x256xf16>
+  }
+  return %0, %1 : tensor<32x56x56x256xf16>, tensor<32x56x56x256xf16>
+}
+
+// -----
+
 // Attention: fp16 with head size 64 on tensor cores, fp32 on SIMT.
 // SM90-LABEL: func.func @attention(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
