@@ -272,8 +272,8 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
 /// then runs mma.sync over all of K at once: 8 warps of 16 rows x Opad / 2
 /// columns. kBM rows per tile, Kp = K rounded up to 16, Opad = O rounded up
 /// to 16 (at most 128); both fit the 48 KiB of static shared memory, so
-/// several blocks share a multiprocessor and one block's gather overlaps
-/// another's math.
+/// several blocks share a multiprocessor. Each block gathers its next
+/// tile into registers during this tile's math and epilogue.
 namespace stem {
 constexpr int kBM = 64, kThreads = 256;
 template <typename S> struct Sizes {
@@ -285,7 +285,7 @@ template <typename S> struct Sizes {
 /// Shared memory a conv_stem block uses (the code generator checks it).
 template <typename S> __host__ __device__ constexpr int shared_bytes() {
   using Z = Sizes<S>;
-  return (kBM + Z::Opad) * Z::Pitch * 2 + Z::Kp * 8 + kBM * 12;
+  return (kBM + Z::Opad) * Z::Pitch * 2 + Z::Kp * 8 + kBM * 32;
 }
 } // namespace stem
 
@@ -304,8 +304,9 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
   // corner, and (kh * DH, kw * DW) for the bounds check; k past K never
   // passes it.
   __shared__ int kOffset[Kp], kStep[Kp];
-  // Per row: the window's corner and its offset (past M: never in bounds).
-  __shared__ int rowOffset[kBM], rowIH[kBM], rowIW[kBM];
+  // Per row of the tile being gathered and the one computed: the window's
+  // corner and its offset (past M: never in bounds).
+  __shared__ int4 rows[2][kBM];
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warpM = warp & 3, warpN = warp >> 2;
@@ -321,39 +322,68 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
   }
 
   constexpr int tiles = (D::M + kBM - 1) / kBM;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int m0 = tile * kBM;
-    __syncthreads(); // the previous tile's ldmatrix reads are done
-    if (tid < kBM) {
-      const int m = m0 + tid;
+  // Two consecutive k per element of the gather: one 4-byte store.
+  constexpr int kPairs = kBM * Kp / 2;
+  constexpr int kPerThread = (kPairs + stem::kThreads - 1) / stem::kThreads;
+  auto fill_rows = [&](int tile, int buffer) {
+    if (tid < kBM && tile < tiles) {
+      const int m = tile * kBM + tid;
       if (m < D::M) {
         const Window win = window_of<S>(m);
-        rowIH[tid] = win.ih;
-        rowIW[tid] = win.iw;
-        rowOffset[tid] = S::kNchw ? (win.n * S::C * S::H + win.ih) * S::W + win.iw
-                                  : ((win.n * S::H + win.ih) * S::W + win.iw) * S::C;
+        rows[buffer][tid] = make_int4(
+            win.ih, win.iw,
+            S::kNchw ? (win.n * S::C * S::H + win.ih) * S::W + win.iw
+                     : ((win.n * S::H + win.ih) * S::W + win.iw) * S::C,
+            0);
       } else {
-        rowIH[tid] = -0x8000;
-        rowIW[tid] = 0;
-        rowOffset[tid] = 0;
+        rows[buffer][tid] = make_int4(-0x8000, 0, 0, 0);
       }
     }
-    __syncthreads();
-    // Two consecutive k per thread: one 4-byte store.
-    for (int e = tid; e < kBM * Kp / 2; e += stem::kThreads) {
+  };
+  // The next tile's im2col rows are gathered into registers while this
+  // tile's math and epilogue run, so their loads' latency hides behind it.
+  unsigned staged[kPerThread];
+  auto gather = [&](int buffer) {
+#pragma unroll
+    for (int p = 0; p < kPerThread; ++p) {
+      const int e = tid + p * stem::kThreads;
+      if (kPairs % stem::kThreads != 0 && e >= kPairs)
+        break;
       const int r = e / (Kp / 2), k = (e % (Kp / 2)) * 2;
-      const int ih = rowIH[r], iw = rowIW[r], base = rowOffset[r];
+      const int4 row = rows[buffer][r];
       T pair[2];
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int step = kStep[k + i];
-        const bool inside = (unsigned)(ih + (step & 0xffff)) < (unsigned)S::H &&
-                            (unsigned)(iw + (step >> 16)) < (unsigned)S::W;
-        pair[i] = inside ? x[base + kOffset[k + i]] : from_float<T>(0.0f);
+        const bool inside = (unsigned)(row.x + (step & 0xffff)) < (unsigned)S::H &&
+                            (unsigned)(row.y + (step >> 16)) < (unsigned)S::W;
+        pair[i] = inside ? x[row.z + kOffset[k + i]] : from_float<T>(0.0f);
       }
-      *reinterpret_cast<unsigned *>(&As[r][k]) = *reinterpret_cast<const unsigned *>(pair);
+      staged[p] = *reinterpret_cast<const unsigned *>(pair);
     }
+  };
+  auto commit = [&]() {
+#pragma unroll
+    for (int p = 0; p < kPerThread; ++p) {
+      const int e = tid + p * stem::kThreads;
+      if (kPairs % stem::kThreads != 0 && e >= kPairs)
+        break;
+      *reinterpret_cast<unsigned *>(&As[e / (Kp / 2)][(e % (Kp / 2)) * 2]) = staged[p];
+    }
+  };
+
+  fill_rows(blockIdx.x, 0);
+  __syncthreads(); // the tables and the first rows
+  if (blockIdx.x < tiles)
+    gather(0);
+  for (int tile = blockIdx.x, buffer = 0; tile < tiles; tile += gridDim.x, buffer ^= 1) {
+    const int m0 = tile * kBM;
+    __syncthreads(); // the previous tile's ldmatrix reads are done
+    commit();
+    fill_rows(tile + gridDim.x, buffer ^ 1);
     __syncthreads();
+    if (tile + gridDim.x < tiles)
+      gather(buffer ^ 1);
 
     float acc[NT][4];
 #pragma unroll

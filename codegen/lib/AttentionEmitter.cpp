@@ -250,7 +250,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                std::to_string(Dv) + "LL + d;\n" + outIndex},
                           epilogue) +
       "\n" +
-      kernelOpen(group, name, 128, 0, /*minOneBlock=*/true) + "  const " + epilogueName +
+      kernelOpen(group, name, 128, 0, /*minBlocks=*/1) + "  const " + epilogueName +
       " epilogue{" + epilogueInitializers(group) + ", " + leadOffset(0, lead, resultStrides) + ", " +
       (mergedStrides ? leadOffset(0, lead, *mergedStrides) : std::string("0LL")) +
       "};\n  const " + maskType + " mask" + maskInit + ";\n  " + mainLoop + "(" +

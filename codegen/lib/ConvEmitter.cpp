@@ -334,10 +334,16 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   std::string launch =
       variant != KernelVariant::conv_split_k
           // Without a minimum, ptxas holds the vectorized depthwise loop to
-          // 32 registers and spills (C = 96); with one it takes 40.
+          // 32 registers and spills (C = 96); with one it takes 40. The stem
+          // asks for two blocks per multiprocessor up to 64 output channels:
+          // alone, its staged gather takes 174 registers and one block would
+          // leave the loads' latency to itself (past 64, the accumulators
+          // need more than half the registers).
           ? kernelOpen(group, name, kThreads, 0,
-                       /*minOneBlock=*/!depthwise || vectorizedDepthwise)
-          : kernelOpen(group, name, kernel.block, 0, /*minOneBlock=*/true, /*splitCluster=*/true);
+                       variant == KernelVariant::conv_stem
+                           ? (O <= 64 ? 2u : 1u)
+                           : unsigned(!depthwise || vectorizedDepthwise))
+          : kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + preamble +
                   "\n" + shape + "\n" + emitEpilogueFunctor(group,
                                       {epilogueName, "int m, int o", "m, o", "",

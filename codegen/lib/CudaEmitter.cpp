@@ -42,11 +42,13 @@ using namespace kiln::codegen::detail;
 
 std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
                                              unsigned threads, unsigned tensorMaps,
-                                             bool minOneBlock, bool splitCluster) {
+                                             unsigned minBlocks, bool splitCluster) {
+  if (tensorMaps)
+    minBlocks = 1;
   std::string text = std::string("extern \"C\" __global__ void ") +
                      (splitCluster ? "KILN_SPLIT_CLUSTER " : "") + "__launch_bounds__(" +
-                     std::to_string(threads) + (tensorMaps || minOneBlock ? ", 1" : "") +
-                     ") " +
+                     std::to_string(threads) +
+                     (minBlocks ? ", " + std::to_string(minBlocks) : "") + ") " +
                      name.str() + "(";
   std::vector<std::string> params;
   for (unsigned i = 0; i < tensorMaps; ++i)
@@ -426,7 +428,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                std::to_string(N) + "LL + n;\n"},
                           epilogue) +
       "\n" +
-      (splitK ? kernelOpen(group, name, threads, 0, /*minOneBlock=*/true, /*splitCluster=*/true)
+      (splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
               : kernelOpen(group, name, threads, kernel.tensorMaps.size())) +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +

@@ -33,13 +33,13 @@ unsigned gridStrideBlocks(FusionOp group, int64_t work, int64_t perBlock);
 /// The kernel's opening: `extern "C" __global__ void name(maps..., const T
 /// *in0, ..., T *out0, ...) {` and the wait for the kernel before it (the
 /// programmatic-dependent-launch wait every kernel starts with). The body
-/// follows; the caller closes the brace. `minOneBlock` (implied by tensor
-/// maps) adds a minimum of one block per multiprocessor to the launch
-/// bounds: ptxas may then use every register rather than spill to keep
-/// occupancy. `splitCluster` puts KILN_SPLIT_CLUSTER (splitClusterPreamble)
+/// follows; the caller closes the brace. `minBlocks` (one implied by tensor
+/// maps) adds a minimum of blocks per multiprocessor to the launch bounds:
+/// with one, ptxas may use every register rather than spill to keep
+/// occupancy; with more, it budgets registers for that many. `splitCluster` puts KILN_SPLIT_CLUSTER (splitClusterPreamble)
 /// in front of the launch bounds.
 std::string kernelOpen(FusionOp group, llvm::StringRef name, unsigned threads,
-                       unsigned tensorMaps = 0, bool minOneBlock = false,
+                       unsigned tensorMaps = 0, unsigned minBlocks = 0,
                        bool splitCluster = false);
 /// The comment naming the group's location and the common include.
 std::string header(FusionOp group, llvm::StringRef family);

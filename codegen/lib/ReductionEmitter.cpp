@@ -183,7 +183,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
   }
   // ptxas may otherwise hold these to 32 registers and spill the indexing.
   kernel.source = header(group, kernel.kind) +
-                  kernelOpen(group, name, kThreads, 0, /*minOneBlock=*/true) + loop + "}\n";
+                  kernelOpen(group, name, kThreads, 0, /*minBlocks=*/1) + loop + "}\n";
   return kernel;
 }
 

@@ -118,7 +118,7 @@ func.func @grp(%x: tensor<2x7x7x10xbf16>, %w: tensor<6x3x3x5xbf16>, %b: tensor<6
 //       CHECK:   static constexpr int C = 3;
 //       CHECK:   static constexpr bool kNchw = true;
 //  CHECK-NEXT: };
-//  CHECK-NEXT: static_assert(kiln::conv::stem::shared_bytes<nchw_k0_shape>() == 7424,
+//  CHECK-NEXT: static_assert(kiln::conv::stem::shared_bytes<nchw_k0_shape>() == 8704,
 //       CHECK:   kiln::conv::conv_stem<nchw_k0_shape>(in0, in1, epilogue);
 func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>) -> tensor<1x8x8x8xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x3x15x15xf16>, tensor<8x3x3x3xf16>, tensor<8xf16>) -> tensor<1x8x8x8xf16> {

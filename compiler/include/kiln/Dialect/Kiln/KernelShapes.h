@@ -65,12 +65,13 @@ constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages) {
 }
 /// conv_stem's output rows per tile, and its static shared memory for a
 /// reduction of K and O output channels: the weight and the im2col tile at
-/// a pitch of K rounded up to 16 plus 8, and its offset tables (asserted
-/// against kiln::conv::stem::shared_bytes in the kernel's source).
+/// a pitch of K rounded up to 16 plus 8, its offset tables and two tiles'
+/// row tables (asserted against kiln::conv::stem::shared_bytes in the
+/// kernel's source).
 constexpr int64_t kStemRows = 64;
 constexpr int64_t stemSharedBytes(int64_t K, int64_t O) {
   const int64_t kPadded = (K + 15) / 16 * 16, oPadded = (O + 15) / 16 * 16;
-  return (kStemRows + oPadded) * (kPadded + 8) * 2 + kPadded * 8 + kStemRows * 12;
+  return (kStemRows + oPadded) * (kPadded + 8) * 2 + kPadded * 8 + kStemRows * 32;
 }
 /// The most static shared memory a block may declare.
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
