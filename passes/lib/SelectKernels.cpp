@@ -28,6 +28,7 @@
 //                     conv-wgmma (on by default), wgmma, fp16/bf16, one
 //                     group, NHWC input, C % 8 == 0,
 //                     boxes of output pixels x 256 columns >= M / 4
+//                     (or x 64 columns >= M / 2)
 //                                     -> conv_wgmma: the box of at most
 //                                        128 pixels that covers the output
 //                                        in the fewest boxes (pixelTile),
@@ -303,8 +304,12 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
     refusedWgmma = "strides past 8";
   if (refusedWgmma.empty()) {
     PixelTile pixels = pixelTile(s);
+    // Enough tiles to keep wgmma busy: a quarter of the GPU at 256 columns,
+    // or half of it at 64 (ResNet-50's 7 x 7 x 512 at batch 32: 14 boxes,
+    // 112 tiles 64 wide; K split over mma.sync took 3.5x cuDNN's time).
     int64_t wideTiles = pixels.tiles * ceilDiv(s.outChannels, 256);
-    if (wideTiles >= target.multiprocessors / 4) {
+    int64_t narrowTiles = pixels.tiles * ceilDiv(s.outChannels, 64);
+    if (wideTiles >= target.multiprocessors / 4 || narrowTiles >= target.multiprocessors / 2) {
       GemmShape gemm;
       gemm.M = pixels.tiles * 128;
       gemm.N = s.outChannels;
@@ -317,7 +322,8 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
                     "conv_wgmma: " + pixels.why + "; " + tile.why};
     }
     refusedWgmma = str(wideTiles) + " tiles of 128 x 256 fill under a quarter of " +
-                   str(target.multiprocessors) + " multiprocessors";
+                   str(target.multiprocessors) + " multiprocessors, " + str(narrowTiles) +
+                   " of 128 x 64 under half";
   }
   if (splitAligned && bigTiles < target.multiprocessors)
     return splitK(context, KernelVariant::conv_split_k,

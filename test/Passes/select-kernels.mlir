@@ -257,6 +257,25 @@ func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16
 
 // -----
 
+// ResNet-50's last 3x3 convolution at batch 32: 14 boxes of 18 x 1 x 7
+// pixels; 28 tiles 256 wide fill under a quarter of the GPU, but 112 tiles
+// 64 wide fill more than half, so wgmma runs it rather than mma.sync with K
+// split.
+// HCONV-LABEL: func.func @narrow_tiles(
+//       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 112, pixel_tile = [18, 1, 7]>
+// SM90-LABEL: func.func @narrow_tiles(
+//       SM90:   #kiln.kernel<variant = conv_split_k,
+func.func @narrow_tiles(%x: tensor<32x7x7x512xf16>, %w: tensor<512x3x3x512xf16>) -> tensor<32x7x7x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x7x7x512xf16>, tensor<512x3x3x512xf16>) -> tensor<32x7x7x512xf16> {
+  ^bb0(%a: tensor<32x7x7x512xf16>, %aw: tensor<512x3x3x512xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x7x7x512xf16>, tensor<512x3x3x512xf16>) -> tensor<32x7x7x512xf16>
+    kiln.yield %y : tensor<32x7x7x512xf16>
+  }
+  return %0 : tensor<32x7x7x512xf16>
+}
+
+// -----
+
 // Attention: fp16 with head size 64 on tensor cores, fp32 on SIMT.
 // SM90-LABEL: func.func @attention(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
