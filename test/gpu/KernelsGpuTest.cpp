@@ -311,6 +311,10 @@ std::vector<ConvCase> hopperConvCases() {
        forced(256, 3, "[2, 8, 8]")},
       {32, 28, 28, 128, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
        forced(128, 5, "[8, 4, 4]")},
+      // Boxes of whole 7 x 7 rows of 18 images (ResNet-50's last stage at
+      // batch 32), the last box 2 images deep.
+      {20, 7, 7, 64, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
+       forced(64, 6, "[18, 1, 7]")},
   };
 }
 
