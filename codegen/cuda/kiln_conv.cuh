@@ -165,9 +165,8 @@ __device__ __forceinline__ void conv_simt(const float *__restrict__ x,
       ColumnOffset<Epilogue>{epilogue, g * D::Og});
 }
 
-/// Whether conv_depthwise runs 8 channels per thread: one filter per
-/// channel (O == C), C % 8 == 0, NHWC, 2-byte elements. The code generator
-/// sizes the grid by it and asserts it in the kernel's source.
+/// Whether conv_depthwise can run 8 channels per thread: one filter per
+/// channel (O == C), C % 8 == 0, NHWC, 2-byte elements.
 template <typename S, typename T> __host__ __device__ constexpr bool depthwise_vectorized() {
   return S::G == S::C && S::O == S::C && S::C % 8 == 0 && !S::kNchw && sizeof(T) == 2;
 }
@@ -178,19 +177,22 @@ template <typename S> __host__ __device__ constexpr int slice() { return S::C < 
 template <typename S> __host__ __device__ constexpr int pixels() { return 256 / (slice<S>() / 8); }
 } // namespace depthwise
 
-/// Depthwise (G == C, one input channel per group). Vectorized: each block
-/// holds the filters of a slice of up to 128 channels (grid y) transposed
-/// to [tap][channel] in shared memory; each thread computes 8 consecutive
-/// channels of one output position per step, one 16-byte load of input and
-/// of filter per tap, where one thread per element would issue 16 2-byte
-/// loads. Otherwise one thread per output element (m, o) on a grid-stride
-/// loop; output channel o reads input channel o / (O / C).
-template <typename S, typename T, typename Epilogue>
+/// Depthwise (G == C, one input channel per group). kEightChannels: each
+/// block holds the filters of a slice of up to 128 channels (grid y)
+/// transposed to [tap][channel] in shared memory; each thread computes 8
+/// consecutive channels of one output position per step, one 16-byte load
+/// of input and of filter per tap, where one thread per element would
+/// issue 16 2-byte loads; blocks of 256 threads take pixels<S>() positions
+/// (grid x). Otherwise one thread per output element (m, o) on a
+/// grid-stride loop; output channel o reads input channel o / (O / C).
+template <typename S, bool kEightChannels = false, typename T, typename Epilogue>
 __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
                                                const T *__restrict__ w,
                                                const Epilogue &epilogue) {
   using D = Dims<S>;
-  if constexpr (depthwise_vectorized<S, T>()) {
+  if constexpr (kEightChannels) {
+    static_assert(depthwise_vectorized<S, T>(),
+                  "8 channels a thread need O == C, C % 8 == 0, NHWC and 2-byte elements");
     constexpr int kTaps = S::KH * S::KW, kSlice = depthwise::slice<S>();
     constexpr int kGroups = kSlice / 8, kPixels = depthwise::pixels<S>();
     __shared__ __align__(16) T filters[kTaps][kSlice];

@@ -269,10 +269,18 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = kThreads;
   std::string call, preamble;
-  // Mirrors kiln::conv::depthwise_vectorized, which the source asserts.
+  // The selection stage asks for 8 channels a thread with tile [1, 8, 1]
+  // (the kernel asserts kiln::conv::depthwise_vectorized for it).
   const int64_t C = conv.getInput().getType().getShape()[3];
-  const bool vectorizedDepthwise = depthwise && groups == C && O == C && C % 8 == 0 &&
-                                   !layoutChange && tensorCores;
+  const bool vectorizedDepthwise =
+      depthwise && config.getTile() == ArrayRef<int64_t>{1, 8, 1};
+  if (depthwise && !config.getTile().empty() && !vectorizedDepthwise)
+    return refuse("conv_depthwise takes no tile (a thread per element) or [1, 8, 1] (8 "
+                  "channels a thread)");
+  if (vectorizedDepthwise &&
+      (groups != C || O != C || C % 8 != 0 || layoutChange || !tensorCores))
+    return refuse("8 channels a thread need fp16 or bf16, one filter per channel, C % 8 == "
+                  "0 and an NHWC input");
   if (vectorizedDepthwise) {
     // Blocks of 256 / (slice / 8) output positions, a slice of up to 128
     // channels per grid row.
@@ -280,7 +288,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     kernel.grid[0] = static_cast<unsigned>(
         std::min(ceilDiv(M, pixels), std::max<int64_t>(config.getGridLimit(), 1)));
     kernel.grid[1] = static_cast<unsigned>(ceilDiv(C, slice));
-    call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
+    call = "kiln::conv::conv_depthwise<" + shapeName + ", true>(" + x + ", " + weight;
   } else if (depthwise) {
     kernel.grid[0] = gridStrideBlocks(group, M * O, kThreads);
     call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;
@@ -323,10 +331,6 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
            shapeName + ">(" + x + ", " + weight;
   }
   std::string shape = convShapeStruct(shapeName, conv, layoutChange != nullptr);
-  if (depthwise)
-    shape += "static_assert(kiln::conv::depthwise_vectorized<" + shapeName + ", " +
-             cudaType(element) + ">() == " + (vectorizedDepthwise ? "true" : "false") +
-             ", \"the code generator's grid must match the kernel's loop\");\n";
   if (variant == KernelVariant::conv_stem)
     shape += "static_assert(kiln::conv::stem::shared_bytes<" + shapeName + ">() == " +
              std::to_string(stemSharedBytes(convShape->reduction, O)) +

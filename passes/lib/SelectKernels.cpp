@@ -21,7 +21,10 @@
 //   normalization     2+ rows of <= 1024 -> normalization_warp (a row
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
-//   convolution       depthwise       -> conv_depthwise
+//   convolution       depthwise       -> conv_depthwise; tile [1, 8, 1]
+//                                        (8 channels a thread) for fp16/bf16
+//                                        NHWC, C % 8 == 0, and M * C / 8
+//                                        >= 256 threads per multiprocessor
 //                     fp16/bf16, one group, C < 8, O <= 128, the weight
 //                     and 64 im2col rows in 48 KiB
 //                                     -> conv_stem, persistent
@@ -267,10 +270,22 @@ PixelTile pixelTile(const ConvShape &s) {
 FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetImage &target,
                              const SplitKKnobs &knobs) {
   MLIRContext *context = group.getContext();
-  if (s.depthwise)
+  if (s.depthwise) {
+    // Eight channels a thread (16-byte loads) where that still leaves a
+    // block's worth of threads per multiprocessor; batch-1 layers (a 7 x 7
+    // x 960 map: 5880 threads) keep a thread per element.
+    const int64_t channels = s.groups * s.inChannelsPerGroup;
+    const int64_t vectorThreads = s.M * channels / 8;
+    if (halfPrecision(s.element) && s.outChannels == channels && channels % 8 == 0 &&
+        !s.layoutChange && vectorThreads >= int64_t(target.multiprocessors) * 256)
+      return Choice{config(context, KernelVariant::conv_depthwise, {1, 8, 1}, 0, 1,
+                           int64_t(target.multiprocessors) * 16),
+                    "conv_depthwise: one filter per channel, 8 channels a thread (" +
+                        str(vectorThreads) + " threads)"};
     return Choice{config(context, KernelVariant::conv_depthwise, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
-                  "conv_depthwise: one filter per channel"};
+                  "conv_depthwise: one filter per channel, a thread per element"};
+  }
   if (!halfPrecision(s.element))
     return Choice{config(context, KernelVariant::conv_simt, {64, 64, 16}),
                   "conv_simt: fp32 operands"};

@@ -74,16 +74,33 @@ func.func @simt(%x: tensor<2x9x9x5xf32>, %w: tensor<17x3x3x5xf32>, %b: tensor<17
 
 // -----
 
-// Depthwise (groups == C) in fp16 with C % 8 == 0: the direct kernel,
-// 8 channels per thread, so 4 threads cover 32 channels and a block of 256
-// takes 64 of the 50 output positions.
-// CHECK-LABEL: // === kernel dw_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+// Depthwise (groups == C): 50 output positions x 32 channels are too few
+// threads to take 8 channels each, so a thread per element on a grid-stride
+// loop.
+// CHECK-LABEL: // === kernel dw_k0 grid(7, 1, 1) block(256) shared(0) inputs(3) outputs(1)
 //       CHECK:   static constexpr int G = 32;
-//       CHECK: static_assert(kiln::conv::depthwise_vectorized<dw_k0_shape, __half>() == true,
-//       CHECK: __launch_bounds__(256, 1) dw_k0(
+//       CHECK: __launch_bounds__(256) dw_k0(
 //       CHECK:   kiln::conv::conv_depthwise<dw_k0_shape>(in0, in1, epilogue);
 func.func @dw(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) -> tensor<2x5x5x32xf16> {
+  ^bb0(%ax: tensor<2x9x9x32xf16>, %aw: tensor<32x3x3x1xf16>, %ab: tensor<32xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 : (tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) -> tensor<2x5x5x32xf16>
+    %u = kiln.relu %y : tensor<2x5x5x32xf16>
+    kiln.yield %u : tensor<2x5x5x32xf16>
+  }
+  return %0 : tensor<2x5x5x32xf16>
+}
+
+// -----
+
+// The same group with 8 channels a thread (tile [1, 8, 1], as the selection
+// stage chooses it at batch 32): 4 threads cover 32 channels, so a block of
+// 256 takes 64 positions and one block covers all 50.
+// CHECK-LABEL: // === kernel dwv_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK: __launch_bounds__(256, 1) dwv_k0(
+//       CHECK:   kiln::conv::conv_depthwise<dwv_k0_shape, true>(in0, in1, epilogue);
+func.func @dwv(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>} -> tensor<2x5x5x32xf16> {
   ^bb0(%ax: tensor<2x9x9x32xf16>, %aw: tensor<32x3x3x1xf16>, %ab: tensor<32xf16>):
     %y = kiln.conv2d %ax, %aw, %ab strides = [2, 2] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 32 : (tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) -> tensor<2x5x5x32xf16>
     %u = kiln.relu %y : tensor<2x5x5x32xf16>

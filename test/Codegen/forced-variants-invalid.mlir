@@ -146,3 +146,16 @@ func.func @stem_deep(%x: tensor<1x16x16x6xf16>, %w: tensor<128x7x7x6xf16>) -> te
   }
   return %0 : tensor<1x16x16x128xf16>
 }
+
+// -----
+
+// Eight channels a thread need C % 8 == 0.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_depthwise: 8 channels a thread need fp16 or bf16, one filter per channel, C % 8 == 0 and an NHWC input
+func.func @dw_vector_odd(%x: tensor<1x8x8x12xf16>, %w: tensor<12x3x3x1xf16>) -> tensor<1x8x8x12xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x8x8x12xf16>, tensor<12x3x3x1xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>} -> tensor<1x8x8x12xf16> {
+  ^bb0(%a: tensor<1x8x8x12xf16>, %aw: tensor<12x3x3x1xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 12 : (tensor<1x8x8x12xf16>, tensor<12x3x3x1xf16>) -> tensor<1x8x8x12xf16>
+    kiln.yield %y : tensor<1x8x8x12xf16>
+  }
+  return %0 : tensor<1x8x8x12xf16>
+}

@@ -81,11 +81,14 @@ func.func @fp32_gemm(%x: tensor<4096x768xf32>, %w: tensor<3072x768xf32>) -> tens
 // -----
 
 // A depthwise 3x3 convolution (MobileNet): grid-stride, 16 blocks per
-// multiprocessor at most.
+// multiprocessor at most. At batch 1 a thread per element (8 channels a
+// thread would leave 25088 threads); at batch 32, 8 channels a thread.
 // SM90-LABEL: func.func @depthwise(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, grid_limit = 2112>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>
 // SM80-LABEL: func.func @depthwise(
 //       SM80:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, grid_limit = 1728>
+//       SM80:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 1728>
 func.func @depthwise(%x: tensor<1x56x56x64xf16>, %w: tensor<64x3x3x1xf16>, %b: tensor<64xf16>) -> tensor<1x56x56x64xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x56x56x64xf16>, tensor<64x3x3x1xf16>, tensor<64xf16>) -> tensor<1x56x56x64xf16> {
   ^bb0(%ax: tensor<1x56x56x64xf16>, %aw: tensor<64x3x3x1xf16>, %ab: tensor<64xf16>):
@@ -93,6 +96,14 @@ func.func @depthwise(%x: tensor<1x56x56x64xf16>, %w: tensor<64x3x3x1xf16>, %b: t
     kiln.yield %y : tensor<1x56x56x64xf16>
   }
   return %0 : tensor<1x56x56x64xf16>
+}
+func.func @depthwise_batch32(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x1xf16>) -> tensor<32x56x56x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x64xf16>, tensor<64x3x3x1xf16>) -> tensor<32x56x56x64xf16> {
+  ^bb0(%ax: tensor<32x56x56x64xf16>, %aw: tensor<64x3x3x1xf16>):
+    %y = kiln.conv2d %ax, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 64 : (tensor<32x56x56x64xf16>, tensor<64x3x3x1xf16>) -> tensor<32x56x56x64xf16>
+    kiln.yield %y : tensor<32x56x56x64xf16>
+  }
+  return %0 : tensor<32x56x56x64xf16>
 }
 
 // -----

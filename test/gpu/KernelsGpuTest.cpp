@@ -250,6 +250,9 @@ std::string movement(const std::string &type) {
          "\n    kiln.yield %u : " + o + "\n  }\n  return %0 : " + o + "\n}\n";
 }
 
+const char *const kDepthwise8 =
+    "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>";
+
 std::vector<ConvCase> convCases() {
   return {
       // fp32 (SIMT implicit GEMM, direct depthwise, GEMM for 1x1)
@@ -277,14 +280,19 @@ std::vector<ConvCase> convCases() {
       {2, 30, 33, 3, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false},
       {2, 19, 23, 5, 120, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, "f16", true, true, true},
       {1, 16, 16, 1, 32, 5, 5, {1, 1}, {2, 1, 0, 2}, {1, 1}, 1, "f16", false, true},
-      // Depthwise, 8 channels per thread: two slices of channels (the second
-      // partial), 5x5 with a residual; bf16 with stride and dilation.
-      {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16"},
-      {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false},
+      // Depthwise, 8 channels a thread (forced: these shapes are too small
+      // for the selection stage to choose it): two slices of channels (the
+      // second partial), 5x5 with a residual; bf16 with stride and dilation;
       // 12 threads per position (EfficientNet's 96 channels: ptxas spilled
       // this one under a 32-register budget); ConvNeXt's 7x7 over 384.
-      {2, 15, 15, 96, 96, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 96, "f16", true, false},
-      {1, 9, 9, 384, 384, 7, 7, {1, 1}, {3, 3, 3, 3}, {1, 1}, 384, "f16"},
+      {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16", true, true, false,
+       kDepthwise8},
+      {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false, false,
+       kDepthwise8},
+      {2, 15, 15, 96, 96, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 96, "f16", true, false, false,
+       kDepthwise8},
+      {1, 9, 9, 384, 384, 7, 7, {1, 1}, {3, 3, 3, 3}, {1, 1}, 384, "f16", true, true, false,
+       kDepthwise8},
   };
 }
 
