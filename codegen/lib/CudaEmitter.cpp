@@ -142,7 +142,11 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
   EmittedKernel kernel = kernelFor(group, name, "elementwise");
   kernel.block = kThreads;
   kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
-  kernel.source = header(group, kernel.kind) + kernelOpen(group, name, kThreads) +
+  // Four blocks per multiprocessor at least (64 registers a thread): with
+  // no minimum, ptxas has chosen 40 registers and a stack slot for a
+  // four-way concat (Swin V2-B) that fits in 23 under this bound.
+  kernel.source = header(group, kernel.kind) +
+                  kernelOpen(group, name, kThreads, 0, /*minBlocks=*/4) +
                   "  for (long long idx = (long long)blockIdx.x * " +
                   std::to_string(kThreads) +
                   " + threadIdx.x; idx < " + std::to_string(total) +

@@ -64,9 +64,19 @@ std::string ElementCode::coordinate(unsigned dim) {
     return found->second;
   SmallVector<int64_t> strides = stridesOf(shape);
   std::string name = "c" + std::to_string(dim) + "_" + std::to_string(counter++);
-  code += indent + "const long long " + name + " = (" + index + " / " +
-          std::to_string(strides[dim]) + "LL) % " + std::to_string(shape[dim]) +
-          "LL;\n";
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  // Under 2^31 elements the index fits 32 bits, and a 32-bit division by a
+  // constant is one multiply-high where a 64-bit one takes a dozen
+  // instructions and their registers (Swin V2-B's fp32 attention-bias
+  // epilogue spilled with three of them per element).
+  if (elements < (int64_t(1) << 31))
+    code += indent + "const long long " + name + " = (long long)(((unsigned)" + index + " / " +
+            std::to_string(strides[dim]) + "u) % " + std::to_string(shape[dim]) + "u);\n";
+  else
+    code += indent + "const long long " + name + " = (" + index + " / " +
+            std::to_string(strides[dim]) + "LL) % " + std::to_string(shape[dim]) + "LL;\n";
   coordinates[dim] = name;
   return name;
 }

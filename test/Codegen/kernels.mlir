@@ -6,10 +6,10 @@
 // at the element's index, a broadcast input at its broadcast offset, a
 // cloned splat constant is a literal, fp16 values compute in fp32.
 // CHECK-LABEL: // === kernel ew_k0 grid(1, 1, 1) block(256) shared(0) inputs(2) outputs(1)
-//       CHECK: extern "C" __global__ void __launch_bounds__(256) ew_k0(const __half *__restrict__ in0, const __half *__restrict__ in1, __half *__restrict__ out0)
+//       CHECK: extern "C" __global__ void __launch_bounds__(256, 4) ew_k0(const __half *__restrict__ in0, const __half *__restrict__ in1, __half *__restrict__ out0)
 //       CHECK:   for (long long idx = (long long)blockIdx.x * 256 + threadIdx.x; idx < 40LL; idx += (long long)gridDim.x * 256) {
 //       CHECK:     const float v0 = kiln::to_float(in0[idx]);
-//       CHECK:     const long long c1_{{[0-9]+}} = (idx / 1LL) % 8LL;
+//       CHECK:     const long long c1_{{[0-9]+}} = (long long)(((unsigned)idx / 1u) % 8u);
 //       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in1[c1_{{[0-9]+}}]);
 //       CHECK:     = (v0 + v{{[0-9]+}});
 //       CHECK:     = kiln::gelu_tanh(
@@ -25,6 +25,21 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
     kiln.yield %m : tensor<5x8xf16>
   }
   return %0 : tensor<5x8xf16>
+}
+
+// -----
+
+// Past 2^31 elements the index does not fit 32 bits: its coordinates take
+// 64-bit divisions (under, 32-bit ones: above).
+// CHECK-LABEL: // === kernel big_k0
+//       CHECK:     const long long c1_{{[0-9]+}} = (idx / 1LL) % 60000LL;
+func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<40000x60000xf16> {
+  %0 = kiln.fusion elementwise ins(%a, %b : tensor<40000x60000xf16>, tensor<60000xf16>) -> tensor<40000x60000xf16> {
+  ^bb0(%x: tensor<40000x60000xf16>, %y: tensor<60000xf16>):
+    %s = kiln.add %x, %y : tensor<40000x60000xf16>, tensor<60000xf16> -> tensor<40000x60000xf16>
+    kiln.yield %s : tensor<40000x60000xf16>
+  }
+  return %0 : tensor<40000x60000xf16>
 }
 
 // -----

@@ -47,9 +47,9 @@ func.func @sel(%m: tensor<1x8xi1>, %s: tensor<4x8xf32>, %b: tensor<1x8xf32>) -> 
 // An embedding lookup plus position embedding: the id is read as an integer,
 // clamped to [0, V), and the row's element loaded from the table.
 // CHECK-LABEL: // === kernel embed_k0 grid(2, 1, 1) block(256) shared(0) inputs(3) outputs(1)
-//       CHECK:     const long long c0_{{[0-9]+}} = (idx / 192LL) % 2LL;
-//       CHECK:     const long long c1_{{[0-9]+}} = (idx / 24LL) % 8LL;
-//       CHECK:     const long long c2_{{[0-9]+}} = (idx / 1LL) % 24LL;
+//       CHECK:     const long long c0_{{[0-9]+}} = (long long)(((unsigned)idx / 192u) % 2u);
+//       CHECK:     const long long c1_{{[0-9]+}} = (long long)(((unsigned)idx / 24u) % 8u);
+//       CHECK:     const long long c2_{{[0-9]+}} = (long long)(((unsigned)idx / 1u) % 24u);
 //       CHECK:     const long long [[ROW:g[0-9]+]] = min(max((long long)in1[(c0_{{[0-9]+}}) * 8LL + (c1_{{[0-9]+}})], 0LL), 99LL);
 //       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in0[([[ROW]]) * 24LL + (c2_{{[0-9]+}})]);
 func.func @embed(%t: tensor<100x24xf16>, %ids: tensor<2x8xi64>, %p: tensor<8x24xf16>) -> tensor<2x8x24xf16> {
