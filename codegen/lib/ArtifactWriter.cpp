@@ -26,6 +26,7 @@
 #include <cstring>
 #include <chrono>
 #include <future>
+#include <iterator>
 #include <map>
 
 using namespace mlir;
@@ -106,8 +107,8 @@ std::optional<std::string> constantBytes(ConstantOp op) {
 
 std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
                                                         const std::vector<std::string> &archs,
-                                                        ArtifactStats &stats,
-                                                        std::string &error) {
+                                                        ArtifactStats &stats, std::string &error,
+                                                        const ArtifactMetadata &metadata) {
   for (uint32_t raw = 0; raw <= getMaxEnumValForFusionKind(); ++raw)
     if (auto kind = symbolizeFusionKind(raw);
         kind && !fmt::isKernelKind(stringifyFusionKind(*kind))) {
@@ -357,19 +358,47 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     }
   }
 
-  // Assemble: header, table, sections (weights 4096-aligned).
+  // Metadata: what the caller gave, made valid (keys of the allowed
+  // characters, once each; printable values), at most the reader's count.
+  ByteWriter about;
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const auto &[rawKey, rawValue] : metadata) {
+    std::string key;
+    for (char c : rawKey)
+      if (key.size() < fmt::kMaxMetadataKeyBytes && fmt::isMetadataKey(std::string(1, c)))
+        key += c;
+    if (key.empty() || entries.size() == fmt::kMaxMetadataEntries ||
+        llvm::any_of(entries, [&](const auto &e) { return e.first == key; }))
+      continue;
+    std::string value = rawValue.substr(0, fmt::kMaxMetadataValueBytes);
+    for (char &c : value)
+      if (c < 0x20 || c > 0x7e)
+        c = '?';
+    entries.emplace_back(std::move(key), std::move(value));
+  }
+  about.put<uint32_t>(entries.size());
+  for (const auto &[key, value] : entries) {
+    about.put<uint32_t>(key.size());
+    about.bytes += key;
+    about.put<uint32_t>(value.size());
+    about.bytes += value;
+  }
+
+  // Assemble: header, table, sections (weights last, 4096-aligned).
   std::pair<fmt::SectionKind, const std::string *> sections[] = {
       {fmt::SectionKind::Signature, &signature.bytes},
       {fmt::SectionKind::Kernels, &kernels.bytes},
       {fmt::SectionKind::Plan, &plan.bytes},
+      {fmt::SectionKind::Metadata, &about.bytes},
       {fmt::SectionKind::Weights, &weights}};
+  static_assert(std::size(sections) == fmt::kSectionCount, "every section once");
   ByteWriter file;
   file.bytes.append(fmt::kMagic, sizeof(fmt::kMagic));
   file.put<uint32_t>(fmt::kVersion);
-  file.put<uint32_t>(4);
+  file.put<uint32_t>(fmt::kSectionCount);
   file.put<uint64_t>(0); // file size, patched below
   size_t tableAt = file.bytes.size();
-  file.bytes.resize(tableAt + 4 * fmt::kSectionEntryBytes, '\0');
+  file.bytes.resize(tableAt + fmt::kSectionCount * fmt::kSectionEntryBytes, '\0');
   for (auto [index, section] : llvm::enumerate(sections)) {
     file.pad(section.first == fmt::SectionKind::Weights ? fmt::kWeightsAlignment : 8);
     uint64_t offset = file.bytes.size();

@@ -208,13 +208,14 @@ struct Range {
 };
 
 const char *sectionName(uint32_t kind) {
-  static const char *const names[] = {"", "signature", "kernels", "plan", "weights"};
+  static const char *const names[] = {"", "signature", "kernels", "plan", "weights",
+                                      "metadata"};
   return names[kind];
 }
 
 /// Checks the header and the table; returns each section's byte range,
 /// indexed by SectionKind.
-std::array<Range, 5> readLayout(std::string_view file, const std::string &what) {
+std::array<Range, 6> readLayout(std::string_view file, const std::string &what) {
   if (file.empty())
     fail(what, 0, "the file is empty, not a kiln artifact");
   if (file.size() < fmt::kHeaderBytes)
@@ -245,11 +246,11 @@ std::array<Range, 5> readLayout(std::string_view file, const std::string &what) 
   if (file.size() < tableEnd)
     fail(what, file.size(), "truncated section table");
 
-  std::array<Range, 5> ranges;
+  std::array<Range, 6> ranges;
   Cursor table(file, fmt::kHeaderBytes, tableEnd, what + " section table");
   for (uint32_t i = 0; i < fmt::kSectionCount; ++i) {
     uint32_t kind = table.read<uint32_t>();
-    if (kind < 1 || kind > 4)
+    if (kind < 1 || kind > fmt::kSectionCount)
       table.fail("unknown section kind " + std::to_string(kind));
     const std::string name = sectionName(kind);
     if (ranges[kind].seen)
@@ -280,7 +281,7 @@ std::array<Range, 5> readLayout(std::string_view file, const std::string &what) 
   // Padding carries no data: it must be zero, so that no byte of the file
   // can change without an error.
   std::vector<std::pair<size_t, size_t>> covered = {{0, tableEnd}};
-  for (uint32_t kind = 1; kind <= 4; ++kind)
+  for (uint32_t kind = 1; kind <= fmt::kSectionCount; ++kind)
     covered.push_back({ranges[kind].begin, ranges[kind].end});
   std::sort(covered.begin(), covered.end());
   size_t cursor = 0;
@@ -534,6 +535,29 @@ void readLaunches(Cursor &c, Artifact &a) {
   }
 }
 
+/// Metadata: u32 count, then count x (str key, str value).
+void readMetadata(Cursor c, Artifact &a) {
+  uint32_t count = c.count(8, "metadata entries");
+  if (count > fmt::kMaxMetadataEntries)
+    c.fail(std::to_string(count) + " metadata entries, more than " +
+           std::to_string(fmt::kMaxMetadataEntries));
+  for (uint32_t i = 0; i < count; ++i) {
+    std::string key = c.string(fmt::kMaxMetadataKeyBytes);
+    if (!fmt::isMetadataKey(key))
+      c.fail("metadata key " + std::to_string(i) +
+             " is not 1 to 64 characters of [a-z0-9._-]");
+    for (const auto &[seen, value] : a.metadata)
+      if (seen == key)
+        c.fail("metadata key '" + key + "' appears twice");
+    std::string value = c.string(fmt::kMaxMetadataValueBytes);
+    if (!fmt::isMetadataValue(value))
+      c.fail("the value of metadata key '" + key +
+             "' holds a byte that is not printable ASCII");
+    a.metadata.emplace_back(std::move(key), std::move(value));
+  }
+  c.expectEnd();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -542,7 +566,7 @@ void readLaunches(Cursor &c, Artifact &a) {
 
 Artifact Artifact::parse(std::string_view bytes, std::shared_ptr<const void> owner,
                          const std::string &what) {
-  std::array<Range, 5> ranges = readLayout(bytes, what);
+  std::array<Range, 6> ranges = readLayout(bytes, what);
   auto section = [&](fmt::SectionKind kind) {
     const Range &r = ranges[static_cast<uint32_t>(kind)];
     return Cursor(bytes, r.begin, r.end,
@@ -558,6 +582,7 @@ Artifact Artifact::parse(std::string_view bytes, std::shared_ptr<const void> own
   readBuffers(plan, a);
   readLaunches(plan, a);
   plan.expectEnd();
+  readMetadata(section(fmt::SectionKind::Metadata), a);
   return a;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Reads and writes .kiln artifacts (format version 4) to forge test inputs.
+"""Reads and writes .kiln artifacts (format version 5) to forge test inputs.
 
     kiln_artifact.py forge IN OUT [--version N] [--kind KIND] [--block N]
                                   [--grid X,Y,Z] [--stub-images]
+                                  [--metadata KEY=VALUE]...
     kiln_artifact.py dump IN
 
 `forge` rewrites IN with the given changes to kernel 0 / launch 0 and
@@ -20,10 +21,11 @@ import struct
 import sys
 
 MAGIC = b"KILNART\0"
-VERSION = 4
+VERSION = 5
 HEADER_BYTES = 24
 ENTRY_BYTES = 32
-SIGNATURE, KERNELS, PLAN, WEIGHTS = 1, 2, 3, 4
+SIGNATURE, KERNELS, PLAN, WEIGHTS, METADATA = 1, 2, 3, 4, 5
+SECTIONS = 5
 
 
 def fnv1a64(data):
@@ -99,9 +101,11 @@ def read(data):
                          "strides": strides})
         launches.append({"kernel": kernel, "grid": grid, "block": block, "shared": shared,
                          "args": args, "maps": maps})
+    about = Reader(sections[METADATA])
+    metadata = [(about.str(), about.str()) for _ in range(about.take("I"))]
     return {"version": version, "inputs": inputs, "outputs": outputs, "arena": arena,
             "kernels": kernels, "buffers": buffers, "launches": launches,
-            "weights": sections[WEIGHTS]}
+            "metadata": metadata, "weights": sections[WEIGHTS]}
 
 
 def write(a):
@@ -137,16 +141,20 @@ def write(a):
             plan += struct.pack("<" + "I" * rank, *m["box"])
             plan += struct.pack("<" + "I" * rank, *m["strides"])
 
+    about = struct.pack("<I", len(a["metadata"]))
+    about += b"".join(s(key) + s(value) for key, value in a["metadata"])
+
     body, table = b"", b""
-    at = HEADER_BYTES + 4 * ENTRY_BYTES
-    for kind, data in ((SIGNATURE, sig), (KERNELS, ker), (PLAN, plan), (WEIGHTS, a["weights"])):
+    at = HEADER_BYTES + SECTIONS * ENTRY_BYTES
+    for kind, data in ((SIGNATURE, sig), (KERNELS, ker), (PLAN, plan), (METADATA, about),
+                       (WEIGHTS, a["weights"])):
         align = 4096 if kind == WEIGHTS else 8
         offset = (at + align - 1) // align * align
         body += b"\0" * (offset - at) + data
         at = offset + len(data)
         table += struct.pack("<IIQQQ", kind, 0, offset, len(data), fnv1a64(data))
     size = HEADER_BYTES + len(table) + len(body)
-    return MAGIC + struct.pack("<IIQ", a.get("version", VERSION), 4, size) + table + body
+    return MAGIC + struct.pack("<IIQ", a.get("version", VERSION), SECTIONS, size) + table + body
 
 
 def stub_images(a):
@@ -167,6 +175,9 @@ def main():
     forge.add_argument("--block", type=int)
     forge.add_argument("--grid")
     forge.add_argument("--stub-images", action="store_true")
+    forge.add_argument("--metadata", action="append", default=[],
+                       help="KEY=VALUE: set a metadata entry, VALUE with Python escapes "
+                            "(kept even where the reader will refuse it)")
     dump = sub.add_parser("dump")
     dump.add_argument("input")
     args = parser.parse_args()
@@ -190,6 +201,10 @@ def main():
         a["launches"][0]["grid"] = [int(g) for g in args.grid.split(",")]
     if args.stub_images:
         stub_images(a)
+    for entry in args.metadata:
+        key, _, value = entry.partition("=")
+        value = value.encode().decode("unicode_escape")  # '\x1b' is an escape byte
+        a["metadata"] = [(k, v) for k, v in a["metadata"] if k != key] + [(key, value)]
     out = write(a)
     if args.version is not None:
         out = out[:8] + struct.pack("<I", args.version) + out[12:]

@@ -125,6 +125,8 @@ def mangled(data):
         dims=[8] * 6, box=[1] * 6, strides=[1] * 6))
     forge("map-stride-9", lambda b: b["launches"][0]["maps"][0]["strides"].__setitem__(1, 9))
     forge("map-box-row", lambda b: b["launches"][0]["maps"][0]["box"].__setitem__(0, 72))
+    forge("metadata-escape", lambda b: b.update(metadata=[("source.name", "m\x1b[2J.pt")]))
+    forge("metadata-key", lambda b: b.update(metadata=[("Source Name", "m.pt")]))
     assert a["kernels"], "the mangled seeds need a kernel"
     return out
 

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -114,18 +115,24 @@ std::string serialize(const Artifact &a, uint32_t version = fmt::kVersion) {
     }
   }
 
+  Bytes metadata;
+  metadata.put<uint32_t>(a.metadata.size());
+  for (const auto &[key, value] : a.metadata)
+    metadata.str(key).str(value);
+
   std::string weights(a.weights.view());
   std::pair<fmt::SectionKind, const std::string *> sections[] = {
       {fmt::SectionKind::Signature, &signature.bytes},
       {fmt::SectionKind::Kernels, &kernels.bytes},
       {fmt::SectionKind::Plan, &plan.bytes},
+      {fmt::SectionKind::Metadata, &metadata.bytes},
       {fmt::SectionKind::Weights, &weights}};
   Bytes file;
   file.bytes.append(fmt::kMagic, sizeof(fmt::kMagic));
-  file.put<uint32_t>(version).put<uint32_t>(4).put<uint64_t>(0);
+  file.put<uint32_t>(version).put<uint32_t>(fmt::kSectionCount).put<uint64_t>(0);
   Bytes table;
   std::string body;
-  size_t at = fmt::kHeaderBytes + 4 * fmt::kSectionEntryBytes;
+  size_t at = fmt::kHeaderBytes + fmt::kSectionCount * fmt::kSectionEntryBytes;
   for (auto [kind, data] : sections) {
     size_t alignment = kind == fmt::SectionKind::Weights ? fmt::kWeightsAlignment : 8;
     size_t offset = (at + alignment - 1) / alignment * alignment;
@@ -156,11 +163,11 @@ template <typename T> T peek(const std::string &bytes, size_t at) {
 
 /// Section table entry `i` starts here; fields at +0 kind, +4 flags,
 /// +8 offset, +16 size, +24 checksum.
-size_t entry(int i) { return fmt::kHeaderBytes + i * fmt::kSectionEntryBytes; }
+size_t entry(uint32_t i) { return fmt::kHeaderBytes + i * fmt::kSectionEntryBytes; }
 
 /// Recomputes every checksum in the table (for forged layouts).
 void reseal(std::string &bytes) {
-  for (int i = 0; i < 4; ++i) {
+  for (uint32_t i = 0; i < fmt::kSectionCount; ++i) {
     uint64_t offset = peek<uint64_t>(bytes, entry(i) + 8);
     uint64_t size = peek<uint64_t>(bytes, entry(i) + 16);
     poke<uint64_t>(bytes, entry(i) + 24,
@@ -324,11 +331,11 @@ TEST(Artifact, CorruptionIsAnError) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(ArtifactForgery, Versions) {
-  EXPECT_ARTIFACT_ERROR(serialize(good, 2), "artifact format version 2; this runtime reads "
-                                            "version 4: recompile the model (at byte 8)");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 4), "artifact format version 4; this runtime reads "
+                                            "version 5: recompile the model (at byte 8)");
   EXPECT_ARTIFACT_ERROR(serialize(good, 7),
                         "artifact format version 7 is newer than this runtime, which reads "
-                        "version 4");
+                        "version 5");
 }
 
 TEST_F(ArtifactForgery, Header) {
@@ -336,8 +343,8 @@ TEST_F(ArtifactForgery, Header) {
   forged[0] = 'X';
   EXPECT_ARTIFACT_ERROR(forged, "not a kiln artifact (bad magic) (at byte 0)");
   forged = bytes;
-  poke<uint32_t>(forged, 12, 5);
-  EXPECT_ARTIFACT_ERROR(forged, "expected 4 sections, found 5 (at byte 12)");
+  poke<uint32_t>(forged, 12, 6);
+  EXPECT_ARTIFACT_ERROR(forged, "expected 5 sections, found 6 (at byte 12)");
   forged = bytes + std::string(8, '\0');
   EXPECT_ARTIFACT_ERROR(forged, "truncated or padded: the header says");
   EXPECT_ARTIFACT_ERROR(std::string(), "the file is empty");
@@ -360,14 +367,17 @@ TEST_F(ArtifactForgery, SectionTable) {
   poke<uint64_t>(forged, entry(0) + 8, 8);
   EXPECT_ARTIFACT_ERROR(forged, "outside the file"); // inside the header
   forged = bytes;
-  poke<uint64_t>(forged, entry(3) + 8, peek<uint64_t>(bytes, entry(3) + 8) - 8);
+  poke<uint64_t>(forged, entry(4) + 8, peek<uint64_t>(bytes, entry(4) + 8) - 8);
   EXPECT_ARTIFACT_ERROR(forged, "is not 4096-byte aligned");
   forged = bytes;
   poke<uint64_t>(forged, entry(1) + 8, peek<uint64_t>(bytes, entry(1) + 8) + 4);
-  EXPECT_ARTIFACT_ERROR(forged, "the kernels section at 236 is not 8-byte aligned");
+  EXPECT_ARTIFACT_ERROR(forged, "the kernels section at " +
+                                    std::to_string(peek<uint64_t>(bytes, entry(1) + 8) + 4) +
+                                    " is not 8-byte aligned");
   forged = bytes;
-  poke<uint64_t>(forged, entry(3) + 16, ~0ull - 8);
-  EXPECT_ARTIFACT_ERROR(forged, "runs past the end of the file (at byte 136)");
+  poke<uint64_t>(forged, entry(4) + 16, ~0ull - 8);
+  EXPECT_ARTIFACT_ERROR(forged, "runs past the end of the file (at byte " +
+                                    std::to_string(entry(4) + 16) + ")");
 }
 
 TEST_F(ArtifactForgery, SectionLayout) {
@@ -383,14 +393,14 @@ TEST_F(ArtifactForgery, SectionLayout) {
 
   // A byte of padding before the weights section.
   forged = bytes;
-  size_t weightsAt = peek<uint64_t>(bytes, entry(3) + 8);
+  size_t weightsAt = peek<uint64_t>(bytes, entry(4) + 8);
   forged[weightsAt - 1] = 1;
   EXPECT_ARTIFACT_ERROR(forged, "stray data between sections (at byte " +
                                     std::to_string(weightsAt - 1) + ")");
 
   // An empty weights section leaves the weights as data after the last one.
   forged = bytes;
-  poke<uint64_t>(forged, entry(3) + 16, 0);
+  poke<uint64_t>(forged, entry(4) + 16, 0);
   reseal(forged);
   EXPECT_ARTIFACT_ERROR(forged, "stray data after the last section");
 }
@@ -442,6 +452,50 @@ TEST_F(ArtifactForgery, Signature) {
     c.forge(a);
     EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
   }
+}
+
+TEST_F(ArtifactForgery, Metadata) {
+  ForgedCase cases[] = {
+      {"key", [](Artifact &a) { a.metadata = {{"Source Name", "m.pt"}}; },
+       "metadata key 0 is not 1 to 64 characters of [a-z0-9._-]"},
+      {"empty key", [](Artifact &a) { a.metadata = {{"", "m.pt"}}; },
+       "metadata key 0 is not 1 to 64 characters"},
+      {"twice", [](Artifact &a) { a.metadata = {{"precision", "fp16"}, {"precision", "fp32"}}; },
+       "metadata key 'precision' appears twice"},
+      // A value is printed by kiln-info: no terminal escapes, no newlines.
+      {"escape", [](Artifact &a) { a.metadata = {{"source.name", "m\x1b[2J.pt"}}; },
+       "the value of metadata key 'source.name' holds a byte that is not printable ASCII"},
+      {"newline", [](Artifact &a) { a.metadata = {{"options", "a\nb"}}; },
+       "not printable ASCII"},
+      {"long value", [](Artifact &a) { a.metadata = {{"inputs", std::string(5000, 'x')}}; },
+       "a name of 5000 bytes is implausible (at most 4096)"},
+      {"many", [](Artifact &a) {
+         a.metadata.clear();
+         for (int i = 0; i < 65; ++i)
+           a.metadata.emplace_back("k" + std::to_string(i), "v");
+       },
+       "65 metadata entries, more than 64"},
+  };
+  for (const ForgedCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    Artifact a = good;
+    c.forge(a);
+    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
+  }
+}
+
+TEST(Artifact, MetadataRoundTrips) {
+  std::string bytes = readArtifact();
+  ASSERT_FALSE(bytes.empty()) << "fixture artifact missing";
+  Artifact a = Artifact::parse(bytes, "fixture");
+  // kiln-compile records how it made the fixture.
+  std::map<std::string, std::string> seen(a.metadata.begin(), a.metadata.end());
+  EXPECT_EQ(seen.count("kiln.version"), 1u);
+  EXPECT_EQ(seen["inputs"].rfind("x:8192x16:", 0), 0u) << seen["inputs"];
+  EXPECT_EQ(seen["source.fnv1a64"].size(), 16u);
+  a.metadata = {{"a.b-c_d", "any printable text ~!"}, {"z", ""}};
+  Artifact back = Artifact::parse(serialize(a), "round trip");
+  EXPECT_EQ(back.metadata, a.metadata);
 }
 
 TEST_F(ArtifactForgery, Kernels) {
@@ -628,11 +682,12 @@ TEST_F(ArtifactForgery, TensorMaps) {
 }
 
 TEST_F(ArtifactForgery, TrailingBytes) {
-  // Two zero bytes at the end of the plan section, checksum made to match.
+  // Two zero bytes at the end of the metadata section (the padding before
+  // the weights), checksum made to match.
   std::string forged = bytes;
-  size_t planEnd = peek<uint64_t>(bytes, entry(2) + 8) + peek<uint64_t>(bytes, entry(2) + 16);
-  poke<uint64_t>(forged, entry(2) + 16, peek<uint64_t>(bytes, entry(2) + 16) + 2);
+  size_t end = peek<uint64_t>(bytes, entry(3) + 8) + peek<uint64_t>(bytes, entry(3) + 16);
+  poke<uint64_t>(forged, entry(3) + 16, peek<uint64_t>(bytes, entry(3) + 16) + 2);
   reseal(forged);
-  EXPECT_ARTIFACT_ERROR(forged, "plan section: 2 trailing bytes (at byte " +
-                                    std::to_string(planEnd) + ")");
+  EXPECT_ARTIFACT_ERROR(forged, "metadata section: 2 trailing bytes (at byte " +
+                                    std::to_string(end) + ")");
 }

@@ -6,11 +6,16 @@
 #include "kiln/Passes/Pipelines.h"
 #include "kiln/codegen/ArtifactWriter.h"
 #include "kiln/codegen/Nvrtc.h"
+#include "kiln/runtime/ArtifactFormat.h"
 #include "kiln/runtime/Device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+
+#include <fstream>
 
 using namespace kiln;
 
@@ -104,16 +109,71 @@ bool driver::optimize(Compilation &c, const std::string &precision,
   return true;
 }
 
+codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
+                                                   const Compilation &c,
+                                                   const std::string &precision,
+                                                   const std::vector<std::string> &archs,
+                                                   const KernelSelection &selection) {
+  codegen::ArtifactMetadata metadata;
+  std::string version = KILN_VERSION;
+  if (!std::string(KILN_GIT_HASH).empty())
+    version += std::string(" (") + KILN_GIT_HASH + ")";
+  metadata.emplace_back("kiln.version", version);
+  metadata.emplace_back("source.name", llvm::sys::path::filename(modelPath).str());
+  // The model file's hash, read in chunks: a model can be gigabytes.
+  if (std::ifstream in(modelPath, std::ios::binary); in) {
+    uint64_t hash = 1469598103934665603ull, size = 0;
+    std::vector<char> chunk(1 << 20);
+    while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+      hash = artifact::fnv1a64(std::string_view(chunk.data(), in.gcount()), hash);
+      size += in.gcount();
+    }
+    metadata.emplace_back("source.bytes", std::to_string(size));
+    metadata.emplace_back("source.fnv1a64", llvm::utohexstr(hash, /*LowerCase=*/true, 16));
+  }
+  std::string inputs;
+  for (const frontend::InputSpec &spec : c.specs) {
+    std::string dims;
+    for (int64_t d : spec.shape)
+      dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    inputs += (inputs.empty() ? "" : ", ") + spec.name + ":" + dims + ":" + spec.dtype;
+  }
+  metadata.emplace_back("inputs", inputs);
+  metadata.emplace_back("precision", precision);
+  std::string images;
+  for (const std::string &arch : archs)
+    images += (images.empty() ? "" : ",") + arch;
+  metadata.emplace_back("archs", images);
+  std::string options;
+  auto option = [&](const std::string &text) { options += (options.empty() ? "" : " ") + text; };
+  KernelSelection defaults;
+  if (selection.multiprocessors != defaults.multiprocessors)
+    option("--multiprocessors=" + std::to_string(selection.multiprocessors));
+  if (selection.splitKMaxBlocks != defaults.splitKMaxBlocks)
+    option("--split-k-max-blocks=" + std::to_string(selection.splitKMaxBlocks));
+  if (selection.splitKMinK != defaults.splitKMinK)
+    option("--split-k-min-k=" + std::to_string(selection.splitKMinK));
+  if (selection.splitKTile != defaults.splitKTile)
+    option("--split-k-k-tile=" + std::to_string(selection.splitKTile));
+  if (selection.splitKStages != defaults.splitKStages)
+    option("--split-k-stages=" + std::to_string(selection.splitKStages));
+  if (selection.convWgmma != defaults.convWgmma)
+    option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
+  metadata.emplace_back("options", options.empty() ? "(defaults)" : options);
+  return metadata;
+}
+
 std::optional<std::string> driver::writeArtifact(Compilation &c,
                                                  const std::vector<std::string> &archs,
                                                  codegen::ArtifactStats &stats,
-                                                 std::string &error) {
+                                                 std::string &error,
+                                                 const codegen::ArtifactMetadata &metadata) {
   auto functions = c.optimized->getOps<mlir::func::FuncOp>();
   if (functions.empty()) {
     error = "the optimized module has no function";
     return std::nullopt;
   }
-  auto bytes = codegen::writeArtifact(*functions.begin(), archs, stats, error);
+  auto bytes = codegen::writeArtifact(*functions.begin(), archs, stats, error, metadata);
   if (!bytes) {
     if (error.empty())
       error = "cannot write the artifact (see the diagnostics above)";
@@ -157,7 +217,9 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   else if ((targets = describeTargets(selection, error)) && archsKnown() &&
            importModel(path, inputs, context, compilation, error) &&
            optimize(compilation, precision, *targets, selection, error)) {
-    auto written = writeArtifact(compilation, targets->archs(), stats, error);
+    auto written =
+        writeArtifact(compilation, targets->archs(), stats, error,
+                      artifactMetadata(path, compilation, precision, targets->archs(), selection));
     if (written) {
       bytes = std::move(*written);
       ok = true;

@@ -63,10 +63,21 @@ bool optimize(Compilation &compilation, const std::string &precision,
               std::string &error,
               const std::function<bool(mlir::PassManager &)> &configure = {});
 
+/// What the artifact records of how it was made, for kiln-info: kiln's
+/// version, the model file's name, size and FNV-1a 64 hash, the inputs it
+/// was specialized to, the precision, the images and the selection knobs
+/// that differ from their defaults.
+codegen::ArtifactMetadata artifactMetadata(const std::string &modelPath,
+                                           const Compilation &compilation,
+                                           const std::string &precision,
+                                           const std::vector<std::string> &archs,
+                                           const KernelSelection &selection);
+
 /// The `.kiln` bytes of the optimized IR, with cubins for `archs`.
 std::optional<std::string> writeArtifact(Compilation &compilation,
                                          const std::vector<std::string> &archs,
-                                         codegen::ArtifactStats &stats, std::string &error);
+                                         codegen::ArtifactStats &stats, std::string &error,
+                                         const codegen::ArtifactMetadata &metadata = {});
 
 /// All of it, with MLIR's error diagnostics appended to `error` rather than
 /// printed: what kiln::compileModel (kiln/compile.h) runs.

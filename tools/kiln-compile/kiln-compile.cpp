@@ -437,7 +437,9 @@ int main(int argc, char **argv) {
 
   if (what == Emit::Artifact) {
     codegen::ArtifactStats stats;
-    auto bytes = driver::writeArtifact(compilation, targets->archs(), stats, error);
+    auto bytes = driver::writeArtifact(
+        compilation, targets->archs(), stats, error,
+        driver::artifactMetadata(modelPath, compilation, precision, targets->archs(), selection));
     if (!bytes)
       return fail(error);
     text = std::move(*bytes);

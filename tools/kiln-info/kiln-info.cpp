@@ -3,8 +3,10 @@
 //   kiln-info model.kiln [--json]
 //
 // Validates the artifact as kiln-run would (every checksum and bound) and
-// prints its inputs and outputs, the GPU targets it carries, its memory and
-// its kernels by kind. Needs no GPU and no CUDA driver. Exit status: 0, 1
+// prints its inputs and outputs, the GPU targets it carries, its memory, its
+// kernels by kind and how it was made (the metadata section: kiln's
+// version, the source model and its hash, inputs, precision, options).
+// Needs no GPU and no CUDA driver. Exit status: 0, 1
 // for an artifact that cannot be read, 2 for a usage error.
 //
 //===----------------------------------------------------------------------===//
@@ -68,6 +70,11 @@ void printText(const std::string &path, const rt::Artifact &a) {
   for (const auto &[kind, counts] : s.kinds)
     std::printf("    %-14s %3d kernels, %4d launches\n", kind.c_str(), counts.first,
                 counts.second);
+  // The reader admits printable ASCII alone in metadata: safe to print.
+  if (!a.metadata.empty())
+    std::printf("  made by:\n");
+  for (const auto &[key, value] : a.metadata)
+    std::printf("    %-15s %s\n", (key + ":").c_str(), value.c_str());
 }
 
 void printJson(const std::string &path, const rt::Artifact &a) {
@@ -97,6 +104,10 @@ void printJson(const std::string &path, const rt::Artifact &a) {
     kinds.emplace_back(kind, J::object({{"kernels", std::to_string(counts.first)},
                                         {"launches", std::to_string(counts.second)}}));
   report.add("kinds", J::object(kinds));
+  JsonReport::Fields metadata;
+  for (const auto &[key, value] : a.metadata)
+    metadata.emplace_back(key, J::str(value));
+  report.add("metadata", J::object(metadata));
   std::printf("%s", report.text().c_str());
 }
 

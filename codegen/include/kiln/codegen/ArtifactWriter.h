@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::codegen {
@@ -29,13 +30,19 @@ struct ArtifactStats {
   std::vector<std::string> launchKernels;
 };
 
+/// Key/value text the artifact carries for people and tools (kiln-info):
+/// the writer drops characters a key may not hold and replaces a value's
+/// unprintable bytes with '?', so the file always passes the reader.
+using ArtifactMetadata = std::vector<std::pair<std::string, std::string>>;
+
 /// The artifact's bytes, or nothing after emitting an error at the op that
 /// cannot be serialized (or setting `error` for a kernel that fails to
 /// compile). `archs` are real targets (`sm_90a`, `sm_80`); PTX for the
 /// oldest of them is added for forward compatibility.
 std::optional<std::string> writeArtifact(mlir::func::FuncOp function,
                                          const std::vector<std::string> &archs,
-                                         ArtifactStats &stats, std::string &error);
+                                         ArtifactStats &stats, std::string &error,
+                                         const ArtifactMetadata &metadata = {});
 
 } // namespace kiln::codegen
 

@@ -113,6 +113,9 @@ struct Artifact {
   std::vector<LaunchEntry> launches;
   /// The weights section, in place in the mapped file (or the parsed copy).
   SharedBytes weights;
+  /// How the artifact was made (kiln version, source model, options), in
+  /// the file's order; for people and tools, not for running it.
+  std::vector<std::pair<std::string, std::string>> metadata;
 
   /// Parses and validates `bytes`; throws ArtifactError naming what is wrong
   /// and where (`what` names the source, e.g. the file). Keeps a copy of the

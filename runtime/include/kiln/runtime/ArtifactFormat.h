@@ -5,8 +5,8 @@
 // alignment rules, the versioning policy and what the reader validates.
 //
 // In short: a 24-byte header (magic, version, section count, file size), a
-// table of four sections (kind, flags, offset, size, FNV-1a 64 checksum),
-// then the Signature, Kernels, Plan and Weights sections. Integers are
+// table of five sections (kind, flags, offset, size, FNV-1a 64 checksum),
+// then the Signature, Kernels, Plan, Metadata and Weights sections. Integers are
 // little-endian; the weights section is 4096-aligned and each weight inside
 // it 256-aligned, so the file can be memory-mapped and uploaded in place.
 //
@@ -22,12 +22,12 @@
 namespace kiln::artifact {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
-/// 4: tensor maps of rank 2 to 5 with element strides. Readers accept
+/// 5: a Metadata section (how the artifact was made). Readers accept
 /// exactly this version.
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kSectionEntryBytes = 32;
-constexpr uint32_t kSectionCount = 4;
+constexpr uint32_t kSectionCount = 5;
 constexpr uint64_t kSectionAlignment = 8;
 constexpr uint64_t kWeightsAlignment = 4096;
 constexpr uint64_t kWeightAlignment = 256;
@@ -53,7 +53,37 @@ constexpr uint64_t kMaxArenaBytes = 1ull << 40;
 /// are printed: at most this long, of `[A-Za-z0-9_.-]`, not starting with '.'.
 constexpr size_t kMaxNameBytes = 256;
 
-enum class SectionKind : uint32_t { Signature = 1, Kernels = 2, Plan = 3, Weights = 4 };
+enum class SectionKind : uint32_t {
+  Signature = 1,
+  Kernels = 2,
+  Plan = 3,
+  Weights = 4,
+  Metadata = 5
+};
+/// Metadata: key/value text pairs for people and tools (kiln-info), never
+/// read by the runtime. Keys are 1 to 64 bytes of `[a-z0-9._-]`, each once;
+/// values at most 4096 bytes of printable ASCII (no control characters, so
+/// printing one cannot drive a terminal).
+constexpr uint32_t kMaxMetadataEntries = 64;
+constexpr size_t kMaxMetadataKeyBytes = 64, kMaxMetadataValueBytes = 4096;
+
+inline bool isMetadataKey(std::string_view key) {
+  if (key.empty() || key.size() > kMaxMetadataKeyBytes)
+    return false;
+  for (char c : key)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
+inline bool isMetadataValue(std::string_view value) {
+  if (value.size() > kMaxMetadataValueBytes)
+    return false;
+  for (char c : value)
+    if (c < 0x20 || c > 0x7e)
+      return false;
+  return true;
+}
 enum class DType : uint32_t { F32 = 1, F16 = 2, BF16 = 3, I64 = 4, I32 = 5, Bool = 6 };
 enum class BufferKind : uint32_t {
   Input = 1,  // index: the input's position; offset 0, bytes: the input's
