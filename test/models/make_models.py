@@ -343,6 +343,15 @@ def _read_between(a):
     return a + seen + mask
 
 
+def _middle_bias_zeroed(linear, a):
+    # Swin V2's qkv: the k bias is zeroed through a slice whose bounds come
+    # from numel() // 3 (traced: numel, NumToTensor, floor_divide, Int).
+    bias = linear.bias.clone()
+    length = bias.numel() // 3
+    bias[length:2 * length].zero_()
+    return torch.nn.functional.linear(a, linear.weight, bias)
+
+
 def fn_module_with(inner, fn):
     class Wrapped(torch.nn.Module):
         def __init__(self):
@@ -426,6 +435,9 @@ def op_models():
         # A read between two writes sees the first only: not folded (kiln
         # then refuses the write by name, never computes a wrong mask).
         "op_mask_read_between": lambda: (fn_module(lambda a: _read_between(a)), (x(6, 6),)),
+        # A slice bounded by numel() // 3 of a cloned parameter, zeroed.
+        "op_numel_slice_zero": lambda: (fn_module_with(torch.nn.Linear(8, 12), _middle_bias_zeroed),
+                                        (x(5, 8),)),
         # Integer inputs whose values matter: ids 100..103 index a table of
         # 10 rows after subtracting 100 (random ids in [0, 8) would not).
         "op_id_offset": lambda: (with_param((10, 3), lambda ids, w: w[ids - 100] * 2),

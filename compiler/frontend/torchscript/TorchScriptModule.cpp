@@ -146,6 +146,35 @@ std::string notTorchScript(const std::string &path) {
   return {};
 }
 
+/// aten::numel of a tensor whose sizes are known becomes their product,
+/// anywhere in the graph.
+void foldNumel(torch::jit::Graph &graph) {
+  std::vector<torch::jit::Block *> blocks = {graph.block()};
+  while (!blocks.empty()) {
+    torch::jit::Block *block = blocks.back();
+    blocks.pop_back();
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      torch::jit::Node *node = *it++;
+      for (torch::jit::Block *nested : node->blocks())
+        blocks.push_back(nested);
+      if (node->kind() != c10::Symbol::fromQualString("aten::numel") ||
+          node->inputs().size() != 1)
+        continue;
+      auto type = node->input(0)->type()->cast<c10::TensorType>();
+      std::optional<std::vector<int64_t>> sizes =
+          type ? type->sizes().concrete_sizes() : std::nullopt;
+      if (!sizes)
+        continue;
+      int64_t count = 1;
+      for (int64_t size : *sizes)
+        count *= size;
+      torch::jit::WithInsertPoint point(node);
+      node->output()->replaceAllUsesWith(graph.insertConstant(count));
+      node->destroy();
+    }
+  }
+}
+
 bool isTorchInternal(const std::string &file) {
   return file.find("/torch/nn/") != std::string::npos ||
          file.find("/torch/_") != std::string::npos ||
@@ -595,6 +624,9 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
 
   // Sizes are constants now: fold aten::size and the list arithmetic on it,
   // then masks built by writing into slices, and what is computed from them.
+  // Peephole folds aten::size but not aten::numel (Swin V2 slices its qkv
+  // bias at numel() // 3): that one is replaced here.
+  foldNumel(*state.graph);
   torch::jit::PeepholeOptimize(state.graph);
   torch::jit::ConstantPropagation(state.graph);
   if (foldConstantWrites(*state.graph) > 0)
