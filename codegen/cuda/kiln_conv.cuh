@@ -165,6 +165,24 @@ __device__ __forceinline__ void conv_simt(const float *__restrict__ x,
       ColumnOffset<Epilogue>{epilogue, g * D::Og});
 }
 
+/// tap(ih, iw, kh * KW + kw) for each filter tap of `win` inside the input
+/// (the padding skipped).
+template <typename S, typename Tap>
+__device__ __forceinline__ void for_each_tap(const Window &win, const Tap &tap) {
+#pragma unroll
+  for (int kh = 0; kh < S::KH; ++kh) {
+    const int ih = win.ih + kh * S::DH;
+    if ((unsigned)ih >= (unsigned)S::H)
+      continue;
+#pragma unroll
+    for (int kw = 0; kw < S::KW; ++kw) {
+      const int iw = win.iw + kw * S::DW;
+      if ((unsigned)iw < (unsigned)S::W)
+        tap(ih, iw, kh * S::KW + kw);
+    }
+  }
+}
+
 /// Whether conv_depthwise can run 8 channels per thread: one filter per
 /// channel (O == C), C % 8 == 0, NHWC, 2-byte elements.
 template <typename S, typename T> __host__ __device__ constexpr bool depthwise_vectorized() {
@@ -212,24 +230,14 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
 #pragma unroll
       for (int i = 0; i < 8; ++i)
         acc[i] = 0.0f;
+      for_each_tap<S>(win, [&](int ih, int iw, int tap) {
+        const uint4 in = *reinterpret_cast<const uint4 *>(x + input_offset<S>(win.n, ih, iw, c));
+        const uint4 f = *reinterpret_cast<const uint4 *>(&filters[tap][group * 8]);
+        const T *ie = reinterpret_cast<const T *>(&in), *fe = reinterpret_cast<const T *>(&f);
 #pragma unroll
-      for (int kh = 0; kh < S::KH; ++kh) {
-        const int ih = win.ih + kh * S::DH;
-        if ((unsigned)ih >= (unsigned)S::H)
-          continue;
-#pragma unroll
-        for (int kw = 0; kw < S::KW; ++kw) {
-          const int iw = win.iw + kw * S::DW;
-          if ((unsigned)iw >= (unsigned)S::W)
-            continue;
-          const uint4 in = *reinterpret_cast<const uint4 *>(x + input_offset<S>(win.n, ih, iw, c));
-          const uint4 f = *reinterpret_cast<const uint4 *>(&filters[kh * S::KW + kw][group * 8]);
-          const T *ie = reinterpret_cast<const T *>(&in), *fe = reinterpret_cast<const T *>(&f);
-#pragma unroll
-          for (int i = 0; i < 8; ++i)
-            acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
-        }
-      }
+        for (int i = 0; i < 8; ++i)
+          acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
+      });
       typename Epilogue::Values values[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i)
@@ -248,19 +256,9 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
     const int c = o / D::Og;
     const T *wo = w + (long long)o * S::KH * S::KW;
     float acc = 0.0f;
-#pragma unroll
-    for (int kh = 0; kh < S::KH; ++kh) {
-      const int ih = win.ih + kh * S::DH;
-      if ((unsigned)ih >= (unsigned)S::H)
-        continue;
-#pragma unroll
-      for (int kw = 0; kw < S::KW; ++kw) {
-        const int iw = win.iw + kw * S::DW;
-        if ((unsigned)iw < (unsigned)S::W)
-          acc = fmaf(to_float(x[input_offset<S>(win.n, ih, iw, c)]),
-                     to_float(wo[kh * S::KW + kw]), acc);
-      }
-    }
+    for_each_tap<S>(win, [&](int ih, int iw, int tap) {
+      acc = fmaf(to_float(x[input_offset<S>(win.n, ih, iw, c)]), to_float(wo[tap]), acc);
+    });
     epilogue(m, o, acc);
   }
 }
