@@ -1,17 +1,20 @@
 //===- ConvEmitter.cpp - conv_epilogue and pooling groups -> CUDA ---------===//
 //
 // conv_epilogue: one kiln.conv2d (NHWC) plus elementwise ops on its result.
-// The convolution runs one of five main loops (kiln_conv.cuh), as its
+// The convolution runs one of six main loops (kiln_conv.cuh), as its
 // kernel configuration says:
 //   1. a plain GEMM (1x1, stride 1, no padding, one group, NHWC input): the
 //      input is [N*H*W, C] and the weight [O, C], so the GEMM emitter runs
 //      it, TMA + wgmma on sm_90a when C % 8 == 0 for fp16/bf16;
-//   2. depthwise (groups == C): a direct kernel, one thread per output;
+//   2. depthwise (groups == C): a direct kernel, one thread per output, or
+//      (tile [1, 8, 1]) 8 channels per thread;
 //   3. fp16/bf16: implicit GEMM on mma.sync, im2col in the A loader;
 //   4. fp32: the same implicit GEMM on SIMT FMA;
 //   5. conv_wgmma (sm_90a, kiln_conv_sm90.cuh): the implicit GEMM on the
 //      Hopper GEMM's TMA + wgmma loop, each A tile one TMA box of NHWC
-//      input pixels per filter tap; path 3 on the same grid elsewhere.
+//      input pixels per filter tap; path 3 on the same grid elsewhere;
+//   6. conv_stem (few input channels): the whole weight and an im2col tile
+//      in shared memory, mma.sync over all of K, every image.
 // Every path ends in the same epilogue functor: (m, o, acc) -> acc + bias,
 // rounded to the element type, then the group's ops at idx = m * O + o.
 // The input may be `kiln.permute %arg [0, 2, 3, 1]` of an NCHW argument:
