@@ -365,7 +365,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   for (const auto &[rawKey, rawValue] : metadata) {
     std::string key;
     for (char c : rawKey)
-      if (key.size() < fmt::kMaxMetadataKeyBytes && fmt::isMetadataKey(std::string(1, c)))
+      if (key.size() < fmt::kMaxMetadataKeyBytes && fmt::isMetadataKeyChar(c))
         key += c;
     if (key.empty() || entries.size() == fmt::kMaxMetadataEntries ||
         llvm::any_of(entries, [&](const auto &e) { return e.first == key; }))

@@ -67,12 +67,14 @@ enum class SectionKind : uint32_t {
 constexpr uint32_t kMaxMetadataEntries = 64;
 constexpr size_t kMaxMetadataKeyBytes = 64, kMaxMetadataValueBytes = 4096;
 
+inline bool isMetadataKeyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
 inline bool isMetadataKey(std::string_view key) {
   if (key.empty() || key.size() > kMaxMetadataKeyBytes)
     return false;
   for (char c : key)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-          c == '-'))
+    if (!isMetadataKeyChar(c))
       return false;
   return true;
 }
