@@ -334,6 +334,11 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
            shapeName + ">(" + x + ", " + weight;
   }
   std::string shape = convShapeStruct(shapeName, conv, layoutChange != nullptr);
+  if (vectorizedDepthwise)
+    // The grid has one row per slice of channels: the kernel must slice alike.
+    shape += "static_assert(kiln::conv::depthwise::slice<" + shapeName +
+             ">() == " + std::to_string(std::min<int64_t>(C, 128)) +
+             ", \"the code generator's grid must match the kernel's channel slices\");\n";
   if (variant == KernelVariant::conv_stem)
     shape += "static_assert(kiln::conv::stem::shared_bytes<" + shapeName + ">() == " +
              std::to_string(stemSharedBytes(convShape->reduction, O)) +

@@ -97,6 +97,7 @@ func.func @dw(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32x
 // stage chooses it at batch 32): 4 threads cover 32 channels, so a block of
 // 256 takes 64 positions and one block covers all 50.
 // CHECK-LABEL: // === kernel dwv_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK: static_assert(kiln::conv::depthwise::slice<dwv_k0_shape>() == 32,
 //       CHECK: __launch_bounds__(256, 1) dwv_k0(
 //       CHECK:   kiln::conv::conv_depthwise<dwv_k0_shape, true>(in0, in1, epilogue);
 func.func @dwv(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {
