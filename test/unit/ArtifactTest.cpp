@@ -415,6 +415,17 @@ struct ForgedCase {
   const char *error;
 };
 
+/// Each case's forgery of `good`, serialized with valid checksums, is one
+/// ArtifactError naming its cause.
+template <size_t N> void expectEachRefused(const Artifact &good, const ForgedCase (&cases)[N]) {
+  for (const ForgedCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    Artifact a = good;
+    c.forge(a);
+    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
+  }
+}
+
 TEST_F(ArtifactForgery, Signature) {
   ForgedCase cases[] = {
       {"dtype", [](Artifact &a) { a.inputs[0].dtype = static_cast<fmt::DType>(7); },
@@ -446,12 +457,7 @@ TEST_F(ArtifactForgery, Signature) {
       {"huge arena", [](Artifact &a) { a.arenaBytes = ~0ull; },
        "an arena of 18446744073709551615 bytes (at most 1099511627776)"},
   };
-  for (const ForgedCase &c : cases) {
-    SCOPED_TRACE(c.name);
-    Artifact a = good;
-    c.forge(a);
-    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
-  }
+  expectEachRefused(good, cases);
 }
 
 TEST_F(ArtifactForgery, Metadata) {
@@ -476,12 +482,7 @@ TEST_F(ArtifactForgery, Metadata) {
        },
        "65 metadata entries, more than 64"},
   };
-  for (const ForgedCase &c : cases) {
-    SCOPED_TRACE(c.name);
-    Artifact a = good;
-    c.forge(a);
-    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
-  }
+  expectEachRefused(good, cases);
 }
 
 TEST(Artifact, MetadataRoundTrips) {
@@ -525,12 +526,7 @@ TEST_F(ArtifactForgery, Kernels) {
       {"not PTX", [](Artifact &a) { a.kernels[0].images[2].data[10] = '\0'; },
        "the compute_80 image is not PTX text"},
   };
-  for (const ForgedCase &c : cases) {
-    SCOPED_TRACE(c.name);
-    Artifact a = good;
-    c.forge(a);
-    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
-  }
+  expectEachRefused(good, cases);
 }
 
 TEST_F(ArtifactForgery, Buffers) {
@@ -567,12 +563,7 @@ TEST_F(ArtifactForgery, Buffers) {
       {"arena outside", [&](Artifact &a) { first(a, K::Arena).offset = a.arenaBytes; },
        "lies outside the arena"},
   };
-  for (const ForgedCase &c : cases) {
-    SCOPED_TRACE(c.name);
-    Artifact a = good;
-    c.forge(a);
-    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
-  }
+  expectEachRefused(good, cases);
 }
 
 TEST_F(ArtifactForgery, Launches) {
@@ -600,12 +591,7 @@ TEST_F(ArtifactForgery, Launches) {
       {"argc", [](Artifact &a) { a.launches.push_back(a.launches[0]); a.launches[2].buffers.pop_back(); },
        "launch 2 passes kernel"},
   };
-  for (const ForgedCase &c : cases) {
-    SCOPED_TRACE(c.name);
-    Artifact a = good;
-    c.forge(a);
-    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
-  }
+  expectEachRefused(good, cases);
 }
 
 TEST_F(ArtifactForgery, TensorMaps) {
@@ -673,12 +659,7 @@ TEST_F(ArtifactForgery, TensorMaps) {
        },
        "at offset 8 is not 16-byte aligned"},
   };
-  for (const ForgedCase &c : cases) {
-    SCOPED_TRACE(c.name);
-    Artifact a = good;
-    c.forge(a);
-    EXPECT_ARTIFACT_ERROR(serialize(a), c.error);
-  }
+  expectEachRefused(good, cases);
 }
 
 TEST_F(ArtifactForgery, TrailingBytes) {
