@@ -95,9 +95,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                 "the stages must fit in shared memory");
   constexpr int kTileBytesB = tile_bytes_b(kBN);
   extern __shared__ unsigned char dynamicShared[];
-  // 128-byte swizzled tiles must start 1024-byte aligned.
-  unsigned char *base = reinterpret_cast<unsigned char *>(
-      (reinterpret_cast<unsigned long long>(dynamicShared) + 1023) & ~1023ull);
+  // 128-byte swizzled tiles must start 1024-byte aligned. The pad is added
+  // to the shared array itself, not to an integer cast of it: through an
+  // integer the compiler loses the address space and reads the epilogue's
+  // staging with generic loads (LD, not LDS).
+  unsigned char *base =
+      dynamicShared + ((1024u - (smem_address(dynamicShared) & 1023u)) & 1023u);
   T *tilesA = reinterpret_cast<T *>(base);
   T *tilesB = reinterpret_cast<T *>(base + kStages * kTileBytesA);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
@@ -218,6 +221,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     prefetch_slice(0);
 #pragma unroll
     for (int c = 0; c < kBN / kStagingCols; ++c) {
+      // Slices wholly past N (a 1x1 convolution of 144 output channels in
+      // a 256-wide tile) are skipped, by the whole warp at once.
+      const int sliceN = blockN + c * kStagingCols;
+      if (sliceN >= N)
+        break;
       if (c + 1 < kBN / kStagingCols)
         prefetch_slice(c + 1);
 #pragma unroll
@@ -239,6 +247,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       // range (ops.clamp_row) or the last column (and not stored):
       // unconditional loads let the compiler share a column's bias load
       // between rows.
+      // A 32-column half wholly past N is not computed (by the whole warp
+      // at once; its stores fail the lane's own bounds test). Guarding the
+      // stores with it too made ptxas spill beside a 256-wide tile's 128
+      // accumulators.
+      auto live = [&](int h) { return h == 0 || sliceN + 32 * h < N; };
 #pragma unroll
       for (int r0 = 0; r0 < 16; r0 += Operands::kEpilogueRows) {
         constexpr int kRows = Operands::kEpilogueRows;
@@ -257,8 +270,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         for (int r = 0; r < kRows; ++r)
 #pragma unroll
           for (int h = 0; h < kStagingCols / 32; ++h)
-            values[r][h] = epilogue.compute(ops.clamp_row(rowOf(r)), min(n0 + 32 * h, N - 1),
-                                            staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
+            if (live(h))
+              values[r][h] = epilogue.compute(ops.clamp_row(rowOf(r)), min(n0 + 32 * h, N - 1),
+                                              staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
 #pragma unroll
         for (int r = 0; r < kRows; ++r)
 #pragma unroll

@@ -337,8 +337,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (!tensorCores || !kMajorB || K % 8 != 0)
       return refuse("TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0");
     if (config.getTile().size() != 3 || config.getTile()[0] != 128 ||
-        config.getTile()[2] != 64 || !llvm::is_contained({128, 192, 256}, config.getTile()[1]))
-      return refuse("its template implements tiles [128, 128 | 192 | 256, 64] only");
+        config.getTile()[2] != 64 || !llvm::is_contained({64, 128, 192, 256}, config.getTile()[1]))
+      return refuse("its template implements tiles [128, 64 | 128 | 192 | 256, 64] only");
     if (config.getStages() < 2 ||
         wgmmaSharedBytes(config.getTile()[1], config.getStages()) > kWgmmaMaxSharedBytes)
       return refuse(std::to_string(config.getStages()) + " stages of 128 x " +

@@ -327,6 +327,11 @@ LogicalResult ElementCode::emit(Operation *op) {
       !isa<CastOp, ConstantOp, WhereOp>(op))
     return op->emitOpError("integer arithmetic in a fused kernel is not "
                            "supported by kiln's code generator yet");
+  // A half result is rounded to 11 (or 8) bits: the hardware approximations
+  // (kiln_common.cuh's kiln::approx) are exact enough and several times
+  // cheaper.
+  const bool halfResult = resultElement && (resultElement.isF16() || resultElement.isBF16());
+  const std::string fast = halfResult ? "approx::" : "";
   std::string expression =
       llvm::TypeSwitch<Operation *, std::string>(op)
           .Case([&](ConstantOp c) {
@@ -336,24 +341,27 @@ LogicalResult ElementCode::emit(Operation *op) {
           .Case([&](AddOp) { return "(" + operand(0) + " + " + operand(1) + ")"; })
           .Case([&](SubOp) { return "(" + operand(0) + " - " + operand(1) + ")"; })
           .Case([&](MulOp) { return "(" + operand(0) + " * " + operand(1) + ")"; })
-          .Case([&](DivOp) { return "(" + operand(0) + " / " + operand(1) + ")"; })
+          .Case([&](DivOp) {
+            return halfResult ? "kiln::approx::div(" + operand(0) + ", " + operand(1) + ")"
+                              : "(" + operand(0) + " / " + operand(1) + ")";
+          })
           .Case([&](MaxOp) { return "kiln::nan_max(" + operand(0) + ", " + operand(1) + ")"; })
           .Case([&](MinOp) { return "kiln::nan_min(" + operand(0) + ", " + operand(1) + ")"; })
           .Case([&](PowOp pow) { return power(pow, operand(0), operand(1)); })
           .Case([&](NegOp) { return "(-" + operand(0) + ")"; })
           .Case([&](AbsOp) { return "fabsf(" + operand(0) + ")"; })
           .Case([&](ReluOp) { return "kiln::relu(" + operand(0) + ")"; })
-          .Case([&](ExpOp) { return "expf(" + operand(0) + ")"; })
+          .Case([&](ExpOp) { return (halfResult ? "kiln::approx::exp(" : "expf(") + operand(0) + ")"; })
           .Case([&](LogOp) { return "logf(" + operand(0) + ")"; })
           .Case([&](SqrtOp) { return "sqrtf(" + operand(0) + ")"; })
           .Case([&](RsqrtOp) { return "rsqrtf(" + operand(0) + ")"; })
           .Case([&](TanhOp) { return "tanhf(" + operand(0) + ")"; })
-          .Case([&](SigmoidOp) { return "kiln::sigmoid(" + operand(0) + ")"; })
+          .Case([&](SigmoidOp) { return "kiln::" + fast + "sigmoid(" + operand(0) + ")"; })
           .Case([&](ErfOp) { return "erff(" + operand(0) + ")"; })
-          .Case([&](SiluOp) { return "kiln::silu(" + operand(0) + ")"; })
+          .Case([&](SiluOp) { return "kiln::" + fast + "silu(" + operand(0) + ")"; })
           .Case([&](GeluOp g) {
             return std::string(g.getApproximate() == GeluApproximation::tanh
-                                   ? "kiln::gelu_tanh("
+                                   ? "kiln::" + fast + "gelu_tanh("
                                    : "kiln::gelu_erf(") +
                    operand(0) + ")";
           })

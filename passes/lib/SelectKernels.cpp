@@ -135,17 +135,17 @@ struct WidthCandidate {
   int64_t width;
   double perColumn;
 };
-constexpr WidthCandidate kGemmWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}};
-/// A convolution of 64 output channels would leave half of a 128-wide tile
-/// idle.
-constexpr WidthCandidate kConvWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}, {64, 1.3}};
+/// 64 wide for few output columns: a 1x1 convolution to 16 or 24 channels
+/// (EfficientNet, MobileNet) in a 128-wide tile computed 8 or 5 times the
+/// epilogue it stores, and a convolution of 64 output channels left half of
+/// one idle. GEMMs and convolutions choose among the same widths.
+constexpr WidthCandidate kWgmmaWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}, {64, 1.3}};
 /// An epilogue that reads an input at every output element (a residual):
 /// beside a 256-wide tile's 128 accumulators per thread, ptxas issues those
 /// loads one at a time, each a round trip to memory (ResNet-50's
 /// 1x1 + residual at 56 x 56: 7x cuDNN's time); at 192 or less it keeps a
 /// slice's 16 loads in flight together.
-constexpr WidthCandidate kResidualGemmWidths[] = {{192, 1.05}, {128, 1.15}};
-constexpr WidthCandidate kResidualConvWidths[] = {{192, 1.05}, {128, 1.15}, {64, 1.3}};
+constexpr WidthCandidate kResidualWidths[] = {{192, 1.05}, {128, 1.15}, {64, 1.3}};
 
 /// Whether the group's epilogue reads a group input at every output element
 /// (an input of the result's shape used by an op other than the GEMM or
@@ -164,7 +164,7 @@ bool readsResidual(FusionOp group) {
 }
 
 WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors,
-                    ArrayRef<WidthCandidate> candidates = kGemmWidths) {
+                    ArrayRef<WidthCandidate> candidates = kWgmmaWidths) {
   using Candidate = WidthCandidate;
   WgmmaTile best{0, 0, 0, ""};
   double bestCost = 0;
@@ -217,7 +217,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                    : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
   if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
     WgmmaTile tile = readsResidual(group)
-                         ? wgmmaTile(s, target.multiprocessors, kResidualGemmWidths)
+                         ? wgmmaTile(s, target.multiprocessors, kResidualWidths)
                          : wgmmaTile(s, target.multiprocessors);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
                          1, std::min<int64_t>(tile.tiles, target.multiprocessors)),
@@ -329,8 +329,8 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       gemm.M = pixels.tiles * 128;
       gemm.N = s.outChannels;
       WgmmaTile tile = wgmmaTile(gemm, target.multiprocessors,
-                                 readsResidual(group) ? ArrayRef<WidthCandidate>(kResidualConvWidths)
-                                                      : ArrayRef<WidthCandidate>(kConvWidths));
+                                 readsResidual(group) ? ArrayRef<WidthCandidate>(kResidualWidths)
+                                                      : ArrayRef<WidthCandidate>(kWgmmaWidths));
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
                            tile.stages, 1, std::min<int64_t>(tile.tiles, target.multiprocessors),
                            {pixels.images, pixels.rows, pixels.columns}),

@@ -10,7 +10,7 @@
 // CONV-LABEL: // === ptx c3_k0
 //       CONV: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CONV-LABEL: // === ptx pw_k0
-//       CONV: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+//       CONV: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // CONV-LABEL: // === ptx simt_k0
 // CONV-LABEL: // === ptx dw_k0
 // CONV-LABEL: // === ptx grp_k0

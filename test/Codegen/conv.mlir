@@ -38,11 +38,11 @@ func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<2
 
 // A 1x1, stride-1, unpadded convolution is a GEMM of [N*H*W, C] by [O, C]:
 // the GEMM emitter's kernel (TMA + wgmma on sm_90a when its tiles fill the
-// GPU, as here: 16384 rows in 128 tiles of 128 x 128), tagged
-// conv_epilogue.
-// CHECK-LABEL: // === kernel pw_k0 grid(128, 1, 1) block(384) shared(201728) inputs(4) outputs(1)
+// GPU, as here: 16384 rows in 128 tiles of 128 x 64, the narrowest, for 32
+// output channels), tagged conv_epilogue.
+// CHECK-LABEL: // === kernel pw_k0 grid(128, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
 //       CHECK: #include "kiln_gemm_sm90.cuh"
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5>(map0, map1, 16384, 32, 64, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 64, 6>(map0, map1, 16384, 32, 64, epilogue);
 //       CHECK:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 16384, 32, 64, epilogue);
 func.func @pw(%x: tensor<16x32x32x64xf16>, %w: tensor<32x1x1x64xf16>, %b: tensor<32xf16>, %r: tensor<16x32x32x32xf16>) -> tensor<16x32x32x32xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<16x32x32x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>, tensor<16x32x32x32xf16>) -> tensor<16x32x32x32xf16> {

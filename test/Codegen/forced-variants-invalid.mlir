@@ -30,7 +30,7 @@ func.func @mma_tile(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<
 // -----
 
 // The Hopper template takes 128, 192 or 256 columns...
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its template implements tiles [128, 128 | 192 | 256, 64] only
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its template implements tiles [128, 64 | 128 | 192 | 256, 64] only
 func.func @wgmma_tile(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 160, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):

@@ -12,7 +12,7 @@
 //       CHECK:     const long long c1_{{[0-9]+}} = (long long)(((unsigned)idx / 1u) % 8u);
 //       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in1[c1_{{[0-9]+}}]);
 //       CHECK:     = (v0 + v{{[0-9]+}});
-//       CHECK:     = kiln::gelu_tanh(
+//       CHECK:     = kiln::approx::gelu_tanh(
 //       CHECK:     = (v{{[0-9]+}} * 5.000000000e-01f);
 //       CHECK:     out0[idx] = kiln::from_float<__half>(
 func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
@@ -25,6 +25,42 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
     kiln.yield %m : tensor<5x8xf16>
   }
   return %0 : tensor<5x8xf16>
+}
+
+// -----
+
+// Ops with a half result take the hardware approximations (kiln::approx:
+// exp2 and reciprocal, errors far under the half's rounding); fp32 results
+// keep expf and IEEE division. tanh itself is exact in both.
+// CHECK-LABEL: // === kernel approx_k0
+//       CHECK:     = kiln::approx::silu(
+//       CHECK:     = kiln::approx::div(
+//       CHECK:     = kiln::approx::exp(
+//       CHECK:     = tanhf(
+// CHECK-LABEL: // === kernel approx_k1
+//   CHECK-NOT:   kiln::approx
+//       CHECK:     = kiln::silu(
+//       CHECK:     = (v{{[0-9]+}} / v{{[0-9]+}});
+//       CHECK:     = expf(
+//       CHECK:     = tanhf(
+func.func @approx(%a: tensor<64xf16>, %b: tensor<64xf32>) -> (tensor<64xf16>, tensor<64xf32>) {
+  %0 = kiln.fusion elementwise ins(%a : tensor<64xf16>) -> tensor<64xf16> {
+  ^bb0(%x: tensor<64xf16>):
+    %s = kiln.silu %x : tensor<64xf16>
+    %d = kiln.div %s, %x : tensor<64xf16>, tensor<64xf16> -> tensor<64xf16>
+    %e = kiln.exp %d : tensor<64xf16>
+    %t = kiln.tanh %e : tensor<64xf16>
+    kiln.yield %t : tensor<64xf16>
+  }
+  %1 = kiln.fusion elementwise ins(%b : tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%x: tensor<64xf32>):
+    %s = kiln.silu %x : tensor<64xf32>
+    %d = kiln.div %s, %x : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+    %e = kiln.exp %d : tensor<64xf32>
+    %t = kiln.tanh %e : tensor<64xf32>
+    kiln.yield %t : tensor<64xf32>
+  }
+  return %0, %1 : tensor<64xf16>, tensor<64xf32>
 }
 
 // -----

@@ -15,7 +15,7 @@
 //       CHECK:       const float v1 = kiln::relu(v0);
 //       CHECK:       acc = (acc + v1);
 //       CHECK:         acc = (acc + partial[j][lane]);
-//       CHECK:     = kiln::sigmoid(kiln::to_float(kiln::from_float<__half>((acc / 4.900000000e+01f))));
+//       CHECK:     = kiln::approx::sigmoid(kiln::to_float(kiln::from_float<__half>((acc / 4.900000000e+01f))));
 func.func @gap(%x: tensor<2x7x7x64xf16>) -> tensor<2x1x1x64xf16> {
   %0 = kiln.fusion reduction ins(%x : tensor<2x7x7x64xf16>) -> tensor<2x1x1x64xf16> {
   ^bb0(%a: tensor<2x7x7x64xf16>):
