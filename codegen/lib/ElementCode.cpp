@@ -357,12 +357,12 @@ LogicalResult ElementCode::emit(Operation *op) {
           .Case([&](RsqrtOp) { return "rsqrtf(" + operand(0) + ")"; })
           .Case([&](TanhOp) { return "tanhf(" + operand(0) + ")"; })
           .Case([&](SigmoidOp) { return "kiln::" + fast + "sigmoid(" + operand(0) + ")"; })
-          .Case([&](ErfOp) { return "erff(" + operand(0) + ")"; })
+          .Case([&](ErfOp) { return (halfResult ? "kiln::approx::erf(" : "erff(") + operand(0) + ")"; })
           .Case([&](SiluOp) { return "kiln::" + fast + "silu(" + operand(0) + ")"; })
           .Case([&](GeluOp g) {
             return std::string(g.getApproximate() == GeluApproximation::tanh
                                    ? "kiln::" + fast + "gelu_tanh("
-                                   : "kiln::gelu_erf(") +
+                                   : "kiln::" + fast + "gelu_erf(") +
                    operand(0) + ")";
           })
           .Case([&](ClampOp c) {

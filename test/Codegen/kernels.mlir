@@ -36,12 +36,14 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
 //       CHECK:     = kiln::approx::silu(
 //       CHECK:     = kiln::approx::div(
 //       CHECK:     = kiln::approx::exp(
+//       CHECK:     = kiln::approx::erf(
 //       CHECK:     = tanhf(
 // CHECK-LABEL: // === kernel approx_k1
 //   CHECK-NOT:   kiln::approx
 //       CHECK:     = kiln::silu(
 //       CHECK:     = (v{{[0-9]+}} / v{{[0-9]+}});
 //       CHECK:     = expf(
+//       CHECK:     = erff(
 //       CHECK:     = tanhf(
 func.func @approx(%a: tensor<64xf16>, %b: tensor<64xf32>) -> (tensor<64xf16>, tensor<64xf32>) {
   %0 = kiln.fusion elementwise ins(%a : tensor<64xf16>) -> tensor<64xf16> {
@@ -49,7 +51,8 @@ func.func @approx(%a: tensor<64xf16>, %b: tensor<64xf32>) -> (tensor<64xf16>, te
     %s = kiln.silu %x : tensor<64xf16>
     %d = kiln.div %s, %x : tensor<64xf16>, tensor<64xf16> -> tensor<64xf16>
     %e = kiln.exp %d : tensor<64xf16>
-    %t = kiln.tanh %e : tensor<64xf16>
+    %f = kiln.erf %e : tensor<64xf16>
+    %t = kiln.tanh %f : tensor<64xf16>
     kiln.yield %t : tensor<64xf16>
   }
   %1 = kiln.fusion elementwise ins(%b : tensor<64xf32>) -> tensor<64xf32> {
@@ -57,7 +60,8 @@ func.func @approx(%a: tensor<64xf16>, %b: tensor<64xf32>) -> (tensor<64xf16>, te
     %s = kiln.silu %x : tensor<64xf32>
     %d = kiln.div %s, %x : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
     %e = kiln.exp %d : tensor<64xf32>
-    %t = kiln.tanh %e : tensor<64xf32>
+    %f = kiln.erf %e : tensor<64xf32>
+    %t = kiln.tanh %f : tensor<64xf32>
     kiln.yield %t : tensor<64xf32>
   }
   return %0, %1 : tensor<64xf16>, tensor<64xf32>
