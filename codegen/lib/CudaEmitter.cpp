@@ -250,13 +250,16 @@ std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef elemen
          ", \"the launch's shared memory must match the kernel's\");\n";
 }
 
-std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {
-  if (split == 1)
-    return "#include \"kiln_gemm_splitk.cuh\"\n#define KILN_SPLIT_CLUSTER\n";
-  return "#include \"kiln_gemm_splitk.cuh\"\n"
-         "// The blocks that split one tile's K form a cluster (sm_90a).\n"
+std::string kiln::codegen::detail::clusterPreamble(int64_t blocks) {
+  if (blocks == 1)
+    return "#define KILN_SPLIT_CLUSTER\n";
+  return "// The blocks that split one output's work form a cluster (sm_90a).\n"
          "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#define KILN_SPLIT_CLUSTER __cluster_dims__(" +
-         std::to_string(split) + ", 1, 1)\n#else\n#define KILN_SPLIT_CLUSTER\n#endif\n";
+         std::to_string(blocks) + ", 1, 1)\n#else\n#define KILN_SPLIT_CLUSTER\n#endif\n";
+}
+
+std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {
+  return "#include \"kiln_gemm_splitk.cuh\"\n" + clusterPreamble(split);
 }
 
 

@@ -68,8 +68,11 @@ struct SplitKPipeline {
   std::string sharedAssert(llvm::StringRef element, bool kMajorB, int64_t elementBytes) const;
 };
 std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
-/// The preamble that defines KILN_SPLIT_CLUSTER (the cluster attribute on
-/// sm_90a, nothing elsewhere), which kernelOpen(..., splitCluster) places.
+/// The preamble that defines KILN_SPLIT_CLUSTER (a cluster of `blocks`
+/// consecutive blocks on sm_90a, nothing elsewhere), which
+/// kernelOpen(..., splitCluster) places.
+std::string clusterPreamble(int64_t blocks);
+/// The split-K template's include and clusterPreamble(split).
 std::string splitClusterPreamble(int64_t split);
 
 /// The functor through which a tiled main loop (GEMM, convolution,

@@ -13,6 +13,11 @@
 //            [1, 2] keeps C): 32 consecutive outputs per block on the lanes,
 //            so a warp reads 32 contiguous elements, and 8 warps split r;
 //            the 8 partials combine in shared memory.
+//   middle:  the group's input itself reduced over a run of dimensions
+//            with kept ones on both sides ([O, L, C]; squeeze-and-excitation
+//            pooling): kiln_reduce.cuh, 16-byte loads along C, and on
+//            sm_90a the configuration's split_k blocks of one image split L
+//            as a cluster.
 // The result is rounded to its type before the epilogue reads it.
 //
 //===----------------------------------------------------------------------===//
@@ -60,6 +65,32 @@ std::string offsetTerms(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims,
     inner *= size;
   }
   return text.empty() ? "0LL" : text;
+}
+
+/// [outer, length, inner] for a reduction over one run of adjacent
+/// dimensions with kept dimensions after it, where the inner size is a whole
+/// number of 16-byte vectors, at most 256 of them (kiln_reduce.cuh).
+struct MiddleRun {
+  int64_t outer = 1, length = 1, inner = 1, vector = 1;
+};
+std::optional<MiddleRun> middleRun(ArrayRef<int64_t> shape, ArrayRef<int64_t> reduced,
+                                   Type element) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  for (size_t i = 1; i < reduced.size(); ++i)
+    if (reduced[i] != reduced[i - 1] + 1)
+      return std::nullopt;
+  if (reduced.empty() || reduced.back() == rank - 1)
+    return std::nullopt;
+  const unsigned bits = element.getIntOrFloatBitWidth();
+  if (!isa<FloatType>(element) || (bits != 16 && bits != 32))
+    return std::nullopt;
+  MiddleRun run;
+  run.vector = 128 / bits;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < reduced.front() ? run.outer : d <= reduced.back() ? run.length : run.inner) *= shape[d];
+  if (run.inner % run.vector != 0 || run.inner / run.vector > kThreads)
+    return std::nullopt;
+  return run;
 }
 
 FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
@@ -148,6 +179,37 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
 
   EmittedKernel kernel = kernelFor(group, name, "reduction");
   kernel.block = kThreads;
+  int64_t split = std::max<int64_t>(configOf(group).getSplitK(), 1);
+  std::optional<MiddleRun> middle = middleRun(shape, reduced, inputType.getElementType());
+  bool direct = isa<BlockArgument>(input) && llvm::all_of(prologue, [](Operation *op) {
+                  return isa<ConstantOp>(op);
+                });
+  if (middle && direct) {
+    // kiln_reduce.cuh: 16-byte loads, kSplit blocks of an image in a cluster.
+    const int64_t vectors = middle->inner / middle->vector;
+    const int64_t rowsPerBlock = kThreads / vectors;
+    kernel.block = static_cast<unsigned>(rowsPerBlock * vectors);
+    kernel.grid[0] = static_cast<unsigned>(middle->outer * split);
+    std::string inputIndex =
+        std::to_string(cast<BlockArgument>(input).getArgNumber());
+    std::string loop = "  auto epilogue = [&](long long p, float acc) {\n"
+                       "    const long long idx = p;\n" + store.code + "  };\n"
+                       "  kiln::reduce::over_middle<" + cudaType(inputType.getElementType()) +
+                       ", " + std::to_string(middle->inner) + ", " +
+                       std::to_string(rowsPerBlock) + ", " + std::to_string(split) + ", " +
+                       (isMax ? "true" : "false") + ">(in" + inputIndex + ", " +
+                       std::to_string(middle->length) + "LL, epilogue);\n";
+    kernel.source = header(group, kernel.kind) + "#include \"kiln_reduce.cuh\"\n" +
+                    clusterPreamble(split) +
+                    kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1,
+                               /*splitCluster=*/true) +
+                    loop + "}\n";
+    return kernel;
+  }
+  if (split > 1)
+    return group.emitOpError("cannot run as a reduction split over ")
+           << split << " blocks: it needs a group input reduced over a middle run of "
+           << "dimensions whose inner size is a whole number of 16-byte vectors (at most 256)";
   std::string loop;
   if (rows) {
     kernel.grid[0] = gridStrideBlocks(group, P, 8);

@@ -57,6 +57,7 @@
 #include "kiln/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Debug.h"
 
 #include <string>
@@ -373,6 +374,55 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
           "attention_mma: head size " + str(D)};
 }
 
+/// A reduction over a middle run of dimensions (squeeze-and-excitation's
+/// mean over an NHWC map's H and W) gets a block per image from the
+/// generic layout: 32 blocks at batch 32, one at batch 1. On sm_90 the
+/// blocks of an image split the reduced run as a thread-block cluster
+/// (kiln_reduce.cuh): enough of them for two blocks per multiprocessor, at
+/// most 8 (the portable cluster size), each thread walking 4 rows or more,
+/// rounded down to a power of two.
+/// Returns 1 where the kernel does not apply (the reduction reads a value
+/// computed in the group, or the kept inner size is not a whole number of
+/// 16-byte vectors, at most 256 of them).
+int64_t reductionSplit(FusionOp group, const TargetImage &target) {
+  if (target.tensorCores != TensorCoreGeneration::Wgmma)
+    return 1;
+  Operation *anchor = nullptr;
+  for (Operation &op : group.getBody().front().without_terminator())
+    if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+      anchor = &op;
+  if (!anchor || !isa<BlockArgument>(anchor->getOperand(0)))
+    return 1;
+  auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
+  ArrayRef<int64_t> dims = llvm::TypeSwitch<Operation *, ArrayRef<int64_t>>(anchor)
+                               .Case([](ReduceSumOp op) { return op.getDims(); })
+                               .Case([](ReduceMeanOp op) { return op.getDims(); })
+                               .Case([](ReduceMaxOp op) { return op.getDims(); });
+  const int64_t rank = type.getRank();
+  if (dims.empty() || dims.back() == rank - 1)
+    return 1;
+  for (size_t i = 1; i < dims.size(); ++i)
+    if (dims[i] != dims[i - 1] + 1)
+      return 1;
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element) ||
+      (element.getIntOrFloatBitWidth() != 16 && element.getIntOrFloatBitWidth() != 32))
+    return 1;
+  const int64_t vector = 128 / element.getIntOrFloatBitWidth();
+  int64_t outer = 1, length = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < dims.front() ? outer : d <= dims.back() ? length : inner) *= type.getDimSize(d);
+  if (inner % vector != 0 || inner / vector > 256)
+    return 1;
+  const int64_t rowsPerBlock = 256 / (inner / vector);
+  int64_t wanted = std::min({int64_t(8), ceilDiv(2 * target.multiprocessors, outer),
+                             length / (4 * rowsPerBlock)});
+  int64_t split = 1; // a power of two, as every split the configuration takes
+  while (split * 2 <= wanted)
+    split *= 2;
+  return split;
+}
+
 FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitKKnobs &knobs) {
   MLIRContext *context = group.getContext();
   switch (group.getKind()) {
@@ -380,10 +430,14 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
     return Choice{config(context, KernelVariant::elementwise, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
                   "elementwise: grid-stride loop"};
-  case FusionKind::reduction:
-    return Choice{config(context, KernelVariant::reduction, {}, 0, 1,
+  case FusionKind::reduction: {
+    int64_t split = reductionSplit(group, target);
+    return Choice{config(context, KernelVariant::reduction, {}, 0, split,
                          int64_t(target.multiprocessors) * 16),
-                  "reduction: grid-stride over the kept elements"};
+                  split > 1 ? "reduction: the reduced run split over a cluster of " + str(split) +
+                                  " blocks per output row"
+                            : "reduction: grid-stride over the kept elements"};
+  }
   case FusionKind::normalization: {
     std::optional<NormalizationShape> shape = normalizationShapeOf(group);
     if (!shape)

@@ -159,3 +159,17 @@ func.func @dw_vector_odd(%x: tensor<1x8x8x12xf16>, %w: tensor<12x3x3x1xf16>) -> 
   }
   return %0 : tensor<1x8x8x12xf16>
 }
+
+// -----
+
+// A reduction split over a cluster reads the group's input raw.
+// CHECK: error: 'kiln.fusion' op cannot run as a reduction split over 8 blocks: it needs a group input reduced over a middle run of dimensions whose inner size is a whole number of 16-byte vectors (at most 256)
+func.func @split_with_prologue(%x: tensor<32x56x56x96xf16>) -> tensor<32x1x1x96xf16> {
+  %0 = kiln.fusion reduction ins(%x : tensor<32x56x56x96xf16>) {kiln.kernel = #kiln.kernel<variant = reduction, split_k = 8, grid_limit = 2112>} -> tensor<32x1x1x96xf16> {
+  ^bb0(%a: tensor<32x56x56x96xf16>):
+    %s = kiln.sigmoid %a : tensor<32x56x56x96xf16>
+    %r = kiln.reduce_mean %s dims = [1, 2] keepdim : tensor<32x56x56x96xf16> -> tensor<32x1x1x96xf16>
+    kiln.yield %r : tensor<32x1x1x96xf16>
+  }
+  return %0 : tensor<32x1x1x96xf16>
+}

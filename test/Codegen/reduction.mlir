@@ -63,3 +63,28 @@ func.func @rowmax(%x: tensor<4x3x33xbf16>) -> tensor<1x3x1xbf16> {
   }
   return %0 : tensor<1x3x1xbf16>
 }
+
+// -----
+
+// Squeeze-and-excitation's pooling straight from the group's input
+// (kiln_reduce.cuh): 96 channels are 12 vectors of 16 bytes, 21 threads per
+// vector walk the 3136 pixels (a block of 252), and the selection stage's
+// split of 8 makes a cluster of 8 blocks per image on sm_90a (32 x 8
+// blocks); the epilogue runs per output on the fp32 total.
+// CHECK-LABEL: // === kernel se_k0 grid(256, 1, 1) block(252) shared(0) inputs(1) outputs(1)
+//       CHECK: #include "kiln_reduce.cuh"
+//       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
+//       CHECK: KILN_SPLIT_CLUSTER __launch_bounds__(252, 1) se_k0(
+//       CHECK:   auto epilogue = [&](long long p, float acc) {
+//       CHECK:     const float v0 = kiln::approx::sigmoid(kiln::to_float(kiln::from_float<__half>((acc / 3.136000000e+03f))));
+//       CHECK:     out0[idx] = kiln::from_float<__half>(v0);
+//       CHECK:   kiln::reduce::over_middle<__half, 96, 21, 8, false>(in0, 3136LL, epilogue);
+func.func @se(%x: tensor<32x56x56x96xf16>) -> tensor<32x1x1x96xf16> {
+  %0 = kiln.fusion reduction ins(%x : tensor<32x56x56x96xf16>) {kiln.kernel = #kiln.kernel<variant = reduction, split_k = 8, grid_limit = 2112>} -> tensor<32x1x1x96xf16> {
+  ^bb0(%a: tensor<32x56x56x96xf16>):
+    %r = kiln.reduce_mean %a dims = [1, 2] keepdim : tensor<32x56x56x96xf16> -> tensor<32x1x1x96xf16>
+    %s = kiln.sigmoid %r : tensor<32x1x1x96xf16>
+    kiln.yield %s : tensor<32x1x1x96xf16>
+  }
+  return %0 : tensor<32x1x1x96xf16>
+}

@@ -353,3 +353,51 @@ func.func @rows(%x: tensor<4096x768xf16>, %g: tensor<768xf16>, %y: tensor<3x2000
   }
   return %0, %1, %2 : tensor<4096x768xf16>, tensor<3x2000xf32>, tensor<1x768xf16>
 }
+
+// -----
+
+// Squeeze-and-excitation's pooling at batch 32: a mean straight from the
+// group's input over H and W with 96 channels kept innermost. The blocks of
+// an image split the 3136 pixels as a cluster of 8 (two blocks per
+// multiprocessor); without clusters, none.
+// SM90-LABEL: func.func @se_pool(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = reduction, split_k = 8, grid_limit = 2112>
+// SM80-LABEL: func.func @se_pool(
+//       SM80:   kiln.kernel = #kiln.kernel<variant = reduction, grid_limit = 1728>
+func.func @se_pool(%x: tensor<32x56x56x96xf16>) -> tensor<32x1x1x96xf16> {
+  %0 = kiln.fusion reduction ins(%x : tensor<32x56x56x96xf16>) -> tensor<32x1x1x96xf16> {
+  ^bb0(%a: tensor<32x56x56x96xf16>):
+    %r = kiln.reduce_mean %a dims = [1, 2] keepdim : tensor<32x56x56x96xf16> -> tensor<32x1x1x96xf16>
+    kiln.yield %r : tensor<32x1x1x96xf16>
+  }
+  return %0 : tensor<32x1x1x96xf16>
+}
+
+// -----
+
+// Not split: a prologue computed in the group (the kernel reads the input
+// raw), 20 channels (not a whole number of 16-byte vectors), and a
+// reduction over the last dimension (the row layout).
+// SM90-LABEL: func.func @no_split(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = reduction, grid_limit = 2112>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = reduction, grid_limit = 2112>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = reduction, grid_limit = 2112>
+func.func @no_split(%x: tensor<32x56x56x96xf16>, %y: tensor<32x56x56x20xf16>) -> (tensor<32x1x1x96xf16>, tensor<32x1x1x20xf16>, tensor<32x56x56x1xf16>) {
+  %0 = kiln.fusion reduction ins(%x : tensor<32x56x56x96xf16>) -> tensor<32x1x1x96xf16> {
+  ^bb0(%a: tensor<32x56x56x96xf16>):
+    %s = kiln.sigmoid %a : tensor<32x56x56x96xf16>
+    %r = kiln.reduce_mean %s dims = [1, 2] keepdim : tensor<32x56x56x96xf16> -> tensor<32x1x1x96xf16>
+    kiln.yield %r : tensor<32x1x1x96xf16>
+  }
+  %1 = kiln.fusion reduction ins(%y : tensor<32x56x56x20xf16>) -> tensor<32x1x1x20xf16> {
+  ^bb0(%a: tensor<32x56x56x20xf16>):
+    %r = kiln.reduce_mean %a dims = [1, 2] keepdim : tensor<32x56x56x20xf16> -> tensor<32x1x1x20xf16>
+    kiln.yield %r : tensor<32x1x1x20xf16>
+  }
+  %2 = kiln.fusion reduction ins(%x : tensor<32x56x56x96xf16>) -> tensor<32x56x56x1xf16> {
+  ^bb0(%a: tensor<32x56x56x96xf16>):
+    %r = kiln.reduce_sum %a dims = [3] keepdim : tensor<32x56x56x96xf16> -> tensor<32x56x56x1xf16>
+    kiln.yield %r : tensor<32x56x56x1xf16>
+  }
+  return %0, %1, %2 : tensor<32x1x1x96xf16>, tensor<32x1x1x20xf16>, tensor<32x56x56x1xf16>
+}

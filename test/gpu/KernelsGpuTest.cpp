@@ -217,7 +217,7 @@ std::string pool(std::vector<int64_t> shape, const std::string &kind, std::vecto
 
 /// One reduction group: exp prologue, the reduction, a tanh epilogue.
 std::string reduce(std::vector<int64_t> shape, const std::string &op, std::vector<int64_t> dims,
-                   bool keepdim, const std::string &type) {
+                   bool keepdim, const std::string &type, bool prologue = true) {
   std::vector<int64_t> out;
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
     bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
@@ -228,8 +228,9 @@ std::string reduce(std::vector<int64_t> shape, const std::string &op, std::vecto
   }
   std::string x = tensorType(shape, type), y = tensorType(out, type);
   return "func.func @f(%x: " + x + ") -> " + y + " {\n  %0 = kiln.fusion reduction ins(%x : " + x +
-         ") -> " + y + " {\n  ^bb0(%a: " + x + "):\n    %e = kiln.sigmoid %a : " + x +
-         "\n    %r = kiln." + op + " %e dims = " + list(dims) + (keepdim ? " keepdim" : "") +
+         ") -> " + y + " {\n  ^bb0(%a: " + x + "):\n" +
+         (prologue ? "    %e = kiln.sigmoid %a : " + x + "\n" : "") +
+         "    %r = kiln." + op + " " + (prologue ? "%e" : "%a") + " dims = " + list(dims) + (keepdim ? " keepdim" : "") +
          " : " + x + " -> " + y + "\n    %t = kiln.tanh %r : " + y + "\n    kiln.yield %t : " +
          y + "\n  }\n  return %0 : " + y + "\n}\n";
 }
@@ -341,7 +342,16 @@ std::vector<std::string> reduceCases() {
           reduce({6, 300}, "reduce_sum", {1}, false, "f32"),
           reduce({4, 3, 33}, "reduce_max", {0, 2}, true, "bf16"),
           reduce({5, 2000}, "reduce_mean", {1}, true, "f32"),
-          reduce({7, 9, 4}, "reduce_sum", {0}, false, "f32")};
+          reduce({7, 9, 4}, "reduce_sum", {0}, false, "f32"),
+          // Straight from the group's input over a middle run (kiln_reduce.cuh):
+          // 16-byte vectors, L split over a cluster of 8, 2 and 4 blocks
+          // (ragged), and unsplit; sum, mean and max; every element type.
+          reduce({32, 56, 56, 96}, "reduce_mean", {1, 2}, true, "f16", false),
+          reduce({2, 37, 29, 16}, "reduce_mean", {1, 2}, true, "f16", false),
+          reduce({2, 4099, 4}, "reduce_sum", {1}, false, "f32", false),
+          reduce({3, 13, 11, 40}, "reduce_mean", {1, 2}, false, "bf16", false),
+          reduce({6, 300, 16}, "reduce_max", {1}, true, "bf16", false),
+          reduce({4, 50, 3, 24}, "reduce_sum", {1}, false, "f32", false)};
 }
 } // namespace
 
