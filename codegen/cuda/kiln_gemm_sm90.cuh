@@ -221,11 +221,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     prefetch_slice(0);
 #pragma unroll
     for (int c = 0; c < kBN / kStagingCols; ++c) {
-      // Slices wholly past N (a 1x1 convolution of 144 output channels in
-      // a 256-wide tile) are skipped, by the whole warp at once.
+      // No early exit for slices wholly past N: a `break` here made the
+      // compiler issue a residual epilogue's loads one at a time (ResNet-50's
+      // 1x1 + residual layers took twice as long). They are rare: the
+      // selection stage never takes a width whose last slice is dead where
+      // a narrower one covers N in as many tiles (N = 144 takes 192).
       const int sliceN = blockN + c * kStagingCols;
-      if (sliceN >= N)
-        break;
       if (c + 1 < kBN / kStagingCols)
         prefetch_slice(c + 1);
 #pragma unroll
