@@ -22,6 +22,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKilnPatchify());
   KilnSetPrecisionOptions precision;
   precision.precision = options.precision;
+  precision.ioDtype = options.ioDtype;
   pm.addNestedPass<func::FuncOp>(createKilnSetPrecision(precision));
   // Folds the casts the precision change made identities.
   pm.addPass(createCanonicalizerPass());

@@ -8,6 +8,8 @@
 //   4. Cast each result back to the function's declared result type.
 //   5. Casts that became identities fold away in the next canonicalization.
 // tf32: mark every contraction `kiln.tf32`. fp32: no change.
+// io-dtype f16/bf16 (with the matching precision): steps 1 and 4 change the
+// signature instead of casting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,7 +102,7 @@ ElementsAttr convertConstant(ElementsAttr value, FloatType element) {
                                         std::move(blobOut));
 }
 
-LogicalResult lowerPrecision(func::FuncOp fn, FloatType target) {
+LogicalResult lowerPrecision(func::FuncOp fn, FloatType target, bool computeTypeIO) {
   if (fn.getBody().empty())
     return success();
   OpBuilder builder(fn.getContext());
@@ -111,6 +113,10 @@ LogicalResult lowerPrecision(func::FuncOp fn, FloatType target) {
     if (!isFloatTensor(arg.getType()) ||
         cast<RankedTensorType>(arg.getType()).getElementType() == target)
       continue;
+    if (computeTypeIO) {
+      arg.setType(withElement(arg.getType(), target));
+      continue;
+    }
     auto cast = kiln::CastOp::create(builder, arg.getLoc(),
                                withElement(arg.getType(), target), arg);
     arg.replaceAllUsesExcept(cast, cast);
@@ -142,14 +148,20 @@ LogicalResult lowerPrecision(func::FuncOp fn, FloatType target) {
   });
   if (walk.wasInterrupted())
     return failure();
-  // Results go back to the declared types.
+  // Results go back to the declared types, or the signature takes the
+  // compute type.
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   builder.setInsertionPoint(ret);
-  for (auto [index, declared] : llvm::enumerate(fn.getResultTypes())) {
+  SmallVector<Type> results(fn.getResultTypes());
+  for (size_t index = 0; index < results.size(); ++index) {
     Value value = ret.getOperand(index);
-    if (value.getType() != declared)
-      ret.setOperand(index, kiln::CastOp::create(builder, ret.getLoc(), declared, value));
+    if (computeTypeIO && isFloatTensor(results[index]))
+      results[index] = withElement(results[index], target);
+    if (value.getType() != results[index])
+      ret.setOperand(index,
+                     kiln::CastOp::create(builder, ret.getLoc(), results[index], value));
   }
+  fn.setType(FunctionType::get(fn.getContext(), entry.getArgumentTypes(), results));
   return success();
 }
 
@@ -159,6 +171,14 @@ struct SetPrecisionPass : kiln::impl::KilnSetPrecisionBase<SetPrecisionPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     Builder b(&getContext());
+    const bool computeTypeIO = ioDtype != "declared";
+    if (computeTypeIO && !((ioDtype == "f16" && precision == "fp16") ||
+                           (ioDtype == "bf16" && precision == "bf16"))) {
+      fn.emitError("io-dtype '")
+          << ioDtype << "' needs the matching precision (f16 with fp16, bf16 with bf16; "
+          << "'declared' keeps the model's types), not '" << precision << "'";
+      return signalPassFailure();
+    }
     if (precision == "fp32")
       return;
     if (precision == "tf32") {
@@ -178,7 +198,7 @@ struct SetPrecisionPass : kiln::impl::KilnSetPrecisionBase<SetPrecisionPass> {
           << precision << "' (use fp32, tf32, fp16 or bf16)";
       return signalPassFailure();
     }
-    if (failed(lowerPrecision(fn, target)))
+    if (failed(lowerPrecision(fn, target, computeTypeIO)))
       signalPassFailure();
   }
 };

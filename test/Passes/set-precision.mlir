@@ -3,6 +3,19 @@
 // RUN: kiln-opt %s --split-input-file --kiln-set-precision="precision=tf32" | FileCheck %s --check-prefix=TF32
 // RUN: kiln-opt %s --split-input-file --kiln-set-precision="precision=fp32" | FileCheck %s --check-prefix=FP32
 // RUN: not kiln-opt %s --split-input-file --kiln-set-precision="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: kiln-opt %s --split-input-file --kiln-set-precision="precision=fp16 io-dtype=f16" | FileCheck %s --check-prefix=IO16
+// RUN: not kiln-opt %s --split-input-file --kiln-set-precision="precision=bf16 io-dtype=f16" 2>&1 | FileCheck %s --check-prefix=IOBAD
+
+// io-dtype=f16: the float argument and result take the compute type
+// instead of casts at the ends; the signature changes.
+// IO16-LABEL: func.func @linear_gelu(
+//  IO16-SAME:     %[[X:.+]]: tensor<2x4xf16>) -> tensor<2x3xf16>
+//   IO16-NOT:   kiln.cast
+//       IO16:   %[[L:.+]] = kiln.linear %[[X]], {{.*}} -> tensor<2x3xf16>
+//       IO16:   %[[G:.+]] = kiln.gelu %[[L]] : tensor<2x3xf16>
+//       IO16:   return %[[G]] : tensor<2x3xf16>
+// A compute type other than the inputs' is refused.
+// IOBAD: error: io-dtype 'f16' needs the matching precision (f16 with fp16, bf16 with bf16; 'declared' keeps the model's types), not 'bf16'
 
 // fp16/bf16: arguments are cast on entry, every float tensor inside takes the
 // target type, weights are converted at compile time, and results are cast

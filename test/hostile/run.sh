@@ -161,6 +161,13 @@ expect_error unknown-arch "--arch: unknown GPU architecture 'sm90' (known: nativ
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --arch sm90 -o "$out/m.kiln"
 [ "$(wc -l <"$work/$case.stderr")" -eq 1 ] || fail "more than the one line"
 grep -q "sm_90a" "$work/$case.stderr" || fail "the accepted architectures are not listed"
+prepare io-dtype-mismatch
+expect_error io-dtype-mismatch "io-dtype f16 needs precision fp16" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --precision bf16 --io-dtype f16 -o "$out/m.kiln"
+[ "$(wc -l <"$work/$case.stderr")" -eq 1 ] || fail "more than the one line"
+prepare io-dtype-unknown
+expect_error io-dtype-unknown "unknown io-dtype 'f64' (use declared, f16 or bf16)" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --io-dtype f64 -o "$out/m.kiln"
 prepare native-without-gpu
 # CI has no GPU (on a machine with one, `native` is the GPU and compiles);
 # on the fake driver, `native` is its sm_90a GPU.

@@ -75,15 +75,24 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
                                static_cast<int>(selection.multiprocessors));
 }
 
-bool driver::optimize(Compilation &c, const std::string &precision,
+std::string driver::precisionError(const Precision &precision) {
+  const std::string &compute = precision.compute, &io = precision.io;
+  if (compute != "fp32" && compute != "tf32" && compute != "fp16" && compute != "bf16")
+    return "unknown precision '" + compute + "' (use fp32, tf32, fp16 or bf16)";
+  if (io != "declared" && io != "f16" && io != "bf16")
+    return "unknown io-dtype '" + io + "' (use declared, f16 or bf16)";
+  if ((io == "f16" && compute != "fp16") || (io == "bf16" && compute != "bf16"))
+    return "io-dtype " + io + " needs precision " + (io == "f16" ? "fp16" : "bf16") +
+           " (inputs and outputs in the compute type), not " + compute;
+  return "";
+}
+
+bool driver::optimize(Compilation &c, const Precision &precision,
                       const TargetDescription &targets, const KernelSelection &selection,
                       std::string &error,
                       const std::function<bool(mlir::PassManager &)> &configure) {
-  if (precision != "fp32" && precision != "tf32" && precision != "fp16" &&
-      precision != "bf16") {
-    error = "unknown precision '" + precision + "' (use fp32, tf32, fp16 or bf16)";
+  if (error = precisionError(precision); !error.empty())
     return false;
-  }
   c.optimized = c.imported->clone();
   mlir::PassManager pm(c.optimized->getContext());
   if (configure && !configure(pm)) {
@@ -91,7 +100,8 @@ bool driver::optimize(Compilation &c, const std::string &precision,
     return false;
   }
   GraphPipelineOptions pipeline;
-  pipeline.precision = precision;
+  pipeline.precision = precision.compute;
+  pipeline.ioDtype = precision.io;
   std::vector<std::string> archs = targets.archs();
   pipeline.targets = archs;
   // Resolved: `native` has become an architecture and its GPU's count.
@@ -111,7 +121,7 @@ bool driver::optimize(Compilation &c, const std::string &precision,
 
 codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
                                                    const Compilation &c,
-                                                   const std::string &precision,
+                                                   const Precision &precision,
                                                    const std::vector<std::string> &archs,
                                                    const KernelSelection &selection) {
   codegen::ArtifactMetadata metadata;
@@ -139,7 +149,9 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     inputs += (inputs.empty() ? "" : ", ") + spec.name + ":" + dims + ":" + spec.dtype;
   }
   metadata.emplace_back("inputs", inputs);
-  metadata.emplace_back("precision", precision);
+  metadata.emplace_back("precision", precision.compute);
+  if (precision.io != "declared")
+    metadata.emplace_back("io-dtype", precision.io);
   std::string images;
   for (const std::string &arch : archs)
     images += (images.empty() ? "" : ",") + arch;
@@ -183,7 +195,8 @@ std::optional<std::string> driver::writeArtifact(Compilation &c,
 }
 
 bool driver::compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
-                               const std::string &precision,
+                               const std::string &computePrecision,
+                               const std::string &ioDtype,
                                const std::vector<std::string> &archs, std::string &bytes,
                                std::string &error) {
   // Diagnostics become part of the one error the caller gets, instead of
@@ -202,6 +215,7 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   Compilation compilation;
   codegen::ArtifactStats stats;
   bool ok = false;
+  const Precision precision{computePrecision, ioDtype};
   KernelSelection selection;
   selection.archs = archs;
   std::optional<TargetDescription> targets;

@@ -55,10 +55,20 @@ struct KernelSelection {
 std::optional<TargetDescription> describeTargets(const KernelSelection &selection,
                                                  std::string &error);
 
+/// The compute precision (fp32, tf32, fp16 or bf16) and the type of the
+/// floating-point inputs and outputs: `declared` (the model's) or the
+/// compute type (f16 with fp16, bf16 with bf16: no cast kernels at the ends).
+struct Precision {
+  std::string compute = "fp32";
+  std::string io = "declared";
+};
+/// Why `precision` cannot be compiled, or empty.
+std::string precisionError(const Precision &precision);
+
 /// Runs the graph pipeline at `precision` on a copy of the imported IR,
 /// selecting kernels for `targets`. `configure` may add options to the pass
 /// manager (kiln-compile's flags).
-bool optimize(Compilation &compilation, const std::string &precision,
+bool optimize(Compilation &compilation, const Precision &precision,
               const TargetDescription &targets, const KernelSelection &selection,
               std::string &error,
               const std::function<bool(mlir::PassManager &)> &configure = {});
@@ -69,7 +79,7 @@ bool optimize(Compilation &compilation, const std::string &precision,
 /// that differ from their defaults.
 codegen::ArtifactMetadata artifactMetadata(const std::string &modelPath,
                                            const Compilation &compilation,
-                                           const std::string &precision,
+                                           const Precision &precision,
                                            const std::vector<std::string> &archs,
                                            const KernelSelection &selection);
 
@@ -81,9 +91,11 @@ std::optional<std::string> writeArtifact(Compilation &compilation,
 
 /// All of it, with MLIR's error diagnostics appended to `error` rather than
 /// printed: what kiln::compileModel (kiln/compile.h) runs.
+/// (Plain strings: CompileApi.cpp, built apart, declares it again.)
 bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
-                       const std::string &precision, const std::vector<std::string> &archs,
-                       std::string &bytes, std::string &error);
+                       const std::string &precision, const std::string &ioDtype,
+                       const std::vector<std::string> &archs, std::string &bytes,
+                       std::string &error);
 
 } // namespace kiln::driver
 

@@ -102,6 +102,12 @@ cl::opt<int64_t> multiprocessors(
 cl::opt<std::string> precision(
     "precision", cl::desc("compute precision: fp32 (default), tf32, fp16, bf16"),
     cl::init("fp32"), cl::cat(kilnCategory));
+cl::opt<std::string> ioDtype(
+    "io-dtype",
+    cl::desc("the floating-point inputs' and outputs' type: declared (default: the "
+             "model's), f16 (with --precision fp16) or bf16 (with bf16): callers pass "
+             "and get the compute type, and no cast kernel runs at either end"),
+    cl::init("declared"), cl::cat(kilnCategory));
 cl::opt<bool> verifyNumerics(
     "verify", cl::desc("compare the imported and optimized IR with LibTorch on "
                        "random inputs; fail past the dtype's tolerance"),
@@ -338,6 +344,9 @@ int main(int argc, char **argv) {
   selection.splitKTile = splitKTile;
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
+  const driver::Precision precisionChoice{precision, ioDtype};
+  if (error = driver::precisionError(precisionChoice); !error.empty())
+    return fail(error);
   std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
   if (!targets)
     return fail(error.rfind("split-K", 0) == 0 ? error : "--arch: " + error);
@@ -382,7 +391,7 @@ int main(int argc, char **argv) {
   if (!driver::importModel(modelPath, specTexts, context, compilation, error))
     return fail(error);
   phase("load, specialize and import");
-  if (!driver::optimize(compilation, precision, *targets, selection, error,
+  if (!driver::optimize(compilation, precisionChoice, *targets, selection, error,
                         [](mlir::PassManager &pm) {
         // -v: each pass's time too (printed when the pipeline finishes).
         if (verbose)
@@ -439,7 +448,8 @@ int main(int argc, char **argv) {
     codegen::ArtifactStats stats;
     auto bytes = driver::writeArtifact(
         compilation, targets->archs(), stats, error,
-        driver::artifactMetadata(modelPath, compilation, precision, targets->archs(), selection));
+        driver::artifactMetadata(modelPath, compilation, precisionChoice, targets->archs(),
+                                 selection));
     if (!bytes)
       return fail(error);
     text = std::move(*bytes);

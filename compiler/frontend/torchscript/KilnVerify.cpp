@@ -94,8 +94,22 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
   for (auto [stage, module] : stages) {
     std::optional<mlir::func::FuncOp> fn = forwardOf(module);
     std::string error;
+    // Compiled with --io-dtype, the optimized function takes the compute
+    // type: the same values, rounded as a caller holding them would have.
+    std::vector<at::Tensor> stageInputs = inputs;
+    if (fn)
+      for (auto [input, type] : llvm::zip(stageInputs, fn->getArgumentTypes())) {
+        auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
+        if (!tensor || !at::isFloatingType(input.scalar_type()))
+          continue;
+        mlir::Type element = tensor.getElementType();
+        if (element.isF16())
+          input = input.to(c10::kHalf);
+        else if (element.isBF16())
+          input = input.to(c10::kBFloat16);
+      }
     std::optional<std::vector<at::Tensor>> actual =
-        fn ? evaluateReference(*fn, inputs, error) : std::nullopt;
+        fn ? evaluateReference(*fn, stageInputs, error) : std::nullopt;
     if (!actual) {
       report += std::string(stage) + ": " + (fn ? error : "no @forward") + "\n";
       ok = false;

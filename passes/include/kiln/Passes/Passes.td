@@ -30,6 +30,11 @@ def KilnSetPrecision : Pass<"kiln-set-precision", "mlir::func::FuncOp"> {
 
     `fp32`: nothing changes.
 
+    `io-dtype=f16` (or `bf16`, with the matching precision): the function's
+    floating-point arguments and results take the compute type instead, so
+    a caller that holds fp16 data passes it as is and no cast kernel runs
+    at either end. The default, `declared`, keeps the signature.
+
     Before (`precision=fp16`):
     ```mlir
     func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -50,6 +55,9 @@ def KilnSetPrecision : Pass<"kiln-set-precision", "mlir::func::FuncOp"> {
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "fp32, tf32, fp16 or bf16">,
+    Option<"ioDtype", "io-dtype", "std::string", /*default=*/"\"declared\"",
+           "the floating-point inputs' and outputs' type: declared (the "
+           "model's), or f16 / bf16 (the compute type of fp16 / bf16)">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -23,6 +23,11 @@ struct GraphPipelineOptions
       *this, "precision",
       llvm::cl::desc("compute precision: fp32, tf32, fp16 or bf16"),
       llvm::cl::init("fp32")};
+  Option<std::string> ioDtype{
+      *this, "io-dtype",
+      llvm::cl::desc("floating-point inputs and outputs: declared, or f16 / bf16 (the "
+                     "compute type of fp16 / bf16)"),
+      llvm::cl::init("declared")};
   // Kernel selection (kiln-select-kernels).
   ListOption<std::string> targets{
       *this, "targets",

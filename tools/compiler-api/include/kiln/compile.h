@@ -27,6 +27,10 @@ struct CompileOptions {
   std::vector<std::string> inputs;
   /// fp32, tf32, fp16 or bf16.
   std::string precision = "fp32";
+  /// The floating-point inputs' and outputs' type: "declared" (the model's)
+  /// or "f16" / "bf16" with precision fp16 / bf16, so the caller passes and
+  /// gets the compute type and no cast runs at either end.
+  std::string ioDtype = "declared";
   /// Cubins per target, newest first (`native`: this machine's GPU); kernels
   /// are selected for the first; PTX of the last rides along for newer GPUs.
   std::vector<std::string> archs = {"sm_90a", "sm_80"};
