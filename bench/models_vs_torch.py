@@ -329,8 +329,12 @@ def compile_kiln(work, row, args):
     env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
     start = time.perf_counter()
     model_file = "model.pt2" if args.export == "pt2" else "model.pt"
+    # Like for like: PyTorch's fp16 modes take and give fp16 tensors, so
+    # kiln's inputs and outputs are fp16 too (--io-dtype f16: no cast
+    # kernels at the ends); `declared` keeps the model's fp32 signature.
+    io = [] if args.kiln_io_dtype == "declared" else ["--io-dtype", args.kiln_io_dtype]
     report = run([f"{args.bin}/kiln-compile", os.path.join(work, model_file), "--precision",
-                  "fp16", "--report", "-o", os.path.join(work, "model.kiln")] +
+                  "fp16", *io, "--report", "-o", os.path.join(work, "model.kiln")] +
                  args.kiln_flag, env=env)
     row["kiln_compile_s"] = time.perf_counter() - start
     if report.returncode != 0:
@@ -366,7 +370,8 @@ def kiln_round(work, feeds, args, extra_env=None):
 def measure(name, batch, args):
     work = os.path.join(args.work, f"{name}_b{batch}")
     os.makedirs(work, exist_ok=True)
-    row = {"model": name, "batch": batch, "dtype": "fp16", "rounds": args.rounds}
+    row = {"model": name, "batch": batch, "dtype": "fp16", "rounds": args.rounds,
+           "kiln_io_dtype": args.kiln_io_dtype}
     m16, in16, reference, names, row["torch_fp16_rel_l2"] = export_for_kiln(name, batch, work,
                                                                             args.export)
     row["export"] = args.export
@@ -467,6 +472,9 @@ def main():
                         help="how kiln gets the model: torch.jit.trace (.pt) or torch.export (.pt2)")
     parser.add_argument("--kiln-flag", action="append", default=[],
                         help="an extra kiln-compile flag (repeatable), e.g. --kiln-flag=--conv-wgmma=false")
+    parser.add_argument("--kiln-io-dtype", choices=["f16", "declared"], default="f16",
+                        help="kiln's float inputs and outputs: f16 as the PyTorch fp16 modes "
+                             "(default), or the model's declared fp32 (cast on the GPU)")
     parser.add_argument("--kiln-only", action="store_true",
                         help="check and time kiln alone, no peer (while developing kernels: "
                              "compare with an earlier run's kiln time)")
