@@ -9,7 +9,8 @@
 //   5. Casts that became identities fold away in the next canonicalization.
 // tf32: mark every contraction `kiln.tf32`. fp32: no change.
 // io-dtype f16/bf16 (with the matching precision): steps 1 and 4 change the
-// signature instead of casting.
+// signature instead of casting. A clamp's positive lower bound under the
+// target's smallest positive value is raised to it (it guards a division).
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,6 +136,18 @@ LogicalResult lowerPrecision(func::FuncOp fn, FloatType target, bool computeType
       constant.setValueAttr(converted);
       constant.getResult().setType(cast<RankedTensorType>(converted.getType()));
       return WalkResult::advance();
+    }
+    // A positive lower bound is an epsilon guarding a division (F.normalize's
+    // 1e-12): rounded to 0 in fp16 it guards nothing, and a zero vector
+    // (Swin V2's padded keys) normalizes to 0 / 0. It becomes the type's
+    // smallest positive value instead, so the result is 0, as in fp32.
+    if (auto clamp = dyn_cast<kiln::ClampOp>(op); clamp && clamp.getMinAttr() &&
+                                                  isFloatTensor(clamp.getType())) {
+      const double lower = clamp.getMinAttr().getValueAsDouble();
+      const double smallest =
+          APFloat::getSmallest(target.getFloatSemantics()).convertToDouble();
+      if (lower > 0 && lower < smallest)
+        clamp.setMinAttr(FloatAttr::get(Float64Type::get(op->getContext()), smallest));
     }
     for (Value result : op->getResults())
       if (isFloatTensor(result.getType()))

@@ -71,3 +71,22 @@ func.func @integers(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, ten
   %2 = kiln.reduce_sum %i dims = [0] : tensor<4xi64> -> tensor<i64>
   return %1, %2 : tensor<4xf32>, tensor<i64>
 }
+
+// -----
+
+// F.normalize's epsilon: a positive lower bound that fp16 would round to 0
+// becomes fp16's smallest positive value (2^-24), so a zero vector still
+// divides to 0, not 0 / 0; bf16 holds 1e-12 as is, and a bound fp16 can
+// hold (0.5) or a zero one (relu) stays.
+// FP16-LABEL: func.func @normalize_eps(
+//       FP16:   kiln.clamp %{{.+}} min = 5.9604644775390625E-8 : tensor<4x1xf16>
+//       FP16:   kiln.clamp %{{.+}} min = 5.000000e-01 : tensor<4x1xf16>
+//       FP16:   kiln.clamp %{{.+}} min = 0.000000e+00 : tensor<4x1xf16>
+// BF16-LABEL: func.func @normalize_eps(
+//       BF16:   kiln.clamp %{{.+}} min = 9.9999999999999998E-13 : tensor<4x1xbf16>
+func.func @normalize_eps(%x: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>) {
+  %0 = kiln.clamp %x min = 1.0e-12 : tensor<4x1xf32>
+  %1 = kiln.clamp %x min = 0.5 : tensor<4x1xf32>
+  %2 = kiln.clamp %x min = 0.0 : tensor<4x1xf32>
+  return %0, %1, %2 : tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+}
