@@ -56,6 +56,11 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
 template <> __device__ __forceinline__ long long from_float<long long>(float x) { return (long long)x; }
 template <> __device__ __forceinline__ int from_float<int>(float x) { return (int)x; }
 template <> __device__ __forceinline__ bool from_float<bool>(float x) { return x != 0.0f; }
+/// An exact integer (a kernel holds i32 and i64 values as long long) into
+/// its integer or bool element.
+template <typename T> __device__ __forceinline__ T from_float(long long x) {
+  return static_cast<T>(x);
+}
 
 // PyTorch's maximum/minimum/clamp/relu propagate NaN; fmaxf/fminf do not.
 __device__ __forceinline__ float nan_max(float a, float b) { return (a != a || a > b) ? a : b; }

@@ -52,10 +52,18 @@ ElementCode::ElementCode(FusionOp group, ArrayRef<int64_t> iterationShape,
     : group(group), shape(iterationShape), index(std::move(index)),
       indent(std::move(indent)) {}
 
-std::string ElementCode::fresh(const std::string &expression) {
+std::string ElementCode::fresh(const std::string &expression, bool integer) {
   std::string name = "v" + std::to_string(counter++);
-  code += indent + "const float " + name + " = " + expression + ";\n";
+  code += indent + (integer ? "const long long " : "const float ") + name + " = " + expression +
+          ";\n";
   return name;
+}
+
+/// Whether a tensor of `type` is held as an exact integer (i32, i64), not
+/// a float (bools are 1.0f / 0.0f).
+static bool heldAsInteger(Type type) {
+  Type element = cast<RankedTensorType>(type).getElementType();
+  return isa<IntegerType>(element) && !element.isInteger(1);
 }
 
 std::string ElementCode::coordinate(unsigned dim) {
@@ -103,7 +111,7 @@ std::string ElementCode::offsetOf(BlockArgument argument) {
   return offset.empty() ? "0" : offset;
 }
 
-std::string ElementCode::valueOf(Value value) {
+std::string ElementCode::heldOf(Value value) {
   auto found = names.find(value);
   if (found != names.end())
     return found->second;
@@ -111,21 +119,37 @@ std::string ElementCode::valueOf(Value value) {
   std::string offset = offsetOf(argument);
   if (offset == index && !llvm::is_contained(elementLoads, argument.getArgNumber()))
     elementLoads.push_back(argument.getArgNumber());
-  std::string load = "kiln::to_float(in" + std::to_string(argument.getArgNumber()) +
-                     "[" + offset + "])";
-  return names[value] = fresh(load);
+  std::string element = "in" + std::to_string(argument.getArgNumber()) + "[" + offset + "]";
+  if (heldAsInteger(value.getType())) {
+    integers.insert(value);
+    return names[value] = fresh("(long long)" + element, /*integer=*/true);
+  }
+  return names[value] = fresh("kiln::to_float(" + element + ")");
+}
+
+std::string ElementCode::valueOf(Value value) {
+  std::string held = heldOf(value);
+  return integers.contains(value) ? "((float)" + held + ")" : held;
+}
+
+std::string ElementCode::integerOperand(Value value) {
+  std::string held = heldOf(value);
+  if (integers.contains(value))
+    return held;
+  // A bool (1.0f / 0.0f), or a float the IR converts with a cast.
+  return "((long long)" + held + ")";
 }
 
 void ElementCode::store(unsigned resultIndex, Value value, StringRef at) {
   Type element = cast<RankedTensorType>(value.getType()).getElementType();
   if (deferStores) {
     deferredStores.push_back(
-        {resultIndex, at.empty() ? index : at.str(), cudaType(element), valueOf(value)});
+        {resultIndex, at.empty() ? index : at.str(), cudaType(element), heldOf(value)});
     return;
   }
+  // kiln::from_float has a `long long` overload: integers store exactly.
   code += indent + "out" + std::to_string(resultIndex) + "[" + (at.empty() ? index : at.str()) +
-          "] = kiln::from_float<" + cudaType(element) + ">(" + valueOf(value) +
-          ");\n";
+          "] = kiln::from_float<" + cudaType(element) + ">(" + heldOf(value) + ");\n";
 }
 
 /// The literal of a splat or scalar constant.
@@ -167,9 +191,11 @@ LogicalResult ElementCode::emitDataMovement(Operation *op) {
   for (Value operand : op->getOperands())
     if (!isa<BlockArgument>(operand))
       return op->emitOpError("in a fused kernel moves data only from inputs of the group");
-  auto load = [](Value operand, const std::string &offset) {
-    return "kiln::to_float(in" + std::to_string(cast<BlockArgument>(operand).getArgNumber()) +
-           "[" + offset + "])";
+  const bool integer = heldAsInteger(op->getResult(0).getType());
+  auto load = [&](Value operand, const std::string &offset) {
+    std::string element =
+        "in" + std::to_string(cast<BlockArgument>(operand).getArgNumber()) + "[" + offset + "]";
+    return integer ? "(long long)" + element : "kiln::to_float(" + element + ")";
   };
   auto shapeOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
   size_t rank = shape.size();
@@ -222,7 +248,9 @@ LogicalResult ElementCode::emitDataMovement(Operation *op) {
     }
     expression = "(" + expression + ")";
   }
-  names[op->getResult(0)] = fresh(expression);
+  if (integer)
+    integers.insert(op->getResult(0));
+  names[op->getResult(0)] = fresh(expression, integer);
   return success();
 }
 
@@ -243,6 +271,8 @@ std::string ElementCode::integerOf(Value value) {
   }
   if (auto broadcast = value.getDefiningOp<BroadcastOp>())
     return integerOf(broadcast.getInput());
+  if (integers.contains(value))
+    return names[value];
   return "";
 }
 
@@ -292,15 +322,89 @@ static std::string power(PowOp pow, const std::string &base, const std::string &
   return "powf(" + base + ", " + exponent + ")";
 }
 
+/// An op with an i32 or i64 result, held as an exact `long long`: PyTorch's
+/// integer semantics (truncating casts from floats, two's-complement
+/// wrap-around at 32 bits for i32) where fp32 would round past 2^24.
+LogicalResult ElementCode::emitInteger(Operation *op) {
+  Type element = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  auto operand = [&](unsigned i) { return integerOperand(op->getOperand(i)); };
+  // i32 arithmetic wraps as PyTorch's does.
+  auto wrapped = [&](const std::string &expression) {
+    return element.isInteger(32) ? "(long long)(int)(" + expression + ")" : expression;
+  };
+  std::string expression =
+      llvm::TypeSwitch<Operation *, std::string>(op)
+          .Case([&](ConstantOp c) {
+            auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+            return dense && dense.isSplat()
+                       ? "(" + std::to_string(dense.getSplatValue<APInt>().getSExtValue()) +
+                             "LL)"
+                       : std::string();
+          })
+          .Case([&](AddOp) { return wrapped("(" + operand(0) + " + " + operand(1) + ")"); })
+          .Case([&](SubOp) { return wrapped("(" + operand(0) + " - " + operand(1) + ")"); })
+          .Case([&](MulOp) { return wrapped("(" + operand(0) + " * " + operand(1) + ")"); })
+          .Case([&](NegOp) { return wrapped("(-" + operand(0) + ")"); })
+          .Case([&](AbsOp) {
+            std::string x = operand(0);
+            return wrapped("(" + x + " < 0 ? -" + x + " : " + x + ")");
+          })
+          .Case([&](MaxOp) { return "max(" + operand(0) + ", " + operand(1) + ")"; })
+          .Case([&](MinOp) { return "min(" + operand(0) + ", " + operand(1) + ")"; })
+          .Case([&](ClampOp c) {
+            std::string x = operand(0);
+            if (c.getMaxAttr())
+              x = "min(" + x + ", " +
+                  std::to_string(
+                      static_cast<long long>(std::floor(c.getMaxAttr().getValueAsDouble()))) +
+                  "LL)";
+            if (c.getMinAttr())
+              x = "max(" + x + ", " +
+                  std::to_string(
+                      static_cast<long long>(std::ceil(c.getMinAttr().getValueAsDouble()))) +
+                  "LL)";
+            return x;
+          })
+          .Case([&](WhereOp) {
+            std::string condition = heldOf(op->getOperand(0));
+            condition = integers.contains(op->getOperand(0)) ? "(" + condition + " != 0)"
+                                                             : "(" + condition + " != 0.0f)";
+            std::string a = operand(1), b = operand(2);
+            return "(" + condition + " ? " + a + " : " + b + ")";
+          })
+          .Case([&](CastOp c) {
+            Value input = c.getInput();
+            std::string x = heldOf(input);
+            if (integers.contains(input))
+              return wrapped(x);
+            Type from = cast<RankedTensorType>(input.getType()).getElementType();
+            // A bool is 1.0f / 0.0f; a float truncates toward zero.
+            return from.isInteger(1) ? "(" + x + " != 0.0f ? 1LL : 0LL)"
+                                     : wrapped("(long long)" + x);
+          })
+          .Default([](Operation *) { return std::string(); });
+  if (expression.empty())
+    return op->emitOpError("on ") << element
+                                  << " tensors in a fused kernel is not supported by kiln's "
+                                     "code generator yet";
+  integers.insert(op->getResult(0));
+  names[op->getResult(0)] = fresh(expression, /*integer=*/true);
+  return success();
+}
+
 LogicalResult ElementCode::emit(Operation *op) {
   if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op))
     return emitDataMovement(op);
   // A broadcast is the identity here: every value is already read at the
   // broadcast position of the kernel's element.
   if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
-    names[broadcast.getResult()] = valueOf(broadcast.getInput());
+    names[broadcast.getResult()] = heldOf(broadcast.getInput());
+    if (integers.contains(broadcast.getInput()))
+      integers.insert(broadcast.getResult());
     return success();
   }
+  if (op->getNumResults() == 1 && heldAsInteger(op->getResult(0).getType()))
+    return emitInteger(op);
   if (isa<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp>(op)) {
     StringRef symbol = llvm::TypeSwitch<Operation *, StringRef>(op)
                            .Case([](EqOp) { return "=="; })
@@ -321,12 +425,6 @@ LogicalResult ElementCode::emit(Operation *op) {
   Type resultElement;
   if (op->getNumResults() == 1)
     resultElement = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
-  // Values live in fp32 registers: integer arithmetic would lose precision
-  // past 2^24, so only casts and selects may touch integer tensors.
-  if (resultElement && isa<IntegerType>(resultElement) &&
-      !isa<CastOp, ConstantOp, WhereOp>(op))
-    return op->emitOpError("integer arithmetic in a fused kernel is not "
-                           "supported by kiln's code generator yet");
   // A half result is rounded to 11 (or 8) bits: the hardware approximations
   // (kiln_common.cuh's kiln::approx) are exact enough and several times
   // cheaper.

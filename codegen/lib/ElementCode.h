@@ -14,6 +14,7 @@
 #include "kiln/Dialect/Kiln/KilnOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <string>
 
@@ -40,6 +41,10 @@ public:
   mlir::LogicalResult emit(mlir::Operation *op);
   /// The float expression of `value`; group inputs are loaded on first use.
   std::string valueOf(mlir::Value value);
+  /// `value` as the kernel holds it: an i32 or i64 value as an exact `long
+  /// long` (integers in fp32 would be exact only below 2^24), anything else
+  /// as a float (a bool as 1.0f / 0.0f).
+  std::string heldOf(mlir::Value value);
   /// Names `value` (e.g. a GEMM accumulator or a normalized element).
   void bind(mlir::Value value, std::string expression) {
     names[value] = std::move(expression);
@@ -66,8 +71,11 @@ public:
   std::string code;
 
 private:
-  std::string fresh(const std::string &expression);
+  std::string fresh(const std::string &expression, bool integer = false);
+  /// The exact integer expression of a value held as an integer or a bool.
+  std::string integerOperand(mlir::Value value);
   mlir::LogicalResult emitDataMovement(mlir::Operation *op);
+  mlir::LogicalResult emitInteger(mlir::Operation *op);
   std::string integerOf(mlir::Value value);
   std::string comparison(mlir::Operation *op, llvm::StringRef symbol);
   std::string coordinate(unsigned dim);
@@ -76,6 +84,8 @@ private:
   llvm::SmallVector<int64_t> shape;
   std::string index, indent;
   llvm::DenseMap<mlir::Value, std::string> names;
+  /// Values held as `long long` (see heldOf).
+  llvm::DenseSet<mlir::Value> integers;
   llvm::DenseMap<unsigned, std::string> coordinates;
   unsigned counter = 0;
 };

@@ -120,3 +120,36 @@ func.func @cube(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
   }
   return %0 : tensor<4x9xf32>
 }
+
+// -----
+
+// Integer tensors are held as exact `long long` values, not floats (exact
+// only below 2^24): RoBERTa's position ids, (cumsum(mask) + 0) * mask +
+// padding_idx, with the mask from ids != pad as i32. i32 arithmetic wraps
+// at 32 bits as PyTorch's does; a bool becomes 1 or 0; an integer stores
+// exactly, and a float cast from it converts once.
+// CHECK-LABEL: // === kernel posids_k0
+//       CHECK:     const long long v[[PAD:[0-9]+]] = (1LL);
+//       CHECK:     const float v[[NE:[0-9]+]] = (((long long)in0[idx] != (1LL)) ? 1.0f : 0.0f);
+//       CHECK:     const long long v[[M:[0-9]+]] = (v[[NE]] != 0.0f ? 1LL : 0LL);
+//       CHECK:     const long long v[[C:[0-9]+]] = (long long)in1[idx];
+//       CHECK:     const long long v[[P:[0-9]+]] = (long long)(int)((v[[C]] * v[[M]]));
+//       CHECK:     const long long v[[L:[0-9]+]] = v[[P]];
+//       CHECK:     const long long v[[Q:[0-9]+]] = (v[[L]] + v[[PAD]]);
+//       CHECK:     const float v[[F:[0-9]+]] = ((float)v[[Q]]);
+//       CHECK:     out0[idx] = kiln::from_float<long long>(v[[Q]]);
+//       CHECK:     out1[idx] = kiln::from_float<float>(v[[F]]);
+func.func @posids(%ids: tensor<2x8xi64>, %cum: tensor<2x8xi32>) -> (tensor<2x8xi64>, tensor<2x8xf32>) {
+  %0:2 = kiln.fusion elementwise ins(%ids, %cum : tensor<2x8xi64>, tensor<2x8xi32>) -> tensor<2x8xi64>, tensor<2x8xf32> {
+  ^bb0(%i: tensor<2x8xi64>, %c: tensor<2x8xi32>):
+    %pad = kiln.constant dense<1> : tensor<i64>
+    %ne = kiln.ne %i, %pad : tensor<2x8xi64>, tensor<i64> -> tensor<2x8xi1>
+    %m = kiln.cast %ne : tensor<2x8xi1> to tensor<2x8xi32>
+    %p = kiln.mul %c, %m : tensor<2x8xi32>
+    %l = kiln.cast %p : tensor<2x8xi32> to tensor<2x8xi64>
+    %q = kiln.add %l, %pad : tensor<2x8xi64>, tensor<i64> -> tensor<2x8xi64>
+    %f = kiln.cast %q : tensor<2x8xi64> to tensor<2x8xf32>
+    kiln.yield %q, %f : tensor<2x8xi64>, tensor<2x8xf32>
+  }
+  return %0#0, %0#1 : tensor<2x8xi64>, tensor<2x8xf32>
+}

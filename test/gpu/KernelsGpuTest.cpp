@@ -362,6 +362,54 @@ TEST(KernelsGpu, ElementwiseBroadcastOddSizes) {
   expectMatchesReference(elementwise("37x129", "bf16"));
 }
 
+/// RoBERTa's position ids as an elementwise group, offset past 2^24 (fp32
+/// holds integers exactly only below it): ids != pad as an i32 mask, times
+/// a running count (i32, wrapping at 2^31 as PyTorch's does), plus an i64
+/// offset, and the same as f32.
+std::string integerPositions() {
+  return "func.func @f(%ids: tensor<37x129xi64>, %cum: tensor<37x129xi32>) -> "
+         "(tensor<37x129xi64>, tensor<37x129xf32>) {\n"
+         "  %0:2 = kiln.fusion elementwise ins(%ids, %cum : tensor<37x129xi64>, "
+         "tensor<37x129xi32>) -> tensor<37x129xi64>, tensor<37x129xf32> {\n"
+         "  ^bb0(%i: tensor<37x129xi64>, %c: tensor<37x129xi32>):\n"
+         "    %pad = kiln.constant dense<1> : tensor<i64>\n"
+         "    %big = kiln.constant dense<100000001> : tensor<i32>\n"
+         "    %offset = kiln.constant dense<4294967297> : tensor<i64>\n"
+         "    %ne = kiln.ne %i, %pad : tensor<37x129xi64>, tensor<i64> -> tensor<37x129xi1>\n"
+         "    %m = kiln.cast %ne : tensor<37x129xi1> to tensor<37x129xi32>\n"
+         "    %cb = kiln.add %c, %big : tensor<37x129xi32>, tensor<i32> -> tensor<37x129xi32>\n"
+         "    %p = kiln.mul %cb, %m : tensor<37x129xi32>\n"
+         "    %l = kiln.cast %p : tensor<37x129xi32> to tensor<37x129xi64>\n"
+         "    %q = kiln.add %l, %offset : tensor<37x129xi64>, tensor<i64> -> tensor<37x129xi64>\n"
+         "    %f = kiln.cast %q : tensor<37x129xi64> to tensor<37x129xf32>\n"
+         "    kiln.yield %q, %f : tensor<37x129xi64>, tensor<37x129xf32>\n"
+         "  }\n"
+         "  return %0#0, %0#1 : tensor<37x129xi64>, tensor<37x129xf32>\n"
+         "}\n";
+}
+
+// The evaluator half needs no GPU: it must match ATen's integer ops
+// exactly before the kernel is compared with it.
+TEST(KernelsGpu, IntegerArithmeticIsExact) {
+  MLIRContext context;
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(integerPositions(), &context);
+  ASSERT_TRUE(module);
+  auto fn = *module->getOps<func::FuncOp>().begin();
+  std::vector<at::Tensor> inputs = randomInputs(fn, 5);
+  std::string error;
+  auto expected = frontend::evaluateReference(fn, inputs, error);
+  ASSERT_TRUE(expected) << error;
+  at::Tensor want = ((inputs[1] + 100000001) * inputs[0].ne(1).to(at::kInt)).to(at::kLong) +
+                    4294967297LL;
+  ASSERT_TRUE(at::equal((*expected)[0], want)) << "the evaluator's integers are not exact";
+  KILN_REQUIRE_GPU();
+  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(fn, inputs);
+  ASSERT_EQ(actual.size(), 2u);
+  EXPECT_TRUE(at::equal(actual[0], (*expected)[0])) << "the i64 positions differ";
+  EXPECT_LE(kiln::testing::relativeL2(actual[1], (*expected)[1]), 1e-7);
+}
+
 // GPT-2's GELU as traced: pow(x, 3) and the other constant exponents the
 // code generator writes as products and roots, against ATen's pow.
 TEST(KernelsGpu, PowConstantExponents) {
@@ -579,6 +627,7 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   for (const std::string &ir : reduceCases())
     irs.push_back(ir);
   irs.push_back(movement("f16"));
+  irs.push_back(integerPositions());
   for (auto [m, n, k] : {std::tuple{128, 768, 3072}, {197, 768, 768}, {100, 72, 40}})
     irs.push_back(linear(m, n, k, "f16")); // split-K clusters of 8, 4 and 1
   for (const std::string &kernel : wgmmaConfigs())
