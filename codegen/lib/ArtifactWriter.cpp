@@ -23,7 +23,9 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <chrono>
 #include <future>
 #include <iterator>
@@ -284,10 +286,22 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   std::vector<std::vector<std::future<std::optional<NvrtcOutput>>>> jobs(distinct.size());
   std::vector<std::vector<std::string>> errors(distinct.size(),
                                                std::vector<std::string>(targets.size()));
+  std::vector<std::vector<double>> seconds(distinct.size(),
+                                           std::vector<double>(targets.size(), 0.0));
   for (size_t k = 0; k < distinct.size(); ++k)
     for (size_t t = 0; t < targets.size(); ++t)
       jobs[k].push_back(std::async(std::launch::async, [&, k, t] {
-        return compileKernel(distinct[k], targets[t], errors[k][t]);
+        // The thread's CPU time: every job starts at once, so wall time
+        // would count the others' turns on the cores too.
+        auto cpuSeconds = [] {
+          timespec now{};
+          clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+          return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
+        };
+        const double start = cpuSeconds();
+        auto out = compileKernel(distinct[k], targets[t], errors[k][t]);
+        seconds[k][t] = cpuSeconds() - start;
+        return out;
       }));
   ByteWriter kernels;
   kernels.put<uint32_t>(distinct.size());
@@ -308,6 +322,9 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
         return std::nullopt;
       }
       ++(out->fromCache ? stats.cachedImages : stats.compiledImages);
+      if (!out->fromCache)
+        stats.imageTimes.push_back(
+            {distinct[k].name, distinct[k].kind, targets[t], seconds[k][t]});
       kernels.string(targets[t]);
       kernels.put<uint64_t>(out->cubin.size());
       kernels.bytes += out->cubin;
@@ -325,6 +342,10 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   }
   stats.kernelSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
+  std::stable_sort(stats.imageTimes.begin(), stats.imageTimes.end(),
+                   [](const ArtifactStats::ImageTime &a, const ArtifactStats::ImageTime &b) {
+                     return a.seconds > b.seconds;
+                   });
 
   ByteWriter plan;
   plan.put<uint32_t>(buffers.size());

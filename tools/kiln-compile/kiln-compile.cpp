@@ -458,11 +458,27 @@ int main(int argc, char **argv) {
           "kiln-compile: %zu kernel images: %zu from the cache, %zu compiled in %.2f s\n",
           stats.cachedImages + stats.compiledImages, stats.cachedImages, stats.compiledImages,
           stats.kernelSeconds);
+    // The slowest compiles: they run concurrently, so the first bounds the
+    // phase however many cores there are.
+    if (verbose)
+      for (size_t i = 0; i < std::min<size_t>(3, stats.imageTimes.size()); ++i)
+        llvm::errs() << llvm::format("kiln-compile:   %6.2f s  %s (%s) for %s\n",
+                                     stats.imageTimes[i].seconds,
+                                     stats.imageTimes[i].kernel.c_str(),
+                                     stats.imageTimes[i].kind.c_str(),
+                                     stats.imageTimes[i].arch.c_str());
     phase("code generation, kernels and artifact");
+    llvm::json::Array imageTimes;
+    for (const codegen::ArtifactStats::ImageTime &image : stats.imageTimes)
+      imageTimes.push_back(llvm::json::Object{{"kernel", image.kernel},
+                                              {"kind", image.kind},
+                                              {"arch", image.arch},
+                                              {"seconds", image.seconds}});
     jsonReport["kernel_images"] =
         llvm::json::Object{{"cached", static_cast<int64_t>(stats.cachedImages)},
                            {"compiled", static_cast<int64_t>(stats.compiledImages)},
-                           {"nvrtc_seconds", stats.kernelSeconds}};
+                           {"nvrtc_seconds", stats.kernelSeconds},
+                           {"compiled_seconds", std::move(imageTimes)}};
     jsonReport["launches"] = static_cast<int64_t>(stats.launches);
     jsonReport["weight_bytes"] = static_cast<int64_t>(stats.weightBytes);
     if (report || !reportJson.empty())

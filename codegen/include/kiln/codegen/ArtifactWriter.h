@@ -25,6 +25,15 @@ struct ArtifactStats {
   /// cache and compiled with NVRTC, and the seconds spent on them.
   size_t cachedImages = 0, compiledImages = 0;
   double kernelSeconds = 0;
+  /// Each image NVRTC compiled (cache hits left out), slowest first: kernel
+  /// name, kind, architecture and the compiling thread's CPU seconds.
+  /// Compiles run concurrently: their sum over the cores is the phase's
+  /// floor, and the first bounds it however many cores there are.
+  struct ImageTime {
+    std::string kernel, kind, arch;
+    double seconds = 0;
+  };
+  std::vector<ImageTime> imageTimes;
   /// The kernel each launch runs, in launch order (the fusion groups'
   /// order): the names `kiln-run --profile` reports.
   std::vector<std::string> launchKernels;
