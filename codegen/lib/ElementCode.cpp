@@ -213,6 +213,20 @@ LogicalResult ElementCode::emitDataMovement(Operation *op) {
                        ? ""
                        : " * " + std::to_string(slice.getStrides()[d]) + "LL");
     expression = load(slice.getInput(), linearOffset(coords, shapeOf(slice.getInput())));
+  } else if (auto cumsum = dyn_cast<CumsumOp>(op)) {
+    // Each element sums its own prefix along `dim`: quadratic in the
+    // dimension, which models keep short where they use it (position ids
+    // from a mask), and no scan across threads. Integers sum exactly;
+    // floats in fp32.
+    const unsigned dim = static_cast<unsigned>(cumsum.getDim());
+    const int64_t stride = stridesOf(shape)[dim];
+    std::string along = coordinate(dim), sum = "s" + std::to_string(counter++);
+    code += indent + (integer ? "long long " : "float ") + sum + " = 0;\n" + indent +
+            "for (long long j = 0; j <= " + along + "; ++j)\n" + indent + "  " + sum +
+            " += " + load(cumsum.getInput(), index + " - (" + along + " - j) * " +
+                                                  std::to_string(stride) + "LL") +
+            ";\n";
+    expression = sum;
   } else if (auto gather = dyn_cast<GatherOp>(op)) {
     // Result coordinates: the index's, then the table row's. The index is
     // read as an integer and clamped to [0, V), so a bad id reads a real row.
@@ -393,7 +407,7 @@ LogicalResult ElementCode::emitInteger(Operation *op) {
 }
 
 LogicalResult ElementCode::emit(Operation *op) {
-  if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op))
+  if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp, CumsumOp>(op))
     return emitDataMovement(op);
   // A broadcast is the identity here: every value is already read at the
   // broadcast position of the kernel's element.

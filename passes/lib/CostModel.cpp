@@ -54,6 +54,7 @@ int64_t kiln::flopsOf(Operation *op) {
       })
       .Case([](LayerNormOp o) { return 8 * elementsOf(o.getType()); })
       .Case([](SoftmaxOp o) { return 5 * elementsOf(o.getType()); })
+      .Case([](CumsumOp o) { return elementsOf(o.getType()); })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
           [](auto o) { return elementsOf(o.getInput().getType()); })
       .Case<ConstantOp, ReshapeOp, PermuteOp, ConcatOp, SliceOp, CastOp, GatherOp,

@@ -56,10 +56,11 @@ struct Grouping {
   }
 };
 
-/// Permute, slice, concat and gather run as elementwise kernels that load their
-/// operands at mapped indices, so those operands must be group inputs.
+/// Permute, slice, concat, gather and cumsum run as elementwise kernels that
+/// load their operands at mapped indices, so those operands must be group
+/// inputs.
 bool isDataMovement(Operation *op) {
-  return isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op) &&
+  return isa<PermuteOp, SliceOp, ConcatOp, GatherOp, CumsumOp>(op) &&
          !isa_and_nonnull<FusionOp>(op->getParentOp());
 }
 

@@ -153,3 +153,21 @@ func.func @posids(%ids: tensor<2x8xi64>, %cum: tensor<2x8xi32>) -> (tensor<2x8xi
   }
   return %0#0, %0#1 : tensor<2x8xi64>, tensor<2x8xf32>
 }
+
+// -----
+
+// cumsum on a group input: each element sums its prefix along the
+// dimension, an i32 mask into exact i64 sums.
+// CHECK-LABEL: // === kernel running_k0
+//       CHECK:     const long long c1_{{[0-9]+}} = (long long)(((unsigned)idx / 1u) % 16u);
+//       CHECK:     long long s{{[0-9]+}} = 0;
+//       CHECK:     for (long long j = 0; j <= c1_{{[0-9]+}}; ++j)
+//       CHECK:       s{{[0-9]+}} += (long long)in0[idx - (c1_{{[0-9]+}} - j) * 1LL];
+func.func @running(%m: tensor<2x16xi32>) -> tensor<2x16xi64> {
+  %0 = kiln.fusion elementwise ins(%m : tensor<2x16xi32>) -> tensor<2x16xi64> {
+  ^bb0(%a: tensor<2x16xi32>):
+    %s = kiln.cumsum %a dim = 1 : tensor<2x16xi32> -> tensor<2x16xi64>
+    kiln.yield %s : tensor<2x16xi64>
+  }
+  return %0 : tensor<2x16xi64>
+}

@@ -410,6 +410,43 @@ TEST(KernelsGpu, IntegerArithmeticIsExact) {
   EXPECT_LE(kiln::testing::relativeL2(actual[1], (*expected)[1]), 1e-7);
 }
 
+/// Running sums in elementwise kernels: an i32 mask into exact i64 sums
+/// along the last dimension, and fp16 along the first (fp32 accumulation).
+std::string runningSums() {
+  return "func.func @f(%m: tensor<3x37xi32>, %x: tensor<29x5xf16>) -> "
+         "(tensor<3x37xi64>, tensor<29x5xf16>) {\n"
+         "  %0 = kiln.fusion elementwise ins(%m : tensor<3x37xi32>) -> tensor<3x37xi64> {\n"
+         "  ^bb0(%a: tensor<3x37xi32>):\n"
+         "    %s = kiln.cumsum %a dim = 1 : tensor<3x37xi32> -> tensor<3x37xi64>\n"
+         "    kiln.yield %s : tensor<3x37xi64>\n"
+         "  }\n"
+         "  %1 = kiln.fusion elementwise ins(%x : tensor<29x5xf16>) -> tensor<29x5xf16> {\n"
+         "  ^bb0(%b: tensor<29x5xf16>):\n"
+         "    %s = kiln.cumsum %b dim = 0 : tensor<29x5xf16> -> tensor<29x5xf16>\n"
+         "    kiln.yield %s : tensor<29x5xf16>\n"
+         "  }\n"
+         "  return %0, %1 : tensor<3x37xi64>, tensor<29x5xf16>\n"
+         "}\n";
+}
+
+TEST(KernelsGpu, RunningSums) {
+  MLIRContext context;
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(runningSums(), &context);
+  ASSERT_TRUE(module);
+  auto fn = *module->getOps<func::FuncOp>().begin();
+  std::vector<at::Tensor> inputs = randomInputs(fn, 9);
+  std::string error;
+  auto expected = frontend::evaluateReference(fn, inputs, error);
+  ASSERT_TRUE(expected) << error;
+  ASSERT_TRUE(at::equal((*expected)[0], at::cumsum(inputs[0], 1, at::kLong)));
+  KILN_REQUIRE_GPU();
+  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(fn, inputs);
+  ASSERT_EQ(actual.size(), 2u);
+  EXPECT_TRUE(at::equal(actual[0], (*expected)[0])) << "the i64 running sums differ";
+  EXPECT_LE(kiln::testing::relativeL2(actual[1], (*expected)[1]), 1e-2);
+}
+
 // GPT-2's GELU as traced: pow(x, 3) and the other constant exponents the
 // code generator writes as products and roots, against ATen's pow.
 TEST(KernelsGpu, PowConstantExponents) {
@@ -628,6 +665,7 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
     irs.push_back(ir);
   irs.push_back(movement("f16"));
   irs.push_back(integerPositions());
+  irs.push_back(runningSums());
   for (auto [m, n, k] : {std::tuple{128, 768, 3072}, {197, 768, 768}, {100, 72, 40}})
     irs.push_back(linear(m, n, k, "f16")); // split-K clusters of 8, 4 and 1
   for (const std::string &kernel : wgmmaConfigs())

@@ -442,14 +442,24 @@ def op_models():
         # 10 rows after subtracting 100 (random ids in [0, 8) would not).
         "op_id_offset": lambda: (with_param((10, 3), lambda ids, w: w[ids - 100] * 2),
                                  (torch.arange(100, 104),)),
+        # RoBERTa's position ids: a running count of the non-pad tokens.
+        "op_position_ids": lambda: (fn_module(_position_ids),
+                                    (torch.tensor([[5, 7, 1, 1], [1, 3, 4, 2]]),)),
+        # cumsum of floats along the last dimension.
+        "op_cumsum_float": lambda: (fn_module(lambda a: torch.cumsum(a, -1) * 0.5), (x(3, 7),)),
     }
+
+
+def _position_ids(ids, padding_idx=1):
+    mask = ids.ne(padding_idx).int()
+    return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + padding_idx
 
 
 def error_models():
     class Unsupported(torch.nn.Module):
         def forward(self, x):
-            y = torch.cumsum(x, 0)
-            y = y + torch.cumsum(y, 1)
+            y = torch.cumprod(x, 0)
+            y = y + torch.cumprod(y, 1)
             return torch.sort(y, dim=1)[0] + torch.fft.fft(y).real
     class DoubleModel(torch.nn.Module):
         def forward(self, x):

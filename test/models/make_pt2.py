@@ -12,7 +12,7 @@ Models (torch.export.export, then torch.export.save; fixed seed):
   masked.pt2     masked_fill with -inf, clamp at inf (floats written as strings)
   aliases.pt2    swapaxes and swapdims, F.normalize (vector norm, clamp_min)
   zeroed.pt2     a slice of a cloned parameter zeroed in place (Swin V2)
-  unsupported.pt2  cumsum, an op kiln has no converter for
+  unsupported.pt2  cumprod, an op kiln has no converter for
 Forged archives (rewritten from mlp.pt2 with Python's zipfile):
   truncated.pt2      the first half of the file
   no-weight.pt2      data/weights/weight_0 left out
@@ -93,7 +93,7 @@ class ZeroedBias(torch.nn.Module):
 
 class Unsupported(torch.nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, 1) + 1
+        return torch.cumprod(x, 1) + 1
 
 
 def export(module, args, path, dynamic_shapes=None):

@@ -345,6 +345,15 @@ private:
           return one(attention(in(o.getQuery()), in(o.getKey()), in(o.getValue()),
                                o.getMask() ? in(o.getMask()) : at::Tensor(), o));
         })
+        .Case([&](CumsumOp o) {
+          // fp16 and bf16 sums run in fp32, as the kernel's (and ATen's
+          // CUDA cumsum's) accumulator does, rounded once.
+          c10::ScalarType type = dtypeOf(o.getType());
+          at::Tensor x = in(o.getInput());
+          if (type == c10::kHalf || type == c10::kBFloat16)
+            return one(at::cumsum(x.to(c10::kFloat), o.getDim()).to(type));
+          return one(at::cumsum(x, o.getDim(), type));
+        })
         .Case([&](GatherOp o) {
           return one(gather(in(o.getTable()), in(o.getIndices()), shapeOf(o.getType())));
         })

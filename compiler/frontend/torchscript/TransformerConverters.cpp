@@ -121,6 +121,38 @@ LogicalResult convertIndexSelect(Importer &im, const Node *node) {
   return emitGather(im, node, 0, 2);
 }
 
+/// cumsum(self, dim, *, dtype=None): the result type (i64 for integer and
+/// bool inputs, or `dtype`) is the one the trace observed.
+LogicalResult convertCumsum(Importer &im, const Node *node) {
+  auto dim = constantArg<int64_t>(im, node, 1);
+  RankedTensorType type = im.resultType(node);
+  if (!dim || !type)
+    return failure();
+  Location loc = im.locationOf(node);
+  Value input = ownTypeOperand(im, node, 0, loc);
+  if (!input)
+    return failure();
+  const int64_t rank = type.getRank();
+  if (*dim < -rank || *dim >= rank) {
+    emitError(loc) << "aten::cumsum along dimension " << *dim << " of a rank-" << rank
+                   << " tensor";
+    return failure();
+  }
+  // A float dtype for an integer input: sum the converted values.
+  Type from = cast<RankedTensorType>(input.getType()).getElementType();
+  if (isa<FloatType>(type.getElementType()) && !isa<FloatType>(from))
+    input = CastOp::create(im.builder, loc, cast<RankedTensorType>(input.getType())
+                                                .clone(type.getElementType()),
+                           input);
+  else if (isa<FloatType>(from) && !isa<FloatType>(type.getElementType())) {
+    emitError(loc) << "aten::cumsum of floats into " << type.getElementType()
+                   << " is not supported";
+    return failure();
+  }
+  im.bind(node, CumsumOp::create(im.builder, loc, type, input, *dim < 0 ? *dim + rank : *dim));
+  return success();
+}
+
 /// expand / expand_as: a broadcast to the observed shape.
 LogicalResult convertExpand(Importer &im, const Node *node) {
   auto p = primaryOperand(im, node);
@@ -647,6 +679,7 @@ void kiln::frontend::addTransformerConverters(ConverterMap &map) {
       {"aten::_native_multi_head_attention", convertNativeMultiHeadAttention},
       {"aten::embedding", convertEmbedding},
       {"aten::index_select", convertIndexSelect},
+      {"aten::cumsum", convertCumsum},
       {"aten::expand", convertExpand},
       {"aten::expand_as", convertExpand},
       {"aten::slice.Tensor", convertSlice},

@@ -920,3 +920,19 @@ func.func @attention_group_view(%x: tensor<2x8x64xf16>) {
   }
   return
 }
+
+// -----
+
+func.func @cumsum_dim(%x: tensor<5x3xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = kiln.cumsum %x dim = 2 : tensor<5x3xf32> -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_float_to_int(%x: tensor<5x3xf32>) {
+  // expected-error @+1 {{running sums of floats stay floats}}
+  %0 = kiln.cumsum %x dim = 0 : tensor<5x3xf32> -> tensor<5x3xi64>
+  return
+}

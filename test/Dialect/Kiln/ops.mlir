@@ -293,3 +293,14 @@ func.func @transformer_ops(%q: tensor<2x4x7x64xf16>, %k: tensor<2x4x9x64xf16>, %
   %4 = kiln.softmax %table dim = 1 log : tensor<100x16xf16>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @running_sums(
+//       CHECK:   kiln.cumsum %arg0 dim = 1 : tensor<2x128xi32> -> tensor<2x128xi64>
+//       CHECK:   kiln.cumsum %arg1 dim = 0 : tensor<5x3xf16> -> tensor<5x3xf16>
+func.func @running_sums(%m: tensor<2x128xi32>, %x: tensor<5x3xf16>) {
+  %0 = kiln.cumsum %m dim = 1 : tensor<2x128xi32> -> tensor<2x128xi64>
+  %1 = kiln.cumsum %x dim = 0 : tensor<5x3xf16> -> tensor<5x3xf16>
+  return
+}

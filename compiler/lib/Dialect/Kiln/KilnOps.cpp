@@ -817,6 +817,18 @@ static bool isAttentionView(Operation &op, Block &body) {
   });
 }
 
+LogicalResult CumsumOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError("result shape must be the input's");
+  if (getDim() < 0 || getDim() >= in.getRank())
+    return emitOpError("dim ") << getDim() << " is out of range for rank " << in.getRank();
+  if (isa<FloatType>(in.getElementType()) && !isa<FloatType>(out.getElementType()))
+    return emitOpError("running sums of floats stay floats");
+  return success();
+}
+
 LogicalResult SliceOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();
@@ -909,7 +921,7 @@ LogicalResult FusionOp::verifyRegions() {
     });
     switch (getKind()) {
     case FusionKind::elementwise:
-      if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp>(op)) {
+      if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp, CumsumOp>(op)) {
         if (!onInputs)
           return emitOpError("an elementwise group holds '")
                  << op.getName() << "' only on the group's inputs";

@@ -480,6 +480,26 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Pure]> {
   let hasFolder = 1;
 }
 
+def Kiln_CumsumOp : Kiln_Op<"cumsum", [Pure]> {
+  let summary = "running sums along one dimension";
+  let description = [{
+    Result element `i` along `dim` is the sum of input elements `0..i` along
+    it (PyTorch's `cumsum`), in the result's element type: integers exactly
+    (an integer or bool input gives i64 by default), floats accumulated in
+    fp32. It runs in elementwise kernels on a group input, each element
+    summing its prefix (dimensions are short where models use it: position
+    ids from an attention mask).
+
+    ```mlir
+    %p = kiln.cumsum %mask dim = 1 : tensor<2x128xi32> -> tensor<2x128xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input, I64Attr:$dim);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
   let summary = "a strided window of a tensor";
   let description = [{
