@@ -173,34 +173,25 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
               make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
         }
     // Release our partial to the cluster, acquire the others'.
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                     : "memory");
+    cluster_sync();
     // Every block adds up its own 64 / kSplit rows of the tile across the
     // cluster and runs their epilogue: the reduction's DSMEM reads spread
     // over all kSplit blocks instead of queueing in the first one, 4
     // consecutive columns per load, all peers' loads in flight at once.
     constexpr int kRows = kSplitBM / kSplit, kQuads = kRows * kSplitBN / 4;
-    const unsigned local = smem_address(partial);
     unsigned peerBase[kSplit];
-#pragma unroll
-    for (int peer = 0; peer < kSplit; ++peer)
-      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                   : "=r"(peerBase[peer])
-                   : "r"(local), "r"(peer));
+    cluster_peer_addresses(partial, peerBase);
     for (int q = tid; q < kQuads; q += kSplitThreads) {
       const int row = rank * kRows + q / (kSplitBN / 4), col = (q % (kSplitBN / 4)) * 4;
       const unsigned offset = (unsigned)((row * kPartialPitch + col) * 4);
       float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int peer = 0; peer < kSplit; ++peer) {
-        float x, y, z, w;
-        asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
-                     : "r"(peerBase[peer] + offset));
-        sum[0] += x;
-        sum[1] += y;
-        sum[2] += z;
-        sum[3] += w;
+        const float4 v = cluster_load4(peerBase[peer] + offset);
+        sum[0] += v.x;
+        sum[1] += v.y;
+        sum[2] += v.z;
+        sum[3] += v.w;
       }
       const int m = blockM + row;
 #pragma unroll
@@ -209,8 +200,7 @@ __device__ __forceinline__ void splitk_tile_loop(const ChunkA &chunkA, const Chu
           epilogue(m, blockN + col + c, sum[c]);
     }
     // Peers keep their shared memory alive until every block has read it.
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                     : "memory");
+    cluster_sync();
     return;
   }
 #endif

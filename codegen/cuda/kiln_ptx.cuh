@@ -2,8 +2,8 @@
 //
 // One definition of each inline-assembly helper the GEMM, split-K,
 // convolution and attention loops use: shared-memory addresses, cp.async
-// 16-byte copies (zero-filled when invalid) and their groups, and ldmatrix
-// loads of 8x8 b16 tiles. Each is a forced-inline function around one
+// 16-byte copies (zero-filled when invalid) and their groups, ldmatrix
+// loads of 8x8 b16 tiles, and a cluster's barrier and shared-memory reads. Each is a forced-inline function around one
 // `asm volatile`, so a kernel compiles to the same PTX as with the
 // assembly written in place.
 //
@@ -50,5 +50,38 @@ __device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], const void *
                : "=r"(r[0]), "=r"(r[1])
                : "r"(smem_address(p)));
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/// Thread-block clusters (sm_90): the split-K GEMM and the middle reduction
+/// leave partial results in shared memory and add up their peers'.
+/// Every block of the cluster arrives, releasing its shared-memory writes,
+/// and waits for the others'.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+}
+/// The address of `local` (this block's shared memory) in each of the
+/// cluster's first N blocks, for cluster_load.
+template <int N>
+__device__ __forceinline__ void cluster_peer_addresses(const void *local, unsigned (&peers)[N]) {
+#pragma unroll
+  for (int peer = 0; peer < N; ++peer)
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                 : "=r"(peers[peer])
+                 : "r"(smem_address(local)), "r"(peer));
+}
+__device__ __forceinline__ float cluster_load(unsigned address) {
+  float x;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(address));
+  return x;
+}
+__device__ __forceinline__ float4 cluster_load4(unsigned address) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(address));
+  return v;
+}
+#endif
 
 } // namespace kiln

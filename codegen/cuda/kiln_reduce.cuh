@@ -91,32 +91,20 @@ __device__ __forceinline__ void over_middle(const T *in, long long L, const Epil
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (kSplit > 1) {
     // Release this block's totals to the cluster, acquire the others'.
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                     : "memory");
+    cluster_sync();
     constexpr int kShare = (kC + kSplit - 1) / kSplit;
-    const unsigned local = smem_address(totals);
     unsigned peerBase[kSplit];
-#pragma unroll
-    for (int peer = 0; peer < kSplit; ++peer)
-      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                   : "=r"(peerBase[peer])
-                   : "r"(local), "r"(peer));
+    cluster_peer_addresses(totals, peerBase);
     const int last = min(kC, (part + 1) * kShare);
     for (int c = part * kShare + threadIdx.x; c < last; c += kThreads) {
       float total = init;
 #pragma unroll
-      for (int peer = 0; peer < kSplit; ++peer) {
-        float x;
-        asm volatile("ld.shared::cluster.f32 %0, [%1];\n"
-                     : "=f"(x)
-                     : "r"(peerBase[peer] + 4u * c));
-        total = combine(total, x);
-      }
+      for (int peer = 0; peer < kSplit; ++peer)
+        total = combine(total, cluster_load(peerBase[peer] + 4u * c));
       epilogue(image * kC + c, total);
     }
     // Peers keep their shared memory alive until every block has read it.
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                     : "memory");
+    cluster_sync();
     return;
   }
 #endif
