@@ -24,6 +24,7 @@
 
 #include "ElementCode.h"
 #include "Emitters.h"
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 
 #include "llvm/ADT/SetVector.h"
 
@@ -65,32 +66,6 @@ std::string offsetTerms(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims,
     inner *= size;
   }
   return text.empty() ? "0LL" : text;
-}
-
-/// [outer, length, inner] for a reduction over one run of adjacent
-/// dimensions with kept dimensions after it, where the inner size is a whole
-/// number of 16-byte vectors, at most 256 of them (kiln_reduce.cuh).
-struct MiddleRun {
-  int64_t outer = 1, length = 1, inner = 1, vector = 1;
-};
-std::optional<MiddleRun> middleRun(ArrayRef<int64_t> shape, ArrayRef<int64_t> reduced,
-                                   Type element) {
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  for (size_t i = 1; i < reduced.size(); ++i)
-    if (reduced[i] != reduced[i - 1] + 1)
-      return std::nullopt;
-  if (reduced.empty() || reduced.back() == rank - 1)
-    return std::nullopt;
-  const unsigned bits = element.getIntOrFloatBitWidth();
-  if (!isa<FloatType>(element) || (bits != 16 && bits != 32))
-    return std::nullopt;
-  MiddleRun run;
-  run.vector = 128 / bits;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < reduced.front() ? run.outer : d <= reduced.back() ? run.length : run.inner) *= shape[d];
-  if (run.inner % run.vector != 0 || run.inner / run.vector > kThreads)
-    return std::nullopt;
-  return run;
 }
 
 FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
@@ -180,11 +155,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
   EmittedKernel kernel = kernelFor(group, name, "reduction");
   kernel.block = kThreads;
   int64_t split = std::max<int64_t>(configOf(group).getSplitK(), 1);
-  std::optional<MiddleRun> middle = middleRun(shape, reduced, inputType.getElementType());
-  bool direct = isa<BlockArgument>(input) && llvm::all_of(prologue, [](Operation *op) {
-                  return isa<ConstantOp>(op);
-                });
-  if (middle && direct) {
+  if (std::optional<MiddleReductionShape> middle = middleReductionShapeOf(group)) {
     // kiln_reduce.cuh: 16-byte loads, kSplit blocks of an image in a cluster.
     const int64_t vectors = middle->inner / middle->vector;
     const int64_t rowsPerBlock = kThreads / vectors;

@@ -57,7 +57,6 @@
 #include "kiln/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Debug.h"
 
 #include <string>
@@ -385,38 +384,12 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
 /// computed in the group, or the kept inner size is not a whole number of
 /// 16-byte vectors, at most 256 of them).
 int64_t reductionSplit(FusionOp group, const TargetImage &target) {
-  if (target.tensorCores != TensorCoreGeneration::Wgmma)
+  std::optional<MiddleReductionShape> shape = middleReductionShapeOf(group);
+  if (target.tensorCores != TensorCoreGeneration::Wgmma || !shape)
     return 1;
-  Operation *anchor = nullptr;
-  for (Operation &op : group.getBody().front().without_terminator())
-    if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
-      anchor = &op;
-  if (!anchor || !isa<BlockArgument>(anchor->getOperand(0)))
-    return 1;
-  auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
-  ArrayRef<int64_t> dims = llvm::TypeSwitch<Operation *, ArrayRef<int64_t>>(anchor)
-                               .Case([](ReduceSumOp op) { return op.getDims(); })
-                               .Case([](ReduceMeanOp op) { return op.getDims(); })
-                               .Case([](ReduceMaxOp op) { return op.getDims(); });
-  const int64_t rank = type.getRank();
-  if (dims.empty() || dims.back() == rank - 1)
-    return 1;
-  for (size_t i = 1; i < dims.size(); ++i)
-    if (dims[i] != dims[i - 1] + 1)
-      return 1;
-  Type element = type.getElementType();
-  if (!isa<FloatType>(element) ||
-      (element.getIntOrFloatBitWidth() != 16 && element.getIntOrFloatBitWidth() != 32))
-    return 1;
-  const int64_t vector = 128 / element.getIntOrFloatBitWidth();
-  int64_t outer = 1, length = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    (d < dims.front() ? outer : d <= dims.back() ? length : inner) *= type.getDimSize(d);
-  if (inner % vector != 0 || inner / vector > 256)
-    return 1;
-  const int64_t rowsPerBlock = 256 / (inner / vector);
-  int64_t wanted = std::min({int64_t(8), ceilDiv(2 * target.multiprocessors, outer),
-                             length / (4 * rowsPerBlock)});
+  const int64_t rowsPerBlock = 256 / (shape->inner / shape->vector);
+  int64_t wanted = std::min({int64_t(8), ceilDiv(2 * target.multiprocessors, shape->outer),
+                             shape->length / (4 * rowsPerBlock)});
   int64_t split = 1; // a power of two, as every split the configuration takes
   while (split * 2 <= wanted)
     split *= 2;

@@ -117,6 +117,43 @@ std::optional<NormalizationShape> kiln::normalizationShapeOf(FusionOp group) {
   return shape;
 }
 
+std::optional<MiddleReductionShape> kiln::middleReductionShapeOf(FusionOp group) {
+  if (group.getKind() != FusionKind::reduction)
+    return std::nullopt;
+  Operation *anchor = nullptr;
+  for (Operation &op : group.getBody().front())
+    if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+      anchor = &op;
+  if (!anchor || !isa<BlockArgument>(anchor->getOperand(0)))
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
+  ArrayRef<int64_t> dims;
+  if (auto sum = dyn_cast<ReduceSumOp>(anchor))
+    dims = sum.getDims();
+  else if (auto mean = dyn_cast<ReduceMeanOp>(anchor))
+    dims = mean.getDims();
+  else
+    dims = cast<ReduceMaxOp>(anchor).getDims();
+  const int64_t rank = type.getRank();
+  if (dims.empty() || dims.back() == rank - 1)
+    return std::nullopt;
+  for (size_t i = 1; i < dims.size(); ++i)
+    if (dims[i] != dims[i - 1] + 1)
+      return std::nullopt;
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element) ||
+      (element.getIntOrFloatBitWidth() != 16 && element.getIntOrFloatBitWidth() != 32))
+    return std::nullopt;
+  MiddleReductionShape shape;
+  shape.vector = 128 / element.getIntOrFloatBitWidth();
+  for (int64_t d = 0; d < rank; ++d)
+    (d < dims.front() ? shape.outer : d <= dims.back() ? shape.length : shape.inner) *=
+        type.getDimSize(d);
+  if (shape.inner % shape.vector != 0 || shape.inner / shape.vector > 256)
+    return std::nullopt;
+  return shape;
+}
+
 std::optional<AttentionShape> kiln::attentionShapeOf(FusionOp group) {
   if (group.getKind() != FusionKind::attention)
     return std::nullopt;

@@ -55,6 +55,16 @@ struct NormalizationShape {
   int64_t rows = 0, rowLength = 0;
 };
 
+/// A reduction group's input `[outer, length, inner]` reduced over its
+/// middle run (squeeze-and-excitation's mean over H and W keeps C inner),
+/// where kiln_reduce.cuh applies: the reduction reads a group input
+/// itself, the reduced dimensions are one run with kept ones after it, and
+/// `inner` is a whole number of 16-byte vectors of `vector` elements, at
+/// most 256 of them.
+struct MiddleReductionShape {
+  int64_t outer = 1, length = 1, inner = 1, vector = 1;
+};
+
 /// The Hopper GEMM's (gemm_wgmma) dynamic shared memory for 128 x `tileN`
 /// x 64 tiles in a ring of `stages`: the stages (A 16 KiB, B tileN * 128
 /// bytes), 36 KiB of epilogue staging and 1 KiB of alignment. The code
@@ -87,6 +97,9 @@ std::optional<GemmShape> gemmShapeOf(FusionOp group);
 std::optional<ConvShape> convShapeOf(FusionOp group);
 /// The rows of a normalization group; nullopt for any other group.
 std::optional<NormalizationShape> normalizationShapeOf(FusionOp group);
+/// The middle run of a reduction group, where kiln_reduce.cuh applies;
+/// nullopt otherwise.
+std::optional<MiddleReductionShape> middleReductionShapeOf(FusionOp group);
 /// The attention of an attention group; nullopt for any other group.
 std::optional<AttentionShape> attentionShapeOf(FusionOp group);
 
