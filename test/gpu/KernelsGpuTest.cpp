@@ -42,25 +42,47 @@ double toleranceOf(const at::Tensor &t) {
   return t.scalar_type() == c10::kFloat ? 1e-5 : 1e-2;
 }
 
+/// `ir` parsed, random inputs drawn with `seed`, and the evaluator's
+/// results on them (nullptr, with a test failure, when any step fails).
+struct Evaluated {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp fn;
+  std::vector<at::Tensor> inputs, expected;
+};
+std::unique_ptr<Evaluated> evaluated(const std::string &ir, uint64_t seed) {
+  auto e = std::make_unique<Evaluated>();
+  e->context.loadDialect<KilnDialect, func::FuncDialect>();
+  e->module = parseSourceString<ModuleOp>(ir, &e->context);
+  if (!e->module) {
+    ADD_FAILURE() << "cannot parse\n" << ir;
+    return nullptr;
+  }
+  e->fn = *e->module->getOps<func::FuncOp>().begin();
+  e->inputs = randomInputs(e->fn, seed);
+  std::string error;
+  auto expected = frontend::evaluateReference(e->fn, e->inputs, error);
+  if (!expected) {
+    ADD_FAILURE() << error;
+    return nullptr;
+  }
+  e->expected = std::move(*expected);
+  return e;
+}
+
 /// Parses `ir`, runs it on the GPU and through the evaluator on the same
 /// random inputs, and expects every result within its dtype's tolerance.
 void expectMatchesReference(const std::string &ir, uint64_t seed = 1) {
-  MLIRContext context;
-  context.loadDialect<KilnDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
-  ASSERT_TRUE(module);
-  auto fn = *module->getOps<func::FuncOp>().begin();
-  std::vector<at::Tensor> inputs = randomInputs(fn, seed);
-  std::string error;
-  auto expected = frontend::evaluateReference(fn, inputs, error);
-  ASSERT_TRUE(expected) << error;
-  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(fn, inputs);
-  ASSERT_EQ(actual.size(), expected->size());
+  std::unique_ptr<Evaluated> e = evaluated(ir, seed);
+  ASSERT_TRUE(e);
+  const std::vector<at::Tensor> &expected = e->expected;
+  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(e->fn, e->inputs);
+  ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
-    double err = kiln::testing::relativeL2(actual[i], (*expected)[i]);
-    EXPECT_LE(err, toleranceOf((*expected)[i])) << "result " << i << " rel L2 " << err;
+    double err = kiln::testing::relativeL2(actual[i], expected[i]);
+    EXPECT_LE(err, toleranceOf(expected[i])) << "result " << i << " rel L2 " << err;
     std::printf("    result %zu: rel L2 %.3e vs the reference (%s)\n", i, err,
-                c10::toString((*expected)[i].scalar_type()));
+                c10::toString(expected[i].scalar_type()));
   }
 }
 
@@ -391,23 +413,16 @@ std::string integerPositions() {
 // The evaluator half needs no GPU: it must match ATen's integer ops
 // exactly before the kernel is compared with it.
 TEST(KernelsGpu, IntegerArithmeticIsExact) {
-  MLIRContext context;
-  context.loadDialect<KilnDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(integerPositions(), &context);
-  ASSERT_TRUE(module);
-  auto fn = *module->getOps<func::FuncOp>().begin();
-  std::vector<at::Tensor> inputs = randomInputs(fn, 5);
-  std::string error;
-  auto expected = frontend::evaluateReference(fn, inputs, error);
-  ASSERT_TRUE(expected) << error;
-  at::Tensor want = ((inputs[1] + 100000001) * inputs[0].ne(1).to(at::kInt)).to(at::kLong) +
-                    4294967297LL;
-  ASSERT_TRUE(at::equal((*expected)[0], want)) << "the evaluator's integers are not exact";
+  std::unique_ptr<Evaluated> e = evaluated(integerPositions(), 5);
+  ASSERT_TRUE(e);
+  const std::vector<at::Tensor> &in = e->inputs;
+  at::Tensor want = ((in[1] + 100000001) * in[0].ne(1).to(at::kInt)).to(at::kLong) + 4294967297LL;
+  ASSERT_TRUE(at::equal(e->expected[0], want)) << "the evaluator's integers are not exact";
   KILN_REQUIRE_GPU();
-  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(fn, inputs);
+  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(e->fn, in);
   ASSERT_EQ(actual.size(), 2u);
-  EXPECT_TRUE(at::equal(actual[0], (*expected)[0])) << "the i64 positions differ";
-  EXPECT_LE(kiln::testing::relativeL2(actual[1], (*expected)[1]), 1e-7);
+  EXPECT_TRUE(at::equal(actual[0], e->expected[0])) << "the i64 positions differ";
+  EXPECT_LE(kiln::testing::relativeL2(actual[1], e->expected[1]), 1e-7);
 }
 
 /// Running sums in elementwise kernels: an i32 mask into exact i64 sums
@@ -430,21 +445,14 @@ std::string runningSums() {
 }
 
 TEST(KernelsGpu, RunningSums) {
-  MLIRContext context;
-  context.loadDialect<KilnDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(runningSums(), &context);
-  ASSERT_TRUE(module);
-  auto fn = *module->getOps<func::FuncOp>().begin();
-  std::vector<at::Tensor> inputs = randomInputs(fn, 9);
-  std::string error;
-  auto expected = frontend::evaluateReference(fn, inputs, error);
-  ASSERT_TRUE(expected) << error;
-  ASSERT_TRUE(at::equal((*expected)[0], at::cumsum(inputs[0], 1, at::kLong)));
+  std::unique_ptr<Evaluated> e = evaluated(runningSums(), 9);
+  ASSERT_TRUE(e);
+  ASSERT_TRUE(at::equal(e->expected[0], at::cumsum(e->inputs[0], 1, at::kLong)));
   KILN_REQUIRE_GPU();
-  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(fn, inputs);
+  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(e->fn, e->inputs);
   ASSERT_EQ(actual.size(), 2u);
-  EXPECT_TRUE(at::equal(actual[0], (*expected)[0])) << "the i64 running sums differ";
-  EXPECT_LE(kiln::testing::relativeL2(actual[1], (*expected)[1]), 1e-2);
+  EXPECT_TRUE(at::equal(actual[0], e->expected[0])) << "the i64 running sums differ";
+  EXPECT_LE(kiln::testing::relativeL2(actual[1], e->expected[1]), 1e-2);
 }
 
 // GPT-2's GELU as traced: pow(x, 3) and the other constant exponents the
