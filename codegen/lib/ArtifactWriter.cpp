@@ -29,6 +29,7 @@
 #include <chrono>
 #include <future>
 #include <iterator>
+#include <deque>
 #include <map>
 
 using namespace mlir;
@@ -78,7 +79,10 @@ void tensor(ByteWriter &w, const std::string &name, Type type) {
 }
 
 /// A constant's bytes in memory order (bools one byte each).
-std::optional<std::string> constantBytes(ConstantOp op) {
+/// A constant's bytes as the artifact stores them: a view of the data it
+/// already holds where the layout matches (a model's weights: hundreds of
+/// megabytes, copied once, into the file), else a copy made in `owned`.
+std::optional<ArrayRef<char>> constantBytes(ConstantOp op, std::deque<std::string> &owned) {
   auto type = op.getType();
   size_t elementBytes = fmt::dtypeBytes(*dtypeOf(type));
   int64_t count = type.getNumElements();
@@ -86,24 +90,22 @@ std::optional<std::string> constantBytes(ConstantOp op) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob || blob->getData().size() != count * elementBytes)
       return std::nullopt;
-    return std::string(blob->getData().data(), blob->getData().size());
+    return blob->getData();
   }
   auto dense = cast<DenseElementsAttr>(op.getValue());
-  std::string out(count * elementBytes, '\0');
+  ArrayRef<char> raw = dense.getRawData();
+  if (!type.getElementType().isInteger(1) && !dense.isSplat())
+    return raw;
+  std::string &out = owned.emplace_back(count * elementBytes, '\0');
   if (type.getElementType().isInteger(1)) {
     int64_t i = 0;
     for (bool b : dense.getValues<bool>())
       out[i++] = b ? 1 : 0;
-    return out;
+    return ArrayRef<char>(out.data(), out.size());
   }
-  ArrayRef<char> raw = dense.getRawData();
-  if (dense.isSplat()) {
-    for (int64_t i = 0; i < count; ++i)
-      std::memcpy(out.data() + i * elementBytes, raw.data(), elementBytes);
-  } else {
-    std::memcpy(out.data(), raw.data(), out.size());
-  }
-  return out;
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(out.data() + i * elementBytes, raw.data(), elementBytes);
+  return ArrayRef<char>(out.data(), out.size());
 }
 } // namespace
 
@@ -176,20 +178,27 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
       return std::nullopt;
     }
   }
-  std::string weights;
+  // Weights stay where they are until the file is assembled.
+  struct Weight {
+    uint64_t offset;
+    ArrayRef<char> bytes;
+  };
+  std::vector<Weight> weights;
+  std::deque<std::string> ownedWeights;
+  uint64_t weightBytes = 0;
   for (Operation &op : body) {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
-      auto data = constantBytes(constant);
+      auto data = constantBytes(constant, ownedWeights);
       if (!data) {
         constant.emitOpError("has no data to serialize");
         return std::nullopt;
       }
-      weights.resize((weights.size() + fmt::kWeightAlignment - 1) /
-                         fmt::kWeightAlignment * fmt::kWeightAlignment,
-                     '\0');
+      weightBytes = (weightBytes + fmt::kWeightAlignment - 1) / fmt::kWeightAlignment *
+                    fmt::kWeightAlignment;
       bufferOf[constant.getResult()] = buffers.size();
-      buffers.push_back({fmt::BufferKind::Weight, 0, weights.size(), data->size()});
-      weights += *data;
+      buffers.push_back({fmt::BufferKind::Weight, 0, weightBytes, data->size()});
+      weights.push_back({weightBytes, *data});
+      weightBytes += data->size();
       continue;
     }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
@@ -224,7 +233,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
       }
     }
   }
-  stats.weightBytes = weights.size();
+  stats.weightBytes = weightBytes;
 
   // Kernels: emit, deduplicate by source, compile in parallel.
   struct Launch {
@@ -405,15 +414,25 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     about.bytes += value;
   }
 
-  // Assemble: header, table, sections (weights last, 4096-aligned).
+  // Assemble: header, table, sections (weights last, 4096-aligned), in one
+  // buffer sized up front, each weight copied once, straight from its
+  // constant.
   std::pair<fmt::SectionKind, const std::string *> sections[] = {
       {fmt::SectionKind::Signature, &signature.bytes},
       {fmt::SectionKind::Kernels, &kernels.bytes},
       {fmt::SectionKind::Plan, &plan.bytes},
       {fmt::SectionKind::Metadata, &about.bytes},
-      {fmt::SectionKind::Weights, &weights}};
+      {fmt::SectionKind::Weights, nullptr}};
   static_assert(std::size(sections) == fmt::kSectionCount, "every section once");
+  auto alignUp = [](uint64_t at, uint64_t alignment) {
+    return (at + alignment - 1) / alignment * alignment;
+  };
+  uint64_t beforeWeights = fmt::kHeaderBytes + fmt::kSectionCount * fmt::kSectionEntryBytes;
+  for (const auto &section : sections)
+    if (section.second)
+      beforeWeights = alignUp(beforeWeights, 8) + section.second->size();
   ByteWriter file;
+  file.bytes.reserve(alignUp(beforeWeights, fmt::kWeightsAlignment) + weightBytes);
   file.bytes.append(fmt::kMagic, sizeof(fmt::kMagic));
   file.put<uint32_t>(fmt::kVersion);
   file.put<uint32_t>(fmt::kSectionCount);
@@ -421,17 +440,25 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   size_t tableAt = file.bytes.size();
   file.bytes.resize(tableAt + fmt::kSectionCount * fmt::kSectionEntryBytes, '\0');
   for (auto [index, section] : llvm::enumerate(sections)) {
-    file.pad(section.first == fmt::SectionKind::Weights ? fmt::kWeightsAlignment : 8);
+    const bool isWeights = section.first == fmt::SectionKind::Weights;
+    file.pad(isWeights ? fmt::kWeightsAlignment : 8);
     uint64_t offset = file.bytes.size();
-    file.bytes += *section.second;
+    if (isWeights) {
+      file.bytes.resize(offset + weightBytes, '\0');
+      for (const Weight &weight : weights)
+        std::memcpy(file.bytes.data() + offset + weight.offset, weight.bytes.data(),
+                    weight.bytes.size());
+    } else {
+      file.bytes += *section.second;
+    }
+    const uint64_t sectionBytes = file.bytes.size() - offset;
     ByteWriter entry;
     entry.put<uint32_t>(static_cast<uint32_t>(section.first));
     entry.put<uint32_t>(0);
     entry.put<uint64_t>(offset);
-    entry.put<uint64_t>(section.second->size());
-    entry.put<uint64_t>(fmt::fnv1a64(
-        reinterpret_cast<const unsigned char *>(section.second->data()),
-        section.second->size()));
+    entry.put<uint64_t>(sectionBytes);
+    entry.put<uint64_t>(fmt::checksum64(
+        reinterpret_cast<const unsigned char *>(file.bytes.data()) + offset, sectionBytes));
     std::memcpy(file.bytes.data() + tableAt + index * fmt::kSectionEntryBytes,
                 entry.bytes.data(), fmt::kSectionEntryBytes);
   }

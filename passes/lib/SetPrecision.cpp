@@ -21,9 +21,11 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Threading.h"
 #include "kiln/Dialect/Kiln/FloatRounding.h"
 #include "llvm/ADT/APFloat.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -49,7 +51,7 @@ Type withElement(Type type, Type element) {
 }
 
 /// The constant's value in `element`, rounded to nearest even.
-ElementsAttr convertConstant(ElementsAttr value, FloatType element) {
+ElementsAttr convertConstant(MLIRContext *context, ElementsAttr value, FloatType element) {
   auto type = cast<RankedTensorType>(value.getType()).clone(element);
   const llvm::fltSemantics &semantics = element.getFloatSemantics();
   auto convert = [&](APFloat v) {
@@ -84,21 +86,27 @@ ElementsAttr convertConstant(ElementsAttr value, FloatType element) {
     uint64_t out = convert(v).bitcastToAPInt().getZExtValue();
     std::memcpy(converted + i * toBytes, &out, toBytes);
   };
-  if (source.isF32() && (element.isF16() || element.isBF16())) {
-    // fp32 to a 16-bit type: bit arithmetic, APFloat for what it leaves.
-    const bool toHalf = element.isF16();
-    for (int64_t i = 0; i < count; ++i) {
-      uint32_t raw;
-      std::memcpy(&raw, bytes.data() + 4 * i, 4);
-      if (std::optional<uint16_t> out = roundFloatBits(raw, toHalf))
-        std::memcpy(converted + 2 * i, &*out, 2);
-      else
-        slow(i);
-    }
-  } else {
-    for (int64_t i = 0; i < count; ++i)
+  // In slices over the context's threads: BERT-base's 110M weights took
+  // 1.5 s on one core.
+  constexpr int64_t kSlice = int64_t(1) << 20;
+  const bool fast = source.isF32() && (element.isF16() || element.isBF16());
+  const bool toHalf = element.isF16();
+  auto convertSlice = [&](size_t slice) {
+    const int64_t begin = int64_t(slice) * kSlice, end = std::min(count, begin + kSlice);
+    for (int64_t i = begin; i < end; ++i) {
+      if (fast) {
+        // fp32 to a 16-bit type: bit arithmetic, APFloat for what it leaves.
+        uint32_t raw;
+        std::memcpy(&raw, bytes.data() + 4 * i, 4);
+        if (std::optional<uint16_t> out = roundFloatBits(raw, toHalf)) {
+          std::memcpy(converted + 2 * i, &*out, 2);
+          continue;
+        }
+      }
       slow(i);
-  }
+    }
+  };
+  parallelFor(context, 0, static_cast<size_t>((count + kSlice - 1) / kSlice), convertSlice);
   return DenseResourceElementsAttr::get(type, resource.getRawHandle().getKey(),
                                         std::move(blobOut));
 }
@@ -130,7 +138,7 @@ LogicalResult lowerPrecision(func::FuncOp fn, FloatType target, bool computeType
       if (!isFloatTensor(constant.getType()) ||
           constant.getType().getElementType() == target)
         return WalkResult::advance();
-      ElementsAttr converted = convertConstant(constant.getValue(), target);
+      ElementsAttr converted = convertConstant(fn.getContext(), constant.getValue(), target);
       if (!converted)
         return constant.emitOpError("has no data to convert to ") << target;
       constant.setValueAttr(converted);

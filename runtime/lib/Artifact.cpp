@@ -272,7 +272,7 @@ std::array<Range, 6> readLayout(std::string_view file, const std::string &what) 
       table.fail("the " + name + " section (" + std::to_string(size) + " bytes at " +
                  std::to_string(offset) + ") runs past the end of the file");
     uint64_t checksum = table.read<uint64_t>();
-    if (fmt::fnv1a64(reinterpret_cast<const unsigned char *>(file.data()) + offset, size) !=
+    if (fmt::checksum64(reinterpret_cast<const unsigned char *>(file.data()) + offset, size) !=
         checksum)
       fail(what, offset, "the " + name + " section is corrupted (checksum mismatch)");
     ranges[kind] = {static_cast<size_t>(offset), static_cast<size_t>(offset + size), true};

@@ -135,7 +135,7 @@ std::string reseal(const uint8_t *data, size_t size) {
     if (offset > size || bytes > size - offset)
       continue;
     uint64_t checksum =
-        fmt::fnv1a64(reinterpret_cast<const unsigned char *>(out.data()) + offset, bytes);
+        fmt::checksum64(reinterpret_cast<const unsigned char *>(out.data()) + offset, bytes);
     std::memcpy(entry + 24, &checksum, 8);
   }
   return out;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads and writes .kiln artifacts (format version 5) to forge test inputs.
+"""Reads and writes .kiln artifacts (format version 6) to forge test inputs.
 
     kiln_artifact.py forge IN OUT [--version N] [--kind KIND] [--block N]
                                   [--grid X,Y,Z] [--stub-images]
@@ -21,17 +21,44 @@ import struct
 import sys
 
 MAGIC = b"KILNART\0"
-VERSION = 5
+VERSION = 6
 HEADER_BYTES = 24
 ENTRY_BYTES = 32
 SIGNATURE, KERNELS, PLAN, WEIGHTS, METADATA = 1, 2, 3, 4, 5
 SECTIONS = 5
 
 
-def fnv1a64(data):
-    h = 1469598103934665603
-    for b in data:
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+MASK = 0xFFFFFFFFFFFFFFFF
+K1, K2 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & MASK
+
+
+def checksum64(data):
+    """The section checksum (docs/ARTIFACT.md, Checksums)."""
+    size, i = len(data), 0
+    lane = [K1, K2, ~K1 & MASK, ~K2 & MASK]
+    while i + 32 <= size:
+        for l in range(4):
+            w = int.from_bytes(data[i + 8 * l:i + 8 * l + 8], "little")
+            lane[l] = (_rotl((lane[l] + w * K2) & MASK, 31) * K1) & MASK
+        i += 32
+    h = (_rotl(lane[0], 1) + _rotl(lane[1], 7) + _rotl(lane[2], 12) + _rotl(lane[3], 18)) & MASK
+    h ^= size
+    while i + 8 <= size:
+        w = int.from_bytes(data[i:i + 8], "little")
+        h = (_rotl(h ^ ((w * K2) & MASK), 27) * K1) & MASK
+        i += 8
+    while i < size:
+        h = (_rotl(h ^ ((data[i] * K1) & MASK), 11) * K2) & MASK
+        i += 1
+    h ^= h >> 30
+    h = (h * 0xBF58476D1CE4E5B9) & MASK
+    h ^= h >> 27
+    h = (h * 0x94D049BB133111EB) & MASK
+    h ^= h >> 31
     return h
 
 
@@ -152,7 +179,7 @@ def write(a):
         offset = (at + align - 1) // align * align
         body += b"\0" * (offset - at) + data
         at = offset + len(data)
-        table += struct.pack("<IIQQQ", kind, 0, offset, len(data), fnv1a64(data))
+        table += struct.pack("<IIQQQ", kind, 0, offset, len(data), checksum64(data))
     size = HEADER_BYTES + len(table) + len(body)
     return MAGIC + struct.pack("<IIQ", a.get("version", VERSION), SECTIONS, size) + table + body
 

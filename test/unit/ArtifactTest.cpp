@@ -143,8 +143,8 @@ std::string serialize(const Artifact &a, uint32_t version = fmt::kVersion) {
         .put<uint32_t>(0)
         .put<uint64_t>(offset)
         .put<uint64_t>(data->size())
-        .put<uint64_t>(fmt::fnv1a64(reinterpret_cast<const unsigned char *>(data->data()),
-                                    data->size()));
+        .put<uint64_t>(fmt::checksum64(reinterpret_cast<const unsigned char *>(data->data()),
+                                       data->size()));
   }
   std::string out = file.bytes + table.bytes + body;
   uint64_t size = out.size();
@@ -171,8 +171,8 @@ void reseal(std::string &bytes) {
     uint64_t offset = peek<uint64_t>(bytes, entry(i) + 8);
     uint64_t size = peek<uint64_t>(bytes, entry(i) + 16);
     poke<uint64_t>(bytes, entry(i) + 24,
-                   fmt::fnv1a64(reinterpret_cast<const unsigned char *>(bytes.data()) + offset,
-                                size));
+                   fmt::checksum64(reinterpret_cast<const unsigned char *>(bytes.data()) + offset,
+                                   size));
   }
 }
 
@@ -211,6 +211,34 @@ protected:
 //===----------------------------------------------------------------------===//
 // Good files
 //===----------------------------------------------------------------------===//
+
+// The section checksum, pinned to the values of test/fuzz/kiln_artifact.py
+// (which forges the fuzz corpus): the two must agree at every length class
+// (empty, tail bytes only, whole words, one lane block, blocks plus tail).
+TEST(Artifact, ChecksumMatchesTheSpecification) {
+  std::vector<unsigned char> bytes(100);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<unsigned char>(i);
+  const std::pair<size_t, uint64_t> expected[] = {
+      {0, 0x95e30f8a958b91f1ull},  {1, 0x912a691222bd4a55ull},  {7, 0xc88e57669b2f87a9ull},
+      {8, 0x4241d66fa027404dull},  {31, 0x6cd178550becfbc6ull}, {32, 0x2440b8d5fb7fb245ull},
+      {33, 0xf9ca3785f5ed90f9ull}, {100, 0xa33e81df61d64ad4ull}};
+  for (auto [size, value] : expected)
+    EXPECT_EQ(fmt::checksum64(bytes.data(), size), value) << size << " bytes";
+}
+
+TEST(Artifact, ChecksumSeesEveryBitFlip) {
+  std::vector<unsigned char> bytes(77);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<unsigned char>(i * 37 + 11);
+  const uint64_t original = fmt::checksum64(bytes.data(), bytes.size());
+  for (size_t at = 0; at < bytes.size(); ++at)
+    for (int bit = 0; bit < 8; ++bit) {
+      bytes[at] ^= static_cast<unsigned char>(1u << bit);
+      EXPECT_NE(fmt::checksum64(bytes.data(), bytes.size()), original) << at << ":" << bit;
+      bytes[at] ^= static_cast<unsigned char>(1u << bit);
+    }
+}
 
 TEST(Artifact, ParsesWhatKilnCompileWrote) {
   std::string bytes = readArtifact();
@@ -331,11 +359,11 @@ TEST(Artifact, CorruptionIsAnError) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(ArtifactForgery, Versions) {
-  EXPECT_ARTIFACT_ERROR(serialize(good, 4), "artifact format version 4; this runtime reads "
-                                            "version 5: recompile the model (at byte 8)");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 5), "artifact format version 5; this runtime reads "
+                                            "version 6: recompile the model (at byte 8)");
   EXPECT_ARTIFACT_ERROR(serialize(good, 7),
                         "artifact format version 7 is newer than this runtime, which reads "
-                        "version 5");
+                        "version 6");
 }
 
 TEST_F(ArtifactForgery, Header) {
@@ -493,7 +521,7 @@ TEST(Artifact, MetadataRoundTrips) {
   std::map<std::string, std::string> seen(a.metadata.begin(), a.metadata.end());
   EXPECT_EQ(seen.count("kiln.version"), 1u);
   EXPECT_EQ(seen["inputs"].rfind("x:8192x16:", 0), 0u) << seen["inputs"];
-  EXPECT_EQ(seen["source.fnv1a64"].size(), 16u);
+  EXPECT_EQ(seen["source.checksum64"].size(), 16u);
   a.metadata = {{"a.b-c_d", "any printable text ~!"}, {"z", ""}};
   Artifact back = Artifact::parse(serialize(a), "round trip");
   EXPECT_EQ(back.metadata, a.metadata);

@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <fstream>
@@ -130,16 +131,15 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     version += std::string(" (") + KILN_GIT_HASH + ")";
   metadata.emplace_back("kiln.version", version);
   metadata.emplace_back("source.name", llvm::sys::path::filename(modelPath).str());
-  // The model file's hash, read in chunks: a model can be gigabytes.
-  if (std::ifstream in(modelPath, std::ios::binary); in) {
-    uint64_t hash = 1469598103934665603ull, size = 0;
-    std::vector<char> chunk(1 << 20);
-    while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
-      hash = artifact::fnv1a64(std::string_view(chunk.data(), in.gcount()), hash);
-      size += in.gcount();
-    }
-    metadata.emplace_back("source.bytes", std::to_string(size));
-    metadata.emplace_back("source.fnv1a64", llvm::utohexstr(hash, /*LowerCase=*/true, 16));
+  // The model file's checksum, over a mapping of it: a model can be
+  // gigabytes, and the byte-at-a-time FNV-1a took longer than the import.
+  if (auto file = llvm::MemoryBuffer::getFile(modelPath, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false)) {
+    const llvm::StringRef bytes = (*file)->getBuffer();
+    uint64_t checksum = artifact::checksum64(
+        reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
+    metadata.emplace_back("source.bytes", std::to_string(bytes.size()));
+    metadata.emplace_back("source.checksum64", llvm::utohexstr(checksum, /*LowerCase=*/true, 16));
   }
   std::string inputs;
   for (const frontend::InputSpec &spec : c.specs) {

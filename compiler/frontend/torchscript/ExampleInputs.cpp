@@ -35,4 +35,13 @@ at::Tensor exampleInput(const InputSpec &spec, bool &drawn) {
   return at::randint(0, type == c10::kBool ? 2 : 8, spec.shape, options);
 }
 
+std::string drawnIntegersHint(const std::vector<std::string> &drawnInputs) {
+  std::string hint;
+  for (const std::string &name : drawnInputs)
+    hint += "\n  input '" + name + "' took random integers in [0, 8); if they mean "
+            "something to the model (token ids, positions), give their range, e.g. " +
+            name + ":SHAPE:i64[0,30522)";
+  return hint;
+}
+
 } // namespace kiln::frontend

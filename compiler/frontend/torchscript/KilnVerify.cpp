@@ -60,11 +60,14 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
   TorchScriptModule::State &state = model.state();
   std::vector<std::string> names = model.inputNames();
   std::vector<at::Tensor> inputs(names.size());
+  std::vector<std::string> drawnIntegers;
   at::manual_seed(20261129);
   for (const InputSpec &spec : specs) {
     size_t index = std::find(names.begin(), names.end(), spec.name) - names.begin();
     bool drawn = false;
     inputs[index] = exampleInput(spec, drawn);
+    if (drawn)
+      drawnIntegers.push_back(spec.name);
   }
 
   std::vector<at::Tensor> expected;
@@ -83,7 +86,8 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
       expected = flattenOutputValue(state.frozen.forward(args));
     }
   } catch (const std::exception &e) {
-    report += "LibTorch failed on the verification inputs: " + std::string(e.what()) + "\n";
+    report += "LibTorch failed on the verification inputs " + summarizeInterpreterError(e.what()) +
+              drawnIntegersHint(drawnIntegers) + "\n";
     return false;
   }
 

@@ -6,9 +6,10 @@
 // optimize_for_inference (MKLDNN ops) or FrozenLinearTranspose (splits
 // linear).
 //
-// Shapes: a loaded archive has none. specialize() runs the graph once on
-// random inputs of the declared specs with every top-level intermediate
-// registered as an extra output, writes the observed TensorTypes back, and
+// Shapes: a loaded archive has none. specialize() runs the graph once with
+// every top-level intermediate registered as an extra output, on meta
+// tensors of the declared specs (MetaShapes.cpp), or on random CPU inputs
+// when the graph needs values; it writes the observed TensorTypes back and
 // lets peephole + constant propagation fold the aten::size arithmetic.
 //
 //===----------------------------------------------------------------------===//
@@ -64,31 +65,6 @@ std::string firstLines(const std::string &message) {
 
 bool isTorchInternal(const std::string &file);
 
-/// The interpreter's error carries two tracebacks before the message; keep
-/// the message (its last line) and the user's innermost Python frame.
-std::string summarizeInterpreterError(const std::string &what) {
-  std::string text = firstLines(what);
-  size_t lastLine = text.rfind('\n');
-  std::string message = lastLine == std::string::npos ? text : text.substr(lastLine + 1);
-  if (message.rfind("RuntimeError: ", 0) == 0)
-    message = message.substr(14);
-  std::string userFrame;
-  size_t original = text.find("original code");
-  std::istringstream lines(original == std::string::npos ? "" : text.substr(original));
-  std::string header;
-  std::getline(lines, header); // "original code (most recent call last):"
-  for (std::string line; std::getline(lines, line);) {
-    size_t open = line.rfind('('), close = line.rfind("):");
-    if (open == std::string::npos || close == std::string::npos || close < open)
-      continue;
-    std::string file = line.substr(0, open);
-    if (!isTorchInternal(file)) {
-      userFrame = file + ":" + line.substr(open + 1, close - open - 1);
-      break;
-    }
-  }
-  return (userFrame.empty() ? "" : "at " + userFrame + ": ") + message;
-}
 
 /// A model traced on a GPU records that device in its graph (arange, zeros
 /// or full with device=cuda:0). kiln runs the graph on the CPU to learn its
@@ -558,7 +534,7 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
       error = "random example inputs of the declared shapes take " +
               std::to_string(exampleBytes) + " bytes, more than this machine's memory (" +
               std::to_string(int64_t(pages) * pageBytes) +
-              " bytes); kiln runs the model once on the CPU to learn its shapes";
+              " bytes); kiln may run the model once on the CPU to learn its shapes";
       return false;
     }
     try {
@@ -583,28 +559,34 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
         graph.registerOutput(output);
       }
 
+  const bool hasSelf = !graph.inputs().empty() &&
+                       graph.inputs()[0]->type()->kind() == c10::TypeKind::ClassType;
+  // Shapes first from meta tensors (no arithmetic: BERT-base at batch 32
+  // took 8 s of CPU to run for real); a graph that needs values (item(),
+  // data-dependent sizes, an op without a meta kernel) runs on the CPU.
   torch::jit::Stack stack;
-  if (!graph.inputs().empty() &&
-      graph.inputs()[0]->type()->kind() == c10::TypeKind::ClassType)
-    stack.emplace_back(state.frozen._ivalue());
-  for (const at::Tensor &tensor : tensors)
-    stack.emplace_back(tensor);
-  bool ran = true;
-  try {
-    torch::jit::Code code(state.graph, "forward");
-    torch::jit::InterpreterState interpreter(code);
-    interpreter.run(stack);
-  } catch (const std::exception &e) {
-    std::string declared;
-    for (const InputSpec &spec : specs)
-      declared += (declared.empty() ? "" : ", ") + formatInputSpec(spec);
-    error = "the model fails on inputs of the declared shapes (" + declared +
-            ") " + summarizeInterpreterError(e.what());
-    for (const std::string &name : drawnIntegers)
-      error += "\n  input '" + name + "' took random integers in [0, 8); if they mean "
-               "something to the model (token ids, positions), give their range, e.g. " +
-               name + ":SHAPE:i64[0,30522)";
-    ran = false;
+  std::optional<c10::IValue> self;
+  if (hasSelf)
+    self = state.frozen._ivalue();
+  bool ran = runOnMeta(state.graph, self, tensors, stack);
+  if (!ran) {
+    stack.clear();
+    if (self)
+      stack.push_back(*self);
+    for (const at::Tensor &tensor : tensors)
+      stack.emplace_back(tensor);
+    try {
+      torch::jit::Code code(state.graph, "forward");
+      torch::jit::InterpreterState interpreter(code);
+      interpreter.run(stack);
+      ran = true;
+    } catch (const std::exception &e) {
+      std::string declared;
+      for (const InputSpec &spec : specs)
+        declared += (declared.empty() ? "" : ", ") + formatInputSpec(spec);
+      error = "the model fails on inputs of the declared shapes (" + declared + ") " +
+              summarizeInterpreterError(e.what()) + drawnIntegersHint(drawnIntegers);
+    }
   }
   if (ran)
     for (size_t i = 0; i < observed.size(); ++i) {
@@ -613,7 +595,8 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
       // its unshaped type: a converter that reads it reports the problem.
       const c10::IValue &value = stack[originalOutputs + i];
       if (value.isTensor() && value.toTensor().defined())
-        observed[i]->setType(c10::TensorType::create(value.toTensor()));
+        observed[i]->setType(c10::TensorType::create(value.toTensor())
+                                 ->withDevice(c10::Device(c10::kCPU)));
     }
   for (size_t i = graph.outputs().size(); i > originalOutputs; --i)
     graph.eraseOutput(i - 1);
@@ -666,4 +649,30 @@ std::string TorchScriptModule::graphText() const {
   std::ostringstream out;
   out << *state_->graph;
   return out.str();
+}
+
+/// The interpreter's error carries two tracebacks before the message; keep
+/// the message (its last line) and the user's innermost Python frame.
+std::string kiln::frontend::summarizeInterpreterError(const std::string &what) {
+  std::string text = firstLines(what);
+  size_t lastLine = text.rfind('\n');
+  std::string message = lastLine == std::string::npos ? text : text.substr(lastLine + 1);
+  if (message.rfind("RuntimeError: ", 0) == 0)
+    message = message.substr(14);
+  std::string userFrame;
+  size_t original = text.find("original code");
+  std::istringstream lines(original == std::string::npos ? "" : text.substr(original));
+  std::string header;
+  std::getline(lines, header); // "original code (most recent call last):"
+  for (std::string line; std::getline(lines, line);) {
+    size_t open = line.rfind('('), close = line.rfind("):");
+    if (open == std::string::npos || close == std::string::npos || close < open)
+      continue;
+    std::string file = line.substr(0, open);
+    if (!isTorchInternal(file)) {
+      userFrame = file + ":" + line.substr(open + 1, close - open - 1);
+      break;
+    }
+  }
+  return (userFrame.empty() ? "" : "at " + userFrame + ": ") + message;
 }

@@ -63,6 +63,21 @@ int foldConstantWrites(torch::jit::Graph &graph);
 /// uniform in [0, 8) (booleans: 0 or 1). `drawn` says whether an integer
 /// input was drawn at random (the hint an error gives).
 at::Tensor exampleInput(const InputSpec &spec, bool &drawn);
+/// The lines an error about running the model adds for each input that took
+/// random integers: how to declare their range. Empty when none did.
+std::string drawnIntegersHint(const std::vector<std::string> &drawnInputs);
+
+/// Runs `graph` on meta tensors (MetaShapes.cpp): every tensor's sizes,
+/// dtype and strides on `stack` as a CPU run would give them, without the
+/// arithmetic. False when the graph needs a value; then only a CPU run can
+/// tell its shapes.
+bool runOnMeta(const std::shared_ptr<torch::jit::Graph> &graph,
+               const std::optional<c10::IValue> &self, const std::vector<at::Tensor> &inputs,
+               torch::jit::Stack &stack);
+
+/// An interpreter error (two tracebacks, then the message) as the message
+/// and the user's innermost Python frame.
+std::string summarizeInterpreterError(const std::string &what);
 
 /// Replaces the graph's outputs by the tensors under them (dicts, lists and
 /// tuples flattened, None dropped) and returns their names: dict keys

@@ -5,7 +5,7 @@
 // alignment rules, the versioning policy and what the reader validates.
 //
 // In short: a 24-byte header (magic, version, section count, file size), a
-// table of five sections (kind, flags, offset, size, FNV-1a 64 checksum),
+// table of five sections (kind, flags, offset, size, checksum64),
 // then the Signature, Kernels, Plan, Metadata and Weights sections. Integers are
 // little-endian; the weights section is 4096-aligned and each weight inside
 // it 256-aligned, so the file can be memory-mapped and uploaded in place.
@@ -22,9 +22,11 @@
 namespace kiln::artifact {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
-/// 5: a Metadata section (how the artifact was made). Readers accept
-/// exactly this version.
-constexpr uint32_t kVersion = 5;
+/// 5: a Metadata section (how the artifact was made). 6: sections carry
+/// checksum64, not FNV-1a (which read a large model's weights at under
+/// 1 GB/s, on every write and every load). Readers accept exactly this
+/// version.
+constexpr uint32_t kVersion = 6;
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kSectionEntryBytes = 32;
 constexpr uint32_t kSectionCount = 5;
@@ -129,8 +131,42 @@ inline const char *dtypeName(DType t) {
   return "?";
 }
 
-/// 64-bit FNV-1a of `bytes`, continuing from `hash` (by default the
-/// artifact's checksum basis).
+/// The checksum of an artifact's sections (and of the model file in its
+/// metadata): four independent multiply-rotate lanes over 8-byte
+/// little-endian words, so it runs at memory speed, then the remaining
+/// words and bytes, the length and a final avalanche. It detects
+/// corruption; it is not a cryptographic hash. docs/ARTIFACT.md gives the
+/// same steps.
+inline uint64_t checksum64(const unsigned char *data, size_t size) {
+  constexpr uint64_t k1 = 0x9e3779b185ebca87ull, k2 = 0xc2b2ae3d27d4eb4full;
+  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  auto word = [](const unsigned char *p) {
+    uint64_t w = 0;
+    for (int i = 0; i < 8; ++i)
+      w |= uint64_t(p[i]) << (8 * i);
+    return w;
+  };
+  uint64_t lane[4] = {k1, k2, ~k1, ~k2};
+  size_t i = 0;
+  for (; i + 32 <= size; i += 32)
+    for (int l = 0; l < 4; ++l)
+      lane[l] = rotl(lane[l] + word(data + i + 8 * l) * k2, 31) * k1;
+  uint64_t h = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18);
+  h ^= uint64_t(size);
+  for (; i + 8 <= size; i += 8)
+    h = rotl(h ^ (word(data + i) * k2), 27) * k1;
+  for (; i < size; ++i)
+    h = rotl(h ^ (uint64_t(data[i]) * k1), 11) * k2;
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+/// 64-bit FNV-1a of `bytes`, continuing from `hash`: names derived from
+/// short texts (kernels, cache keys).
 inline uint64_t fnv1a64(std::string_view bytes, uint64_t hash = 1469598103934665603ull) {
   for (unsigned char c : bytes)
     hash = (hash ^ c) * 1099511628211ull;
