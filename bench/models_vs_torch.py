@@ -333,13 +333,22 @@ def compile_kiln(work, row, args):
     # kiln's inputs and outputs are fp16 too (--io-dtype f16: no cast
     # kernels at the ends); `declared` keeps the model's fp32 signature.
     io = [] if args.kiln_io_dtype == "declared" else ["--io-dtype", args.kiln_io_dtype]
+    report_json = os.path.join(work, "compile-report.json")
     report = run([f"{args.bin}/kiln-compile", os.path.join(work, model_file), "--precision",
-                  "fp16", *io, "--report", "-o", os.path.join(work, "model.kiln")] +
-                 args.kiln_flag, env=env)
+                  "fp16", *io, "--report", "--report-json", report_json,
+                  "-o", os.path.join(work, "model.kiln")] + args.kiln_flag, env=env)
     row["kiln_compile_s"] = time.perf_counter() - start
     if report.returncode != 0:
         row["error"] = (report.stderr or report.stdout).strip().splitlines()[-1]
         return None
+    # Where the compile went (kiln-compile's phases; "write PATH" as "write").
+    with open(report_json) as f:
+        compiled = json.load(f)
+    row["kiln_compile_phases"] = {p["phase"].split(" /")[0]: p["seconds"]
+                                  for p in compiled.get("phases", [])}
+    images = compiled.get("kernel_images", {})
+    row["kiln_images_compiled"] = images.get("compiled", 0)
+    row["kiln_images_cached"] = images.get("cached", 0)
     row["kernels"] = int(re.search(r"(\d+) kernel launches", report.stderr).group(1))
     totals = re.search(r"kernels \(unfused: \d+ kernels\), ([0-9.]+) MFLOP, ([0-9.]+) KiB moved",
                        report.stderr)
@@ -496,6 +505,9 @@ def main():
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     if args.only_max_autotune:
         meta["supplement"] = "max-autotune"
+    if args.kiln_only:
+        # No peers: report.py takes such rows for the compile-time table only.
+        meta["kiln_only"] = True
     try:
         meta["driver"] = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],

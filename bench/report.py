@@ -40,12 +40,19 @@ HEADLINE_MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_1
 
 
 def load(paths):
-    meta, rows, earlier, supplements = {}, {}, {}, []
+    meta, rows, earlier, supplements, compiles = {}, {}, {}, [], {}
     for path in paths:
         with open(path) as f:
             data = json.load(f)
         file_meta = data.get("meta", {}) if isinstance(data, dict) else {}
         data = data.get("rows", []) if isinstance(data, dict) else data
+        for row in data:
+            if "kiln_compile_phases" in row:
+                row.setdefault("measured", file_meta.get("date", "-"))
+                compiles[(row["model"], row["batch"])] = row
+        if file_meta.get("kiln_only"):
+            # kiln alone, no peers: its compile times only.
+            continue
         if file_meta.get("supplement"):
             supplements.append((file_meta, data))
             continue
@@ -63,7 +70,7 @@ def load(paths):
             key = (row["model"], row["batch"])
             if key in rows:
                 merge_supplement(rows[key], row)
-    return meta, [rows[k] for k in sorted(rows)], earlier
+    return meta, [rows[k] for k in sorted(rows)], earlier, [compiles[k] for k in sorted(compiles)]
 
 
 # kiln's run-to-run spread is about 1%: a supplement whose kiln time is
@@ -208,6 +215,44 @@ def where_time_goes(rows):
     return lines
 
 
+COMPILE_PHASES = [("load, specialize and import", "import"), ("graph passes", "passes"),
+                  ("code generation, kernels and artifact", "kernels and artifact"),
+                  ("write", "write")]
+# The bar: a cold compile (empty kernel cache) within 3 s, and within a
+# third of torch.compile's.
+COMPILE_BUDGET_S = 3.0
+
+
+def compile_times(compiles, rows):
+    """kiln-compile's cold compile per model, by phase, beside torch.compile's
+    (reduce-overhead) and AOTInductor's build times from the full run of the
+    same model and batch."""
+    if not compiles:
+        return []
+    full = {(r["model"], r["batch"]): r for r in rows}
+    lines = ["", "## Compile time", "",
+             "kiln-compile's wall time from process start to the artifact, kernel cache "
+             f"empty, and its phases (kiln-compile -v); torch.compile's and AOTInductor's "
+             f"build times are from the full run of the same model and batch. The bar: "
+             f"{COMPILE_BUDGET_S:g} s and a third of torch.compile's.", "",
+             "| model | batch | kiln s | " + " | ".join(l for _, l in COMPILE_PHASES) +
+             " | kernel images | torch.compile s | kiln / torch.compile | AOTInductor s "
+             "| measured |",
+             "|---|---|---|" + "---|" * len(COMPILE_PHASES) + "---|---|---|---|---|"]
+    for row in compiles:
+        phases = row["kiln_compile_phases"]
+        peer = full.get((row["model"], row["batch"]), {})
+        torch_s = peer.get("compile_compile_s")
+        ratio = (f"{row['kiln_compile_s'] / torch_s:.2f}"
+                 if torch_s and "kiln_compile_s" in row else "-")
+        lines.append(f"| {row['model']} | {row['batch']} | {fmt(row.get('kiln_compile_s'), '.2f')} | "
+                     + " | ".join(fmt(phases.get(key), ".2f") for key, _ in COMPILE_PHASES)
+                     + f" | {row.get('kiln_images_compiled', '-')} | {fmt(torch_s, '.1f')} | "
+                     f"{ratio} | {fmt(peer.get('aoti_compile_s'), '.1f')} | "
+                     f"{row.get('measured', '-')} |")
+    return lines
+
+
 def fmt(value, spec):
     return format(value, spec) if isinstance(value, (int, float)) and not (
         isinstance(value, float) and math.isnan(value)) else "-"
@@ -243,7 +288,7 @@ def main(out, paths):
     # Markdown files (bench/gemm_vs_torch.py --markdown: kernels against the
     # vendor libraries) are appended as they are.
     tables = [p for p in paths if p.endswith(".md")]
-    meta, rows, earlier = load([p for p in paths if not p.endswith(".md")])
+    meta, rows, earlier, compiles = load([p for p in paths if not p.endswith(".md")])
     lines = ["# kiln against PyTorch on the H200", ""]
     facts = ", ".join(f"{k} {v}" for k, v in sorted(meta.items()))
     if facts:
@@ -313,6 +358,7 @@ def main(out, paths):
         with open(table) as f:
             lines += ["", f"## Kernels against the vendor libraries ({table})", "",
                       f.read().strip()]
+    lines += compile_times(compiles, rows)
     lines += where_time_goes(rows)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -39,6 +39,31 @@ class ReportTest(unittest.TestCase):
             with open(out) as f:
                 return f.read()
 
+    def test_kiln_only_rows_give_compile_times_and_never_replace_a_full_row(self):
+        full = row("resnet50", 32, [1.0], {"compile": [2.0]})
+        full["compile_compile_s"] = 12.0
+        full["aoti_compile_s"] = 40.0
+        alone = row("resnet50", 32, [5.0], {})
+        alone.update(kiln_compile_s=2.4, kiln_images_compiled=62,
+                     kiln_compile_phases={"load, specialize and import": 0.8,
+                                          "graph passes": 0.1,
+                                          "code generation, kernels and artifact": 1.3,
+                                          "write": 0.02})
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [os.path.join(tmp, "full.json"), os.path.join(tmp, "alone.json")]
+            with open(paths[0], "w") as f:
+                json.dump({"meta": {"gpu": "test"}, "rows": [full]}, f)
+            with open(paths[1], "w") as f:
+                json.dump({"meta": {"gpu": "test", "kiln_only": True, "date": "d"},
+                           "rows": [alone]}, f)
+            out = os.path.join(tmp, "RESULTS.md")
+            report.main(out, paths)
+            with open(out) as f:
+                text = f.read()
+        self.assertIn("**Batch 32: 2.00x**", text)  # the full row's kiln, not 5.0 ms
+        line = next(l for l in text.splitlines() if l.startswith("| resnet50 | 32 | 2.40 |"))
+        self.assertIn("| 0.80 | 0.10 | 1.30 | 0.02 | 62 | 12.0 | 0.20 | 40.0 | d |", line)
+
     def test_failed_row_is_excluded_from_every_mean(self):
         rows = [
             # 2x faster than the best peer (reduce-overhead at 2.0).

@@ -16,6 +16,7 @@
 
 #include "kiln/codegen/ArtifactWriter.h"
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
+#include "kiln/codegen/CompileJobs.h"
 #include "kiln/codegen/CudaEmitter.h"
 #include "kiln/runtime/ArtifactFormat.h"
 
@@ -25,9 +26,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <ctime>
 #include <chrono>
-#include <future>
 #include <iterator>
 #include <deque>
 #include <map>
@@ -292,26 +291,12 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
 
   std::vector<std::string> targets = archs;
   auto compileStart = std::chrono::steady_clock::now();
-  std::vector<std::vector<std::future<std::optional<NvrtcOutput>>>> jobs(distinct.size());
-  std::vector<std::vector<std::string>> errors(distinct.size(),
-                                               std::vector<std::string>(targets.size()));
-  std::vector<std::vector<double>> seconds(distinct.size(),
-                                           std::vector<double>(targets.size(), 0.0));
-  for (size_t k = 0; k < distinct.size(); ++k)
-    for (size_t t = 0; t < targets.size(); ++t)
-      jobs[k].push_back(std::async(std::launch::async, [&, k, t] {
-        // The thread's CPU time: every job starts at once, so wall time
-        // would count the others' turns on the cores too.
-        auto cpuSeconds = [] {
-          timespec now{};
-          clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-          return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
-        };
-        const double start = cpuSeconds();
-        auto out = compileKernel(distinct[k], targets[t], errors[k][t]);
-        seconds[k][t] = cpuSeconds() - start;
-        return out;
-      }));
+  // Job k * targets + t: kernel k for target t.
+  std::vector<CompileJobResult> compiled = runCompileJobs(
+      distinct.size() * targets.size(), [&](size_t job, std::string &jobError) {
+        return compileKernel(distinct[job / targets.size()], targets[job % targets.size()],
+                             jobError);
+      });
   ByteWriter kernels;
   kernels.put<uint32_t>(distinct.size());
   for (size_t k = 0; k < distinct.size(); ++k) {
@@ -320,20 +305,16 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     kernels.put<uint32_t>(targets.size() + 1);
     std::string ptx;
     for (size_t t = 0; t < targets.size(); ++t) {
-      std::optional<NvrtcOutput> out = jobs[k][t].get();
+      CompileJobResult &result = compiled[k * targets.size() + t];
+      std::optional<NvrtcOutput> &out = result.output;
       if (!out) {
-        error = errors[k][t];
-        // Drain the other jobs before returning: they write into `errors`.
-        for (size_t k2 = 0; k2 < distinct.size(); ++k2)
-          for (auto &job : jobs[k2])
-            if (job.valid())
-              job.wait();
+        error = result.error;
         return std::nullopt;
       }
       ++(out->fromCache ? stats.cachedImages : stats.compiledImages);
       if (!out->fromCache)
         stats.imageTimes.push_back(
-            {distinct[k].name, distinct[k].kind, targets[t], seconds[k][t]});
+            {distinct[k].name, distinct[k].kind, targets[t], result.cpuSeconds});
       kernels.string(targets[t]);
       kernels.put<uint64_t>(out->cubin.size());
       kernels.bytes += out->cubin;

@@ -122,8 +122,11 @@ kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
   for (const std::string &flag : flags)
     argv.push_back(flag.c_str());
 
-  nvrtcResult compiled = nvrtcCompileProgram(
-      program.get(), static_cast<int>(argv.size()), argv.data());
+  nvrtcResult compiled;
+  {
+    std::lock_guard<std::mutex> lock(nvrtcCompileMutex());
+    compiled = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+  }
   std::string log = programLog(program.get());
   if (compiled != NVRTC_SUCCESS)
     return fail(std::string(nvrtcGetErrorString(compiled)) + "\n" + log);
@@ -145,4 +148,9 @@ kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
     nvrtcGetCUBIN(program.get(), output.cubin.data());
   }
   return output;
+}
+
+std::mutex &kiln::codegen::nvrtcCompileMutex() {
+  static std::mutex *mutex = new std::mutex();
+  return *mutex;
 }

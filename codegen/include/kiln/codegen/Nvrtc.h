@@ -9,6 +9,7 @@
 #ifndef KILN_CODEGEN_NVRTC_H
 #define KILN_CODEGEN_NVRTC_H
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,10 @@ std::optional<NvrtcOutput> compileWithNvrtc(std::string_view source,
 /// sm_90 on). If not, sets `error` to one line naming `arch` and every
 /// architecture this NVRTC accepts, so a typo fails before any work.
 bool checkArch(const std::string &arch, std::string &error);
+
+/// Held by compileWithNvrtc around each compile: NVRTC runs one compile at
+/// a time per process anyway, and runCompileJobs forks its workers under it.
+std::mutex &nvrtcCompileMutex();
 
 /// `major.minor` of the NVRTC library in use (part of every cache key).
 std::string nvrtcVersion();
