@@ -158,7 +158,7 @@ class PoolZoo(torch.nn.Module):
 
 
 def cnn_models():
-    """Convolutional test models (issue 4), fp32 and fp16."""
+    """Convolutional test models, fp32 and fp16."""
     def mk(factory, shape, dtype):
         return lambda: (randomize_bn(factory()).to(dtype), (torch.randn(*shape, dtype=dtype),))
     models = {}
@@ -304,7 +304,7 @@ class TinyGpt2Block(torch.nn.Module):
 
 
 def transformer_models():
-    """Attention test models (issue 5), fp32 and fp16."""
+    """Attention test models, fp32 and fp16."""
     models = {}
     for suffix, dtype in (("f32", torch.float32), ("f16", torch.float16)):
         models[f"vit_tiny_{suffix}"] = (lambda d: lambda: (
@@ -384,7 +384,7 @@ def slice_models():
         models[f"ffn_{suffix}"] = mk(Ffn, (2, 24, 64), dtype)
         models[f"ffn_tanh_{suffix}"] = mk(lambda: Ffn(approximate="tanh"), (40, 64), dtype)
         models[f"mlp_stack_{suffix}"] = mk(MlpStack, (3, 17, 48), dtype)
-    # The issue's FFN: d=1024, hidden 4096, 4096 tokens, fp16.
+    # The benchmark's FFN: d=1024, hidden 4096, 4096 tokens, fp16.
     models["ffn_large_f16"] = mk(lambda: Ffn(d=1024, hidden=4096), (4096, 1024), torch.float16)
     return models
 
@@ -497,6 +497,16 @@ class GpuCausalMask(torch.nn.Module):
         return x + torch.where(keep, torch.zeros((), device=torch.device("cuda:0")), lowest)
 
 
+class ValueDependent(torch.nn.Module):
+    """A size read from the data (aten::Int of a tensor; scripted, since a
+    trace would bake the value in): its shapes can only be learned by
+    running it on the CPU, not on meta tensors."""
+
+    def forward(self, a):
+        n = int((a > 100).sum()) + 2
+        return a[:n] * 2
+
+
 class ScriptedNone(torch.nn.Module):
     """A scripted model whose outputs hold None (the tracer cannot record
     one): a tensor, None, and a nested tuple."""
@@ -510,8 +520,9 @@ def main(out, names):
     os.makedirs(out, exist_ok=True)
     everything = {**slice_models(), **op_models(), **cnn_models(), **transformer_models(),
                   **transformer_op_models(), **error_models()}
+    scripted_models = {"op_scripted_none": ScriptedNone, "value_dependent_scripted": ValueDependent}
     for name in names or everything:
-        if name == "op_scripted_none":
+        if name in scripted_models:
             continue
         torch.manual_seed(0)
         module, inputs = everything[name]()
@@ -520,8 +531,9 @@ def main(out, names):
         # mangling (nn.MultiheadAttention) makes it fail on equal graphs.
         torch.jit.save(torch.jit.trace(module, inputs, check_trace=False, strict=False),
                        os.path.join(out, name + ".pt"))
-    if not names or "op_scripted_none" in names:
-        torch.jit.save(torch.jit.script(ScriptedNone()), os.path.join(out, "op_scripted_none.pt"))
+    for name, model in scripted_models.items():
+        if not names or name in names:
+            torch.jit.save(torch.jit.script(model()), os.path.join(out, name + ".pt"))
     if not names:
         torch.manual_seed(0)
         scripted = torch.jit.script(Mlp().eval())

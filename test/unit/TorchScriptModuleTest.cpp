@@ -87,3 +87,23 @@ TEST(TorchScriptModule, TruncatedArchiveIsAnErrorNotACrash) {
   EXPECT_EQ(error.find("Exception raised from"), std::string::npos)
       << "backtrace leaked into the message: " << error;
 }
+
+// Shapes come from a run on meta tensors (no arithmetic); a graph that reads
+// a value from its data (a slice bounded by int(tensor)) runs on the CPU,
+// and says why.
+TEST(TorchScriptModule, ShapesAreLearnedOnMetaTensorsUnlessAValueIsNeeded) {
+  std::string error;
+  auto resnet = TorchScriptModule::load(fixture("resnet_small_f32.pt"), error);
+  ASSERT_NE(resnet, nullptr) << error;
+  ASSERT_TRUE(resnet->specialize(resnet->tracedInputs(), error)) << error;
+  EXPECT_EQ(resnet->shapeRun().rfind("on meta tensors", 0), 0u) << resnet->shapeRun();
+
+  auto reads = TorchScriptModule::load(fixture("value_dependent_scripted.pt"), error);
+  ASSERT_NE(reads, nullptr) << error;
+  ASSERT_TRUE(reads->specialize({{"a", {5, 3}, "f32", std::nullopt}}, error)) << error;
+  EXPECT_EQ(reads->shapeRun().rfind("on the CPU (on meta tensors: ", 0), 0u) << reads->shapeRun();
+  // int() reads _local_scalar_dense, which C++ LibTorch has no meta kernel
+  // for; running it on tensors of ones would give a made-up size.
+  EXPECT_NE(reads->shapeRun().find("returns a value computed from the data"), std::string::npos)
+      << reads->shapeRun();
+}

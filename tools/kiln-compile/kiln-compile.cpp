@@ -390,6 +390,9 @@ int main(int argc, char **argv) {
   std::vector<std::string> specTexts(inputSpecs.begin(), inputSpecs.end());
   if (!driver::importModel(modelPath, specTexts, context, compilation, error))
     return fail(error);
+  if (verbose)
+    llvm::errs() << "kiln-compile: shapes learned " << compilation.model->shapeRun() << "\n";
+  jsonReport["shapes_learned"] = compilation.model->shapeRun();
   phase("load, specialize and import");
   if (!driver::optimize(compilation, precisionChoice, *targets, selection, error,
                         [](mlir::PassManager &pm) {

@@ -400,6 +400,8 @@ TorchScriptModule::load(const std::string &path, std::string &error) {
 
 std::string kiln::frontend::libtorchVersion() { return TORCH_VERSION; }
 
+const std::string &TorchScriptModule::shapeRun() const { return state_->shapeRun; }
+
 std::vector<std::string> TorchScriptModule::inputNames() const {
   std::vector<std::string> names;
   for (const torch::jit::Value *input : state_->tensorInputs)
@@ -568,7 +570,11 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
   std::optional<c10::IValue> self;
   if (hasSelf)
     self = state.frozen._ivalue();
-  bool ran = runOnMeta(state.graph, self, tensors, stack);
+  std::string whyNotMeta, onCpu;
+  bool ran = runOnMeta(state.graph, self, tensors, stack, whyNotMeta, onCpu);
+  state.shapeRun = !ran ? "on the CPU (on meta tensors: " + whyNotMeta + ")"
+                   : onCpu.empty() ? "on meta tensors"
+                                   : "on meta tensors (on CPU tensors of ones: " + onCpu + ")";
   if (!ran) {
     stack.clear();
     if (self)

@@ -72,6 +72,10 @@ public:
   /// the shape arithmetic that became constant. Returns false with `error`
   /// naming the mismatch when the specs do not fit the model.
   bool specialize(const std::vector<InputSpec> &specs, std::string &error);
+  /// How specialize() learned the shapes: "on meta tensors", or "on the
+  /// CPU" with the reason the meta run failed (kiln-compile -v prints it: a
+  /// CPU run costs the model's whole arithmetic at the declared batch).
+  const std::string &shapeRun() const;
   /// Every operator kind in the frozen graph, in first-use order, constants
   /// and list/tuple plumbing included.
   std::vector<OperatorUse> operators() const;

@@ -25,6 +25,8 @@ struct TorchScriptModule::State {
   std::vector<torch::jit::Value *> tensorInputs;
   /// Whether every top-level tensor carries a complete TensorType.
   bool specialized = false;
+  /// How specialize() learned the shapes (TorchScriptModule::shapeRun).
+  std::string shapeRun;
   /// The graph outputs' names (flattenGraphOutputs).
   std::vector<std::string> outputNames;
 
@@ -69,11 +71,12 @@ std::string drawnIntegersHint(const std::vector<std::string> &drawnInputs);
 
 /// Runs `graph` on meta tensors (MetaShapes.cpp): every tensor's sizes,
 /// dtype and strides on `stack` as a CPU run would give them, without the
-/// arithmetic. False when the graph needs a value; then only a CPU run can
-/// tell its shapes.
+/// arithmetic. False (with `whyNot`) when the graph needs a value; then only
+/// a CPU run can tell its shapes. `onCpu` lists the ops that ran on CPU
+/// tensors of ones for want of a meta kernel.
 bool runOnMeta(const std::shared_ptr<torch::jit::Graph> &graph,
                const std::optional<c10::IValue> &self, const std::vector<at::Tensor> &inputs,
-               torch::jit::Stack &stack);
+               torch::jit::Stack &stack, std::string &whyNot, std::string &onCpu);
 
 /// An interpreter error (two tracebacks, then the message) as the message
 /// and the user's innermost Python frame.
