@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <chrono>
 #include <iterator>
@@ -291,12 +292,17 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
 
   std::vector<std::string> targets = archs;
   auto compileStart = std::chrono::steady_clock::now();
-  // Job k * targets + t: kernel k for target t.
+  // Job k * targets + t: kernel k for target t. KILN_NVRTC_PROCESSES=0
+  // keeps them in threads of this process (an application that must not
+  // fork).
+  const char *processes = std::getenv("KILN_NVRTC_PROCESSES");
   std::vector<CompileJobResult> compiled = runCompileJobs(
-      distinct.size() * targets.size(), [&](size_t job, std::string &jobError) {
+      distinct.size() * targets.size(),
+      [&](size_t job, std::string &jobError) {
         return compileKernel(distinct[job / targets.size()], targets[job % targets.size()],
                              jobError);
-      });
+      },
+      /*workers=*/0, /*useProcesses=*/!processes || std::string(processes) != "0");
   ByteWriter kernels;
   kernels.put<uint32_t>(distinct.size());
   for (size_t k = 0; k < distinct.size(); ++k) {
