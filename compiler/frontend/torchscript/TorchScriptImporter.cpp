@@ -25,6 +25,7 @@
 #include <torch/csrc/jit/ir/constants.h>
 
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -138,8 +139,14 @@ Value Importer::constantTensor(const at::Tensor &original, const std::string &na
     return {};
   }
   auto type = RankedTensorType::get(tensor.sizes().vec(), element);
-  bool splat = tensor.numel() > 0 &&
-               at::equal(tensor, tensor.flatten()[0].expand_as(tensor));
+  // A splat holds one value throughout: compared bytewise against the
+  // first element, stopping at the first difference (a weight's second
+  // element, almost always; at::equal read every weight in full).
+  const char *data = static_cast<const char *>(tensor.data_ptr());
+  const size_t elementBytes = tensor.element_size(), count = tensor.numel();
+  bool splat = count > 0;
+  for (size_t i = 1; splat && i < count; ++i)
+    splat = std::memcmp(data, data + i * elementBytes, elementBytes) == 0;
   if (splat) {
     double first = tensor.flatten()[0].item<double>();
     Attribute value = isa<FloatType>(element)
@@ -147,12 +154,19 @@ Value Importer::constantTensor(const at::Tensor &original, const std::string &na
                           : Attribute(IntegerAttr::get(element, static_cast<int64_t>(first)));
     return ConstantOp::create(builder, loc, DenseElementsAttr::get(type, value));
   }
-  ArrayRef<char> bytes(static_cast<const char *>(tensor.data_ptr()),
-                       tensor.nbytes());
+  ArrayRef<char> bytes(data, tensor.nbytes());
   std::string blobName = name.empty() ? "weight" + std::to_string(blobCount++) : name;
-  auto attr = DenseResourceElementsAttr::get(
-      type, blobName,
-      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, /*align=*/64));
+  // The blob holds the tensor's own memory (kept alive by the deleter) where
+  // it is aligned: a model's weights are hundreds of megabytes, and a copy
+  // cost a pass over them and as many fresh pages.
+  constexpr size_t kAlign = 64;
+  AsmResourceBlob blob =
+      reinterpret_cast<uintptr_t>(data) % kAlign == 0
+          ? AsmResourceBlob(bytes, kAlign,
+                            [keep = tensor](void *, size_t, size_t) mutable { keep.reset(); },
+                            /*dataIsMutable=*/false)
+          : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, kAlign);
+  auto attr = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
   return ConstantOp::create(builder, loc, attr);
 }
 
