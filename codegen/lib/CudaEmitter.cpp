@@ -499,7 +499,8 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
       return failure();
   std::string normalized;
   if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
-    normalized = "(" + rowElement + " - mean) * rstd";
+    normalized = norm.getRms() ? "(" + rowElement + " * rstd)"
+                               : "(" + rowElement + " - mean) * rstd";
     if (norm.getWeight())
       normalized = "(" + normalized + " * " + store.valueOf(norm.getWeight()) + ")";
     if (norm.getBias())
@@ -550,7 +551,13 @@ FailureOr<EmittedKernel> emitNormalization(FusionOp group, StringRef name) {
     return perWarp ? "kiln::warp_max(" + v + ")" : "kiln::block_max(" + v + ", scratch)";
   };
   std::string statistics;
-  if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
+  if (auto norm = dyn_cast<LayerNormOp>(anchor); norm && norm.getRms()) {
+    // RMSNorm: the mean of squares, nothing subtracted.
+    statistics = "  float squares = 0.0f;\n  " + forEach + " squares += " + rowElement +
+                 " * " + rowElement + ";\n"
+                 "  const float rstd = rsqrtf(" + rowSum("squares") + " / L + " +
+                 floatLiteral(norm.getEps().convertToDouble()) + ");\n";
+  } else if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
     statistics =
         "  float sum = 0.0f;\n  " + forEach + " sum += " + rowElement + ";\n"
         "  const float mean = " + rowSum("sum") + " / L;\n"

@@ -20,6 +20,8 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   // A BatchNorm freezing left behind, once it sits next to its convolution.
   pm.addNestedPass<func::FuncOp>(createKilnFoldAffine());
   pm.addNestedPass<func::FuncOp>(createKilnPatchify());
+  // RMSNorm as one normalization, its eps and statistics in fp32.
+  pm.addNestedPass<func::FuncOp>(createKilnRaiseRmsNorm());
   KilnSetPrecisionOptions precision;
   precision.precision = options.precision;
   precision.ioDtype = options.ioDtype;

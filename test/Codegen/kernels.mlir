@@ -206,6 +206,27 @@ func.func @ln(%x: tensor<6x20xf32>, %y: tensor<6x20xf32>, %g: tensor<20xf32>, %b
 
 // -----
 
+// RMSNorm (layer_norm rms) with its weight's mul, fp16 rows of 37: the mean
+// of squares in fp32, no mean subtracted.
+// CHECK-LABEL: // === kernel rms_k0 grid(1, 1, 1) block(256) shared(0) inputs(2) outputs(1)
+//       CHECK:   constexpr int L = 37, kPerLane = (L + 31) / 32;
+//   CHECK-NOT:   mean
+//       CHECK:   squares += row[t] * row[t];
+//       CHECK:   const float rstd = rsqrtf(kiln::warp_sum(squares) / L + 1.000000000e-06f);
+//   CHECK-NOT:   mean
+//       CHECK:   (row[t] * rstd)
+func.func @rms(%x: tensor<5x37xf16>, %g: tensor<37xf16>) -> tensor<5x37xf16> {
+  %0 = kiln.fusion normalization ins(%x, %g : tensor<5x37xf16>, tensor<37xf16>) -> tensor<5x37xf16> {
+  ^bb0(%a: tensor<5x37xf16>, %w: tensor<37xf16>):
+    %n = kiln.layer_norm %a axis = 1 eps = 1.0e-06 rms : (tensor<5x37xf16>) -> tensor<5x37xf16>
+    %y = kiln.mul %n, %w : tensor<5x37xf16>, tensor<37xf16> -> tensor<5x37xf16>
+    kiln.yield %y : tensor<5x37xf16>
+  }
+  return %0 : tensor<5x37xf16>
+}
+
+// -----
+
 // Softmax over the last dimension: max, then sum of exponentials, in fp32.
 // CHECK-LABEL: // === kernel sm_k0 grid(1, 1, 1) block(256) shared(0) inputs(1) outputs(1)
 //       CHECK:   const float rowMax = kiln::warp_max(localMax);

@@ -142,6 +142,20 @@ std::string layerNorm(int64_t rows, int64_t length, const std::string &type) {
          "    kiln.yield %h, %e : " + t + ", " + t + "\n  }\n  return %0#0, %0#1 : " + t + ", " + t + "\n}\n";
 }
 
+/// RMSNorm after a residual add, with its weight: the mean of squares, no
+/// mean subtracted.
+std::string rmsNorm(int64_t rows, int64_t length, const std::string &type) {
+  std::string t = "tensor<" + std::to_string(rows) + "x" + std::to_string(length) + "x" + type + ">";
+  std::string v = "tensor<" + std::to_string(length) + "x" + type + ">";
+  return "func.func @f(%x: " + t + ", %y: " + t + ", %g: " + v + ") -> " + t + " {\n"
+         "  %0 = kiln.fusion normalization ins(%x, %y, %g : " + t + ", " + t + ", " + v + ") -> " + t + " {\n"
+         "  ^bb0(%a: " + t + ", %c: " + t + ", %w: " + v + "):\n"
+         "    %h = kiln.add %a, %c : " + t + "\n"
+         "    %n = kiln.layer_norm %h axis = 1 eps = 1.0e-06 rms : (" + t + ") -> " + t + "\n"
+         "    %e = kiln.mul %n, %w : " + t + ", " + v + " -> " + t + "\n"
+         "    kiln.yield %e : " + t + "\n  }\n  return %0 : " + t + "\n}\n";
+}
+
 std::string softmax(int64_t rows, int64_t length, const std::string &type) {
   std::string t = "tensor<" + std::to_string(rows) + "x" + std::to_string(length) + "x" + type + ">";
   return "func.func @f(%x: " + t + ") -> " + t + " {\n"
@@ -545,6 +559,15 @@ TEST(KernelsGpu, LayerNormWithPrologueAndEpilogue) {
   expectMatchesReference(layerNorm(4, 1000, "f16"));
   expectMatchesReference(layerNorm(9, 1024, "f32"));
   expectMatchesReference(layerNorm(3, 4096, "bf16"));
+}
+
+TEST(KernelsGpu, RmsNormWithResidualAndWeight) {
+  KILN_REQUIRE_GPU();
+  // A row to a warp (37, Llama-7B's 4096 is a row to a block), odd row counts.
+  expectMatchesReference(rmsNorm(5, 37, "f32"));
+  expectMatchesReference(rmsNorm(4101, 768, "f16"));
+  expectMatchesReference(rmsNorm(3, 4096, "bf16"));
+  expectMatchesReference(rmsNorm(7, 1000, "f16"));
 }
 
 TEST(KernelsGpu, ScaledSoftmax) {

@@ -447,7 +447,35 @@ def op_models():
                                     (torch.tensor([[5, 7, 1, 1], [1, 3, 4, 2]]),)),
         # cumsum of floats along the last dimension.
         "op_cumsum_float": lambda: (fn_module(lambda a: torch.cumsum(a, -1) * 0.5), (x(3, 7),)),
+        # nn.RMSNorm (aten::rms_norm), a weight away from ones, rows of 37.
+        "op_rms_norm": lambda: (_randomized(torch.nn.RMSNorm(37, eps=1e-5)), (x(2, 5, 37),)),
+        # RMSNorm written out as Llama writes it, after a residual add.
+        "op_rms_norm_manual": lambda: (LlamaStyleRmsNorm(37), (x(2, 5, 37), x(2, 5, 37))),
     }
+
+
+def _randomized(module):
+    with torch.no_grad():
+        for parameter in module.parameters():
+            parameter.uniform_(0.5, 1.5)
+    return module
+
+
+class LlamaStyleRmsNorm(torch.nn.Module):
+    """Hugging Face's LlamaRMSNorm: fp32 statistics, then the weight."""
+
+    def __init__(self, size, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.rand(size) + 0.5)
+        self.eps = eps
+
+    def forward(self, a, b):
+        hidden = a + b
+        dtype = hidden.dtype
+        hidden = hidden.to(torch.float32)
+        variance = hidden.pow(2).mean(-1, keepdim=True)
+        hidden = hidden * torch.rsqrt(variance + self.eps)
+        return self.weight * hidden.to(dtype)
 
 
 def _position_ids(ids, padding_idx=1):

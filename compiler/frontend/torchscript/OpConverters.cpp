@@ -242,6 +242,40 @@ LogicalResult convertLayerNorm(Importer &im, const Node *node) {
   return success();
 }
 
+/// aten::rms_norm(input, normalized_shape, weight?, eps?): eps None is the
+/// input type's machine epsilon, as in PyTorch.
+LogicalResult convertRmsNorm(Importer &im, const Node *node) {
+  RankedTensorType type = im.resultType(node);
+  auto normalized = constantArg<std::vector<int64_t>>(im, node, 1);
+  if (!type || !normalized)
+    return failure();
+  double eps;
+  if (isNone(node, 3)) {
+    auto input = node->input(0)->type()->cast<c10::TensorType>();
+    std::optional<c10::ScalarType> dtype = input ? input->scalarType() : std::nullopt;
+    eps = dtype == c10::kHalf       ? 0.0009765625
+          : dtype == c10::kBFloat16 ? 0.0078125
+          : dtype == c10::kDouble   ? 2.220446049250313e-16
+                                    : 1.1920928955078125e-07;
+  } else {
+    auto given = constantArg<double>(im, node, 3);
+    if (!given)
+      return failure();
+    eps = *given;
+  }
+  Location loc = im.locationOf(node);
+  Type element = elementOf(type);
+  Value input = im.operand(node->input(0), element, loc);
+  Value weight = isNone(node, 2) ? Value() : im.operand(node->input(2), element, loc);
+  if (!input || (!isNone(node, 2) && !weight))
+    return failure();
+  int64_t axis = type.getRank() - static_cast<int64_t>(normalized->size());
+  im.bind(node, LayerNormOp::create(im.builder, loc, type, input, weight, Value(),
+                                    im.builder.getI64IntegerAttr(axis),
+                                    im.builder.getF64FloatAttr(eps), im.builder.getUnitAttr()));
+  return success();
+}
+
 LogicalResult convertSoftmax(Importer &im, const Node *node) {
   RankedTensorType type = im.resultType(node);
   auto dim = constantArg<int64_t>(im, node, 1);
@@ -484,6 +518,7 @@ kiln::frontend::converterRegistry() {
       {"aten::mm", convertMatmul},
       {"aten::bmm", convertMatmul},
       {"aten::layer_norm", convertLayerNorm},
+      {"aten::rms_norm", convertRmsNorm},
       {"aten::softmax.int", convertSoftmax},
       {"aten::sum.dim_IntList", convertReduce<ReduceSumOp>},
       {"aten::mean.dim", convertReduce<ReduceMeanOp>},

@@ -388,6 +388,16 @@ private:
           std::vector<int64_t> normalized(x.sizes().begin() + o.getAxis(), x.sizes().end());
           at::Tensor w = o.getWeight() ? in(o.getWeight()) : at::Tensor();
           at::Tensor b = o.getBias() ? in(o.getBias()) : at::Tensor();
+          if (o.getRms()) {
+            std::vector<int64_t> dims;
+            for (int64_t d = o.getAxis(); d < x.dim(); ++d)
+              dims.push_back(d);
+            return one(inFloat32(x, [&](auto up) {
+              at::Tensor y = up(x) * at::rsqrt(up(x).pow(2).mean(dims, /*keepdim=*/true) +
+                                               o.getEps().convertToDouble());
+              return w.defined() ? y * up(w) : y;
+            }));
+          }
           return one(inFloat32(x, [&](auto up) {
             return at::layer_norm(up(x), normalized,
                                   w.defined() ? std::optional<at::Tensor>(up(w)) : std::nullopt,

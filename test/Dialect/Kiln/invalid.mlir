@@ -317,6 +317,14 @@ func.func @layer_norm_types(%x: tensor<4x8xf32>, %w: tensor<8xf16>) {
 
 // -----
 
+func.func @rms_norm_bias(%x: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{rms normalization takes no bias}}
+  %0 = kiln.layer_norm %x bias %b axis = 1 eps = 1.0e-05 rms : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
 func.func @layer_norm_result(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{result type 'tensor<32xf32>' must equal the input type 'tensor<4x8xf32>'}}
   %0 = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<4x8xf32>) -> tensor<32xf32>

@@ -131,6 +131,7 @@ func.func @contractions(%x: tensor<2x64x256xbf16>, %w: tensor<1024x256xbf16>, %b
 //       CHECK:   kiln.layer_norm %{{.+}} weight %{{.+}} bias %{{.+}} axis = 2 eps = 1.000000e-05 : (tensor<4x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<4x8x16xf32>
 //       CHECK:   kiln.layer_norm %{{.+}} bias %{{.+}} axis = 2 eps = 9.9999999999999995E-7 : (tensor<4x8x16xf32>, tensor<16xf32>) -> tensor<4x8x16xf32>
 //       CHECK:   kiln.layer_norm %{{.+}} axis = 1 eps = 1.000000e-05 : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+//       CHECK:   kiln.layer_norm %{{.+}} weight %{{.+}} axis = 2 eps = 9.9999999999999995E-7 rms : (tensor<4x8x16xf32>, tensor<16xf32>) -> tensor<4x8x16xf32>
 func.func @reductions(%x: tensor<4x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %i: tensor<5xi64>) {
   %0 = kiln.reduce_sum %x dims = [1] keepdim : tensor<4x8x16xf32> -> tensor<4x1x16xf32>
   %1 = kiln.reduce_mean %x dims = [1, 2] : tensor<4x8x16xf32> -> tensor<4xf32>
@@ -140,6 +141,7 @@ func.func @reductions(%x: tensor<4x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16x
   %5 = kiln.layer_norm %x weight %g bias %b axis = 2 eps = 1.0e-05 : (tensor<4x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<4x8x16xf32>
   %6 = kiln.layer_norm %x bias %b axis = 2 eps = 1.0e-06 : (tensor<4x8x16xf32>, tensor<16xf32>) -> tensor<4x8x16xf32>
   %7 = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %8 = kiln.layer_norm %x weight %g axis = 2 eps = 1.0e-06 rms : (tensor<4x8x16xf32>, tensor<16xf32>) -> tensor<4x8x16xf32>
   return
 }
 

@@ -559,6 +559,8 @@ LogicalResult LayerNormOp::verify() {
   if (!(getEps().convertToDouble() > 0.0))
     return emitOpError("eps must be positive, got ")
            << getEps().convertToDouble();
+  if (getRms() && getBias())
+    return emitOpError("rms normalization takes no bias");
   return success();
 }
 

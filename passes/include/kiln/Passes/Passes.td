@@ -121,6 +121,34 @@ def KilnPatchify : Pass<"kiln-patchify", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnRaiseRmsNorm : Pass<"kiln-raise-rms-norm", "mlir::func::FuncOp"> {
+  let summary = "turns RMSNorm written out in elementwise ops into kiln.layer_norm rms";
+  let description = [{
+    Llama's, T5's and Mistral's RMSNorm is traced as `pow(x, 2)`, a mean over
+    the trailing dimensions, `+ eps`, `rsqrt` and `x *` that result: a
+    reduction kernel, an elementwise kernel, and a tensor of squares
+    written by the producer. As `kiln.layer_norm ... rms` it is one row
+    kernel (FuseNormalization adds the weight's mul and its neighbours) with
+    fp32 statistics. Matched when the squares, the mean, the sum and the
+    rsqrt have no other use and eps is a positive scalar constant. Runs
+    before kiln-set-precision, so eps is the model's.
+
+    Before:
+    ```mlir
+    %p = kiln.pow %x, %two : tensor<2x16x64xf32>, tensor<f32> -> tensor<2x16x64xf32>
+    %m = kiln.reduce_mean %p dims = [2] keepdim : tensor<2x16x64xf32> -> tensor<2x16x1xf32>
+    %a = kiln.add %m, %eps : tensor<2x16x1xf32>, tensor<f32> -> tensor<2x16x1xf32>
+    %r = kiln.rsqrt %a : tensor<2x16x1xf32>
+    %y = kiln.mul %x, %r : tensor<2x16x64xf32>, tensor<2x16x1xf32> -> tensor<2x16x64xf32>
+    ```
+    After:
+    ```mlir
+    %y = kiln.layer_norm %x axis = 2 eps = 1.0e-06 rms : (tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnFoldConstants : Pass<"kiln-fold-constants", "mlir::func::FuncOp"> {
   let summary = "computes integer and boolean elementwise ops on constants at compile time";
   let description = [{

@@ -407,17 +407,21 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure, AttrSizedOperandSegments]> {
     optional and shaped like those trailing dimensions. Statistics are computed
     in fp32 whatever the element type.
 
+    With `rms`, the root-mean-square normalization of RMSNorm (Llama, T5):
+    `x * rsqrt(mean(x^2) + eps) * weight`, no mean subtracted and no bias.
+
     ```mlir
     %y = kiln.layer_norm %x weight %g bias %b axis = 1 eps = 1.0e-05 : (tensor<64x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<64x256xf32>
+    %z = kiln.layer_norm %x weight %g axis = 1 eps = 1.0e-06 rms : (tensor<64x256xf32>, tensor<256xf32>) -> tensor<64x256xf32>
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$input,
                        Optional<Kiln_FloatTensor>:$weight,
                        Optional<Kiln_FloatTensor>:$bias,
-                       I64Attr:$axis, F64Attr:$eps);
+                       I64Attr:$axis, F64Attr:$eps, UnitAttr:$rms);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? "
-      "`axis` `=` $axis `eps` `=` $eps attr-dict `:` "
+      "`axis` `=` $axis `eps` `=` $eps (`rms` $rms^)? attr-dict `:` "
       "functional-type(operands, results)";
   let hasVerifier = 1;
 }
