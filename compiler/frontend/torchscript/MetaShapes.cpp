@@ -7,7 +7,8 @@
 // kernels for many ops (PyTorch registers theirs in Python): where,
 // floor_divide, native_batch_norm, and convolutions, which end in the
 // backend-specific convolution_overrideable. So:
-//   - convolutions get a meta kernel here: the output size formula;
+//   - convolutions, layer norms, relu, hardswish and nn.MultiheadAttention's
+//     fast path get meta kernels here (output size formulas);
 //   - any other op without one gets, the first time a run meets it, a
 //     kernel that runs the CPU kernel on tensors of ones of the same shapes
 //     (those ops are elementwise or cheaper: the costly contractions have
@@ -21,6 +22,7 @@
 #include "TorchScriptState.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
@@ -193,6 +195,31 @@ void sameShapeAsInput(const c10::OperatorHandle &op, c10::DispatchKeySet,
   stack->emplace_back(std::move(out));
 }
 
+/// native_layer_norm(input, normalized_shape, weight?, bias?, eps) ->
+/// (output, mean, rstd), the statistics shaped like the input with the
+/// normalized dimensions kept as 1. Without it the composite runs
+/// native_batch_norm on tensors of ones of the whole activation.
+void layerNormShape(const c10::OperatorHandle &op, c10::DispatchKeySet,
+                    torch::jit::Stack *stack) {
+  const size_t arguments = op.schema().arguments().size();
+  auto args = torch::jit::last(*stack, arguments);
+  const at::Tensor input = args[0].toTensor();
+  const int64_t normalized = static_cast<int64_t>(args[1].toIntVector().size());
+  TORCH_CHECK(normalized <= input.dim(), "kiln's meta layer_norm: rank");
+  std::vector<int64_t> statistics(input.sizes().begin(), input.sizes().end());
+  for (int64_t d = input.dim() - normalized; d < input.dim(); ++d)
+    statistics[d] = 1;
+  at::ScalarType statisticsType =
+      at::isReducedFloatingType(input.scalar_type()) ? at::kFloat : input.scalar_type();
+  at::Tensor out = at::empty_like(input, at::MemoryFormat::Contiguous);
+  at::Tensor mean = at::empty(statistics, input.options().dtype(statisticsType));
+  at::Tensor rstd = at::empty(statistics, input.options().dtype(statisticsType));
+  torch::jit::drop(*stack, arguments);
+  stack->emplace_back(std::move(out));
+  stack->emplace_back(std::move(mean));
+  stack->emplace_back(std::move(rstd));
+}
+
 /// nn.MultiheadAttention's fast path: (query, key, value, embed_dim,
 /// num_head, qkv_weight, qkv_bias, proj_weight, proj_bias, mask,
 /// need_weights, average_attn_weights, mask_type) -> (output, weights).
@@ -235,6 +262,8 @@ struct MetaKernels {
       aten->impl(unary, torch::CppFunction::makeFromBoxedFunction<&sameShapeAsInput>());
     aten->impl("_native_multi_head_attention",
                torch::CppFunction::makeFromBoxedFunction<&multiHeadAttentionShape>());
+    aten->impl("native_layer_norm",
+               torch::CppFunction::makeFromBoxedFunction<&layerNormShape>());
   }
 
   /// Gives `qualified` ("aten::where.self") the CPU-on-ones meta kernel.
@@ -308,6 +337,15 @@ bool runOnMeta(const std::shared_ptr<torch::jit::Graph> &graph,
   }
   MetaKernels &kernels = metaKernels();
   torch::jit::Code code(meta, "forward");
+  // The ops run on ones are small; on LibTorch's thread pool each would
+  // leave its OpenMP threads spinning, on the cores the kernel compiles
+  // need next (a quarter of a BERT-base compile's CPU time).
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  struct RestoreThreads {
+    int threads;
+    ~RestoreThreads() { at::set_num_threads(threads); }
+  } restoreThreads{threads};
   std::set<std::string> delegated;
   ranOnCpu = &delegated;
   struct Reset {
