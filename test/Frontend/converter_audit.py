@@ -103,6 +103,10 @@ def cases():
                                     None),
         "layer_norm_no_affine": (torch.nn.LayerNorm(8, eps=0.5, elementwise_affine=False),
                                  [r(3, 8)], None),
+        "rms_norm_eps_two_dims": (Fn(lambda m, x: F.rms_norm(x, [4, 8], x[0] * 0.5 + 1,
+                                                              eps=1e-2)), [r(3, 4, 8)], None),
+        # eps None: the input type's machine epsilon.
+        "rms_norm_default_eps": (Fn(lambda m, x: F.rms_norm(x * 1e-3, [8])), [r(3, 8)], None),
         "sum_dims_keepdim": (Fn(lambda m, x: x.sum(dim=(0, 2), keepdim=True)), [r(3, 4, 5)],
                              None),
         "sum_all": (Fn(lambda m, x: x.sum()), [r(3, 4)], None),
