@@ -39,7 +39,14 @@ mkdir -p "$work"
 step make-models python3 test/models/make_models.py "$work/models"
 export KILN_TEST_MODELS="$work/models"
 step kiln-opt-roundtrip bash -c 'kiln-opt test/Dialect/Kiln/ops.mlir --split-input-file | kiln-opt --split-input-file > /dev/null && kiln-opt test/examples/ffn_block.mlir --canonicalize | head -16'
-step lit env PYTHONPATH="$bundle/lit" LD_LIBRARY_PATH="$bundle/lib:$LD_LIBRARY_PATH" python3 -c "from lit.main import main; main()" -sv test --param kiln_tools_dir="$bundle/bin" \
+# FileCheck's libz3 travels xz-compressed (scripts/gpu-pack.sh).
+libs="$work/lib"
+mkdir -p "$libs"
+for packed in "$bundle"/lib/*.xz; do
+  [ -e "$packed" ] && python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
+    "$packed" "$libs/$(basename "$packed" .xz)"
+done
+step lit env PYTHONPATH="$bundle/lit" LD_LIBRARY_PATH="$libs:$bundle/lib:$LD_LIBRARY_PATH" python3 -c "from lit.main import main; main()" -sv test --param kiln_tools_dir="$bundle/bin" \
   --param llvm_tools_dir="$bundle/bin" --param kiln_obj_root="$work/lit"
 for t in kiln-runtime-gpu-tests kiln-runtime-tests kiln-codegen-tests; do
   step "$t" "$bundle/bin/$t"
