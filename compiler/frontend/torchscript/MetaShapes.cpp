@@ -7,8 +7,9 @@
 // kernels for many ops (PyTorch registers theirs in Python): where,
 // floor_divide, native_batch_norm, and convolutions, which end in the
 // backend-specific convolution_overrideable. So:
-//   - convolutions, layer norms, relu, hardswish and nn.MultiheadAttention's
-//     fast path get meta kernels here (output size formulas);
+//   - convolutions, layer norms, index_select, relu, hardswish and
+//     nn.MultiheadAttention's fast path get meta kernels here (output size
+//     formulas);
 //   - any other op without one gets, the first time a run meets it, a
 //     kernel that runs the CPU kernel on tensors of ones of the same shapes
 //     (those ops are elementwise or cheaper: the costly contractions have
@@ -220,6 +221,23 @@ void layerNormShape(const c10::OperatorHandle &op, c10::DispatchKeySet,
   stack->emplace_back(std::move(rstd));
 }
 
+/// index_select(self, dim, index): an embedding lookup. On ones it would
+/// fill the whole table (GPT-2's is 50257 x 768) for every lookup.
+void indexSelectShape(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
+                      torch::jit::Stack *stack) {
+  const size_t arguments = op.schema().arguments().size();
+  auto args = torch::jit::last(*stack, arguments);
+  const at::Tensor self = args[0].toTensor(), index = args[2].toTensor();
+  if (self.dim() == 0 || index.dim() > 1)
+    return runOnCpuOnes(op, keys, stack);
+  const int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), self.dim());
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  shape[dim] = index.numel();
+  at::Tensor out = at::empty(shape, self.options());
+  torch::jit::drop(*stack, arguments);
+  stack->emplace_back(std::move(out));
+}
+
 /// nn.MultiheadAttention's fast path: (query, key, value, embed_dim,
 /// num_head, qkv_weight, qkv_bias, proj_weight, proj_bias, mask,
 /// need_weights, average_attn_weights, mask_type) -> (output, weights).
@@ -264,6 +282,8 @@ struct MetaKernels {
                torch::CppFunction::makeFromBoxedFunction<&multiHeadAttentionShape>());
     aten->impl("native_layer_norm",
                torch::CppFunction::makeFromBoxedFunction<&layerNormShape>());
+    aten->impl("index_select",
+               torch::CppFunction::makeFromBoxedFunction<&indexSelectShape>());
   }
 
   /// Gives `qualified` ("aten::where.self") the CPU-on-ones meta kernel.
