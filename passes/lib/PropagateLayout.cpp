@@ -5,6 +5,10 @@
 //                           permute(op(x, toLast(y)...), toFirst)
 //   SinkThroughReduce       reduce(permute(x, toFirst), D) ->
 //                           permute'(reduce(x, toFirst[D]))
+//   SinkUnitReshapeThroughUnary
+//                           op(reshape(permute(x, toFirst))) with the
+//                           reshape only dropping unit dims ->
+//                           reshape(op(permute(x, toFirst)))
 //   UnitPermuteToReshape    a permute moving only size-1 dims -> reshape
 // The permute folder then cancels permute(permute(x, toFirst), toLast).
 // Only channels-first permutes move (downwards), so the patterns cannot
@@ -180,6 +184,49 @@ struct SinkThroughReduce : OpRewritePattern<ReduceOp> {
   }
 };
 
+/// Whether `from` and `to` list the same sizes once the 1s are dropped
+/// (a reshape that only inserts or removes unit dims).
+bool sameBeyondUnitDims(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  auto nonUnit = [](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> sizes;
+    for (int64_t size : shape)
+      if (size != 1)
+        sizes.push_back(size);
+    return sizes;
+  };
+  return nonUnit(from) == nonUnit(to);
+}
+
+/// A one-operand elementwise op reading reshape(permute(x, kToFirst)) that
+/// only drops unit dims (Conv1d as a convolution of height 1, then GELU on
+/// [N, C, L]) is computed on the permuted 4-D value instead, so that
+/// SinkThroughElementwise can move the permute past it:
+/// op(reshape(permute(x))) -> reshape(op(permute(x))).
+struct SinkUnitReshapeThroughUnary : RewritePattern {
+  SinkUnitReshapeThroughUnary(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (!op->hasTrait<kiln::OpTrait::KilnElementwise>() || op->getNumOperands() != 1 ||
+        op->getNumResults() != 1 || isa<FusionOp>(op->getParentOp()))
+      return failure();
+    auto reshape = op->getOperand(0).getDefiningOp<ReshapeOp>();
+    if (!reshape || !isPermute(reshape.getInput(), kToFirst))
+      return failure();
+    auto permutedType = cast<RankedTensorType>(reshape.getInput().getType());
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!sameBeyondUnitDims(permutedType.getShape(), type.getShape()))
+      return failure();
+    IRMapping mapping;
+    mapping.map(op->getOperand(0), reshape.getInput());
+    Operation *wide = rewriter.clone(*op, mapping);
+    wide->getResult(0).setType(
+        RankedTensorType::get(permutedType.getShape(), type.getElementType()));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, wide->getResult(0));
+    return success();
+  }
+};
+
 struct UnitPermuteToReshape : OpRewritePattern<PermuteOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -195,9 +242,9 @@ struct UnitPermuteToReshape : OpRewritePattern<PermuteOp> {
 struct PropagateLayoutPass : kiln::impl::KilnPropagateLayoutBase<PropagateLayoutPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkThroughElementwise, SinkThroughReduce<ReduceSumOp>,
-                 SinkThroughReduce<ReduceMeanOp>, SinkThroughReduce<ReduceMaxOp>,
-                 UnitPermuteToReshape>(&getContext());
+    patterns.add<SinkThroughElementwise, SinkUnitReshapeThroughUnary,
+                 SinkThroughReduce<ReduceSumOp>, SinkThroughReduce<ReduceMeanOp>,
+                 SinkThroughReduce<ReduceMaxOp>, UnitPermuteToReshape>(&getContext());
     PermuteOp::getCanonicalizationPatterns(patterns, &getContext());
     ReshapeOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -98,3 +98,40 @@ func.func @other_permutes(%x: tensor<1x2x3x4xf32>, %y: tensor<2x3x4xf32>) -> (te
   %3 = kiln.relu %2 : tensor<4x2x3xf32>
   return %1, %3 : tensor<1x3x2x4xf32>, tensor<4x2x3xf32>
 }
+
+// -----
+
+// Conv1d as a convolution of height 1 (Whisper's front end): the result
+// leaves as [N, C, L] through a reshape that drops the unit height, GELU
+// runs there, and the next convolution reshapes and permutes it back. GELU
+// is computed on the channels-last value and both permutes cancel.
+// CHECK-LABEL: func.func @conv1d_gelu(
+//       CHECK:   %[[C1:.+]] = kiln.conv2d
+//       CHECK:   %[[G:.+]] = kiln.gelu %[[C1]] {{.*}}: tensor<1x1x16x8xf32>
+//       CHECK:   %[[C2:.+]] = kiln.conv2d %[[G]]
+//   CHECK-NOT:   kiln.permute %{{.*}} [0, 2, 3, 1]
+func.func @conv1d_gelu(%x: tensor<1x1x16x8xf32>, %w: tensor<8x1x3x8xf32>) -> tensor<1x1x16x8xf32> {
+  %0 = kiln.conv2d %x, %w strides = [1, 1] padding = [0, 1, 0, 1] dilation = [1, 1] groups = 1 : (tensor<1x1x16x8xf32>, tensor<8x1x3x8xf32>) -> tensor<1x1x16x8xf32>
+  %1 = kiln.permute %0 [0, 3, 1, 2] : tensor<1x1x16x8xf32> -> tensor<1x8x1x16xf32>
+  %2 = kiln.reshape %1 : tensor<1x8x1x16xf32> -> tensor<1x8x16xf32>
+  %3 = kiln.gelu %2 : tensor<1x8x16xf32>
+  %4 = kiln.reshape %3 : tensor<1x8x16xf32> -> tensor<1x8x1x16xf32>
+  %5 = kiln.permute %4 [0, 2, 3, 1] : tensor<1x8x1x16xf32> -> tensor<1x1x16x8xf32>
+  %6 = kiln.conv2d %5, %w strides = [1, 1] padding = [0, 1, 0, 1] dilation = [1, 1] groups = 1 : (tensor<1x1x16x8xf32>, tensor<8x1x3x8xf32>) -> tensor<1x1x16x8xf32>
+  return %6 : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// A reshape that merges dims larger than 1 is not a change of view of the
+// same layout: the activation stays after it, on [N, C, H*W].
+// CHECK-LABEL: func.func @merging_reshape(
+//       CHECK:   kiln.permute %{{.*}} [0, 3, 1, 2]
+//       CHECK:   %[[R:.+]] = kiln.reshape %{{.*}} : tensor<1x8x4x4xf32> -> tensor<1x8x16xf32>
+//       CHECK:   kiln.gelu %[[R]]
+func.func @merging_reshape(%x: tensor<1x4x4x8xf32>) -> tensor<1x8x16xf32> {
+  %0 = kiln.permute %x [0, 3, 1, 2] : tensor<1x4x4x8xf32> -> tensor<1x8x4x4xf32>
+  %1 = kiln.reshape %0 : tensor<1x8x4x4xf32> -> tensor<1x8x16xf32>
+  %2 = kiln.gelu %1 : tensor<1x8x16xf32>
+  return %2 : tensor<1x8x16xf32>
+}
