@@ -187,11 +187,15 @@ std::vector<CompileJobResult> kiln::codegen::runCompileJobs(
       // unanswered jobs run here.
       auto lastProgress = std::chrono::steady_clock::now();
       std::vector<pollfd> polls;
+      std::vector<Worker *> polled; // polls[i] is polled[i]'s pipe
       while (true) {
         polls.clear();
-        for (const Worker &worker : running)
-          if (worker.fd >= 0)
+        polled.clear();
+        for (Worker &worker : running)
+          if (worker.fd >= 0) {
             polls.push_back({worker.fd, POLLIN, 0});
+            polled.push_back(&worker);
+          }
         if (polls.empty())
           break;
         int ready = ::poll(polls.data(), polls.size(), 1000);
@@ -202,12 +206,9 @@ std::vector<CompileJobResult> kiln::codegen::runCompileJobs(
             break;
           continue;
         }
-        for (Worker &worker : running) {
-          if (worker.fd < 0)
-            continue;
-          auto it = std::find_if(polls.begin(), polls.end(),
-                                 [&](const pollfd &p) { return p.fd == worker.fd; });
-          if (it == polls.end() || !(it->revents & (POLLIN | POLLHUP | POLLERR)))
+        for (size_t i = 0; i < polls.size(); ++i) {
+          Worker &worker = *polled[i];
+          if (!(polls[i].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
           char chunk[1 << 16];
           ssize_t n = ::read(worker.fd, chunk, sizeof(chunk));

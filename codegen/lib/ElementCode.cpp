@@ -316,10 +316,8 @@ std::string ElementCode::comparison(Operation *op, StringRef symbol) {
 /// square roots, as ATen's pow does for a scalar exponent (GPT-2's GELU
 /// cubes its input: powf would cost a log and an exp per element).
 static std::string power(PowOp pow, const std::string &base, const std::string &exponent) {
-  auto constant = pow.getRhs().getDefiningOp<ConstantOp>();
-  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (dense && dense.isSplat() && isa<FloatType>(dense.getElementType())) {
-    double y = dense.getSplatValue<APFloat>().convertToDouble();
+  if (std::optional<double> constant = splatFloatValue(pow.getRhs())) {
+    const double y = *constant;
     if (y == 2.0)
       return "(" + base + " * " + base + ")";
     if (y == 3.0)

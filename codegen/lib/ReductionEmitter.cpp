@@ -91,13 +91,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
       return group.emitOpError("a reduction kernel needs every result in the "
                                "reduction's shape");
   ArrayRef<int64_t> shape = inputType.getShape();
-  ArrayRef<int64_t> dims;
-  if (auto sum = dyn_cast<ReduceSumOp>(anchor))
-    dims = sum.getDims();
-  else if (auto mean = dyn_cast<ReduceMeanOp>(anchor))
-    dims = mean.getDims();
-  else
-    dims = cast<ReduceMaxOp>(anchor).getDims();
+  ArrayRef<int64_t> dims = reducedDims(anchor);
   SmallVector<int64_t> reduced(dims);
   SmallVector<int64_t> kept;
   for (int64_t d = 0; d < inputType.getRank(); ++d)

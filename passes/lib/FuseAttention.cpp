@@ -45,17 +45,6 @@ using namespace kiln;
 
 namespace {
 
-/// The value of a rank-0 or splat float constant.
-std::optional<double> scalarConstant(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 bool singleUse(Value value) { return value.hasOneUse(); }
 
 struct Match {
@@ -107,8 +96,8 @@ std::optional<Match> matchAttention(SoftmaxOp softmax) {
     }
   } else if (auto where = scores.getDefiningOp<WhereOp>(); where && singleUse(scores)) {
     // where(keep, scores, -big), or masked_fill's where(drop, -big, scores).
-    std::optional<double> fillFalse = scalarConstant(where.getOnFalse());
-    std::optional<double> fillTrue = scalarConstant(where.getOnTrue());
+    std::optional<double> fillFalse = splatFloatValue(where.getOnFalse());
+    std::optional<double> fillTrue = splatFloatValue(where.getOnTrue());
     if (fillFalse && *fillFalse <= -1e4) {
       m.mask = where.getCondition();
       scores = where.getOnTrue();
@@ -125,10 +114,10 @@ std::optional<Match> matchAttention(SoftmaxOp softmax) {
     Operation *op = scores.getDefiningOp();
     if (!op || !isa<MulOp, DivOp>(op))
       break;
-    std::optional<double> c = scalarConstant(op->getOperand(1));
+    std::optional<double> c = splatFloatValue(op->getOperand(1));
     Value rest = op->getOperand(0);
     if (!c && isa<MulOp>(op)) {
-      c = scalarConstant(op->getOperand(0));
+      c = splatFloatValue(op->getOperand(0));
       rest = op->getOperand(1);
     }
     if (!c || *c == 0.0)

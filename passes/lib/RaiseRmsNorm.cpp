@@ -33,17 +33,6 @@ using namespace kiln;
 
 namespace {
 
-/// The single value of a splat float constant, or nothing.
-std::optional<double> splatFloat(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 /// A constant holding one element (rank 0, or every size 1).
 bool holdsOneElement(Value value) {
   return cast<RankedTensorType>(value.getType()).getNumElements() == 1;
@@ -78,12 +67,12 @@ std::optional<RmsChain> matchChain(MulOp mul) {
     for (Value meanValue : {add.getLhs(), add.getRhs()}) {
       auto mean = meanValue.getDefiningOp<ReduceMeanOp>();
       Value epsValue = otherOperand(add, meanValue);
-      std::optional<double> eps = splatFloat(epsValue);
+      std::optional<double> eps = splatFloatValue(epsValue);
       if (!mean || !mean->hasOneUse() || !mean.getKeepdim() || !eps || !(*eps > 0) ||
           !holdsOneElement(epsValue))
         continue;
       auto pow = mean.getInput().getDefiningOp<PowOp>();
-      std::optional<double> exponent = pow ? splatFloat(pow.getRhs()) : std::nullopt;
+      std::optional<double> exponent = pow ? splatFloatValue(pow.getRhs()) : std::nullopt;
       if (!pow || !pow->hasOneUse() || pow.getLhs() != x || exponent != 2.0 ||
           !holdsOneElement(pow.getRhs()))
         continue;

@@ -437,14 +437,11 @@ int main(int argc, char **argv) {
   }
 
   if (verifyNumerics) {
-    std::string report;
+    std::string report, failure;
     bool ok = frontend::verifyAgainstTorch(*compilation.model, compilation.specs, *imported, *optimized,
-                                           precision, report);
-    // LibTorch failing on the drawn inputs is the error itself, with its
-    // hint; otherwise the report's lines say which output differs.
-    llvm::StringRef failedRun = "LibTorch failed on the verification inputs";
-    if (!ok && llvm::StringRef(report).starts_with(failedRun))
-      return fail("--verify: " + llvm::StringRef(report).rtrim().str());
+                                           precision, report, failure);
+    if (!failure.empty())
+      return fail("--verify: " + failure);
     llvm::errs() << report;
     if (!ok)
       return fail("--verify: kiln's result differs from LibTorch beyond the "

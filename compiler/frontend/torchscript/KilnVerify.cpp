@@ -56,7 +56,7 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
                                         mlir::ModuleOp imported,
                                         mlir::ModuleOp optimized,
                                         const std::string &precision,
-                                        std::string &report) {
+                                        std::string &report, std::string &failure) {
   TorchScriptModule::State &state = model.state();
   std::vector<std::string> names = model.inputNames();
   std::vector<at::Tensor> inputs(names.size());
@@ -86,8 +86,8 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
       expected = flattenOutputValue(state.frozen.forward(args));
     }
   } catch (const std::exception &e) {
-    report += "LibTorch failed on the verification inputs " + summarizeInterpreterError(e.what()) +
-              drawnIntegersHint(drawnIntegers) + "\n";
+    failure = "LibTorch failed on the verification inputs " + summarizeInterpreterError(e.what()) +
+              drawnIntegersHint(drawnIntegers);
     return false;
   }
 

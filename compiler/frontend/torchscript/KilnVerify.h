@@ -23,11 +23,13 @@ double toleranceFor(const std::string &dtypeOrPrecision);
 /// relative L2 error. The optimized IR computes in `precision` (fp32, tf32,
 /// fp16, bf16) and is held to the looser of its output type's and that
 /// precision's tolerance. False if any error exceeds its tolerance or a run
-/// fails.
+/// fails; when LibTorch itself fails on the inputs, `failure` says why
+/// (with how to give integer inputs' values) and nothing is compared.
 bool verifyAgainstTorch(TorchScriptModule &model,
                         const std::vector<InputSpec> &specs,
                         mlir::ModuleOp imported, mlir::ModuleOp optimized,
-                        const std::string &precision, std::string &report);
+                        const std::string &precision, std::string &report,
+                        std::string &failure);
 
 } // namespace kiln::frontend
 

@@ -119,14 +119,13 @@ void runOnCpuOnes(const c10::OperatorHandle &op, c10::DispatchKeySet,
     if (alias && alias->isWrite() && meta.defined() && meta.is_meta())
       written.emplace_back(meta, value.toTensor());
   }
-  inside = true;
-  try {
+  {
+    struct Inside {
+      Inside() { inside = true; }
+      ~Inside() { inside = false; }
+    } guard;
     op.callBoxed(stack);
-  } catch (...) {
-    inside = false;
-    throw;
   }
-  inside = false;
   for (auto &[meta, cpu] : written) {
     meta.resize_(cpu.sizes());
     if (meta.strides() != cpu.strides())
@@ -146,6 +145,14 @@ void runOnCpuOnes(const c10::OperatorHandle &op, c10::DispatchKeySet,
     else
       toMeta(value);
   }
+}
+
+/// Ends a shape kernel: the op's arguments off the stack, its results on.
+void returnResults(const c10::OperatorHandle &op, torch::jit::Stack *stack,
+                   std::initializer_list<at::Tensor> results) {
+  torch::jit::drop(*stack, op.schema().arguments().size());
+  for (const at::Tensor &result : results)
+    stack->emplace_back(result);
 }
 
 /// aten::convolution and aten::_convolution share their first nine
@@ -180,10 +187,8 @@ void convolutionShape(const c10::OperatorHandle &op, c10::DispatchKeySet,
                         : (in + 2 * p - dil * (kernel - 1) - 1) / s + 1);
     TORCH_CHECK(shape.back() > 0, "kiln's meta convolution: empty output");
   }
-  at::Tensor out =
-      at::empty(shape, input.options().memory_format(input.suggest_memory_format()));
-  torch::jit::drop(*stack, arguments);
-  stack->emplace_back(std::move(out));
+  returnResults(op, stack, {at::empty(shape, input.options().memory_format(
+                                                input.suggest_memory_format()))});
 }
 
 /// Elementwise ops of one tensor (relu, hardswish): the result is shaped
@@ -191,9 +196,7 @@ void convolutionShape(const c10::OperatorHandle &op, c10::DispatchKeySet,
 void sameShapeAsInput(const c10::OperatorHandle &op, c10::DispatchKeySet,
                       torch::jit::Stack *stack) {
   const size_t arguments = op.schema().arguments().size();
-  at::Tensor out = at::empty_like(torch::jit::peek(*stack, 0, arguments).toTensor());
-  torch::jit::drop(*stack, arguments);
-  stack->emplace_back(std::move(out));
+  returnResults(op, stack, {at::empty_like(torch::jit::peek(*stack, 0, arguments).toTensor())});
 }
 
 /// native_layer_norm(input, normalized_shape, weight?, bias?, eps) ->
@@ -212,13 +215,10 @@ void layerNormShape(const c10::OperatorHandle &op, c10::DispatchKeySet,
     statistics[d] = 1;
   at::ScalarType statisticsType =
       at::isReducedFloatingType(input.scalar_type()) ? at::kFloat : input.scalar_type();
-  at::Tensor out = at::empty_like(input, at::MemoryFormat::Contiguous);
-  at::Tensor mean = at::empty(statistics, input.options().dtype(statisticsType));
-  at::Tensor rstd = at::empty(statistics, input.options().dtype(statisticsType));
-  torch::jit::drop(*stack, arguments);
-  stack->emplace_back(std::move(out));
-  stack->emplace_back(std::move(mean));
-  stack->emplace_back(std::move(rstd));
+  returnResults(op, stack,
+                {at::empty_like(input, at::MemoryFormat::Contiguous),
+                 at::empty(statistics, input.options().dtype(statisticsType)),
+                 at::empty(statistics, input.options().dtype(statisticsType))});
 }
 
 /// index_select(self, dim, index): an embedding lookup. On ones it would
@@ -233,9 +233,7 @@ void indexSelectShape(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
   const int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), self.dim());
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   shape[dim] = index.numel();
-  at::Tensor out = at::empty(shape, self.options());
-  torch::jit::drop(*stack, arguments);
-  stack->emplace_back(std::move(out));
+  returnResults(op, stack, {at::empty(shape, self.options())});
 }
 
 /// nn.MultiheadAttention's fast path: (query, key, value, embed_dim,
@@ -252,37 +250,41 @@ void multiHeadAttentionShape(const c10::OperatorHandle &op, c10::DispatchKeySet 
   const int64_t embed = args[3].toInt(), heads = args[4].toInt();
   const bool needWeights = args[10].toBool(), average = args[11].toBool();
   const int64_t batch = query.size(0), length = query.size(1), source = key.size(1);
-  at::Tensor out = at::empty({batch, length, embed}, query.options());
   at::Tensor weights = !needWeights ? at::Tensor()
                        : average    ? at::empty({batch, length, source}, query.options())
                                     : at::empty({batch, heads, length, source}, query.options());
-  torch::jit::drop(*stack, arguments);
-  stack->emplace_back(std::move(out));
-  stack->emplace_back(std::move(weights));
+  returnResults(op, stack, {at::empty({batch, length, embed}, query.options()), weights});
 }
 
 /// Registrations live as long as the process: LibTorch's dispatcher keeps
 /// them in its tables.
 struct MetaKernels {
   std::mutex mutex;
-  std::unique_ptr<torch::Library> aten;
   std::map<std::string, std::unique_ptr<torch::Library>> byNamespace;
   std::set<std::string> delegated;
 
+  /// The Meta implementations of namespace `ns`.
+  torch::Library &library(const std::string &ns) {
+    std::unique_ptr<torch::Library> &found = byNamespace[ns];
+    if (!found)
+      found = std::make_unique<torch::Library>(torch::Library::IMPL, ns, c10::DispatchKey::Meta,
+                                               __FILE__, __LINE__);
+    return *found;
+  }
+
   MetaKernels() {
-    aten = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
-                                            c10::DispatchKey::Meta, __FILE__, __LINE__);
-    aten->impl("convolution",
+    torch::Library &aten = library("aten");
+    aten.impl("convolution",
                torch::CppFunction::makeFromBoxedFunction<&convolutionShape>());
-    aten->impl("_convolution",
+    aten.impl("_convolution",
                torch::CppFunction::makeFromBoxedFunction<&convolutionShape>());
     for (const char *unary : {"relu", "hardswish", "hardsigmoid"})
-      aten->impl(unary, torch::CppFunction::makeFromBoxedFunction<&sameShapeAsInput>());
-    aten->impl("_native_multi_head_attention",
+      aten.impl(unary, torch::CppFunction::makeFromBoxedFunction<&sameShapeAsInput>());
+    aten.impl("_native_multi_head_attention",
                torch::CppFunction::makeFromBoxedFunction<&multiHeadAttentionShape>());
-    aten->impl("native_layer_norm",
+    aten.impl("native_layer_norm",
                torch::CppFunction::makeFromBoxedFunction<&layerNormShape>());
-    aten->impl("index_select",
+    aten.impl("index_select",
                torch::CppFunction::makeFromBoxedFunction<&indexSelectShape>());
   }
 
@@ -297,17 +299,11 @@ struct MetaKernels {
       return false;
     std::string ns = qualified.substr(0, colons), name = qualified.substr(colons + 2);
     size_t dot = name.find('.');
-    c10::OperatorName opName(qualified.substr(0, dot == std::string::npos
-                                                     ? std::string::npos
-                                                     : colons + 2 + dot),
+    c10::OperatorName opName(ns + "::" + name.substr(0, dot),
                              dot == std::string::npos ? "" : name.substr(dot + 1));
     if (!c10::Dispatcher::singleton().findOp(opName))
       return false;
-    std::unique_ptr<torch::Library> &library = byNamespace[ns];
-    if (!library)
-      library = std::make_unique<torch::Library>(torch::Library::IMPL, ns,
-                                                 c10::DispatchKey::Meta, __FILE__, __LINE__);
-    library->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&runOnCpuOnes>());
+    library(ns).impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&runOnCpuOnes>());
     return true;
   }
 };

@@ -127,13 +127,7 @@ std::optional<MiddleReductionShape> kiln::middleReductionShapeOf(FusionOp group)
   if (!anchor || !isa<BlockArgument>(anchor->getOperand(0)))
     return std::nullopt;
   auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
-  ArrayRef<int64_t> dims;
-  if (auto sum = dyn_cast<ReduceSumOp>(anchor))
-    dims = sum.getDims();
-  else if (auto mean = dyn_cast<ReduceMeanOp>(anchor))
-    dims = mean.getDims();
-  else
-    dims = cast<ReduceMaxOp>(anchor).getDims();
+  ArrayRef<int64_t> dims = reducedDims(anchor);
   const int64_t rank = type.getRank();
   if (dims.empty() || dims.back() == rank - 1)
     return std::nullopt;

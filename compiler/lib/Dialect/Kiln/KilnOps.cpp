@@ -17,6 +17,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <cstring>
@@ -993,3 +994,23 @@ LogicalResult FusionOp::verifyRegions() {
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Kiln/KilnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Queries shared by passes and code generation
+//===----------------------------------------------------------------------===//
+
+std::optional<double> kiln::splatFloatValue(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
+ArrayRef<int64_t> kiln::reducedDims(Operation *reduce) {
+  return llvm::TypeSwitch<Operation *, ArrayRef<int64_t>>(reduce)
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([](auto op) { return op.getDims(); })
+      .Default([](Operation *) { return ArrayRef<int64_t>(); });
+}

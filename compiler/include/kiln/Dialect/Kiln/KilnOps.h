@@ -13,4 +13,17 @@
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Kiln/KilnOps.h.inc"
 
+#include <optional>
+
+namespace kiln {
+
+/// The value of a float constant that holds one value throughout (rank 0 or
+/// a splat), or nothing.
+std::optional<double> splatFloatValue(mlir::Value value);
+
+/// The dimensions a reduce_sum, reduce_mean or reduce_max reduces.
+llvm::ArrayRef<int64_t> reducedDims(mlir::Operation *reduce);
+
+} // namespace kiln
+
 #endif // KILN_DIALECT_KILN_KILNOPS_H
