@@ -349,6 +349,10 @@ def compile_kiln(work, row, args):
     images = compiled.get("kernel_images", {})
     row["kiln_images_compiled"] = images.get("compiled", 0)
     row["kiln_images_cached"] = images.get("cached", 0)
+    # NVRTC's wall time inside the code-generation phase, and the slowest
+    # images: with every core busy, the slowest single image bounds it.
+    row["kiln_nvrtc_s"] = images.get("nvrtc_seconds", 0)
+    row["kiln_slowest_images"] = images.get("compiled_seconds", [])[:5]
     row["kernels"] = int(re.search(r"(\d+) kernel launches", report.stderr).group(1))
     totals = re.search(r"kernels \(unfused: \d+ kernels\), ([0-9.]+) MFLOP, ([0-9.]+) KiB moved",
                        report.stderr)
