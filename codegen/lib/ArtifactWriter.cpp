@@ -1,16 +1,17 @@
-//===- ArtifactWriter.cpp - kiln IR -> a .kiln artifact -------------------===//
+//===- ArtifactWriter.cpp - launches -> a .kiln artifact ------------------===//
 //
+// Reads a function that went through kiln-lower-launches and nothing else:
 // 1. Signature from the function's arguments (named by `kiln.name`) and
 //    results.
-// 2. One kernel per fusion group, emitted under a placeholder name and
-//    deduplicated by source: identical groups (the blocks of a layer stack)
-//    share one kernel, named after its hash and tagged with its fusion kind. Distinct kernels compile in
-//    parallel, for every architecture.
-// 3. Buffers: arguments are inputs, returned values outputs (a reshape is a
+// 2. Buffers: arguments are inputs, returned values outputs (a reshape is a
 //    view of its source), constants are weights (256-byte aligned in a
-//    4096-aligned section), everything else sits in the arena at the offset
+//    4096-aligned section), launch results sit in the arena at the offsets
 //    kiln-plan-memory chose.
-// 4. Launches in program order.
+// 3. Kernels: the `kiln.cuda_kernel`s the launches name, each compiled for
+//    the images that launch it, in parallel; PTX of the last image for
+//    GPUs newer than every cubin.
+// 4. One launch plan per image, in program order (the PTX's plan is its
+//    image's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/codegen/CompileJobs.h"
 #include "kiln/codegen/CudaEmitter.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "kiln/runtime/ArtifactFormat.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -120,6 +122,10 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
           << stringifyFusionKind(*kind) << "' (add it to kKernelKinds in ArtifactFormat.h)";
       return std::nullopt;
     }
+  if (archs.empty()) {
+    fn.emitError("an artifact needs at least one target image");
+    return std::nullopt;
+  }
   Block &body = fn.getBody().front();
   for (Type t : llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes()))
     if (!dtypeOf(t)) {
@@ -166,7 +172,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   llvm::DenseMap<Value, unsigned> outputOf;
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     Value source = root(value);
-    if (!isa_and_nonnull<FusionOp>(source.getDefiningOp())) {
+    if (!isa_and_nonnull<LaunchOp>(source.getDefiningOp())) {
       ret.emitOpError("result ") << index << " is an input or constant of the "
                                     "function; kiln cannot return it without a "
                                     "kernel yet";
@@ -212,106 +218,105 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     }
     if (isa<func::ReturnOp>(op))
       continue;
-    auto group = dyn_cast<FusionOp>(op);
-    if (!group) {
-      op.emitOpError("needs a kernel but is in no fusion group");
+    auto launch = dyn_cast<LaunchOp>(op);
+    if (!launch) {
+      op.emitOpError(isa<FusionOp>(op) ? "is a fusion group not lowered to a launch (run "
+                                         "kiln-lower-launches)"
+                                       : "needs a kernel but has no launch");
       return std::nullopt;
     }
-    auto offsets = group->getAttrOfType<DenseI64ArrayAttr>(attr::kOffsets);
-    for (auto [index, result] : llvm::enumerate(group.getResults())) {
+    auto offsets = launch->getAttrOfType<DenseI64ArrayAttr>(attr::kOffsets);
+    for (auto [index, result] : llvm::enumerate(launch.getResults())) {
       bufferOf[result] = buffers.size();
       auto output = outputOf.find(result);
       if (output != outputOf.end()) {
         buffers.push_back({fmt::BufferKind::Output, output->second, 0, bytesOf(result.getType())});
-      } else if (offsets && offsets[index] >= 0) {
+      } else if (offsets && index < offsets.size() && offsets[index] >= 0) {
         buffers.push_back({fmt::BufferKind::Arena, 0, static_cast<uint64_t>(offsets[index]),
                            bytesOf(result.getType())});
       } else {
-        group.emitOpError("result ") << index << " has no place in the memory plan "
-                                        "(run kiln-plan-memory)";
+        launch.emitOpError("result ") << index << " has no place in the memory plan "
+                                         "(run kiln-plan-memory)";
         return std::nullopt;
       }
     }
   }
   stats.weightBytes = weightBytes;
 
-  // Kernels: emit, deduplicate by source, compile in parallel.
-  struct Launch {
-    unsigned kernel;
-    EmittedKernel emitted;
-    std::vector<uint32_t> args;
-    std::vector<fmt::DType> mapTypes;
-    std::vector<uint32_t> mapBuffers;
-  };
-  std::vector<Launch> launches;
-  std::vector<EmittedKernel> distinct;
-  std::map<std::string, unsigned> bySource;
-  for (Operation &op : body) {
-    auto group = dyn_cast<FusionOp>(op);
-    if (!group)
-      continue;
-    // A kernel is named by its content: emitted once under a fixed name to
-    // hash it, then again under the name the hash gives.
-    auto anonymous = emitKernel(group, "kiln_kernel");
-    if (failed(anonymous))
-      return std::nullopt;
-    if (!fmt::isKernelKind(anonymous->kind)) {
-      group.emitOpError("emitted a kernel of kind '")
-          << anonymous->kind << "', which the artifact format does not know";
-      return std::nullopt;
-    }
-    auto [it, inserted] = bySource.try_emplace(anonymous->source, distinct.size());
-    if (inserted) {
-      std::string name =
-          "kiln_" + llvm::utohexstr(fmt::fnv1a64(
-                        reinterpret_cast<const unsigned char *>(anonymous->source.data()),
-                        anonymous->source.size()));
-      auto named = emitKernel(group, name);
-      if (failed(named))
+  // Kernels: those the launches name, in order of first use, each compiled
+  // for the images that launch it.
+  auto module = fn->getParentOfType<ModuleOp>();
+  std::vector<CudaKernelOp> kernelOps;
+  llvm::DenseMap<Operation *, unsigned> kernelIndex;
+  std::vector<std::vector<bool>> kernelInImage; // [kernel][target]
+  std::vector<LaunchOp> launches;
+  for (auto launch : body.getOps<LaunchOp>()) {
+    launches.push_back(launch);
+    for (auto [t, arch] : llvm::enumerate(archs)) {
+      LaunchConfigAttr config = launch.imageFor(arch);
+      if (!config) {
+        launch.emitOpError("has no configuration for image '") << arch << "'";
         return std::nullopt;
-      distinct.push_back(*named);
+      }
+      auto kernel = module ? module.lookupSymbol<CudaKernelOp>(config.getKernel()) : nullptr;
+      if (!kernel) {
+        launch.emitOpError("names kernel ") << config.getKernel() << ", which the module lacks";
+        return std::nullopt;
+      }
+      auto [it, inserted] = kernelIndex.try_emplace(kernel, kernelOps.size());
+      if (inserted) {
+        kernelOps.push_back(kernel);
+        kernelInImage.emplace_back(archs.size(), false);
+      }
+      kernelInImage[it->second][t] = true;
     }
-    // The launch takes its own group's configuration (the same source has
-    // the same sizes, but the plan should not depend on it).
-    const EmittedKernel *kernel = &*anonymous;
-    Launch launch{it->second, *kernel, {}, {}, {}};
-    for (Value v : llvm::concat<Value>(group.getInputs(), group.getResults()))
-      launch.args.push_back(bufferOf.lookup(v));
-    for (const TensorMapArg &map : kernel->tensorMaps) {
-      Value input = group.getInputs()[map.input];
-      launch.mapBuffers.push_back(bufferOf.lookup(input));
-      launch.mapTypes.push_back(*dtypeOf(input.getType()));
-    }
-    launches.push_back(std::move(launch));
   }
   stats.launches = launches.size();
+  stats.distinctKernels = kernelOps.size();
   stats.launchKernels.clear();
-  for (const Launch &launch : launches)
-    stats.launchKernels.push_back(distinct[launch.kernel].name);
-  stats.distinctKernels = distinct.size();
+  for (LaunchOp launch : launches)
+    stats.launchKernels.push_back(launch.imageFor(archs.front()).getKernel().getValue().str());
 
-  std::vector<std::string> targets = archs;
+  std::vector<std::pair<unsigned, unsigned>> jobs; // (kernel, target)
+  for (unsigned k = 0; k < kernelOps.size(); ++k)
+    for (unsigned t = 0; t < archs.size(); ++t)
+      if (kernelInImage[k][t])
+        jobs.emplace_back(k, t);
+  std::vector<EmittedKernel> sources(kernelOps.size());
+  for (auto [k, op] : llvm::enumerate(kernelOps)) {
+    sources[k].name = op.getSymName().str();
+    sources[k].kind = stringifyFusionKind(op.getKind()).str();
+    sources[k].source = op.getSource().str();
+  }
   auto compileStart = std::chrono::steady_clock::now();
-  // Job k * targets + t: kernel k for target t. KILN_NVRTC_PROCESSES=0
-  // keeps them in threads of this process (an application that must not
-  // fork).
+  // KILN_NVRTC_PROCESSES=0 keeps the compiles in threads of this process
+  // (an application that must not fork).
   const char *processes = std::getenv("KILN_NVRTC_PROCESSES");
   std::vector<CompileJobResult> compiled = runCompileJobs(
-      distinct.size() * targets.size(),
+      jobs.size(),
       [&](size_t job, std::string &jobError) {
-        return compileKernel(distinct[job / targets.size()], targets[job % targets.size()],
-                             jobError);
+        return compileKernel(sources[jobs[job].first], archs[jobs[job].second], jobError);
       },
       /*workers=*/0, /*useProcesses=*/!processes || std::string(processes) != "0");
+  // PTX of the last image, for GPUs none of the cubins fits.
+  std::string lastArch = archs.back();
+  std::string digits = lastArch.substr(3);
+  if (!digits.empty() && digits.back() == 'a')
+    digits.pop_back();
+  const std::string ptxArch = "compute_" + digits;
   ByteWriter kernels;
-  kernels.put<uint32_t>(distinct.size());
-  for (size_t k = 0; k < distinct.size(); ++k) {
-    kernels.string(distinct[k].name);
-    kernels.string(distinct[k].kind);
-    kernels.put<uint32_t>(targets.size() + 1);
+  kernels.put<uint32_t>(kernelOps.size());
+  size_t job = 0;
+  for (size_t k = 0; k < kernelOps.size(); ++k) {
+    kernels.string(sources[k].name);
+    kernels.string(sources[k].kind);
+    const bool hasPtx = kernelInImage[k].back();
+    kernels.put<uint32_t>(llvm::count(kernelInImage[k], true) + (hasPtx ? 1 : 0));
     std::string ptx;
-    for (size_t t = 0; t < targets.size(); ++t) {
-      CompileJobResult &result = compiled[k * targets.size() + t];
+    for (size_t t = 0; t < archs.size(); ++t) {
+      if (!kernelInImage[k][t])
+        continue;
+      CompileJobResult &result = compiled[job++];
       std::optional<NvrtcOutput> &out = result.output;
       if (!out) {
         error = result.error;
@@ -320,21 +325,17 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
       ++(out->fromCache ? stats.cachedImages : stats.compiledImages);
       if (!out->fromCache)
         stats.imageTimes.push_back(
-            {distinct[k].name, distinct[k].kind, targets[t], result.cpuSeconds});
-      kernels.string(targets[t]);
+            {sources[k].name, sources[k].kind, archs[t], result.cpuSeconds});
+      kernels.string(archs[t]);
       kernels.put<uint64_t>(out->cubin.size());
       kernels.bytes += out->cubin;
-      if (t + 1 == targets.size() || ptx.empty())
-        ptx = out->ptx;
+      ptx = out->ptx;
     }
-    // PTX of the last target, for GPUs none of the cubins fits.
-    std::string last = targets.back();
-    std::string digits = last.substr(3);
-    if (!digits.empty() && digits.back() == 'a')
-      digits.pop_back();
-    kernels.string("compute_" + digits);
-    kernels.put<uint64_t>(ptx.size());
-    kernels.bytes += ptx;
+    if (hasPtx) {
+      kernels.string(ptxArch);
+      kernels.put<uint64_t>(ptx.size());
+      kernels.bytes += ptx;
+    }
   }
   stats.kernelSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
@@ -351,29 +352,44 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     plan.put<uint64_t>(b.offset);
     plan.put<uint64_t>(b.bytes);
   }
-  plan.put<uint32_t>(launches.size());
-  for (const Launch &l : launches) {
-    plan.put<uint32_t>(l.kernel);
-    for (unsigned g : l.emitted.grid)
-      plan.put<uint32_t>(g);
-    plan.put<uint32_t>(l.emitted.block);
-    plan.put<uint32_t>(l.emitted.dynamicSharedBytes);
-    plan.put<uint32_t>(l.args.size());
-    for (uint32_t a : l.args)
-      plan.put<uint32_t>(a);
-    plan.put<uint32_t>(l.emitted.tensorMaps.size());
-    for (auto [index, map] : llvm::enumerate(l.emitted.tensorMaps)) {
-      plan.put<uint32_t>(l.mapBuffers[index]);
-      plan.put<uint32_t>(static_cast<uint32_t>(l.mapTypes[index]));
-      plan.put<uint32_t>(map.dims.size());
-      for (int64_t size : map.dims)
-        plan.put<uint64_t>(size);
-      for (unsigned box : map.box)
-        plan.put<uint32_t>(box);
-      for (size_t d = 0; d < map.dims.size(); ++d)
-        plan.put<uint32_t>(d < map.elementStrides.size() ? map.elementStrides[d] : 1);
+  auto writeLaunches = [&](const std::string &arch) {
+    plan.string(arch);
+    const std::string &image = arch == ptxArch ? lastArch : arch;
+    plan.put<uint32_t>(launches.size());
+    for (LaunchOp launch : launches) {
+      LaunchConfigAttr config = launch.imageFor(image);
+      auto kernel = module.lookupSymbol<CudaKernelOp>(config.getKernel());
+      plan.put<uint32_t>(kernelIndex.lookup(kernel));
+      for (int64_t g : config.getGrid())
+        plan.put<uint32_t>(static_cast<uint32_t>(g));
+      plan.put<uint32_t>(static_cast<uint32_t>(config.getBlock()));
+      plan.put<uint32_t>(static_cast<uint32_t>(config.getShared()));
+      plan.put<uint32_t>(launch.getInputs().size() + launch.getResults().size());
+      for (Value v : llvm::concat<Value>(launch.getInputs(), launch.getResults()))
+        plan.put<uint32_t>(bufferOf.lookup(v));
+      ArrayAttr maps = config.getTensorMaps();
+      plan.put<uint32_t>(maps ? maps.size() : 0);
+      if (!maps)
+        continue;
+      for (Attribute attribute : maps) {
+        auto map = cast<TensorMapAttr>(attribute);
+        Value input = launch.getInputs()[map.getInput()];
+        plan.put<uint32_t>(bufferOf.lookup(input));
+        plan.put<uint32_t>(static_cast<uint32_t>(*dtypeOf(input.getType())));
+        plan.put<uint32_t>(map.getDims().size());
+        for (int64_t size : map.getDims())
+          plan.put<uint64_t>(size);
+        for (int64_t box : map.getBox())
+          plan.put<uint32_t>(static_cast<uint32_t>(box));
+        for (size_t d = 0; d < map.getDims().size(); ++d)
+          plan.put<uint32_t>(d < map.getStrides().size() ? map.getStrides()[d] : 1);
+      }
     }
-  }
+  };
+  plan.put<uint32_t>(archs.size() + 1);
+  for (const std::string &arch : archs)
+    writeLaunches(arch);
+  writeLaunches(ptxArch);
 
   // Metadata: what the caller gave, made valid (keys of the allowed
   // characters, once each; printable values), at most the reader's count.

@@ -137,6 +137,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   kernel.block = 384;
   kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
   kernel.dynamicSharedBytes = static_cast<unsigned>(wgmmaSharedBytes(width, config.getStages()));
+  kernel.sharedMemoryInWgmmaImageOnly = true;
   auto u = [](int64_t v) { return static_cast<unsigned>(v); };
   kernel.tensorMaps = {
       TensorMapArg{inputArg.getArgNumber(),
@@ -306,6 +307,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
              << kernel.grid[1] << " row tiles, past the grid's y limit of 65535";
     SplitKPipeline pipeline = *splitKPipelineOf(config);
     kernel.dynamicSharedBytes = pipeline.sharedBytes(/*kMajorB=*/true, 2);
+    kernel.clusterBlocks = static_cast<unsigned>(split);
     preamble = splitClusterPreamble(split) +
                     pipeline.sharedAssert(cudaType(element), /*kMajorB=*/true, 2);
     call = "kiln::conv::conv_splitk<" + shapeName + ", " + cudaType(element) + ", " +

@@ -402,6 +402,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.grid[0] = static_cast<unsigned>((N + 63) / 64 * split);
     kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
     kernel.dynamicSharedBytes = pipeline->sharedBytes(kMajorB, 2);
+    kernel.clusterBlocks = static_cast<unsigned>(split);
   }
   if (hopper) {
     // More blocks than multiprocessors would only queue.
@@ -409,9 +410,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     int64_t tiles = ((M + 127) / 128) * ((N + tileWidth - 1) / tileWidth);
     kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
     kernel.grid[1] = 1;
-    // Only the sm_90a image uses it (see the runtime).
     kernel.dynamicSharedBytes =
         static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
+    kernel.sharedMemoryInWgmmaImageOnly = true;
     kernel.tensorMaps = {
         TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, 128, 64),
         TensorMapArg::matrix(rhsArg.getArgNumber(), N, K, static_cast<unsigned>(tileWidth), 64)};
@@ -680,6 +681,19 @@ FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef nam
            << stringifyFusionKind(group.getKind()) << "' cannot run as "
            << stringifyKernelVariant(config.getVariant());
   return emitFamily(group, name);
+}
+
+ImageLaunch kiln::codegen::launchInImage(const EmittedKernel &kernel, const TargetImage &image) {
+  // The Hopper paths (TMA pipelines, clusters) sit under
+  // __CUDA_ARCH_FEAT_SM90_ALL: only the wgmma image compiles them.
+  const bool hopperPath = image.tensorCores == TensorCoreGeneration::Wgmma;
+  ImageLaunch launch;
+  std::copy(std::begin(kernel.grid), std::end(kernel.grid), launch.grid);
+  launch.block = kernel.block;
+  launch.dynamicSharedBytes =
+      kernel.sharedMemoryInWgmmaImageOnly && !hopperPath ? 0 : kernel.dynamicSharedBytes;
+  launch.clusterBlocks = hopperPath ? kernel.clusterBlocks : 1;
+  return launch;
 }
 
 FailureOr<std::vector<EmittedKernel>>

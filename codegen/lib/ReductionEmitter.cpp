@@ -155,6 +155,7 @@ FailureOr<EmittedKernel> emitReductionKernel(FusionOp group, StringRef name) {
     const int64_t rowsPerBlock = kThreads / vectors;
     kernel.block = static_cast<unsigned>(rowsPerBlock * vectors);
     kernel.grid[0] = static_cast<unsigned>(middle->outer * split);
+    kernel.clusterBlocks = static_cast<unsigned>(split);
     std::string inputIndex =
         std::to_string(cast<BlockArgument>(input).getArgNumber());
     std::string loop = "  auto epilogue = [&](long long p, float acc) {\n"

@@ -40,6 +40,7 @@ using kiln::rt::BufferEntry;
 using kiln::rt::KernelEntry;
 using kiln::rt::KernelImage;
 using kiln::rt::LaunchEntry;
+using kiln::rt::LaunchPlan;
 using kiln::rt::SharedBytes;
 using kiln::rt::TensorMapEntry;
 using kiln::rt::TensorSpec;
@@ -478,18 +479,26 @@ TensorMapEntry readTensorMap(Cursor &c, const Artifact &a, const LaunchEntry &la
   return map;
 }
 
-void readLaunches(Cursor &c, Artifact &a) {
+/// Launches of one kernel pass the same parameters in every plan:
+/// (pointers, tensor maps) per kernel.
+using KernelParameters = std::vector<std::pair<int64_t, int64_t>>;
+
+void readLaunches(Cursor &c, Artifact &a, LaunchPlan &launchPlan, KernelParameters &parameters) {
   uint32_t launches = c.count(32, "launches");
-  // Launches of one kernel pass the same parameters: (pointers, tensor maps).
-  std::vector<std::pair<int64_t, int64_t>> parameters(a.kernels.size(), {-1, -1});
+  const std::string &arch = launchPlan.arch;
   for (uint32_t l = 0; l < launches; ++l) {
-    const std::string name = "launch " + std::to_string(l);
+    const std::string name = "launch " + std::to_string(l) + " of the " + arch + " plan";
     size_t start = c.position();
     LaunchEntry e;
     e.kernel = c.read<uint32_t>();
     if (e.kernel >= a.kernels.size())
       c.fail(name + " names kernel " + std::to_string(e.kernel) + " of " +
              std::to_string(a.kernels.size()));
+    const KernelEntry &kernel = a.kernels[e.kernel];
+    if (std::none_of(kernel.images.begin(), kernel.images.end(),
+                     [&](const KernelImage &image) { return image.arch == arch; }))
+      c.failAt(start, name + " runs kernel '" + kernel.name + "', which has no " + arch +
+                          " image");
     for (int d = 0; d < 3; ++d) {
       e.grid[d] = c.read<uint32_t>();
       uint32_t limit = d == 0 ? fmt::kMaxGridX : fmt::kMaxGridYZ;
@@ -531,7 +540,29 @@ void readLaunches(Cursor &c, Artifact &a) {
                           " tensor maps; an earlier launch passed " +
                           std::to_string(expected.first) + " and " +
                           std::to_string(expected.second));
-    a.launches.push_back(std::move(e));
+    launchPlan.launches.push_back(std::move(e));
+  }
+}
+
+/// Plans: u32 count, then count x (str arch, launches).
+void readPlans(Cursor &c, Artifact &a) {
+  uint32_t plans = c.count(8, "launch plans");
+  if (plans == 0 || plans > fmt::kMaxPlans)
+    c.fail(std::to_string(plans) + " launch plans (1 to " + std::to_string(fmt::kMaxPlans) +
+           ")");
+  KernelParameters parameters(a.kernels.size(), {-1, -1});
+  for (uint32_t p = 0; p < plans; ++p) {
+    LaunchPlan plan;
+    plan.arch = c.string(32);
+    bool ptx = false;
+    if (!isArch(plan.arch, ptx))
+      c.fail("launch plan " + std::to_string(p) + " is for '" + printable(plan.arch) +
+             "', not an architecture (sm_NN[a] or compute_NN[a])");
+    for (const LaunchPlan &other : a.plans)
+      if (other.arch == plan.arch)
+        c.fail("two launch plans for " + plan.arch);
+    readLaunches(c, a, plan, parameters);
+    a.plans.push_back(std::move(plan));
   }
 }
 
@@ -580,7 +611,7 @@ Artifact Artifact::parse(std::string_view bytes, std::shared_ptr<const void> own
                           std::move(owner));
   Cursor plan = section(fmt::SectionKind::Plan);
   readBuffers(plan, a);
-  readLaunches(plan, a);
+  readPlans(plan, a);
   plan.expectEnd();
   readMetadata(section(fmt::SectionKind::Metadata), a);
   return a;

@@ -45,18 +45,18 @@ std::vector<TensorInfo> infos(const std::vector<TensorSpec> &specs) {
   return out;
 }
 
-/// The best image for a device of compute capability major.minor: its exact
-/// cubin (`sm_90a` on Hopper), else a cubin of the same major and a lower
+/// The best plan for a device of compute capability major.minor: its exact
+/// cubins (`sm_90a` on Hopper), else cubins of the same major and a lower
 /// minor (binary compatible), else PTX of an older or equal target.
-const KernelImage *chooseImage(const KernelEntry &kernel, const DeviceInfo &device,
-                               std::string &available) {
-  const KernelImage *best = nullptr;
+const LaunchPlan *choosePlan(const Artifact &artifact, const DeviceInfo &device,
+                             std::string &available) {
+  const LaunchPlan *best = nullptr;
   int bestScore = -1;
   int cc = device.computeMajor * 10 + device.computeMinor;
-  for (const KernelImage &image : kernel.images) {
-    available += (available.empty() ? "" : ", ") + image.arch;
-    bool ptx = image.arch.rfind("compute_", 0) == 0;
-    std::string digits = image.arch.substr(ptx ? 8 : 3);
+  for (const LaunchPlan &plan : artifact.plans) {
+    available += (available.empty() ? "" : ", ") + plan.arch;
+    bool ptx = plan.arch.rfind("compute_", 0) == 0;
+    std::string digits = plan.arch.substr(ptx ? 8 : 3);
     bool archSpecific = !digits.empty() && digits.back() == 'a';
     int target = std::atoi(digits.c_str());
     int score = -1;
@@ -66,7 +66,7 @@ const KernelImage *chooseImage(const KernelEntry &kernel, const DeviceInfo &devi
       score = target;
     if (score > bestScore) {
       bestScore = score;
-      best = &image;
+      best = &plan;
     }
   }
   return best;
@@ -87,14 +87,6 @@ Model::Impl::~Impl() {
   origin.reset();
   weights.reset();
   modules.clear();
-}
-
-uint32_t Model::Impl::sharedBytesFor(const LaunchEntry &launch) const {
-  // A launch with tensor maps is a Hopper kernel whose dynamic shared memory
-  // feeds its TMA pipeline; the fallback code in other images needs none
-  // (and GPUs with less shared memory could not grant it).
-  bool hopperImage = loadedArch == "sm_90a";
-  return launch.tensorMaps.empty() || hopperImage ? launch.sharedBytes : 0;
 }
 
 void Model::Impl::prepare(int ordinal) {
@@ -118,31 +110,37 @@ void Model::Impl::prepare(int ordinal) {
                   "the model (" + std::to_string(artifact.weights.size()) +
                       " bytes of weights and an arena of " +
                       std::to_string(artifact.arenaBytes) + " bytes per session)");
-  std::string arch;
-  for (const KernelEntry &kernel : artifact.kernels) {
-    std::string available;
-    const KernelImage *image = chooseImage(kernel, device, available);
-    if (!image)
-      throw Error("the artifact has no code for " + device.name + " (sm_" +
-                  std::to_string(device.computeMajor * 10 + device.computeMinor) +
-                  "): kernel '" + kernel.name + "' has " + available +
-                  "; recompile with --arch for this GPU");
-    arch = image->arch;
-    modules.push_back(std::make_unique<Module>(image->data));
-    functions.push_back(modules.back()->function(kernel.name.c_str()));
+  std::string available;
+  const LaunchPlan *chosen = choosePlan(artifact, device, available);
+  if (!chosen)
+    throw Error("the artifact has no code for " + device.name + " (sm_" +
+                std::to_string(device.computeMajor * 10 + device.computeMinor) +
+                "): it has " + available + "; recompile with --arch for this GPU");
+  // The kernels the plan runs, in the plan's image (the reader checked each
+  // has one); the others stay unloaded.
+  functions.assign(artifact.kernels.size(), nullptr);
+  for (const LaunchEntry &launch : chosen->launches) {
+    const KernelEntry &kernel = artifact.kernels[launch.kernel];
+    if (functions[launch.kernel])
+      continue;
+    for (const KernelImage &image : kernel.images)
+      if (image.arch == chosen->arch) {
+        modules.push_back(std::make_unique<Module>(image.data));
+        functions[launch.kernel] = modules.back()->function(kernel.name.c_str());
+      }
   }
-  loadedArch = arch;
+  loadedArch = chosen->arch;
   // Generated kernels open with griddepcontrol.wait (kiln_common.cuh), so a
   // dependent launch is safe for every one of them; but on the H200 it made
   // batch 1 slower (ViT-B/16 0.671 -> 0.809 ms, BERT 0.516 -> 0.565,
   // ResNet-50 0.355 -> 0.403; bench/NOTES.md), so it waits behind KILN_PDL=1.
   const char *pdl = std::getenv("KILN_PDL");
   programmaticLaunch = device.computeMajor >= 9 && pdl && std::string(pdl) == "1";
-  for (const LaunchEntry &launch : artifact.launches)
-    if (sharedBytesFor(launch) > 48 * 1024)
+  for (const LaunchEntry &launch : chosen->launches)
+    if (launch.sharedBytes > 48 * 1024)
       KILN_CU_CHECK(Driver::get().cuFuncSetAttribute(
           functions[launch.kernel], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-          static_cast<int>(sharedBytesFor(launch))));
+          static_cast<int>(launch.sharedBytes)));
   weights = std::make_unique<DeviceBuffer>(std::max<size_t>(artifact.weights.size(), 1),
                                            "the model's weights");
   if (!artifact.weights.empty())
@@ -151,6 +149,7 @@ void Model::Impl::prepare(int ordinal) {
   origin->record(nullptr);
   KILN_CU_CHECK(Driver::get().cuCtxSynchronize());
   deviceName = device.name;
+  plan = chosen;
   prepared = true;
 }
 
@@ -167,7 +166,10 @@ std::shared_ptr<Model> Model::fromMemory(const std::string &bytes, const std::st
 
 const std::vector<TensorInfo> &Model::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo> &Model::outputs() const { return impl_->outputs; }
-size_t Model::launchCount() const { return impl_->artifact.launches.size(); }
+size_t Model::launchCount() const {
+  std::lock_guard<std::mutex> lock(impl_->prepareMutex);
+  return (impl_->plan ? *impl_->plan : impl_->artifact.plans.front()).launches.size();
+}
 size_t Model::kernelCount() const { return impl_->artifact.kernels.size(); }
 size_t Model::weightBytes() const { return impl_->artifact.weights.size(); }
 size_t Model::arenaBytes() const { return impl_->artifact.arenaBytes; }

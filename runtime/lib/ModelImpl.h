@@ -27,8 +27,6 @@ struct Model::Impl {
   /// weights and records the profilers' origin event; once, whichever
   /// session is first. A later session on another device is an error.
   void prepare(int ordinal);
-  /// Dynamic shared memory of a launch in the loaded image.
-  uint32_t sharedBytesFor(const rt::LaunchEntry &launch) const;
 
   rt::Artifact artifact;
   std::vector<TensorInfo> inputs, outputs;
@@ -42,6 +40,8 @@ struct Model::Impl {
   std::unique_ptr<rt::DeviceBuffer> weights;
   std::unique_ptr<rt::Event> origin;
   std::string loadedArch, deviceName;
+  /// The plan of the loaded image (set by prepare).
+  const rt::LaunchPlan *plan = nullptr;
   /// Launch each kernel as a programmatic dependent of the one before
   /// (sm_90 and newer, with KILN_PDL=1: measured slower, kept to compare).
   bool programmaticLaunch = false;

@@ -121,11 +121,12 @@ void Session::Impl::bind(const std::vector<CUdeviceptr> &inputs,
       break;
     }
   }
-  tensorMaps.assign(a.launches.size(), {});
-  arguments.assign(a.launches.size(), {});
-  parameters.assign(a.launches.size(), {});
-  for (size_t index = 0; index < a.launches.size(); ++index) {
-    const LaunchEntry &launch = a.launches[index];
+  const std::vector<LaunchEntry> &launches = m.plan->launches;
+  tensorMaps.assign(launches.size(), {});
+  arguments.assign(launches.size(), {});
+  parameters.assign(launches.size(), {});
+  for (size_t index = 0; index < launches.size(); ++index) {
+    const LaunchEntry &launch = launches[index];
     for (const TensorMapEntry &map : launch.tensorMaps)
       tensorMaps[index].push_back(encodeTensorMap(addresses[map.buffer],
                                                   map.dtype == artifact::DType::BF16, map.dims,
@@ -147,8 +148,9 @@ void Session::Impl::bind(const std::vector<CUdeviceptr> &inputs,
 void Session::Impl::launchPlan(bool profile) {
   const Artifact &a = m.artifact;
   const Driver &cu = Driver::get();
-  for (size_t index = 0; index < a.launches.size(); ++index) {
-    const LaunchEntry &launch = a.launches[index];
+  const std::vector<LaunchEntry> &launches = m.plan->launches;
+  for (size_t index = 0; index < launches.size(); ++index) {
+    const LaunchEntry &launch = launches[index];
     if (profile)
       profiler->begin(stream->handle(), a.kernels[launch.kernel].name,
                       a.kernels[launch.kernel].kind);
@@ -166,7 +168,7 @@ void Session::Impl::launchPlan(bool profile) {
       config.blockDimX = launch.block;
       config.blockDimY = 1;
       config.blockDimZ = 1;
-      config.sharedMemBytes = m.sharedBytesFor(launch);
+      config.sharedMemBytes = launch.sharedBytes;
       config.hStream = stream->handle();
       config.attrs = &dependent;
       config.numAttrs = 1;
@@ -175,7 +177,7 @@ void Session::Impl::launchPlan(bool profile) {
     } else {
       KILN_CU_CHECK(cu.cuLaunchKernel(m.functions[launch.kernel], launch.grid[0],
                                       launch.grid[1], launch.grid[2], launch.block, 1, 1,
-                                      m.sharedBytesFor(launch), stream->handle(),
+                                      launch.sharedBytes, stream->handle(),
                                       parameters[index].data(), nullptr));
     }
     if (profile)

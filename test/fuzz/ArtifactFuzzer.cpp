@@ -81,7 +81,9 @@ void checkInvariants(const Artifact &a, const uint8_t *data, size_t size) {
       require(false);
     }
   }
-  for (const kiln::rt::LaunchEntry &l : a.launches) {
+  require(!a.plans.empty() && a.plans.size() <= fmt::kMaxPlans);
+  for (const kiln::rt::LaunchPlan &plan : a.plans)
+  for (const kiln::rt::LaunchEntry &l : plan.launches) {
     require(l.kernel < a.kernels.size());
     require(l.grid[0] >= 1 && l.grid[0] <= fmt::kMaxGridX);
     require(l.grid[1] >= 1 && l.grid[1] <= fmt::kMaxGridYZ);

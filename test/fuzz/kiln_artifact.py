@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Reads and writes .kiln artifacts (format version 6) to forge test inputs.
+"""Reads and writes .kiln artifacts (format version 7) to forge test inputs.
 
     kiln_artifact.py forge IN OUT [--version N] [--kind KIND] [--block N]
                                   [--grid X,Y,Z] [--stub-images]
                                   [--metadata KEY=VALUE]...
     kiln_artifact.py dump IN
 
-`forge` rewrites IN with the given changes to kernel 0 / launch 0 and
+`forge` rewrites IN with the given changes to kernel 0 / launch 0 of the first plan and
 recomputes the checksums, so the reader gets past them to the field under
 test (`--version` patches only the header). `--stub-images` replaces every
 kernel image by a few bytes that pass the reader's checks (an ELF magic, a
@@ -21,7 +21,7 @@ import struct
 import sys
 
 MAGIC = b"KILNART\0"
-VERSION = 6
+VERSION = 7
 HEADER_BYTES = 24
 ENTRY_BYTES = 32
 SIGNATURE, KERNELS, PLAN, WEIGHTS, METADATA = 1, 2, 3, 4, 5
@@ -112,26 +112,30 @@ def read(data):
 
     plan = Reader(sections[PLAN])
     buffers = [list(plan.take("IIQQ")) for _ in range(plan.take("I"))]
-    launches = []
+    plans = []
     for _ in range(plan.take("I")):
-        kernel = plan.take("I")
-        grid = list(plan.take("III"))
-        block, shared = plan.take("II")
-        args = [plan.take("I") for _ in range(plan.take("I"))]
-        maps = []
+        arch = plan.str()
+        launches = []
         for _ in range(plan.take("I")):
-            buffer, dtype, rank = plan.take("III")
-            dims = list(plan.take("Q" * rank))
-            box = list(plan.take("I" * rank))
-            strides = list(plan.take("I" * rank))
-            maps.append({"buffer": buffer, "dtype": dtype, "dims": dims, "box": box,
-                         "strides": strides})
-        launches.append({"kernel": kernel, "grid": grid, "block": block, "shared": shared,
-                         "args": args, "maps": maps})
+            kernel = plan.take("I")
+            grid = list(plan.take("III"))
+            block, shared = plan.take("II")
+            args = [plan.take("I") for _ in range(plan.take("I"))]
+            maps = []
+            for _ in range(plan.take("I")):
+                buffer, dtype, rank = plan.take("III")
+                dims = list(plan.take("Q" * rank))
+                box = list(plan.take("I" * rank))
+                strides = list(plan.take("I" * rank))
+                maps.append({"buffer": buffer, "dtype": dtype, "dims": dims, "box": box,
+                             "strides": strides})
+            launches.append({"kernel": kernel, "grid": grid, "block": block, "shared": shared,
+                             "args": args, "maps": maps})
+        plans.append({"arch": arch, "launches": launches})
     about = Reader(sections[METADATA])
     metadata = [(about.str(), about.str()) for _ in range(about.take("I"))]
     return {"version": version, "inputs": inputs, "outputs": outputs, "arena": arena,
-            "kernels": kernels, "buffers": buffers, "launches": launches,
+            "kernels": kernels, "buffers": buffers, "plans": plans,
             "metadata": metadata, "weights": sections[WEIGHTS]}
 
 
@@ -156,17 +160,20 @@ def write(a):
 
     plan = struct.pack("<I", len(a["buffers"]))
     plan += b"".join(struct.pack("<IIQQ", *b) for b in a["buffers"])
-    plan += struct.pack("<I", len(a["launches"]))
-    for l in a["launches"]:
-        plan += struct.pack("<IIIIII", l["kernel"], *l["grid"], l["block"], l["shared"])
-        plan += struct.pack("<I", len(l["args"])) + b"".join(struct.pack("<I", x) for x in l["args"])
-        plan += struct.pack("<I", len(l["maps"]))
-        for m in l["maps"]:
-            rank = len(m["dims"])
-            plan += struct.pack("<III", m["buffer"], m["dtype"], rank)
-            plan += struct.pack("<" + "Q" * rank, *m["dims"])
-            plan += struct.pack("<" + "I" * rank, *m["box"])
-            plan += struct.pack("<" + "I" * rank, *m["strides"])
+    plan += struct.pack("<I", len(a["plans"]))
+    for p in a["plans"]:
+        plan += s(p["arch"]) + struct.pack("<I", len(p["launches"]))
+        for l in p["launches"]:
+            plan += struct.pack("<IIIIII", l["kernel"], *l["grid"], l["block"], l["shared"])
+            plan += struct.pack("<I", len(l["args"])) + b"".join(struct.pack("<I", x)
+                                                                for x in l["args"])
+            plan += struct.pack("<I", len(l["maps"]))
+            for m in l["maps"]:
+                rank = len(m["dims"])
+                plan += struct.pack("<III", m["buffer"], m["dtype"], rank)
+                plan += struct.pack("<" + "Q" * rank, *m["dims"])
+                plan += struct.pack("<" + "I" * rank, *m["box"])
+                plan += struct.pack("<" + "I" * rank, *m["strides"])
 
     about = struct.pack("<I", len(a["metadata"]))
     about += b"".join(s(key) + s(value) for key, value in a["metadata"])
@@ -223,9 +230,9 @@ def main():
     if args.kind is not None:
         a["kernels"][0]["kind"] = args.kind
     if args.block is not None:
-        a["launches"][0]["block"] = args.block
+        a["plans"][0]["launches"][0]["block"] = args.block
     if args.grid is not None:
-        a["launches"][0]["grid"] = [int(g) for g in args.grid.split(",")]
+        a["plans"][0]["launches"][0]["grid"] = [int(g) for g in args.grid.split(",")]
     if args.stub_images:
         stub_images(a)
     for entry in args.metadata:

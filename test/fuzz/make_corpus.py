@@ -102,29 +102,31 @@ def mangled(data):
         change(b)
         out[name] = kiln_artifact.write(b)
     forge("kind", lambda b: b["kernels"][0].update(kind="fancy"))
-    forge("block-0", lambda b: b["launches"][0].update(block=0))
-    forge("grid-y", lambda b: b["launches"][0].update(grid=[1, 65536, 1]))
-    forge("buffer-index", lambda b: b["launches"][0]["args"].__setitem__(0, 99))
+    forge("block-0", lambda b: b["plans"][0]["launches"][0].update(block=0))
+    forge("grid-y", lambda b: b["plans"][0]["launches"][0].update(grid=[1, 65536, 1]))
+    forge("buffer-index", lambda b: b["plans"][0]["launches"][0]["args"].__setitem__(0, 99))
     forge("negative-dim", lambda b: b["inputs"][0]["shape"].__setitem__(0, -1))
     forge("rank-17", lambda b: b["inputs"][0].update(shape=[1] * 17))
     forge("same-input-names", lambda b: b["inputs"].append(dict(b["inputs"][0])))
     forge("same-arch", lambda b: b["kernels"][0]["images"].__setitem__(
         1, (b["kernels"][0]["images"][0][0], b["kernels"][0]["images"][1][1])))
-    forge("parameters", lambda b: b["launches"][0].update(args=b["launches"][0]["args"] * 129))
+    forge("parameters", lambda b: b["plans"][0]["launches"][0].update(args=b["plans"][0]["launches"][0]["args"] * 129))
     forge("name-path", lambda b: b["inputs"][0].update(name="../../x"))
     forge("name-escape", lambda b: b["outputs"][0].update(name="y\x1b[2J"))
     forge("arena-2-64", lambda b: b.update(arena=2**64 - 1))
     forge("tensor-2-41", lambda b: b["inputs"][0].update(shape=[1 << 30, 1 << 10]))
 
     def misaligned_map(b):  # the tensor map of launch 1 reads the arena buffer
-        arena = b["launches"][1]["maps"][0]["buffer"]
+        arena = b["plans"][0]["launches"][1]["maps"][0]["buffer"]
         b["buffers"][arena][2] += 8
         b["arena"] += 8
     forge("misaligned-map", misaligned_map)
-    forge("map-rank-6", lambda b: b["launches"][0]["maps"][0].update(
+    forge("map-rank-6", lambda b: b["plans"][0]["launches"][0]["maps"][0].update(
         dims=[8] * 6, box=[1] * 6, strides=[1] * 6))
-    forge("map-stride-9", lambda b: b["launches"][0]["maps"][0]["strides"].__setitem__(1, 9))
-    forge("map-box-row", lambda b: b["launches"][0]["maps"][0]["box"].__setitem__(0, 72))
+    forge("map-stride-9", lambda b: b["plans"][0]["launches"][0]["maps"][0]["strides"].__setitem__(1, 9))
+    forge("map-box-row", lambda b: b["plans"][0]["launches"][0]["maps"][0]["box"].__setitem__(0, 72))
+    forge("plan-arch", lambda b: b["plans"][0].update(arch="sm_86"))
+    forge("plan-twice", lambda b: b["plans"].append(dict(b["plans"][0])))
     forge("metadata-escape", lambda b: b.update(metadata=[("source.name", "m\x1b[2J.pt")]))
     forge("metadata-key", lambda b: b.update(metadata=[("Source Name", "m.pt")]))
     assert a["kernels"], "the mangled seeds need a kernel"

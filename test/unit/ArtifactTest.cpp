@@ -93,8 +93,10 @@ std::string serialize(const Artifact &a, uint32_t version = fmt::kVersion) {
         .put<uint32_t>(b.index)
         .put<uint64_t>(b.offset)
         .put<uint64_t>(b.bytes);
-  plan.put<uint32_t>(a.launches.size());
-  for (const LaunchEntry &l : a.launches) {
+  plan.put<uint32_t>(a.plans.size());
+  for (const LaunchPlan &launchPlan : a.plans) {
+  plan.str(launchPlan.arch).put<uint32_t>(launchPlan.launches.size());
+  for (const LaunchEntry &l : launchPlan.launches) {
     plan.put<uint32_t>(l.kernel);
     for (uint32_t g : l.grid)
       plan.put<uint32_t>(g);
@@ -113,6 +115,7 @@ std::string serialize(const Artifact &a, uint32_t version = fmt::kVersion) {
       for (uint32_t stride : m.elementStrides)
         plan.put<uint32_t>(stride);
     }
+  }
   }
 
   Bytes metadata;
@@ -248,7 +251,8 @@ TEST(Artifact, ParsesWhatKilnCompileWrote) {
   EXPECT_EQ(a.inputs[0].name, "x");
   EXPECT_EQ(a.inputs[0].shape, (std::vector<int64_t>{8192, 16}));
   EXPECT_EQ(a.outputs.size(), 1u);
-  EXPECT_EQ(a.launches.size(), 2u);
+  EXPECT_EQ(a.plans.size(), 3u); // sm_90a, sm_80, compute_80
+  EXPECT_EQ(a.plans[0].launches.size(), 2u);
   for (const KernelEntry &k : a.kernels) {
     EXPECT_EQ(k.kind, "gemm_epilogue") << k.name; // Linear (+ ReLU) twice
     ASSERT_EQ(k.images.size(), 3u); // sm_90a, sm_80, PTX
@@ -359,11 +363,11 @@ TEST(Artifact, CorruptionIsAnError) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(ArtifactForgery, Versions) {
-  EXPECT_ARTIFACT_ERROR(serialize(good, 5), "artifact format version 5; this runtime reads "
-                                            "version 6: recompile the model (at byte 8)");
-  EXPECT_ARTIFACT_ERROR(serialize(good, 7),
-                        "artifact format version 7 is newer than this runtime, which reads "
-                        "version 6");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 6), "artifact format version 6; this runtime reads "
+                                            "version 7: recompile the model (at byte 8)");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 8),
+                        "artifact format version 8 is newer than this runtime, which reads "
+                        "version 7");
 }
 
 TEST_F(ArtifactForgery, Header) {
@@ -596,28 +600,54 @@ TEST_F(ArtifactForgery, Buffers) {
 
 TEST_F(ArtifactForgery, Launches) {
   ForgedCase cases[] = {
-      {"kernel", [](Artifact &a) { a.launches[0].kernel = 2; }, "launch 0 names kernel 2 of 2"},
-      {"empty grid", [](Artifact &a) { a.launches[1].grid[1] = 0; },
-       "launch 1 has a grid of 0 in y (1 to 65535)"},
-      {"grid y", [](Artifact &a) { a.launches[0].grid[1] = 65536; },
-       "launch 0 has a grid of 65536 in y"},
-      {"grid z", [](Artifact &a) { a.launches[0].grid[2] = 70000; },
-       "launch 0 has a grid of 70000 in z"},
-      {"grid x", [](Artifact &a) { a.launches[0].grid[0] = 0x80000000u; },
-       "launch 0 has a grid of 2147483648 in x (1 to 2147483647)"},
-      {"block 0", [](Artifact &a) { a.launches[0].block = 0; },
-       "launch 0 has a block of 0 threads (1 to 1024)"},
-      {"block 1025", [](Artifact &a) { a.launches[0].block = 1025; },
+      {"kernel", [](Artifact &a) { a.plans[0].launches[0].kernel = 2; }, "launch 0 of the sm_90a plan names kernel 2 of 2"},
+      {"empty grid", [](Artifact &a) { a.plans[0].launches[1].grid[1] = 0; },
+       "launch 1 of the sm_90a plan has a grid of 0 in y (1 to 65535)"},
+      {"grid y", [](Artifact &a) { a.plans[0].launches[0].grid[1] = 65536; },
+       "launch 0 of the sm_90a plan has a grid of 65536 in y"},
+      {"grid z", [](Artifact &a) { a.plans[0].launches[0].grid[2] = 70000; },
+       "launch 0 of the sm_90a plan has a grid of 70000 in z"},
+      {"grid x", [](Artifact &a) { a.plans[0].launches[0].grid[0] = 0x80000000u; },
+       "launch 0 of the sm_90a plan has a grid of 2147483648 in x (1 to 2147483647)"},
+      {"block 0", [](Artifact &a) { a.plans[0].launches[0].block = 0; },
+       "launch 0 of the sm_90a plan has a block of 0 threads (1 to 1024)"},
+      {"block 1025", [](Artifact &a) { a.plans[0].launches[0].block = 1025; },
        "has a block of 1025 threads"},
-      {"shared", [](Artifact &a) { a.launches[0].sharedBytes = 228 * 1024; },
+      {"shared", [](Artifact &a) { a.plans[0].launches[0].sharedBytes = 228 * 1024; },
        "asks for 233472 bytes of shared memory"},
-      {"buffer", [](Artifact &a) { a.launches[0].buffers[1] = 1000; },
-       "launch 0 names buffer 1000 of"},
+      {"buffer", [](Artifact &a) { a.plans[0].launches[0].buffers[1] = 1000; },
+       "launch 0 of the sm_90a plan names buffer 1000 of"},
       {"parameters",
-       [](Artifact &a) { a.launches[0].buffers.resize(513, a.launches[0].buffers[0]); },
+       [](Artifact &a) { a.plans[0].launches[0].buffers.resize(513, a.plans[0].launches[0].buffers[0]); },
        "passes 513 pointers and 2 tensor maps, over the 4096-byte parameter space"},
-      {"argc", [](Artifact &a) { a.launches.push_back(a.launches[0]); a.launches[2].buffers.pop_back(); },
-       "launch 2 passes kernel"},
+      {"argc", [](Artifact &a) { a.plans[0].launches.push_back(a.plans[0].launches[0]); a.plans[0].launches[2].buffers.pop_back(); },
+       "launch 2 of the sm_90a plan passes kernel"},
+  };
+  expectEachRefused(good, cases);
+}
+
+TEST_F(ArtifactForgery, Plans) {
+  // The fixture has plans for sm_90a, sm_80 and compute_80, the PTX.
+  ASSERT_EQ(good.plans.size(), 3u);
+  ForgedCase cases[] = {
+      {"none", [](Artifact &a) { a.plans.clear(); }, "0 launch plans (1 to 16)"},
+      {"too many",
+       [](Artifact &a) {
+         for (int i = 0; i < 14; ++i)
+           a.plans.push_back(a.plans[1]);
+       },
+       "17 launch plans (1 to 16)"},
+      {"twice", [](Artifact &a) { a.plans[1].arch = "sm_90a"; }, "two launch plans for sm_90a"},
+      {"not an arch", [](Artifact &a) { a.plans[1].arch = "sm_8x"; },
+       "launch plan 1 is for 'sm_8x', not an architecture"},
+      {"no image",
+       [](Artifact &a) {
+         for (KernelEntry &k : a.kernels)
+           k.images.erase(k.images.begin() + 1); // the sm_80 cubins
+       },
+       "launch 0 of the sm_80 plan runs kernel"},
+      {"another image", [](Artifact &a) { a.plans[1].arch = "sm_86"; },
+       "which has no sm_86 image"},
   };
   expectEachRefused(good, cases);
 }
@@ -625,21 +655,21 @@ TEST_F(ArtifactForgery, Launches) {
 TEST_F(ArtifactForgery, TensorMaps) {
   // The fixture's first launch is a Hopper GEMM reading x (f16 [8192, 16])
   // through its first tensor map.
-  ASSERT_FALSE(good.launches[0].tensorMaps.empty());
-  ASSERT_EQ(good.buffers[good.launches[0].tensorMaps[0].buffer].kind, fmt::BufferKind::Input);
+  ASSERT_FALSE(good.plans[0].launches[0].tensorMaps.empty());
+  ASSERT_EQ(good.buffers[good.plans[0].launches[0].tensorMaps[0].buffer].kind, fmt::BufferKind::Input);
   ForgedCase cases[] = {
-      {"buffer", [](Artifact &a) { a.launches[0].tensorMaps[0].buffer = 1000; },
-       "tensor map 0 of launch 0 names buffer 1000"},
+      {"buffer", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].buffer = 1000; },
+       "tensor map 0 of launch 0 of the sm_90a plan names buffer 1000"},
       {"not an argument",
-       [](Artifact &a) { a.launches[0].tensorMaps[0].buffer = a.launches[1].buffers.back(); },
+       [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].buffer = a.plans[0].launches[1].buffers.back(); },
        "which is not an argument of the launch"},
-      {"dtype", [](Artifact &a) { a.launches[0].tensorMaps[0].dtype = fmt::DType::F32; },
+      {"dtype", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].dtype = fmt::DType::F32; },
        "has dtype f32 (tensor maps are f16 or bf16)"},
-      {"dtype of input", [](Artifact &a) { a.launches[0].tensorMaps[0].dtype = fmt::DType::BF16; },
+      {"dtype of input", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].dtype = fmt::DType::BF16; },
        "is bf16 but tensor 'x' is f16"},
       {"rank 1",
        [](Artifact &a) {
-         TensorMapEntry &m = a.launches[0].tensorMaps[0];
+         TensorMapEntry &m = a.plans[0].launches[0].tensorMaps[0];
          m.dims.resize(1);
          m.box.resize(1);
          m.elementStrides.resize(1);
@@ -647,33 +677,33 @@ TEST_F(ArtifactForgery, TensorMaps) {
        "has rank 1 (2 to 5)"},
       {"rank 6",
        [](Artifact &a) {
-         TensorMapEntry &m = a.launches[0].tensorMaps[0];
+         TensorMapEntry &m = a.plans[0].launches[0].tensorMaps[0];
          m.dims.resize(6, 1);
          m.box.resize(6, 1);
          m.elementStrides.resize(6, 1);
        },
        "has rank 6 (2 to 5)"},
-      {"size 0", [](Artifact &a) { a.launches[0].tensorMaps[0].dims[1] = 0; },
+      {"size 0", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].dims[1] = 0; },
        "has size 0 in dimension 1"},
-      {"innermost", [](Artifact &a) { a.launches[0].tensorMaps[0].dims[0] = 12; },
+      {"innermost", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].dims[0] = 12; },
        "has an innermost size of 12"},
-      {"huge", [](Artifact &a) { a.launches[0].tensorMaps[0].dims[0] = 1ull << 33; },
+      {"huge", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].dims[0] = 1ull << 33; },
        "has size 8589934592 in dimension 0"},
       {"too big",
        [](Artifact &a) {
-         a.launches[0].tensorMaps[0].dims[0] = 1ull << 32;
-         a.launches[0].tensorMaps[0].dims[1] = 1ull << 32;
+         a.plans[0].launches[0].tensorMaps[0].dims[0] = 1ull << 32;
+         a.plans[0].launches[0].tensorMaps[0].dims[1] = 1ull << 32;
        },
        "does not fit buffer"},
-      {"box rows", [](Artifact &a) { a.launches[0].tensorMaps[0].box[1] = 257; },
+      {"box rows", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].box[1] = 257; },
        "has a box of 257 in dimension 1 (1 to 256)"},
-      {"box row bytes", [](Artifact &a) { a.launches[0].tensorMaps[0].box[0] = 72; },
+      {"box row bytes", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].box[0] = 72; },
        "has a box of 72 in dimension 0 (1 to 64: 128-byte swizzle)"},
-      {"box 0", [](Artifact &a) { a.launches[0].tensorMaps[0].box[0] = 0; },
+      {"box 0", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].box[0] = 0; },
        "has a box of 0 in dimension 0"},
-      {"inner stride", [](Artifact &a) { a.launches[0].tensorMaps[0].elementStrides[0] = 2; },
+      {"inner stride", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].elementStrides[0] = 2; },
        "has an element stride of 2 in dimension 0 (1 to 1)"},
-      {"stride 9", [](Artifact &a) { a.launches[0].tensorMaps[0].elementStrides[1] = 9; },
+      {"stride 9", [](Artifact &a) { a.plans[0].launches[0].tensorMaps[0].elementStrides[1] = 9; },
        "has an element stride of 9 in dimension 1 (1 to 8)"},
       {"misaligned",
        [](Artifact &a) {
@@ -681,8 +711,8 @@ TEST_F(ArtifactForgery, TensorMaps) {
            if (b.kind == fmt::BufferKind::Arena) {
              b.offset = 8;
              a.arenaBytes += 8;
-             a.launches[0].tensorMaps[0].buffer = static_cast<uint32_t>(&b - &a.buffers[0]);
-             a.launches[0].tensorMaps[0].dims[1] = 1;
+             a.plans[0].launches[0].tensorMaps[0].buffer = static_cast<uint32_t>(&b - &a.buffers[0]);
+             a.plans[0].launches[0].tensorMaps[0].dims[1] = 1;
            }
        },
        "at offset 8 is not 16-byte aligned"},

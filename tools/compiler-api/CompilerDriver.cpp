@@ -4,6 +4,7 @@
 #include "TorchScriptImporter.h"
 
 #include "kiln/Passes/Pipelines.h"
+#include "kiln/codegen/Passes.h"
 #include "kiln/codegen/ArtifactWriter.h"
 #include "kiln/codegen/Nvrtc.h"
 #include "kiln/runtime/ArtifactFormat.h"
@@ -175,14 +176,30 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
   return metadata;
 }
 
+bool driver::lowerLaunches(Compilation &c, const std::vector<std::string> &archs,
+                           std::string &error) {
+  c.lowered = c.optimized->clone();
+  mlir::PassManager pm(c.lowered->getContext());
+  KilnLowerLaunchesOptions options;
+  options.targets.assign(archs.begin(), archs.end());
+  pm.addPass(createKilnLowerLaunches(options));
+  if (mlir::failed(pm.run(*c.lowered))) {
+    error = "code generation failed (see the diagnostics above)";
+    return false;
+  }
+  return true;
+}
+
 std::optional<std::string> driver::writeArtifact(Compilation &c,
                                                  const std::vector<std::string> &archs,
                                                  codegen::ArtifactStats &stats,
                                                  std::string &error,
                                                  const codegen::ArtifactMetadata &metadata) {
-  auto functions = c.optimized->getOps<mlir::func::FuncOp>();
+  if (!c.lowered && !lowerLaunches(c, archs, error))
+    return std::nullopt;
+  auto functions = c.lowered->getOps<mlir::func::FuncOp>();
   if (functions.empty()) {
-    error = "the optimized module has no function";
+    error = "the lowered module has no function";
     return std::nullopt;
   }
   auto bytes = codegen::writeArtifact(*functions.begin(), archs, stats, error, metadata);

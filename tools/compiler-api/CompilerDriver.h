@@ -32,7 +32,8 @@ namespace kiln::driver {
 struct Compilation {
   std::unique_ptr<frontend::TorchScriptModule> model;
   std::vector<frontend::InputSpec> specs;
-  mlir::OwningOpRef<mlir::ModuleOp> imported, optimized;
+  /// As imported; after the graph pipeline; lowered to kernels and launches.
+  mlir::OwningOpRef<mlir::ModuleOp> imported, optimized, lowered;
 };
 
 /// Loads `path`, specializes it to `inputSpecs` (NAME:SHAPE:DTYPE; empty: a
@@ -83,7 +84,13 @@ codegen::ArtifactMetadata artifactMetadata(const std::string &modelPath,
                                            const std::vector<std::string> &archs,
                                            const KernelSelection &selection);
 
-/// The `.kiln` bytes of the optimized IR, with cubins for `archs`.
+/// Lowers a copy of the optimized IR to kernels and launches for `archs`
+/// (kiln-lower-launches): the stage the artifact is written from.
+bool lowerLaunches(Compilation &compilation, const std::vector<std::string> &archs,
+                   std::string &error);
+
+/// The `.kiln` bytes of the lowered IR (lowered first when it is not),
+/// with cubins for `archs`.
 std::optional<std::string> writeArtifact(Compilation &compilation,
                                          const std::vector<std::string> &archs,
                                          codegen::ArtifactStats &stats, std::string &error,

@@ -58,7 +58,7 @@ cl::list<std::string> inputSpecs(
                       "may give its values' range, ids:1x128:i64[0,30522) (default for "
                       "traced models: the recorded example inputs' shapes)"),
     cl::value_desc("spec"), cl::cat(kilnCategory));
-enum class Emit { Imported, Mlir, Artifact };
+enum class Emit { Imported, Mlir, Launches, Artifact };
 cl::opt<Emit> emit(
     "emit",
     cl::desc("what to write (default: what -o's extension names, .kiln an artifact and "
@@ -66,6 +66,9 @@ cl::opt<Emit> emit(
     cl::values(clEnumValN(Emit::Imported, "imported",
                           "kiln IR as imported, before any pass"),
                clEnumValN(Emit::Mlir, "mlir", "kiln IR after the graph pipeline"),
+               clEnumValN(Emit::Launches, "launches",
+                          "kiln IR lowered to kernels and launches per target image: "
+                          "the artifact's plan, with each kernel's CUDA source"),
                clEnumValN(Emit::Artifact, "artifact",
                           "a .kiln artifact for kiln-run and the runtime")),
     cl::cat(kilnCategory));
@@ -407,22 +410,35 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> &optimized = compilation.optimized;
 
   std::string text;
-  // With an artifact the report waits for it, to name each row's kernel.
-  auto printReports = [&](const std::vector<std::string> &launchKernels) {
+  // With launches the report waits for them, to name each row's kernel:
+  // kiln-lower-launches turns each group into one launch, in order.
+  auto printReports = [&]() {
     llvm::json::Array functions;
     optimized->walk([&](mlir::func::FuncOp fn) {
       FusionReport analysis = analyzeKernels(fn);
-      if (launchKernels.size() == analysis.kernels.size())
-        for (auto [stats, name] : llvm::zip(analysis.kernels, launchKernels))
-          stats.kernelName = name;
+      auto lowered = compilation.lowered
+                         ? compilation.lowered->lookupSymbol<mlir::func::FuncOp>(fn.getName())
+                         : nullptr;
+      if (lowered) {
+        auto launches = lowered.getBody().getOps<kiln::LaunchOp>();
+        if (static_cast<size_t>(std::distance(launches.begin(), launches.end())) ==
+            analysis.kernels.size())
+          for (auto [stats, launch] : llvm::zip(analysis.kernels, launches))
+            stats.kernelName = mlir::cast<kiln::LaunchConfigAttr>(launch.getImages()[0])
+                                   .getKernel()
+                                   .getValue()
+                                   .str();
+      }
       if (report)
         printReport(llvm::errs(), analysis);
       functions.push_back(reportToJson(analysis));
     });
     jsonReport["functions"] = std::move(functions);
   };
+  if (what == Emit::Launches && !driver::lowerLaunches(compilation, targets->archs(), error))
+    return fail(error);
   if ((report || !reportJson.empty()) && what != Emit::Artifact)
-    printReports({});
+    printReports();
 
   if (!kernelArchs.empty()) {
     auto kernels = codegen::emitModuleKernels(*optimized);
@@ -487,7 +503,7 @@ int main(int argc, char **argv) {
     jsonReport["launches"] = static_cast<int64_t>(stats.launches);
     jsonReport["weight_bytes"] = static_cast<int64_t>(stats.weightBytes);
     if (report || !reportJson.empty())
-      printReports(stats.launchKernels);
+      printReports();
     if (!quiet)
       llvm::errs() << "kiln-compile: " << output << ": " << stats.launches
                    << " kernel launches (" << stats.distinctKernels
@@ -500,7 +516,10 @@ int main(int argc, char **argv) {
     mlir::OpPrintingFlags flags;
     if (output == "-" && !printWeights)
       flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
-    (what == Emit::Imported ? *imported : *optimized)->print(os, flags);
+    (what == Emit::Imported   ? *imported
+     : what == Emit::Launches ? *compilation.lowered
+                              : *optimized)
+        ->print(os, flags);
     os << "\n";
   }
   if (!writeAtomically(output, text, error))

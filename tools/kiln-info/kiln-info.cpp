@@ -47,7 +47,8 @@ Summary summarize(const rt::Artifact &a) {
     for (const rt::KernelImage &image : kernel.images)
       s.targets.insert(image.arch);
   }
-  for (const rt::LaunchEntry &launch : a.launches)
+  // Launch counts of the first plan (its newest image's).
+  for (const rt::LaunchEntry &launch : a.plans.front().launches)
     ++s.kinds[a.kernels[launch.kernel].kind].second;
   return s;
 }
@@ -66,7 +67,15 @@ void printText(const std::string &path, const rt::Artifact &a) {
                   shapeText(spec).c_str());
   std::printf("  device memory: weights %.1f MiB, arena %.1f MiB\n",
               a.weights.size() / 1048576.0, a.arenaBytes / 1048576.0);
-  std::printf("  kernels: %zu distinct, %zu launches\n", a.kernels.size(), a.launches.size());
+  std::printf("  kernels: %zu distinct, %zu launches\n", a.kernels.size(),
+              a.plans.front().launches.size());
+  for (const rt::LaunchPlan &plan : a.plans) {
+    uint64_t shared = 0;
+    for (const rt::LaunchEntry &launch : plan.launches)
+      shared = std::max<uint64_t>(shared, launch.sharedBytes);
+    std::printf("    plan for %-10s %4zu launches, up to %.1f KiB of dynamic shared memory\n",
+                plan.arch.c_str(), plan.launches.size(), shared / 1024.0);
+  }
   for (const auto &[kind, counts] : s.kinds)
     std::printf("    %-14s %3d kernels, %4d launches\n", kind.c_str(), counts.first,
                 counts.second);
@@ -98,7 +107,12 @@ void printJson(const std::string &path, const rt::Artifact &a) {
   report.add("weights_bytes", std::to_string(a.weights.size()));
   report.add("arena_bytes", std::to_string(a.arenaBytes));
   report.add("kernels", std::to_string(a.kernels.size()));
-  report.add("launches", std::to_string(a.launches.size()));
+  report.add("launches", std::to_string(a.plans.front().launches.size()));
+  std::vector<std::string> plans;
+  for (const rt::LaunchPlan &plan : a.plans)
+    plans.push_back(J::object({{"arch", J::str(plan.arch)},
+                               {"launches", std::to_string(plan.launches.size())}}));
+  report.add("plans", J::array(plans));
   JsonReport::Fields kinds;
   for (const auto &[kind, counts] : s.kinds)
     kinds.emplace_back(kind, J::object({{"kernels", std::to_string(counts.first)},

@@ -7,6 +7,7 @@
 
 #include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
+#include "kiln/codegen/Passes.h"
 #include "kiln/Passes/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   kiln::registerKilnPasses();
+  kiln::registerKilnCodegenPasses();
   kiln::registerKilnPipelines();
   mlir::DialectRegistry registry;
   registry.insert<kiln::KilnDialect, mlir::func::FuncDialect>();

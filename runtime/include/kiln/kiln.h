@@ -113,6 +113,8 @@ public:
 
   const std::vector<TensorInfo> &inputs() const;
   const std::vector<TensorInfo> &outputs() const;
+  /// Kernel launches per run in the plan of the loaded image (before the
+  /// first session loads one: the first plan's, its newest image's).
   size_t launchCount() const;
   size_t kernelCount() const;
   /// Device memory the model needs: its weights (once, shared by every

@@ -944,3 +944,87 @@ func.func @cumsum_float_to_int(%x: tensor<5x3xf32>) {
   %0 = kiln.cumsum %x dim = 0 : tensor<5x3xf32> -> tensor<5x3xi64>
   return
 }
+
+// -----
+
+module {
+  kiln.cuda_kernel @k elementwise source "extern \"C\" __global__ void k(float *y) {}"
+  func.func @launch_without_images(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{has no launch configuration (one per target image)}}
+    %0 = kiln.launch elementwise ins(%x : tensor<4xf32>) images [] -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+module {
+  kiln.cuda_kernel @k elementwise source "extern \"C\" __global__ void k(float *y) {}"
+  func.func @launch_image_twice(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{has two configurations for image 'sm_80'}}
+    %0 = kiln.launch elementwise ins(%x : tensor<4xf32>) images [#kiln.launch<arch = "sm_80", kernel = @k, grid = [1, 1, 1], block = 32>, #kiln.launch<arch = "sm_80", kernel = @k, grid = [1, 1, 1], block = 32>] -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func @launch_missing_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{names kernel @nowhere for image 'sm_80', which is no kiln.cuda_kernel of the module}}
+  %0 = kiln.launch elementwise ins(%x : tensor<4xf32>) images [#kiln.launch<arch = "sm_80", kernel = @nowhere, grid = [1, 1, 1], block = 32>] -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+module {
+  kiln.cuda_kernel @k reduction source "extern \"C\" __global__ void k(float *y) {}"
+  func.func @launch_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{is a elementwise launch but kernel @k implements reduction}}
+    %0 = kiln.launch elementwise ins(%x : tensor<4xf32>) images [#kiln.launch<arch = "sm_80", kernel = @k, grid = [1, 1, 1], block = 32>] -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+module {
+  kiln.cuda_kernel @k gemm_epilogue source "extern \"C\" __global__ void k(float *y) {}"
+  func.func @launch_map_input(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
+    // expected-error @+1 {{has a tensor map of input 1 but 1 inputs}}
+    %0 = kiln.launch gemm_epilogue ins(%x : tensor<64x64xf16>) images [#kiln.launch<arch = "sm_90a", kernel = @k, grid = [1, 1, 1], block = 384, tensor_maps = [#kiln.tensor_map<input = 1, dims = [64, 64], box = [64, 64]>]>] -> tensor<64x64xf16>
+    return %0 : tensor<64x64xf16>
+  }
+}
+
+// -----
+
+func.func @launch_block(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a block has 1 to 1024 threads, got 2048}}
+  %0 = kiln.launch elementwise ins(%x : tensor<4xf32>) images [#kiln.launch<arch = "sm_80", kernel = @k, grid = [1, 1, 1], block = 2048>] -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @launch_grid(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a grid is [x, y, z] within CUDA's limits}}
+  %0 = kiln.launch elementwise ins(%x : tensor<4xf32>) images [#kiln.launch<arch = "sm_80", kernel = @k, grid = [1, 65536, 1], block = 32>] -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @tensor_map_rank(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{a tensor map has 2 to 5 dimensions, got 1}}
+  // expected-error @+1 {{failed to parse Kiln_LaunchConfigAttr parameter 'tensor_maps'}}
+  %0 = kiln.launch elementwise ins(%x : tensor<4xf32>) images [#kiln.launch<arch = "sm_80", kernel = @k, grid = [1, 1, 1], block = 32, tensor_maps = [#kiln.tensor_map<input = 0, dims = [64], box = [64]>]>] -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{has no kernel function named 'k' in its source}}
+  kiln.cuda_kernel @k elementwise source "extern \"C\" __global__ void other(float *y) {}"
+}

@@ -306,3 +306,21 @@ func.func @running_sums(%m: tensor<2x128xi32>, %x: tensor<5x3xf16>) {
   %1 = kiln.cumsum %x dim = 0 : tensor<5x3xf16> -> tensor<5x3xf16>
   return
 }
+
+// -----
+
+// The launch plan: a kernel's source and a launch with one configuration per
+// image (the sm_80 image without the Hopper pipeline's shared memory or
+// cluster).
+// CHECK-LABEL: module {
+//       CHECK:   kiln.cuda_kernel @kiln_0A gemm_epilogue source "extern \22C\22 __global__ void kiln_0A(const __half *a, __half *y) {}"
+//       CHECK:   func.func @launches(
+//       CHECK:     %[[Y:.*]] = kiln.launch gemm_epilogue ins(%arg0 : tensor<128x64xf16>) images [#kiln.launch<arch = "sm_90a", kernel = @kiln_0A, grid = [2, 1, 1], block = 384, shared = 1024, cluster = [2, 1, 1], tensor_maps = [#kiln.tensor_map<input = 0, dims = [64, 128], box = [64, 64], strides = [1, 1]>]>, #kiln.launch<arch = "sm_80", kernel = @kiln_0A, grid = [2, 1, 1], block = 384>] {kiln.offsets = array<i64: -1>} -> tensor<128x64xf16>
+//       CHECK:     return %[[Y]]
+module {
+  kiln.cuda_kernel @kiln_0A gemm_epilogue source "extern \"C\" __global__ void kiln_0A(const __half *a, __half *y) {}"
+  func.func @launches(%a: tensor<128x64xf16>) -> tensor<128x64xf16> {
+    %0 = kiln.launch gemm_epilogue ins(%a : tensor<128x64xf16>) images [#kiln.launch<arch = "sm_90a", kernel = @kiln_0A, grid = [2, 1, 1], block = 384, shared = 1024, cluster = [2, 1, 1], tensor_maps = [#kiln.tensor_map<input = 0, dims = [64, 128], box = [64, 64], strides = [1, 1]>]>, #kiln.launch<arch = "sm_80", kernel = @kiln_0A, grid = [2, 1, 1], block = 384>] {kiln.offsets = array<i64: -1>} -> tensor<128x64xf16>
+    return %0 : tensor<128x64xf16>
+  }
+}

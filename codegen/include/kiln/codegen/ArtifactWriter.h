@@ -1,9 +1,10 @@
-//===- ArtifactWriter.h - kiln IR -> a .kiln artifact -----------*- C++ -*-===//
+//===- ArtifactWriter.h - launches -> a .kiln artifact ----------*- C++ -*-===//
 //
-// Serializes a function that went through the graph pipeline (fusion groups,
-// a memory plan) into the format of runtime/include/kiln/runtime/
-// ArtifactFormat.h: its signature, every distinct kernel compiled for each
-// requested architecture plus PTX, the weights, and the launch plan.
+// Serializes a function lowered by kiln-lower-launches (launches with their
+// memory plan, constants, reshapes) into the format of runtime/include/kiln/
+// runtime/ArtifactFormat.h: its signature, every kernel the launches name,
+// compiled for each image that launches it plus PTX, the weights, and one
+// launch plan per image.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +47,9 @@ using ArtifactMetadata = std::vector<std::pair<std::string, std::string>>;
 
 /// The artifact's bytes, or nothing after emitting an error at the op that
 /// cannot be serialized (or setting `error` for a kernel that fails to
-/// compile). `archs` are real targets (`sm_90a`, `sm_80`); PTX for the
-/// oldest of them is added for forward compatibility.
+/// compile). `archs` are real targets (`sm_90a`, `sm_80`), each launch has a
+/// configuration for each; PTX for the oldest of them is added for forward
+/// compatibility.
 std::optional<std::string> writeArtifact(mlir::func::FuncOp function,
                                          const std::vector<std::string> &archs,
                                          ArtifactStats &stats, std::string &error,

@@ -10,6 +10,7 @@
 #define KILN_CODEGEN_CUDAEMITTER_H
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Target/Target.h"
 #include "kiln/codegen/Nvrtc.h"
 
 #include "mlir/Support/LLVM.h"
@@ -50,7 +51,23 @@ struct EmittedKernel {
   /// (`const T *`), then its results (`T *`).
   std::vector<TensorMapArg> tensorMaps;
   unsigned numInputs = 0, numOutputs = 0;
+  /// Blocks of the thread-block cluster the kernel declares for its wgmma
+  /// image (split-K: the blocks that share one output); 1: none.
+  unsigned clusterBlocks = 1;
+  /// The dynamic shared memory feeds a TMA + wgmma pipeline that only the
+  /// wgmma image runs; the same source's mma.sync loop in the other images
+  /// uses static shared memory alone.
+  bool sharedMemoryInWgmmaImageOnly = false;
 };
+
+/// How `kernel` is launched in `image`: the image's code decides its dynamic
+/// shared memory and cluster (see EmittedKernel).
+struct ImageLaunch {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block = 1, dynamicSharedBytes = 0;
+  unsigned clusterBlocks = 1;
+};
+ImageLaunch launchInImage(const EmittedKernel &kernel, const TargetImage &image);
 
 /// Emits the kernel for `group`, named `name`. On an unsupported group emits
 /// an error at the group (naming what is missing) and fails.

@@ -2,8 +2,9 @@
 //
 // The reader treats every file as untrusted: each offset, size, count, name
 // and enum is bounds-checked before use, every section's checksum is
-// verified, and plan entries must refer to existing kernels and buffers
-// inside their regions, with launch shapes CUDA accepts. All of it runs
+// verified, and plan entries must refer to existing kernels (with an image
+// for the plan's architecture) and buffers inside their regions, with
+// launch shapes CUDA accepts. All of it runs
 // before CUDA is touched, so a bad file is one ArtifactError (naming the
 // cause and the byte position), testable without a GPU. docs/ARTIFACT.md
 // lists every check.
@@ -105,12 +106,20 @@ struct LaunchEntry {
   std::vector<TensorMapEntry> tensorMaps;
 };
 
+/// The launches of one image (`arch`: a kernel image name, `sm_90a`,
+/// `compute_80`), in order; every kernel they run has an image of `arch`.
+struct LaunchPlan {
+  std::string arch;
+  std::vector<LaunchEntry> launches;
+};
+
 struct Artifact {
   std::vector<TensorSpec> inputs, outputs;
   uint64_t arenaBytes = 0;
   std::vector<KernelEntry> kernels;
   std::vector<BufferEntry> buffers;
-  std::vector<LaunchEntry> launches;
+  /// One per image, in the file's order.
+  std::vector<LaunchPlan> plans;
   /// The weights section, in place in the mapped file (or the parsed copy).
   SharedBytes weights;
   /// How the artifact was made (kiln version, source model, options), in

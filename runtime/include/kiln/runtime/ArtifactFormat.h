@@ -24,9 +24,12 @@ namespace kiln::artifact {
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
 /// 5: a Metadata section (how the artifact was made). 6: sections carry
 /// checksum64, not FNV-1a (which read a large model's weights at under
-/// 1 GB/s, on every write and every load). Readers accept exactly this
-/// version.
-constexpr uint32_t kVersion = 6;
+/// 1 GB/s, on every write and every load). 7: one launch plan per image
+/// (an image's launches carry its own shared memory). Readers accept
+/// exactly this version.
+constexpr uint32_t kVersion = 7;
+/// Launch plans of one artifact (one per image, PTX included).
+constexpr uint32_t kMaxPlans = 16;
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kSectionEntryBytes = 32;
 constexpr uint32_t kSectionCount = 5;

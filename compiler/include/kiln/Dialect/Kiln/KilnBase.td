@@ -171,6 +171,57 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Launches (kiln-lower-launches)
+//===----------------------------------------------------------------------===//
+
+def Kiln_TensorMapAttr : AttrDef<Kiln_Dialect, "TensorMap"> {
+  let mnemonic = "tensor_map";
+  let summary = "a TMA view of a launch input the runtime encodes";
+  let description = [{
+    Input `input` of the launch seen as a packed tensor of `dims` (innermost
+    first, 2 to 5 of them), loaded in boxes of `box` elements traversed with
+    `strides` (empty: all 1), 128-byte swizzle. The kernel takes it by value
+    before its pointer parameters.
+
+    Example: `#kiln.tensor_map<input = 0, dims = [768, 4096], box = [64, 128]>`.
+  }];
+  let parameters = (ins
+    "int64_t":$input,
+    Kiln_TileParameter:$dims,
+    Kiln_TileParameter:$box,
+    Kiln_TileParameter:$strides);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Kiln_LaunchConfigAttr : AttrDef<Kiln_Dialect, "LaunchConfig"> {
+  let mnemonic = "launch";
+  let summary = "how one target image launches a kernel";
+  let description = [{
+    One per target image of a `kiln.launch`: the `kiln.cuda_kernel` it runs
+    in the image named `arch`, its grid, its block of `block` threads, its
+    dynamic shared memory in bytes, the thread-block cluster its image
+    compiles in (`cluster`, empty: none) and the tensor maps it takes. Images
+    differ where the kernel's code does: a Hopper kernel's sm_90a image runs
+    a TMA pipeline in dynamic shared memory and clusters; its other images
+    run the mma.sync loop of the same source with neither.
+
+    Example: `#kiln.launch<arch = "sm_90a", kernel = @kiln_5A0C, grid = [132, 1, 1],
+    block = 384, shared = 201728, tensor_maps = [#kiln.tensor_map<...>]>`.
+  }];
+  let parameters = (ins
+    StringRefParameter<"the image's architecture">:$arch,
+    "::mlir::FlatSymbolRefAttr":$kernel,
+    Kiln_TileParameter:$grid,
+    "int64_t":$block,
+    DefaultValuedParameter<"int64_t", "0">:$shared,
+    Kiln_TileParameter:$cluster,
+    OptionalParameter<"::mlir::ArrayAttr">:$tensor_maps);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, traits>;
 

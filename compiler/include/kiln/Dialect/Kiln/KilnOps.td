@@ -12,6 +12,7 @@
 
 include "kiln/Dialect/Kiln/KilnBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -565,6 +566,62 @@ def Kiln_YieldOp : Kiln_Op<"yield",
   }];
   let arguments = (ins Variadic<Kiln_Tensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels and launches (kiln-lower-launches)
+//===----------------------------------------------------------------------===//
+
+def Kiln_CudaKernelOp : Kiln_Op<"cuda_kernel",
+    [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "the CUDA source of one kernel";
+  let description = [{
+    One distinct kernel of the module: its CUDA C++ source (one
+    `extern "C" __global__` function named like the symbol, compiled by NVRTC
+    for every image that launches it) and the fusion kind it implements.
+    Identical fusion groups (the blocks of a layer stack) share one; the
+    symbol is named after the source's hash.
+
+    ```mlir
+    kiln.cuda_kernel @kiln_1F2E3D4C5B6A7988 elementwise source "#include ..."
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Kiln_FusionKindAttr:$kind, StrAttr:$source);
+  let assemblyFormat = "$sym_name `` $kind attr-dict `source` $source";
+  let hasVerifier = 1;
+}
+
+def Kiln_LaunchOp : Kiln_Op<"launch",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a kernel launch: what a fusion group became";
+  let description = [{
+    Runs one kernel over `inputs` (function arguments: the model's inputs;
+    `kiln.constant`s: weights; other launches' results: the arena at the
+    offsets `kiln.offsets` gives, or the function's results) and defines its
+    results. `images` holds one `#kiln.launch` per target image, in the
+    order of the artifact's architectures: each names the kernel and the
+    launch configuration for that image. The artifact's launch plan is these
+    ops in program order, and nothing else.
+
+    ```mlir
+    %0 = kiln.launch gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<3072x768xf16>)
+           images [#kiln.launch<arch = "sm_90a", kernel = @kiln_5A0C, grid = [132, 1, 1],
+                                block = 384, shared = 201728>,
+                   #kiln.launch<arch = "sm_80", kernel = @kiln_5A0C, grid = [132, 1, 1],
+                                block = 384>]
+           {kiln.offsets = array<i64: 0>} -> tensor<4096x3072xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FusionKindAttr:$kind, Variadic<Kiln_Tensor>:$inputs,
+                       TypedArrayAttrBase<Kiln_LaunchConfigAttr, "launch configurations">:$images);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let assemblyFormat = "`` $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)? "
+      "`images` $images attr-dict `->` type($results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The configuration for the image `arch`, or null.
+    LaunchConfigAttr imageFor(::llvm::StringRef arch);
+  }];
 }
 
 #endif // KILN_DIALECT_KILN_KILNOPS_TD

@@ -1,0 +1,59 @@
+// RUN: kiln-opt %s --split-input-file --kiln-lower-launches="targets=sm_90a,sm_80" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-lower-launches="targets=sm_80" | FileCheck %s --check-prefix=SM80
+
+// Each group becomes a launch with one configuration per image; identical
+// groups (the blocks of a layer stack, traced from one source line) share
+// one kernel, emitted once at the top of the module.
+// CHECK-LABEL: module {
+//       CHECK:   kiln.cuda_kernel @[[EW:kiln_[0-9A-F]+]] elementwise source "{{.*}}__global__ void {{.*}}[[EW]](
+//   CHECK-NOT:   kiln.cuda_kernel
+//       CHECK:   func.func @twice(
+//       CHECK:     %[[A:.*]] = kiln.launch elementwise ins(%arg0 : tensor<1000xf32>) images [#kiln.launch<arch = "sm_90a", kernel = @[[EW]], grid = [4, 1, 1], block = 256>, #kiln.launch<arch = "sm_80", kernel = @[[EW]], grid = [4, 1, 1], block = 256>] {kiln.offsets = array<i64: 0>} -> tensor<1000xf32>
+//       CHECK:     %[[B:.*]] = kiln.launch elementwise ins(%[[A]] : tensor<1000xf32>) images [#kiln.launch<arch = "sm_90a", kernel = @[[EW]], {{.*}}] {kiln.offsets = array<i64: -1>} -> tensor<1000xf32>
+//       CHECK:     return %[[B]]
+//   SM80-LABEL: func.func @twice(
+//         SM80:   kiln.launch elementwise ins(%arg0 : tensor<1000xf32>) images [#kiln.launch<arch = "sm_80", kernel = @{{kiln_[0-9A-F]+}}, grid = [4, 1, 1], block = 256>] {kiln.offsets
+func.func @twice(%x: tensor<1000xf32>) -> tensor<1000xf32> attributes {kiln.arena_bytes = 4096 : i64} {
+  %0 = kiln.fusion elementwise ins(%x : tensor<1000xf32>) {kiln.kernel = #kiln.kernel<variant = elementwise>, kiln.offsets = array<i64: 0>} -> tensor<1000xf32> {
+  ^bb0(%a: tensor<1000xf32>):
+    %r = kiln.relu %a : tensor<1000xf32>
+    kiln.yield %r : tensor<1000xf32>
+  } loc("model.py":10:0)
+  %1 = kiln.fusion elementwise ins(%0 : tensor<1000xf32>) {kiln.kernel = #kiln.kernel<variant = elementwise>, kiln.offsets = array<i64: -1>} -> tensor<1000xf32> {
+  ^bb0(%a: tensor<1000xf32>):
+    %r = kiln.relu %a : tensor<1000xf32>
+    kiln.yield %r : tensor<1000xf32>
+  } loc("model.py":10:0)
+  return %1 : tensor<1000xf32>
+}
+
+// -----
+
+// A Hopper GEMM: its sm_90a image runs the TMA pipeline in ~180 KiB of
+// dynamic shared memory; the sm_80 image runs the mma.sync loop of the same
+// source on the same grid with none. Both take the tensor maps.
+// CHECK-LABEL: func.func @wgmma(
+//       CHECK:   kiln.launch gemm_epilogue ins(%arg0, %arg1 : tensor<128x768xf16>, tensor<768x768xf16>) images [#kiln.launch<arch = "sm_90a", kernel = @[[K:kiln_[0-9A-F]+]], grid = [2, 1, 1], block = 384, shared = 185344, tensor_maps = [#kiln.tensor_map<input = 0, dims = [768, 128], box = [64, 128], strides = [1, 1]>, #kiln.tensor_map<input = 1, dims = [768, 768], box = [64, 256], strides = [1, 1]>]>, #kiln.launch<arch = "sm_80", kernel = @[[K]], grid = [2, 1, 1], block = 384, tensor_maps = [#kiln.tensor_map<input = 0, {{.*}}>, #kiln.tensor_map<input = 1, {{.*}}>]>]
+func.func @wgmma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2>, kiln.offsets = array<i64: -1>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// Split K across a cluster of 2: the cluster exists in the sm_90a image
+// only; the split-K pipeline's shared memory is the same in both.
+// CHECK-LABEL: func.func @split(
+//       CHECK:   kiln.launch gemm_epilogue {{.*}} images [#kiln.launch<arch = "sm_90a", kernel = @[[K:kiln_[0-9A-F]+]], grid = [24, 2, 1], block = 128, shared = [[SHARED:[0-9]+]], cluster = [2, 1, 1]>, #kiln.launch<arch = "sm_80", kernel = @[[K]], grid = [24, 2, 1], block = 128, shared = [[SHARED]]>]
+func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 32], stages = 4, split_k = 2>, kiln.offsets = array<i64: -1>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
