@@ -67,6 +67,10 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
   // mma.sync fallbacks of the Hopper kernels), through that image's PTX.
   const char *forcedArch = std::getenv("KILN_GPU_TEST_ARCH");
   const std::string arch = forcedArch && *forcedArch ? forcedArch : device.nvrtcArch();
+  std::string archError;
+  std::optional<TargetImage> image = describeArch(arch, archError);
+  if (!image)
+    throw std::runtime_error(archError);
   static rt::Context context(0);
   const rt::Driver &cu = rt::Driver::get();
 
@@ -170,10 +174,8 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
       params.push_back(&map);
     for (CUdeviceptr &p : pointers)
       params.push_back(&p);
-    // Tensor-map kernels use their dynamic shared memory on sm_90a only.
-    unsigned shared = kernel.tensorMaps.empty() || arch == "sm_90a"
-                          ? kernel.dynamicSharedBytes
-                          : 0;
+    // The launch the artifact's plan would hold for this image.
+    unsigned shared = codegen::launchInImage(kernel, *image).dynamicSharedBytes;
     if (shared > 48 * 1024)
       KILN_CU_CHECK(cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           static_cast<int>(shared)));
