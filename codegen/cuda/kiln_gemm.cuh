@@ -15,6 +15,7 @@
 // tiles are staged through registers so global loads of tile k+1 overlap the
 // math of tile k. Any M, N, K: out-of-range elements load as zero.
 // simt_gemm (fp32): 64x64x16 tiles, 4x4 outputs per thread, FMA.
+// tf32_gemm (fp32 data, tf32 math): the same tiles on mma.sync m16n8k8.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -299,6 +300,91 @@ __device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
                                           const float *__restrict__ B, int M,
                                           int N, int K, const Epilogue &epilogue) {
   simt_tile_loop<kBKMajor>(
+      [&](int m, int k) { return A[(long long)m * K + k]; },
+      [&](int n, int k) {
+        return kBKMajor ? B[(long long)n * K + k] : B[(long long)k * N + n];
+      },
+      M, N, K, epilogue);
+}
+
+/// tf32 tensor cores on fp32 data (`--precision tf32`): the SIMT loop's
+/// 64x64x16 block tile and loaders, the operands rounded to tf32 as they
+/// land in shared memory, and mma.sync m16n8k8 with fp32 accumulation:
+/// 8 warps as 4 x 2, each 16 rows x 32 columns (four n8 tiles).
+__device__ __forceinline__ float round_to_tf32(float x) {
+  unsigned bits;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
+  return __uint_as_float(bits);
+}
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <bool kBKMajor, typename LoadA, typename LoadB, typename Epilogue>
+__device__ __forceinline__ void tf32_tile_loop(const LoadA &loadA, const LoadB &loadB,
+                                               int M, int N, int K,
+                                               const Epilogue &epilogue) {
+  // A pitch of 72 floats puts a fragment's 32 reads (4 k rows x 8
+  // columns) in 32 banks.
+  __shared__ float As[kSimtBK][kSimtBM + 8];
+  __shared__ float Bs[kSimtBK][kSimtBN + 8];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int group = lane >> 2, inGroup = lane & 3;
+  const int warpM = (warp >> 1) * 16, warpN = (warp & 1) * 32;
+  const int blockM = blockIdx.y * kSimtBM, blockN = blockIdx.x * kSimtBN;
+  float acc[4][4] = {};
+  for (int k0 = 0; k0 < K; k0 += kSimtBK) {
+    for (int e = tid; e < kSimtBK * kSimtBM; e += kSimtThreads) {
+      int k = e % kSimtBK, m = e / kSimtBK;
+      int gm = blockM + m, gk = k0 + k;
+      As[k][m] = round_to_tf32((gm < M && gk < K) ? loadA(gm, gk) : 0.0f);
+    }
+    for (int e = tid; e < kSimtBK * kSimtBN; e += kSimtThreads) {
+      int k, n;
+      if (kBKMajor) { k = e % kSimtBK; n = e / kSimtBK; }
+      else { n = e % kSimtBN; k = e / kSimtBN; }
+      int gn = blockN + n, gk = k0 + k;
+      Bs[k][n] = round_to_tf32((gn < N && gk < K) ? loadB(gn, gk) : 0.0f);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kSimtBK; kk += 8) {
+      unsigned a[4];
+      a[0] = __float_as_uint(As[kk + inGroup][warpM + group]);
+      a[1] = __float_as_uint(As[kk + inGroup][warpM + group + 8]);
+      a[2] = __float_as_uint(As[kk + inGroup + 4][warpM + group]);
+      a[3] = __float_as_uint(As[kk + inGroup + 4][warpM + group + 8]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        unsigned b[2];
+        b[0] = __float_as_uint(Bs[kk + inGroup][warpN + j * 8 + group]);
+        b[1] = __float_as_uint(Bs[kk + inGroup + 4][warpN + j * 8 + group]);
+        mma_tf32(acc[j], a, b);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      int m = blockM + warpM + group + (r >= 2 ? 8 : 0);
+      int n = blockN + warpN + j * 8 + inGroup * 2 + (r & 1);
+      if (m < M && n < N)
+        epilogue(m, n, acc[j][r]);
+    }
+}
+
+template <bool kBKMajor, typename Epilogue>
+__device__ __forceinline__ void tf32_gemm(const float *__restrict__ A,
+                                          const float *__restrict__ B, int M,
+                                          int N, int K, const Epilogue &epilogue) {
+  tf32_tile_loop<kBKMajor>(
       [&](int m, int k) { return A[(long long)m * K + k]; },
       [&](int n, int k) {
         return kBKMajor ? B[(long long)n * K + k] : B[(long long)k * N + n];

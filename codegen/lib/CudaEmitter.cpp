@@ -329,6 +329,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (failed(expectTile({64, 64, 16})))
       return failure();
     break;
+  case KernelVariant::gemm_tf32:
+    if (tensorCores)
+      return refuse("the tf32 GEMM reads fp32 operands");
+    if (!anchor->hasAttr(attr::kTf32))
+      return refuse("the GEMM's operands may not be rounded to tf32 (its op lacks "
+                    "kiln.tf32: compile with --precision tf32)");
+    if (failed(expectTile({64, 64, 16})))
+      return failure();
+    break;
   case KernelVariant::gemm_mma:
     if (!tensorCores)
       return refuse("mma.sync needs fp16 or bf16 operands");
@@ -360,7 +369,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     "and 2 or more stages");
     break;
   default:
-    return refuse("a GEMM runs as gemm_simt, gemm_mma, gemm_wgmma or gemm_split_k");
+    return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma or gemm_split_k");
   }
   int64_t split = config.getSplitK();
   if (split != 1 && !splitK)
@@ -374,7 +383,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       tensorCores
           ? std::string(hopper ? "kiln::mma_gemm_persistent<" : "kiln::mma_gemm<") +
                 cudaType(element) + ", " + (kMajorB ? "true" : "false") + ">"
-          : std::string("kiln::simt_gemm<") + (kMajorB ? "true" : "false") + ">";
+          : std::string(variant == KernelVariant::gemm_tf32 ? "kiln::tf32_gemm<"
+                                                            : "kiln::simt_gemm<") +
+                (kMajorB ? "true" : "false") + ">";
   std::string sizes = std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K);
   std::string pointerCall = mmaLoop + "(in" + std::to_string(lhsArg.getArgNumber()) +
                             " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
@@ -660,7 +671,8 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
   case FusionKind::pooling:
     return variant == KernelVariant::pooling;
   case FusionKind::gemm_epilogue:
-    return variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k;
+    return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k) ||
+           variant == KernelVariant::gemm_tf32;
   case FusionKind::conv_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
            variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem;

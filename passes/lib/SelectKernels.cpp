@@ -17,7 +17,10 @@
 //                                        (wgmmaTile); 192 at most with a
 //                                        residual in the epilogue
 //                     otherwise       -> gemm_mma, 128 x 128
-//   GEMM, fp32                        -> gemm_simt
+//   GEMM, fp32        kiln.tf32 (--precision tf32), tensor cores
+//                                     -> gemm_tf32: mma.sync m16n8k8 on
+//                                        64 x 64 tiles
+//                     otherwise       -> gemm_simt
 //   normalization     2+ rows of <= 1024 -> normalization_warp (a row
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
@@ -192,9 +195,16 @@ WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors,
 FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetImage &target,
                              const SplitKKnobs &knobs) {
   MLIRContext *context = group.getContext();
-  if (s.element.isF32())
+  if (s.element.isF32()) {
+    if (s.anchor->hasAttr(attr::kTf32) && target.tensorCores != TensorCoreGeneration::None)
+      return Choice{config(context, KernelVariant::gemm_tf32, {64, 64, 16}),
+                    "gemm_tf32: fp32 operands that may round to tf32 (kiln.tf32)"};
     return Choice{config(context, KernelVariant::gemm_simt, {64, 64, 16}),
-                  "gemm_simt: fp32 operands"};
+                  std::string("gemm_simt: fp32 operands") +
+                      (s.anchor->hasAttr(attr::kTf32) ? " (" + target.arch +
+                                                            " has no tensor cores for tf32)"
+                                                      : "")};
+  }
   if (!halfPrecision(s.element))
     return group.emitOpError("no GEMM kernel for ") << s.element << " operands";
   if (target.tensorCores == TensorCoreGeneration::None)

@@ -7,7 +7,8 @@
 //   3. Rewrite floating-point constants' data in the target type.
 //   4. Cast each result back to the function's declared result type.
 //   5. Casts that became identities fold away in the next canonicalization.
-// tf32: mark every contraction `kiln.tf32`. fp32: no change.
+// tf32: mark every contraction `kiln.tf32`. fp32: no change. The function
+// records its precision (`kiln.precision`) either way.
 // io-dtype f16/bf16 (with the matching precision): steps 1 and 4 change the
 // signature instead of casting. A clamp's positive lower bound under the
 // target's smallest positive value is raised to it (it guards a division).
@@ -193,31 +194,31 @@ struct SetPrecisionPass : kiln::impl::KilnSetPrecisionBase<SetPrecisionPass> {
     func::FuncOp fn = getOperation();
     Builder b(&getContext());
     const bool computeTypeIO = ioDtype != "declared";
-    if (computeTypeIO && !((ioDtype == "f16" && precision == "fp16") ||
-                           (ioDtype == "bf16" && precision == "bf16"))) {
+    const StringRef name = stringifyPrecision(precision);
+    if (computeTypeIO && !((ioDtype == "f16" && precision == Precision::fp16) ||
+                           (ioDtype == "bf16" && precision == Precision::bf16))) {
       fn.emitError("io-dtype '")
           << ioDtype << "' needs the matching precision (f16 with fp16, bf16 with bf16; "
-          << "'declared' keeps the model's types), not '" << precision << "'";
+          << "'declared' keeps the model's types), not '" << name << "'";
       return signalPassFailure();
     }
-    if (precision == "fp32")
+    fn->setAttr(attr::kPrecision, PrecisionAttr::get(&getContext(), precision));
+    FloatType target;
+    switch (precision) {
+    case Precision::fp32:
       return;
-    if (precision == "tf32") {
+    case Precision::tf32:
       fn.walk([&](Operation *op) {
         if (isa<LinearOp, MatmulOp, BatchMatmulOp>(op))
           op->setAttr(attr::kTf32, b.getUnitAttr());
       });
       return;
-    }
-    FloatType target;
-    if (precision == "fp16")
+    case Precision::fp16:
       target = b.getF16Type();
-    else if (precision == "bf16")
+      break;
+    case Precision::bf16:
       target = b.getBF16Type();
-    else {
-      fn.emitError("unknown precision '")
-          << precision << "' (use fp32, tf32, fp16 or bf16)";
-      return signalPassFailure();
+      break;
     }
     if (failed(lowerPrecision(fn, target, computeTypeIO)))
       signalPassFailure();

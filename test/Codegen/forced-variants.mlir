@@ -8,6 +8,8 @@
 // PTX: wgmma.mma_async
 // PTX: // === ptx simt_attention_k0
 // PTX: // === ptx conv_split_k0
+// PTX: // === ptx tf32_k0
+// PTX: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -102,4 +104,19 @@ func.func @wgmma192(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<
     kiln.yield %l : tensor<128x768xf16>
   }
   return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// tf32 tensor cores on an fp32 GEMM marked kiln.tf32, with a [K, N] B: 64 x
+// 64 tiles of 256 threads, the operands rounded as they reach shared memory.
+// CHECK-LABEL: // === kernel tf32_k0 grid(2, 3, 1) block(256) shared(0)
+//       CHECK:   kiln::tf32_gemm<false>(in0 + aOffset, in1 + bOffset, 130, 100, 70, epilogue);
+func.func @tf32(%x: tensor<130x70xf32>, %w: tensor<70x100xf32>) -> tensor<130x100xf32> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<130x70xf32>, tensor<70x100xf32>) {kiln.kernel = #kiln.kernel<variant = gemm_tf32, tile = [64, 64, 16]>} -> tensor<130x100xf32> {
+  ^bb0(%a: tensor<130x70xf32>, %b: tensor<70x100xf32>):
+    %l = kiln.matmul %a, %b {kiln.tf32} : (tensor<130x70xf32>, tensor<70x100xf32>) -> tensor<130x100xf32>
+    kiln.yield %l : tensor<130x100xf32>
+  }
+  return %0 : tensor<130x100xf32>
 }

@@ -64,7 +64,7 @@ func.func @batch32_out_projection(%x: tensor<4096x768xf16>, %w: tensor<768x768xf
 
 // -----
 
-// fp32 GEMMs run on the SIMT kernel everywhere.
+// fp32 GEMMs not marked kiln.tf32 run on the SIMT kernel everywhere.
 // SM90-LABEL: func.func @fp32_gemm(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_simt, tile = [64, 64, 16]>
 // SM80-LABEL: func.func @fp32_gemm(

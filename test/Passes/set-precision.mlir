@@ -34,13 +34,17 @@
 //       FP16:   bias{{.*}}: "0x400000000038003C00C0"
 // BF16-LABEL: func.func @linear_gelu(
 //       BF16:   kiln.linear {{.*}} -> tensor<2x3xbf16>
+// The function records its precision, typed, for later stages (--verify's
+// tolerance).
 // TF32-LABEL: func.func @linear_gelu(
+//  TF32-SAME:   attributes {kiln.precision = #kiln.precision<tf32>}
 //   TF32-NOT:   kiln.cast
 //       TF32:   kiln.linear {{.*}} {kiln.tf32} : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
 // FP32-LABEL: func.func @linear_gelu(
+//  FP32-SAME:   attributes {kiln.precision = #kiln.precision<fp32>}
 //   FP32-NOT:   kiln.cast
 //   FP32-NOT:   kiln.tf32
-// BAD: error: unknown precision 'fp8' (use fp32, tf32, fp16 or bf16)
+// BAD: for the --precision option: Cannot find option named 'fp8'!
 func.func @linear_gelu(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
   %w = kiln.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]> : tensor<3x4xf32>
   %b = kiln.constant dense_resource<bias> : tensor<3xf32>

@@ -58,7 +58,9 @@ TEST_P(ModelGpu, MatchesLibTorch) {
   ASSERT_TRUE(module) << error;
   PassManager pm(&context);
   GraphPipelineOptions options;
-  options.precision = c.precision;
+  std::optional<Precision> precision = symbolizePrecision(c.precision);
+  ASSERT_TRUE(precision) << c.precision;
+  options.precision = *precision;
   buildGraphPipeline(pm, options);
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto fn = *module->getOps<func::FuncOp>().begin();
@@ -72,7 +74,7 @@ TEST_P(ModelGpu, MatchesLibTorch) {
   ASSERT_EQ(gpu.size(), 1u);
   double vsReference = kiln::testing::relativeL2(gpu[0], (*reference)[0]);
   double vsTorch = kiln::testing::relativeL2(gpu[0], torchOut);
-  double tolerance = frontend::toleranceFor(c.precision);
+  double tolerance = frontend::toleranceFor(*precision);
   if (gpu[0].scalar_type() != c10::kFloat)
     tolerance = std::max(tolerance, 1e-2);
   std::printf("    %s @ %s: rel L2 %.3e vs the reference evaluator, %.3e vs "

@@ -77,24 +77,31 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
                                static_cast<int>(selection.multiprocessors));
 }
 
-std::string driver::precisionError(const Precision &precision) {
-  const std::string &compute = precision.compute, &io = precision.io;
-  if (compute != "fp32" && compute != "tf32" && compute != "fp16" && compute != "bf16")
-    return "unknown precision '" + compute + "' (use fp32, tf32, fp16 or bf16)";
-  if (io != "declared" && io != "f16" && io != "bf16")
-    return "unknown io-dtype '" + io + "' (use declared, f16 or bf16)";
-  if ((io == "f16" && compute != "fp16") || (io == "bf16" && compute != "bf16"))
-    return "io-dtype " + io + " needs precision " + (io == "f16" ? "fp16" : "bf16") +
-           " (inputs and outputs in the compute type), not " + compute;
-  return "";
+std::optional<driver::Precision> driver::parsePrecision(const std::string &compute,
+                                                        const std::string &io,
+                                                        std::string &error) {
+  std::optional<kiln::Precision> parsed = symbolizePrecision(compute);
+  if (!parsed) {
+    error = "unknown precision '" + compute + "' (use fp32, tf32, fp16 or bf16)";
+    return std::nullopt;
+  }
+  if (io != "declared" && io != "f16" && io != "bf16") {
+    error = "unknown io-dtype '" + io + "' (use declared, f16 or bf16)";
+    return std::nullopt;
+  }
+  if ((io == "f16" && *parsed != kiln::Precision::fp16) ||
+      (io == "bf16" && *parsed != kiln::Precision::bf16)) {
+    error = "io-dtype " + io + " needs precision " + (io == "f16" ? "fp16" : "bf16") +
+            " (inputs and outputs in the compute type), not " + compute;
+    return std::nullopt;
+  }
+  return Precision{*parsed, io};
 }
 
 bool driver::optimize(Compilation &c, const Precision &precision,
                       const TargetDescription &targets, const KernelSelection &selection,
                       std::string &error,
                       const std::function<bool(mlir::PassManager &)> &configure) {
-  if (error = precisionError(precision); !error.empty())
-    return false;
   c.optimized = c.imported->clone();
   mlir::PassManager pm(c.optimized->getContext());
   if (configure && !configure(pm)) {
@@ -150,7 +157,7 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     inputs += (inputs.empty() ? "" : ", ") + spec.name + ":" + dims + ":" + spec.dtype;
   }
   metadata.emplace_back("inputs", inputs);
-  metadata.emplace_back("precision", precision.compute);
+  metadata.emplace_back("precision", stringifyPrecision(precision.compute).str());
   if (precision.io != "declared")
     metadata.emplace_back("io-dtype", precision.io);
   std::string images;
@@ -232,7 +239,7 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   Compilation compilation;
   codegen::ArtifactStats stats;
   bool ok = false;
-  const Precision precision{computePrecision, ioDtype};
+  std::optional<Precision> precision = parsePrecision(computePrecision, ioDtype, error);
   KernelSelection selection;
   selection.archs = archs;
   std::optional<TargetDescription> targets;
@@ -245,12 +252,12 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   };
   if (archs.empty())
     error = "no target architectures given";
-  else if ((targets = describeTargets(selection, error)) && archsKnown() &&
+  else if (precision && (targets = describeTargets(selection, error)) && archsKnown() &&
            importModel(path, inputs, context, compilation, error) &&
-           optimize(compilation, precision, *targets, selection, error)) {
+           optimize(compilation, *precision, *targets, selection, error)) {
     auto written =
         writeArtifact(compilation, targets->archs(), stats, error,
-                      artifactMetadata(path, compilation, precision, targets->archs(), selection));
+                      artifactMetadata(path, compilation, *precision, targets->archs(), selection));
     if (written) {
       bytes = std::move(*written);
       ok = true;

@@ -18,6 +18,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Passes/KernelSelection.h"
 #include "kiln/Target/Target.h"
 
@@ -56,15 +57,17 @@ struct KernelSelection {
 std::optional<TargetDescription> describeTargets(const KernelSelection &selection,
                                                  std::string &error);
 
-/// The compute precision (fp32, tf32, fp16 or bf16) and the type of the
-/// floating-point inputs and outputs: `declared` (the model's) or the
-/// compute type (f16 with fp16, bf16 with bf16: no cast kernels at the ends).
+/// The compute precision and the type of the floating-point inputs and
+/// outputs: `declared` (the model's) or the compute type (f16 with fp16,
+/// bf16 with bf16: no cast kernels at the ends).
 struct Precision {
-  std::string compute = "fp32";
+  kiln::Precision compute = kiln::Precision::fp32;
   std::string io = "declared";
 };
-/// Why `precision` cannot be compiled, or empty.
-std::string precisionError(const Precision &precision);
+/// Reads `--precision` and `--io-dtype` as given; on a bad name or pair,
+/// nothing, with `error` naming it.
+std::optional<Precision> parsePrecision(const std::string &compute, const std::string &io,
+                                        std::string &error);
 
 /// Runs the graph pipeline at `precision` on a copy of the imported IR,
 /// selecting kernels for `targets`. `configure` may add options to the pass

@@ -347,8 +347,9 @@ int main(int argc, char **argv) {
   selection.splitKTile = splitKTile;
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
-  const driver::Precision precisionChoice{precision, ioDtype};
-  if (error = driver::precisionError(precisionChoice); !error.empty())
+  std::optional<driver::Precision> precisionChoice =
+      driver::parsePrecision(precision, ioDtype, error);
+  if (!precisionChoice)
     return fail(error);
   std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
   if (!targets)
@@ -397,7 +398,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: shapes learned " << compilation.model->shapeRun() << "\n";
   jsonReport["shapes_learned"] = compilation.model->shapeRun();
   phase("load, specialize and import");
-  if (!driver::optimize(compilation, precisionChoice, *targets, selection, error,
+  if (!driver::optimize(compilation, *precisionChoice, *targets, selection, error,
                         [](mlir::PassManager &pm) {
         // -v: each pass's time too (printed when the pipeline finishes).
         if (verbose)
@@ -455,7 +456,7 @@ int main(int argc, char **argv) {
   if (verifyNumerics) {
     std::string report, failure;
     bool ok = frontend::verifyAgainstTorch(*compilation.model, compilation.specs, *imported, *optimized,
-                                           precision, report, failure);
+                                           report, failure);
     if (!failure.empty())
       return fail("--verify: " + failure);
     llvm::errs() << report;
@@ -469,7 +470,7 @@ int main(int argc, char **argv) {
     codegen::ArtifactStats stats;
     auto bytes = driver::writeArtifact(
         compilation, targets->archs(), stats, error,
-        driver::artifactMetadata(modelPath, compilation, precisionChoice, targets->archs(),
+        driver::artifactMetadata(modelPath, compilation, *precisionChoice, targets->archs(),
                                  selection));
     if (!bytes)
       return fail(error);

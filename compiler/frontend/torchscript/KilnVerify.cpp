@@ -11,6 +11,9 @@
 #include "ReferenceEvaluator.h"
 #include "TorchScriptState.h"
 
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
+#include "kiln/Dialect/Kiln/KilnDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <torch/csrc/jit/runtime/interpreter.h>
@@ -20,12 +23,23 @@
 using namespace kiln::frontend;
 
 double kiln::frontend::toleranceFor(const std::string &dtype) {
-  if (dtype == "f32" || dtype == "fp32")
+  if (dtype == "f32")
     return 1e-5;
-  if (dtype == "tf32")
-    return 1e-3;
-  if (dtype == "f16" || dtype == "bf16" || dtype == "fp16")
+  if (dtype == "f16" || dtype == "bf16")
     return 1e-2;
+  return 0.0;
+}
+
+double kiln::frontend::toleranceFor(Precision precision) {
+  switch (precision) {
+  case Precision::fp32:
+    return 1e-5;
+  case Precision::tf32:
+    return 1e-3;
+  case Precision::fp16:
+  case Precision::bf16:
+    return 1e-2;
+  }
   return 0.0;
 }
 
@@ -55,7 +69,6 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
                                         const std::vector<InputSpec> &specs,
                                         mlir::ModuleOp imported,
                                         mlir::ModuleOp optimized,
-                                        const std::string &precision,
                                         std::string &report, std::string &failure) {
   TorchScriptModule::State &state = model.state();
   std::vector<std::string> names = model.inputNames();
@@ -97,6 +110,10 @@ bool kiln::frontend::verifyAgainstTorch(TorchScriptModule &model,
                                                       {"optimized", optimized}};
   for (auto [stage, module] : stages) {
     std::optional<mlir::func::FuncOp> fn = forwardOf(module);
+    Precision precision = Precision::fp32;
+    if (fn)
+      if (auto recorded = (*fn)->getAttrOfType<PrecisionAttr>(attr::kPrecision))
+        precision = recorded.getValue();
     std::string error;
     // Compiled with --io-dtype, the optimized function takes the compute
     // type: the same values, rounded as a caller holding them would have.

@@ -5,6 +5,8 @@
 
 #include "TorchScriptModule.h"
 
+#include "kiln/Dialect/Kiln/KilnDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -13,23 +15,23 @@
 namespace kiln::frontend {
 
 /// Tolerance on the relative L2 error ||kiln - torch|| / ||torch|| by element
-/// type or compute precision: fp32 1e-5, tf32 1e-3, fp16/bf16 1e-2, integers
-/// and bool exact.
-double toleranceFor(const std::string &dtypeOrPrecision);
+/// type (f32 1e-5, f16/bf16 1e-2, integers and bool exact) or by compute
+/// precision (fp32 1e-5, tf32 1e-3, fp16/bf16 1e-2).
+double toleranceFor(const std::string &dtype);
+double toleranceFor(Precision precision);
 
 /// Draws fresh random inputs for `specs`, runs LibTorch on the original
 /// module and the reference evaluator on `imported` and `optimized`, and
 /// appends to `report` one line per (stage, output) with the max abs and the
-/// relative L2 error. The optimized IR computes in `precision` (fp32, tf32,
-/// fp16, bf16) and is held to the looser of its output type's and that
-/// precision's tolerance. False if any error exceeds its tolerance or a run
+/// relative L2 error. The optimized IR computes in the precision its
+/// function records (`kiln.precision`, fp32 without one) and is held to the
+/// looser of its output type's and that precision's tolerance. False if any error exceeds its tolerance or a run
 /// fails; when LibTorch itself fails on the inputs, `failure` says why
 /// (with how to give integer inputs' values) and nothing is compared.
 bool verifyAgainstTorch(TorchScriptModule &model,
                         const std::vector<InputSpec> &specs,
                         mlir::ModuleOp imported, mlir::ModuleOp optimized,
-                        const std::string &precision, std::string &report,
-                        std::string &failure);
+                        std::string &report, std::string &failure);
 
 } // namespace kiln::frontend
 

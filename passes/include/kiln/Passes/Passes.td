@@ -53,8 +53,14 @@ def KilnSetPrecision : Pass<"kiln-set-precision", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
-           "fp32, tf32, fp16 or bf16">,
+    Option<"precision", "precision", "::kiln::Precision",
+           /*default=*/"::kiln::Precision::fp32", "the arithmetic to compute in",
+           [{::llvm::cl::values(
+               clEnumValN(::kiln::Precision::fp32, "fp32", "the model's types"),
+               clEnumValN(::kiln::Precision::tf32, "tf32",
+                          "fp32, GEMM operands rounded to tf32 (tensor cores)"),
+               clEnumValN(::kiln::Precision::fp16, "fp16", "fp16, statistics in fp32"),
+               clEnumValN(::kiln::Precision::bf16, "bf16", "bf16, statistics in fp32"))}]>,
     Option<"ioDtype", "io-dtype", "std::string", /*default=*/"\"declared\"",
            "the floating-point inputs' and outputs' type: declared (the "
            "model's), or f16 / bf16 (the compute type of fp16 / bf16)">,

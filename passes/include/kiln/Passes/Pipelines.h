@@ -8,6 +8,7 @@
 #ifndef KILN_PASSES_PIPELINES_H
 #define KILN_PASSES_PIPELINES_H
 
+#include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Passes/KernelSelection.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -19,10 +20,14 @@ struct GraphPipelineOptions
     : public mlir::PassPipelineOptions<GraphPipelineOptions> {
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("form fusion groups"),
                     llvm::cl::init(true)};
-  Option<std::string> precision{
-      *this, "precision",
-      llvm::cl::desc("compute precision: fp32, tf32, fp16 or bf16"),
-      llvm::cl::init("fp32")};
+  Option<Precision> precision{
+      *this, "precision", llvm::cl::desc("the arithmetic to compute in"),
+      llvm::cl::init(Precision::fp32),
+      llvm::cl::values(clEnumValN(Precision::fp32, "fp32", "the model's types"),
+                       clEnumValN(Precision::tf32, "tf32",
+                                  "fp32, GEMM operands rounded to tf32 (tensor cores)"),
+                       clEnumValN(Precision::fp16, "fp16", "fp16, statistics in fp32"),
+                       clEnumValN(Precision::bf16, "bf16", "bf16, statistics in fp32"))};
   Option<std::string> ioDtype{
       *this, "io-dtype",
       llvm::cl::desc("floating-point inputs and outputs: declared, or f16 / bf16 (the "

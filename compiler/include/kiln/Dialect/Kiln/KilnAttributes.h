@@ -25,7 +25,11 @@ inline constexpr llvm::StringLiteral kNoFuse = "kiln.no_fuse";
 /// at tf32); read by the reference evaluator.
 inline constexpr llvm::StringLiteral kTf32 = "kiln.tf32";
 
-/// DenseI64Array on a kiln.fusion: each result's byte offset in the arena,
+/// #kiln.precision<...> on a function: the arithmetic it was lowered to.
+/// Written by kiln-set-precision; read by --verify (its tolerance).
+inline constexpr llvm::StringLiteral kPrecision = "kiln.precision";
+
+/// DenseI64Array on a kiln.fusion or kiln.launch: each result's byte offset in the arena,
 /// -1 for a function result. Written by kiln-plan-memory.
 inline constexpr llvm::StringLiteral kOffsets = "kiln.offsets";
 

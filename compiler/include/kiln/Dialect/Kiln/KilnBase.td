@@ -84,6 +84,24 @@ def Kiln_FusionKind : I32EnumAttr<"FusionKind",
 def Kiln_FusionKindAttr
     : EnumAttr<Kiln_Dialect, Kiln_FusionKind, "fusion_kind">;
 
+// The arithmetic a model is compiled to run in (kiln-set-precision, whose
+// `precision` option and the tools' --precision take these names).
+def Kiln_Precision : I32EnumAttr<"Precision",
+    "the arithmetic a compiled model runs in", [
+      // The model's own types.
+      I32EnumAttrCase<"fp32", 0>,
+      // fp32 data; GEMMs may round their operands to tf32 (tensor cores).
+      I32EnumAttrCase<"tf32", 1>,
+      // Floating-point values computed in fp16 / bf16 (statistics in fp32).
+      I32EnumAttrCase<"fp16", 2>,
+      I32EnumAttrCase<"bf16", 3>]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_PrecisionAttr : EnumAttr<Kiln_Dialect, Kiln_Precision, "precision"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel configurations (kiln-select-kernels)
 //===----------------------------------------------------------------------===//
@@ -112,7 +130,10 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       I32EnumAttrCase<"conv_wgmma", 15>,
       // Few input channels (a stem): the whole weight and an im2col tile in
       // shared memory, mma.sync over all of K.
-      I32EnumAttrCase<"conv_stem", 16>]> {
+      I32EnumAttrCase<"conv_stem", 16>,
+      // fp32 data on tf32 tensor cores (mma.sync m16n8k8): GEMMs marked
+      // kiln.tf32 (--precision tf32).
+      I32EnumAttrCase<"gemm_tf32", 17>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
