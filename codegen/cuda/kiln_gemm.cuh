@@ -15,7 +15,7 @@
 // tiles are staged through registers so global loads of tile k+1 overlap the
 // math of tile k. Any M, N, K: out-of-range elements load as zero.
 // simt_gemm (fp32): 64x64x16 tiles, 4x4 outputs per thread, FMA.
-// tf32_gemm (fp32 data, tf32 math): the same tiles on mma.sync m16n8k8.
+// tf32_gemm (fp32 data, tf32 math): 128x128x16 tiles on mma.sync m16n8k8.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -307,10 +307,14 @@ __device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
       M, N, K, epilogue);
 }
 
-/// tf32 tensor cores on fp32 data (`--precision tf32`): the SIMT loop's
-/// 64x64x16 block tile and loaders, the operands rounded to tf32 as they
-/// land in shared memory, and mma.sync m16n8k8 with fp32 accumulation:
-/// 8 warps as 4 x 2, each 16 rows x 32 columns (four n8 tiles).
+/// tf32 tensor cores on fp32 data (`--precision tf32`): 128x128 block
+/// tiles, k tiles of 16, 8 warps as 2 x 4, each 64 rows x 32 columns (4 x 4
+/// mma.sync m16n8k8 per 8 of k, fp32 accumulation). The operands round to
+/// tf32 in registers on their way to shared memory; the next k tile's
+/// global loads (16 bytes at a time where the contiguous size is a multiple
+/// of 4) are in flight while this one computes.
+constexpr int kTf32BM = 128, kTf32BN = 128, kTf32BK = 16, kTf32Threads = 256;
+
 __device__ __forceinline__ float round_to_tf32(float x) {
   unsigned bits;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
@@ -325,71 +329,117 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4],
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-template <bool kBKMajor, typename LoadA, typename LoadB, typename Epilogue>
-__device__ __forceinline__ void tf32_tile_loop(const LoadA &loadA, const LoadB &loadB,
-                                               int M, int N, int K,
-                                               const Epilogue &epilogue) {
-  // A pitch of 72 floats puts a fragment's 32 reads (4 k rows x 8
-  // columns) in 32 banks.
-  __shared__ float As[kSimtBK][kSimtBM + 8];
-  __shared__ float Bs[kSimtBK][kSimtBN + 8];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int group = lane >> 2, inGroup = lane & 3;
-  const int warpM = (warp >> 1) * 16, warpN = (warp & 1) * 32;
-  const int blockM = blockIdx.y * kSimtBM, blockN = blockIdx.x * kSimtBN;
-  float acc[4][4] = {};
-  for (int k0 = 0; k0 < K; k0 += kSimtBK) {
-    for (int e = tid; e < kSimtBK * kSimtBM; e += kSimtThreads) {
-      int k = e % kSimtBK, m = e / kSimtBK;
-      int gm = blockM + m, gk = k0 + k;
-      As[k][m] = round_to_tf32((gm < M && gk < K) ? loadA(gm, gk) : 0.0f);
-    }
-    for (int e = tid; e < kSimtBK * kSimtBN; e += kSimtThreads) {
-      int k, n;
-      if (kBKMajor) { k = e % kSimtBK; n = e / kSimtBK; }
-      else { n = e % kSimtBN; k = e / kSimtBN; }
-      int gn = blockN + n, gk = k0 + k;
-      Bs[k][n] = round_to_tf32((gn < N && gk < K) ? loadB(gn, gk) : 0.0f);
-    }
-    __syncthreads();
+/// Four consecutive elements of a row-major [rows, length] matrix from
+/// (row, at), zero past its edges, rounded to tf32; one 16-byte load when
+/// `vector` (length % 4 == 0) and the four are inside.
+__device__ __forceinline__ float4 load4_tf32(const float *__restrict__ base, int rows,
+                                             int length, int row, int at, bool vector) {
+  float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (row < rows) {
+    const float *p = base + (long long)row * length + at;
+    if (vector && at + 3 < length) {
+      float4 q = __ldg(reinterpret_cast<const float4 *>(p));
+      v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
+    } else {
 #pragma unroll
-    for (int kk = 0; kk < kSimtBK; kk += 8) {
-      unsigned a[4];
-      a[0] = __float_as_uint(As[kk + inGroup][warpM + group]);
-      a[1] = __float_as_uint(As[kk + inGroup][warpM + group + 8]);
-      a[2] = __float_as_uint(As[kk + inGroup + 4][warpM + group]);
-      a[3] = __float_as_uint(As[kk + inGroup + 4][warpM + group + 8]);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        unsigned b[2];
-        b[0] = __float_as_uint(Bs[kk + inGroup][warpN + j * 8 + group]);
-        b[1] = __float_as_uint(Bs[kk + inGroup + 4][warpN + j * 8 + group]);
-        mma_tf32(acc[j], a, b);
-      }
+      for (int j = 0; j < 4; ++j)
+        if (at + j < length)
+          v[j] = p[j];
     }
-    __syncthreads();
   }
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      int m = blockM + warpM + group + (r >= 2 ? 8 : 0);
-      int n = blockN + warpN + j * 8 + inGroup * 2 + (r & 1);
-      if (m < M && n < N)
-        epilogue(m, n, acc[j][r]);
-    }
+  return make_float4(round_to_tf32(v[0]), round_to_tf32(v[1]), round_to_tf32(v[2]),
+                     round_to_tf32(v[3]));
 }
 
 template <bool kBKMajor, typename Epilogue>
 __device__ __forceinline__ void tf32_gemm(const float *__restrict__ A,
-                                          const float *__restrict__ B, int M,
-                                          int N, int K, const Epilogue &epilogue) {
-  tf32_tile_loop<kBKMajor>(
-      [&](int m, int k) { return A[(long long)m * K + k]; },
-      [&](int n, int k) {
-        return kBKMajor ? B[(long long)n * K + k] : B[(long long)k * N + n];
-      },
-      M, N, K, epilogue);
+                                          const float *__restrict__ B, int M, int N,
+                                          int K, const Epilogue &epilogue) {
+  // k-major tiles at a pitch of 136 floats: a fragment's 32 reads (4 k rows
+  // x 8 columns) fall in 32 banks.
+  __shared__ __align__(16) float As[kTf32BK][kTf32BM + 8];
+  __shared__ __align__(16) float Bs[kTf32BK][kTf32BN + 8];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int group = lane >> 2, inGroup = lane & 3;
+  const int warpM = (warp >> 2) * 64, warpN = (warp & 3) * 32;
+  const int blockM = blockIdx.y * kTf32BM, blockN = blockIdx.x * kTf32BN;
+  const bool vectorK = (K & 3) == 0, vectorN = (N & 3) == 0;
+  float4 stageA[2], stageB[2];
+  // A (and a [N, K] B): 128 rows x 16 of k, four of k per thread and load.
+  // A [K, N] B: 16 rows of k x 128 columns, four columns per load.
+  auto load = [&](int k0) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int idx = tid + i * kTf32Threads;
+      stageA[i] = load4_tf32(A, M, K, blockM + (idx >> 2), k0 + (idx & 3) * 4, vectorK);
+      if (kBKMajor)
+        stageB[i] = load4_tf32(B, N, K, blockN + (idx >> 2), k0 + (idx & 3) * 4, vectorK);
+      else
+        stageB[i] = load4_tf32(B, K, N, k0 + (idx >> 5), blockN + (idx & 31) * 4, vectorN);
+    }
+  };
+  auto store = [&]() {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int idx = tid + i * kTf32Threads;
+      const int r = idx >> 2, kq = (idx & 3) * 4;
+      As[kq][r] = stageA[i].x;
+      As[kq + 1][r] = stageA[i].y;
+      As[kq + 2][r] = stageA[i].z;
+      As[kq + 3][r] = stageA[i].w;
+      if (kBKMajor) {
+        Bs[kq][r] = stageB[i].x;
+        Bs[kq + 1][r] = stageB[i].y;
+        Bs[kq + 2][r] = stageB[i].z;
+        Bs[kq + 3][r] = stageB[i].w;
+      } else {
+        *reinterpret_cast<float4 *>(&Bs[idx >> 5][(idx & 31) * 4]) = stageB[i];
+      }
+    }
+  };
+  float acc[4][4][4] = {};
+  load(0);
+  for (int k0 = 0; k0 < K; k0 += kTf32BK) {
+    store();
+    __syncthreads();
+    if (k0 + kTf32BK < K)
+      load(k0 + kTf32BK);
+#pragma unroll
+    for (int kk = 0; kk < kTf32BK; kk += 8) {
+      unsigned a[4][4], b[4][2];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int m = warpM + i * 16 + group;
+        a[i][0] = __float_as_uint(As[kk + inGroup][m]);
+        a[i][1] = __float_as_uint(As[kk + inGroup][m + 8]);
+        a[i][2] = __float_as_uint(As[kk + inGroup + 4][m]);
+        a[i][3] = __float_as_uint(As[kk + inGroup + 4][m + 8]);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int n = warpN + j * 8 + group;
+        b[j][0] = __float_as_uint(Bs[kk + inGroup][n]);
+        b[j][1] = __float_as_uint(Bs[kk + inGroup + 4][n]);
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          mma_tf32(acc[i][j], a[i], b[j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int m = blockM + warpM + i * 16 + group + (r >= 2 ? 8 : 0);
+        const int n = blockN + warpN + j * 8 + inGroup * 2 + (r & 1);
+        if (m < M && n < N)
+          epilogue(m, n, acc[i][j][r]);
+      }
 }
 
 } // namespace kiln

@@ -335,7 +335,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (!anchor->hasAttr(attr::kTf32))
       return refuse("the GEMM's operands may not be rounded to tf32 (its op lacks "
                     "kiln.tf32: compile with --precision tf32)");
-    if (failed(expectTile({64, 64, 16})))
+    if (failed(expectTile({128, 128, 16})))
       return failure();
     break;
   case KernelVariant::gemm_mma:
@@ -378,7 +378,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
   // at most one block per H200 multiprocessor; its mma.sync fallback walks
   // 128 x 128 tiles on the same grid.
-  int64_t tileM = tensorCores ? 128 : 64, tileN = tensorCores ? 128 : 64;
+  const bool tf32 = variant == KernelVariant::gemm_tf32;
+  int64_t tileM = tensorCores || tf32 ? 128 : 64, tileN = tensorCores || tf32 ? 128 : 64;
   std::string mmaLoop =
       tensorCores
           ? std::string(hopper ? "kiln::mma_gemm_persistent<" : "kiln::mma_gemm<") +

@@ -19,7 +19,7 @@
 //                     otherwise       -> gemm_mma, 128 x 128
 //   GEMM, fp32        kiln.tf32 (--precision tf32), tensor cores
 //                                     -> gemm_tf32: mma.sync m16n8k8 on
-//                                        64 x 64 tiles
+//                                        128 x 128 tiles
 //                     otherwise       -> gemm_simt
 //   normalization     2+ rows of <= 1024 -> normalization_warp (a row
 //                                        per warp, in registers)
@@ -197,7 +197,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   MLIRContext *context = group.getContext();
   if (s.element.isF32()) {
     if (s.anchor->hasAttr(attr::kTf32) && target.tensorCores != TensorCoreGeneration::None)
-      return Choice{config(context, KernelVariant::gemm_tf32, {64, 64, 16}),
+      return Choice{config(context, KernelVariant::gemm_tf32, {128, 128, 16}),
                     "gemm_tf32: fp32 operands that may round to tf32 (kiln.tf32)"};
     return Choice{config(context, KernelVariant::gemm_simt, {64, 64, 16}),
                   std::string("gemm_simt: fp32 operands") +

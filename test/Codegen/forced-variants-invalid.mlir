@@ -180,7 +180,7 @@ func.func @split_with_prologue(%x: tensor<32x56x56x96xf16>) -> tensor<32x1x1x96x
 // --precision tf32) may run as gemm_tf32.
 // CHECK: error: 'kiln.fusion' op cannot run as gemm_tf32: the GEMM's operands may not be rounded to tf32 (its op lacks kiln.tf32: compile with --precision tf32)
 func.func @tf32_unmarked(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>) -> tensor<64x16xf32> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<64x32xf32>, tensor<16x32xf32>) {kiln.kernel = #kiln.kernel<variant = gemm_tf32, tile = [64, 64, 16]>} -> tensor<64x16xf32> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<64x32xf32>, tensor<16x32xf32>) {kiln.kernel = #kiln.kernel<variant = gemm_tf32, tile = [128, 128, 16]>} -> tensor<64x16xf32> {
   ^bb0(%a: tensor<64x32xf32>, %bw: tensor<16x32xf32>):
     %l = kiln.linear %a, %bw : (tensor<64x32xf32>, tensor<16x32xf32>) -> tensor<64x16xf32>
     kiln.yield %l : tensor<64x16xf32>
@@ -193,7 +193,7 @@ func.func @tf32_unmarked(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>) -> tensor
 // ... and on fp32 data: half-precision operands take mma.sync, not tf32.
 // CHECK: error: 'kiln.fusion' op cannot run as gemm_tf32: the tf32 GEMM reads fp32 operands
 func.func @tf32_on_half(%x: tensor<64x32xf16>, %w: tensor<16x32xf16>) -> tensor<64x16xf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<64x32xf16>, tensor<16x32xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_tf32, tile = [64, 64, 16]>} -> tensor<64x16xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<64x32xf16>, tensor<16x32xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_tf32, tile = [128, 128, 16]>} -> tensor<64x16xf16> {
   ^bb0(%a: tensor<64x32xf16>, %bw: tensor<16x32xf16>):
     %l = kiln.linear %a, %bw {kiln.tf32} : (tensor<64x32xf16>, tensor<16x32xf16>) -> tensor<64x16xf16>
     kiln.yield %l : tensor<64x16xf16>

@@ -108,12 +108,12 @@ func.func @wgmma192(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<
 
 // -----
 
-// tf32 tensor cores on an fp32 GEMM marked kiln.tf32, with a [K, N] B: 64 x
-// 64 tiles of 256 threads, the operands rounded as they reach shared memory.
-// CHECK-LABEL: // === kernel tf32_k0 grid(2, 3, 1) block(256) shared(0)
+// tf32 tensor cores on an fp32 GEMM marked kiln.tf32, with a [K, N] B: 128 x
+// 128 tiles of 256 threads, the operands rounded as they reach shared memory.
+// CHECK-LABEL: // === kernel tf32_k0 grid(1, 2, 1) block(256) shared(0)
 //       CHECK:   kiln::tf32_gemm<false>(in0 + aOffset, in1 + bOffset, 130, 100, 70, epilogue);
 func.func @tf32(%x: tensor<130x70xf32>, %w: tensor<70x100xf32>) -> tensor<130x100xf32> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<130x70xf32>, tensor<70x100xf32>) {kiln.kernel = #kiln.kernel<variant = gemm_tf32, tile = [64, 64, 16]>} -> tensor<130x100xf32> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<130x70xf32>, tensor<70x100xf32>) {kiln.kernel = #kiln.kernel<variant = gemm_tf32, tile = [128, 128, 16]>} -> tensor<130x100xf32> {
   ^bb0(%a: tensor<130x70xf32>, %b: tensor<70x100xf32>):
     %l = kiln.matmul %a, %b {kiln.tf32} : (tensor<130x70xf32>, tensor<70x100xf32>) -> tensor<130x100xf32>
     kiln.yield %l : tensor<130x100xf32>
