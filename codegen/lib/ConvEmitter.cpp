@@ -114,10 +114,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   if (tile.size() != 3 || tile[0] != 128 || tile[2] != 64 ||
       !llvm::is_contained({64, 128, 192, 256}, tile[1]))
     return refuse("its template implements tiles [128, 64 | 128 | 192 | 256, 64] only");
-  if (config.getStages() < 2 ||
-      wgmmaSharedBytes(tile[1], config.getStages()) > kWgmmaMaxSharedBytes)
-    return refuse(Twine(config.getStages()) + " stages of 128 x " + Twine(tile[1]) +
-                  " tiles do not fit in shared memory");
+  if (config.getStages() < 2)
+    return refuse("its TMA ring needs 2 or more stages");
   if (config.getGridLimit() <= 0)
     return refuse("the persistent grid needs a grid_limit (blocks at most)");
   ArrayRef<int64_t> pixels = config.getPixelTile();

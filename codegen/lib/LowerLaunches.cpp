@@ -111,8 +111,17 @@ struct LowerLaunches : public kiln::impl::KilnLowerLaunchesBase<LowerLaunches> {
         }
         auto symbol = FlatSymbolRefAttr::get(found->second.getSymNameAttr());
         SmallVector<Attribute> images;
-        for (const TargetImage &image : description->images)
+        for (const TargetImage &image : description->images) {
+          ImageLaunch launch = launchInImage(*anonymous, image);
+          if (launch.dynamicSharedBytes > image.maxDynamicSharedBytes) {
+            group.emitOpError("needs ")
+                << launch.dynamicSharedBytes << " bytes of dynamic shared memory in its "
+                << image.arch << " image, which grants a block at most "
+                << image.maxDynamicSharedBytes << " (" << image.describe() << ")";
+            return signalPassFailure();
+          }
           images.push_back(imageConfig(context, *anonymous, image, symbol));
+        }
         OpBuilder builder(group);
         auto launch = LaunchOp::create(builder, group.getLoc(), group.getResultTypes(),
                                        group.getKind(), group.getInputs(),

@@ -166,8 +166,9 @@ bool readsResidual(FusionOp group) {
   return false;
 }
 
-WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors,
+WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target,
                     ArrayRef<WidthCandidate> candidates = kWgmmaWidths) {
+  const int64_t multiprocessors = target.multiprocessors;
   using Candidate = WidthCandidate;
   WgmmaTile best{0, 0, 0, ""};
   double bestCost = 0;
@@ -181,7 +182,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, int64_t multiprocessors,
                   (waves == 1 ? " wave" : " waves");
     if (best.width == 0 || cost < bestCost) {
       int64_t stages = 2;
-      while (stages < 6 && wgmmaSharedBytes(candidate.width, stages + 1) <= kWgmmaMaxSharedBytes)
+      while (stages < 6 &&
+             wgmmaSharedBytes(candidate.width, stages + 1) <= target.maxDynamicSharedBytes)
         ++stages;
       best = {candidate.width, stages, tiles, ""};
       bestCost = cost;
@@ -227,8 +229,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                    : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
   if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
     WgmmaTile tile = readsResidual(group)
-                         ? wgmmaTile(s, target.multiprocessors, kResidualWidths)
-                         : wgmmaTile(s, target.multiprocessors);
+                         ? wgmmaTile(s, target, kResidualWidths)
+                         : wgmmaTile(s, target);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
                          1, std::min<int64_t>(tile.tiles, target.multiprocessors)),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
@@ -338,7 +340,7 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       GemmShape gemm;
       gemm.M = pixels.tiles * 128;
       gemm.N = s.outChannels;
-      WgmmaTile tile = wgmmaTile(gemm, target.multiprocessors,
+      WgmmaTile tile = wgmmaTile(gemm, target,
                                  readsResidual(group) ? ArrayRef<WidthCandidate>(kResidualWidths)
                                                       : ArrayRef<WidthCandidate>(kWgmmaWidths));
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},

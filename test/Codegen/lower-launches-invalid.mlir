@@ -36,3 +36,17 @@ func.func @wrong_variant(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   }
   return %0 : tensor<1000xf32>
 }
+
+// -----
+
+// A Hopper GEMM's ring in as many stages as the image's shared memory
+// holds: 5 stages of 128 x 192 need more than an sm_90a block may have.
+func.func @wgmma_stages(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
+  // expected-error @+1 {{needs 242688 bytes of dynamic shared memory in its sm_90a image, which grants a block at most 232448}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 132>, kiln.offsets = array<i64: -1>} -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}

@@ -87,8 +87,6 @@ constexpr int64_t stemSharedBytes(int64_t K, int64_t O) {
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// The longest row normalization_warp holds: 32 registers a lane.
 constexpr int64_t kWarpRowMaxLength = 1024;
-/// A block's shared memory on sm_90 (227 KiB).
-constexpr int64_t kWgmmaMaxSharedBytes = 232448;
 
 /// The GEMM of a gemm_epilogue group, or of a conv_epilogue group whose
 /// convolution is a plain GEMM; nullopt for any other group.
