@@ -15,8 +15,8 @@
 //       CHECK:     const float v0 = kiln::to_float(kiln::from_float<__half>(acc));
 //       CHECK:     return Values{kiln::from_float<float>(v0)};
 //       CHECK:     out0[idx] = values.r0;
-//       CHECK: __launch_bounds__(128, 1) vit_k0(const __half *__restrict__ in0, const __half *__restrict__ in1, const __half *__restrict__ in2, const bool *__restrict__ in3, float *__restrict__ out0)
-//       CHECK:   const vit_k0_epilogue epilogue{in0, in1, in2, in3, out0, (0LL + (long long)blockIdx.y * 12608LL), 0LL};
+//       CHECK: __launch_bounds__(128, 1) {{kiln_[0-9A-F]+}}(const __half *__restrict__ in0, const __half *__restrict__ in1, const __half *__restrict__ in2, const bool *__restrict__ in3, float *__restrict__ out0)
+//       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, in1, in2, in3, out0, (0LL + (long long)blockIdx.y * 12608LL), 0LL};
 //       CHECK:   const kiln::TensorMask<bool> mask{in3, 0LL + (long long)(blockIdx.y / 12u % 2u) * 197LL, 0LL, 1LL};
 //       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (0LL + (long long)blockIdx.y * 12608LL), in1 + (0LL + (long long)blockIdx.y * 12608LL), in2 + (0LL + (long long)blockIdx.y * 12608LL), 64LL, 64LL, 64LL, 197, 197, 1.250000000e-01f, mask, epilogue);
 func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: tensor<2x12x197x64xf16>, %m: tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
@@ -90,7 +90,7 @@ func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24
 //       CHECK:     const long long oidx = outBase + (long long)i * 768LL + d;
 //       CHECK:     return Values{kiln::from_float<__half>(
 //       CHECK:     out0[oidx] = values.r0;
-//       CHECK:   const qkv_k0_epilogue epilogue{in0, out0, (0LL + (long long)blockIdx.y * 8192LL), (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 98304LL)};
+//       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, out0, (0LL + (long long)blockIdx.y * 8192LL), (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 98304LL)};
 //       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (768LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (1536LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), 2304LL, 2304LL, 2304LL, 128, 128,
 func.func @qkv(%x: tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
   %0 = kiln.fusion attention ins(%x : tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {

@@ -11,7 +11,7 @@
 // 144: too short to split).
 // CHECK-LABEL: // === kernel c3_k0 grid(1, 1, 1) block(128) shared(55296) inputs(4) outputs(1)
 //       CHECK: #include "kiln_conv.cuh"
-//       CHECK: struct c3_k0_shape {
+//       CHECK: struct {{kiln_[0-9A-F]+}}_shape {
 //       CHECK:   static constexpr int PT = 1;
 //       CHECK:   static constexpr int PL = 0;
 //       CHECK:   static constexpr int OH = 4;
@@ -21,8 +21,8 @@
 //       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + kiln::to_float(in2[o])))) + v{{[0-9]+}});
 //       CHECK:     return Values{kiln::from_float<__half>(
 //       CHECK:     out0[idx] = values.r0;
-//       CHECK: __launch_bounds__(128, 1) c3_k0(
-//       CHECK:   kiln::conv::conv_splitk<c3_k0_shape, __half, 1, 64, 3>(in0, in1, epilogue);
+//       CHECK: __launch_bounds__(128, 1) {{kiln_[0-9A-F]+}}(
+//       CHECK:   kiln::conv::conv_splitk<{{kiln_[0-9A-F]+}}_shape, __half, 1, 64, 3>(in0, in1, epilogue);
 func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<24xf16>, %r: tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x9x11x16xf16>, tensor<24x3x3x16xf16>, tensor<24xf16>, tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {
   ^bb0(%ax: tensor<2x9x11x16xf16>, %aw: tensor<24x3x3x16xf16>, %ab: tensor<24xf16>, %ar: tensor<2x4x5x24xf16>):
@@ -60,7 +60,7 @@ func.func @pw(%x: tensor<16x32x32x64xf16>, %w: tensor<32x1x1x64xf16>, %b: tensor
 // fp32 with 5 channels and dilation 2: the SIMT implicit GEMM.
 // CHECK-LABEL: // === kernel simt_k0 grid(1, 2, 1) block(256) shared(0) inputs(4) outputs(1)
 //       CHECK:   static constexpr int DH = 2;
-//       CHECK:   kiln::conv::conv_simt<simt_k0_shape>(in0, in1, epilogue);
+//       CHECK:   kiln::conv::conv_simt<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);
 func.func @simt(%x: tensor<2x9x9x5xf32>, %w: tensor<17x3x3x5xf32>, %b: tensor<17xf32>, %r: tensor<2x7x7x17xf32>) -> tensor<2x7x7x17xf32> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x9x9x5xf32>, tensor<17x3x3x5xf32>, tensor<17xf32>, tensor<2x7x7x17xf32>) -> tensor<2x7x7x17xf32> {
   ^bb0(%ax: tensor<2x9x9x5xf32>, %aw: tensor<17x3x3x5xf32>, %ab: tensor<17xf32>, %ar: tensor<2x7x7x17xf32>):
@@ -79,8 +79,8 @@ func.func @simt(%x: tensor<2x9x9x5xf32>, %w: tensor<17x3x3x5xf32>, %b: tensor<17
 // loop.
 // CHECK-LABEL: // === kernel dw_k0 grid(7, 1, 1) block(256) shared(0) inputs(3) outputs(1)
 //       CHECK:   static constexpr int G = 32;
-//       CHECK: __launch_bounds__(256) dw_k0(
-//       CHECK:   kiln::conv::conv_depthwise<dw_k0_shape>(in0, in1, epilogue);
+//       CHECK: __launch_bounds__(256) {{kiln_[0-9A-F]+}}(
+//       CHECK:   kiln::conv::conv_depthwise<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);
 func.func @dw(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) -> tensor<2x5x5x32xf16> {
   ^bb0(%ax: tensor<2x9x9x32xf16>, %aw: tensor<32x3x3x1xf16>, %ab: tensor<32xf16>):
@@ -97,9 +97,9 @@ func.func @dw(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32x
 // stage chooses it at batch 32): 4 threads cover 32 channels, so a block of
 // 256 takes 64 positions and one block covers all 50.
 // CHECK-LABEL: // === kernel dwv_k0 grid(1, 1, 1) block(256) shared(0) inputs(3) outputs(1)
-//       CHECK: static_assert(kiln::conv::depthwise::slice<dwv_k0_shape>() == 32,
-//       CHECK: __launch_bounds__(256, 1) dwv_k0(
-//       CHECK:   kiln::conv::conv_depthwise<dwv_k0_shape, true>(in0, in1, epilogue);
+//       CHECK: static_assert(kiln::conv::depthwise::slice<{{kiln_[0-9A-F]+}}_shape>() == 32,
+//       CHECK: __launch_bounds__(256, 1) {{kiln_[0-9A-F]+}}(
+//       CHECK:   kiln::conv::conv_depthwise<{{kiln_[0-9A-F]+}}_shape, true>(in0, in1, epilogue);
 func.func @dwv(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32xf16>) -> tensor<2x5x5x32xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x9x9x32xf16>, tensor<32x3x3x1xf16>, tensor<32xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>} -> tensor<2x5x5x32xf16> {
   ^bb0(%ax: tensor<2x9x9x32xf16>, %aw: tensor<32x3x3x1xf16>, %ab: tensor<32xf16>):
@@ -114,7 +114,7 @@ func.func @dwv(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32
 
 // Two groups of 5 channels in bf16: one grid z per group.
 // CHECK-LABEL: // === kernel grp_k0 grid(1, 1, 2) block(256) shared(0) inputs(4) outputs(1)
-//       CHECK:   kiln::conv::conv_mma<grp_k0_shape>(in0, in1, epilogue);
+//       CHECK:   kiln::conv::conv_mma<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);
 func.func @grp(%x: tensor<2x7x7x10xbf16>, %w: tensor<6x3x3x5xbf16>, %b: tensor<6xbf16>, %r: tensor<2x7x7x6xbf16>) -> tensor<2x7x7x6xbf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<2x7x7x10xbf16>, tensor<6x3x3x5xbf16>, tensor<6xbf16>, tensor<2x7x7x6xbf16>) -> tensor<2x7x7x6xbf16> {
   ^bb0(%ax: tensor<2x7x7x10xbf16>, %aw: tensor<6x3x3x5xbf16>, %ab: tensor<6xbf16>, %ar: tensor<2x7x7x6xbf16>):
@@ -136,8 +136,8 @@ func.func @grp(%x: tensor<2x7x7x10xbf16>, %w: tensor<6x3x3x5xbf16>, %b: tensor<6
 //       CHECK:   static constexpr int C = 3;
 //       CHECK:   static constexpr bool kNchw = true;
 //  CHECK-NEXT: };
-//  CHECK-NEXT: static_assert(kiln::conv::stem::shared_bytes<nchw_k0_shape>() == 8704,
-//       CHECK:   kiln::conv::conv_stem<nchw_k0_shape>(in0, in1, epilogue);
+//  CHECK-NEXT: static_assert(kiln::conv::stem::shared_bytes<{{kiln_[0-9A-F]+}}_shape>() == 8704,
+//       CHECK:   kiln::conv::conv_stem<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);
 func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>) -> tensor<1x8x8x8xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x3x15x15xf16>, tensor<8x3x3x3xf16>, tensor<8xf16>) -> tensor<1x8x8x8xf16> {
   ^bb0(%ax: tensor<1x3x15x15xf16>, %aw: tensor<8x3x3x3xf16>, %ab: tensor<8xf16>):
@@ -156,8 +156,8 @@ func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8
 // split 8 ways across a cluster: 1 x 8 x 8 = 64 blocks.
 // CHECK-LABEL: // === kernel late_k0 grid(64, 1, 1) block(128) shared(55296) inputs(3) outputs(1)
 //       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
-//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) late_k0(
-//       CHECK:   kiln::conv::conv_splitk<late_k0_shape, __half, 8, 64, 3>(in0, in1, epilogue);
+//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) {{kiln_[0-9A-F]+}}(
+//       CHECK:   kiln::conv::conv_splitk<{{kiln_[0-9A-F]+}}_shape, __half, 8, 64, 3>(in0, in1, epilogue);
 func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tensor<512xf16>) -> tensor<1x7x7x512xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<1x7x7x512xf16> {
   ^bb0(%ax: tensor<1x7x7x512xf16>, %aw: tensor<512x3x3x512xf16>, %ab: tensor<512xf16>):
@@ -181,11 +181,11 @@ func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tens
 //  CHECK-NEXT: // tensor map of in1: dims [64, 9, 64] box [64, 1, 64] strides [1, 1, 1]
 //       CHECK: #include "kiln_conv_sm90.cuh"
 //       CHECK: static_assert(kiln::sm90::shared_bytes(64, 6) == 185344
-//       CHECK: __launch_bounds__(384, 1) r3_k0(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1,
+//       CHECK: __launch_bounds__(384, 1) {{kiln_[0-9A-F]+}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-//  CHECK-NEXT:   kiln::conv::conv_wgmma<r3_k0_shape, __half, 64, 6, 2, 8, 8>(map0, map1, epilogue);
+//  CHECK-NEXT:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __half, 64, 6, 2, 8, 8>(map0, map1, epilogue);
 //  CHECK-NEXT: #else
-//  CHECK-NEXT:   kiln::conv::conv_mma_persistent<r3_k0_shape>(in0, in1, epilogue);
+//  CHECK-NEXT:   kiln::conv::conv_mma_persistent<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);
 func.func @r3(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x56x56x64xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [2, 8, 8]>} -> tensor<32x56x56x64xf16> {
   ^bb0(%ax: tensor<32x56x56x64xf16>, %aw: tensor<64x3x3x64xf16>, %ab: tensor<64xf16>):
@@ -205,7 +205,7 @@ func.func @r3(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor
 // CHECK-LABEL: // === kernel s2_k0 grid(16, 1, 1) block(384) shared(168960) inputs(4) outputs(1)
 //  CHECK-NEXT: // tensor map of in0: dims [40, 17, 15, 4] box [64, 16, 8, 1] strides [1, 2, 2, 1]
 //  CHECK-NEXT: // tensor map of in1: dims [40, 9, 72] box [64, 1, 128] strides [1, 1, 1]
-//       CHECK:   kiln::conv::conv_wgmma<s2_k0_shape, __nv_bfloat16, 128, 4, 1, 4, 8>(map0, map1, epilogue);
+//       CHECK:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __nv_bfloat16, 128, 4, 1, 4, 8>(map0, map1, epilogue);
 func.func @s2(%x: tensor<4x15x17x40xbf16>, %w: tensor<72x3x3x40xbf16>, %b: tensor<72xbf16>, %r: tensor<4x8x9x72xbf16>) -> tensor<4x8x9x72xbf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<4x15x17x40xbf16>, tensor<72x3x3x40xbf16>, tensor<72xbf16>, tensor<4x8x9x72xbf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, pixel_tile = [1, 4, 8]>} -> tensor<4x8x9x72xbf16> {
   ^bb0(%ax: tensor<4x15x17x40xbf16>, %aw: tensor<72x3x3x40xbf16>, %ab: tensor<72xbf16>, %ar: tensor<4x8x9x72xbf16>):

@@ -80,7 +80,7 @@ func.func @simt_attention(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16
 
 // A 3x3 convolution that fills the GPU, forced to split K 2 ways.
 // CHECK-LABEL: // === kernel conv_split_k0 grid(2, 1568, 1) block(128)
-//       CHECK:   kiln::conv::conv_splitk<conv_split_k0_shape, __half, 2, 64, 3>(
+//       CHECK:   kiln::conv::conv_splitk<{{kiln_[0-9A-F]+}}_shape, __half, 2, 64, 3>(
 func.func @conv_split(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x56x56x64xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x56x56x64xf16>, tensor<64x3x3x64xf16>, tensor<64xf16>) {kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 2>} -> tensor<32x56x56x64xf16> {
   ^bb0(%ax: tensor<32x56x56x64xf16>, %aw: tensor<64x3x3x64xf16>, %ab: tensor<64xf16>):

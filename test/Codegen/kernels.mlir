@@ -6,7 +6,7 @@
 // at the element's index, a broadcast input at its broadcast offset, a
 // cloned splat constant is a literal, fp16 values compute in fp32.
 // CHECK-LABEL: // === kernel ew_k0 grid(1, 1, 1) block(256) shared(0) inputs(2) outputs(1)
-//       CHECK: extern "C" __global__ void __launch_bounds__(256, 4) ew_k0(const __half *__restrict__ in0, const __half *__restrict__ in1, __half *__restrict__ out0)
+//       CHECK: extern "C" __global__ void __launch_bounds__(256, 4) {{kiln_[0-9A-F]+}}(const __half *__restrict__ in0, const __half *__restrict__ in1, __half *__restrict__ out0)
 //       CHECK:   for (long long idx = (long long)blockIdx.x * 256 + threadIdx.x; idx < 40LL; idx += (long long)gridDim.x * 256) {
 //       CHECK:     const float v0 = kiln::to_float(in0[idx]);
 //       CHECK:     const long long c1_{{[0-9]+}} = (long long)(((unsigned)idx / 1u) % 8u);
@@ -94,7 +94,7 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 //       CHECK: #include "kiln_gemm_sm90.cuh"
 // The epilogue functor's compute() loads and computes, its store() stores:
 // the main loops compute many elements before storing any.
-//       CHECK: struct gemm_k0_epilogue {
+//       CHECK: struct {{kiln_[0-9A-F]+}}_epilogue {
 //       CHECK:   struct Values { __half r0; };
 //       CHECK:   __device__ __forceinline__ Values compute(int m, int n, float acc) const {
 //       CHECK:     const long long idx = batchBase + (long long)m * 300LL + n;
@@ -105,7 +105,7 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 //       CHECK:     out0[idx] = values.r0;
 //       CHECK:   __device__ __forceinline__ void operator()(int m, int n, float acc) const {
 //  CHECK-NEXT:     store(m, n, compute(m, n, acc));
-//       CHECK: __launch_bounds__(384, 1) gemm_k0(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0,
+//       CHECK: __launch_bounds__(384, 1) {{kiln_[0-9A-F]+}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 //  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half, 128, 5>(map0, map1, 4096, 300, 72, epilogue);
 //  CHECK-NEXT: #else
@@ -137,7 +137,7 @@ func.func @gemm(%x: tensor<4096x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300x
 // 64-wide k tiles 3 deep in dynamic shared memory, the launch's figure
 // checked against the kernel's at compile time.
 //  CHECK-NEXT: static_assert(kiln::splitk_shared_bytes<__half, true, 64, 3>() == 55296,
-//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) small_k0(
+//       CHECK: extern "C" __global__ void KILN_SPLIT_CLUSTER __launch_bounds__(128, 1) {{kiln_[0-9A-F]+}}(
 //       CHECK:   kiln::splitk_gemm<__half, true, 8, 64, 3>(in0 + aOffset, in1 + bOffset, 128, 768, 3072, epilogue);
 // A K too short to split (72 < 2 x 128) keeps one block per tile.
 // CHECK-LABEL: // === kernel short_k0 grid(5, 2, 1) block(128) shared(55296) inputs(3) outputs(1)

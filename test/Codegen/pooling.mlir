@@ -7,7 +7,7 @@
 // CHECK-LABEL: // === kernel maxp_k0 grid(1, 1, 1) block(256) shared(0) inputs(1) outputs(1)
 //       CHECK: #include "kiln_pool.cuh"
 //       CHECK:   static constexpr bool kMax = true;
-//       CHECK:     const float pooled = kiln::pool::pool_window<maxp_k0_window>(in0, idx);
+//       CHECK:     const float pooled = kiln::pool::pool_window<{{kiln_[0-9A-F]+}}_window>(in0, idx);
 //       CHECK:     = kiln::relu(kiln::to_float(kiln::from_float<__half>(pooled)));
 func.func @maxp(%x: tensor<2x9x9x5xf16>) -> tensor<2x5x5x5xf16> {
   %0 = kiln.fusion pooling ins(%x : tensor<2x9x9x5xf16>) -> tensor<2x5x5x5xf16> {

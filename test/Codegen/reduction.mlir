@@ -74,7 +74,7 @@ func.func @rowmax(%x: tensor<4x3x33xbf16>) -> tensor<1x3x1xbf16> {
 // CHECK-LABEL: // === kernel se_k0 grid(256, 1, 1) block(252) shared(0) inputs(1) outputs(1)
 //       CHECK: #include "kiln_reduce.cuh"
 //       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(8, 1, 1)
-//       CHECK: KILN_SPLIT_CLUSTER __launch_bounds__(252, 1) se_k0(
+//       CHECK: KILN_SPLIT_CLUSTER __launch_bounds__(252, 1) {{kiln_[0-9A-F]+}}(
 //       CHECK:   auto epilogue = [&](long long p, float acc) {
 //       CHECK:     const float v0 = kiln::approx::sigmoid(kiln::to_float(kiln::from_float<__half>((acc / 3.136000000e+03f))));
 //       CHECK:     out0[idx] = kiln::from_float<__half>(v0);

@@ -2,17 +2,20 @@
 //
 //   kiln-translate --kiln-to-cuda input.mlir
 //
-// Prints every kernel the code generator emits for the module's fusion
-// groups, each after a line giving its name and launch configuration.
-// Groups without a `kiln.kernel` configuration get kiln-select-kernels'
-// choice for the default targets (sm_90a, sm_80); a written one is kept, so
-// a test forces a variant by writing it.
+// Prints the kernel of every launch of the module, in program order, each
+// after a line giving its launch in the first image (labelled
+// `<function>_k<index>`) and its tensor maps. It reads the same ops the
+// artifact writer serializes: fusion groups are first given kernels by
+// kiln-select-kernels (for the default images, sm_90a and sm_80; a written
+// `kiln.kernel` is kept, so a test forces a variant by writing it) and
+// lowered by kiln-lower-launches; IR already lowered is read as it is.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
 #include "kiln/codegen/CudaEmitter.h"
+#include "kiln/codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,16 +25,41 @@
 
 using namespace mlir;
 
-/// The kernels of `op`, which must be a module; fails with an error.
-static FailureOr<std::vector<kiln::codegen::EmittedKernel>> kernelsOf(Operation *op) {
+namespace {
+/// One launch as the first image runs it, with its kernel's source.
+struct PrintedLaunch {
+  std::string label;
+  kiln::LaunchConfigAttr config;
+  kiln::CudaKernelOp kernel;
+  unsigned inputs = 0, outputs = 0;
+};
+} // namespace
+
+/// The launches of `op`, which must be a module (lowered here when it holds
+/// fusion groups); fails with an error.
+static FailureOr<std::vector<PrintedLaunch>> launchesOf(Operation *op) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return op->emitError("expected a module");
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(kiln::createKilnSelectKernels());
+  kiln::KilnLowerLaunchesOptions lowering;
+  lowering.targets = {"sm_90a", "sm_80"};
+  pm.addPass(kiln::createKilnLowerLaunches(lowering));
   if (failed(pm.run(module)))
     return failure();
-  return kiln::codegen::emitModuleKernels(module);
+  std::vector<PrintedLaunch> launches;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    unsigned index = 0;
+    for (auto launch : fn.getBody().getOps<kiln::LaunchOp>()) {
+      auto config = cast<kiln::LaunchConfigAttr>(launch.getImages()[0]);
+      launches.push_back({(fn.getName() + "_k" + Twine(index++)).str(), config,
+                          module.lookupSymbol<kiln::CudaKernelOp>(config.getKernel()),
+                          static_cast<unsigned>(launch.getInputs().size()),
+                          static_cast<unsigned>(launch.getResults().size())});
+    }
+  }
+  return launches;
 }
 
 static void registerDialects(DialectRegistry &registry) {
@@ -40,44 +68,50 @@ static void registerDialects(DialectRegistry &registry) {
 
 int main(int argc, char **argv) {
   TranslateFromMLIRRegistration toCuda(
-      "kiln-to-cuda", "print the CUDA kernels of kiln fusion groups",
+      "kiln-to-cuda", "print the CUDA kernel of every launch of the module",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto kernels = kernelsOf(op);
-        if (failed(kernels))
+        auto launches = launchesOf(op);
+        if (failed(launches))
           return failure();
-        for (const kiln::codegen::EmittedKernel &k : *kernels) {
-          os << "// === kernel " << k.name << " grid(" << k.grid[0] << ", "
-             << k.grid[1] << ", " << k.grid[2] << ") block(" << k.block
-             << ") shared(" << k.dynamicSharedBytes << ") inputs(" << k.numInputs
-             << ") outputs(" << k.numOutputs << ")\n";
+        for (PrintedLaunch &l : *launches) {
+          ArrayRef<int64_t> grid = l.config.getGrid();
+          os << "// === kernel " << l.label << " grid(" << grid[0] << ", " << grid[1] << ", "
+             << grid[2] << ") block(" << l.config.getBlock() << ") shared("
+             << l.config.getShared() << ") inputs(" << l.inputs << ") outputs(" << l.outputs
+             << ")\n";
           // Tensor maps as the runtime will encode them (sizes innermost first).
-          for (const kiln::codegen::TensorMapArg &map : k.tensorMaps) {
-            os << "// tensor map of in" << map.input << ": dims [";
-            llvm::interleaveComma(map.dims, os);
-            os << "] box [";
-            llvm::interleaveComma(map.box, os);
-            os << "] strides [";
-            llvm::interleaveComma(map.elementStrides, os);
-            os << "]\n";
-          }
-          os << k.source;
+          if (ArrayAttr maps = l.config.getTensorMaps())
+            for (Attribute attribute : maps) {
+              auto map = cast<kiln::TensorMapAttr>(attribute);
+              os << "// tensor map of in" << map.getInput() << ": dims [";
+              llvm::interleaveComma(map.getDims(), os);
+              os << "] box [";
+              llvm::interleaveComma(map.getBox(), os);
+              os << "] strides [";
+              llvm::interleaveComma(map.getStrides(), os);
+              os << "]\n";
+            }
+          os << l.kernel.getSource();
         }
         return success();
       },
       registerDialects);
   TranslateFromMLIRRegistration toPtx(
       "kiln-to-sm90a-ptx",
-      "compile every kernel with NVRTC for sm_90a and print its PTX",
+      "compile the kernel of every launch with NVRTC for sm_90a and print its PTX",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto kernels = kernelsOf(op);
-        if (failed(kernels))
+        auto launches = launchesOf(op);
+        if (failed(launches))
           return failure();
-        for (const kiln::codegen::EmittedKernel &k : *kernels) {
+        for (PrintedLaunch &l : *launches) {
+          kiln::codegen::EmittedKernel kernel;
+          kernel.name = l.kernel.getSymName().str();
+          kernel.source = l.kernel.getSource().str();
           std::string error;
-          auto compiled = kiln::codegen::compileKernel(k, "sm_90a", error);
+          auto compiled = kiln::codegen::compileKernel(kernel, "sm_90a", error);
           if (!compiled)
             return op->emitError(error);
-          os << "// === ptx " << k.name << "\n" << compiled->ptx;
+          os << "// === ptx " << l.label << "\n" << compiled->ptx;
         }
         return success();
       },
