@@ -1,6 +1,8 @@
 //===- CompilerDriver.cpp - TorchScript to a .kiln artifact ---------------===//
 
 #include "CompilerDriver.h"
+
+#include <system_error>
 #include "TorchScriptImporter.h"
 
 #include "kiln/Passes/Pipelines.h"
@@ -21,8 +23,28 @@
 
 using namespace kiln;
 
+driver::ModelFingerprint driver::fingerprintModel(const std::string &path) {
+  ModelFingerprint fingerprint;
+  // Over a mapping of the file: the byte-at-a-time FNV-1a it replaced took
+  // longer than the import.
+  if (auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false)) {
+    const llvm::StringRef bytes = (*file)->getBuffer();
+    fingerprint.read = true;
+    fingerprint.bytes = bytes.size();
+    fingerprint.checksum = artifact::checksum64(
+        reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
+  }
+  return fingerprint;
+}
+
 bool driver::importModel(const std::string &path, const std::vector<std::string> &inputSpecs,
                          mlir::MLIRContext &context, Compilation &c, std::string &error) {
+  try {
+    c.fingerprint = std::async(std::launch::async, fingerprintModel, path).share();
+  } catch (const std::system_error &) {
+    // No thread to spare: artifactMetadata computes it when it needs it.
+  }
   c.model = frontend::TorchScriptModule::load(path, error);
   if (!c.model)
     return false;
@@ -139,15 +161,13 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     version += std::string(" (") + KILN_GIT_HASH + ")";
   metadata.emplace_back("kiln.version", version);
   metadata.emplace_back("source.name", llvm::sys::path::filename(modelPath).str());
-  // The model file's checksum, over a mapping of it: a model can be
-  // gigabytes, and the byte-at-a-time FNV-1a took longer than the import.
-  if (auto file = llvm::MemoryBuffer::getFile(modelPath, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false)) {
-    const llvm::StringRef bytes = (*file)->getBuffer();
-    uint64_t checksum = artifact::checksum64(
-        reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
-    metadata.emplace_back("source.bytes", std::to_string(bytes.size()));
-    metadata.emplace_back("source.checksum64", llvm::utohexstr(checksum, /*LowerCase=*/true, 16));
+  // Joined here, before the kernels compile in forked processes.
+  ModelFingerprint fingerprint =
+      c.fingerprint.valid() ? c.fingerprint.get() : fingerprintModel(modelPath);
+  if (fingerprint.read) {
+    metadata.emplace_back("source.bytes", std::to_string(fingerprint.bytes));
+    metadata.emplace_back("source.checksum64",
+                          llvm::utohexstr(fingerprint.checksum, /*LowerCase=*/true, 16));
   }
   std::string inputs;
   for (const frontend::InputSpec &spec : c.specs) {

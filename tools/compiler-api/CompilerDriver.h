@@ -23,6 +23,7 @@
 #include "kiln/Target/Target.h"
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,11 +31,23 @@
 
 namespace kiln::driver {
 
+/// The model file's size and checksum64 (64 bits of hex in the metadata).
+struct ModelFingerprint {
+  bool read = false;
+  uint64_t bytes = 0, checksum = 0;
+};
+/// Reads `path` whole for its fingerprint (nothing when it cannot).
+ModelFingerprint fingerprintModel(const std::string &path);
+
 struct Compilation {
   std::unique_ptr<frontend::TorchScriptModule> model;
   std::vector<frontend::InputSpec> specs;
   /// As imported; after the graph pipeline; lowered to kernels and launches.
   mlir::OwningOpRef<mlir::ModuleOp> imported, optimized, lowered;
+  /// The model file's fingerprint, computed on a thread of its own from the
+  /// start of the import: a model can be gigabytes (GPT-2's 500 MB took
+  /// about half a second on a 2-core machine, on the critical path).
+  std::shared_future<ModelFingerprint> fingerprint;
 };
 
 /// Loads `path`, specializes it to `inputSpecs` (NAME:SHAPE:DTYPE; empty: a
@@ -78,7 +91,7 @@ bool optimize(Compilation &compilation, const Precision &precision,
               const std::function<bool(mlir::PassManager &)> &configure = {});
 
 /// What the artifact records of how it was made, for kiln-info: kiln's
-/// version, the model file's name, size and FNV-1a 64 hash, the inputs it
+/// version, the model file's name, size and checksum64, the inputs it
 /// was specialized to, the precision, the images and the selection knobs
 /// that differ from their defaults.
 codegen::ArtifactMetadata artifactMetadata(const std::string &modelPath,
