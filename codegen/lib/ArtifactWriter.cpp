@@ -111,7 +111,7 @@ std::optional<ArrayRef<char>> constantBytes(ConstantOp op, std::deque<std::strin
 }
 } // namespace
 
-std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
+std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
                                                         const std::vector<std::string> &archs,
                                                         ArtifactStats &stats, std::string &error,
                                                         const ArtifactMetadata &metadata) {
@@ -185,12 +185,9 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     }
   }
   // Weights stay where they are until the file is assembled.
-  struct Weight {
-    uint64_t offset;
-    ArrayRef<char> bytes;
-  };
-  std::vector<Weight> weights;
-  std::deque<std::string> ownedWeights;
+  ArtifactImage image;
+  std::vector<ArtifactImage::Piece> &weights = image.weights;
+  std::deque<std::string> &ownedWeights = image.owned;
   uint64_t weightBytes = 0;
   for (Operation &op : body) {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -231,7 +228,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
       auto output = outputOf.find(result);
       if (output != outputOf.end()) {
         buffers.push_back({fmt::BufferKind::Output, output->second, 0, bytesOf(result.getType())});
-      } else if (offsets && index < offsets.size() && offsets[index] >= 0) {
+      } else if (offsets && static_cast<int64_t>(index) < offsets.size() && offsets[index] >= 0) {
         buffers.push_back({fmt::BufferKind::Arena, 0, static_cast<uint64_t>(offsets[index]),
                            bytesOf(result.getType())});
       } else {
@@ -417,9 +414,9 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
     about.bytes += value;
   }
 
-  // Assemble: header, table, sections (weights last, 4096-aligned), in one
-  // buffer sized up front, each weight copied once, straight from its
-  // constant.
+  // Assemble the head (header, table, sections, padding to the weights);
+  // the weights stay where they are until the file is written, checksummed
+  // here piece by piece.
   std::pair<fmt::SectionKind, const std::string *> sections[] = {
       {fmt::SectionKind::Signature, &signature.bytes},
       {fmt::SectionKind::Kernels, &kernels.bytes},
@@ -427,15 +424,7 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
       {fmt::SectionKind::Metadata, &about.bytes},
       {fmt::SectionKind::Weights, nullptr}};
   static_assert(std::size(sections) == fmt::kSectionCount, "every section once");
-  auto alignUp = [](uint64_t at, uint64_t alignment) {
-    return (at + alignment - 1) / alignment * alignment;
-  };
-  uint64_t beforeWeights = fmt::kHeaderBytes + fmt::kSectionCount * fmt::kSectionEntryBytes;
-  for (const auto &section : sections)
-    if (section.second)
-      beforeWeights = alignUp(beforeWeights, 8) + section.second->size();
   ByteWriter file;
-  file.bytes.reserve(alignUp(beforeWeights, fmt::kWeightsAlignment) + weightBytes);
   file.bytes.append(fmt::kMagic, sizeof(fmt::kMagic));
   file.put<uint32_t>(fmt::kVersion);
   file.put<uint32_t>(fmt::kSectionCount);
@@ -445,27 +434,62 @@ std::optional<std::string> kiln::codegen::writeArtifact(func::FuncOp fn,
   for (auto [index, section] : llvm::enumerate(sections)) {
     const bool isWeights = section.first == fmt::SectionKind::Weights;
     file.pad(isWeights ? fmt::kWeightsAlignment : 8);
-    uint64_t offset = file.bytes.size();
+    uint64_t offset = file.bytes.size(), sectionBytes, checksum;
     if (isWeights) {
-      file.bytes.resize(offset + weightBytes, '\0');
-      for (const Weight &weight : weights)
-        std::memcpy(file.bytes.data() + offset + weight.offset, weight.bytes.data(),
-                    weight.bytes.size());
+      static const unsigned char zeros[4096] = {};
+      fmt::Checksum64 sum;
+      uint64_t at = 0;
+      for (const ArtifactImage::Piece &weight : weights) {
+        for (; at < weight.offset; at += std::min<uint64_t>(sizeof(zeros), weight.offset - at))
+          sum.update(zeros, std::min<uint64_t>(sizeof(zeros), weight.offset - at));
+        sum.update(reinterpret_cast<const unsigned char *>(weight.bytes.data()),
+                   weight.bytes.size());
+        at = weight.offset + weight.bytes.size();
+      }
+      sectionBytes = weightBytes;
+      checksum = sum.finish();
     } else {
       file.bytes += *section.second;
+      sectionBytes = section.second->size();
+      checksum = fmt::checksum64(
+          reinterpret_cast<const unsigned char *>(file.bytes.data()) + offset, sectionBytes);
     }
-    const uint64_t sectionBytes = file.bytes.size() - offset;
     ByteWriter entry;
     entry.put<uint32_t>(static_cast<uint32_t>(section.first));
     entry.put<uint32_t>(0);
     entry.put<uint64_t>(offset);
     entry.put<uint64_t>(sectionBytes);
-    entry.put<uint64_t>(fmt::checksum64(
-        reinterpret_cast<const unsigned char *>(file.bytes.data()) + offset, sectionBytes));
+    entry.put<uint64_t>(checksum);
     std::memcpy(file.bytes.data() + tableAt + index * fmt::kSectionEntryBytes,
                 entry.bytes.data(), fmt::kSectionEntryBytes);
   }
-  uint64_t size = file.bytes.size();
-  std::memcpy(file.bytes.data() + 16, &size, 8);
-  return file.bytes;
+  image.head = std::move(file.bytes);
+  image.weightBytes = weightBytes;
+  uint64_t size = image.size();
+  std::memcpy(image.head.data() + 16, &size, 8);
+  return image;
+}
+
+void ArtifactImage::writeTo(llvm::raw_ostream &os) const {
+  static const char zeros[4096] = {};
+  os << head;
+  uint64_t at = 0;
+  for (const Piece &weight : weights) {
+    while (at < weight.offset) {
+      const uint64_t gap = std::min<uint64_t>(sizeof(zeros), weight.offset - at);
+      os.write(zeros, gap);
+      at += gap;
+    }
+    os.write(weight.bytes.data(), weight.bytes.size());
+    at = weight.offset + weight.bytes.size();
+  }
+}
+
+std::string ArtifactImage::bytes() const {
+  std::string out;
+  out.reserve(size());
+  llvm::raw_string_ostream os(out);
+  writeTo(os);
+  os.flush();
+  return out;
 }

@@ -230,6 +230,22 @@ TEST(Artifact, ChecksumMatchesTheSpecification) {
     EXPECT_EQ(fmt::checksum64(bytes.data(), size), value) << size << " bytes";
 }
 
+TEST(Artifact, ChecksumInPiecesIsTheChecksumOfTheWhole) {
+  // The writer checksums the weights as they are written, piece by piece.
+  std::vector<unsigned char> bytes(1000);
+  uint32_t state = 12345;
+  for (unsigned char &b : bytes)
+    b = static_cast<unsigned char>((state = state * 1103515245u + 12345u) >> 24);
+  for (size_t total : {0, 5, 31, 32, 33, 64, 100, 999, 1000})
+    for (size_t piece : {1, 3, 7, 8, 31, 32, 33, 257}) {
+      fmt::Checksum64 checksum;
+      for (size_t at = 0; at < total; at += piece)
+        checksum.update(bytes.data() + at, std::min(piece, total - at));
+      EXPECT_EQ(checksum.finish(), fmt::checksum64(bytes.data(), total))
+          << total << " bytes in pieces of " << piece;
+    }
+}
+
 TEST(Artifact, ChecksumSeesEveryBitFlip) {
   std::vector<unsigned char> bytes(77);
   for (size_t i = 0; i < bytes.size(); ++i)

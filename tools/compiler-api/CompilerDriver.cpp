@@ -217,7 +217,7 @@ bool driver::lowerLaunches(Compilation &c, const std::vector<std::string> &archs
   return true;
 }
 
-std::optional<std::string> driver::writeArtifact(Compilation &c,
+std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
                                                  const std::vector<std::string> &archs,
                                                  codegen::ArtifactStats &stats,
                                                  std::string &error,
@@ -229,13 +229,10 @@ std::optional<std::string> driver::writeArtifact(Compilation &c,
     error = "the lowered module has no function";
     return std::nullopt;
   }
-  auto bytes = codegen::writeArtifact(*functions.begin(), archs, stats, error, metadata);
-  if (!bytes) {
-    if (error.empty())
-      error = "cannot write the artifact (see the diagnostics above)";
-    return std::nullopt;
-  }
-  return bytes;
+  auto image = codegen::writeArtifact(*functions.begin(), archs, stats, error, metadata);
+  if (!image && error.empty())
+    error = "cannot write the artifact (see the diagnostics above)";
+  return image;
 }
 
 bool driver::compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
@@ -279,7 +276,7 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
         writeArtifact(compilation, targets->archs(), stats, error,
                       artifactMetadata(path, compilation, *precision, targets->archs(), selection));
     if (written) {
-      bytes = std::move(*written);
+      bytes = written->bytes();
       ok = true;
     }
   }

@@ -105,9 +105,10 @@ codegen::ArtifactMetadata artifactMetadata(const std::string &modelPath,
 bool lowerLaunches(Compilation &compilation, const std::vector<std::string> &archs,
                    std::string &error);
 
-/// The `.kiln` bytes of the lowered IR (lowered first when it is not),
-/// with cubins for `archs`.
-std::optional<std::string> writeArtifact(Compilation &compilation,
+/// The artifact of the lowered IR (lowered first when it is not), with
+/// cubins for `archs`; its weights are views of the compilation's
+/// constants, so it is written while `compilation` lives.
+std::optional<codegen::ArtifactImage> writeArtifact(Compilation &compilation,
                                          const std::vector<std::string> &archs,
                                          codegen::ArtifactStats &stats, std::string &error,
                                          const codegen::ArtifactMetadata &metadata = {});

@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <signal.h>
@@ -272,12 +273,13 @@ void removeStalePartials(const std::string &path) {
   }
 }
 
-/// Writes `text` to `path` through a temporary file and a rename, so a reader
-/// never sees a partial file and a failure leaves none.
-bool writeAtomically(const std::string &path, const std::string &text,
+/// Writes what `write` prints to `path` through a temporary file and a
+/// rename, so a reader never sees a partial file and a failure leaves none.
+bool writeAtomically(const std::string &path,
+                     const std::function<void(llvm::raw_ostream &)> &write,
                      std::string &error) {
   if (path == "-") {
-    llvm::outs() << text;
+    write(llvm::outs());
     return true;
   }
   // A device or a pipe (-o /dev/null) is written in place: renaming a
@@ -288,7 +290,7 @@ bool writeAtomically(const std::string &path, const std::string &text,
     std::error_code ec;
     llvm::raw_fd_ostream out(path, ec);
     if (!ec)
-      out << text;
+      write(out);
     if (ec || (out.close(), out.has_error())) {
       error = "cannot write '" + path + "': " + (ec ? ec : out.error()).message();
       out.clear_error();
@@ -304,7 +306,7 @@ bool writeAtomically(const std::string &path, const std::string &text,
       error = "cannot write '" + path + "': " + ec.message();
       return false;
     }
-    out << text;
+    write(out);
     out.close();
     if (out.has_error()) {
       error = "cannot write '" + path + "': " + out.error().message();
@@ -319,6 +321,9 @@ bool writeAtomically(const std::string &path, const std::string &text,
     return false;
   }
   return true;
+}
+bool writeAtomically(const std::string &path, const std::string &text, std::string &error) {
+  return writeAtomically(path, [&](llvm::raw_ostream &os) { os << text; }, error);
 }
 } // namespace
 
@@ -411,6 +416,9 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> &optimized = compilation.optimized;
 
   std::string text;
+  // An artifact is written piece by piece: its weights are views of the
+  // module's constants.
+  std::optional<codegen::ArtifactImage> artifact;
   // With launches the report waits for them, to name each row's kernel:
   // kiln-lower-launches turns each group into one launch, in order.
   auto printReports = [&]() {
@@ -468,13 +476,12 @@ int main(int argc, char **argv) {
 
   if (what == Emit::Artifact) {
     codegen::ArtifactStats stats;
-    auto bytes = driver::writeArtifact(
+    artifact = driver::writeArtifact(
         compilation, targets->archs(), stats, error,
         driver::artifactMetadata(modelPath, compilation, *precisionChoice, targets->archs(),
                                  selection));
-    if (!bytes)
+    if (!artifact)
       return fail(error);
-    text = std::move(*bytes);
     if (verbose)
       llvm::errs() << llvm::format(
           "kiln-compile: %zu kernel images: %zu from the cache, %zu compiled in %.2f s\n",
@@ -523,7 +530,11 @@ int main(int argc, char **argv) {
         ->print(os, flags);
     os << "\n";
   }
-  if (!writeAtomically(output, text, error))
+  bool written = artifact ? writeAtomically(
+                                 output, [&](llvm::raw_ostream &os) { artifact->writeTo(os); },
+                                 error)
+                           : writeAtomically(output, text, error);
+  if (!written)
     return fail(error);
   phase("write " + (output == "-" ? std::string("to stdout") : output));
   if (!reportJson.empty()) {

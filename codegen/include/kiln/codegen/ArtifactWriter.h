@@ -13,6 +13,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -45,12 +49,35 @@ struct ArtifactStats {
 /// unprintable bytes with '?', so the file always passes the reader.
 using ArtifactMetadata = std::vector<std::pair<std::string, std::string>>;
 
-/// The artifact's bytes, or nothing after emitting an error at the op that
+/// An artifact ready to be written: everything before the weights section
+/// (header, section table, the other sections, padding) in `head`, then the
+/// weights section as pieces at their offsets in it, zeros between them.
+/// The pieces are views of the constants' data (kept alive by the module
+/// they came from) or of `owned`, so a model's weights are copied once, into
+/// the file, as it is written.
+struct ArtifactImage {
+  std::string head;
+  struct Piece {
+    uint64_t offset;
+    llvm::ArrayRef<char> bytes;
+  };
+  std::vector<Piece> weights;
+  uint64_t weightBytes = 0;
+  std::deque<std::string> owned;
+
+  uint64_t size() const { return head.size() + weightBytes; }
+  /// Writes the whole file to `os`.
+  void writeTo(llvm::raw_ostream &os) const;
+  /// The whole file in memory.
+  std::string bytes() const;
+};
+
+/// The artifact, or nothing after emitting an error at the op that
 /// cannot be serialized (or setting `error` for a kernel that fails to
 /// compile). `archs` are real targets (`sm_90a`, `sm_80`), each launch has a
 /// configuration for each; PTX for the oldest of them is added for forward
 /// compatibility.
-std::optional<std::string> writeArtifact(mlir::func::FuncOp function,
+std::optional<ArtifactImage> writeArtifact(mlir::func::FuncOp function,
                                          const std::vector<std::string> &archs,
                                          ArtifactStats &stats, std::string &error,
                                          const ArtifactMetadata &metadata = {});

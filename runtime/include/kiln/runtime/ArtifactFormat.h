@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace kiln::artifact {
@@ -140,32 +141,71 @@ inline const char *dtypeName(DType t) {
 /// words and bytes, the length and a final avalanche. It detects
 /// corruption; it is not a cryptographic hash. docs/ARTIFACT.md gives the
 /// same steps.
-inline uint64_t checksum64(const unsigned char *data, size_t size) {
-  constexpr uint64_t k1 = 0x9e3779b185ebca87ull, k2 = 0xc2b2ae3d27d4eb4full;
-  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
-  auto word = [](const unsigned char *p) {
+/// checksum64 over bytes that arrive in pieces, in order (an artifact's
+/// weights, written from wherever each one lies): the same value as
+/// checksum64 over the pieces joined.
+class Checksum64 {
+public:
+  void update(const unsigned char *data, size_t size) {
+    total_ += size;
+    if (pending_) {
+      const size_t take = size < 32 - pending_ ? size : 32 - pending_;
+      std::memcpy(stripe_ + pending_, data, take);
+      pending_ += take;
+      data += take;
+      size -= take;
+      if (pending_ < 32)
+        return;
+      mix(stripe_);
+      pending_ = 0;
+    }
+    size_t i = 0;
+    for (; i + 32 <= size; i += 32)
+      mix(data + i);
+    std::memcpy(stripe_, data + i, size - i);
+    pending_ = size - i;
+  }
+
+  uint64_t finish() const {
+    uint64_t h = rotl(lane_[0], 1) + rotl(lane_[1], 7) + rotl(lane_[2], 12) + rotl(lane_[3], 18);
+    h ^= uint64_t(total_);
+    size_t i = 0;
+    for (; i + 8 <= pending_; i += 8)
+      h = rotl(h ^ (word(stripe_ + i) * k2), 27) * k1;
+    for (; i < pending_; ++i)
+      h = rotl(h ^ (uint64_t(stripe_[i]) * k1), 11) * k2;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h;
+  }
+
+private:
+  static constexpr uint64_t k1 = 0x9e3779b185ebca87ull, k2 = 0xc2b2ae3d27d4eb4full;
+  static uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+  static uint64_t word(const unsigned char *p) {
     uint64_t w = 0;
     for (int i = 0; i < 8; ++i)
       w |= uint64_t(p[i]) << (8 * i);
     return w;
-  };
-  uint64_t lane[4] = {k1, k2, ~k1, ~k2};
-  size_t i = 0;
-  for (; i + 32 <= size; i += 32)
+  }
+  void mix(const unsigned char *stripe) {
     for (int l = 0; l < 4; ++l)
-      lane[l] = rotl(lane[l] + word(data + i + 8 * l) * k2, 31) * k1;
-  uint64_t h = rotl(lane[0], 1) + rotl(lane[1], 7) + rotl(lane[2], 12) + rotl(lane[3], 18);
-  h ^= uint64_t(size);
-  for (; i + 8 <= size; i += 8)
-    h = rotl(h ^ (word(data + i) * k2), 27) * k1;
-  for (; i < size; ++i)
-    h = rotl(h ^ (uint64_t(data[i]) * k1), 11) * k2;
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
+      lane_[l] = rotl(lane_[l] + word(stripe + 8 * l) * k2, 31) * k1;
+  }
+
+  uint64_t lane_[4] = {k1, k2, ~k1, ~k2};
+  unsigned char stripe_[32] = {};
+  size_t pending_ = 0;
+  uint64_t total_ = 0;
+};
+
+inline uint64_t checksum64(const unsigned char *data, size_t size) {
+  Checksum64 checksum;
+  checksum.update(data, size);
+  return checksum.finish();
 }
 
 /// 64-bit FNV-1a of `bytes`, continuing from `hash`: names derived from
