@@ -18,8 +18,9 @@ namespace kiln {
 /// fp32 bits rounded to nearest even into fp16 or bf16 bits, without
 /// APFloat (a model's weights are 10^8 elements: APFloat took seconds), for
 /// the values where the bit arithmetic is exact: every value but NaN for
-/// bf16; for fp16 zeros and the values fp16 holds as normal numbers or
-/// rounds to infinity from below 2^16. Nothing otherwise.
+/// bf16; for fp16 every value below 2^16 (fp16's subnormals included: small
+/// weights are common, and APFloat on them was most of what was left of the
+/// rounding's time). Nothing otherwise (infinities, NaN, 2^16 and above).
 inline std::optional<uint16_t> roundFloatBits(uint32_t bits, bool toHalf) {
   uint32_t magnitude = bits & 0x7fffffffu;
   if (!toHalf) {
@@ -30,9 +31,24 @@ inline std::optional<uint16_t> roundFloatBits(uint32_t bits, bool toHalf) {
   uint32_t sign = (bits >> 16) & 0x8000u;
   if (magnitude == 0)
     return static_cast<uint16_t>(sign);
-  // 2^-14 <= |x| < 2^16: a normal fp16 after rounding, or infinity.
-  if (magnitude < 0x38800000u || magnitude >= 0x47800000u)
+  if (magnitude >= 0x47800000u)
     return std::nullopt;
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14: multiples of fp16's 2^-24, that is the mantissa (with its
+    // leading 1) shifted right by 126 - exponent, rounded to nearest even
+    // (up to 2^-14 itself, whose bits follow on). Below 2^-25: zero.
+    const uint32_t exponent = magnitude >> 23;
+    if (exponent < 102)
+      return static_cast<uint16_t>(sign);
+    const uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126u - exponent; // 14 to 24
+    uint32_t units = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+    units += static_cast<uint32_t>(rest > halfway) |
+             (static_cast<uint32_t>(rest == halfway) & units & 1u);
+    return static_cast<uint16_t>(sign | units);
+  }
+  // 2^-14 <= |x| < 2^16: a normal fp16 after rounding, or infinity.
   uint32_t half = (((magnitude >> 23) - 112u) << 10) | ((magnitude & 0x7fffffu) >> 13);
   uint32_t rest = magnitude & 0x1fffu;
   // Without a branch: the rounding direction of random weights is a coin
