@@ -19,10 +19,10 @@
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/codegen/CompileJobs.h"
 #include "kiln/codegen/CudaEmitter.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "kiln/runtime/ArtifactFormat.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -242,7 +242,7 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
 
   // Kernels: those the launches name, in order of first use, each compiled
   // for the images that launch it.
-  auto module = fn->getParentOfType<ModuleOp>();
+  SymbolTable symbols(fn->getParentOfType<ModuleOp>());
   std::vector<CudaKernelOp> kernelOps;
   llvm::DenseMap<Operation *, unsigned> kernelIndex;
   std::vector<std::vector<bool>> kernelInImage; // [kernel][target]
@@ -255,7 +255,7 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
         launch.emitOpError("has no configuration for image '") << arch << "'";
         return std::nullopt;
       }
-      auto kernel = module ? module.lookupSymbol<CudaKernelOp>(config.getKernel()) : nullptr;
+      auto kernel = symbols.lookup<CudaKernelOp>(config.getKernel().getValue());
       if (!kernel) {
         launch.emitOpError("names kernel ") << config.getKernel() << ", which the module lacks";
         return std::nullopt;
@@ -355,8 +355,8 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
     plan.put<uint32_t>(launches.size());
     for (LaunchOp launch : launches) {
       LaunchConfigAttr config = launch.imageFor(image);
-      auto kernel = module.lookupSymbol<CudaKernelOp>(config.getKernel());
-      plan.put<uint32_t>(kernelIndex.lookup(kernel));
+      plan.put<uint32_t>(
+          kernelIndex.lookup(symbols.lookup<CudaKernelOp>(config.getKernel().getValue())));
       for (int64_t g : config.getGrid())
         plan.put<uint32_t>(static_cast<uint32_t>(g));
       plan.put<uint32_t>(static_cast<uint32_t>(config.getBlock()));
@@ -436,16 +436,10 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
     file.pad(isWeights ? fmt::kWeightsAlignment : 8);
     uint64_t offset = file.bytes.size(), sectionBytes, checksum;
     if (isWeights) {
-      static const unsigned char zeros[4096] = {};
       fmt::Checksum64 sum;
-      uint64_t at = 0;
-      for (const ArtifactImage::Piece &weight : weights) {
-        for (; at < weight.offset; at += std::min<uint64_t>(sizeof(zeros), weight.offset - at))
-          sum.update(zeros, std::min<uint64_t>(sizeof(zeros), weight.offset - at));
-        sum.update(reinterpret_cast<const unsigned char *>(weight.bytes.data()),
-                   weight.bytes.size());
-        at = weight.offset + weight.bytes.size();
-      }
+      image.forEachWeightRun([&](const char *data, size_t size) {
+        sum.update(reinterpret_cast<const unsigned char *>(data), size);
+      });
       sectionBytes = weightBytes;
       checksum = sum.finish();
     } else {
@@ -470,19 +464,24 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
   return image;
 }
 
-void ArtifactImage::writeTo(llvm::raw_ostream &os) const {
+void ArtifactImage::forEachWeightRun(
+    llvm::function_ref<void(const char *, size_t)> consume) const {
   static const char zeros[4096] = {};
-  os << head;
   uint64_t at = 0;
   for (const Piece &weight : weights) {
     while (at < weight.offset) {
       const uint64_t gap = std::min<uint64_t>(sizeof(zeros), weight.offset - at);
-      os.write(zeros, gap);
+      consume(zeros, gap);
       at += gap;
     }
-    os.write(weight.bytes.data(), weight.bytes.size());
+    consume(weight.bytes.data(), weight.bytes.size());
     at = weight.offset + weight.bytes.size();
   }
+}
+
+void ArtifactImage::writeTo(llvm::raw_ostream &os) const {
+  os << head;
+  forEachWeightRun([&](const char *data, size_t size) { os.write(data, size); });
 }
 
 std::string ArtifactImage::bytes() const {

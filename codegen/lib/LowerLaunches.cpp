@@ -39,8 +39,8 @@ TensorMapAttr tensorMapAttr(MLIRContext *context, const TensorMapArg &map) {
 }
 
 LaunchConfigAttr imageConfig(MLIRContext *context, const EmittedKernel &kernel,
-                             const TargetImage &image, FlatSymbolRefAttr symbol) {
-  ImageLaunch launch = launchInImage(kernel, image);
+                             const ImageLaunch &launch, const TargetImage &image,
+                             FlatSymbolRefAttr symbol) {
   SmallVector<int64_t> grid(std::begin(launch.grid), std::end(launch.grid));
   SmallVector<int64_t> cluster;
   if (launch.clusterBlocks > 1)
@@ -120,7 +120,7 @@ struct LowerLaunches : public kiln::impl::KilnLowerLaunchesBase<LowerLaunches> {
                 << image.maxDynamicSharedBytes << " (" << image.describe() << ")";
             return signalPassFailure();
           }
-          images.push_back(imageConfig(context, *anonymous, image, symbol));
+          images.push_back(imageConfig(context, *anonymous, launch, image, symbol));
         }
         OpBuilder builder(group);
         auto launch = LaunchOp::create(builder, group.getLoc(), group.getResultTypes(),

@@ -43,9 +43,7 @@ static FailureOr<std::vector<PrintedLaunch>> launchesOf(Operation *op) {
     return op->emitError("expected a module");
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(kiln::createKilnSelectKernels());
-  kiln::KilnLowerLaunchesOptions lowering;
-  lowering.targets = {"sm_90a", "sm_80"};
-  pm.addPass(kiln::createKilnLowerLaunches(lowering));
+  pm.addPass(kiln::createKilnLowerLaunches());
   if (failed(pm.run(module)))
     return failure();
   std::vector<PrintedLaunch> launches;

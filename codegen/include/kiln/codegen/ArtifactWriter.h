@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <deque>
@@ -66,6 +67,9 @@ struct ArtifactImage {
   std::deque<std::string> owned;
 
   uint64_t size() const { return head.size() + weightBytes; }
+  /// Calls `consume` on the weights section's bytes in order: the pieces
+  /// and the zeros between them.
+  void forEachWeightRun(llvm::function_ref<void(const char *, size_t)> consume) const;
   /// Writes the whole file to `os`.
   void writeTo(llvm::raw_ostream &os) const;
   /// The whole file in memory.
