@@ -129,7 +129,6 @@ void Model::Impl::prepare(int ordinal) {
         functions[launch.kernel] = modules.back()->function(kernel.name.c_str());
       }
   }
-  loadedArch = chosen->arch;
   // Generated kernels open with griddepcontrol.wait (kiln_common.cuh), so a
   // dependent launch is safe for every one of them; but on the H200 it made
   // batch 1 slower (ViT-B/16 0.671 -> 0.809 ms, BERT 0.516 -> 0.565,
@@ -176,7 +175,7 @@ size_t Model::arenaBytes() const { return impl_->artifact.arenaBytes; }
 
 std::string Model::loadedArch() const {
   std::lock_guard<std::mutex> lock(impl_->prepareMutex);
-  return impl_->loadedArch;
+  return impl_->plan ? impl_->plan->arch : std::string();
 }
 
 std::string Model::deviceName() const {

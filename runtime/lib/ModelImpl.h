@@ -39,8 +39,9 @@ struct Model::Impl {
   std::vector<CUfunction> functions; // per artifact kernel
   std::unique_ptr<rt::DeviceBuffer> weights;
   std::unique_ptr<rt::Event> origin;
-  std::string loadedArch, deviceName;
-  /// The plan of the loaded image (set by prepare).
+  std::string deviceName;
+  /// The plan of the loaded image, named by its architecture (set by
+  /// prepare).
   const rt::LaunchPlan *plan = nullptr;
   /// Launch each kernel as a programmatic dependent of the one before
   /// (sm_90 and newer, with KILN_PDL=1: measured slower, kept to compare).
