@@ -313,7 +313,6 @@ __device__ __forceinline__ void simt_gemm(const float *__restrict__ A,
 /// tf32 in registers on their way to shared memory; the next k tile's
 /// global loads (16 bytes at a time where the contiguous size is a multiple
 /// of 4) are in flight while this one computes.
-constexpr int kTf32BM = 128, kTf32BN = 128, kTf32BK = 16, kTf32Threads = 256;
 
 __device__ __forceinline__ float round_to_tf32(float x) {
   unsigned bits;
@@ -355,6 +354,9 @@ template <bool kBKMajor, typename Epilogue>
 __device__ __forceinline__ void tf32_gemm(const float *__restrict__ A,
                                           const float *__restrict__ B, int M, int N,
                                           int K, const Epilogue &epilogue) {
+  // Local, not at namespace scope: there NVRTC gives every module that
+  // includes this header a global for each.
+  constexpr int kTf32BM = 128, kTf32BN = 128, kTf32BK = 16, kTf32Threads = 256;
   // k-major tiles at a pitch of 136 floats: a fragment's 32 reads (4 k rows
   // x 8 columns) fall in 32 banks.
   __shared__ __align__(16) float As[kTf32BK][kTf32BM + 8];
