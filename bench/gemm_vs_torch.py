@@ -2,6 +2,7 @@
 """kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
     gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer] [--markdown OUT.md]
+                     [--schedules auto,cooperative,pingpong]
 
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
 bias alone, bias + GELU (erf or tanh), or bias + a residual add. kiln
@@ -11,6 +12,10 @@ device time of back-to-back launches between CUDA events). In the same
 process PyTorch times F.linear alone (cuBLAS with its bias epilogue) and
 F.linear followed by the same epilogue (eager) the same way
 (timing.back_to_back_ms). Prints TFLOP/s and kiln's ratio to each.
+
+--schedules: compile each case once per Hopper main-loop schedule named
+(kiln-compile --wgmma-schedule), a row each; the row names the kernel
+configuration kiln-select-kernels took.
 
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
@@ -65,9 +70,9 @@ class LinearEpilogue(torch.nn.Module):
         return y
 
 
-def kiln(bin_dir, work, m, n, k, epilogue):
-    """kiln's fused kernel: (ms, rel L2, verdict)."""
-    name = f"linear_{m}x{n}x{k}_{epilogue}"
+def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
+    """kiln's fused kernel: (ms, rel L2, verdict, kernel configuration)."""
+    name = f"linear_{m}x{n}x{k}_{epilogue}_{schedule}"
     torch.manual_seed(0)
     module = LinearEpilogue(k, n, epilogue).half().eval()
     x = torch.randn(m, k, dtype=torch.float16)
@@ -78,8 +83,12 @@ def kiln(bin_dir, work, m, n, k, epilogue):
                              _OneInput(module), inputs)
     torch.jit.save(traced, path)
     artifact = os.path.join(work, name + ".kiln")
-    subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact], check=True,
+    flags = [f"--wgmma-schedule={schedule}"]
+    subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
                    stderr=subprocess.DEVNULL)
+    ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
+                        capture_output=True, text=True).stdout
+    configs = re.findall(r"#kiln\.kernel<([^>]*)>", ir)
     feeds = []
     folder = os.path.join(work, name)
     os.makedirs(folder, exist_ok=True)
@@ -99,7 +108,7 @@ def kiln(bin_dir, work, m, n, k, epilogue):
     if not timed:
         raise RuntimeError(f"kiln-run on {name}: {text.strip()[-400:]}")
     return (float(timed.group(1)), check.group(1) if check else "?",
-            check.group(2) if check else "FAIL")
+            check.group(2) if check else "FAIL", "; ".join(configs))
 
 
 class _OneInput(torch.nn.Module):
@@ -131,22 +140,29 @@ def main():
     parser.add_argument("work")
     parser.add_argument("--set", choices=sorted(SETS), default="ffn")
     parser.add_argument("--markdown", help="also write the table as Markdown")
+    parser.add_argument("--schedules", default="auto",
+                        help="comma-separated Hopper main-loop schedules to compile each "
+                             "case with (auto, cooperative, pingpong)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. "
               f"Timing: {METHOD}, {LAUNCHES} calls.")
     print(header)
+    schedules = args.schedules.split(",")
     rows = ["| GEMM | M x N x K | epilogue | kiln us | kiln TFLOP/s | cuBLAS F.linear us "
-            "| kiln speedup over F.linear | F.linear + epilogue us | kiln speedup over that | check |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "| kiln speedup over F.linear | F.linear + epilogue us | kiln speedup over that "
+            "| check | kiln's kernel |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, m, n, k, epilogue in SETS[args.set]:
         flops = 2 * m * n * k
         alone, fused = torch_times(m, n, k, epilogue)
-        ms, error, verdict = kiln(args.bin, args.work, m, n, k, epilogue)
-        rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
-                    f"{flops / ms / 1e9:.0f} | {alone * 1e3:.1f} | {alone / ms:.2f}x | "
-                    f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {error} {verdict} |")
-        print(rows[-1], flush=True)
+        for schedule in schedules:
+            ms, error, verdict, config = kiln(args.bin, args.work, m, n, k, epilogue, schedule)
+            rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
+                        f"{flops / ms / 1e9:.0f} | {alone * 1e3:.1f} | {alone / ms:.2f}x | "
+                        f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {error} {verdict} | "
+                        f"`{config}` |")
+            print(rows[-1], flush=True)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(header + "\n\n" + "\n".join(rows) + "\n")

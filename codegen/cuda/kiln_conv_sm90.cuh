@@ -81,13 +81,13 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
   __device__ __forceinline__ bool stores(int m) const { return m >= 0; }
 };
 
-template <typename S, typename T, int kBN, int kStages, int kNb, int kHb, int kWb,
-          typename Epilogue>
+template <typename S, typename T, int kBN, int kStages, sm90::Schedule kSchedule, int kNb,
+          int kHb, int kWb, typename Epilogue>
 __device__ __forceinline__ void conv_wgmma(const sm90::TensorMap &input,
                                            const sm90::TensorMap &weight,
                                            const Epilogue &epilogue) {
-  sm90::wgmma_mainloop<T, kBN, kStages>(ConvOperands<S, kNb, kHb, kWb>{input, weight}, S::O,
-                                        epilogue);
+  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule>(ConvOperands<S, kNb, kHb, kWb>{input, weight},
+                                                   S::O, epilogue);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

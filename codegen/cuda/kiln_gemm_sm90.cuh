@@ -84,15 +84,130 @@ template <int kBN> struct MatrixOperands {
   __device__ __forceinline__ bool stores(int m) const { return m < M; }
 };
 
+/// How the two consumer warpgroups share the tiles.
+///  - cooperative: both work on one 128-row tile, 64 rows each, and run its
+///    epilogue together while the tensor cores idle.
+///  - ping-pong: each warpgroup owns every other tile of the block, all 128
+///    of its rows (two m64 wgmmas per k-step), and the two take turns on
+///    the tensor cores: one's main loop runs while the other's epilogue
+///    does. Its accumulators are twice a cooperative tile's per thread,
+///    so tiles are 64 or 128 wide.
+enum class Schedule { cooperative, pingpong };
+
+/// Turns of the ping-pong schedule: named barrier 1 + w is "warpgroup w may
+/// start its next main loop".
+constexpr int kTurnBarrier = 1;
+
+/// One warp's share of a tile's epilogue: rows warpRow .. warpRow + 15 of
+/// row tile tileM, the 64-row accumulator half `acc` of columns blockN ..
+/// blockN + kBN - 1, staged through this warp's `staging`.
+template <int kBN, typename Operands, typename Epilogue>
+__device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
+                                                   const Epilogue &epilogue,
+                                                   const float (&acc)[kBN / 16][8],
+                                                   float *staging, int tileM, int blockN,
+                                                   int warpRow) {
+  const int lane = threadIdx.x % 32;
+  // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
+  // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
+  // Called straight from that layout, the epilogue's loads and stores
+  // touch 8 rows x 8 bytes per warp instruction and the LSU, not the
+  // tensor cores, sets the tile's pace. So each warp stages 64 columns at
+  // a time in shared memory and runs the epilogue row by row, 32
+  // consecutive columns per instruction.
+  // Lane l holds the output row of the warp's row l % 16.
+  const int laneRow = Operands::kRowsByShuffle ? ops.row(tileM, warpRow + (lane & 15)) : 0;
+  // The row-varying inputs of staged slice c (its 16 rows x 64 columns)
+  // into L1, one slice ahead of the loads that read them: lane l takes
+  // row l % 16 and, for 4-byte inputs, the second line of the row.
+  auto prefetch_slice = [&](int c) {
+    if constexpr (Epilogue::kPrefetchStep > 0) {
+      const int m = Operands::kRowsByShuffle ? laneRow : ops.row(tileM, warpRow + (lane & 15));
+      const int n = blockN + c * kStagingCols + (lane / 16) * Epilogue::kPrefetchStep;
+      if (lane / 16 * Epilogue::kPrefetchStep < kStagingCols && ops.stores(m) && n < N)
+        epilogue.prefetch_l1(m, n);
+    }
+  };
+  prefetch_slice(0);
+#pragma unroll
+  for (int c = 0; c < kBN / kStagingCols; ++c) {
+    // No early exit for slices wholly past N: a `break` here made the
+    // compiler issue a residual epilogue's loads one at a time (ResNet-50's
+    // 1x1 + residual layers took twice as long). They are rare: the
+    // selection stage never takes a width whose last slice is dead where
+    // a narrower one covers N in as many tiles (N = 144 takes 192).
+    const int sliceN = blockN + c * kStagingCols;
+    if (c + 1 < kBN / kStagingCols)
+      prefetch_slice(c + 1);
+#pragma unroll
+    for (int jj = 0; jj < kStagingCols / 16; ++jj) {
+      const float(&chunk)[8] = acc[c * (kStagingCols / 16) + jj];
+      float *top = staging + (lane / 4) * kStagingPitch + 16 * jj + 2 * (lane % 4);
+      float *bottom = top + 8 * kStagingPitch;
+      *reinterpret_cast<float2 *>(top) = make_float2(chunk[0], chunk[1]);
+      *reinterpret_cast<float2 *>(bottom) = make_float2(chunk[2], chunk[3]);
+      *reinterpret_cast<float2 *>(top + 8) = make_float2(chunk[4], chunk[5]);
+      *reinterpret_cast<float2 *>(bottom + 8) = make_float2(chunk[6], chunk[7]);
+    }
+    __syncwarp();
+    const int n0 = blockN + c * kStagingCols + lane;
+    // Eight rows' elements are computed before any is stored, so their
+    // loads (a residual, a bias) are all in flight at once: a store
+    // between two loads would keep them in order, since an output may
+    // alias an input. Out-of-range elements are computed at a row in
+    // range (ops.clamp_row) or the last column (and not stored):
+    // unconditional loads let the compiler share a column's bias load
+    // between rows.
+    // A 32-column half wholly past N is not computed (by the whole warp
+    // at once; its stores fail the lane's own bounds test). Guarding the
+    // stores with it too made ptxas spill beside a 256-wide tile's 128
+    // accumulators.
+    auto live = [&](int h) { return h == 0 || sliceN + 32 * h < N; };
+#pragma unroll
+    for (int r0 = 0; r0 < 16; r0 += Operands::kEpilogueRows) {
+      constexpr int kRows = Operands::kEpilogueRows;
+      typename Epilogue::Values values[kRows][kStagingCols / 32];
+      // Shuffled rows are taken by the whole warp here, outside the
+      // stores' bounds checks (a lane skipping a __shfl_sync would hang
+      // the warp).
+      int shuffled[kRows];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        shuffled[r] = Operands::kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r0 + r) : 0;
+      auto rowOf = [&](int r) {
+        return Operands::kRowsByShuffle ? shuffled[r] : ops.row(tileM, warpRow + r0 + r);
+      };
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int h = 0; h < kStagingCols / 32; ++h)
+          if (live(h))
+            values[r][h] = epilogue.compute(ops.clamp_row(rowOf(r)), min(n0 + 32 * h, N - 1),
+                                            staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int h = 0; h < kStagingCols / 32; ++h)
+          if (ops.stores(rowOf(r)) && n0 + 32 * h < N)
+            epilogue.store(rowOf(r), n0 + 32 * h, values[r][h]);
+    }
+    __syncwarp();
+  }
+}
+
 /// The persistent TMA + wgmma main loop over `ops`' row tiles and N's
 /// column tiles, with the epilogue staged through shared memory.
-template <typename T, int kBN, int kStages, typename Operands, typename Epilogue>
+template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::cooperative,
+          typename Operands, typename Epilogue>
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                const Epilogue &epilogue) {
   static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
                 "wgmma tiles are 64, 128, 192 or 256 wide");
+  static_assert(kSchedule == Schedule::cooperative || kBN <= 128,
+                "a ping-pong warpgroup holds a whole tile: 64 or 128 wide");
   static_assert(kStages >= 2 && shared_bytes(kBN, kStages) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
+  constexpr bool kPingPong = kSchedule == Schedule::pingpong;
   constexpr int kTileBytesB = tile_bytes_b(kBN);
   extern __shared__ unsigned char dynamicShared[];
   // 128-byte swizzled tiles must start 1024-byte aligned. The pad is added
@@ -105,7 +220,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   T *tilesB = reinterpret_cast<T *>(base + kStages * kTileBytesA);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
 
-  const int warpgroup = threadIdx.x / 128, lane128 = threadIdx.x % 128;
+  // Read through a shuffle, the warpgroup index is visibly the same across
+  // each warp: ptxas otherwise takes code that depends on it (the ping-pong
+  // schedule's tile walk) as divergent and serializes its wgmmas (C7520).
+  const int warpgroup = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0),
+            lane128 = threadIdx.x % 128;
   // Persistent: each block walks tiles blockIdx.x, +gridDim.x, ... The
   // producer runs ahead across tile boundaries, so the next tile's operands
   // land while the consumers run this tile's epilogue. Stage and parity
@@ -117,7 +236,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       barrier_init(&full[s], 1);
-      barrier_init(&empty[s], 256); // every consumer thread arrives
+      // Every thread of the warpgroups that read the stage arrives.
+      barrier_init(&empty[s], kPingPong ? 128 : 256);
     }
     fence_barrier_init();
   }
@@ -143,154 +263,98 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   }
 
   claim_registers<232>();
-  const int rowBase = (warpgroup - 1) * 64; // this consumer's rows in the tile
-  const int warp = lane128 / 32, lane = lane128 % 32;
+  const int consumer = warpgroup - 1;
+  const int warp = lane128 / 32;
+  float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
+                   (consumer * 4 + warp) * 16 * kStagingPitch;
+  // Row halves of a tile this warpgroup multiplies: its own 64 rows
+  // (cooperative) or both (ping-pong).
+  constexpr int kHalves = kPingPong ? 2 : 1;
+  // Tiles this warpgroup takes: the block's j-th tile, for j = first,
+  // first + step, ...
+  const int first = kPingPong ? consumer : 0, step = kPingPong ? 2 : 1;
   // The epilogue's row-varying inputs (a residual) of tile t, pulled into
-  // L2 by the 256 consumer threads: one tile ahead, the epilogue finds them
-  // there instead of waiting on DRAM slice by slice.
+  // L2 by the threads that will read them: one tile ahead, the epilogue
+  // finds them there instead of waiting on DRAM slice by slice.
   auto prefetch_epilogue = [&](int t) {
     if constexpr (Epilogue::kPrefetchStep > 0) {
       if (t >= tiles)
         return;
       constexpr int kLines = (kBN + Epilogue::kPrefetchStep - 1) / Epilogue::kPrefetchStep;
+      constexpr int kThreadsReading = kPingPong ? 128 : 256;
       const int tM = t / tilesN, n0 = (t % tilesN) * kBN;
-      for (int i = threadIdx.x - 128; i < kBM * kLines; i += 256) {
+      for (int i = kPingPong ? lane128 : threadIdx.x - 128; i < kBM * kLines;
+           i += kThreadsReading) {
         const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
         if (ops.stores(m) && n < N)
           epilogue.prefetch_l2(m, n);
       }
     }
   };
-  prefetch_epilogue(blockIdx.x);
-  int it = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  prefetch_epilogue(blockIdx.x + first * gridDim.x);
+  for (int j = first, tile = blockIdx.x + first * gridDim.x; tile < tiles;
+       j += step, tile += step * gridDim.x) {
     const int tileM = tile / tilesN, blockN = (tile % tilesN) * kBN;
-    prefetch_epilogue(tile + gridDim.x);
-    float d[kBN / 16][8];
+    prefetch_epilogue(tile + step * gridDim.x);
+    float d[kHalves][kBN / 16][8];
 #pragma unroll
-    for (int i = 0; i < kBN / 16; ++i)
+    for (int h = 0; h < kHalves; ++h)
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
-        d[i][j] = 0.0f;
+      for (int i = 0; i < kBN / 16; ++i)
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj)
+          d[h][i][jj] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h)
+      pin_accumulators(d[h]);
+    // Ping-pong: wait for the other warpgroup to have issued its tile's
+    // last k-step. Besides taking turns on the tensor cores, this keeps
+    // the two from waiting on the same stage's `full` barrier more than
+    // one phase apart, where its parity would not tell them apart.
+    if (kPingPong && j > 0)
+      named_barrier_sync(kTurnBarrier + consumer, 256);
     // One wgmma group stays in flight: after issuing tile k, wait for tile
     // k-1's group only and release its stage, so the tensor cores never
     // idle on a barrier between consecutive k-tiles.
-    int previous = -1;
+    int it = j * kTiles, previous = -1;
     for (int k = 0; k < kTiles; ++k, ++it) {
       int stage = it % kStages;
       barrier_wait(&full[stage], (it / kStages) & 1);
-      const T *a = tilesA + stage * (kBM * kBK) + rowBase * kBK;
+      const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
       const T *b = tilesB + stage * (kBN * kBK);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBK / 16; ++kk)
-        Wgmma<T, kBN>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h)
+          Wgmma<T, kBN>::run(d[h], descriptor(a + h * 64 * kBK + kk * 16),
+                             descriptor(b + kk * 16));
       wgmma_commit();
       wgmma_wait<1>();
       if (previous >= 0)
         barrier_arrive(&empty[previous]);
       previous = stage;
     }
+    // The other warpgroup's turn, if it has a next tile.
+    if (kPingPong && tile + gridDim.x < tiles)
+      named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
     wgmma_wait<0>();
     if (previous >= 0)
       barrier_arrive(&empty[previous]);
 
-    // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
-    // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
-    // Called straight from that layout, the epilogue's loads and stores
-    // touch 8 rows x 8 bytes per warp instruction and the LSU, not the
-    // tensor cores, sets the tile's pace. So each warp stages 64 columns at
-    // a time in shared memory and runs the epilogue row by row, 32
-    // consecutive columns per instruction.
-    float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
-                     ((warpgroup - 1) * 4 + warp) * 16 * kStagingPitch;
-    const int warpRow = rowBase + warp * 16; // in the tile
-    // Lane l holds the output row of the warp's row l % 16.
-    const int laneRow = Operands::kRowsByShuffle ? ops.row(tileM, warpRow + (lane & 15)) : 0;
-    // The row-varying inputs of staged slice c (its 16 rows x 64 columns)
-    // into L1, one slice ahead of the loads that read them: lane l takes
-    // row l % 16 and, for 4-byte inputs, the second line of the row.
-    auto prefetch_slice = [&](int c) {
-      if constexpr (Epilogue::kPrefetchStep > 0) {
-        const int m = Operands::kRowsByShuffle ? laneRow : ops.row(tileM, warpRow + (lane & 15));
-        const int n = blockN + c * kStagingCols + (lane / 16) * Epilogue::kPrefetchStep;
-        if (lane / 16 * Epilogue::kPrefetchStep < kStagingCols && ops.stores(m) && n < N)
-          epilogue.prefetch_l1(m, n);
-      }
-    };
-    prefetch_slice(0);
 #pragma unroll
-    for (int c = 0; c < kBN / kStagingCols; ++c) {
-      // No early exit for slices wholly past N: a `break` here made the
-      // compiler issue a residual epilogue's loads one at a time (ResNet-50's
-      // 1x1 + residual layers took twice as long). They are rare: the
-      // selection stage never takes a width whose last slice is dead where
-      // a narrower one covers N in as many tiles (N = 144 takes 192).
-      const int sliceN = blockN + c * kStagingCols;
-      if (c + 1 < kBN / kStagingCols)
-        prefetch_slice(c + 1);
-#pragma unroll
-      for (int jj = 0; jj < kStagingCols / 16; ++jj) {
-        const float(&chunk)[8] = d[c * (kStagingCols / 16) + jj];
-        float *top = staging + (lane / 4) * kStagingPitch + 16 * jj + 2 * (lane % 4);
-        float *bottom = top + 8 * kStagingPitch;
-        *reinterpret_cast<float2 *>(top) = make_float2(chunk[0], chunk[1]);
-        *reinterpret_cast<float2 *>(bottom) = make_float2(chunk[2], chunk[3]);
-        *reinterpret_cast<float2 *>(top + 8) = make_float2(chunk[4], chunk[5]);
-        *reinterpret_cast<float2 *>(bottom + 8) = make_float2(chunk[6], chunk[7]);
-      }
-      __syncwarp();
-      const int n0 = blockN + c * kStagingCols + lane;
-      // Eight rows' elements are computed before any is stored, so their
-      // loads (a residual, a bias) are all in flight at once: a store
-      // between two loads would keep them in order, since an output may
-      // alias an input. Out-of-range elements are computed at a row in
-      // range (ops.clamp_row) or the last column (and not stored):
-      // unconditional loads let the compiler share a column's bias load
-      // between rows.
-      // A 32-column half wholly past N is not computed (by the whole warp
-      // at once; its stores fail the lane's own bounds test). Guarding the
-      // stores with it too made ptxas spill beside a 256-wide tile's 128
-      // accumulators.
-      auto live = [&](int h) { return h == 0 || sliceN + 32 * h < N; };
-#pragma unroll
-      for (int r0 = 0; r0 < 16; r0 += Operands::kEpilogueRows) {
-        constexpr int kRows = Operands::kEpilogueRows;
-        typename Epilogue::Values values[kRows][kStagingCols / 32];
-        // Shuffled rows are taken by the whole warp here, outside the
-        // stores' bounds checks (a lane skipping a __shfl_sync would hang
-        // the warp).
-        int shuffled[kRows];
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          shuffled[r] = Operands::kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r0 + r) : 0;
-        auto rowOf = [&](int r) {
-          return Operands::kRowsByShuffle ? shuffled[r] : ops.row(tileM, warpRow + r0 + r);
-        };
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-#pragma unroll
-          for (int h = 0; h < kStagingCols / 32; ++h)
-            if (live(h))
-              values[r][h] = epilogue.compute(ops.clamp_row(rowOf(r)), min(n0 + 32 * h, N - 1),
-                                              staging[(r0 + r) * kStagingPitch + 32 * h + lane]);
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-#pragma unroll
-          for (int h = 0; h < kStagingCols / 32; ++h)
-            if (ops.stores(rowOf(r)) && n0 + 32 * h < N)
-              epilogue.store(rowOf(r), n0 + 32 * h, values[r][h]);
-      }
-      __syncwarp();
-    }
+    for (int h = 0; h < kHalves; ++h)
+      store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN,
+                              (kPingPong ? h : consumer) * 64 + warp * 16);
   }
 }
 
-template <typename T, int kBN, int kStages, typename Epilogue>
+template <typename T, int kBN, int kStages, Schedule kSchedule, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue) {
-  wgmma_mainloop<T, kBN, kStages>(MatrixOperands<kBN>{mapA, mapB, M, K}, N, epilogue);
+  wgmma_mainloop<T, kBN, kStages, kSchedule>(MatrixOperands<kBN>{mapA, mapB, M, K}, N,
+                                             epilogue);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

@@ -76,6 +76,15 @@ __device__ __forceinline__ void tma_load_4d(void *dst, const TensorMap &map, int
                : "memory");
 }
 
+/// Named barriers between warpgroups (ids past 0, which __syncthreads
+/// takes): `threads` counts the waiting and the arriving threads together.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 /// Makes the barriers' initialization visible to the async proxy (TMA).
 __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -93,6 +102,18 @@ template <int kRegisters> __device__ __forceinline__ void claim_registers() {
 /// Orders register accesses before the wgmma instructions that follow.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+/// Gives each accumulator its own register before the first wgmma fence.
+/// Zeroed accumulators otherwise share one zero register until a wgmma
+/// needs them, and the copies that split them land between two wgmmas of a
+/// k-step (ping-pong's second row half), where ptxas must insert a fence
+/// and serializes the wgmmas (C7519, C7520).
+template <int kChunks> __device__ __forceinline__ void pin_accumulators(float (&d)[kChunks][8]) {
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      asm volatile("" : "+f"(d[i][j])::"memory");
 }
 /// Closes the group of wgmma instructions issued since the last commit.
 __device__ __forceinline__ void wgmma_commit() {

@@ -150,7 +150,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   std::string x = "in" + std::to_string(inputArg.getArgNumber());
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
   std::string sizes = std::to_string(width) + ", " + std::to_string(config.getStages()) + ", " +
-                      std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
+                      wgmmaScheduleName(config.getSchedule()) + ", " + std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
                       std::to_string(pixels[2]);
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_conv_sm90.cuh\"\n" +

@@ -250,6 +250,10 @@ std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef elemen
          ", \"the launch's shared memory must match the kernel's\");\n";
 }
 
+std::string kiln::codegen::detail::wgmmaScheduleName(WgmmaSchedule schedule) {
+  return std::string("kiln::sm90::Schedule::") + stringifyWgmmaSchedule(schedule).str();
+}
+
 std::string kiln::codegen::detail::clusterPreamble(int64_t blocks) {
   if (blocks == 1)
     return "#define KILN_SPLIT_CLUSTER\n";
@@ -399,7 +403,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   std::string mainLoop =
       hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
                    cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
-                   std::to_string(config.getStages()) + ">(map0, map1, " + sizes +
+                   std::to_string(config.getStages()) + ", " +
+                   wgmmaScheduleName(config.getSchedule()) + ">(map0, map1, " + sizes +
                    ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
              : "  " + pointerCall;
 

@@ -68,6 +68,9 @@ struct SplitKPipeline {
   std::string sharedAssert(llvm::StringRef element, bool kMajorB, int64_t elementBytes) const;
 };
 std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
+/// The kiln::sm90::Schedule a Hopper main loop is instantiated with.
+std::string wgmmaScheduleName(WgmmaSchedule schedule);
+
 /// The preamble that defines KILN_SPLIT_CLUSTER (a cluster of `blocks`
 /// consecutive blocks on sm_90a, nothing elsewhere), which
 /// kernelOpen(..., splitCluster) places.

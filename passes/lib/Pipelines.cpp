@@ -51,6 +51,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.splitKTile = options.splitKTile;
     select.splitKStages = options.splitKStages;
     select.convWgmma = options.convWgmma;
+    select.wgmmaSchedule = options.wgmmaSchedule;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

@@ -11,11 +11,13 @@
 //                     [K, N] B)       -> gemm_split_k, 64 x 64 tiles, K
 //                                        split 2/4/8 ways across a cluster
 //                     wgmma, [N, K] B, K % 8 == 0
-//                                     -> gemm_wgmma, persistent, 128 x 128,
-//                                        192 or 256: the fewest waves of
-//                                        tiles, weighed by tile width
-//                                        (wgmmaTile); 192 at most with a
-//                                        residual in the epilogue
+//                                     -> gemm_wgmma, persistent: cooperative
+//                                        tiles 128 x 64 to 256 or ping-pong
+//                                        128 x 64 or 128, whichever the cost
+//                                        model (wgmmaTile: tiles a block,
+//                                        k-steps, epilogue overlap) says
+//                                        ends first; at most 96 accumulators
+//                                        a thread with a residual
 //                     otherwise       -> gemm_mma, 128 x 128
 //   GEMM, fp32        kiln.tf32 (--precision tf32), tensor cores
 //                                     -> gemm_tf32: mma.sync m16n8k8 on
@@ -38,8 +40,7 @@
 //                                     -> conv_wgmma: the box of at most
 //                                        128 pixels that covers the output
 //                                        in the fewest boxes (pixelTile),
-//                                        widths 64 to 256 as GEMMs (192
-//                                        at most with a residual)
+//                                        width and schedule as GEMMs
 //                     fp16/bf16, NHWC input, Cin/groups % 8 == 0,
 //                     128 x 128 tiles < M -> conv_split_k
 //                     otherwise       -> conv_mma (fp32: conv_simt)
@@ -79,6 +80,7 @@ namespace {
 struct SplitKKnobs {
   int64_t maxBlocks, minK, kTile, stages;
   bool convWgmma;
+  std::string wgmmaSchedule; // auto, cooperative or pingpong
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -105,8 +107,10 @@ int64_t splitFactor(int64_t smallTiles, int64_t K, const SplitKKnobs &knobs) {
 
 KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<int64_t> tile = {},
                         int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0,
-                        ArrayRef<int64_t> pixelTile = {}) {
-  return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile);
+                        ArrayRef<int64_t> pixelTile = {},
+                        WgmmaSchedule schedule = WgmmaSchedule::cooperative) {
+  return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile,
+                               schedule);
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -121,34 +125,44 @@ Choice splitK(MLIRContext *context, KernelVariant variant, int64_t smallTiles, i
   return {config(context, variant, {64, 64, knobs.kTile}, knobs.stages, split), why};
 }
 
-/// The Hopper GEMM's tile: 128 x width x 64, width 128, 192 or 256, and
-/// the deepest ring of stages (at most 6) that fits in shared memory.
+/// The Hopper GEMM's tile: 128 x width x 64, the consumer warpgroups'
+/// schedule, and the deepest ring of stages (at most 6) that fits in
+/// shared memory.
 struct WgmmaTile {
   int64_t width, stages, tiles;
+  WgmmaSchedule schedule;
   std::string why;
 };
 
-/// The width whose tiles finish soonest: a persistent block walks
-/// ceil(tiles / multiprocessors) tiles one after another, each taking time
-/// in proportion to its width, and a narrower tile pays more per column
-/// (it reuses each loaded A tile over fewer columns and runs as many
-/// epilogues per column). N = 768 at M = 4096: 96 tiles of 128 x 256 leave
-/// 36 of 132 multiprocessors idle, 128 tiles of 128 x 192 fill all but 4.
-struct WidthCandidate {
+/// A tile shape and schedule the Hopper main loop implements. A narrower
+/// tile pays more per column: it reuses each loaded A tile over fewer
+/// columns and runs as many epilogues per column.
+struct WgmmaCandidate {
+  WgmmaSchedule schedule;
   int64_t width;
   double perColumn;
+  /// fp32 accumulators per consumer thread.
+  int64_t accumulators() const {
+    return width / 2 * (schedule == WgmmaSchedule::pingpong ? 2 : 1);
+  }
 };
 /// 64 wide for few output columns: a 1x1 convolution to 16 or 24 channels
 /// (EfficientNet, MobileNet) in a 128-wide tile computed 8 or 5 times the
 /// epilogue it stores, and a convolution of 64 output channels left half of
-/// one idle. GEMMs and convolutions choose among the same widths.
-constexpr WidthCandidate kWgmmaWidths[] = {{256, 1.0}, {192, 1.05}, {128, 1.15}, {64, 1.3}};
+/// one idle. GEMMs and convolutions choose among the same candidates.
+constexpr WgmmaCandidate kWgmmaCandidates[] = {
+    {WgmmaSchedule::cooperative, 256, 1.0}, {WgmmaSchedule::cooperative, 192, 1.05},
+    {WgmmaSchedule::cooperative, 128, 1.15}, {WgmmaSchedule::cooperative, 64, 1.3},
+    {WgmmaSchedule::pingpong, 128, 1.15},    {WgmmaSchedule::pingpong, 64, 1.3}};
 /// An epilogue that reads an input at every output element (a residual):
-/// beside a 256-wide tile's 128 accumulators per thread, ptxas issues those
-/// loads one at a time, each a round trip to memory (ResNet-50's
-/// 1x1 + residual at 56 x 56: 7x cuDNN's time); at 192 or less it keeps a
-/// slice's 16 loads in flight together.
-constexpr WidthCandidate kResidualWidths[] = {{192, 1.05}, {128, 1.15}, {64, 1.3}};
+/// beside 128 accumulators per thread (a 256-wide cooperative tile), ptxas
+/// issues those loads one at a time, each a round trip to memory
+/// (ResNet-50's 1x1 + residual at 56 x 56: 7x cuDNN's time); with 96 or
+/// fewer it keeps a slice's 16 loads in flight together.
+constexpr int64_t kResidualMaxAccumulators = 96;
+/// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
+/// converting, the fused ops and the stores of 128 x width outputs.
+constexpr double kEpilogueSteps = 6;
 
 /// Whether the group's epilogue reads a group input at every output element
 /// (an input of the result's shape used by an op other than the GEMM or
@@ -166,31 +180,56 @@ bool readsResidual(FusionOp group) {
   return false;
 }
 
-WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target,
-                    ArrayRef<WidthCandidate> candidates = kWgmmaWidths) {
+std::string scheduleName(WgmmaSchedule schedule) {
+  return stringifyWgmmaSchedule(schedule).str();
+}
+
+/// The candidate whose tiles finish soonest. A persistent block walks
+/// n = ceil(tiles / multiprocessors) tiles. Cooperative, each tile's main
+/// loop (k steps) and epilogue (e) follow each other: n (k + e). Ping-pong,
+/// one warpgroup's epilogue runs beside the other's main loop: the tensor
+/// cores need n k + e, each warpgroup ceil(n / 2) (k + e). N = 768 at M =
+/// 4096: 96 cooperative tiles of 128 x 256 leave 36 of 132 multiprocessors
+/// idle, 128 of 128 x 192 fill all but 4.
+WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, bool residual,
+                    const std::string &schedule) {
   const int64_t multiprocessors = target.multiprocessors;
-  using Candidate = WidthCandidate;
-  WgmmaTile best{0, 0, 0, ""};
+  const double k = static_cast<double>(ceilDiv(std::max<int64_t>(s.K, 1), 64));
+  const double e = kEpilogueSteps;
+  WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, ""};
   double bestCost = 0;
   std::string considered;
-  for (const Candidate &candidate : candidates) {
+  for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
+    // auto: cooperative until ping-pong's costs are measured per shape.
+    std::string wanted = schedule == "auto" ? "cooperative" : schedule;
+    if (scheduleName(candidate.schedule) != wanted)
+      continue;
+    if (residual && candidate.accumulators() > kResidualMaxAccumulators)
+      continue;
     int64_t tiles = ceilDiv(s.M, 128) * ceilDiv(s.N, candidate.width) * s.batch;
-    int64_t waves = ceilDiv(tiles, multiprocessors);
-    double cost = static_cast<double>(waves) * candidate.width * candidate.perColumn;
-    considered += std::string(considered.empty() ? "" : ", ") + "128 x " +
-                  str(candidate.width) + ": " + str(tiles) + " tiles in " + str(waves) +
-                  (waves == 1 ? " wave" : " waves");
+    int64_t n = ceilDiv(tiles, multiprocessors);
+    double steps = candidate.schedule == WgmmaSchedule::cooperative
+                       ? n * (k + e)
+                       : std::max(n * k + e, ceilDiv(n, 2) * (k + e));
+    double cost = steps * candidate.width * candidate.perColumn;
+    std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width);
+    considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(tiles) +
+                  " tiles, " + str(n) + " a block";
     if (best.width == 0 || cost < bestCost) {
       int64_t stages = 2;
       while (stages < 6 &&
              wgmmaSharedBytes(candidate.width, stages + 1) <= target.maxDynamicSharedBytes)
         ++stages;
-      best = {candidate.width, stages, tiles, ""};
+      best = {candidate.width, stages, tiles, candidate.schedule, name};
       bestCost = cost;
     }
   }
-  best.why = "128 x " + str(best.width) + " tiles, " + str(best.stages) + " stages (" +
-             considered + " on " + str(multiprocessors) + " multiprocessors)";
+  best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
+             str(multiprocessors) + " multiprocessors" +
+             (residual ? "; a residual: at most " + str(kResidualMaxAccumulators) +
+                             " accumulators a thread"
+                       : "") +
+             ")";
   return best;
 }
 
@@ -228,11 +267,10 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                          str(target.multiprocessors) + " multiprocessors"
                    : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
   if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
-    WgmmaTile tile = readsResidual(group)
-                         ? wgmmaTile(s, target, kResidualWidths)
-                         : wgmmaTile(s, target);
+    WgmmaTile tile = wgmmaTile(s, target, readsResidual(group), knobs.wgmmaSchedule);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
-                         1, std::min<int64_t>(tile.tiles, target.multiprocessors)),
+                         1, std::min<int64_t>(tile.tiles, target.multiprocessors), {},
+                         tile.schedule),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit};
   }
@@ -340,12 +378,12 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       GemmShape gemm;
       gemm.M = pixels.tiles * 128;
       gemm.N = s.outChannels;
-      WgmmaTile tile = wgmmaTile(gemm, target,
-                                 readsResidual(group) ? ArrayRef<WidthCandidate>(kResidualWidths)
-                                                      : ArrayRef<WidthCandidate>(kWgmmaWidths));
+      // Each filter tap reads its channels in 64-wide k-steps.
+      gemm.K = s.reduction / s.inChannelsPerGroup * ceilDiv(s.inChannelsPerGroup, 64) * 64;
+      WgmmaTile tile = wgmmaTile(gemm, target, readsResidual(group), knobs.wgmmaSchedule);
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
                            tile.stages, 1, std::min<int64_t>(tile.tiles, target.multiprocessors),
-                           {pixels.images, pixels.rows, pixels.columns}),
+                           {pixels.images, pixels.rows, pixels.columns}, tile.schedule),
                     "conv_wgmma: " + pixels.why + "; " + tile.why};
     }
     refusedWgmma = str(wideTiles) + " tiles of 128 x 256 fill under a quarter of " +
@@ -472,6 +510,12 @@ std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTil
          ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
 }
 
+std::string kiln::wgmmaScheduleError(const std::string &schedule) {
+  if (schedule == "auto" || schedule == "cooperative" || schedule == "pingpong")
+    return "";
+  return "--wgmma-schedule must be auto, cooperative or pingpong, got '" + schedule + "'";
+}
+
 namespace {
 
 struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> {
@@ -489,13 +533,15 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     }
     std::string knobsError = splitKKnobsError(splitKMaxBlocks, splitKMinK, splitKTile,
                                               splitKStages, multiprocessors);
+    if (knobsError.empty())
+      knobsError = wgmmaScheduleError(wgmmaSchedule);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
       return signalPassFailure();
     }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
-                      splitKMinK, splitKTile, splitKStages, convWgmma};
+                      splitKMinK, splitKTile, splitKStages, convWgmma, wgmmaSchedule};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

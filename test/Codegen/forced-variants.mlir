@@ -6,6 +6,10 @@
 // PTX: // === ptx split_k0
 // PTX: // === ptx wgmma_k0
 // PTX: wgmma.mma_async
+// PTX: // === ptx pingpong_k0
+// PTX: bar.sync
+// PTX: wgmma.mma_async
+// PTX: bar.arrive
 // PTX: // === ptx simt_attention_k0
 // PTX: // === ptx conv_split_k0
 // PTX: // === ptx tf32_k0
@@ -51,7 +55,7 @@ func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
 // TMA + wgmma on a persistent grid capped by grid_limit (2 blocks walk the
 // 3 tiles of 128 x 256).
 // CHECK-LABEL: // === kernel wgmma_k0 grid(2, 1, 1) block(384) shared(185344)
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3>(map0, map1, 128, 768, 768, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3, kiln::sm90::Schedule::cooperative>(map0, map1, 128, 768, 768, epilogue);
 func.func @wgmma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
@@ -59,6 +63,23 @@ func.func @wgmma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
     kiln.yield %l : tensor<128x768xf16>
   }
   return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// The ping-pong schedule: each consumer warpgroup multiplies all 128 rows of
+// its own tile (m64n128k16 twice a k-step) and waits its turn on a named
+// barrier; the launch is the cooperative tile's.
+// CHECK-LABEL: // === kernel pingpong_k0 grid(2, 1, 1) block(384) shared(201728)
+//       CHECK: static_assert(kiln::sm90::shared_bytes(128, 5) == 201728,
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5, kiln::sm90::Schedule::pingpong>(map0, map1, 200, 600, 768, epilogue);
+func.func @pingpong(%x: tensor<200x768xf16>, %w: tensor<600x768xf16>) -> tensor<200x600xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<200x768xf16>, tensor<600x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 2, schedule = pingpong>} -> tensor<200x600xf16> {
+  ^bb0(%a: tensor<200x768xf16>, %bw: tensor<600x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<200x768xf16>, tensor<600x768xf16>) -> tensor<200x600xf16>
+    kiln.yield %l : tensor<200x600xf16>
+  }
+  return %0 : tensor<200x600xf16>
 }
 
 // -----
@@ -96,7 +117,7 @@ func.func @conv_split(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b
 // B operand's box 64 x 192, and the shared memory of 4 stages.
 // CHECK-LABEL: // === kernel wgmma192_k0 grid(4, 1, 1) block(384) shared(201728)
 //       CHECK: static_assert(kiln::sm90::shared_bytes(192, 4) == 201728,
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4>(map0, map1, 128, 768, 768, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4, kiln::sm90::Schedule::cooperative>(map0, map1, 128, 768, 768, epilogue);
 func.func @wgmma192(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):

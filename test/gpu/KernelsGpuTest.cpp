@@ -339,10 +339,12 @@ std::vector<ConvCase> convCases() {
 /// pixel box, the tile width or 64 channels), and as kiln-select-kernels
 /// chooses it for ResNet-50's second-stage 3x3 convolution at batch 32.
 std::vector<ConvCase> hopperConvCases() {
-  auto forced = [](int64_t width, int64_t stages, std::string pixels) {
+  auto forced = [](int64_t width, int64_t stages, std::string pixels,
+                   std::string schedule = "cooperative", int64_t gridLimit = 132) {
     return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
-           ", 64], stages = " + std::to_string(stages) + ", grid_limit = 132, pixel_tile = " +
-           pixels + ">";
+           ", 64], stages = " + std::to_string(stages) + ", grid_limit = " +
+           std::to_string(gridLimit) + ", pixel_tile = " + pixels + ", schedule = " + schedule +
+           ">";
   };
   return {
       {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
@@ -362,6 +364,12 @@ std::vector<ConvCase> hopperConvCases() {
       // batch 32), the last box 2 images deep.
       {20, 7, 7, 64, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
        forced(64, 6, "[18, 1, 7]")},
+      // Ping-pong: one warpgroup's tile rows past a 98-pixel box, a residual
+      // and a strided ragged edge, blocks walking several tiles each.
+      {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
+       forced(128, 5, "[2, 7, 7]", "pingpong", 1)},
+      {3, 11, 17, 24, 72, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", true, true, false,
+       forced(64, 6, "[2, 2, 4]", "pingpong", 5)},
   };
 }
 
@@ -507,7 +515,15 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 5>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 4>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 2, grid_limit = 3>"};
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 2, grid_limit = 3>",
+      // Ping-pong: the warpgroups alternate over each block's tiles (odd and
+      // even counts of them), through a ring as short as 2 stages.
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 5, "
+      "schedule = pingpong>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 3, "
+      "schedule = pingpong>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 1, "
+      "schedule = pingpong>"};
   return configs;
 }
 

@@ -93,6 +93,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   // the model is loaded rather than in the pipeline.
   error = splitKKnobsError(selection.splitKMaxBlocks, selection.splitKMinK, selection.splitKTile,
                            selection.splitKStages, selection.multiprocessors);
+  if (error.empty())
+    error = wgmmaScheduleError(selection.wgmmaSchedule);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -142,6 +144,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.splitKTile = selection.splitKTile;
   pipeline.splitKStages = selection.splitKStages;
   pipeline.convWgmma = selection.convWgmma;
+  pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
     error = "the graph pipeline failed (see the diagnostics above)";
@@ -199,6 +202,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--split-k-stages=" + std::to_string(selection.splitKStages));
   if (selection.convWgmma != defaults.convWgmma)
     option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
+  if (selection.wgmmaSchedule != defaults.wgmmaSchedule)
+    option("--wgmma-schedule=" + selection.wgmmaSchedule);
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);
   return metadata;
 }

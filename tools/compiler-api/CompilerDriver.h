@@ -63,6 +63,7 @@ struct KernelSelection {
   int64_t splitKMaxBlocks = 0, splitKMinK = kSplitKMinK, splitKTile = kSplitKTile,
           splitKStages = kSplitKStages;
   bool convWgmma = true; // conv_wgmma where it applies
+  std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

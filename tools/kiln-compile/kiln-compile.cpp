@@ -98,6 +98,13 @@ cl::opt<bool> convWgmma(
     cl::desc("run convolutions on the Hopper implicit GEMM (TMA boxes of input pixels, "
              "wgmma) where it applies (default true; =false keeps mma.sync)"),
     cl::init(true), cl::cat(kilnCategory));
+cl::opt<std::string> wgmmaSchedule(
+    "wgmma-schedule",
+    cl::desc("how the Hopper GEMM and convolution share tiles between their two consumer "
+             "warpgroups: auto (the selection stage's cost model, the default), cooperative "
+             "(both on one tile) or pingpong (each on its own, one's epilogue beside the "
+             "other's main loop)"),
+    cl::init("auto"), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
     cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "
@@ -352,6 +359,7 @@ int main(int argc, char **argv) {
   selection.splitKTile = splitKTile;
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
+  selection.wgmmaSchedule = wgmmaSchedule;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);
   if (!precisionChoice)

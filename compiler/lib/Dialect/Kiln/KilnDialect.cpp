@@ -42,8 +42,7 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
 LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                        KernelVariant variant, ArrayRef<int64_t> tile,
                                        int64_t stages, int64_t splitK, int64_t gridLimit,
-                                       ArrayRef<int64_t> pixelTile) {
-  (void)variant;
+                                       ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule) {
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
                        << " values";
@@ -61,5 +60,12 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   // A split-K cluster is at most 8 blocks (the portable cluster size).
   if (splitK != 1 && splitK != 2 && splitK != 4 && splitK != 8)
     return emitError() << "split_k must be 1, 2, 4 or 8, got " << splitK;
+  if (schedule == WgmmaSchedule::pingpong) {
+    if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
+      return emitError() << "only gemm_wgmma and conv_wgmma have a ping-pong schedule";
+    // A ping-pong warpgroup holds a whole tile's accumulators.
+    if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128)
+      return emitError() << "a ping-pong tile is 64 or 128 wide, got " << tile[1];
+  }
   return success();
 }

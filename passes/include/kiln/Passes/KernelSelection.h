@@ -28,6 +28,10 @@ inline constexpr int64_t kSplitKStages = 3;
 std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int64_t stages,
                              int64_t multiprocessors);
 
+/// Empty when `schedule` names a Hopper main-loop schedule the selection
+/// stage takes (auto, cooperative, pingpong), else the error.
+std::string wgmmaScheduleError(const std::string &schedule);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_KERNELSELECTION_H

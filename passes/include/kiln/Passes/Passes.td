@@ -433,6 +433,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"convWgmma", "conv-wgmma", "bool", /*default=*/"true",
            "choose conv_wgmma (the Hopper implicit-GEMM convolution) where it "
            "applies">,
+    Option<"wgmmaSchedule", "wgmma-schedule", "std::string", /*default=*/"\"auto\"",
+           "how gemm_wgmma and conv_wgmma share tiles between their consumer "
+           "warpgroups: auto (the cost model), cooperative or pingpong">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
   ];

@@ -58,6 +58,10 @@ struct GraphPipelineOptions
                          llvm::cl::desc("choose the Hopper implicit-GEMM convolution "
                                         "(conv_wgmma) where it applies"),
                          llvm::cl::init(true)};
+  Option<std::string> wgmmaSchedule{
+      *this, "wgmma-schedule",
+      llvm::cl::desc("the Hopper main loop's schedule: auto, cooperative or pingpong"),
+      llvm::cl::init("auto")};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize

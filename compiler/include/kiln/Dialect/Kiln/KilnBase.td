@@ -138,6 +138,21 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
   let genSpecializedAttr = 0;
 }
 
+def Kiln_WgmmaSchedule : I32EnumAttr<"WgmmaSchedule",
+    "how the two consumer warpgroups of a Hopper GEMM or convolution share "
+    "its tiles", [
+      // Both multiply one tile, 64 rows each, then run its epilogue together.
+      I32EnumAttrCase<"cooperative", 0>,
+      // Each owns every other tile; one's main loop overlaps the other's
+      // epilogue.
+      I32EnumAttrCase<"pingpong", 1>]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_WgmmaScheduleParameter : EnumParameter<Kiln_WgmmaSchedule> {
+  let defaultValue = "::kiln::WgmmaSchedule::cooperative";
+}
+
 // A tile as `[rows, columns, k]`.
 def Kiln_TileParameter : OptionalArrayRefParameter<"int64_t"> {
   let printer = [{
@@ -173,10 +188,13 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     - `pixel_tile`: for `conv_wgmma`, the output pixels a tile's rows cover,
       as `[images, rows, columns]` (at most 128 in all): each k-step loads
       that box of input pixels, shifted by the filter tap, with one TMA copy.
+    - `schedule`: for `gemm_wgmma` and `conv_wgmma`, `cooperative` (the
+      default: both consumer warpgroups on one tile) or `pingpong` (each on
+      its own tile, taking turns on the tensor cores; tiles 64 or 128 wide).
 
     `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
-    images; the runtime gives the non-sm_90a images no dynamic shared memory.
+    images, whose launches ask for no dynamic shared memory.
 
     Example: `#kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64],
     stages = 3, split_k = 4>`.
@@ -187,7 +205,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     DefaultValuedParameter<"int64_t", "0">:$stages,
     DefaultValuedParameter<"int64_t", "1">:$split_k,
     DefaultValuedParameter<"int64_t", "0">:$grid_limit,
-    Kiln_TileParameter:$pixel_tile);
+    Kiln_TileParameter:$pixel_tile,
+    Kiln_WgmmaScheduleParameter:$schedule);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
