@@ -2,7 +2,7 @@
 """kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
     gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer] [--markdown OUT.md]
-                     [--schedules auto,cooperative,pingpong]
+                     [--schedules auto,cooperative,pingpong:2,...]
 
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
 bias alone, bias + GELU (erf or tanh), or bias + a residual add. kiln
@@ -14,8 +14,9 @@ F.linear followed by the same epilogue (eager) the same way
 (timing.back_to_back_ms). Prints TFLOP/s and kiln's ratio to each.
 
 --schedules: compile each case once per Hopper main-loop schedule named
-(kiln-compile --wgmma-schedule), a row each; the row names the kernel
-configuration kiln-select-kernels took.
+(kiln-compile --wgmma-schedule), with `:N` its multicast cluster
+(--wgmma-multicast), a row each; the row names the kernel configuration
+kiln-select-kernels took.
 
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
@@ -72,7 +73,8 @@ class LinearEpilogue(torch.nn.Module):
 
 def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
     """kiln's fused kernel: (ms, rel L2, verdict, kernel configuration)."""
-    name = f"linear_{m}x{n}x{k}_{epilogue}_{schedule}"
+    schedule, _, multicast = schedule.partition(":")
+    name = f"linear_{m}x{n}x{k}_{epilogue}_{schedule}{multicast}"
     torch.manual_seed(0)
     module = LinearEpilogue(k, n, epilogue).half().eval()
     x = torch.randn(m, k, dtype=torch.float16)
@@ -83,7 +85,7 @@ def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
                              _OneInput(module), inputs)
     torch.jit.save(traced, path)
     artifact = os.path.join(work, name + ".kiln")
-    flags = [f"--wgmma-schedule={schedule}"]
+    flags = [f"--wgmma-schedule={schedule}", f"--wgmma-multicast={multicast or 0}"]
     subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
                    stderr=subprocess.DEVNULL)
     ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,

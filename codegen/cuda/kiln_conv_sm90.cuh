@@ -66,6 +66,12 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
     const int tap = k / kChannelBlocks, c0 = (k % kChannelBlocks) * sm90::kBK;
     sm90::tma_load_3d(dst, weight, c0, tap, blockN, bar);
   }
+  __device__ __forceinline__ void load_b_multicast(void *dst, int blockN, int k,
+                                                   unsigned long long *bar,
+                                                   unsigned short blocks) const {
+    const int tap = k / kChannelBlocks, c0 = (k % kChannelBlocks) * sm90::kBK;
+    sm90::tma_load_3d_multicast(dst, weight, c0, tap, blockN, bar, blocks);
+  }
   /// Row r of the tile is pixel (r / (kHb kWb), r / kWb % kHb, r % kWb) of
   /// its box; -1 past the box or the output.
   __device__ __forceinline__ int row(int tileM, int r) const {
@@ -81,13 +87,13 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
   __device__ __forceinline__ bool stores(int m) const { return m >= 0; }
 };
 
-template <typename S, typename T, int kBN, int kStages, sm90::Schedule kSchedule, int kNb,
-          int kHb, int kWb, typename Epilogue>
+template <typename S, typename T, int kBN, int kStages, sm90::Schedule kSchedule,
+          int kMulticast, int kNb, int kHb, int kWb, typename Epilogue>
 __device__ __forceinline__ void conv_wgmma(const sm90::TensorMap &input,
                                            const sm90::TensorMap &weight,
                                            const Epilogue &epilogue) {
-  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule>(ConvOperands<S, kNb, kHb, kWb>{input, weight},
-                                                   S::O, epilogue);
+  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast>(
+      ConvOperands<S, kNb, kHb, kWb>{input, weight}, S::O, epilogue);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

@@ -77,6 +77,12 @@ template <int kBN> struct MatrixOperands {
                                          unsigned long long *bar) const {
     tma_load_2d(dst, mapB, k * kBK, blockN, bar);
   }
+  /// B's box from column blockN into every block of the cluster in `blocks`.
+  __device__ __forceinline__ void load_b_multicast(void *dst, int blockN, int k,
+                                                   unsigned long long *bar,
+                                                   unsigned short blocks) const {
+    tma_load_2d_multicast(dst, mapB, k * kBK, blockN, bar, blocks);
+  }
   /// The output row of row r of row tile tileM (M or more past the end);
   /// a row the epilogue may read at; whether it is stored.
   __device__ __forceinline__ int row(int tileM, int r) const { return tileM * kBM + r; }
@@ -197,23 +203,34 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
 
 /// The persistent TMA + wgmma main loop over `ops`' row tiles and N's
 /// column tiles, with the epilogue staged through shared memory.
+///
+/// kMulticast = 2: blocks run in clusters of two that take consecutive row
+/// tiles of the same columns in lockstep. Each loads its own A tile and half
+/// of the shared B tile, multicast into both blocks' shared memory: B's
+/// traffic from L2 halves. A stage is refilled only when the consumers of
+/// both blocks have released it (they arrive on both blocks' `empty`
+/// barriers), and neither block leaves while its peer may still arrive.
 template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::cooperative,
-          typename Operands, typename Epilogue>
+          int kMulticast = 1, typename Operands, typename Epilogue>
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                const Epilogue &epilogue) {
   static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
                 "wgmma tiles are 64, 128, 192 or 256 wide");
   static_assert(kSchedule == Schedule::cooperative || kBN <= 128,
                 "a ping-pong warpgroup holds a whole tile: 64 or 128 wide");
+  static_assert(kMulticast == 1 || kMulticast == 2, "clusters of 1 or 2 blocks");
   static_assert(kStages >= 2 && shared_bytes(kBN, kStages) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
   constexpr bool kPingPong = kSchedule == Schedule::pingpong;
   constexpr int kTileBytesB = tile_bytes_b(kBN);
+  // Rows of the B tile each block of a cluster loads for all of them.
+  constexpr int kRowsB = kBN / kMulticast;
   extern __shared__ unsigned char dynamicShared[];
   // 128-byte swizzled tiles must start 1024-byte aligned. The pad is added
   // to the shared array itself, not to an integer cast of it: through an
   // integer the compiler loses the address space and reads the epilogue's
-  // staging with generic loads (LD, not LDS).
+  // staging with generic loads (LD, not LDS). Every block of a cluster
+  // computes the same pad: multicast copies land at the same offsets.
   unsigned char *base =
       dynamicShared + ((1024u - (smem_address(dynamicShared) & 1023u)) & 1023u);
   T *tilesA = reinterpret_cast<T *>(base);
@@ -225,136 +242,170 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // schedule's tile walk) as divergent and serializes its wgmmas (C7520).
   const int warpgroup = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0),
             lane128 = threadIdx.x % 128;
-  // Persistent: each block walks tiles blockIdx.x, +gridDim.x, ... The
-  // producer runs ahead across tile boundaries, so the next tile's operands
-  // land while the consumers run this tile's epilogue. Stage and parity
-  // follow a k-iteration counter that continues across tiles.
+  // A 1-D grid's clusters are runs of consecutive blocks. (Read from
+  // blockIdx rather than %cluster_ctarank, the compiler may re-read it
+  // instead of holding a register through the epilogue.)
+  const unsigned rank = blockIdx.x % kMulticast;
+  // Persistent: each cluster walks cluster tiles c, c + clusters, ...; a
+  // cluster tile is kMulticast consecutive row tiles (one a block) of the
+  // same kBN columns. The producer runs ahead across tile boundaries, so
+  // the next tile's operands land while the consumers run this tile's
+  // epilogue. Stage and parity follow a k-iteration counter that continues
+  // across tiles, the same in every block of a cluster.
   const int tilesN = (N + kBN - 1) / kBN;
-  const int tiles = ops.tiles_m() * tilesN;
+  const int tiles = (ops.tiles_m() + kMulticast - 1) / kMulticast * tilesN;
+  const int cluster = blockIdx.x / kMulticast, clusters = gridDim.x / kMulticast;
   const int kTiles = ops.k_tiles();
+  auto rowTile = [&](int t) { return t / tilesN * kMulticast + static_cast<int>(rank); };
+  auto columns = [&](int t) { return t % tilesN * kBN; };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       barrier_init(&full[s], 1);
-      // Every thread of the warpgroups that read the stage arrives.
-      barrier_init(&empty[s], kPingPong ? 128 : 256);
+      // A lane of each consumer warp that reads the stage, in every block
+      // of the cluster, arrives.
+      barrier_init(&empty[s], (kPingPong ? 4 : 8) * kMulticast);
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  // A peer's multicast copies and arrivals need this block's barriers
+  // initialized.
+  if constexpr (kMulticast > 1)
+    cluster_sync();
+  else
+    __syncthreads();
 
   if (warpgroup == 0) {
     release_registers<40>();
     if (lane128 == 0) {
       int it = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int tileM = tile / tilesN, blockN = (tile % tilesN) * kBN;
+      for (int tile = cluster; tile < tiles; tile += clusters) {
+        const int tileM = rowTile(tile), blockN = columns(tile);
         for (int k = 0; k < kTiles; ++k, ++it) {
           int stage = it % kStages;
           if (it >= kStages)
             barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
+          // The whole B tile lands here: this block's rows and its peers'.
           barrier_expect_tx(&full[stage], Operands::kBytesA + kTileBytesB);
           ops.load_a(tilesA + stage * (kBM * kBK), tileM, k, &full[stage]);
-          ops.load_b(tilesB + stage * (kBN * kBK), blockN, k, &full[stage]);
+          if constexpr (kMulticast > 1)
+            ops.load_b_multicast(tilesB + stage * (kBN * kBK) + rank * kRowsB * kBK,
+                                 blockN + rank * kRowsB, k, &full[stage],
+                                 static_cast<unsigned short>((1u << kMulticast) - 1));
+          else
+            ops.load_b(tilesB + stage * (kBN * kBK), blockN, k, &full[stage]);
         }
       }
     }
-    return;
-  }
-
-  claim_registers<232>();
-  const int consumer = warpgroup - 1;
-  const int warp = lane128 / 32;
-  float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
-                   (consumer * 4 + warp) * 16 * kStagingPitch;
-  // Row halves of a tile this warpgroup multiplies: its own 64 rows
-  // (cooperative) or both (ping-pong).
-  constexpr int kHalves = kPingPong ? 2 : 1;
-  // Tiles this warpgroup takes: the block's j-th tile, for j = first,
-  // first + step, ...
-  const int first = kPingPong ? consumer : 0, step = kPingPong ? 2 : 1;
-  // The epilogue's row-varying inputs (a residual) of tile t, pulled into
-  // L2 by the threads that will read them: one tile ahead, the epilogue
-  // finds them there instead of waiting on DRAM slice by slice.
-  auto prefetch_epilogue = [&](int t) {
-    if constexpr (Epilogue::kPrefetchStep > 0) {
-      if (t >= tiles)
-        return;
-      constexpr int kLines = (kBN + Epilogue::kPrefetchStep - 1) / Epilogue::kPrefetchStep;
-      constexpr int kThreadsReading = kPingPong ? 128 : 256;
-      const int tM = t / tilesN, n0 = (t % tilesN) * kBN;
-      for (int i = kPingPong ? lane128 : threadIdx.x - 128; i < kBM * kLines;
-           i += kThreadsReading) {
-        const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
-        if (ops.stores(m) && n < N)
-          epilogue.prefetch_l2(m, n);
+  } else {
+    claim_registers<232>();
+    const int consumer = warpgroup - 1;
+    const int warp = lane128 / 32, lane = lane128 % 32;
+    float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
+                     (consumer * 4 + warp) * 16 * kStagingPitch;
+    // Row halves of a tile this warpgroup multiplies: its own 64 rows
+    // (cooperative) or both (ping-pong).
+    constexpr int kHalves = kPingPong ? 2 : 1;
+    // Tiles this warpgroup takes: its cluster's j-th tile, for j = first,
+    // first + step, ...
+    const int first = kPingPong ? consumer : 0, step = kPingPong ? 2 : 1;
+    // A stage read by this warp's wgmmas (complete: wgmma.wait_group is
+    // warp-aligned) is released in every block that a multicast fills.
+    auto release = [&](int stage) {
+      if (lane == 0) {
+        barrier_arrive(&empty[stage]);
+        if constexpr (kMulticast > 1)
+          for (unsigned peer = 1; peer < kMulticast; ++peer)
+            barrier_arrive_cluster(&empty[stage], (rank + peer) % kMulticast);
       }
-    }
-  };
-  prefetch_epilogue(blockIdx.x + first * gridDim.x);
-  for (int j = first, tile = blockIdx.x + first * gridDim.x; tile < tiles;
-       j += step, tile += step * gridDim.x) {
-    const int tileM = tile / tilesN, blockN = (tile % tilesN) * kBN;
-    prefetch_epilogue(tile + step * gridDim.x);
-    float d[kHalves][kBN / 16][8];
+    };
+    // The epilogue's row-varying inputs (a residual) of tile t, pulled into
+    // L2 by the threads that will read them: one tile ahead, the epilogue
+    // finds them there instead of waiting on DRAM slice by slice.
+    auto prefetch_epilogue = [&](int t) {
+      if constexpr (Epilogue::kPrefetchStep > 0) {
+        if (t >= tiles)
+          return;
+        constexpr int kLines = (kBN + Epilogue::kPrefetchStep - 1) / Epilogue::kPrefetchStep;
+        constexpr int kThreadsReading = kPingPong ? 128 : 256;
+        const int tM = rowTile(t), n0 = columns(t);
+        for (int i = kPingPong ? lane128 : threadIdx.x - 128; i < kBM * kLines;
+             i += kThreadsReading) {
+          const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
+          if (ops.stores(m) && n < N)
+            epilogue.prefetch_l2(m, n);
+        }
+      }
+    };
+    prefetch_epilogue(cluster + first * clusters);
+    for (int j = first, tile = cluster + first * clusters; tile < tiles;
+         j += step, tile += step * clusters) {
+      const int tileM = rowTile(tile), blockN = columns(tile);
+      prefetch_epilogue(tile + step * clusters);
+      float d[kHalves][kBN / 16][8];
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h)
+      for (int h = 0; h < kHalves; ++h)
 #pragma unroll
-      for (int i = 0; i < kBN / 16; ++i)
+        for (int i = 0; i < kBN / 16; ++i)
 #pragma unroll
-        for (int jj = 0; jj < 8; ++jj)
-          d[h][i][jj] = 0.0f;
+          for (int jj = 0; jj < 8; ++jj)
+            d[h][i][jj] = 0.0f;
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h)
-      pin_accumulators(d[h]);
-    // Ping-pong: wait for the other warpgroup to have issued its tile's
-    // last k-step. Besides taking turns on the tensor cores, this keeps
-    // the two from waiting on the same stage's `full` barrier more than
-    // one phase apart, where its parity would not tell them apart.
-    if (kPingPong && j > 0)
-      named_barrier_sync(kTurnBarrier + consumer, 256);
-    // One wgmma group stays in flight: after issuing tile k, wait for tile
-    // k-1's group only and release its stage, so the tensor cores never
-    // idle on a barrier between consecutive k-tiles.
-    int it = j * kTiles, previous = -1;
-    for (int k = 0; k < kTiles; ++k, ++it) {
-      int stage = it % kStages;
-      barrier_wait(&full[stage], (it / kStages) & 1);
-      const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
-      const T *b = tilesB + stage * (kBN * kBK);
-      wgmma_fence();
+      for (int h = 0; h < kHalves; ++h)
+        pin_accumulators(d[h]);
+      // Ping-pong: wait for the other warpgroup to have issued its tile's
+      // last k-step. Besides taking turns on the tensor cores, this keeps
+      // the two from waiting on the same stage's `full` barrier more than
+      // one phase apart, where its parity would not tell them apart.
+      if (kPingPong && j > 0)
+        named_barrier_sync(kTurnBarrier + consumer, 256);
+      // One wgmma group stays in flight: after issuing tile k, wait for
+      // tile k-1's group only and release its stage, so the tensor cores
+      // never idle on a barrier between consecutive k-tiles.
+      int it = j * kTiles, previous = -1;
+      for (int k = 0; k < kTiles; ++k, ++it) {
+        int stage = it % kStages;
+        barrier_wait(&full[stage], (it / kStages) & 1);
+        const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
+        const T *b = tilesB + stage * (kBN * kBK);
+        wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk)
+        for (int kk = 0; kk < kBK / 16; ++kk)
 #pragma unroll
-        for (int h = 0; h < kHalves; ++h)
-          Wgmma<T, kBN>::run(d[h], descriptor(a + h * 64 * kBK + kk * 16),
-                             descriptor(b + kk * 16));
-      wgmma_commit();
-      wgmma_wait<1>();
+          for (int h = 0; h < kHalves; ++h)
+            Wgmma<T, kBN>::run(d[h], descriptor(a + h * 64 * kBK + kk * 16),
+                               descriptor(b + kk * 16));
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (previous >= 0)
+          release(previous);
+        previous = stage;
+      }
+      // The other warpgroup's turn, if it has a next tile.
+      if (kPingPong && tile + clusters < tiles)
+        named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
+      wgmma_wait<0>();
       if (previous >= 0)
-        barrier_arrive(&empty[previous]);
-      previous = stage;
-    }
-    // The other warpgroup's turn, if it has a next tile.
-    if (kPingPong && tile + gridDim.x < tiles)
-      named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
-    wgmma_wait<0>();
-    if (previous >= 0)
-      barrier_arrive(&empty[previous]);
+        release(previous);
 
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h)
-      store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN,
-                              (kPingPong ? h : consumer) * 64 + warp * 16);
+      for (int h = 0; h < kHalves; ++h)
+        store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN,
+                                (kPingPong ? h : consumer) * 64 + warp * 16);
+    }
   }
+  // A peer may still arrive on this block's barriers until it is done.
+  if constexpr (kMulticast > 1)
+    cluster_sync();
 }
 
-template <typename T, int kBN, int kStages, Schedule kSchedule, typename Epilogue>
+template <typename T, int kBN, int kStages, Schedule kSchedule, int kMulticast,
+          typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue) {
-  wgmma_mainloop<T, kBN, kStages, kSchedule>(MatrixOperands<kBN>{mapA, mapB, M, K}, N,
-                                             epilogue);
+  wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast>(MatrixOperands<kBN>{mapA, mapB, M, K},
+                                                         N, epilogue);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

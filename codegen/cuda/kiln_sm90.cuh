@@ -56,6 +56,40 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
                : "memory");
 }
 
+/// The same box written into the shared memory of every block of the
+/// cluster in `blocks` (a bit per rank), at this block's `dst` offset, each
+/// completing bytes on its own barrier at this block's `bar` offset.
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const TensorMap &map, int x,
+                                                      int y, unsigned long long *bar,
+                                                      unsigned short blocks) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_address(dst)),
+               "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y),
+               "r"(smem_address(bar)), "h"(blocks)
+               : "memory");
+}
+__device__ __forceinline__ void tma_load_3d_multicast(void *dst, const TensorMap &map, int x,
+                                                      int y, int z, unsigned long long *bar,
+                                                      unsigned short blocks) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(
+                   smem_address(dst)),
+               "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(z),
+               "r"(smem_address(bar)), "h"(blocks)
+               : "memory");
+}
+
+/// Arrives on the barrier at `bar`'s offset in block `rank` of the cluster.
+__device__ __forceinline__ void barrier_arrive_cluster(unsigned long long *bar, unsigned rank) {
+  asm volatile("{\n"
+               ".reg .b32 remote;\n"
+               "mapa.shared::cluster.u32 remote, %0, %1;\n"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+               "}\n" ::"r"(smem_address(bar)),
+               "r"(rank)
+               : "memory");
+}
+
 /// 3-D and 4-D boxes (coordinates innermost first; negative and past-the-end
 /// coordinates read zeros): an implicit-GEMM convolution's filter taps and
 /// NHWC pixel boxes.

@@ -126,14 +126,17 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
     return refuse("a TMA box spans at most 256 elements per dimension with strides of at "
                   "most 8");
   int64_t width = tile[1];
-  int64_t tiles = ceilDiv(out[0], pixels[0]) * ceilDiv(out[1], pixels[1]) *
-                  ceilDiv(out[2], pixels[2]) * ceilDiv(out[3], width);
+  int64_t pixelTiles =
+      ceilDiv(out[0], pixels[0]) * ceilDiv(out[1], pixels[1]) * ceilDiv(out[2], pixels[2]);
+  const int64_t multicast = config.getMulticast();
 
   std::string shapeName = name.str() + "_shape", epilogueName = name.str() + "_epilogue";
   std::string type = cudaType(element);
   EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = 384;
-  kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
+  kernel.grid[0] =
+      persistentGrid(pixelTiles, ceilDiv(out[3], width), multicast, config.getGridLimit());
+  kernel.clusterBlocks = static_cast<unsigned>(multicast);
   kernel.dynamicSharedBytes = static_cast<unsigned>(wgmmaSharedBytes(width, config.getStages()));
   kernel.sharedMemoryInWgmmaImageOnly = true;
   auto u = [](int64_t v) { return static_cast<unsigned>(v); };
@@ -144,25 +147,30 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                    {1, u(s[1]), u(s[0]), 1}},
       TensorMapArg{weightArg.getArgNumber(),
                    {w[3], w[1] * w[2], w[0]},
-                   {64, 1, u(width)},
+                   {64, 1, u(width / multicast)},
                    {1, 1, 1}}};
   std::string shape = convShapeStruct(shapeName, conv, /*nchw=*/false);
   std::string x = "in" + std::to_string(inputArg.getArgNumber());
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
   std::string sizes = std::to_string(width) + ", " + std::to_string(config.getStages()) + ", " +
-                      wgmmaScheduleName(config.getSchedule()) + ", " + std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
+                      wgmmaScheduleName(config.getSchedule()) + ", " +
+                      std::to_string(multicast) + ", " + std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
                       std::to_string(pixels[2]);
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_conv_sm90.cuh\"\n" +
       "static_assert(kiln::sm90::shared_bytes(" + std::to_string(width) + ", " +
       std::to_string(config.getStages()) + ") == " + std::to_string(kernel.dynamicSharedBytes) +
-      ", \"the launch's shared memory must match the kernel's\");\n\n" + shape + "\n" +
+      ", \"the launch's shared memory must match the kernel's\");\n" +
+      (multicast > 1 ? clusterPreamble(multicast) : "") + "\n" + shape + "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int o", "m, o", "",
                            "    const long long idx = (long long)m * " +
                                std::to_string(out[3]) + "LL + o;\n"},
                           epilogue) +
-      "\n" + kernelOpen(group, name, kernel.block, kernel.tensorMaps.size()) + "  const " +
+      "\n" +
+      kernelOpen(group, name, kernel.block, kernel.tensorMaps.size(), 0,
+                 /*splitCluster=*/multicast > 1) +
+      "  const " +
       epilogueName + " epilogue{" + epilogueInitializers(group) +
       "};\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::conv::conv_wgmma<" + shapeName +
       ", " + type + ", " + sizes + ">(map0, map1, epilogue);\n#else\n" +

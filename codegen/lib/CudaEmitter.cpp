@@ -250,6 +250,14 @@ std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef elemen
          ", \"the launch's shared memory must match the kernel's\");\n";
 }
 
+unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnTiles,
+                                               int64_t multicast, int64_t gridLimit) {
+  // Blocks come in whole clusters, and more than the tiles (or the limit,
+  // one per multiprocessor) would only queue.
+  int64_t clusters = (rowTiles + multicast - 1) / multicast * columnTiles;
+  return static_cast<unsigned>(std::min(clusters, gridLimit / multicast) * multicast);
+}
+
 std::string kiln::codegen::detail::wgmmaScheduleName(WgmmaSchedule schedule) {
   return std::string("kiln::sm90::Schedule::") + stringifyWgmmaSchedule(schedule).str();
 }
@@ -404,7 +412,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
                    cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
                    std::to_string(config.getStages()) + ", " +
-                   wgmmaScheduleName(config.getSchedule()) + ">(map0, map1, " + sizes +
+                   wgmmaScheduleName(config.getSchedule()) + ", " +
+                   std::to_string(config.getMulticast()) + ">(map0, map1, " + sizes +
                    ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
              : "  " + pointerCall;
 
@@ -419,18 +428,21 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.dynamicSharedBytes = pipeline->sharedBytes(kMajorB, 2);
     kernel.clusterBlocks = static_cast<unsigned>(split);
   }
+  const int64_t multicast = config.getMulticast();
   if (hopper) {
-    // More blocks than multiprocessors would only queue.
     int64_t tileWidth = config.getTile()[1];
-    int64_t tiles = ((M + 127) / 128) * ((N + tileWidth - 1) / tileWidth);
-    kernel.grid[0] = static_cast<unsigned>(std::min(tiles, config.getGridLimit()));
+    kernel.grid[0] = persistentGrid((M + 127) / 128, (N + tileWidth - 1) / tileWidth, multicast,
+                                    config.getGridLimit());
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes =
         static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
     kernel.sharedMemoryInWgmmaImageOnly = true;
+    kernel.clusterBlocks = static_cast<unsigned>(multicast);
+    // Each block of a cluster loads its share of B's rows.
     kernel.tensorMaps = {
         TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, 128, 64),
-        TensorMapArg::matrix(rhsArg.getArgNumber(), N, K, static_cast<unsigned>(tileWidth), 64)};
+        TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
+                             static_cast<unsigned>(tileWidth / multicast), 64)};
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
@@ -444,6 +456,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       (splitK ? splitClusterPreamble(split) +
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
+      (hopper && multicast > 1 ? clusterPreamble(multicast) : "") +
       "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",
@@ -452,7 +465,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                           epilogue) +
       "\n" +
       (splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
-              : kernelOpen(group, name, threads, kernel.tensorMaps.size())) +
+              : kernelOpen(group, name, threads, kernel.tensorMaps.size(), 0,
+                           /*splitCluster=*/hopper && multicast > 1)) +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
       ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";

@@ -68,6 +68,10 @@ struct SplitKPipeline {
   std::string sharedAssert(llvm::StringRef element, bool kMajorB, int64_t elementBytes) const;
 };
 std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
+/// The blocks of a Hopper main loop's persistent grid: whole clusters of
+/// `multicast` blocks, at most one per cluster tile and `gridLimit` in all.
+unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,
+                        int64_t gridLimit);
 /// The kiln::sm90::Schedule a Hopper main loop is instantiated with.
 std::string wgmmaScheduleName(WgmmaSchedule schedule);
 

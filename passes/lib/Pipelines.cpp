@@ -52,6 +52,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.splitKStages = options.splitKStages;
     select.convWgmma = options.convWgmma;
     select.wgmmaSchedule = options.wgmmaSchedule;
+    select.wgmmaMulticast = options.wgmmaMulticast;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

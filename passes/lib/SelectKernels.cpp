@@ -81,6 +81,7 @@ struct SplitKKnobs {
   int64_t maxBlocks, minK, kTile, stages;
   bool convWgmma;
   std::string wgmmaSchedule; // auto, cooperative or pingpong
+  int64_t wgmmaMulticast;    // 0: the cost model's choice
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -108,9 +109,10 @@ int64_t splitFactor(int64_t smallTiles, int64_t K, const SplitKKnobs &knobs) {
 KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<int64_t> tile = {},
                         int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0,
                         ArrayRef<int64_t> pixelTile = {},
-                        WgmmaSchedule schedule = WgmmaSchedule::cooperative) {
+                        WgmmaSchedule schedule = WgmmaSchedule::cooperative,
+                        int64_t multicast = 1) {
   return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile,
-                               schedule);
+                               schedule, multicast);
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -131,6 +133,7 @@ Choice splitK(MLIRContext *context, KernelVariant variant, int64_t smallTiles, i
 struct WgmmaTile {
   int64_t width, stages, tiles;
   WgmmaSchedule schedule;
+  int64_t multicast;
   std::string why;
 };
 
@@ -185,43 +188,55 @@ std::string scheduleName(WgmmaSchedule schedule) {
 }
 
 /// The candidate whose tiles finish soonest. A persistent block walks
-/// n = ceil(tiles / multiprocessors) tiles. Cooperative, each tile's main
-/// loop (k steps) and epilogue (e) follow each other: n (k + e). Ping-pong,
-/// one warpgroup's epilogue runs beside the other's main loop: the tensor
-/// cores need n k + e, each warpgroup ceil(n / 2) (k + e). N = 768 at M =
-/// 4096: 96 cooperative tiles of 128 x 256 leave 36 of 132 multiprocessors
-/// idle, 128 of 128 x 192 fill all but 4.
+/// n = ceil(blocks' tiles / multiprocessors) tiles. Cooperative, each
+/// tile's main loop (k steps) and epilogue (e) follow each other: n (k + e).
+/// Ping-pong, one warpgroup's epilogue runs beside the other's main loop:
+/// the tensor cores need n k + e, each warpgroup ceil(n / 2) (k + e).
+/// Multicast pairs of blocks take row tiles two at a time (an odd last one
+/// is computed and not stored) and read B from L2 once for both. N = 768 at
+/// M = 4096: 96 cooperative tiles of 128 x 256 leave 36 of 132
+/// multiprocessors idle, 128 of 128 x 192 fill all but 4.
 WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, bool residual,
-                    const std::string &schedule) {
+                    const SplitKKnobs &knobs) {
   const int64_t multiprocessors = target.multiprocessors;
   const double k = static_cast<double>(ceilDiv(std::max<int64_t>(s.K, 1), 64));
   const double e = kEpilogueSteps;
-  WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, ""};
+  WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   double bestCost = 0;
   std::string considered;
-  for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
-    // auto: cooperative until ping-pong's costs are measured per shape.
-    std::string wanted = schedule == "auto" ? "cooperative" : schedule;
-    if (scheduleName(candidate.schedule) != wanted)
+  // auto: cooperative and no multicast until the others' costs are
+  // measured per shape.
+  const std::string schedule = knobs.wgmmaSchedule == "auto" ? "cooperative" : knobs.wgmmaSchedule;
+  int64_t multicasts[] = {1, 2};
+  for (int64_t multicast : multicasts) {
+    if (multicast != (knobs.wgmmaMulticast == 0 ? 1 : knobs.wgmmaMulticast))
       continue;
-    if (residual && candidate.accumulators() > kResidualMaxAccumulators)
+    if (multicast > 1 && (!target.clusters || ceilDiv(s.M, 128) < multicast))
       continue;
-    int64_t tiles = ceilDiv(s.M, 128) * ceilDiv(s.N, candidate.width) * s.batch;
-    int64_t n = ceilDiv(tiles, multiprocessors);
-    double steps = candidate.schedule == WgmmaSchedule::cooperative
-                       ? n * (k + e)
-                       : std::max(n * k + e, ceilDiv(n, 2) * (k + e));
-    double cost = steps * candidate.width * candidate.perColumn;
-    std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width);
-    considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(tiles) +
-                  " tiles, " + str(n) + " a block";
-    if (best.width == 0 || cost < bestCost) {
-      int64_t stages = 2;
-      while (stages < 6 &&
-             wgmmaSharedBytes(candidate.width, stages + 1) <= target.maxDynamicSharedBytes)
-        ++stages;
-      best = {candidate.width, stages, tiles, candidate.schedule, name};
-      bestCost = cost;
+    for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
+      if (scheduleName(candidate.schedule) != schedule)
+        continue;
+      if (residual && candidate.accumulators() > kResidualMaxAccumulators)
+        continue;
+      int64_t blocks = ceilDiv(ceilDiv(s.M, 128), multicast) * multicast *
+                       ceilDiv(s.N, candidate.width) * s.batch;
+      int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast);
+      double steps = candidate.schedule == WgmmaSchedule::cooperative
+                         ? n * (k + e)
+                         : std::max(n * k + e, ceilDiv(n, 2) * (k + e));
+      double cost = steps * candidate.width * candidate.perColumn;
+      std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width) +
+                         (multicast > 1 ? " multicast " + str(multicast) : "");
+      considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
+                    " tiles, " + str(n) + " a block";
+      if (best.width == 0 || cost < bestCost) {
+        int64_t stages = 2;
+        while (stages < 6 &&
+               wgmmaSharedBytes(candidate.width, stages + 1) <= target.maxDynamicSharedBytes)
+          ++stages;
+        best = {candidate.width, stages, blocks, candidate.schedule, multicast, name};
+        bestCost = cost;
+      }
     }
   }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
@@ -267,10 +282,10 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                          str(target.multiprocessors) + " multiprocessors"
                    : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
   if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
-    WgmmaTile tile = wgmmaTile(s, target, readsResidual(group), knobs.wgmmaSchedule);
+    WgmmaTile tile = wgmmaTile(s, target, readsResidual(group), knobs);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
                          1, std::min<int64_t>(tile.tiles, target.multiprocessors), {},
-                         tile.schedule),
+                         tile.schedule, tile.multicast),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit};
   }
@@ -380,10 +395,11 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       gemm.N = s.outChannels;
       // Each filter tap reads its channels in 64-wide k-steps.
       gemm.K = s.reduction / s.inChannelsPerGroup * ceilDiv(s.inChannelsPerGroup, 64) * 64;
-      WgmmaTile tile = wgmmaTile(gemm, target, readsResidual(group), knobs.wgmmaSchedule);
+      WgmmaTile tile = wgmmaTile(gemm, target, readsResidual(group), knobs);
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
                            tile.stages, 1, std::min<int64_t>(tile.tiles, target.multiprocessors),
-                           {pixels.images, pixels.rows, pixels.columns}, tile.schedule),
+                           {pixels.images, pixels.rows, pixels.columns}, tile.schedule,
+                           tile.multicast),
                     "conv_wgmma: " + pixels.why + "; " + tile.why};
     }
     refusedWgmma = str(wideTiles) + " tiles of 128 x 256 fill under a quarter of " +
@@ -510,10 +526,13 @@ std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTil
          ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
 }
 
-std::string kiln::wgmmaScheduleError(const std::string &schedule) {
-  if (schedule == "auto" || schedule == "cooperative" || schedule == "pingpong")
-    return "";
-  return "--wgmma-schedule must be auto, cooperative or pingpong, got '" + schedule + "'";
+std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast) {
+  if (schedule != "auto" && schedule != "cooperative" && schedule != "pingpong")
+    return "--wgmma-schedule must be auto, cooperative or pingpong, got '" + schedule + "'";
+  if (multicast < 0 || multicast > 2)
+    return "--wgmma-multicast must be 0 (the cost model's choice), 1 or 2, got " +
+           std::to_string(multicast);
+  return "";
 }
 
 namespace {
@@ -534,14 +553,15 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     std::string knobsError = splitKKnobsError(splitKMaxBlocks, splitKMinK, splitKTile,
                                               splitKStages, multiprocessors);
     if (knobsError.empty())
-      knobsError = wgmmaScheduleError(wgmmaSchedule);
+      knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
       return signalPassFailure();
     }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
-                      splitKMinK, splitKTile, splitKStages, convWgmma, wgmmaSchedule};
+                      splitKMinK, splitKTile, splitKStages, convWgmma, wgmmaSchedule,
+                      wgmmaMulticast};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -340,11 +340,12 @@ std::vector<ConvCase> convCases() {
 /// chooses it for ResNet-50's second-stage 3x3 convolution at batch 32.
 std::vector<ConvCase> hopperConvCases() {
   auto forced = [](int64_t width, int64_t stages, std::string pixels,
-                   std::string schedule = "cooperative", int64_t gridLimit = 132) {
+                   std::string schedule = "cooperative", int64_t gridLimit = 132,
+                   int64_t multicast = 1) {
     return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
            ", 64], stages = " + std::to_string(stages) + ", grid_limit = " +
            std::to_string(gridLimit) + ", pixel_tile = " + pixels + ", schedule = " + schedule +
-           ">";
+           ", multicast = " + std::to_string(multicast) + ">";
   };
   return {
       {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
@@ -370,6 +371,11 @@ std::vector<ConvCase> hopperConvCases() {
        forced(128, 5, "[2, 7, 7]", "pingpong", 1)},
       {3, 11, 17, 24, 72, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", true, true, false,
        forced(64, 6, "[2, 2, 4]", "pingpong", 5)},
+      // Multicast pairs: an odd count of pixel tiles, both schedules.
+      {2, 13, 15, 40, 200, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
+       forced(128, 4, "[1, 4, 8]", "cooperative", 6, 2)},
+      {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
+       forced(128, 5, "[1, 4, 7]", "pingpong", 4, 2)},
   };
 }
 
@@ -523,7 +529,19 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 3, "
       "schedule = pingpong>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 1, "
-      "schedule = pingpong>"};
+      "schedule = pingpong>",
+      // Clusters of two sharing B by multicast: an odd count of row tiles
+      // (a block computes a tile past M), uneven tiles per cluster, both
+      // schedules, a 2-stage ring. (256 wide, whose 128 accumulators leave
+      // no room for a residual, is compiled in test/Codegen.)
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4, "
+      "multicast = 2>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 2, grid_limit = 2, "
+      "multicast = 2>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 6, "
+      "schedule = pingpong, multicast = 2>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, "
+      "schedule = pingpong, multicast = 2>"};
   return configs;
 }
 

@@ -94,7 +94,7 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   error = splitKKnobsError(selection.splitKMaxBlocks, selection.splitKMinK, selection.splitKTile,
                            selection.splitKStages, selection.multiprocessors);
   if (error.empty())
-    error = wgmmaScheduleError(selection.wgmmaSchedule);
+    error = wgmmaKnobsError(selection.wgmmaSchedule, selection.wgmmaMulticast);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -145,6 +145,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.splitKStages = selection.splitKStages;
   pipeline.convWgmma = selection.convWgmma;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
+  pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
     error = "the graph pipeline failed (see the diagnostics above)";
@@ -204,6 +205,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
   if (selection.wgmmaSchedule != defaults.wgmmaSchedule)
     option("--wgmma-schedule=" + selection.wgmmaSchedule);
+  if (selection.wgmmaMulticast != defaults.wgmmaMulticast)
+    option("--wgmma-multicast=" + std::to_string(selection.wgmmaMulticast));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);
   return metadata;
 }

@@ -105,6 +105,12 @@ cl::opt<std::string> wgmmaSchedule(
              "(both on one tile) or pingpong (each on its own, one's epilogue beside the "
              "other's main loop)"),
     cl::init("auto"), cl::cat(kilnCategory));
+cl::opt<int64_t> wgmmaMulticast(
+    "wgmma-multicast",
+    cl::desc("blocks of a thread-block cluster that take neighbouring row tiles of the Hopper "
+             "GEMM and convolution and share each B tile by TMA multicast: 0 (the selection "
+             "stage's choice, the default), 1 (none) or 2"),
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
     cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "
@@ -360,6 +366,7 @@ int main(int argc, char **argv) {
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
   selection.wgmmaSchedule = wgmmaSchedule;
+  selection.wgmmaMulticast = wgmmaMulticast;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);
   if (!precisionChoice)

@@ -76,7 +76,13 @@ int main(int argc, char **argv) {
           os << "// === kernel " << l.label << " grid(" << grid[0] << ", " << grid[1] << ", "
              << grid[2] << ") block(" << l.config.getBlock() << ") shared("
              << l.config.getShared() << ") inputs(" << l.inputs << ") outputs(" << l.outputs
-             << ")\n";
+             << ")";
+          if (!l.config.getCluster().empty()) {
+            os << " cluster(";
+            llvm::interleaveComma(l.config.getCluster(), os);
+            os << ")";
+          }
+          os << "\n";
           // Tensor maps as the runtime will encode them (sizes innermost first).
           if (ArrayAttr maps = l.config.getTensorMaps())
             for (Attribute attribute : maps) {

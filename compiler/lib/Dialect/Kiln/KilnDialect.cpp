@@ -42,7 +42,8 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
 LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                        KernelVariant variant, ArrayRef<int64_t> tile,
                                        int64_t stages, int64_t splitK, int64_t gridLimit,
-                                       ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule) {
+                                       ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule,
+                                       int64_t multicast) {
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
                        << " values";
@@ -66,6 +67,12 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     // A ping-pong warpgroup holds a whole tile's accumulators.
     if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128)
       return emitError() << "a ping-pong tile is 64 or 128 wide, got " << tile[1];
+  }
+  if (multicast != 1) {
+    if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
+      return emitError() << "only gemm_wgmma and conv_wgmma multicast their B tiles";
+    if (multicast != 2)
+      return emitError() << "multicast must be 1 or 2, got " << multicast;
   }
   return success();
 }

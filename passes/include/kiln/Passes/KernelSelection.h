@@ -29,8 +29,9 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
                              int64_t multiprocessors);
 
 /// Empty when `schedule` names a Hopper main-loop schedule the selection
-/// stage takes (auto, cooperative, pingpong), else the error.
-std::string wgmmaScheduleError(const std::string &schedule);
+/// stage takes (auto, cooperative, pingpong) and `multicast` a cluster size
+/// (0: the cost model's, 1, 2), else the error.
+std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast);
 
 } // namespace kiln
 

@@ -436,6 +436,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"wgmmaSchedule", "wgmma-schedule", "std::string", /*default=*/"\"auto\"",
            "how gemm_wgmma and conv_wgmma share tiles between their consumer "
            "warpgroups: auto (the cost model), cooperative or pingpong">,
+    Option<"wgmmaMulticast", "wgmma-multicast", "int64_t", /*default=*/"0",
+           "blocks of a cluster that share gemm_wgmma's and conv_wgmma's B tiles "
+           "by TMA multicast: 0 (the cost model), 1 or 2">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
   ];

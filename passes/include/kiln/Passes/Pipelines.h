@@ -62,6 +62,11 @@ struct GraphPipelineOptions
       *this, "wgmma-schedule",
       llvm::cl::desc("the Hopper main loop's schedule: auto, cooperative or pingpong"),
       llvm::cl::init("auto")};
+  Option<int64_t> wgmmaMulticast{
+      *this, "wgmma-multicast",
+      llvm::cl::desc("blocks of a cluster sharing the Hopper main loop's B tiles: 0 (the "
+                     "cost model), 1 or 2"),
+      llvm::cl::init(0)};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize

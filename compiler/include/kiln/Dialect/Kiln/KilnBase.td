@@ -191,6 +191,10 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     - `schedule`: for `gemm_wgmma` and `conv_wgmma`, `cooperative` (the
       default: both consumer warpgroups on one tile) or `pingpong` (each on
       its own tile, taking turns on the tensor cores; tiles 64 or 128 wide).
+    - `multicast`: for `gemm_wgmma` and `conv_wgmma`, the blocks of a
+      thread-block cluster (1 or 2) that take consecutive row tiles of the
+      same columns and share each B tile, every block loading its share and
+      multicasting it to all of them (1: no cluster).
 
     `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
@@ -206,7 +210,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     DefaultValuedParameter<"int64_t", "1">:$split_k,
     DefaultValuedParameter<"int64_t", "0">:$grid_limit,
     Kiln_TileParameter:$pixel_tile,
-    Kiln_WgmmaScheduleParameter:$schedule);
+    Kiln_WgmmaScheduleParameter:$schedule,
+    DefaultValuedParameter<"int64_t", "1">:$multicast);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
