@@ -87,7 +87,7 @@ def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
     artifact = os.path.join(work, name + ".kiln")
     flags = [f"--wgmma-schedule={schedule}", f"--wgmma-multicast={multicast or 0}"]
     subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
-                   stderr=subprocess.DEVNULL)
+                   capture_output=True, text=True)
     ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
                         capture_output=True, text=True).stdout
     configs = re.findall(r"#kiln\.kernel<([^>]*)>", ir)
@@ -159,7 +159,16 @@ def main():
         flops = 2 * m * n * k
         alone, fused = torch_times(m, n, k, epilogue)
         for schedule in schedules:
-            ms, error, verdict, config = kiln(args.bin, args.work, m, n, k, epilogue, schedule)
+            try:
+                ms, error, verdict, config = kiln(args.bin, args.work, m, n, k, epilogue,
+                                                  schedule)
+            except subprocess.CalledProcessError as e:
+                why = (e.stderr or "").strip().splitlines()[:1]
+                rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | - | - | "
+                            f"{alone * 1e3:.1f} | - | {fused * 1e3:.1f} | - | "
+                            f"kiln-compile failed ({schedule}: {' '.join(why)}) | - |")
+                print(rows[-1], flush=True)
+                continue
             rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
                         f"{flops / ms / 1e9:.0f} | {alone * 1e3:.1f} | {alone / ms:.2f}x | "
                         f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {error} {verdict} | "

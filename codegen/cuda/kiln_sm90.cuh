@@ -80,11 +80,15 @@ __device__ __forceinline__ void tma_load_3d_multicast(void *dst, const TensorMap
 }
 
 /// Arrives on the barrier at `bar`'s offset in block `rank` of the cluster.
+/// No cluster-scope release: what the arrival publishes is that this
+/// block's wgmmas finished reading the stage, not memory it wrote (a
+/// .release.cluster would also wait for the previous tile's epilogue
+/// stores).
 __device__ __forceinline__ void barrier_arrive_cluster(unsigned long long *bar, unsigned rank) {
   asm volatile("{\n"
                ".reg .b32 remote;\n"
                "mapa.shared::cluster.u32 remote, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+               "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
                "}\n" ::"r"(smem_address(bar)),
                "r"(rank)
                : "memory");

@@ -164,8 +164,25 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
 /// fewer it keeps a slice's 16 loads in flight together.
 constexpr int64_t kResidualMaxAccumulators = 96;
 /// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
-/// converting, the fused ops and the stores of 128 x width outputs.
-constexpr double kEpilogueSteps = 6;
+/// converting, the fused ops and the stores of 128 x width outputs, and
+/// more where an op computes a transcendental per element (GELU, SiLU).
+constexpr double kEpilogueSteps = 6, kTranscendentalEpilogueSteps = 12;
+/// Ping-pong's overlap is not free: the epilogue takes issue slots beside
+/// the other warpgroup's wgmmas and the turns order the main loops. On the
+/// H200 (2026-12-02) its 128-wide tiles beat cooperative 192 on ViT's QKV
+/// (37.0 against 43.5 us) and 256 on GPT-2's tanh-GELU FFN (36.3 against
+/// 39.1), and lost to 256 on the erf-GELU FFN (43.3 against 41.4).
+constexpr double kPingPongOverhead = 1.1;
+
+/// Whether the group's epilogue evaluates a transcendental per element.
+bool transcendentalEpilogue(FusionOp group) {
+  bool found = false;
+  group.getBody().walk([&](Operation *op) {
+    if (isa<ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, SiluOp, GeluOp, PowOp>(op))
+      found = true;
+  });
+  return found;
+}
 
 /// Whether the group's epilogue reads a group input at every output element
 /// (an input of the result's shape used by an op other than the GEMM or
@@ -196,25 +213,29 @@ std::string scheduleName(WgmmaSchedule schedule) {
 /// is computed and not stored) and read B from L2 once for both. N = 768 at
 /// M = 4096: 96 cooperative tiles of 128 x 256 leave 36 of 132
 /// multiprocessors idle, 128 of 128 x 192 fill all but 4.
-WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, bool residual,
+///
+/// Multicast is taken only when asked for: on the H200 the transformer
+/// GEMMs read a third of L2's bandwidth without it (Nsight Compute), and
+/// pairs were no faster on any of them and up to 1.3x slower with a GELU
+/// epilogue (2026-12-02).
+WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp group,
                     const SplitKKnobs &knobs) {
+  const bool residual = readsResidual(group);
   const int64_t multiprocessors = target.multiprocessors;
   const double k = static_cast<double>(ceilDiv(std::max<int64_t>(s.K, 1), 64));
-  const double e = kEpilogueSteps;
+  const double e =
+      transcendentalEpilogue(group) ? kTranscendentalEpilogueSteps : kEpilogueSteps;
   WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   double bestCost = 0;
   std::string considered;
-  // auto: cooperative and no multicast until the others' costs are
-  // measured per shape.
-  const std::string schedule = knobs.wgmmaSchedule == "auto" ? "cooperative" : knobs.wgmmaSchedule;
-  int64_t multicasts[] = {1, 2};
-  for (int64_t multicast : multicasts) {
-    if (multicast != (knobs.wgmmaMulticast == 0 ? 1 : knobs.wgmmaMulticast))
-      continue;
-    if (multicast > 1 && (!target.clusters || ceilDiv(s.M, 128) < multicast))
-      continue;
+  const std::string &schedule = knobs.wgmmaSchedule;
+  // Pairs need clusters and a second row tile to share B with.
+  int64_t multicast = knobs.wgmmaMulticast == 0 ? 1 : knobs.wgmmaMulticast;
+  if (multicast > 1 && (!target.clusters || ceilDiv(s.M, 128) < multicast))
+    multicast = 1;
+  {
     for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
-      if (scheduleName(candidate.schedule) != schedule)
+      if (schedule != "auto" && scheduleName(candidate.schedule) != schedule)
         continue;
       if (residual && candidate.accumulators() > kResidualMaxAccumulators)
         continue;
@@ -223,7 +244,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, bool residual
       int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast);
       double steps = candidate.schedule == WgmmaSchedule::cooperative
                          ? n * (k + e)
-                         : std::max(n * k + e, ceilDiv(n, 2) * (k + e));
+                         : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * kPingPongOverhead;
       double cost = steps * candidate.width * candidate.perColumn;
       std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width) +
                          (multicast > 1 ? " multicast " + str(multicast) : "");
@@ -282,7 +303,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                          str(target.multiprocessors) + " multiprocessors"
                    : "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0";
   if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
-    WgmmaTile tile = wgmmaTile(s, target, readsResidual(group), knobs);
+    WgmmaTile tile = wgmmaTile(s, target, group, knobs);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
                          1, std::min<int64_t>(tile.tiles, target.multiprocessors), {},
                          tile.schedule, tile.multicast),
@@ -395,7 +416,7 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       gemm.N = s.outChannels;
       // Each filter tap reads its channels in 64-wide k-steps.
       gemm.K = s.reduction / s.inChannelsPerGroup * ceilDiv(s.inChannelsPerGroup, 64) * 64;
-      WgmmaTile tile = wgmmaTile(gemm, target, readsResidual(group), knobs);
+      WgmmaTile tile = wgmmaTile(gemm, target, group, knobs);
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
                            tile.stages, 1, std::min<int64_t>(tile.tiles, target.multiprocessors),
                            {pixels.images, pixels.rows, pixels.columns}, tile.schedule,

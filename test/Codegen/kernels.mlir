@@ -86,10 +86,10 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 
 // A linear with bias and residual on fp16 large enough to fill the GPU:
 // one source holds the Hopper path (TMA tensor maps in, wgmma, sm_90a only;
-// 96 tiles of 128 x 128 in one wave, a ring of 5 stages) and the mma.sync
+// ping-pong over 160 tiles of 128 x 64, a ring of 6 stages) and the mma.sync
 // main loop for other GPUs; the epilogue rounds the GEMM result to fp16
 // first.
-// CHECK-LABEL: // === kernel gemm_k0 grid(96, 1, 1) block(384) shared(201728) inputs(4) outputs(1)
+// CHECK-LABEL: // === kernel gemm_k0 grid(132, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
 //       CHECK: #include "kiln_gemm.cuh"
 //       CHECK: #include "kiln_gemm_sm90.cuh"
 // The epilogue functor's compute() loads and computes, its store() stores:
@@ -107,7 +107,7 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 //  CHECK-NEXT:     store(m, n, compute(m, n, acc));
 //       CHECK: __launch_bounds__(384, 1) {{kiln_[0-9A-F]+}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-//  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half, 128, 5, kiln::sm90::Schedule::cooperative, 1>(map0, map1, 4096, 300, 72, epilogue);
+//  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half, 64, 6, kiln::sm90::Schedule::pingpong, 1>(map0, map1, 4096, 300, 72, epilogue);
 //  CHECK-NEXT: #else
 //  CHECK-NEXT:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 4096, 300, 72, epilogue);
 //  CHECK-NEXT: #endif

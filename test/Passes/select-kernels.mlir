@@ -32,9 +32,11 @@ func.func @batch1_projection(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>, %
 
 // -----
 
-// BERT's QKV projection at batch 32: 384 tiles of 128 x 256.
+// BERT's FFN up-projection at batch 32: 384 cooperative tiles of 128 x 256
+// (3 a block) or 768 ping-pong tiles of 128 x 128 (6 a block), whose
+// epilogues run beside the other warpgroup's main loop.
 // SM90-LABEL: func.func @batch32_qkv(
-//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>
 // SM80-LABEL: func.func @batch32_qkv(
 //       SM80:   kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>
 func.func @batch32_qkv(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
@@ -116,7 +118,7 @@ func.func @depthwise_batch32(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x1xf1
 // SM90-LABEL: func.func @conv3x3_batch32(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 // HCONV-LABEL: func.func @conv3x3_batch32(
-//       HCONV:   kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [2, 8, 8]>
+//       HCONV:   kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [2, 8, 8], schedule = pingpong>
 // HCONV-LABEL: func.func @conv3x3_batch1(
 //       HCONV:   kiln.kernel = #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 8>
 // SM90-LABEL: func.func @conv3x3_batch1(
@@ -163,7 +165,7 @@ func.func @conv3x3_batch1(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>
 // HCONV-LABEL: func.func @boxes(
 //       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 98, pixel_tile = [32, 2, 2]>
 //       HCONV:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
-//       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, pixel_tile = [8, 4, 4]>
+//       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, pixel_tile = [8, 4, 4], schedule = pingpong>
 //       HCONV:   #kiln.kernel<variant = conv_stem, tile = [64, 64, 160], grid_limit = 528>
 //       HCONV:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 // SM80-LABEL: func.func @boxes(
@@ -245,11 +247,13 @@ func.func @stems(%a: tensor<32x224x224x3xf16>, %wa: tensor<16x3x3x3xf16>,
 // -----
 
 // ResNet-50's 1x1 64 -> 256 at batch 32, alone and with the residual add:
-// the residual's loads stay in flight together only beside at most 192
-// columns of accumulators, so that one takes 128-wide tiles.
+// one k-step a tile, so the epilogue is most of the kernel and ping-pong
+// overlaps one warpgroup's with the other's; the residual's loads stay in
+// flight together only beside at most 96 accumulators a thread, so that one
+// takes 64-wide tiles.
 // HCONV-LABEL: func.func @residual_width(
-//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>
-//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132>
+//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>
+//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %r: tensor<32x56x56x256xf16>)
     -> (tensor<32x56x56x256xf16>, tensor<32x56x56x256xf16>) {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16> {

@@ -1,0 +1,56 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=cooperative}))" | FileCheck %s --check-prefix=COOP
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=pingpong wgmma-multicast=2}))" | FileCheck %s --check-prefix=PAIRS
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=pingpong targets=sm_80}))" | FileCheck %s --check-prefix=SM80
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=stream-k}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-multicast=4}))" 2>&1 | FileCheck %s --check-prefix=BADPAIRS
+
+// The Hopper main loop's schedule and multicast as the knobs force them
+// (the default cost model is select-kernels.mlir's): cooperative alone
+// takes 256-wide tiles for BERT's FFN up-projection at batch 32; ping-pong
+// alone 128 (a warpgroup holds a whole tile), in clusters of two row tiles
+// that share B when asked; sm_80 has neither wgmma nor clusters.
+// COOP-LABEL: func.func @ffn_up(
+//       COOP:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>
+// PAIRS-LABEL: func.func @ffn_up(
+//       PAIRS:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong, multicast = 2>
+// SM80-LABEL: func.func @ffn_up(
+//       SM80:   #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>
+// BAD: error: --wgmma-schedule must be auto, cooperative or pingpong, got 'stream-k'
+// BADPAIRS: error: --wgmma-multicast must be 0 (the cost model's choice), 1 or 2, got 4
+func.func @ffn_up(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<3072x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16>
+    kiln.yield %l : tensor<4096x3072xf16>
+  }
+  return %0 : tensor<4096x3072xf16>
+}
+
+// -----
+
+// With a residual, ping-pong's tiles are 64 wide: beside 128 accumulators a
+// thread ptxas would issue the residual's loads one at a time. One row tile
+// (M = 100) has no neighbour to share B with: no cluster.
+// COOP-LABEL: func.func @residual(
+//       COOP:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+// PAIRS-LABEL: func.func @residual(
+//       PAIRS:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, multicast = 2>
+// PAIRS-LABEL: func.func @one_row_tile(
+//       PAIRS:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+func.func @residual(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x768xf16>, tensor<768x768xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>, %ar: tensor<4096x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    %s = kiln.add %l, %ar : tensor<4096x768xf16>
+    kiln.yield %s : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+func.func @one_row_tile(%x: tensor<100x768xf16>, %w: tensor<17920x768xf16>) -> tensor<100x17920xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<100x768xf16>, tensor<17920x768xf16>) -> tensor<100x17920xf16> {
+  ^bb0(%a: tensor<100x768xf16>, %bw: tensor<17920x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<100x768xf16>, tensor<17920x768xf16>) -> tensor<100x17920xf16>
+    kiln.yield %l : tensor<100x17920xf16>
+  }
+  return %0 : tensor<100x17920xf16>
+}
