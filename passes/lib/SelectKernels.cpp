@@ -164,25 +164,17 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
 /// fewer it keeps a slice's 16 loads in flight together.
 constexpr int64_t kResidualMaxAccumulators = 96;
 /// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
-/// converting, the fused ops and the stores of 128 x width outputs, and
-/// more where an op computes a transcendental per element (GELU, SiLU).
-constexpr double kEpilogueSteps = 6, kTranscendentalEpilogueSteps = 12;
+/// converting, the fused ops and the stores of 128 x width outputs.
+constexpr double kEpilogueSteps = 6;
 /// Ping-pong's overlap is not free: the epilogue takes issue slots beside
-/// the other warpgroup's wgmmas and the turns order the main loops. On the
-/// H200 (2026-12-02) its 128-wide tiles beat cooperative 192 on ViT's QKV
-/// (37.0 against 43.5 us) and 256 on GPT-2's tanh-GELU FFN (36.3 against
-/// 39.1), and lost to 256 on the erf-GELU FFN (43.3 against 41.4).
-constexpr double kPingPongOverhead = 1.1;
-
-/// Whether the group's epilogue evaluates a transcendental per element.
-bool transcendentalEpilogue(FusionOp group) {
-  bool found = false;
-  group.getBody().walk([&](Operation *op) {
-    if (isa<ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, SiluOp, GeluOp, PowOp>(op))
-      found = true;
-  });
-  return found;
-}
+/// the other warpgroup's wgmmas, the turns order the main loops, and one
+/// warpgroup issues twice the wgmmas of a cooperative one. Fitted on the
+/// H200 (2026-12-02, GEMMs alone against each other): 128-wide ping-pong
+/// tiles beat cooperative 192 on ViT's QKV (37.0 against 43.5 us) and
+/// lost to 256 on BERT's FFN up-projection with GELU (43.3 against 41.4)
+/// and to 192 on every residual GEMM; whole models moved by 2% at most
+/// either way.
+constexpr double kPingPongOverhead = 1.3;
 
 /// Whether the group's epilogue reads a group input at every output element
 /// (an input of the result's shape used by an op other than the GEMM or
@@ -223,8 +215,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   const bool residual = readsResidual(group);
   const int64_t multiprocessors = target.multiprocessors;
   const double k = static_cast<double>(ceilDiv(std::max<int64_t>(s.K, 1), 64));
-  const double e =
-      transcendentalEpilogue(group) ? kTranscendentalEpilogueSteps : kEpilogueSteps;
+  const double e = kEpilogueSteps;
   WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   double bestCost = 0;
   std::string considered;
