@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
-    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer] [--markdown OUT.md]
+    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise] [--markdown OUT.md]
                      [--schedules auto,cooperative,pingpong:2,...]
 
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
@@ -20,7 +20,9 @@ kiln-select-kernels took.
 
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
-ViT-B/16 (197 tokens) at batch 32. Run on the GPU machine.
+ViT-B/16 (197 tokens) at batch 32. --set pointwise: the CNNs' 1x1
+convolutions at batch 32 as GEMMs (their epilogue-bound shapes). Run on the
+GPU machine.
 """
 import argparse
 import os
@@ -51,6 +53,18 @@ SETS = {
         ("ViT FFN up", 6304, 3072, 768, "gelu"),
         ("ViT FFN down", 6304, 768, 3072, "residual"),
     ],
+    # The CNNs' 1x1 convolutions at batch 32 as the GEMMs they run as (M =
+    # batch x pixels): few input channels leave one k-step a tile, so the
+    # epilogue is most of the kernel.
+    "pointwise": [
+        ("EfficientNet 16->96 112x112", 401408, 96, 16, "silu"),
+        ("EfficientNet 24->144 56x56", 100352, 144, 24, "silu"),
+        ("EfficientNet 40->240 28x28", 25088, 240, 40, "silu"),
+        ("EfficientNet 144->24 56x56", 100352, 24, 144, "bias"),
+        ("MobileNetV3 16->64 112x112", 401408, 64, 16, "relu"),
+        ("ResNet-50 64->256 56x56", 100352, 256, 64, "residual"),
+        ("ResNet-50 256->64 56x56", 100352, 64, 256, "relu"),
+    ],
 }
 
 
@@ -68,6 +82,10 @@ class LinearEpilogue(torch.nn.Module):
             return F.gelu(y, approximate="tanh")
         if self.epilogue == "residual":
             return y + r
+        if self.epilogue == "silu":
+            return F.silu(y)
+        if self.epilogue == "relu":
+            return F.relu(y)
         return y
 
 
@@ -131,7 +149,7 @@ def torch_times(m, n, k, epilogue):
     alone = back_to_back_ms(lambda: F.linear(a, w, b), launches=LAUNCHES)
     then = {"bias": lambda y: y, "gelu": F.gelu,
             "gelu_tanh": lambda y: F.gelu(y, approximate="tanh"),
-            "residual": lambda y: y + r}[epilogue]
+            "residual": lambda y: y + r, "silu": F.silu, "relu": F.relu}[epilogue]
     fused = back_to_back_ms(lambda: then(F.linear(a, w, b)), launches=LAUNCHES)
     return alone, fused
 
