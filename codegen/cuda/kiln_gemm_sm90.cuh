@@ -7,14 +7,18 @@
 //   Block tile 128 x kBN x 64 (kBN = 64, 128, 192 or 256); 3 warpgroups (384
 //   threads): warpgroup 0 is the producer (one thread issues the TMA loads;
 //   setmaxnreg gives its registers to the consumers), warpgroups 1 and 2
-//   each multiply 64 rows with wgmma m64nkBNk16 into kBN / 2 fp32 registers.
-//   kStages shared-memory stages in a ring, each with a `full` barrier (TMA
-//   bytes landed) and an `empty` barrier (both consumers done reading).
-//   Tiles arrive through tensor maps (128-byte swizzle, boxes 64 x 128 for A
-//   and 64 x kBN for B) that
-//   the runtime encodes against the final buffer addresses; TMA fills
-//   out-of-range elements with zeros, so any M, N and K (K % 8 == 0 for the
-//   16-byte global stride) works and only the epilogue checks bounds.
+//   consume. Cooperative schedule: each multiplies 64 rows of every tile
+//   with wgmma m64nkBNk16 into kBN / 2 fp32 registers. Ping-pong: each owns
+//   every other tile, all 128 rows (kBN registers; kBN <= 128), and the two
+//   take turns on the tensor cores so one's epilogue overlaps the other's
+//   main loop. kStages shared-memory stages in a ring, each with a `full`
+//   barrier (TMA bytes landed) and an `empty` barrier (every consumer warp
+//   that read it done). Tiles arrive through tensor maps (128-byte swizzle,
+//   boxes 64 x 128 for A and 64 x kBN / kMulticast for B) that the runtime
+//   encodes against the final buffer addresses; TMA fills out-of-range
+//   elements with zeros, so any M, N and K (K % 8 == 0 for the 16-byte
+//   global stride) works and only the epilogue checks bounds. With
+//   kMulticast = 2, clusters of two blocks share each B tile.
 //
 // The main loop is written against an `Operands` policy: how many row tiles
 // and k-tiles there are, how one stage's A and B tiles are loaded, and which
