@@ -88,11 +88,11 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
 };
 
 template <typename S, typename T, int kBN, int kStages, sm90::Schedule kSchedule,
-          int kMulticast, int kNb, int kHb, int kWb, typename Epilogue>
+          int kMulticast, int kBlocksPerSM, int kNb, int kHb, int kWb, typename Epilogue>
 __device__ __forceinline__ void conv_wgmma(const sm90::TensorMap &input,
                                            const sm90::TensorMap &weight,
                                            const Epilogue &epilogue) {
-  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast>(
+  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM>(
       ConvOperands<S, kNb, kHb, kWb>{input, weight}, S::O, epilogue);
 }
 

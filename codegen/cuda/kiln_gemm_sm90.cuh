@@ -214,8 +214,15 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
 /// traffic from L2 halves. A stage is refilled only when the consumers of
 /// both blocks have released it (they arrive on both blocks' `empty`
 /// barriers), and neither block leaves while its peer may still arrive.
+///
+/// kBlocksPerSM = 2: two blocks share a multiprocessor (the launch bounds
+/// say so and the stages must fit twice), so an epilogue-bound kernel (a
+/// short K) has twice the warps to hide its latency. ptxas then compiles the
+/// whole kernel within 80 registers a thread (setmaxnreg cannot raise that),
+/// which holds a cooperative 64-wide tile's 32 accumulators and its
+/// epilogue, not m64n128's 64 nor ping-pong's two halves (they spill).
 template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::cooperative,
-          int kMulticast = 1, typename Operands, typename Epilogue>
+          int kMulticast = 1, int kBlocksPerSM = 1, typename Operands, typename Epilogue>
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                const Epilogue &epilogue) {
   static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
@@ -223,6 +230,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   static_assert(kSchedule == Schedule::cooperative || kBN <= 128,
                 "a ping-pong warpgroup holds a whole tile: 64 or 128 wide");
   static_assert(kMulticast == 1 || kMulticast == 2, "clusters of 1 or 2 blocks");
+  static_assert(kBlocksPerSM == 1 ||
+                    (kBlocksPerSM == 2 && kBN == 64 && kSchedule == Schedule::cooperative),
+                "two blocks a multiprocessor take cooperative 64-wide tiles");
   static_assert(kStages >= 2 && shared_bytes(kBN, kStages) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
   constexpr bool kPingPong = kSchedule == Schedule::pingpong;
@@ -280,7 +290,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     __syncthreads();
 
   if (warpgroup == 0) {
-    release_registers<40>();
+    // The producer gives its registers to the consumers (one block a
+    // multiprocessor: the kernel is compiled to 168 a thread, the consumers
+    // need up to 232).
+    if constexpr (kBlocksPerSM == 1)
+      release_registers<40>();
     if (lane128 == 0) {
       int it = 0;
       for (int tile = cluster; tile < tiles; tile += clusters) {
@@ -302,7 +316,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       }
     }
   } else {
-    claim_registers<232>();
+    if constexpr (kBlocksPerSM == 1)
+      claim_registers<232>();
     const int consumer = warpgroup - 1;
     const int warp = lane128 / 32, lane = lane128 % 32;
     float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
@@ -404,12 +419,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
 }
 
 template <typename T, int kBN, int kStages, Schedule kSchedule, int kMulticast,
-          typename Epilogue>
+          int kBlocksPerSM, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue) {
-  wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast>(MatrixOperands<kBN>{mapA, mapB, M, K},
-                                                         N, epilogue);
+  wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM>(
+      MatrixOperands<kBN>{mapA, mapB, M, K}, N, epilogue);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

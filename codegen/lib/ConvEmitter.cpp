@@ -154,21 +154,24 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
   std::string sizes = std::to_string(width) + ", " + std::to_string(config.getStages()) + ", " +
                       wgmmaScheduleName(config.getSchedule()) + ", " +
-                      std::to_string(multicast) + ", " + std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
+                      std::to_string(multicast) + ", " +
+                      std::to_string(config.getBlocksPerSm()) + ", " + std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
                       std::to_string(pixels[2]);
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_conv_sm90.cuh\"\n" +
       "static_assert(kiln::sm90::shared_bytes(" + std::to_string(width) + ", " +
       std::to_string(config.getStages()) + ") == " + std::to_string(kernel.dynamicSharedBytes) +
       ", \"the launch's shared memory must match the kernel's\");\n" +
-      (multicast > 1 ? clusterPreamble(multicast) : "") + "\n" + shape + "\n" +
+      (multicast > 1 ? clusterPreamble(multicast) : "") +
+      wgmmaBlocksPreamble(config.getBlocksPerSm()) + "\n" + shape + "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int o", "m, o", "",
                            "    const long long idx = (long long)m * " +
                                std::to_string(out[3]) + "LL + o;\n"},
                           epilogue) +
       "\n" +
-      kernelOpen(group, name, kernel.block, kernel.tensorMaps.size(), 0,
+      kernelOpen(group, name, kernel.block, kernel.tensorMaps.size(),
+                 static_cast<unsigned>(config.getBlocksPerSm()),
                  /*splitCluster=*/multicast > 1) +
       "  const " +
       epilogueName + " epilogue{" + epilogueInitializers(group) +

@@ -43,12 +43,15 @@ using namespace kiln::codegen::detail;
 std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
                                              unsigned threads, unsigned tensorMaps,
                                              unsigned minBlocks, bool splitCluster) {
+  // A Hopper main loop asks for two blocks a multiprocessor in its sm_90a
+  // image only (wgmmaBlocksPreamble): the other images' mma.sync loop
+  // needs its registers.
+  std::string blocks = minBlocks ? std::to_string(minBlocks) : "";
   if (tensorMaps)
-    minBlocks = 1;
+    blocks = minBlocks == 2 ? "KILN_WGMMA_BLOCKS_PER_SM" : "1";
   std::string text = std::string("extern \"C\" __global__ void ") +
                      (splitCluster ? "KILN_SPLIT_CLUSTER " : "") + "__launch_bounds__(" +
-                     std::to_string(threads) +
-                     (minBlocks ? ", " + std::to_string(minBlocks) : "") + ") " +
+                     std::to_string(threads) + (blocks.empty() ? "" : ", " + blocks) + ") " +
                      name.str() + "(";
   std::vector<std::string> params;
   for (unsigned i = 0; i < tensorMaps; ++i)
@@ -258,6 +261,14 @@ unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnT
   return static_cast<unsigned>(std::min(clusters, gridLimit / multicast) * multicast);
 }
 
+std::string kiln::codegen::detail::wgmmaBlocksPreamble(int64_t blocksPerSM) {
+  if (blocksPerSM == 1)
+    return "";
+  return "// Two blocks a multiprocessor in the sm_90a image (kernelOpen).\n"
+         "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#define KILN_WGMMA_BLOCKS_PER_SM " +
+         std::to_string(blocksPerSM) + "\n#else\n#define KILN_WGMMA_BLOCKS_PER_SM 1\n#endif\n";
+}
+
 std::string kiln::codegen::detail::wgmmaScheduleName(WgmmaSchedule schedule) {
   return std::string("kiln::sm90::Schedule::") + stringifyWgmmaSchedule(schedule).str();
 }
@@ -413,7 +424,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                    cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
                    std::to_string(config.getStages()) + ", " +
                    wgmmaScheduleName(config.getSchedule()) + ", " +
-                   std::to_string(config.getMulticast()) + ">(map0, map1, " + sizes +
+                   std::to_string(config.getMulticast()) + ", " +
+                   std::to_string(config.getBlocksPerSm()) + ">(map0, map1, " + sizes +
                    ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
              : "  " + pointerCall;
 
@@ -457,6 +469,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
       (hopper && multicast > 1 ? clusterPreamble(multicast) : "") +
+      (hopper ? wgmmaBlocksPreamble(config.getBlocksPerSm()) : "") +
       "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",
@@ -465,7 +478,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                           epilogue) +
       "\n" +
       (splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
-              : kernelOpen(group, name, threads, kernel.tensorMaps.size(), 0,
+              : kernelOpen(group, name, threads, kernel.tensorMaps.size(),
+                           hopper ? static_cast<unsigned>(config.getBlocksPerSm()) : 0,
                            /*splitCluster=*/hopper && multicast > 1)) +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +

@@ -34,7 +34,8 @@ unsigned gridStrideBlocks(FusionOp group, int64_t work, int64_t perBlock);
 /// *in0, ..., T *out0, ...) {` and the wait for the kernel before it (the
 /// programmatic-dependent-launch wait every kernel starts with). The body
 /// follows; the caller closes the brace. `minBlocks` (one implied by tensor
-/// maps) adds a minimum of blocks per multiprocessor to the launch bounds:
+/// maps, or 2 for a Hopper main loop: wgmmaBlocksPreamble) adds a minimum
+/// of blocks per multiprocessor to the launch bounds:
 /// with one, ptxas may use every register rather than spill to keep
 /// occupancy; with more, it budgets registers for that many. `splitCluster` puts KILN_SPLIT_CLUSTER (splitClusterPreamble)
 /// in front of the launch bounds.
@@ -72,6 +73,9 @@ std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
 /// `multicast` blocks, at most one per cluster tile and `gridLimit` in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,
                         int64_t gridLimit);
+/// Defines KILN_WGMMA_BLOCKS_PER_SM (the Hopper main loop's blocks a
+/// multiprocessor in the sm_90a image, 1 elsewhere) where it is not 1.
+std::string wgmmaBlocksPreamble(int64_t blocksPerSM);
 /// The kiln::sm90::Schedule a Hopper main loop is instantiated with.
 std::string wgmmaScheduleName(WgmmaSchedule schedule);
 

@@ -53,6 +53,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.convWgmma = options.convWgmma;
     select.wgmmaSchedule = options.wgmmaSchedule;
     select.wgmmaMulticast = options.wgmmaMulticast;
+    select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

@@ -82,6 +82,7 @@ struct SplitKKnobs {
   bool convWgmma;
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
+  int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -110,9 +111,9 @@ KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<in
                         int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0,
                         ArrayRef<int64_t> pixelTile = {},
                         WgmmaSchedule schedule = WgmmaSchedule::cooperative,
-                        int64_t multicast = 1) {
+                        int64_t multicast = 1, int64_t blocksPerSM = 1) {
   return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile,
-                               schedule, multicast);
+                               schedule, multicast, blocksPerSM);
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -135,7 +136,11 @@ struct WgmmaTile {
   WgmmaSchedule schedule;
   int64_t multicast;
   std::string why;
+  int64_t blocksPerSM = 1;
 };
+/// Two blocks a multiprocessor compile within 80 registers a thread:
+/// cooperative 64-wide tiles only.
+constexpr int64_t kTwoBlockWidth = 64;
 
 /// A tile shape and schedule the Hopper main loop implements. A narrower
 /// tile pays more per column: it reuses each loaded A tile over fewer
@@ -224,15 +229,20 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   int64_t multicast = knobs.wgmmaMulticast == 0 ? 1 : knobs.wgmmaMulticast;
   if (multicast > 1 && (!target.clusters || ceilDiv(s.M, 128) < multicast))
     multicast = 1;
+  // Two blocks a multiprocessor only when asked for (not yet measured).
+  const int64_t blocksPerSM = knobs.wgmmaBlocksPerSM == 2 ? 2 : 1;
   {
     for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
       if (schedule != "auto" && scheduleName(candidate.schedule) != schedule)
         continue;
       if (residual && candidate.accumulators() > kResidualMaxAccumulators)
         continue;
+      if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
+                               candidate.schedule != WgmmaSchedule::cooperative))
+        continue;
       int64_t blocks = ceilDiv(ceilDiv(s.M, 128), multicast) * multicast *
                        ceilDiv(s.N, candidate.width) * s.batch;
-      int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast);
+      int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
       double steps = candidate.schedule == WgmmaSchedule::cooperative
                          ? n * (k + e)
                          : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * kPingPongOverhead;
@@ -243,10 +253,12 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                     " tiles, " + str(n) + " a block";
       if (best.width == 0 || cost < bestCost) {
         int64_t stages = 2;
-        while (stages < 6 &&
-               wgmmaSharedBytes(candidate.width, stages + 1) <= target.maxDynamicSharedBytes)
+        while (stages < 6 && wgmmaSharedBytes(candidate.width, stages + 1) * blocksPerSM <=
+                                 target.maxDynamicSharedBytes)
           ++stages;
-        best = {candidate.width, stages, blocks, candidate.schedule, multicast, name};
+        best = {candidate.width, stages,   blocks,
+                candidate.schedule, multicast, name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
+                blocksPerSM};
         bestCost = cost;
       }
     }
@@ -296,8 +308,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   if (target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0) {
     WgmmaTile tile = wgmmaTile(s, target, group, knobs);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
-                         1, std::min<int64_t>(tile.tiles, target.multiprocessors), {},
-                         tile.schedule, tile.multicast),
+                         1, std::min<int64_t>(tile.tiles, target.multiprocessors * tile.blocksPerSM),
+                         {}, tile.schedule, tile.multicast, tile.blocksPerSM),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit};
   }
@@ -409,9 +421,10 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       gemm.K = s.reduction / s.inChannelsPerGroup * ceilDiv(s.inChannelsPerGroup, 64) * 64;
       WgmmaTile tile = wgmmaTile(gemm, target, group, knobs);
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
-                           tile.stages, 1, std::min<int64_t>(tile.tiles, target.multiprocessors),
+                           tile.stages, 1,
+                           std::min<int64_t>(tile.tiles, target.multiprocessors * tile.blocksPerSM),
                            {pixels.images, pixels.rows, pixels.columns}, tile.schedule,
-                           tile.multicast),
+                           tile.multicast, tile.blocksPerSM),
                     "conv_wgmma: " + pixels.why + "; " + tile.why};
     }
     refusedWgmma = str(wideTiles) + " tiles of 128 x 256 fill under a quarter of " +
@@ -538,12 +551,16 @@ std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTil
          ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
 }
 
-std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast) {
+std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast,
+                                  int64_t blocksPerSM) {
   if (schedule != "auto" && schedule != "cooperative" && schedule != "pingpong")
     return "--wgmma-schedule must be auto, cooperative or pingpong, got '" + schedule + "'";
   if (multicast < 0 || multicast > 2)
     return "--wgmma-multicast must be 0 (the cost model's choice), 1 or 2, got " +
            std::to_string(multicast);
+  if (blocksPerSM < 0 || blocksPerSM > 2)
+    return "--wgmma-blocks-per-sm must be 0 (the cost model's choice), 1 or 2, got " +
+           std::to_string(blocksPerSM);
   return "";
 }
 
@@ -565,7 +582,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     std::string knobsError = splitKKnobsError(splitKMaxBlocks, splitKMinK, splitKTile,
                                               splitKStages, multiprocessors);
     if (knobsError.empty())
-      knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast);
+      knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast, wgmmaBlocksPerSM);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
       return signalPassFailure();
@@ -573,7 +590,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages, convWgmma, wgmmaSchedule,
-                      wgmmaMulticast};
+                      wgmmaMulticast, wgmmaBlocksPerSM};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -42,7 +42,7 @@ func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<2
 // output channels), tagged conv_epilogue.
 // CHECK-LABEL: // === kernel pw_k0 grid(128, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
 //       CHECK: #include "kiln_gemm_sm90.cuh"
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 64, 6, kiln::sm90::Schedule::cooperative, 1>(map0, map1, 16384, 32, 64, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 64, 6, kiln::sm90::Schedule::cooperative, 1, 1>(map0, map1, 16384, 32, 64, epilogue);
 //       CHECK:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 16384, 32, 64, epilogue);
 func.func @pw(%x: tensor<16x32x32x64xf16>, %w: tensor<32x1x1x64xf16>, %b: tensor<32xf16>, %r: tensor<16x32x32x32xf16>) -> tensor<16x32x32x32xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<16x32x32x64xf16>, tensor<32x1x1x64xf16>, tensor<32xf16>, tensor<16x32x32x32xf16>) -> tensor<16x32x32x32xf16> {
@@ -183,7 +183,7 @@ func.func @late(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tens
 //       CHECK: static_assert(kiln::sm90::shared_bytes(64, 6) == 185344
 //       CHECK: __launch_bounds__(384, 1) {{kiln_[0-9A-F]+}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-//  CHECK-NEXT:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __half, 64, 6, kiln::sm90::Schedule::cooperative, 1, 2, 8, 8>(map0, map1, epilogue);
+//  CHECK-NEXT:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __half, 64, 6, kiln::sm90::Schedule::cooperative, 1, 1, 2, 8, 8>(map0, map1, epilogue);
 //  CHECK-NEXT: #else
 //  CHECK-NEXT:   kiln::conv::conv_mma_persistent<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);
 func.func @r3(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor<64xf16>) -> tensor<32x56x56x64xf16> {
@@ -205,7 +205,7 @@ func.func @r3(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b: tensor
 // CHECK-LABEL: // === kernel s2_k0 grid(16, 1, 1) block(384) shared(168960) inputs(4) outputs(1)
 //  CHECK-NEXT: // tensor map of in0: dims [40, 17, 15, 4] box [64, 16, 8, 1] strides [1, 2, 2, 1]
 //  CHECK-NEXT: // tensor map of in1: dims [40, 9, 72] box [64, 1, 128] strides [1, 1, 1]
-//       CHECK:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __nv_bfloat16, 128, 4, kiln::sm90::Schedule::cooperative, 1, 1, 4, 8>(map0, map1, epilogue);
+//       CHECK:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __nv_bfloat16, 128, 4, kiln::sm90::Schedule::cooperative, 1, 1, 1, 4, 8>(map0, map1, epilogue);
 func.func @s2(%x: tensor<4x15x17x40xbf16>, %w: tensor<72x3x3x40xbf16>, %b: tensor<72xbf16>, %r: tensor<4x8x9x72xbf16>) -> tensor<4x8x9x72xbf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<4x15x17x40xbf16>, tensor<72x3x3x40xbf16>, tensor<72xbf16>, tensor<4x8x9x72xbf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, pixel_tile = [1, 4, 8]>} -> tensor<4x8x9x72xbf16> {
   ^bb0(%ax: tensor<4x15x17x40xbf16>, %aw: tensor<72x3x3x40xbf16>, %ab: tensor<72xbf16>, %ar: tensor<4x8x9x72xbf16>):

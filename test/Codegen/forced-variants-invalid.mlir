@@ -212,3 +212,17 @@ func.func @pingpong_mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> ten
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// Two blocks a multiprocessor compile within 80 registers a thread: a
+// 128-wide tile's accumulators do not fit.
+// CHECK: error: two blocks a multiprocessor take cooperative 64-wide tiles
+func.func @two_blocks_wide(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 2, blocks_per_sm = 2>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}

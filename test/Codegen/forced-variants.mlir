@@ -15,6 +15,9 @@
 // PTX: wgmma.mma_async.sync.aligned.m64n256k16
 // PTX: mapa.shared::cluster
 // PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// PTX: // === ptx two_blocks_k0
+// PTX: .minnctapersm 2
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16
 // PTX: // === ptx simt_attention_k0
 // PTX: // === ptx conv_split_k0
 // PTX: // === ptx tf32_k0
@@ -60,7 +63,7 @@ func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
 // TMA + wgmma on a persistent grid capped by grid_limit (2 blocks walk the
 // 3 tiles of 128 x 256).
 // CHECK-LABEL: // === kernel wgmma_k0 grid(2, 1, 1) block(384) shared(185344)
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3, kiln::sm90::Schedule::cooperative, 1>(map0, map1, 128, 768, 768, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3, kiln::sm90::Schedule::cooperative, 1, 1>(map0, map1, 128, 768, 768, epilogue);
 func.func @wgmma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
@@ -77,7 +80,7 @@ func.func @wgmma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
 // barrier; the launch is the cooperative tile's.
 // CHECK-LABEL: // === kernel pingpong_k0 grid(2, 1, 1) block(384) shared(201728)
 //       CHECK: static_assert(kiln::sm90::shared_bytes(128, 5) == 201728,
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5, kiln::sm90::Schedule::pingpong, 1>(map0, map1, 200, 600, 768, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5, kiln::sm90::Schedule::pingpong, 1, 1>(map0, map1, 200, 600, 768, epilogue);
 func.func @pingpong(%x: tensor<200x768xf16>, %w: tensor<600x768xf16>) -> tensor<200x600xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<200x768xf16>, tensor<600x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 2, schedule = pingpong>} -> tensor<200x600xf16> {
   ^bb0(%a: tensor<200x768xf16>, %bw: tensor<600x768xf16>):
@@ -97,9 +100,28 @@ func.func @pingpong(%x: tensor<200x768xf16>, %w: tensor<600x768xf16>) -> tensor<
 //       CHECK: // tensor map of in1: dims [768, 500] box [64, 128]
 //       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(2, 1, 1)
 //       CHECK: KILN_SPLIT_CLUSTER __launch_bounds__(384, 1)
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3, kiln::sm90::Schedule::cooperative, 2>(map0, map1, 300, 500, 768, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3, kiln::sm90::Schedule::cooperative, 2, 1>(map0, map1, 300, 500, 768, epilogue);
 func.func @multicast(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>) -> tensor<300x500xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<500x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 7, multicast = 2>} -> tensor<300x500xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<500x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<500x768xf16>) -> tensor<300x500xf16>
+    kiln.yield %l : tensor<300x500xf16>
+  }
+  return %0 : tensor<300x500xf16>
+}
+
+// -----
+
+// Two blocks a multiprocessor: the sm_90a image's launch bounds ask for two
+// (the other images' mma.sync loop keeps one), and the grid holds two a
+// multiprocessor's worth of tiles.
+// CHECK-LABEL: // === kernel two_blocks_k0 grid(5, 1, 1) block(384) shared(111616) inputs(2) outputs(1)
+//       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 2
+//       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 1
+//       CHECK: __launch_bounds__(384, KILN_WGMMA_BLOCKS_PER_SM)
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 64, 3, kiln::sm90::Schedule::cooperative, 1, 2>(map0, map1, 300, 500, 768, epilogue);
+func.func @two_blocks(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>) -> tensor<300x500xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<500x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 3, grid_limit = 5, blocks_per_sm = 2>} -> tensor<300x500xf16> {
   ^bb0(%a: tensor<300x768xf16>, %bw: tensor<500x768xf16>):
     %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<500x768xf16>) -> tensor<300x500xf16>
     kiln.yield %l : tensor<300x500xf16>
@@ -142,7 +164,7 @@ func.func @conv_split(%x: tensor<32x56x56x64xf16>, %w: tensor<64x3x3x64xf16>, %b
 // B operand's box 64 x 192, and the shared memory of 4 stages.
 // CHECK-LABEL: // === kernel wgmma192_k0 grid(4, 1, 1) block(384) shared(201728)
 //       CHECK: static_assert(kiln::sm90::shared_bytes(192, 4) == 201728,
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4, kiln::sm90::Schedule::cooperative, 1>(map0, map1, 128, 768, 768, epilogue);
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4, kiln::sm90::Schedule::cooperative, 1, 1>(map0, map1, 128, 768, 768, epilogue);
 func.func @wgmma192(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):

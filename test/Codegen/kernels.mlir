@@ -107,7 +107,7 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 //  CHECK-NEXT:     store(m, n, compute(m, n, acc));
 //       CHECK: __launch_bounds__(384, 1) {{kiln_[0-9A-F]+}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-//  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half, 64, 6, kiln::sm90::Schedule::pingpong, 1>(map0, map1, 4096, 300, 72, epilogue);
+//  CHECK-NEXT:   kiln::sm90::wgmma_gemm<__half, 64, 6, kiln::sm90::Schedule::pingpong, 1, 1>(map0, map1, 4096, 300, 72, epilogue);
 //  CHECK-NEXT: #else
 //  CHECK-NEXT:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, 4096, 300, 72, epilogue);
 //  CHECK-NEXT: #endif

@@ -3,6 +3,8 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=pingpong targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=stream-k}))" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-multicast=4}))" 2>&1 | FileCheck %s --check-prefix=BADPAIRS
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-blocks-per-sm=2}))" | FileCheck %s --check-prefix=TWO
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-blocks-per-sm=3}))" 2>&1 | FileCheck %s --check-prefix=BADTWO
 
 // The Hopper main loop's schedule and multicast as the knobs force them
 // (the default cost model is select-kernels.mlir's): cooperative alone
@@ -15,8 +17,14 @@
 //       PAIRS:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong, multicast = 2>
 // SM80-LABEL: func.func @ffn_up(
 //       SM80:   #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>
+// Two blocks a multiprocessor: cooperative 64-wide tiles (what 80 registers
+// a thread hold), a ring of 3 stages (what fits twice), a block per tile up
+// to two per multiprocessor.
+// TWO-LABEL: func.func @ffn_up(
+//       TWO:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 3, grid_limit = 264, blocks_per_sm = 2>
 // BAD: error: --wgmma-schedule must be auto, cooperative or pingpong, got 'stream-k'
 // BADPAIRS: error: --wgmma-multicast must be 0 (the cost model's choice), 1 or 2, got 4
+// BADTWO: error: --wgmma-blocks-per-sm must be 0 (the cost model's choice), 1 or 2, got 3
 func.func @ffn_up(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<3072x768xf16>):

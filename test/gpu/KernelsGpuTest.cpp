@@ -341,11 +341,12 @@ std::vector<ConvCase> convCases() {
 std::vector<ConvCase> hopperConvCases() {
   auto forced = [](int64_t width, int64_t stages, std::string pixels,
                    std::string schedule = "cooperative", int64_t gridLimit = 132,
-                   int64_t multicast = 1) {
+                   int64_t multicast = 1, int64_t blocksPerSM = 1) {
     return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
            ", 64], stages = " + std::to_string(stages) + ", grid_limit = " +
            std::to_string(gridLimit) + ", pixel_tile = " + pixels + ", schedule = " + schedule +
-           ", multicast = " + std::to_string(multicast) + ">";
+           ", multicast = " + std::to_string(multicast) +
+           ", blocks_per_sm = " + std::to_string(blocksPerSM) + ">";
   };
   return {
       {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
@@ -376,6 +377,9 @@ std::vector<ConvCase> hopperConvCases() {
        forced(128, 4, "[1, 4, 8]", "cooperative", 6, 2)},
       {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
        forced(128, 5, "[1, 4, 7]", "pingpong", 4, 2)},
+      // Two blocks a multiprocessor.
+      {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, true, false,
+       forced(64, 2, "[1, 4, 8]", "cooperative", 7, 1, 2)},
   };
 }
 
@@ -541,7 +545,13 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 6, "
       "schedule = pingpong, multicast = 2>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, "
-      "schedule = pingpong, multicast = 2>"};
+      "schedule = pingpong, multicast = 2>",
+      // Two blocks a multiprocessor (cooperative 64-wide tiles), one with
+      // pairs.
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 5, "
+      "blocks_per_sm = 2>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 264, "
+      "multicast = 2, blocks_per_sm = 2>"};
   return configs;
 }
 

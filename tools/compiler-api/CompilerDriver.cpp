@@ -94,7 +94,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   error = splitKKnobsError(selection.splitKMaxBlocks, selection.splitKMinK, selection.splitKTile,
                            selection.splitKStages, selection.multiprocessors);
   if (error.empty())
-    error = wgmmaKnobsError(selection.wgmmaSchedule, selection.wgmmaMulticast);
+    error = wgmmaKnobsError(selection.wgmmaSchedule, selection.wgmmaMulticast,
+                            selection.wgmmaBlocksPerSM);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -146,6 +147,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.convWgmma = selection.convWgmma;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
+  pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
     error = "the graph pipeline failed (see the diagnostics above)";
@@ -207,6 +209,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-schedule=" + selection.wgmmaSchedule);
   if (selection.wgmmaMulticast != defaults.wgmmaMulticast)
     option("--wgmma-multicast=" + std::to_string(selection.wgmmaMulticast));
+  if (selection.wgmmaBlocksPerSM != defaults.wgmmaBlocksPerSM)
+    option("--wgmma-blocks-per-sm=" + std::to_string(selection.wgmmaBlocksPerSM));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);
   return metadata;
 }

@@ -65,6 +65,7 @@ struct KernelSelection {
   bool convWgmma = true; // conv_wgmma where it applies
   std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong
   int64_t wgmmaMulticast = 0;         // 0: the cost model's, else 1 or 2
+  int64_t wgmmaBlocksPerSM = 0;       // 0: the cost model's, else 1 or 2
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

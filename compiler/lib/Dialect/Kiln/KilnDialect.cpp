@@ -43,7 +43,7 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                                        KernelVariant variant, ArrayRef<int64_t> tile,
                                        int64_t stages, int64_t splitK, int64_t gridLimit,
                                        ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule,
-                                       int64_t multicast) {
+                                       int64_t multicast, int64_t blocksPerSM) {
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
                        << " values";
@@ -73,6 +73,16 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
       return emitError() << "only gemm_wgmma and conv_wgmma multicast their B tiles";
     if (multicast != 2)
       return emitError() << "multicast must be 1 or 2, got " << multicast;
+  }
+  if (blocksPerSM != 1) {
+    if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
+      return emitError() << "only gemm_wgmma and conv_wgmma take blocks_per_sm";
+    if (blocksPerSM != 2)
+      return emitError() << "blocks_per_sm must be 1 or 2, got " << blocksPerSM;
+    // Compiled within 80 registers a thread: a cooperative 64-wide tile's
+    // 32 accumulators fit beside its epilogue, anything more spills.
+    if ((tile.size() == 3 && tile[1] != 64) || schedule != WgmmaSchedule::cooperative)
+      return emitError() << "two blocks a multiprocessor take cooperative 64-wide tiles";
   }
   return success();
 }

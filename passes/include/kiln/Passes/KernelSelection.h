@@ -30,8 +30,10 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
 
 /// Empty when `schedule` names a Hopper main-loop schedule the selection
 /// stage takes (auto, cooperative, pingpong) and `multicast` a cluster size
-/// (0: the cost model's, 1, 2), else the error.
-std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast);
+/// and `blocksPerSM` a count of blocks a multiprocessor (0: the cost
+/// model's, 1, 2), else the error.
+std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
+                            int64_t blocksPerSM);
 
 } // namespace kiln
 

@@ -439,6 +439,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"wgmmaMulticast", "wgmma-multicast", "int64_t", /*default=*/"0",
            "blocks of a cluster that share gemm_wgmma's and conv_wgmma's B tiles "
            "by TMA multicast: 0 (the cost model), 1 or 2">,
+    Option<"wgmmaBlocksPerSM", "wgmma-blocks-per-sm", "int64_t", /*default=*/"0",
+           "blocks of gemm_wgmma and conv_wgmma a multiprocessor runs at once: 0 (the "
+           "cost model), 1 or 2">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
   ];

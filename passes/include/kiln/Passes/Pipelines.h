@@ -67,6 +67,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("blocks of a cluster sharing the Hopper main loop's B tiles: 0 (the "
                      "cost model), 1 or 2"),
       llvm::cl::init(0)};
+  Option<int64_t> wgmmaBlocksPerSM{
+      *this, "wgmma-blocks-per-sm",
+      llvm::cl::desc("blocks of the Hopper main loop a multiprocessor runs at once: 0 (the "
+                     "cost model), 1 or 2"),
+      llvm::cl::init(0)};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize

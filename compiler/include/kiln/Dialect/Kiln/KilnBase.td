@@ -195,6 +195,10 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       thread-block cluster (1 or 2) that take consecutive row tiles of the
       same columns and share each B tile, every block loading its share and
       multicasting it to all of them (1: no cluster).
+    - `blocks_per_sm`: for `gemm_wgmma` and `conv_wgmma`, the blocks that
+      share a multiprocessor (1 or 2): two give an epilogue-bound kernel
+      twice the warps; they need their stages to fit in shared memory twice
+      and, compiled within 80 registers a thread, cooperative 64-wide tiles.
 
     `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
@@ -211,7 +215,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     DefaultValuedParameter<"int64_t", "0">:$grid_limit,
     Kiln_TileParameter:$pixel_tile,
     Kiln_WgmmaScheduleParameter:$schedule,
-    DefaultValuedParameter<"int64_t", "1">:$multicast);
+    DefaultValuedParameter<"int64_t", "1">:$multicast,
+    DefaultValuedParameter<"int64_t", "1">:$blocks_per_sm);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
