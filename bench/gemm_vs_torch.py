@@ -15,8 +15,9 @@ F.linear followed by the same epilogue (eager) the same way
 
 --schedules: compile each case once per Hopper main-loop schedule named
 (kiln-compile --wgmma-schedule), with `:N` its multicast cluster
-(--wgmma-multicast), a row each; the row names the kernel configuration
-kiln-select-kernels took.
+(--wgmma-multicast) and `:N:B` its blocks a multiprocessor
+(--wgmma-blocks-per-sm), a row each; the row names the kernel
+configuration kiln-select-kernels took.
 
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
@@ -91,8 +92,9 @@ class LinearEpilogue(torch.nn.Module):
 
 def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
     """kiln's fused kernel: (ms, rel L2, verdict, kernel configuration)."""
-    schedule, _, multicast = schedule.partition(":")
-    name = f"linear_{m}x{n}x{k}_{epilogue}_{schedule}{multicast}"
+    schedule, _, rest = schedule.partition(":")
+    multicast, _, blocks = rest.partition(":")
+    name = f"linear_{m}x{n}x{k}_{epilogue}_{schedule}{multicast}{blocks}"
     torch.manual_seed(0)
     module = LinearEpilogue(k, n, epilogue).half().eval()
     x = torch.randn(m, k, dtype=torch.float16)
@@ -103,7 +105,8 @@ def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
                              _OneInput(module), inputs)
     torch.jit.save(traced, path)
     artifact = os.path.join(work, name + ".kiln")
-    flags = [f"--wgmma-schedule={schedule}", f"--wgmma-multicast={multicast or 0}"]
+    flags = [f"--wgmma-schedule={schedule}", f"--wgmma-multicast={multicast or 0}",
+             f"--wgmma-blocks-per-sm={blocks or 0}"]
     subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
                    capture_output=True, text=True)
     ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
