@@ -116,8 +116,9 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
     return refuse("its template implements tiles [128, 64 | 128 | 192 | 256, 64] only");
   if (config.getStages() < 2)
     return refuse("its TMA ring needs 2 or more stages");
-  if (config.getGridLimit() <= 0)
-    return refuse("the persistent grid needs a grid_limit (blocks at most)");
+  if (config.getGridLimit() < config.getMulticast())
+    return refuse("the persistent grid needs a grid_limit (blocks at most) of one cluster or "
+                  "more");
   ArrayRef<int64_t> pixels = config.getPixelTile();
   if (pixels.size() != 3)
     return refuse("it needs a pixel_tile [images, rows, columns]");

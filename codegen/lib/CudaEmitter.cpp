@@ -378,8 +378,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // question: the emitter knows no GPU.
     if (config.getStages() < 2)
       return refuse("its TMA ring needs 2 or more stages");
-    if (config.getGridLimit() <= 0)
-      return refuse("the persistent grid needs a grid_limit (blocks at most)");
+    if (config.getGridLimit() < config.getMulticast())
+      return refuse("the persistent grid needs a grid_limit (blocks at most) of one "
+                    "cluster or more");
     break;
   case KernelVariant::gemm_split_k:
     if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))

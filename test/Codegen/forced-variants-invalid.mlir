@@ -226,3 +226,17 @@ func.func @two_blocks_wide(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> 
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// A multicast pair launches whole clusters: a grid of one block would have
+// none.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: the persistent grid needs a grid_limit (blocks at most) of one cluster or more
+func.func @pair_in_one_block(%x: tensor<300x768xf16>, %w: tensor<768x768xf16>) -> tensor<300x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 1, multicast = 2>} -> tensor<300x768xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<768x768xf16>) -> tensor<300x768xf16>
+    kiln.yield %l : tensor<300x768xf16>
+  }
+  return %0 : tensor<300x768xf16>
+}
