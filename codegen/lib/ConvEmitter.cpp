@@ -156,7 +156,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   std::string sizes = std::to_string(width) + ", " + std::to_string(config.getStages()) + ", " +
                       wgmmaScheduleName(config.getSchedule()) + ", " +
                       std::to_string(multicast) + ", " +
-                      std::to_string(config.getBlocksPerSm()) + ", " + std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
+                      std::to_string(config.getBlocksPerSm()) + ", " +
+                      std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
                       std::to_string(pixels[2]);
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_conv_sm90.cuh\"\n" +

@@ -256,8 +256,12 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
         while (stages < 6 && wgmmaSharedBytes(candidate.width, stages + 1) * blocksPerSM <=
                                  target.maxDynamicSharedBytes)
           ++stages;
-        best = {candidate.width, stages,   blocks,
-                candidate.schedule, multicast, name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
+        best = {candidate.width,
+                stages,
+                blocks,
+                candidate.schedule,
+                multicast,
+                name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
                 blocksPerSM};
         bestCost = cost;
       }
