@@ -261,12 +261,20 @@ unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnT
   return static_cast<unsigned>(std::min(clusters, gridLimit / multicast) * multicast);
 }
 
+namespace {
+/// `#define name` as `hopper` in the sm_90a image and `other` elsewhere.
+std::string defineInSm90a(const std::string &name, const std::string &hopper,
+                          const std::string &other) {
+  return "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#define " + name + " " + hopper +
+         "\n#else\n#define " + name + (other.empty() ? "" : " " + other) + "\n#endif\n";
+}
+} // namespace
+
 std::string kiln::codegen::detail::wgmmaBlocksPreamble(int64_t blocksPerSM) {
   if (blocksPerSM == 1)
     return "";
-  return "// Two blocks a multiprocessor in the sm_90a image (kernelOpen).\n"
-         "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#define KILN_WGMMA_BLOCKS_PER_SM " +
-         std::to_string(blocksPerSM) + "\n#else\n#define KILN_WGMMA_BLOCKS_PER_SM 1\n#endif\n";
+  return "// Two blocks a multiprocessor in the sm_90a image (kernelOpen).\n" +
+         defineInSm90a("KILN_WGMMA_BLOCKS_PER_SM", std::to_string(blocksPerSM), "1");
 }
 
 std::string kiln::codegen::detail::wgmmaScheduleName(WgmmaSchedule schedule) {
@@ -276,9 +284,9 @@ std::string kiln::codegen::detail::wgmmaScheduleName(WgmmaSchedule schedule) {
 std::string kiln::codegen::detail::clusterPreamble(int64_t blocks) {
   if (blocks == 1)
     return "#define KILN_SPLIT_CLUSTER\n";
-  return "// The blocks that split one output's work form a cluster (sm_90a).\n"
-         "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#define KILN_SPLIT_CLUSTER __cluster_dims__(" +
-         std::to_string(blocks) + ", 1, 1)\n#else\n#define KILN_SPLIT_CLUSTER\n#endif\n";
+  return "// The blocks that split one output's work form a cluster (sm_90a).\n" +
+         defineInSm90a("KILN_SPLIT_CLUSTER",
+                       "__cluster_dims__(" + std::to_string(blocks) + ", 1, 1)", "");
 }
 
 std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {

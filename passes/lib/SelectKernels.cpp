@@ -231,40 +231,38 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     multicast = 1;
   // Two blocks a multiprocessor only when asked for (not yet measured).
   const int64_t blocksPerSM = knobs.wgmmaBlocksPerSM == 2 ? 2 : 1;
-  {
-    for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
-      if (schedule != "auto" && scheduleName(candidate.schedule) != schedule)
-        continue;
-      if (residual && candidate.accumulators() > kResidualMaxAccumulators)
-        continue;
-      if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
-                               candidate.schedule != WgmmaSchedule::cooperative))
-        continue;
-      int64_t blocks = ceilDiv(ceilDiv(s.M, 128), multicast) * multicast *
-                       ceilDiv(s.N, candidate.width) * s.batch;
-      int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
-      double steps = candidate.schedule == WgmmaSchedule::cooperative
-                         ? n * (k + e)
-                         : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * kPingPongOverhead;
-      double cost = steps * candidate.width * candidate.perColumn;
-      std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width) +
-                         (multicast > 1 ? " multicast " + str(multicast) : "");
-      considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
-                    " tiles, " + str(n) + " a block";
-      if (best.width == 0 || cost < bestCost) {
-        int64_t stages = 2;
-        while (stages < 6 && wgmmaSharedBytes(candidate.width, stages + 1) * blocksPerSM <=
-                                 target.maxDynamicSharedBytes)
-          ++stages;
-        best = {candidate.width,
-                stages,
-                blocks,
-                candidate.schedule,
-                multicast,
-                name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
-                blocksPerSM};
-        bestCost = cost;
-      }
+  for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
+    if (schedule != "auto" && scheduleName(candidate.schedule) != schedule)
+      continue;
+    if (residual && candidate.accumulators() > kResidualMaxAccumulators)
+      continue;
+    if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
+                             candidate.schedule != WgmmaSchedule::cooperative))
+      continue;
+    int64_t blocks = ceilDiv(ceilDiv(s.M, 128), multicast) * multicast *
+                     ceilDiv(s.N, candidate.width) * s.batch;
+    int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
+    double steps = candidate.schedule == WgmmaSchedule::cooperative
+                       ? n * (k + e)
+                       : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * kPingPongOverhead;
+    double cost = steps * candidate.width * candidate.perColumn;
+    std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width) +
+                       (multicast > 1 ? " multicast " + str(multicast) : "");
+    considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
+                  " tiles, " + str(n) + " a block";
+    if (best.width == 0 || cost < bestCost) {
+      int64_t stages = 2;
+      while (stages < 6 && wgmmaSharedBytes(candidate.width, stages + 1) * blocksPerSM <=
+                               target.maxDynamicSharedBytes)
+        ++stages;
+      best = {candidate.width,
+              stages,
+              blocks,
+              candidate.schedule,
+              multicast,
+              name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
+              blocksPerSM};
+      bestCost = cost;
     }
   }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +

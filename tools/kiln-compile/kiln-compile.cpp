@@ -84,12 +84,6 @@ cl::opt<int64_t> splitKMaxBlocks(
     "split-k-max-blocks",
     cl::desc("most blocks a split-K GEMM may launch (default: two per multiprocessor)"),
     cl::init(0), cl::cat(kilnCategory));
-cl::opt<int64_t> wgmmaBlocksPerSM(
-    "wgmma-blocks-per-sm",
-    cl::desc("blocks of the Hopper GEMM and convolution a multiprocessor runs at once: 0 "
-             "(the selection stage's choice, the default), 1 or 2 (twice the warps for "
-             "epilogue-bound kernels, half the shared memory and registers each)"),
-    cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> splitKMinK("split-k-min-k",
                             cl::desc("least K each block of a split walks (default 128)"),
                             cl::init(kiln::kSplitKMinK), cl::cat(kilnCategory));
@@ -116,6 +110,12 @@ cl::opt<int64_t> wgmmaMulticast(
     cl::desc("blocks of a thread-block cluster that take neighbouring row tiles of the Hopper "
              "GEMM and convolution and share each B tile by TMA multicast: 0 (the selection "
              "stage's choice, the default), 1 (none) or 2"),
+    cl::init(0), cl::cat(kilnCategory));
+cl::opt<int64_t> wgmmaBlocksPerSM(
+    "wgmma-blocks-per-sm",
+    cl::desc("blocks of the Hopper GEMM and convolution a multiprocessor runs at once: 0 "
+             "(the selection stage's choice, the default), 1 or 2 (twice the warps for "
+             "epilogue-bound kernels, half the shared memory and registers each)"),
     cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
