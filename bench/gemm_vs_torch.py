@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
-    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise] [--markdown OUT.md]
+    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise|epilogues] [--markdown OUT.md]
                      [--schedules auto,cooperative,pingpong:2,...]
 
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
@@ -22,8 +22,9 @@ configuration kiln-select-kernels took.
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
 ViT-B/16 (197 tokens) at batch 32. --set pointwise: the CNNs' 1x1
-convolutions at batch 32 as GEMMs (their epilogue-bound shapes). Run on the
-GPU machine.
+convolutions at batch 32 as GEMMs (their epilogue-bound shapes). --set
+epilogues: one BERT shape with each epilogue, for what the epilogue costs.
+Run on the GPU machine.
 """
 import argparse
 import os
@@ -65,6 +66,16 @@ SETS = {
         ("MobileNetV3 16->64 112x112", 401408, 64, 16, "relu"),
         ("ResNet-50 64->256 56x56", 100352, 256, 64, "residual"),
         ("ResNet-50 256->64 56x56", 100352, 64, 256, "relu"),
+    ],
+    # One shape with each epilogue: what the epilogue costs on top of the
+    # main loop.
+    "epilogues": [
+        ("BERT FFN up", 4096, 3072, 768, "bias"),
+        ("BERT FFN up", 4096, 3072, 768, "relu"),
+        ("BERT FFN up", 4096, 3072, 768, "gelu"),
+        ("BERT FFN up", 4096, 3072, 768, "residual"),
+        ("BERT FFN down", 4096, 768, 3072, "bias"),
+        ("BERT FFN down", 4096, 768, 3072, "residual"),
     ],
 }
 

@@ -50,6 +50,7 @@ import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import best_of  # noqa: E402  (the fastest peer, as RESULTS.md counts it)
+from timing import median_ms  # noqa: E402
 
 warnings.filterwarnings("ignore")
 # fp32 references in fp32, not cuDNN's default TF32.
@@ -61,20 +62,6 @@ torch.backends.cudnn.benchmark = True
 if hasattr(torch._dynamo.config, "recompile_limit"):
     torch._dynamo.config.recompile_limit = 64
 torch._dynamo.config.cache_size_limit = 64
-
-def median_ms(fn, runs):
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - start) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
-
 
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)

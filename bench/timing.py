@@ -6,6 +6,8 @@ is timed here the same way, so the two columns of a kernel benchmark are
 alike: a single synchronized call between events would add the launch and
 Python's dispatch to PyTorch's figure alone.
 """
+import time
+
 import torch
 
 METHOD = ("mean device time per call of back-to-back calls between two CUDA events "
@@ -57,3 +59,20 @@ def graph_ms(fn, launches=100, replays=5, warmup=3):
     end.record()
     end.synchronize()
     return start.elapsed_time(end) / (launches * replays)
+
+
+def median_ms(fn, runs):
+    """Median wall time of `runs` synchronous calls of `fn` after ten
+    warm-up calls: how a whole model is timed (kiln-run --bench's "wall per
+    run" measures kiln the same way)."""
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    times.sort()
+    return times[len(times) // 2]

@@ -1,27 +1,44 @@
 #!/usr/bin/env python3
-"""Models as people export them, through kiln-compile --verify.
+"""Models as people export them, through kiln-compile --verify or on a GPU.
 
     scripts/model-sweep.py BIN_DIR WORK_DIR [--family hf|torchvision|all]
-                           [--precisions fp32 fp16] [--only NAME...]
-                           [--markdown OUT.md] [--timeout S] [--export trace|pt2]
+                           [--precisions fp32 fp16] [--only NAME...] [--shard K/N]
+                           [--markdown OUT.md] [--json ROWS.jsonl] [--timeout S]
+                           [--export trace|pt2] [--run-on-gpu [--runs N] [--jobs J]]
 
 Hugging Face families are built from small configs with random weights and
 traced as the transformers docs show (`torch.jit.trace` with `strict=False`
 on input ids and a padded attention mask, keyword inputs where the model's
 second positional argument is not the mask, `use_cache=False` for decoders).
 torchvision classifiers (every one in `torchvision.models.list_models`,
-random weights, batch 1, 224 x 224 unless the model needs another size) are
-traced in eval mode. With `--export pt2` each is exported with
-`torch.export.export` (strict=False, the same inputs) and saved as a `.pt2`
-instead. Each model is compiled to an artifact with `--verify`
-at each precision (fp32: rel L2 1e-5 against LibTorch's fp32 result; fp16:
-1e-2). The result per model and precision is `ok`, or the first line of
-kiln's error. Needs no GPU, and the Python packages transformers and
-torchvision (which scripts/setup.sh does not install). Exit status: 0 when
-every model passes, 2 when a package is missing.
+random weights with BatchNorm statistics measured on random images, batch 1,
+224 x 224 unless the model needs another size) are traced in eval mode.
+With `--export pt2` each is exported with `torch.export.export`
+(strict=False, the same inputs) and saved as a `.pt2` instead.
+
+Each model is compiled to an artifact with `--verify` at each precision
+(fp32: rel L2 1e-5 against LibTorch's fp32 result; fp16: 1e-2). The result
+per model and precision is `ok`, or the first line of kiln's error. An fp16
+result past its tolerance where PyTorch's own fp16 result is past it too,
+and kiln's error within 3x of PyTorch's, is reported as `beyond fp16`: the
+random model's range, not kiln's error. Needs no GPU.
+
+With --run-on-gpu (on the GPU machine) each artifact instead runs on the
+GPU: `kiln-run --check` on the example's inputs against PyTorch's fp32
+result computed on the CPU, at each precision; the last precision's
+artifact is timed (`kiln-run --device-io --bench`) beside PyTorch eager and
+torch.compile reduce-overhead in that precision, each the median of --runs
+synchronous calls. --jobs J prepares J models side by side (exports,
+compiles, torch.compile) while checks and timings take turns on the GPU.
+
+Needs the Python packages transformers and torchvision (which
+scripts/setup.sh does not install). Exit status: 0 when every model
+passes, 1 when one does not, 2 for a missing package or a usage error.
 """
 import argparse
+import copy
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -29,8 +46,10 @@ import sys
 import time
 import warnings
 
+import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 warnings.filterwarnings("ignore")
 
 
@@ -82,13 +101,33 @@ def torchvision_models():
     return {name: name for name in torchvision.models.list_models(module=torchvision.models)}
 
 
+def calibrate_batch_norm(model, size):
+    """Measures the BatchNorm statistics on random images, as training would
+    have left them: at torchvision's initialization (mean 0, variance 1)
+    MobileNets', EfficientNets' and MnasNets' activations shrink to ~1e-14
+    by the classifier and deep ResNets' grow to ~1e5, outside fp16's range,
+    so no fp16 result (PyTorch's own included) could match fp32."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    for norm in norms:
+        norm.momentum = None  # a plain average over the calibration batch
+        norm.reset_running_stats()
+    model.train()
+    with torch.no_grad():
+        model(torch.randn(4, 3, size, size))
+    model.eval()
+
+
 def torchvision_example(name):
     import torchvision
 
     torch.manual_seed(0)
-    model = torchvision.models.get_model(name, weights=None).eval()
+    model = torchvision.models.get_model(name, weights=None)
     size = {"inception_v3": 299}.get(name, 224)
-    return model, (torch.randn(1, 3, size, size),), {}
+    calibrate_batch_norm(model, size)
+    torch.manual_seed(1)
+    return model.eval(), (torch.randn(1, 3, size, size),), {}
 
 
 def save(example, export, path):
@@ -111,7 +150,61 @@ def first_error(text):
     return (text.strip().splitlines() or ["failed"])[-1][:200]
 
 
-def compile_and_verify(bin_dir, path, precision, timeout):
+TOLERANCE = {"fp32": 1e-5, "tf32": 1e-3, "fp16": 1e-2, "bf16": 1e-2}
+# A reduced-precision result that fails where PyTorch's own result in that
+# precision fails too is the model's range, not kiln's error, when kiln's
+# error is within this factor of PyTorch's.
+BEYOND_PRECISION_FACTOR = 3.0
+
+
+def flatten(value):
+    """A model's outputs as kiln names them: tuples, lists, dicts and
+    ModelOutputs flattened in order, None dropped."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if value is None:
+        return []
+    if isinstance(value, dict):  # ModelOutput is an OrderedDict without its None fields
+        value = list(value.values())
+    return [t for item in value for t in flatten(item)]
+
+
+def rel_l2(result, reference):
+    """The worst output's relative L2 distance."""
+    return max(((r.double() - ref.double()).norm() / max(ref.double().norm(), 1e-30)).item()
+               for r, ref in zip(result, reference))
+
+
+def cast_inputs(values, dtype, device):
+    if isinstance(values, dict):
+        return {k: cast_inputs(v, dtype, device) for k, v in values.items()}
+    if isinstance(values, (tuple, list)):
+        return type(values)(cast_inputs(v, dtype, device) for v in values)
+    return values.to(device, dtype) if values.is_floating_point() else values.to(device)
+
+
+def torch_in(example, dtype, device):
+    """PyTorch's own result of the example in `dtype` on `device` (a copy
+    of the model), and the callable that computes it."""
+    model, args, kwargs = example
+    model = copy.deepcopy(model).to(device, dtype)
+    args, kwargs = cast_inputs(args, dtype, device), cast_inputs(kwargs, dtype, device)
+    with torch.no_grad():
+        return flatten(model(*args, **kwargs)), model, args, kwargs
+
+
+def beyond_precision(precision, kiln_error, torch_error):
+    """The verdict of a reduced-precision result past its tolerance, given
+    PyTorch's own error in that precision."""
+    tolerance = TOLERANCE[precision]
+    if torch_error > tolerance and kiln_error <= BEYOND_PRECISION_FACTOR * torch_error:
+        return (f"beyond {precision}: PyTorch's own {precision} result is {torch_error:.1e} "
+                f"from fp32, kiln's {kiln_error:.1e}")
+    return None
+
+
+def compile_and_verify(bin_dir, path, precision, timeout, example):
+    """(verdict, seconds, passed) of kiln-compile --verify to an artifact."""
     artifact = os.path.splitext(path)[0] + f"-{precision}.kiln"
     start = time.perf_counter()
     try:
@@ -119,16 +212,189 @@ def compile_and_verify(bin_dir, path, precision, timeout):
                               "--verify", "-o", artifact],
                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return f"timed out after {timeout} s", timeout
+        return f"timed out after {timeout} s", timeout, False
     seconds = time.perf_counter() - start
     text = out.stdout + out.stderr
     # Artifacts of the larger classifiers run to gigabytes: checked, not kept.
     if os.path.exists(artifact):
         os.remove(artifact)
+    worst = max((float(e) for e in re.findall(r"rel L2 ([0-9.e+-]+)", text)), default=0.0)
     if out.returncode == 0 and "FAIL" not in text:
-        worst = max((float(e) for e in re.findall(r"rel L2 ([0-9.e+-]+)", text)), default=0.0)
-        return f"ok (rel L2 {worst:.1e})", seconds
-    return first_error(text), seconds
+        return f"ok (rel L2 {worst:.1e})", seconds, True
+    if precision in ("fp16", "bf16") and "differs from LibTorch" in text:
+        dtype = torch.float16 if precision == "fp16" else torch.bfloat16
+        reference = torch_in(example, torch.float32, "cpu")[0]
+        reduced = [t.float() for t in torch_in(example, dtype, "cpu")[0]]
+        verdict = beyond_precision(precision, worst, rel_l2(reduced, reference))
+        if verdict:
+            return verdict, seconds, True
+    return first_error(text), seconds, False
+
+
+def gpu_lock(work):
+    """Held while anything is checked or timed on the GPU: the workers
+    compile side by side, one at a time measures."""
+    import fcntl
+
+    class Lock:
+        def __enter__(self):
+            self.file = open(os.path.join(work, "gpu.lock"), "w")
+            fcntl.flock(self.file, fcntl.LOCK_EX)
+
+        def __exit__(self, *exc):
+            fcntl.flock(self.file, fcntl.LOCK_UN)
+            self.file.close()
+    return Lock()
+
+
+def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeout):
+    """Compiles the exported model at each precision, runs each artifact on
+    the GPU on the example's inputs with `kiln-run --check` against
+    PyTorch's fp32 result (computed on the CPU), and times the last
+    precision's artifact beside PyTorch eager and torch.compile
+    reduce-overhead in that precision (fp16 and bf16; fp32 otherwise).
+    Results go into `row` as they come."""
+    from timing import median_ms
+
+    reference = [t.float() for t in torch_in(example, torch.float32, "cpu")[0]]
+    directory = os.path.join(work, name)
+    os.makedirs(directory, exist_ok=True)
+    for index, tensor in enumerate(reference):
+        np.save(os.path.join(directory, f"ref{index}.npy"), tensor.numpy())
+    model, args, kwargs = example
+    inputs = list(args) + list(kwargs.values())
+    env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
+    for precision in precisions:
+        artifact = os.path.join(directory, f"{precision}.kiln")
+        start = time.perf_counter()
+        try:
+            out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision", precision,
+                                  "-q", "-o", artifact], capture_output=True, text=True,
+                                 timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            row[precision] = f"kiln-compile timed out after {timeout} s"
+            continue
+        row[f"{precision}_compile_s"] = time.perf_counter() - start
+        if out.returncode != 0:
+            row[precision] = "kiln-compile: " + first_error(out.stdout + out.stderr)
+            continue
+        info = json.loads(subprocess.run([f"{bin_dir}/kiln-info", artifact, "--json"],
+                                         capture_output=True, text=True).stdout)
+        if len(info["inputs"]) != len(inputs) or len(info["outputs"]) != len(reference):
+            row[precision] = (f"kiln's signature ({len(info['inputs'])} inputs, "
+                              f"{len(info['outputs'])} outputs) is not PyTorch's "
+                              f"({len(inputs)}, {len(reference)})")
+            continue
+        feeds = []
+        for spec, tensor in zip(info["inputs"], inputs):
+            file = os.path.join(directory, f"input_{spec['name']}.npy")
+            np.save(file, tensor.numpy())
+            feeds += ["--input", f"{spec['name']}={file}"]
+        checks = [flag for i in range(len(reference))
+                  for flag in ("--check", os.path.join(directory, f"ref{i}.npy"))]
+        timed = precision == precisions[-1]
+        with gpu_lock(work):
+            out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, *checks,
+                                  "--tolerance", str(TOLERANCE[precision])] +
+                                 (["--device-io", "--bench", str(runs)] if timed else []),
+                                 capture_output=True, text=True, timeout=timeout)
+        text = out.stdout + out.stderr
+        errors = [float(e) for e in re.findall(r"rel L2 ([0-9.e+-]+)", text)]
+        if len(errors) != len(reference):
+            row[precision] = "kiln-run: " + first_error(text)
+            continue
+        row[f"{precision}_rel_l2"] = max(errors)
+        row[precision] = "ok" if out.returncode == 0 else "FAIL"
+        wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
+        if timed and wall:
+            row["kiln_ms"] = float(wall.group(1))
+        os.remove(artifact)
+
+    # PyTorch in the timed precision, from a copy of the model on the GPU.
+    precision = precisions[-1]
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
+    row["torch_dtype"] = str(dtype).replace("torch.", "")
+    result, gpu_model, gpu_args, gpu_kwargs = torch_in(example, dtype, "cuda")
+    row["torch_rel_l2"] = rel_l2([t.float().cpu() for t in result], reference)
+    if row.get(precision) == "FAIL":
+        verdict = beyond_precision(precision, row[f"{precision}_rel_l2"], row["torch_rel_l2"])
+        if verdict:
+            row[precision] = verdict
+    with torch.no_grad():
+        call = lambda: gpu_model(*gpu_args, **gpu_kwargs)  # noqa: E731
+        with gpu_lock(work):
+            row["eager_ms"] = median_ms(call, runs)
+        try:
+            start = time.perf_counter()
+            compiled = torch.compile(gpu_model, mode="reduce-overhead")
+            for _ in range(3):
+                compiled(*gpu_args, **gpu_kwargs)
+            torch.cuda.synchronize()
+            row["reduce_overhead_compile_s"] = time.perf_counter() - start
+            with gpu_lock(work):
+                row["reduce_overhead_ms"] = median_ms(
+                    lambda: compiled(*gpu_args, **gpu_kwargs), runs)
+        except Exception as error:  # noqa: BLE001 - a peer failing is a result too
+            row["reduce_overhead_error"] = f"{type(error).__name__}: {str(error)[:150]}"
+    torch._dynamo.reset()
+
+
+def make_example(family, name):
+    if family == "Hugging Face":
+        return hf_example(name, hf_models()[name])
+    return torchvision_example(name)
+
+
+def sweep_one(job):
+    """One model of the sweep: a row of results (in a worker process with
+    --jobs)."""
+    family, name, args = job
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, args.jobs)))
+    path = os.path.join(args.work, f"{name}.{'pt2' if args.export == 'pt2' else 'pt'}")
+    row = {"family": family, "model": name}
+    try:
+        example = make_example(family, name)
+        save(example, args.export, path)
+    except Exception as error:  # noqa: BLE001 - the exporter failing is a result too
+        message = f"export failed: {type(error).__name__}: {str(error)[:150]}"
+        row.update({p: message for p in args.precisions})
+        row["failures"] = len(args.precisions)
+        return row
+    if args.run_on_gpu:
+        try:
+            run_on_gpu(row, args.bin, args.work, name, example, path, args.precisions,
+                       args.runs, args.timeout)
+        except Exception as error:  # noqa: BLE001 - reported in the row
+            row["error"] = f"{type(error).__name__}: {str(error)[:200]}"
+        row["failures"] = sum(not str(row.get(p, "")).startswith(("ok", "beyond"))
+                              for p in args.precisions)
+    else:
+        row["failures"] = 0
+        for precision in args.precisions:
+            verdict, seconds, passed = compile_and_verify(args.bin, path, precision,
+                                                          args.timeout, example)
+            row[precision] = f"{verdict} ({seconds:.0f} s)"
+            row["failures"] += not passed
+    if os.path.exists(path):
+        os.remove(path)
+    return row
+
+
+def markdown_row(row, args):
+    def ms(key):
+        return f"{row[key]:.3f}" if key in row else row.get(key.replace("_ms", "_error"), "-")
+    if not args.run_on_gpu:
+        return f"| {row['family']} | {row['model']} | " + " | ".join(
+            row[p] for p in args.precisions) + " |"
+    cells = []
+    for p in args.precisions:
+        error = f" ({row[p + '_rel_l2']:.1e})" if p + "_rel_l2" in row else ""
+        cells.append(f"{row.get(p, row.get('error', '-'))}{error}")
+    torch_error = f"{row['torch_rel_l2']:.1e}" if "torch_rel_l2" in row else "-"
+    return (f"| {row['family']} | {row['model']} | " + " | ".join(cells) +
+            f" | {torch_error} | {ms('kiln_ms')} | {ms('eager_ms')} | "
+            f"{ms('reduce_overhead_ms')} |")
 
 
 def main():
@@ -138,12 +404,25 @@ def main():
     parser.add_argument("--family", choices=["hf", "torchvision", "all"], default="all")
     parser.add_argument("--precisions", nargs="+", default=["fp32", "fp16"])
     parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument("--shard", default="1/1",
+                        help="K/N: the K-th of N interleaved parts of the model list")
     parser.add_argument("--markdown")
+    parser.add_argument("--json", help="append each model's row to this JSON-lines file")
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--export", choices=["trace", "pt2"], default="trace",
                         help="torch.jit.trace to .pt (default) or torch.export to .pt2")
+    parser.add_argument("--run-on-gpu", action="store_true",
+                        help="run each artifact on this machine's GPU with kiln-run --check "
+                             "and time it beside PyTorch eager and reduce-overhead, instead "
+                             "of kiln-compile --verify")
+    parser.add_argument("--runs", type=int, default=100,
+                        help="with --run-on-gpu: synchronous calls timed per mode")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="models prepared side by side (worker processes); checks and "
+                             "timings take turns on the GPU")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    args.work = os.path.abspath(args.work)
 
     needed = {"hf": ["transformers"], "torchvision": ["torchvision"],
               "all": ["transformers", "torchvision"]}[args.family]
@@ -153,37 +432,48 @@ def main():
               f"(pip install {' '.join(missing)}; torchvision==0.26.0 matches torch 2.11)",
               file=sys.stderr)
         return 2
+    shard = re.fullmatch(r"(\d+)/(\d+)", args.shard)
+    if not shard or not 1 <= int(shard.group(1)) <= int(shard.group(2)):
+        print(f"model-sweep.py: error: --shard wants K/N with 1 <= K <= N, not "
+              f"'{args.shard}'", file=sys.stderr)
+        return 2
     jobs = []
     if args.family in ("hf", "all"):
-        jobs += [("Hugging Face", name, lambda n=name, m=make: hf_example(n, m))
-                 for name, make in hf_models().items()]
+        jobs += [("Hugging Face", name) for name in hf_models()]
     if args.family in ("torchvision", "all"):
-        jobs += [("torchvision", name, lambda n=name: torchvision_example(n))
-                 for name in torchvision_models()]
+        jobs += [("torchvision", name) for name in torchvision_models()]
     if args.only:
         jobs = [job for job in jobs if job[1] in args.only]
+    part, parts = int(shard.group(1)), int(shard.group(2))
+    jobs = [(family, name, args) for family, name in jobs[part - 1::parts]]
 
     rows, failures = [], 0
-    for family, name, example in jobs:
-        path = os.path.join(args.work, f"{name}.{'pt2' if args.export == 'pt2' else 'pt'}")
-        try:
-            save(example(), args.export, path)
-            results = [compile_and_verify(args.bin, path, p, args.timeout)
-                       for p in args.precisions]
-        except Exception as error:  # noqa: BLE001 - the exporter failing is a result too
-            results = [(f"export failed: {type(error).__name__}: {str(error)[:150]}", 0.0)
-                       for _ in args.precisions]
-        failures += sum(not r.startswith("ok") for r, _ in results)
-        cells = " | ".join(f"{r} ({s:.0f} s)" for r, s in results)
-        rows.append(f"| {family} | {name} | {cells} |")
+    if args.jobs > 1:
+        import multiprocessing
+        results = multiprocessing.get_context("spawn").Pool(args.jobs).imap_unordered(
+            sweep_one, jobs)
+    else:
+        results = map(sweep_one, jobs)
+    for row in results:
+        failures += row.pop("failures")
+        rows.append(markdown_row(row, args))
         print(rows[-1], flush=True)
-    header = ["| family | model | " + " | ".join(args.precisions) + " |",
-              "|---|---|" + "---|" * len(args.precisions)]
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps(row) + "\n")
+    if args.run_on_gpu:
+        header = ["| family | model | " + " | ".join(f"kiln {p} check" for p in args.precisions) +
+                  f" | PyTorch {args.precisions[-1]} rel L2 | kiln {args.precisions[-1]} ms | "
+                  f"eager ms | reduce-overhead ms |",
+                  "|---|---|" + "---|" * (len(args.precisions) + 4)]
+    else:
+        header = ["| family | model | " + " | ".join(args.precisions) + " |",
+                  "|---|---|" + "---|" * len(args.precisions)]
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write("\n".join(header + rows) + "\n")
-    print(f"{len(rows) * len(args.precisions) - failures} of "
-          f"{len(rows) * len(args.precisions)} compiles verified")
+            f.write("\n".join(header + sorted(rows)) + "\n")
+    total = len(rows) * len(args.precisions)
+    print(f"{total - failures} of {total} {'checks passed' if args.run_on_gpu else 'compiles verified'}")
     return 1 if failures else 0
 
 
