@@ -62,6 +62,32 @@ template <typename T> __device__ __forceinline__ T from_float(long long x) {
   return static_cast<T>(x);
 }
 
+/// Two adjacent elements of a buffer, loaded together: `p` is aligned to
+/// twice the element (an even index of a buffer kiln allocated).
+template <typename T> struct alignas(2 * sizeof(T)) Pair {
+  T x, y;
+};
+template <typename T> __device__ __forceinline__ Pair<T> load_pair(const T *p) {
+  return *reinterpret_cast<const Pair<T> *>(p);
+}
+/// Two adjacent elements at `p` (aligned to twice the element: an even
+/// index of a buffer kiln allocated), rounded and stored by one instruction:
+/// a half2 or bfloat162 pair is converted by one instruction too.
+template <typename T> __device__ __forceinline__ void store_pair(T *p, float a, float b) {
+  p[0] = from_float<T>(a);
+  p[1] = from_float<T>(b);
+}
+template <> __device__ __forceinline__ void store_pair<float>(float *p, float a, float b) {
+  *reinterpret_cast<float2 *>(p) = make_float2(a, b);
+}
+template <> __device__ __forceinline__ void store_pair<__half>(__half *p, float a, float b) {
+  *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(a, b);
+}
+template <>
+__device__ __forceinline__ void store_pair<__nv_bfloat16>(__nv_bfloat16 *p, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
+}
+
 // PyTorch's maximum/minimum/clamp/relu propagate NaN; fmaxf/fminf do not.
 __device__ __forceinline__ float nan_max(float a, float b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ float nan_min(float a, float b) { return (a != a || a < b) ? a : b; }
@@ -93,11 +119,19 @@ __device__ __forceinline__ float exp(float x) {
   return y;
 }
 __device__ __forceinline__ float div(float a, float b) { return __fdividef(a, b); }
-__device__ __forceinline__ float sigmoid(float x) { return __fdividef(1.0f, 1.0f + exp(-x)); }
-__device__ __forceinline__ float silu(float x) { return __fdividef(x, 1.0f + exp(-x)); }
+/// 1 / y for y >= 1 (or +inf, giving 0) in one MUFU instruction: the
+/// denominators below are 1 + a non-negative term, where __fdividef spends
+/// four more instructions scaling a denominator near the denormal range.
+__device__ __forceinline__ float rcp_from_one(float y) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+  return r;
+}
+__device__ __forceinline__ float sigmoid(float x) { return rcp_from_one(1.0f + exp(-x)); }
+__device__ __forceinline__ float silu(float x) { return x * rcp_from_one(1.0f + exp(-x)); }
 __device__ __forceinline__ float gelu_tanh(float x) {
   float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-  return __fdividef(x, 1.0f + exp(-2.0f * inner));
+  return x * rcp_from_one(1.0f + exp(-2.0f * inner));
 }
 /// Abramowitz and Stegun 7.1.26, in 12 instructions against erff's 30:
 /// absolute error 5e-7 in fp32 arithmetic, so GELU's relative error stays
@@ -105,7 +139,7 @@ __device__ __forceinline__ float gelu_tanh(float x) {
 /// 4.9e-4 rounding.
 __device__ __forceinline__ float erf(float x) {
   const float a = fabsf(x);
-  const float t = __fdividef(1.0f, 1.0f + 0.3275911f * a);
+  const float t = rcp_from_one(1.0f + 0.3275911f * a);
   const float poly =
       t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
   return copysignf(1.0f - poly * exp(-a * a), x);

@@ -108,6 +108,46 @@ enum class Schedule { cooperative, pingpong };
 /// start its next main loop".
 constexpr int kTurnBarrier = 1;
 
+/// The epilogue of one staged slice (16 rows x 64 columns) with each lane
+/// on two adjacent columns: one 8-byte shared load, one rounding to a
+/// half2 and one 4-byte store for two elements, and a row's 64 columns in
+/// one 128-byte store instruction, where a lane on one column takes two of
+/// each and a row takes two stores (Epilogue::kPairs: N is even and the
+/// output's rows start at even elements). `rowAt(r)` is the output row of
+/// the slice's row r; with kRowsByShuffle, lane l % 16 holds row l % 16's
+/// in `laneRow`.
+template <int kRows, bool kRowsByShuffle, typename Operands, typename Epilogue,
+          typename RowAt>
+__device__ __forceinline__ void store_slice_in_pairs(const Operands &ops, int N,
+                                                     const Epilogue &epilogue,
+                                                     const float *staging, int sliceN,
+                                                     int laneRow, RowAt rowAt) {
+  const int lane = threadIdx.x % 32;
+  const int n = sliceN + 2 * lane;
+  // An out-of-range pair is computed at the last pair (and not stored).
+  const int computedN = min(n, N - 2);
+#pragma unroll
+  for (int r0 = 0; r0 < 16; r0 += kRows) {
+    typename Epilogue::Values first[kRows], second[kRows];
+    int rows[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      rows[r] = kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r0 + r) : rowAt(r0 + r);
+    // Every row's loads before any store, as in the one-column path.
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float2 acc =
+          *reinterpret_cast<const float2 *>(staging + (r0 + r) * kStagingPitch + 2 * lane);
+      const int m = ops.clamp_row(rows[r]);
+      epilogue.compute_pair(m, computedN, acc.x, acc.y, first[r], second[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      if (ops.stores(rows[r]) && n < N)
+        epilogue.store_pair(rows[r], n, first[r], second[r]);
+  }
+}
+
 /// One warp's share of a tile's epilogue: rows warpRow .. warpRow + 15 of
 /// row tile tileM, the 64-row accumulator half `acc` of columns blockN ..
 /// blockN + kBN - 1, staged through this warp's `staging`.
@@ -160,6 +200,12 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
       *reinterpret_cast<float2 *>(bottom + 8) = make_float2(chunk[6], chunk[7]);
     }
     __syncwarp();
+    if constexpr (Epilogue::kPairs) {
+      store_slice_in_pairs<Operands::kEpilogueRows, Operands::kRowsByShuffle>(
+          ops, N, epilogue, staging, sliceN, laneRow, [&](int r) { return ops.row(tileM, warpRow + r); });
+      __syncwarp();
+      continue;
+    }
     const int n0 = blockN + c * kStagingCols + lane;
     // Eight rows' elements are computed before any is stored, so their
     // loads (a residual, a bias) are all in flight at once: a store

@@ -169,7 +169,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int o", "m, o", "",
                            "    const long long idx = (long long)m * " +
-                               std::to_string(out[3]) + "LL + o;\n"},
+                               std::to_string(out[3]) + "LL + o;\n",
+                           /*pairs=*/out[3] % 2 == 0},
                           epilogue) +
       "\n" +
       kernelOpen(group, name, kernel.block, kernel.tensorMaps.size(),
@@ -373,7 +374,8 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                   "\n" + shape + "\n" + emitEpilogueFunctor(group,
                                       {epilogueName, "int m, int o", "m, o", "",
                                        "    const long long idx = (long long)m * " +
-                                           std::to_string(O) + "LL + o;\n"},
+                                           std::to_string(O) + "LL + o;\n",
+                                       /*pairs=*/O % 2 == 0},
                                       epilogue) +
                   "\n" + launch + "  const " + epilogueName +
                   " epilogue{" + epilogueInitializers(group) + "};\n  " + call +

@@ -143,8 +143,8 @@ std::string ElementCode::integerOperand(Value value) {
 void ElementCode::store(unsigned resultIndex, Value value, StringRef at) {
   Type element = cast<RankedTensorType>(value.getType()).getElementType();
   if (deferStores) {
-    deferredStores.push_back(
-        {resultIndex, at.empty() ? index : at.str(), cudaType(element), heldOf(value)});
+    deferredStores.push_back({resultIndex, at.empty() ? index : at.str(), cudaType(element),
+                              heldOf(value), integers.contains(value)});
     return;
   }
   // kiln::from_float has a `long long` overload: integers store exactly.

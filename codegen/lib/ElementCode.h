@@ -59,6 +59,8 @@ public:
   struct DeferredStore {
     unsigned result;
     std::string at, type, value;
+    /// Whether `value` is held as a `long long` (else a float).
+    bool integer = false;
   };
   bool deferStores = false;
   llvm::SmallVector<DeferredStore> deferredStores;

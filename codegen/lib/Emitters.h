@@ -90,9 +90,13 @@ std::string splitClusterPreamble(int64_t split);
 /// attention) hands each accumulator to the group's fused epilogue:
 ///   struct name {
 ///     const T *in0, ...; T *out0, ...; <extraMembers>
-///     struct Values { T0 r0; ... };  // the results, rounded to their types
+///     struct Values { float r0; ... };  // the results, before rounding to their types
 ///     Values compute(<parameters>, float acc) const; // loads and math only
 ///     void store(<parameters>, const Values &) const;
+///     // kPairs: the element at an even column and the next share one
+///     // aligned store (a half2, a float2).
+///     static constexpr bool kPairs;
+///     void store_pair(<parameters of the first>, const Values &, const Values &) const;
 ///     void operator()(<parameters>, float acc) const; // store(compute())
 ///   };
 /// compute() holds no store, so a main loop that computes many elements
@@ -100,13 +104,16 @@ std::string splitClusterPreamble(int64_t split);
 /// at once: a store between two loads would make the compiler keep them in
 /// order, since an output may alias an input. `indexCode` defines `idx` (and
 /// any index the deferred stores use) from the parameters; `epilogue` must
-/// have been built with deferStores.
+/// have been built with deferStores. `pairs`: the caller's `idx` of an
+/// element at an even column is even (the row length and every base offset
+/// are), so kPairs may hold.
 struct EpilogueFunctor {
   std::string name;
   std::string parameters; // "int m, int n"
   std::string arguments;  // "m, n"
   std::string extraMembers;
   std::string indexCode;
+  bool pairs = false;
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);

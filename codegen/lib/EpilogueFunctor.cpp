@@ -8,9 +8,30 @@
 
 #include "Emitters.h"
 
+#include <cctype>
+
 using namespace mlir;
 
 namespace kiln::codegen::detail {
+
+/// `value` without a final rounding to `type`: a value already rounded
+/// through its storage type (`kiln::to_float(kiln::from_float<T>(x))`) is
+/// stored as x, since rounding twice gives what rounding once does, and the
+/// compiler cannot see through the conversions' inline assembly to fold them.
+static std::string withoutRounding(const std::string &value, const std::string &type) {
+  const std::string prefix = "kiln::to_float(kiln::from_float<" + type + ">(";
+  if (value.rfind(prefix, 0) != 0 || value.size() < prefix.size() + 2 ||
+      value.compare(value.size() - 2, 2, "))") != 0)
+    return value;
+  // The prefix's parentheses must close at the end, not inside the value.
+  int depth = 2;
+  for (size_t i = prefix.size(); i + 2 < value.size(); ++i) {
+    depth += value[i] == '(' ? 1 : value[i] == ')' ? -1 : 0;
+    if (depth < 2)
+      return value;
+  }
+  return value.substr(prefix.size(), value.size() - prefix.size() - 2);
+}
 
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue) {
@@ -23,14 +44,23 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     members += "  " + cudaType(cast<RankedTensorType>(result.getType()).getElementType()) +
                " *out" + std::to_string(index) + ";\n";
 
-  std::string values, returned, stores;
+  // Values hold each result as computed (a float, or an exact integer) and
+  // store() rounds it to its type: a pair of adjacent columns then rounds
+  // to a half2 in one instruction (store_pair).
+  std::string values, returned, stores, pairStores;
+  bool pairs = functor.pairs;
   for (auto [position, store] : llvm::enumerate(epilogue.deferredStores)) {
     std::string field = "r" + std::to_string(position);
-    values += " " + store.type + " " + field + ";";
-    returned += std::string(position ? ", " : "") + "kiln::from_float<" + store.type + ">(" +
-                store.value + ")";
-    stores += "    out" + std::to_string(store.result) + "[" + store.at + "] = values." + field +
-              ";\n";
+    values += std::string(store.integer ? " long long " : " float ") + field + ";";
+    returned += std::string(position ? ", " : "") + withoutRounding(store.value, store.type);
+    std::string out = "out" + std::to_string(store.result);
+    stores += "    " + out + "[" + store.at + "] = kiln::from_float<" + store.type +
+              ">(values." + field + ");\n";
+    pairStores += "    kiln::store_pair(" + out + " + idx, first." + field + ", second." + field +
+                  ");\n";
+    // Two adjacent elements share one aligned store only at the element's
+    // own index and for a float result.
+    pairs = pairs && store.at == "idx" && !store.integer;
   }
   // A residual's tile is read only after the main loop, and under the
   // accumulators' register pressure ptxas issues those loads one at a time:
@@ -48,8 +78,47 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
         cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
     widestBytes = std::max(widestBytes, (element.getIntOrFloatBitWidth() + 7) / 8);
   }
-  const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
   const std::string signature = "(" + functor.parameters;
+  // compute_pair(): both elements of a pair from one lambda, each
+  // row-varying input (a residual) loaded for both by one aligned load.
+  std::string computePair;
+  if (pairs) {
+    std::string code = epilogue.code, parameters, firstLoads, secondLoads, loads;
+    for (unsigned input : epilogue.elementLoads) {
+      const std::string name = "in" + std::to_string(input);
+      const std::string load = name + "[idx]", element = name + "_element";
+      for (size_t at = code.find(load); at != std::string::npos; at = code.find(load, at)) {
+        const bool partOfName = at > 0 && (std::isalnum(static_cast<unsigned char>(code[at - 1])) ||
+                                           code[at - 1] == '_');
+        if (partOfName) {
+          at += load.size();
+          continue;
+        }
+        code.replace(at, load.size(), element);
+        at += element.size();
+      }
+      Type type =
+          cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
+      parameters += ", const " + cudaType(type) + " " + element;
+      loads += "    const auto " + name + "_pair = kiln::load_pair(" + name + " + idx);\n";
+      firstLoads += ", " + name + "_pair.x";
+      secondLoads += ", " + name + "_pair.y";
+    }
+    // The column parameter (the functor's last): n for a GEMM, o for a
+    // convolution.
+    const std::string column = functor.arguments.substr(functor.arguments.rfind(' ') + 1);
+    computePair = "  __device__ __forceinline__ void compute_pair" + signature +
+                  ", float acc0, float acc1, Values &first, Values &second) const {\n" +
+                  functor.indexCode + loads +
+                  "    auto element = [&](const int " + column +
+                  ", const long long idx, const float acc" + parameters + ") {\n      (void)" +
+                  column + ";\n      (void)idx;\n" + code +
+                  "      return Values{" + returned + "};\n    };\n"
+                  "    first = element(" + column + ", idx, acc0" + firstLoads + ");\n"
+                  "    second = element(" + column + " + 1, idx + 1, acc1" + secondLoads +
+                  ");\n  }\n";
+  }
+  const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
   return "struct " + functor.name + " {\n" + members + functor.extraMembers +
          "  struct Values {" + values + " };\n"
          "  __device__ __forceinline__ Values compute" + signature + ", float acc) const {\n" +
@@ -57,6 +126,10 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  __device__ __forceinline__ void store" + signature +
          ", const Values &values) const {\n" + functor.indexCode + "    (void)idx;\n" + stores +
          "  }\n"
+         "  static constexpr bool kPairs = " + (pairs ? "true" : "false") + ";\n" + computePair +
+         "  __device__ __forceinline__ void store_pair" + signature +
+         ", const Values &first, const Values &second) const {\n" +
+         (pairs ? functor.indexCode + pairStores : "") + "  }\n"
          "  static constexpr int kPrefetchStep = " + prefetchStep + ";\n"
          "  __device__ __forceinline__ void prefetch_l2" + signature + ") const {\n" +
          (prefetchesL2.empty() ? "" : functor.indexCode + prefetchesL2) + "  }\n"

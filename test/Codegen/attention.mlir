@@ -13,8 +13,8 @@
 //       CHECK: static_assert(kiln::attention_shared_bytes(64) == 46080,
 //       CHECK:     const long long idx = base + (long long)i * 64LL + d;
 //       CHECK:     const float v0 = kiln::to_float(kiln::from_float<__half>(acc));
-//       CHECK:     return Values{kiln::from_float<float>(v0)};
-//       CHECK:     out0[idx] = values.r0;
+//       CHECK:     return Values{v0};
+//       CHECK:     out0[idx] = kiln::from_float<float>(values.r0);
 //       CHECK: __launch_bounds__(128, 1) {{kiln_[0-9A-F]+}}(const __half *__restrict__ in0, const __half *__restrict__ in1, const __half *__restrict__ in2, const bool *__restrict__ in3, float *__restrict__ out0)
 //       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, in1, in2, in3, out0, (0LL + (long long)blockIdx.y * 12608LL), 0LL};
 //       CHECK:   const kiln::TensorMask<bool> mask{in3, 0LL + (long long)(blockIdx.y / 12u % 2u) * 197LL, 0LL, 1LL};
@@ -88,8 +88,10 @@ func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24
 // in place ([B, S, H, D], row stride H * D). No copy kernel on either side.
 // CHECK-LABEL: // === kernel qkv_k0 grid(2, 24, 1) block(128) shared(46080) inputs(1) outputs(1)
 //       CHECK:     const long long oidx = outBase + (long long)i * 768LL + d;
-//       CHECK:     return Values{kiln::from_float<__half>(
-//       CHECK:     out0[oidx] = values.r0;
+//       CHECK:     return Values{
+//       CHECK:     out0[oidx] = kiln::from_float<__half>(values.r0);
+// The merged heads' stores are not at the element's own index: no pairs.
+//       CHECK:   static constexpr bool kPairs = false;
 //       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, out0, (0LL + (long long)blockIdx.y * 8192LL), (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 98304LL)};
 //       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (768LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (1536LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), 2304LL, 2304LL, 2304LL, 128, 128,
 func.func @qkv(%x: tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {

@@ -19,8 +19,8 @@
 //       CHECK:   static constexpr bool kNchw = false;
 //       CHECK:     const long long idx = (long long)m * 24LL + o;
 //       CHECK:     = (kiln::to_float(kiln::from_float<__half>((acc + kiln::to_float(in2[o])))) + v{{[0-9]+}});
-//       CHECK:     return Values{kiln::from_float<__half>(
-//       CHECK:     out0[idx] = values.r0;
+//       CHECK:     return Values{v{{[0-9]+}}};
+//       CHECK:     out0[idx] = kiln::from_float<__half>(values.r0);
 //       CHECK: __launch_bounds__(128, 1) {{kiln_[0-9A-F]+}}(
 //       CHECK:   kiln::conv::conv_splitk<{{kiln_[0-9A-F]+}}_shape, __half, 1, 64, 3>(in0, in1, epilogue);
 func.func @c3(%x: tensor<2x9x11x16xf16>, %w: tensor<24x3x3x16xf16>, %b: tensor<24xf16>, %r: tensor<2x4x5x24xf16>) -> tensor<2x4x5x24xf16> {

@@ -95,14 +95,27 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 // The epilogue functor's compute() loads and computes, its store() stores:
 // the main loops compute many elements before storing any.
 //       CHECK: struct {{kiln_[0-9A-F]+}}_epilogue {
-//       CHECK:   struct Values { __half r0; };
+// Values hold floats; store() rounds them to the output's type.
+//       CHECK:   struct Values { float r0; };
 //       CHECK:   __device__ __forceinline__ Values compute(int m, int n, float acc) const {
 //       CHECK:     const long long idx = batchBase + (long long)m * 300LL + n;
 //       CHECK:     kiln::to_float(kiln::from_float<__half>((acc + kiln::to_float(in2[n]))))
 //   CHECK-NOT:     out0[
-//       CHECK:     return Values{kiln::from_float<__half>(
+//       CHECK:     return Values{v{{[0-9]+}}};
 //       CHECK:   __device__ __forceinline__ void store(int m, int n, const Values &values) const {
-//       CHECK:     out0[idx] = values.r0;
+//       CHECK:     out0[idx] = kiln::from_float<__half>(values.r0);
+// N = 300 is even: the Hopper loop takes columns in pairs, the residual
+// loaded for both by one load and the two results stored by one store.
+//       CHECK:   static constexpr bool kPairs = true;
+//       CHECK:   __device__ __forceinline__ void compute_pair(int m, int n, float acc0, float acc1, Values &first, Values &second) const {
+//       CHECK:     const auto in3_pair = kiln::load_pair(in3 + idx);
+//       CHECK:     auto element = [&](const int n, const long long idx, const float acc, const __half in3_element) {
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in3_element);
+//       CHECK:     first = element(n, idx, acc0, in3_pair.x);
+//  CHECK-NEXT:     second = element(n + 1, idx + 1, acc1, in3_pair.y);
+//       CHECK:   __device__ __forceinline__ void store_pair(int m, int n, const Values &first, const Values &second) const {
+//  CHECK-NEXT:     const long long idx = batchBase + (long long)m * 300LL + n;
+//  CHECK-NEXT:     kiln::store_pair(out0 + idx, first.r0, second.r0);
 //       CHECK:   __device__ __forceinline__ void operator()(int m, int n, float acc) const {
 //  CHECK-NEXT:     store(m, n, compute(m, n, acc));
 //       CHECK: __launch_bounds__(384, 1) {{kiln_[0-9A-F]+}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0,
@@ -119,6 +132,26 @@ func.func @gemm(%x: tensor<4096x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300x
     kiln.yield %s : tensor<4096x300xf16>
   }
   return %0 : tensor<4096x300xf16>
+}
+
+// -----
+
+// An odd row length leaves every other row's first element at an odd index:
+// no pairs. A result already rounded to its output type (the GEMM's own,
+// here) is stored without rounding it again.
+// CHECK-LABEL: // === kernel odd_k0
+//       CHECK:     return Values{(acc + kiln::to_float(in2[n]))};
+//       CHECK:   static constexpr bool kPairs = false;
+//   CHECK-NOT:   compute_pair
+//       CHECK:   __device__ __forceinline__ void store_pair(int m, int n, const Values &first, const Values &second) const {
+//  CHECK-NEXT:   }
+func.func @odd(%x: tensor<4096x72xf16>, %w: tensor<301x72xf16>, %b: tensor<301xf16>) -> tensor<4096x301xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<4096x72xf16>, tensor<301x72xf16>, tensor<301xf16>) -> tensor<4096x301xf16> {
+  ^bb0(%a: tensor<4096x72xf16>, %bw: tensor<301x72xf16>, %bb: tensor<301xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<4096x72xf16>, tensor<301x72xf16>, tensor<301xf16>) -> tensor<4096x301xf16>
+    kiln.yield %l : tensor<4096x301xf16>
+  }
+  return %0 : tensor<4096x301xf16>
 }
 
 // -----
