@@ -9,6 +9,7 @@
 #include "Emitters.h"
 
 #include <cctype>
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -48,7 +49,11 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // store() rounds it to its type: a pair of adjacent columns then rounds
   // to a half2 in one instruction (store_pair).
   std::string values, returned, stores, pairStores;
-  bool pairs = functor.pairs;
+  // KILN_EPILOGUE_PAIRS=0 turns column pairs off: a diagnostic for timing
+  // a kernel both ways on the GPU machine (the source, and so the kernel
+  // cache's key, differs).
+  const char *pairsSetting = std::getenv("KILN_EPILOGUE_PAIRS");
+  bool pairs = functor.pairs && !(pairsSetting && std::string(pairsSetting) == "0");
   for (auto [position, store] : llvm::enumerate(epilogue.deferredStores)) {
     std::string field = "r" + std::to_string(position);
     values += std::string(store.integer ? " long long " : " float ") + field + ";";

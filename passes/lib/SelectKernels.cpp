@@ -174,12 +174,15 @@ constexpr double kEpilogueSteps = 6;
 /// Ping-pong's overlap is not free: the epilogue takes issue slots beside
 /// the other warpgroup's wgmmas, the turns order the main loops, and one
 /// warpgroup issues twice the wgmmas of a cooperative one. Fitted on the
-/// H200 (2026-12-02, GEMMs alone against each other): 128-wide ping-pong
-/// tiles beat cooperative 192 on ViT's QKV (37.0 against 43.5 us) and
-/// lost to 256 on BERT's FFN up-projection with GELU (43.3 against 41.4)
-/// and to 192 on every residual GEMM; whole models moved by 2% at most
-/// either way.
-constexpr double kPingPongOverhead = 1.3;
+/// H200, GEMMs alone against each other. For GEMMs since the epilogue
+/// takes columns in pairs (2026-12-02, evening): 128-wide ping-pong tiles
+/// beat cooperative 256 on every FFN up-projection (BERT's with GELU 38.5
+/// against 40.7 us, GPT-2's 35.6 against 40.1, ViT's 61.0 against 66.2, and
+/// with a bias alone 29.9 against 32.4) and lost to cooperative 192 on the
+/// down-projections (K = 3072: 32.3 against 27.4) and BERT's QKV (26.7
+/// against 25.0). Convolutions keep the factor fitted before (cooperative
+/// within 1% of the chosen mix on the CNNs) until they are measured again.
+constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
 
 /// Whether the group's epilogue reads a group input at every output element
 /// (an input of the result's shape used by an op other than the GEMM or
@@ -221,6 +224,9 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   const int64_t multiprocessors = target.multiprocessors;
   const double k = static_cast<double>(ceilDiv(std::max<int64_t>(s.K, 1), 64));
   const double e = kEpilogueSteps;
+  const double pingPongOverhead = group.getKind() == FusionKind::conv_epilogue
+                                      ? kPingPongOverheadConv
+                                      : kPingPongOverheadGemm;
   WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   double bestCost = 0;
   std::string considered;
@@ -244,7 +250,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
     double steps = candidate.schedule == WgmmaSchedule::cooperative
                        ? n * (k + e)
-                       : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * kPingPongOverhead;
+                       : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
     double cost = steps * candidate.width * candidate.perColumn;
     std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width) +
                        (multicast > 1 ? " multicast " + str(multicast) : "");

@@ -32,12 +32,12 @@ func.func @batch1_projection(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>, %
 
 // -----
 
-// BERT's FFN up-projection at batch 32: 384 cooperative tiles of 128 x 256
-// (3 a block); 768 ping-pong tiles of 128 x 128 (6 a block, one
-// warpgroup's epilogue beside the other's main loop) would not make up for
-// ping-pong's overhead.
+// BERT's FFN up-projection at batch 32: 768 ping-pong tiles of 128 x 128
+// (6 a block, one warpgroup's epilogue beside the other's main loop) finish
+// before 384 cooperative tiles of 128 x 256 (3 a block, each epilogue with
+// the tensor cores idle).
 // SM90-LABEL: func.func @batch32_qkv(
-//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>
 // SM80-LABEL: func.func @batch32_qkv(
 //       SM80:   kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>
 func.func @batch32_qkv(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
@@ -63,6 +63,39 @@ func.func @batch32_out_projection(%x: tensor<4096x768xf16>, %w: tensor<768x768xf
     kiln.yield %l : tensor<4096x768xf16>
   }
   return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
+// BERT's FFN down-projection at batch 32 (K = 3072): a tile's main loop is
+// 48 k-steps against an epilogue's few, so hiding the epilogue gains little
+// and one wave of 128 cooperative tiles of 128 x 192 beats 384 ping-pong
+// tiles of 128 x 64.
+// SM90-LABEL: func.func @batch32_down_projection(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+func.func @batch32_down_projection(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x3072xf16>, tensor<768x3072xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x3072xf16>, %bw: tensor<768x3072xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x3072xf16>, tensor<768x3072xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
+// A 1x1 convolution runs on the GEMM main loop but keeps the convolutions'
+// ping-pong overhead: ResNet-50's 1024 -> 512 at 14 x 14 stays cooperative
+// (as a GEMM of the same shape, it would take ping-pong 128 x 64 tiles).
+// SM90-LABEL: func.func @conv1x1_batch32(
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132>
+func.func @conv1x1_batch32(%x: tensor<32x14x14x1024xf16>, %w: tensor<512x1x1x1024xf16>, %b: tensor<512xf16>) -> tensor<32x14x14x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x14x14x1024xf16>, tensor<512x1x1x1024xf16>, tensor<512xf16>) -> tensor<32x14x14x512xf16> {
+  ^bb0(%ax: tensor<32x14x14x1024xf16>, %aw: tensor<512x1x1x1024xf16>, %ab: tensor<512xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x14x14x1024xf16>, tensor<512x1x1x1024xf16>, tensor<512xf16>) -> tensor<32x14x14x512xf16>
+    kiln.yield %y : tensor<32x14x14x512xf16>
+  }
+  return %0 : tensor<32x14x14x512xf16>
 }
 
 // -----
