@@ -11,7 +11,8 @@ traced as the transformers docs show (`torch.jit.trace` with `strict=False`
 on input ids and a padded attention mask, keyword inputs where the model's
 second positional argument is not the mask, `use_cache=False` for decoders).
 torchvision classifiers (every one in `torchvision.models.list_models`,
-random weights with BatchNorm statistics measured on random images, batch 1,
+random weights (zero-initialized classifier heads given random ones) with
+BatchNorm statistics measured on random images, batch 1,
 224 x 224 unless the model needs another size) are traced in eval mode.
 With `--export pt2` each is exported with `torch.export.export`
 (strict=False, the same inputs) and saved as a `.pt2` instead.
@@ -119,12 +120,22 @@ def calibrate_batch_norm(model, size):
     model.eval()
 
 
+def reinitialize_zero_layers(model):
+    """Gives zero-initialized linear layers random weights: the ViTs' and
+    Swin's classifier heads start at zero, and a model whose output is all
+    zeros would pass any check."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear) and not module.weight.any():
+            torch.nn.init.normal_(module.weight, std=0.02)
+
+
 def torchvision_example(name):
     import torchvision
 
     torch.manual_seed(0)
     model = torchvision.models.get_model(name, weights=None)
     size = {"inception_v3": 299}.get(name, 224)
+    reinitialize_zero_layers(model)
     calibrate_batch_norm(model, size)
     torch.manual_seed(1)
     return model.eval(), (torch.randn(1, 3, size, size),), {}
