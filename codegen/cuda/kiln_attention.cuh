@@ -6,10 +6,11 @@
 // epilogue functor that receives every output element (i, d, value).
 //
 // flash_attention (fp16/bf16, D == Dv a multiple of 16 up to 128): one pass
-// over K/V with an online softmax (FlashAttention-2). A block of 4 warps
-// owns 64 queries (16 per warp, held as mma.sync A fragments); K/V tiles of
+// over K/V with an online softmax (FlashAttention-2). A block of kWarps (4
+// or 8) warps owns 16 queries a warp (held as mma.sync A fragments): 128
+// queries a block read each K/V tile once for twice the queries; K/V tiles of
 // 64 keys stream through double-buffered shared memory with cp.async, the
-// next tile's load in flight while the current one is multiplied. Scores,
+// next tile's K and V in flight while the current one is multiplied. Scores,
 // the running max/sum and the output accumulate in fp32; the probabilities
 // feed the second mma.sync rounded to the element type. Query tiles are
 // walked last-first so that causal blocks with the most keys start first.
@@ -59,25 +60,28 @@ template <typename M> struct TensorMask {
 // Tensor-core path
 //===----------------------------------------------------------------------===//
 
-constexpr int kAttnBM = 64, kAttnBN = 64, kAttnThreads = 128;
+/// K/V tiles of 64 keys; the SIMT path's block of 128 threads.
+constexpr int kAttnBN = 64, kAttnThreads = 128;
 
-/// Bytes of dynamic shared memory flash_attention<T, kD> needs: Q plus two
-/// buffers each of K and V, rows padded by 16 bytes (ldmatrix without bank
-/// conflicts).
-constexpr int attention_shared_bytes(int d) { return 5 * kAttnBM * (d + 8) * 2; }
+/// Bytes of dynamic shared memory flash_attention<T, kD, ..., kWarps> needs:
+/// Q (16 rows a warp) plus two buffers each of K and V, rows padded by 16
+/// bytes (ldmatrix without bank conflicts).
+constexpr int attention_shared_bytes(int d, int warps = 4) {
+  return (16 * warps + 4 * kAttnBN) * (d + 8) * 2;
+}
 
 
-/// Rows [row0, row0 + 64) of a [rows, kD] matrix whose rows lie `rowStride`
-/// elements apart (a multiple of 8) into `tile` ([64][kD + 8]), zeros past
-/// `rows`.
-template <typename T, int kD>
+/// Rows [row0, row0 + kRows) of a [rows, kD] matrix whose rows lie
+/// `rowStride` elements apart (a multiple of 8) into `tile`
+/// ([kRows][kD + 8]), zeros past `rows`, by a block of kThreads.
+template <typename T, int kD, int kRows, int kThreads>
 __device__ __forceinline__ void load_rows_async(T *tile, const T *__restrict__ src,
                                                 long long rowStride, int rows, int row0) {
-  constexpr int kChunks = kAttnBM * kD / 8, kPerRow = kD / 8;
-  static_assert(kChunks % kAttnThreads == 0, "whole 16-byte chunks per thread");
+  constexpr int kChunks = kRows * kD / 8, kPerRow = kD / 8;
+  static_assert(kChunks % kThreads == 0, "whole 16-byte chunks per thread");
 #pragma unroll
-  for (int it = 0; it < kChunks / kAttnThreads; ++it) {
-    const int c = threadIdx.x + it * kAttnThreads;
+  for (int it = 0; it < kChunks / kThreads; ++it) {
+    const int c = threadIdx.x + it * kThreads;
     const int r = c / kPerRow, col = (c % kPerRow) * 8;
     const bool valid = row0 + r < rows;
     const T *from = valid ? src + (long long)(row0 + r) * rowStride + col : src;
@@ -95,7 +99,7 @@ template <> __device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, f
   return *reinterpret_cast<unsigned *>(&h);
 }
 
-template <typename T, int kD, bool kCausal, typename Mask, typename Epilogue>
+template <typename T, int kD, bool kCausal, int kWarps, typename Mask, typename Epilogue>
 __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T *__restrict__ k,
                                                 const T *__restrict__ v, long long qRow,
                                                 long long kRow, long long vRow, int Sq,
@@ -104,22 +108,25 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
   static_assert(kD % 16 == 0 && kD <= 128, "head size must be a multiple of 16, at most 128");
   constexpr int kStride = kD + 8;
   constexpr float kLog2e = 1.4426950408889634f;
+  constexpr bool kEarlyLoads = kD <= 64;
+  // Queries of the block: 16 a warp.
+  constexpr int kBM = 16 * kWarps, kThreads = 32 * kWarps;
   extern __shared__ __align__(16) unsigned char attentionShared[];
   T *Qs = reinterpret_cast<T *>(attentionShared);
-  T *Ks = Qs + kAttnBM * kStride; // two buffers
-  T *Vs = Ks + 2 * kAttnBM * kStride;
+  T *Ks = Qs + kBM * kStride; // two buffers
+  T *Vs = Ks + 2 * kAttnBN * kStride;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, quad = lane & 3;
-  const int m0 = (gridDim.x - 1 - blockIdx.x) * kAttnBM;
+  const int m0 = (gridDim.x - 1 - blockIdx.x) * kBM;
   const int row0 = m0 + warp * 16 + g, row1 = row0 + 8;
-  const int keyEnd = kCausal ? min(Sk, m0 + kAttnBM) : Sk;
+  const int keyEnd = kCausal ? min(Sk, m0 + kBM) : Sk;
   const int tiles = (keyEnd + kAttnBN - 1) / kAttnBN;
 
-  load_rows_async<T, kD>(Qs, q, qRow, Sq, m0);
-  load_rows_async<T, kD>(Ks, k, kRow, Sk, 0);
+  load_rows_async<T, kD, kBM, kThreads>(Qs, q, qRow, Sq, m0);
+  load_rows_async<T, kD, kAttnBN, kThreads>(Ks, k, kRow, Sk, 0);
   cp_async_commit();
-  load_rows_async<T, kD>(Vs, v, vRow, Sk, 0);
+  load_rows_async<T, kD, kAttnBN, kThreads>(Vs, v, vRow, Sk, 0);
   cp_async_commit();
 
   unsigned qf[kD / 16][4];
@@ -133,10 +140,25 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
 
   for (int t = 0; t < tiles; ++t) {
     const int n0 = t * kAttnBN;
-    const T *Kt = Ks + (t & 1) * kAttnBM * kStride;
-    const T *Vt = Vs + (t & 1) * kAttnBM * kStride;
+    const T *Kt = Ks + (t & 1) * kAttnBN * kStride;
+    const T *Vt = Vs + (t & 1) * kAttnBN * kStride;
     cp_async_wait<1>(); // K_t (and Q) landed; V_t may be in flight
     __syncthreads();
+    // The next tile's K and V go into the buffers tile t - 1 used, which
+    // every warp finished reading before the barrier above: both loads are
+    // in flight through this whole tile (a sequence of two tiles, S = 128,
+    // has all four loads issued before its first product). Past a head
+    // size of 64 the loads' addresses, held across the tile, spill (D = 128
+    // with a mask: 44 bytes): there K_{t+1} follows Q K^T and V_{t+1} P V.
+    const bool next = t + 1 < tiles;
+    if (kEarlyLoads && next) {
+      load_rows_async<T, kD, kAttnBN, kThreads>(Ks + ((t + 1) & 1) * kAttnBN * kStride, k, kRow,
+                                                  Sk, n0 + kAttnBN);
+      cp_async_commit();
+      load_rows_async<T, kD, kAttnBN, kThreads>(Vs + ((t + 1) & 1) * kAttnBN * kStride, v, vRow,
+                                                  Sk, n0 + kAttnBN);
+      cp_async_commit();
+    }
     if (t == 0) {
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
@@ -163,8 +185,9 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
         MmaName<T>::mma(s[2 * j], qf[kk], b0);
         MmaName<T>::mma(s[2 * j + 1], qf[kk], b1);
       }
-    if (t + 1 < tiles) {
-      load_rows_async<T, kD>(Ks + ((t + 1) & 1) * kAttnBM * kStride, k, kRow, Sk, n0 + kAttnBN);
+    if (!kEarlyLoads && next) {
+      load_rows_async<T, kD, kAttnBN, kThreads>(Ks + ((t + 1) & 1) * kAttnBN * kStride, k, kRow,
+                                                  Sk, n0 + kAttnBN);
       cp_async_commit();
     }
 
@@ -213,8 +236,9 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
       }
     }
 
-    if (t + 1 < tiles)
-      cp_async_wait<1>();
+    // V_t landed: only the next tile's K (and V) may still be in flight.
+    if (next)
+      cp_async_wait<kEarlyLoads ? 2 : 1>();
     else
       cp_async_wait<0>();
     __syncthreads(); // V_t visible to every warp
@@ -235,8 +259,9 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
         MmaName<T>::mma(o[2 * dp + 1], a, b1);
       }
     }
-    if (t + 1 < tiles) {
-      load_rows_async<T, kD>(Vs + ((t + 1) & 1) * kAttnBM * kStride, v, vRow, Sk, n0 + kAttnBN);
+    if (!kEarlyLoads && next) {
+      load_rows_async<T, kD, kAttnBN, kThreads>(Vs + ((t + 1) & 1) * kAttnBN * kStride, v, vRow,
+                                                  Sk, n0 + kAttnBN);
       cp_async_commit();
     }
   }

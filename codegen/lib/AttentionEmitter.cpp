@@ -7,7 +7,7 @@
 // read in place at their row stride) and the result may be stored through a
 // permute (merge heads). The leading dimensions of q/k/v ([..., S, D])
 // flatten into blockIdx.y; blockIdx.x
-// walks 64 (tensor cores) or 16 (SIMT) queries. Main loops, from
+// walks the tile's 64 or 128 (tensor cores) or 16 (SIMT) queries. Main loops, from
 // kiln_attention.cuh:
 //   fp16/bf16 with D == Dv a multiple of 16 up to 128: flash_attention
 //     (mma.sync m16n8k16, online softmax, cp.async double buffering): one
@@ -143,12 +143,17 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   Type element = cast<RankedTensorType>(attention.getQuery().getType()).getElementType();
   KernelConfigAttr config = configOf(group);
   bool tensorCores = config.getVariant() == KernelVariant::attention_mma;
+  // attention_mma's queries a block: 16 a warp, 4 or 8 warps.
+  const int64_t queryRows = tensorCores ? config.getTile()[0] : 16;
   if (tensorCores &&
       (!(element.isF16() || element.isBF16()) || D != Dv || D % 16 != 0 ||
-       !shape->rowsChunkAligned || config.getTile() != ArrayRef<int64_t>{64, 64, D}))
+       !shape->rowsChunkAligned ||
+       (config.getTile() != ArrayRef<int64_t>{64, 64, D} &&
+        config.getTile() != ArrayRef<int64_t>{128, 64, D})))
     return group.emitOpError("cannot run as attention_mma: it needs fp16/bf16, equal head "
                              "sizes that are multiples of 16, 16-byte aligned q, k and v "
-                             "rows and the tile [64, 64, head size]");
+                             "rows and the tile [64 or 128, 64, head size]");
+  const int64_t warps = queryRows / 16;
   std::string type = cudaType(element);
 
   // The epilogue: the attention's result rounded to its type, then every
@@ -205,13 +210,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   }
 
   EmittedKernel kernel = kernelFor(group, name, "attention");
-  kernel.block = 128;
-  int64_t tile = tensorCores ? 64 : 16;
-  kernel.grid[0] = static_cast<unsigned>((Sq + tile - 1) / tile);
+  kernel.block = tensorCores ? static_cast<unsigned>(32 * warps) : 128;
+  kernel.grid[0] = static_cast<unsigned>((Sq + queryRows - 1) / queryRows);
   kernel.grid[1] = static_cast<unsigned>(batch);
-  // kiln::attention_shared_bytes(D): Q and two buffers each of K and V.
+  // kiln::attention_shared_bytes(D, warps): Q and two buffers each of 64
+  // rows of K and V.
   if (tensorCores)
-    kernel.dynamicSharedBytes = static_cast<unsigned>(5 * 64 * (D + 8) * 2);
+    kernel.dynamicSharedBytes = static_cast<unsigned>((queryRows + 4 * 64) * (D + 8) * 2);
 
   std::string maskType =
       mask ? "kiln::TensorMask<" +
@@ -221,7 +226,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   std::string causal = attention.getCausal() ? "true" : "false";
   std::string mainLoop =
       tensorCores ? "kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " + causal +
-                        ">"
+                        ", " + std::to_string(warps) + ">"
                   : "kiln::simt_attention<" + type + ", " + std::to_string(D) + ", " +
                         std::to_string(Dv) + ", " + causal + ">";
   SmallVector<int64_t> resultStrides = stridesOf(resultShape);
@@ -239,8 +244,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_attention.cuh\"\n" +
-      (tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) +
-                         ") == " + std::to_string(kernel.dynamicSharedBytes) +
+      (tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) + ", " +
+                         std::to_string(warps) + ") == " +
+                         std::to_string(kernel.dynamicSharedBytes) +
                          ", \"the launch's shared memory must match the kernel's\");\n"
                    : "") +
       "\n" +
@@ -250,7 +256,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                std::to_string(Dv) + "LL + d;\n" + outIndex},
                           epilogue) +
       "\n" +
-      kernelOpen(group, name, 128, 0, /*minBlocks=*/1) + "  const " + epilogueName +
+      kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1) + "  const " + epilogueName +
       " epilogue{" + epilogueInitializers(group) + ", " + leadOffset(0, lead, resultStrides) + ", " +
       (mergedStrides ? leadOffset(0, lead, *mergedStrides) : std::string("0LL")) +
       "};\n  const " + maskType + " mask" + maskInit + ";\n  " + mainLoop + "(" +

@@ -54,6 +54,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaSchedule = options.wgmmaSchedule;
     select.wgmmaMulticast = options.wgmmaMulticast;
     select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;
+    select.attentionRows = options.attentionRows;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

@@ -83,6 +83,7 @@ struct SplitKKnobs {
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
+  int64_t attentionRows;     // 0: the cost model's choice
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -454,7 +455,12 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
                                       "layout change or Cin per group % 8 != 0")};
 }
 
-Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImage &target) {
+/// attention_mma takes 64 queries a block (4 warps) unless asked for 128:
+/// 8 warps would read each K/V tile once for twice the queries and leave
+/// half the blocks (BERT at batch 32: 384 blocks of 8 warps, all resident
+/// at once, against 768 of 4 in 1.45 waves), but have not been timed.
+Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImage &target,
+                       const SplitKKnobs &knobs) {
   MLIRContext *context = group.getContext();
   int64_t D = s.q ? s.q->shape.back() : 0, Dv = s.v ? s.v->shape.back() : 0;
   std::string refused;
@@ -468,8 +474,9 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
     refused = "q, k or v rows not 16-byte aligned";
   if (!refused.empty())
     return {config(context, KernelVariant::attention_simt), "attention_simt: " + refused};
-  return {config(context, KernelVariant::attention_mma, {64, 64, D}),
-          "attention_mma: head size " + str(D)};
+  const int64_t rows = knobs.attentionRows == 128 ? 128 : 64;
+  return {config(context, KernelVariant::attention_mma, {rows, 64, D}),
+          "attention_mma: head size " + str(D) + ", " + str(rows) + " queries a block"};
 }
 
 /// A reduction over a middle run of dimensions (squeeze-and-excitation's
@@ -539,7 +546,7 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
     return group.emitOpError("has no GEMM or convolution anchor to select a kernel for");
   case FusionKind::attention:
     if (std::optional<AttentionShape> attention = attentionShapeOf(group))
-      return selectAttention(group, *attention, target);
+      return selectAttention(group, *attention, target, knobs);
     return group.emitOpError("has no attention op to select a kernel for");
   }
   return group.emitOpError("unknown fusion kind");
@@ -557,6 +564,13 @@ std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTil
          "and --multiprocessors not negative (got " +
          std::to_string(kTile) + ", " + std::to_string(stages) + ", " + std::to_string(minK) +
          ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
+}
+
+std::string kiln::attentionKnobsError(int64_t rows) {
+  if (rows != 0 && rows != 64 && rows != 128)
+    return "--attention-rows must be 0 (the cost model's choice), 64 or 128, got " +
+           std::to_string(rows);
+  return "";
 }
 
 std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast,
@@ -591,6 +605,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                                               splitKStages, multiprocessors);
     if (knobsError.empty())
       knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast, wgmmaBlocksPerSM);
+    if (knobsError.empty())
+      knobsError = attentionKnobsError(attentionRows);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
       return signalPassFailure();
@@ -598,7 +614,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages, convWgmma, wgmmaSchedule,
-                      wgmmaMulticast, wgmmaBlocksPerSM};
+                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

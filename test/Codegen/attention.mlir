@@ -10,7 +10,7 @@
 // attention rounds through fp16 first.
 // CHECK-LABEL: // === kernel vit_k0 grid(4, 24, 1) block(128) shared(46080) inputs(4) outputs(1)
 //       CHECK: #include "kiln_attention.cuh"
-//       CHECK: static_assert(kiln::attention_shared_bytes(64) == 46080,
+//       CHECK: static_assert(kiln::attention_shared_bytes(64, 4) == 46080,
 //       CHECK:     const long long idx = base + (long long)i * 64LL + d;
 //       CHECK:     const float v0 = kiln::to_float(kiln::from_float<__half>(acc));
 //       CHECK:     return Values{v0};
@@ -18,7 +18,7 @@
 //       CHECK: __launch_bounds__(128, 1) {{kiln_[0-9A-F]+}}(const __half *__restrict__ in0, const __half *__restrict__ in1, const __half *__restrict__ in2, const bool *__restrict__ in3, float *__restrict__ out0)
 //       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, in1, in2, in3, out0, (0LL + (long long)blockIdx.y * 12608LL), 0LL};
 //       CHECK:   const kiln::TensorMask<bool> mask{in3, 0LL + (long long)(blockIdx.y / 12u % 2u) * 197LL, 0LL, 1LL};
-//       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (0LL + (long long)blockIdx.y * 12608LL), in1 + (0LL + (long long)blockIdx.y * 12608LL), in2 + (0LL + (long long)blockIdx.y * 12608LL), 64LL, 64LL, 64LL, 197, 197, 1.250000000e-01f, mask, epilogue);
+//       CHECK:   kiln::flash_attention<__half, 64, false, 4>(in0 + (0LL + (long long)blockIdx.y * 12608LL), in1 + (0LL + (long long)blockIdx.y * 12608LL), in2 + (0LL + (long long)blockIdx.y * 12608LL), 64LL, 64LL, 64LL, 197, 197, 1.250000000e-01f, mask, epilogue);
 func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: tensor<2x12x197x64xf16>, %m: tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
   %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
   ^bb0(%a: tensor<2x12x197x64xf16>, %b: tensor<2x12x197x64xf16>, %c: tensor<2x12x197x64xf16>, %d: tensor<2x1x1x197xi1>):
@@ -35,7 +35,7 @@ func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: ten
 // (batch, head): base 0, a stride per query and per key.
 // CHECK-LABEL: // === kernel gpt_k0 grid(16, 4, 1) block(128) shared(87040) inputs(4) outputs(1)
 //       CHECK:   const kiln::TensorMask<__nv_bfloat16> mask{in3, 0LL, 1000LL, 1LL};
-//       CHECK:   kiln::flash_attention<__nv_bfloat16, 128, true>(
+//       CHECK:   kiln::flash_attention<__nv_bfloat16, 128, true, 4>(
 //  CHECK-SAME:     1000, 1000, 8.838834765e-02f, mask, epilogue);
 func.func @gpt(%q: tensor<4x1000x128xbf16>, %k: tensor<4x1000x128xbf16>, %v: tensor<4x1000x128xbf16>, %m: tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16> {
   %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16> {
@@ -93,7 +93,7 @@ func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24
 // The merged heads' stores are not at the element's own index: no pairs.
 //       CHECK:   static constexpr bool kPairs = false;
 //       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, out0, (0LL + (long long)blockIdx.y * 8192LL), (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 98304LL)};
-//       CHECK:   kiln::flash_attention<__half, 64, false>(in0 + (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (768LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (1536LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), 2304LL, 2304LL, 2304LL, 128, 128,
+//       CHECK:   kiln::flash_attention<__half, 64, false, 4>(in0 + (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (768LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (1536LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), 2304LL, 2304LL, 2304LL, 128, 128,
 func.func @qkv(%x: tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
   %0 = kiln.fusion attention ins(%x : tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
   ^bb0(%a: tensor<2x128x2304xf16>):

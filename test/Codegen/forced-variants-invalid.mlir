@@ -69,7 +69,7 @@ func.func @family(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // Tensor-core attention on fp32.
-// CHECK: error: 'kiln.fusion' op cannot run as attention_mma: it needs fp16/bf16, equal head sizes that are multiples of 16, 16-byte aligned q, k and v rows and the tile [64, 64, head size]
+// CHECK: error: 'kiln.fusion' op cannot run as attention_mma: it needs fp16/bf16, equal head sizes that are multiples of 16, 16-byte aligned q, k and v rows and the tile [64 or 128, 64, head size]
 func.func @attention_mma_fp32(%q: tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32> {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>, tensor<1x12x128x64xf32>) {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>} -> tensor<1x12x128x64xf32> {
   ^bb0(%a: tensor<1x12x128x64xf32>, %b: tensor<1x12x128x64xf32>, %c: tensor<1x12x128x64xf32>):
@@ -77,6 +77,19 @@ func.func @attention_mma_fp32(%q: tensor<1x12x128x64xf32>) -> tensor<1x12x128x64
     kiln.yield %o : tensor<1x12x128x64xf32>
   }
   return %0 : tensor<1x12x128x64xf32>
+}
+
+// -----
+
+// A query tile other than 64 or 128 (16 queries a warp, 4 or 8 warps).
+// CHECK: error: 'kiln.fusion' op cannot run as attention_mma: it needs fp16/bf16, equal head sizes that are multiples of 16, 16-byte aligned q, k and v rows and the tile [64 or 128, 64, head size]
+func.func @attention_mma_rows(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [96, 64, 64]>} -> tensor<1x12x128x64xf16> {
+  ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
+    kiln.yield %o : tensor<1x12x128x64xf16>
+  }
+  return %0 : tensor<1x12x128x64xf16>
 }
 
 // -----

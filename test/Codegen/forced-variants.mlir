@@ -19,6 +19,9 @@
 // PTX: .minnctapersm 2
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16
 // PTX: // === ptx simt_attention_k0
+// PTX: // === ptx wide_attention_k0
+// PTX: .maxntid 256
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: // === ptx conv_split_k0
 // PTX: // === ptx tf32_k0
 // PTX: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
@@ -137,6 +140,22 @@ func.func @two_blocks(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>) -> tenso
 //       CHECK:   kiln::simt_attention<__half, 64,
 func.func @simt_attention(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_simt>} -> tensor<1x12x128x64xf16> {
+  ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
+    kiln.yield %o : tensor<1x12x128x64xf16>
+  }
+  return %0 : tensor<1x12x128x64xf16>
+}
+
+// -----
+
+// Tensor-core attention with 128 queries a block: 8 warps, Q's 128 rows
+// beside two buffers each of 64 rows of K and V ((128 + 256) x 72 halves).
+// CHECK-LABEL: // === kernel wide_attention_k0 grid(1, 12, 1) block(256) shared(55296)
+//       CHECK:   static_assert(kiln::attention_shared_bytes(64, 8) == 55296,
+//       CHECK:   kiln::flash_attention<__half, 64, false, 8>(
+func.func @wide_attention(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [128, 64, 64]>} -> tensor<1x12x128x64xf16> {
   ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
     %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
     kiln.yield %o : tensor<1x12x128x64xf16>

@@ -1017,9 +1017,20 @@ TEST(KernelsGpu, ReferenceAttentionMatchesFloat64) {
 }
 
 namespace {
+/// `ir`'s attention group with its kernel configuration written in (the
+/// selection stage keeps it): attention_mma with `rows` queries a block.
+std::string withAttentionRows(std::string ir, int64_t rows, int64_t d) {
+  const std::string group = "kiln.fusion attention ins(";
+  size_t at = ir.find(") -> ", ir.find(group));
+  return ir.insert(at + 1, " {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [" +
+                               std::to_string(rows) + ", 64, " + std::to_string(d) + "]>}");
+}
+
 /// The GPU cases: sequence lengths 1, 7, 128, 197, 1000; head sizes 64 and
 /// 128 (tensor cores), 40/24 and fp32 (SIMT); no mask, causal, boolean and
-/// additive masks of several broadcast shapes; 1 to 24 (batch, head) pairs.
+/// additive masks of several broadcast shapes; 1 to 24 (batch, head) pairs;
+/// 128 queries a block (8 warps) on sequences that fill its tile and ones
+/// that do not.
 std::vector<std::string> transformerCases() {
   return {
       attentionIr({1, 1}, 1, 1, 64, 64, "f16"),                                      // 0
@@ -1041,6 +1052,15 @@ std::vector<std::string> transformerCases() {
       qkvAttentionIr(1, 130, 2, 128, "bf16", true),                                  // 16
       qkvAttentionIr(2, 33, 2, 40, "f16"),                                           // 17
       qkvAttentionIr(2, 19, 3, 32, "f32", true),                                     // 18
+      withAttentionRows(
+          attentionIr({2, 12}, 128, 128, 64, 64, "f16", false, {2, 1, 1, 128}, "i1"), 128,
+          64), // 19
+      withAttentionRows(
+          attentionIr({1, 12}, 197, 197, 64, 64, "bf16", false, {197, 197}, "bf16"), 128,
+          64),                                                                       // 20
+      withAttentionRows(attentionIr({1, 2}, 1000, 1000, 128, 128, "f16", true), 128, 128), // 21
+      withAttentionRows(attentionIr({3}, 7, 1000, 64, 64, "bf16", false, {3, 7, 1000}, "i1"),
+                        128, 64), // 22
   };
 }
 } // namespace
@@ -1139,6 +1159,15 @@ TEST(KernelsGpu, AttentionOnQkvViews) {
     expectTransformerMatch(transformerCases()[i]);
 }
 
+// 128 queries a block (8 warps): BERT's boolean mask at S = 128, ViT's
+// 197 (a second tile with 69 queries), causal D = 128 over 1000 keys (K and
+// V loaded after Q K^T there), 7 queries against 1000 keys.
+TEST(KernelsGpu, AttentionEightWarps) {
+  KILN_REQUIRE_GPU();
+  for (int i : {19, 20, 21, 22})
+    expectTransformerMatch(transformerCases()[i]);
+}
+
 TEST(KernelsGpu, CompareWhereBroadcastGather) {
   KILN_REQUIRE_GPU();
   for (int i : {11, 12})
@@ -1156,7 +1185,7 @@ TEST(KernelsGpu, LogSoftmax) {
 TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
   // One kernel per distinct instantiation (element type, head size, mask).
   std::vector<std::string> cases = transformerCases(), irs;
-  for (int i : {2, 3, 4, 5, 8, 9, 11, 12, 14, 15, 17})
+  for (int i : {2, 3, 4, 5, 8, 9, 11, 12, 14, 15, 17, 19, 21})
     irs.push_back(cases[i]);
   MLIRContext context;
   context.loadDialect<KilnDialect, func::FuncDialect>();

@@ -185,6 +185,9 @@ KILN_CACHE_DIR=$out/cache "$bin/kiln-compile" "$model" --input x:8x16:f32 --arch
 prepare split-k-knob
 expect_error split-k-knob "split-K options: --split-k-k-tile must be a positive multiple of 16" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --split-k-k-tile 40 -o "$out/m.kiln"
+prepare kernel-knob
+expect_error kernel-knob "error: --attention-rows must be 0 (the cost model's choice), 64 or 128, got 96" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --attention-rows 96 -o "$out/m.kiln"
 prepare unknown-kernels-arch
 expect_error unknown-kernels-arch "--kernels-arch: unknown GPU architecture 'sm_8'" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --kernels-arch sm_8

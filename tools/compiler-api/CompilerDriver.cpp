@@ -96,6 +96,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   if (error.empty())
     error = wgmmaKnobsError(selection.wgmmaSchedule, selection.wgmmaMulticast,
                             selection.wgmmaBlocksPerSM);
+  if (error.empty())
+    error = attentionKnobsError(selection.attentionRows);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -148,6 +150,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
+  pipeline.attentionRows = selection.attentionRows;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
     error = "the graph pipeline failed (see the diagnostics above)";
@@ -211,6 +214,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-multicast=" + std::to_string(selection.wgmmaMulticast));
   if (selection.wgmmaBlocksPerSM != defaults.wgmmaBlocksPerSM)
     option("--wgmma-blocks-per-sm=" + std::to_string(selection.wgmmaBlocksPerSM));
+  if (selection.attentionRows != defaults.attentionRows)
+    option("--attention-rows=" + std::to_string(selection.attentionRows));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);
   return metadata;
 }

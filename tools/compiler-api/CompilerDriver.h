@@ -66,6 +66,7 @@ struct KernelSelection {
   std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong
   int64_t wgmmaMulticast = 0;         // 0: the cost model's, else 1 or 2
   int64_t wgmmaBlocksPerSM = 0;       // 0: the cost model's, else 1 or 2
+  int64_t attentionRows = 0;          // 0: the cost model's, else 64 or 128
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

@@ -117,6 +117,12 @@ cl::opt<int64_t> wgmmaBlocksPerSM(
              "(the selection stage's choice, the default), 1 or 2 (twice the warps for "
              "epilogue-bound kernels, half the shared memory and registers each)"),
     cl::init(0), cl::cat(kilnCategory));
+cl::opt<int64_t> attentionRows(
+    "attention-rows",
+    cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "
+             "stage's choice, the default), 64 (4 warps) or 128 (8 warps, each K/V tile "
+             "read once for twice the queries)"),
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
     cl::desc("select kernels for a GPU with this many multiprocessors (default: the first "
@@ -374,13 +380,16 @@ int main(int argc, char **argv) {
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
+  selection.attentionRows = attentionRows;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);
   if (!precisionChoice)
     return fail(error);
   std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
   if (!targets)
-    return fail(error.rfind("split-K", 0) == 0 ? error : "--arch: " + error);
+    // A knob's message names its flag already; the rest are about --arch.
+    return fail(error.rfind("split-K", 0) == 0 || error.rfind("--", 0) == 0 ? error
+                                                                             : "--arch: " + error);
   for (const std::string &arch : targets->archs())
     if (!codegen::checkArch(arch, error))
       return fail("--arch: " + error);

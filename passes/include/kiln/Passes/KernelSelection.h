@@ -32,6 +32,8 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
 /// stage takes (auto, cooperative, pingpong) and `multicast` a cluster size
 /// and `blocksPerSM` a count of blocks a multiprocessor (0: the cost
 /// model's, 1, 2), else the error.
+/// "" when --attention-rows is 0, 64 or 128, else the message.
+std::string attentionKnobsError(int64_t rows);
 std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
                             int64_t blocksPerSM);
 

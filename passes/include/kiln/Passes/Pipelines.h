@@ -72,6 +72,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("blocks of the Hopper main loop a multiprocessor runs at once: 0 (the "
                      "cost model), 1 or 2"),
       llvm::cl::init(0)};
+  Option<int64_t> attentionRows{
+      *this, "attention-rows",
+      llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "
+                     "cost model), 64 or 128"),
+      llvm::cl::init(0)};
 };
 
 /// The graph-level pipeline from imported IR to fusion groups: canonicalize
