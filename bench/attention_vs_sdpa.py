@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """kiln's attention kernel against torch.nn.functional.scaled_dot_product_attention.
 
-    attention_vs_sdpa.py BIN_DIR WORK_DIR [--json OUT.json]
+    attention_vs_sdpa.py BIN_DIR WORK_DIR [--json OUT.json] [--batches 1 32]
+                         [--kiln-flag=--attention-rows=128 ...]
 
 For each shape (the zoo's attention: BERT-base with its padding mask, ViT-B/16,
 the GPT-2 block causal; plus a long causal sequence at head size 128), at batch 1
@@ -63,14 +64,14 @@ def inputs(batch, heads, seq, d, kind, device="cpu"):
     return [a.to(device) for a in args]
 
 
-def run(bin_dir, work, name, batch, heads, seq, d, kind):
+def run(bin_dir, work, name, batch, heads, seq, d, kind, flags=()):
     tag = f"{name}_b{batch}"
     module = (MaskedSdpa() if kind == "padding" else Sdpa(kind == "causal")).eval()
     args = inputs(batch, heads, seq, d, kind)
     pt = os.path.join(work, tag + ".pt")
     torch.jit.save(torch.jit.trace(module, tuple(args)), pt)
     art = os.path.join(work, tag + ".kiln")
-    compiled = subprocess.run([f"{bin_dir}/kiln-compile", pt, "-o", art],
+    compiled = subprocess.run([f"{bin_dir}/kiln-compile", pt, "-o", art, *flags],
                               capture_output=True, text=True)
     if compiled.returncode != 0:
         raise RuntimeError(compiled.stderr)
@@ -97,6 +98,7 @@ def run(bin_dir, work, name, batch, heads, seq, d, kind):
     flops = 4 * batch * heads * seq * seq * d * (0.5 if kind == "causal" else 1.0)
     return {
         "shape": name, "batch": batch, "heads": heads, "seq": seq, "head_size": d, "mask": kind,
+        "kiln_flags": list(flags),
         "kernels": int(launches.group(1)) if launches else None,
         "kiln_ms": float(kiln_ms.group(1)), "sdpa_ms": torch_t,
         "check_rel_l2": float(check.group(1)) if check else None,
@@ -110,6 +112,10 @@ def main():
     parser.add_argument("bin")
     parser.add_argument("work")
     parser.add_argument("--json")
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
+    parser.add_argument("--kiln-flag", action="append", default=[],
+                        help="an extra kiln-compile flag (repeatable), e.g. "
+                             "--kiln-flag=--attention-rows=128")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
@@ -118,9 +124,9 @@ def main():
           f"{'kiln TF/s':>9} {'SDPA TF/s':>9}  check")
     rows = []
     for name, heads, seq, d, kind in SHAPES:
-        for batch in (1, 32):
+        for batch in args.batches:
             try:
-                r = run(args.bin, args.work, name, batch, heads, seq, d, kind)
+                r = run(args.bin, args.work, name, batch, heads, seq, d, kind, args.kiln_flag)
             except Exception as error:  # one failing shape must not hide the others
                 print(f"{name:>12} {batch:>5}  error: {str(error)[-400:]}")
                 rows.append({"shape": name, "batch": batch, "error": str(error)[-2000:]})
