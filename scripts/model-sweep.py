@@ -5,6 +5,7 @@
                            [--precisions fp32 fp16] [--only NAME...] [--shard K/N]
                            [--markdown OUT.md] [--json ROWS.jsonl] [--timeout S]
                            [--export trace|pt2] [--run-on-gpu [--runs N] [--jobs J]]
+                           [--compare-exports]
 
 Hugging Face families are built from small configs with random weights and
 traced as the transformers docs show (`torch.jit.trace` with `strict=False`
@@ -31,6 +32,10 @@ artifact is timed (`kiln-run --device-io --bench`) beside PyTorch eager and
 torch.compile reduce-overhead in that precision, each the median of --runs
 synchronous calls. --jobs J prepares J models side by side (exports,
 compiles, torch.compile) while checks and timings take turns on the GPU.
+
+With --compare-exports each model is exported both ways and compiled to IR
+only at each precision: the kernels from the `.pt2` may not outnumber
+those from the traced `.pt`.
 
 Needs the Python packages transformers and torchvision (which
 scripts/setup.sh does not install). Exit status: 0 when every model
@@ -356,12 +361,72 @@ def make_example(family, name):
     return torchvision_example(name)
 
 
+def kernel_count(bin_dir, path, precision, timeout):
+    """(kernels of the model compiled to IR at `precision`, None) or (None,
+    kiln's error)."""
+    ir = os.path.splitext(path)[0] + f"-{precision}.mlir"
+    try:
+        out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision", precision,
+                              "--report", "-o", ir], capture_output=True, text=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout} s"
+    if os.path.exists(ir):
+        os.remove(ir)
+    found = re.search(r"(\d+) kernels \(unfused", out.stderr)
+    if out.returncode != 0 or not found:
+        return None, first_error(out.stdout + out.stderr)
+    return int(found.group(1)), None
+
+
+def compare_exports(row, args, example, name):
+    """Kernels from torch.jit.trace and from torch.export at each precision;
+    a `.pt2` may not need more. Returns the failures (a kiln error, or more
+    kernels from the `.pt2`); a model torch.export cannot export is a
+    reason, not a failure."""
+    counts, failures = {}, 0
+    for export in ("trace", "pt2"):
+        path = os.path.join(args.work, f"{name}.{'pt2' if export == 'pt2' else 'pt'}")
+        try:
+            save(example, export, path)
+        except Exception as error:  # noqa: BLE001 - the exporter failing is a result too
+            counts[export] = f"export failed: {type(error).__name__}: {str(error)[:120]}"
+            continue
+        for precision in args.precisions:
+            counts[(export, precision)] = kernel_count(args.bin, path, precision, args.timeout)
+        os.remove(path)
+    for precision in args.precisions:
+        if isinstance(counts.get("trace"), str) or isinstance(counts.get("pt2"), str):
+            row[precision] = counts.get("trace") or counts.get("pt2")
+            failures += isinstance(counts.get("trace"), str)
+            continue
+        (traced, error), (exported, error2) = counts[("trace", precision)], counts[
+            ("pt2", precision)]
+        if error or error2:
+            row[precision] = f"kiln: {error or error2}"
+            failures += 1
+        elif exported > traced:
+            row[precision] = f"MORE from .pt2: {exported} against {traced}"
+            failures += 1
+        else:
+            row[precision] = f"ok ({exported} from .pt2, {traced} traced)"
+    return failures
+
+
 def sweep_one(job):
     """One model of the sweep: a row of results (in a worker process with
     --jobs)."""
     family, name, args = job
     warnings.filterwarnings("ignore")
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, args.jobs)))
+    if args.compare_exports:
+        row = {"family": family, "model": name}
+        try:
+            row["failures"] = compare_exports(row, args, make_example(family, name), name)
+        except Exception as error:  # noqa: BLE001 - reported in the row
+            row.update({p: f"{type(error).__name__}: {str(error)[:150]}" for p in args.precisions})
+            row["failures"] = len(args.precisions)
+        return row
     path = os.path.join(args.work, f"{name}.{'pt2' if args.export == 'pt2' else 'pt'}")
     row = {"family": family, "model": name}
     try:
@@ -426,6 +491,9 @@ def main():
                         help="run each artifact on this machine's GPU with kiln-run --check "
                              "and time it beside PyTorch eager and reduce-overhead, instead "
                              "of kiln-compile --verify")
+    parser.add_argument("--compare-exports", action="store_true",
+                        help="count kernels from torch.jit.trace and from torch.export (IR "
+                             "only, no --verify): a .pt2 may not need more")
     parser.add_argument("--runs", type=int, default=100,
                         help="with --run-on-gpu: synchronous calls timed per mode")
     parser.add_argument("--jobs", type=int, default=1,
@@ -477,6 +545,9 @@ def main():
                   f" | PyTorch {args.precisions[-1]} rel L2 | kiln {args.precisions[-1]} ms | "
                   f"eager ms | reduce-overhead ms |",
                   "|---|---|" + "---|" * (len(args.precisions) + 4)]
+    elif args.compare_exports:
+        header = ["| family | model | " + " | ".join(f"kernels at {p}" for p in args.precisions) +
+                  " |", "|---|---|" + "---|" * len(args.precisions)]
     else:
         header = ["| family | model | " + " | ".join(args.precisions) + " |",
                   "|---|---|" + "---|" * len(args.precisions)]
@@ -484,7 +555,9 @@ def main():
         with open(args.markdown, "w") as f:
             f.write("\n".join(header + sorted(rows)) + "\n")
     total = len(rows) * len(args.precisions)
-    print(f"{total - failures} of {total} {'checks passed' if args.run_on_gpu else 'compiles verified'}")
+    what = ("checks passed" if args.run_on_gpu else
+            "kernel counts no higher from .pt2" if args.compare_exports else "compiles verified")
+    print(f"{total - failures} of {total} {what}")
     return 1 if failures else 0
 
 
