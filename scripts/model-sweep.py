@@ -20,10 +20,12 @@ With `--export pt2` each is exported with `torch.export.export`
 
 Each model is compiled to an artifact with `--verify` at each precision
 (fp32: rel L2 1e-5 against LibTorch's fp32 result; fp16: 1e-2). The result
-per model and precision is `ok`, or the first line of kiln's error. An fp16
-result past its tolerance where PyTorch's own fp16 result is past it too,
-and kiln's error within 3x of PyTorch's, is reported as `beyond fp16`: the
-random model's range, not kiln's error. Needs no GPU.
+per model and precision is `ok`, or the first line of kiln's error. A
+result past its tolerance that PyTorch's own arithmetic in that precision
+explains is reported as `beyond fp16` (PyTorch's own fp16 result past the
+tolerance from fp32) or `beyond fp32` (PyTorch's fp32 result more than a
+third of the tolerance from fp64), with kiln's error within 3x of
+PyTorch's: the random model's conditioning, not kiln's error. Needs no GPU.
 
 With --run-on-gpu (on the GPU machine) each artifact instead runs on the
 GPU: `kiln-run --check` on the example's inputs against PyTorch's fp32
@@ -209,13 +211,30 @@ def torch_in(example, dtype, device):
         return flatten(model(*args, **kwargs)), model, args, kwargs
 
 
+def own_error(example, precision):
+    """PyTorch's own error in `precision` on the CPU: fp16 or bf16 against
+    fp32, fp32 against fp64."""
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
+    exact = torch.float64 if dtype == torch.float32 else torch.float32
+    reference = [t.double() for t in torch_in(example, exact, "cpu")[0]]
+    return rel_l2([t.double() for t in torch_in(example, dtype, "cpu")[0]], reference)
+
+
 def beyond_precision(precision, kiln_error, torch_error):
-    """The verdict of a reduced-precision result past its tolerance, given
-    PyTorch's own error in that precision."""
+    """The verdict of a result past its tolerance given PyTorch's own error
+    in that precision (own_error), or None. Reduced precisions are checked
+    against fp32: PyTorch's own result must fail the tolerance too. fp32 is
+    checked against LibTorch's fp32, which carries the same rounding noise
+    as kiln's: on an ill-conditioned model (deep, random weights) two fp32
+    results can be ~1.4x the noise apart, so fp32 noise of a third of the
+    tolerance is enough. Either way kiln's error must be within 3x of
+    PyTorch's own."""
     tolerance = TOLERANCE[precision]
-    if torch_error > tolerance and kiln_error <= BEYOND_PRECISION_FACTOR * torch_error:
+    noisy = torch_error > (tolerance / 3 if precision == "fp32" else tolerance)
+    if noisy and kiln_error <= BEYOND_PRECISION_FACTOR * torch_error:
+        exact = "fp64" if precision == "fp32" else "fp32"
         return (f"beyond {precision}: PyTorch's own {precision} result is {torch_error:.1e} "
-                f"from fp32, kiln's {kiln_error:.1e}")
+                f"from {exact}, kiln's {kiln_error:.1e}")
     return None
 
 
@@ -237,11 +256,8 @@ def compile_and_verify(bin_dir, path, precision, timeout, example):
     worst = max((float(e) for e in re.findall(r"rel L2 ([0-9.e+-]+)", text)), default=0.0)
     if out.returncode == 0 and "FAIL" not in text:
         return f"ok (rel L2 {worst:.1e})", seconds, True
-    if precision in ("fp16", "bf16") and "differs from LibTorch" in text:
-        dtype = torch.float16 if precision == "fp16" else torch.bfloat16
-        reference = torch_in(example, torch.float32, "cpu")[0]
-        reduced = [t.float() for t in torch_in(example, dtype, "cpu")[0]]
-        verdict = beyond_precision(precision, worst, rel_l2(reduced, reference))
+    if precision in TOLERANCE and "differs from LibTorch" in text:
+        verdict = beyond_precision(precision, worst, own_error(example, precision))
         if verdict:
             return verdict, seconds, True
     return first_error(text), seconds, False
@@ -321,6 +337,9 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
             continue
         row[f"{precision}_rel_l2"] = max(errors)
         row[precision] = "ok" if out.returncode == 0 else "FAIL"
+        if row[precision] == "FAIL" and precision != precisions[-1]:
+            row[precision] = beyond_precision(precision, max(errors),
+                                              own_error(example, precision)) or "FAIL"
         wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
         if timed and wall:
             row["kiln_ms"] = float(wall.group(1))
