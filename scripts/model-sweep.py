@@ -437,7 +437,14 @@ def sweep_one(job):
     --jobs)."""
     family, name, args = job
     warnings.filterwarnings("ignore")
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, args.jobs)))
+    cores = max(1, (os.cpu_count() or 1) // max(1, args.jobs))
+    torch.set_num_threads(cores)
+    if args.run_on_gpu:
+        # Each worker's torch.compile gets its share of the cores: eight
+        # workers each forking a compile process per core took 5x longer a
+        # model than one worker alone (2026-12-02).
+        import torch._inductor.config
+        torch._inductor.config.compile_threads = cores
     if args.compare_exports:
         row = {"family": family, "model": name}
         try:
