@@ -443,8 +443,8 @@ def sweep_one(job):
         # Each worker's torch.compile gets its share of the cores: eight
         # workers each forking a compile process per core took 5x longer a
         # model than one worker alone (2026-12-02).
-        import torch._inductor.config
-        torch._inductor.config.compile_threads = cores
+        from torch._inductor import config as inductor_config
+        inductor_config.compile_threads = cores
     if args.compare_exports:
         row = {"family": family, "model": name}
         try:
