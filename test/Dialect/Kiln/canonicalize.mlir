@@ -186,3 +186,36 @@ func.func @casts_that_stay(%x: tensor<2x3xf32>) -> (tensor<3x2xf16>, tensor<6xf1
   %r = kiln.reshape %d : tensor<2x3xf16> -> tensor<6xf16>
   return %p, %r : tensor<3x2xf16>, tensor<6xf16>
 }
+
+// -----
+
+// A concat of a concat along the same dimension, used only there, is one
+// concat of the pieces.
+// CHECK-LABEL: func.func @nested_concat(
+//  CHECK-SAME:   %[[A:[a-z0-9]+]]: tensor<1x2x4x4xf32>, %[[B:[a-z0-9]+]]: tensor<1x3x4x4xf32>, %[[C:[a-z0-9]+]]: tensor<1x5x4x4xf32>
+//       CHECK:   %[[R:.+]] = kiln.concat %[[A]], %[[B]], %[[C]], %[[A]] dim = 1
+//  CHECK-NEXT:   return %[[R]]
+func.func @nested_concat(%a: tensor<1x2x4x4xf32>, %b: tensor<1x3x4x4xf32>, %c: tensor<1x5x4x4xf32>) -> tensor<1x12x4x4xf32> {
+  %0 = kiln.concat %b, %c dim = 1 : (tensor<1x3x4x4xf32>, tensor<1x5x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %1 = kiln.concat %a, %0, %a dim = 1 : (tensor<1x2x4x4xf32>, tensor<1x8x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x12x4x4xf32>
+  return %1 : tensor<1x12x4x4xf32>
+}
+
+// -----
+
+// Kept: an inner concat along another dimension, or one used elsewhere too
+// (its copy is needed anyway).
+// CHECK-LABEL: func.func @nested_concat_kept(
+//  CHECK-SAME:   %[[A:[a-z0-9]+]]: tensor<1x2x4x4xf32>, %[[B:[a-z0-9]+]]: tensor<1x2x4x4xf32>, %[[C:[a-z0-9]+]]: tensor<1x2x8x4xf32>
+//       CHECK:   %[[W:.+]] = kiln.concat %[[A]], %[[B]] dim = 2
+//       CHECK:   %[[X:.+]] = kiln.concat %[[W]], %[[C]] dim = 1
+//       CHECK:   %[[Y:.+]] = kiln.concat %[[A]], %[[B]] dim = 1
+//       CHECK:   %[[Z:.+]] = kiln.concat %[[Y]], %[[A]] dim = 1
+//       CHECK:   return %[[X]], %[[Z]], %[[Y]]
+func.func @nested_concat_kept(%a: tensor<1x2x4x4xf32>, %b: tensor<1x2x4x4xf32>, %c: tensor<1x2x8x4xf32>) -> (tensor<1x4x8x4xf32>, tensor<1x6x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %0 = kiln.concat %a, %b dim = 2 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32>
+  %1 = kiln.concat %0, %c dim = 1 : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x4x8x4xf32>
+  %2 = kiln.concat %a, %b dim = 1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %3 = kiln.concat %2, %a dim = 1 : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32>
+  return %1, %3, %2 : tensor<1x4x8x4xf32>, tensor<1x6x4x4xf32>, tensor<1x4x4x4xf32>
+}

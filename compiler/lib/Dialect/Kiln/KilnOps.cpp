@@ -798,6 +798,35 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// A concat of a concat along the same dimension, the inner one used only
+/// there: one concat of all the pieces, so one kernel copies them.
+/// Inception's torch.cat([a, torch.cat([b, c], 1), d], 1) arrives nested
+/// from torch.export (TorchScript's freezing flattens it).
+struct FlattenNestedConcat : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
+    SmallVector<Value> inputs;
+    bool flattened = false;
+    for (Value input : op.getInputs()) {
+      auto inner = input.getDefiningOp<ConcatOp>();
+      if (inner && inner.getDim() == op.getDim() && inner->hasOneUse()) {
+        llvm::append_range(inputs, inner.getInputs());
+        flattened = true;
+      } else {
+        inputs.push_back(input);
+      }
+    }
+    if (!flattened)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), inputs, op.getDim());
+    return success();
+  }
+};
+
+void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<FlattenNestedConcat>(context);
+}
+
 /// In an attention group: a permute/slice/reshape chain from a group input
 /// whose end is the attention's query, key or value (read in place by the
 /// kernel), or a permute of the attention's result keeping the last

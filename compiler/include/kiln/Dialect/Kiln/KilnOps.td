@@ -483,6 +483,7 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Pure]> {
       "$inputs `dim` `=` $dim attr-dict `:` functional-type($inputs, $result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_CumsumOp : Kiln_Op<"cumsum", [Pure]> {
