@@ -85,11 +85,17 @@ Value makeConstant(PatternRewriter &rewriter, Location loc, RankedTensorType typ
 
 /// Per-output-channel values of a constant that broadcasts into a result
 /// whose last dimension has `channels` entries and varies at most along it.
+/// The constant may be reshaped on the way (a reshape keeps the elements'
+/// order): a BatchNorm exported by torch.export arrives as [C, 1, 1]
+/// constants, reshaped to [1, 1, 1, C] when the layout goes channels-last.
 std::optional<std::vector<double>> perChannel(Value operand, int64_t channels) {
-  auto constant = operand.getDefiningOp<ConstantOp>();
+  Value source = operand;
+  while (auto reshape = source.getDefiningOp<ReshapeOp>())
+    source = reshape.getInput();
+  auto constant = source.getDefiningOp<ConstantOp>();
   if (!constant)
     return std::nullopt;
-  ArrayRef<int64_t> shape = cast<RankedTensorType>(constant.getType()).getShape();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(operand.getType()).getShape();
   for (size_t d = 0; d + 1 < shape.size(); ++d)
     if (shape[d] != 1)
       return std::nullopt;
