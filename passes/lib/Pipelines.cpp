@@ -22,6 +22,8 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createKilnPatchify());
   // RMSNorm as one normalization, its eps and statistics in fp32.
   pm.addNestedPass<func::FuncOp>(createKilnRaiseRmsNorm());
+  // GELU written out as one op, which kernels compute in closed form.
+  pm.addNestedPass<func::FuncOp>(createKilnRaiseGelu());
   KilnSetPrecisionOptions precision;
   precision.precision = options.precision;
   precision.ioDtype = options.ioDtype;

@@ -127,6 +127,39 @@ def KilnPatchify : Pass<"kiln-patchify", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnRaiseGelu : Pass<"kiln-raise-gelu", "mlir::func::FuncOp"> {
+  let summary = "turns GELU written out in elementwise ops into kiln.gelu";
+  let description = [{
+    GPT-2's NewGELU, FastGELU and the erf GELU of older Hugging Face code
+    trace to scalar arithmetic around one `tanh` or `erf`. The kernels run
+    such a chain op by op (a libdevice `tanhf` among them); `kiln.gelu`
+    gets the closed form, which for half results needs one exp and one
+    reciprocal. The argument of tanh (erf) is read as a polynomial in x,
+    so `pow(x, 3)` and `x * x * x`, `c * (x + k x^3)` and `x * c * (1 + k
+    x^2)`, and `x / sqrt(2)` and `x * 0.7071` all match; its coefficients,
+    the outer 0.5 and the 1 must be the exact ones to within a bf16
+    constant's rounding. Ops of the chain that something else reads stay.
+    Runs before kiln-set-precision, on the model's own constants.
+
+    Before:
+    ```mlir
+    %h = kiln.mul %x, %half : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+    %c = kiln.pow %x, %three : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+    %k = kiln.mul %c, %kappa : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+    %s = kiln.add %x, %k : tensor<4x8xf32>
+    %u = kiln.mul %s, %sqrt2pi : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+    %t = kiln.tanh %u : tensor<4x8xf32>
+    %g = kiln.add %t, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+    %y = kiln.mul %h, %g : tensor<4x8xf32>
+    ```
+    After:
+    ```mlir
+    %y = kiln.gelu %x approximate = tanh : tensor<4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnRaiseRmsNorm : Pass<"kiln-raise-rms-norm", "mlir::func::FuncOp"> {
   let summary = "turns RMSNorm written out in elementwise ops into kiln.layer_norm rms";
   let description = [{
