@@ -34,35 +34,9 @@ namespace {
 
 /// The elements of a float constant as doubles, or nothing.
 std::optional<std::vector<double>> readFloats(ConstantOp constant) {
-  auto type = cast<RankedTensorType>(constant.getType());
-  auto element = dyn_cast<FloatType>(type.getElementType());
-  if (!element)
+  if (!isa<FloatType>(cast<RankedTensorType>(constant.getType()).getElementType()))
     return std::nullopt;
-  std::vector<double> values;
-  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
-    if (dense.isSplat()) {
-      values.assign(type.getNumElements(), dense.getSplatValue<APFloat>().convertToDouble());
-      return values;
-    }
-    for (APFloat v : dense.getValues<APFloat>())
-      values.push_back(v.convertToDouble());
-    return values;
-  }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
-  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
-  if (!blob)
-    return std::nullopt;
-  unsigned bytes = element.getWidth() / 8;
-  ArrayRef<char> data = blob->getData();
-  if (data.size() != static_cast<size_t>(type.getNumElements()) * bytes)
-    return std::nullopt;
-  for (int64_t i = 0; i < type.getNumElements(); ++i) {
-    uint64_t raw = 0;
-    std::memcpy(&raw, data.data() + i * bytes, bytes);
-    values.push_back(APFloat(element.getFloatSemantics(), APInt(element.getWidth(), raw))
-                         .convertToDouble());
-  }
-  return values;
+  return constantElements(constant);
 }
 
 /// A resource constant of `type` holding `values`, rounded to nearest even.

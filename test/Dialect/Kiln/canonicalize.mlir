@@ -219,3 +219,54 @@ func.func @nested_concat_kept(%a: tensor<1x2x4x4xf32>, %b: tensor<1x2x4x4xf32>, 
   %3 = kiln.concat %2, %a dim = 1 : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32>
   return %1, %3, %2 : tensor<1x4x8x4xf32>, tensor<1x6x4x4xf32>, tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// GPT-2's causal mask as Hugging Face passes it, folded to a constant: 0 at
+// and below the diagonal, fp16's lowest value above. It becomes the causal
+// flag, and the constant goes.
+// CHECK-LABEL: func.func @additive_causal_mask(
+//   CHECK-NOT:   kiln.constant
+//       CHECK:   %[[O:.+]] = kiln.attention %arg0, %arg1, %arg2 scale = 1.250000e-01 causal :
+//  CHECK-SAME:     (tensor<2x4x3x8xf16>, tensor<2x4x3x8xf16>, tensor<2x4x3x8xf16>) -> tensor<2x4x3x8xf16>
+//  CHECK-NEXT:   return %[[O]]
+func.func @additive_causal_mask(%q: tensor<2x4x3x8xf16>, %k: tensor<2x4x3x8xf16>, %v: tensor<2x4x3x8xf16>) -> tensor<2x4x3x8xf16> {
+  %m = kiln.constant dense<[[[[0.0, -65504.0, -65504.0], [0.0, 0.0, -65504.0], [0.0, 0.0, 0.0]]]]> : tensor<1x1x3x3xf16>
+  %o = kiln.attention %q, %k, %v mask %m scale = 0.125 : (tensor<2x4x3x8xf16>, tensor<2x4x3x8xf16>, tensor<2x4x3x8xf16>, tensor<1x1x3x3xf16>) -> tensor<2x4x3x8xf16>
+  return %o : tensor<2x4x3x8xf16>
+}
+
+// -----
+
+// A boolean tril of rank 2 and an fp32 mask of -inf: both causal.
+// CHECK-LABEL: func.func @boolean_and_infinite_causal_masks(
+//   CHECK-NOT:   mask
+//       CHECK:   kiln.attention %arg0, %arg0, %arg0 scale = 5.000000e-01 causal
+//       CHECK:   kiln.attention %arg0, %arg0, %arg0 scale = 5.000000e-01 causal
+func.func @boolean_and_infinite_causal_masks(%x: tensor<1x2x2x4xf32>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) {
+  %b = kiln.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+  %o = kiln.attention %x, %x, %x mask %b scale = 0.5 : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<2x2xi1>) -> tensor<1x2x2x4xf32>
+  %f = kiln.constant dense<[[0.0, 0xFF800000], [0.0, 0.0]]> : tensor<2x2xf32>
+  %p = kiln.attention %x, %x, %x mask %f scale = 0.5 : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<2x2xf32>) -> tensor<1x2x2x4xf32>
+  return %o, %p : tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>
+}
+
+// -----
+
+// Kept: a mask whose removed entries are only -100 (a bias, not a
+// removal), one with a padded key below the diagonal, one that differs
+// per batch, and a causal pattern where queries and keys differ in number.
+// CHECK-LABEL: func.func @masks_that_stay(
+//   CHECK-NOT:   causal
+//       CHECK:   return
+func.func @masks_that_stay(%x: tensor<2x1x2x4xf32>, %y: tensor<2x1x3x4xf32>) -> (tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>) {
+  %soft = kiln.constant dense<[[0.0, -100.0], [0.0, 0.0]]> : tensor<2x2xf32>
+  %a = kiln.attention %x, %x, %x mask %soft scale = 0.5 : (tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x2xf32>) -> tensor<2x1x2x4xf32>
+  %padded = kiln.constant dense<[[true, false], [false, true]]> : tensor<2x2xi1>
+  %b = kiln.attention %x, %x, %x mask %padded scale = 0.5 : (tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x2xi1>) -> tensor<2x1x2x4xf32>
+  %batched = kiln.constant dense<[[[[true, false], [true, true]]], [[[true, true], [true, true]]]]> : tensor<2x1x2x2xi1>
+  %c = kiln.attention %x, %x, %x mask %batched scale = 0.5 : (tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x2xi1>) -> tensor<2x1x2x4xf32>
+  %wide = kiln.constant dense<[[true, false, false], [true, true, false]]> : tensor<2x3xi1>
+  %d = kiln.attention %x, %y, %y mask %wide scale = 0.5 : (tensor<2x1x2x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x3xi1>) -> tensor<2x1x2x4xf32>
+  return %a, %b, %c, %d : tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>
+}

@@ -15,12 +15,17 @@
 #include "kiln/Dialect/Kiln/KilnOps.h.inc"
 
 #include <optional>
+#include <vector>
 
 namespace kiln {
 
 /// The value of a float constant that holds one value throughout (rank 0 or
 /// a splat), or nothing.
 std::optional<double> splatFloatValue(mlir::Value value);
+
+/// Every element of an integer, boolean or float constant (dense or a
+/// resource) as a double, in row-major order; nothing for other constants.
+std::optional<std::vector<double>> constantElements(ConstantOp constant);
 
 /// The dimensions a reduce_sum, reduce_mean or reduce_max reduces.
 llvm::ArrayRef<int64_t> reducedDims(mlir::Operation *reduce);

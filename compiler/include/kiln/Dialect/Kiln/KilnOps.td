@@ -339,6 +339,9 @@ def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? `scale` `=` $scale "
       "(`causal` $causal^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  // A constant mask that is exactly causal becomes the causal flag
+  // (AttentionMasks.cpp): GPT-2's and Llama's, as Hugging Face passes them.
+  let hasCanonicalizer = 1;
 }
 
 def Kiln_GatherOp : Kiln_Op<"gather", [Pure]> {

@@ -1,0 +1,135 @@
+//===- AttentionMasks.cpp - constant masks that say "causal" --------------===//
+//
+// Hugging Face's GPT-2, Llama and their kin hand scaled_dot_product_attention
+// a causal mask as a tensor: [1, 1, S, S], 0 where the key is at or before
+// the query and the dtype's lowest value after it (or a boolean tril).
+// Freezing folds it to a constant. Read as a mask, it costs the kernel a
+// load per score and the blocks above the diagonal, which it cannot skip;
+// the causal flag skips them (half the products at S = 128) and reads
+// nothing. The two compute the same softmax: an additive value of -1e4 or
+// less makes exp() underflow to exactly 0 in fp32 for any score a model
+// produces, and every row keeps its diagonal, so no row is all masked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace kiln;
+
+std::optional<std::vector<double>> kiln::constantElements(ConstantOp constant) {
+  auto type = cast<RankedTensorType>(constant.getType());
+  Type element = type.getElementType();
+  const int64_t count = type.getNumElements();
+  std::vector<double> values;
+  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
+    if (auto floatType = dyn_cast<FloatType>(element)) {
+      if (dense.isSplat())
+        return std::vector<double>(count, dense.getSplatValue<APFloat>().convertToDouble());
+      for (const APFloat &v : dense.getValues<APFloat>())
+        values.push_back(v.convertToDouble());
+      return values;
+    }
+    if (auto integer = dyn_cast<IntegerType>(element)) {
+      auto read = [&](const APInt &v) {
+        return integer.getWidth() == 1 ? static_cast<double>(!v.isZero())
+                                       : static_cast<double>(v.getSExtValue());
+      };
+      if (dense.isSplat())
+        return std::vector<double>(count, read(dense.getSplatValue<APInt>()));
+      for (const APInt &v : dense.getValues<APInt>())
+        values.push_back(read(v));
+      return values;
+    }
+    return std::nullopt;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob || !element.isIntOrFloat())
+    return std::nullopt;
+  const unsigned width = element.getIntOrFloatBitWidth();
+  const unsigned bytes = width == 1 ? 1 : width / 8;
+  ArrayRef<char> data = blob->getData();
+  if (width % 8 != 0 && width != 1)
+    return std::nullopt;
+  if (data.size() != static_cast<size_t>(count) * bytes)
+    return std::nullopt;
+  values.reserve(count);
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, data.data() + i * bytes, bytes);
+    if (width == 1)
+      values.push_back(raw != 0);
+    else if (auto floatType = dyn_cast<FloatType>(element))
+      values.push_back(
+          APFloat(floatType.getFloatSemantics(), APInt(width, raw)).convertToDouble());
+    else
+      values.push_back(static_cast<double>(APInt(width, raw).getSExtValue()));
+  }
+  return values;
+}
+
+namespace {
+
+/// An additive mask entry at or below this removes its key: exp() of it
+/// plus any score under ~1e4 - 88 is 0 in fp32.
+constexpr double kRemovedKey = -1.0e4;
+
+/// Whether `mask` is one [S, S] causal mask shared by every batch and head
+/// of attention whose queries and keys both number S.
+bool isSharedCausalMask(Value mask, int64_t queries, int64_t keys) {
+  auto constant = mask.getDefiningOp<ConstantOp>();
+  if (!constant || queries != keys)
+    return false;
+  auto type = cast<RankedTensorType>(mask.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape.size() < 2 || shape[shape.size() - 2] != queries || shape.back() != keys)
+    return false;
+  for (int64_t size : shape.drop_back(2))
+    if (size != 1)
+      return false;
+  std::optional<std::vector<double>> values = constantElements(constant);
+  if (!values)
+    return false;
+  const bool boolean = type.getElementType().isInteger(1);
+  for (int64_t query = 0; query < queries; ++query)
+    for (int64_t key = 0; key < keys; ++key) {
+      double value = (*values)[query * keys + key];
+      bool kept = boolean ? value != 0.0 : value == 0.0;
+      bool removed = boolean ? value == 0.0 : value <= kRemovedKey;
+      if (key <= query ? !kept : !removed)
+        return false;
+    }
+  return true;
+}
+
+struct CausalMaskToFlag : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
+    Value mask = op.getMask();
+    if (!mask)
+      return failure();
+    ArrayRef<int64_t> query = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+    ArrayRef<int64_t> key = cast<RankedTensorType>(op.getKey().getType()).getShape();
+    if (!isSharedCausalMask(mask, query[query.size() - 2], key[key.size() - 2]))
+      return failure();
+    rewriter.replaceOpWithNewOp<AttentionOp>(op, op.getType(), op.getQuery(), op.getKey(),
+                                             op.getValue(), Value(), op.getScaleAttr(),
+                                             rewriter.getUnitAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<CausalMaskToFlag>(context);
+}
