@@ -253,9 +253,23 @@ func.func @boolean_and_infinite_causal_masks(%x: tensor<1x2x2x4xf32>) -> (tensor
 
 // -----
 
+// Hugging Face's GPT-2 called with input ids alone: a boolean tril expanded
+// over the batch, [2, 1, S, S].
+// CHECK-LABEL: func.func @causal_mask_per_batch(
+//   CHECK-NOT:   mask
+//       CHECK:   kiln.attention %arg0, %arg0, %arg0 scale = 5.000000e-01 causal
+func.func @causal_mask_per_batch(%x: tensor<2x1x2x4xf32>) -> tensor<2x1x2x4xf32> {
+  %m = kiln.constant dense<[[[[true, false], [true, true]]], [[[true, false], [true, true]]]]> : tensor<2x1x2x2xi1>
+  %o = kiln.attention %x, %x, %x mask %m scale = 0.5 : (tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x2xi1>) -> tensor<2x1x2x4xf32>
+  return %o : tensor<2x1x2x4xf32>
+}
+
+// -----
+
 // Kept: a mask whose removed entries are only -100 (a bias, not a
-// removal), one with a padded key below the diagonal, one that differs
-// per batch, and a causal pattern where queries and keys differ in number.
+// removal), one with a padded key below the diagonal, one that is causal
+// in one batch only, and a causal pattern where queries and keys differ in
+// number.
 // CHECK-LABEL: func.func @masks_that_stay(
 //   CHECK-NOT:   causal
 //       CHECK:   return

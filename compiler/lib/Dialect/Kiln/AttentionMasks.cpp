@@ -1,7 +1,7 @@
 //===- AttentionMasks.cpp - constant masks that say "causal" --------------===//
 //
 // Hugging Face's GPT-2, Llama and their kin hand scaled_dot_product_attention
-// a causal mask as a tensor: [1, 1, S, S], 0 where the key is at or before
+// a causal mask as a tensor: [1 or B, 1, S, S], 0 where the key is at or before
 // the query and the dtype's lowest value after it (or a boolean tril).
 // Freezing folds it to a constant. Read as a mask, it costs the kernel a
 // load per score and the blocks above the diagonal, which it cannot skip;
@@ -82,9 +82,10 @@ namespace {
 /// plus any score under ~1e4 - 88 is 0 in fp32.
 constexpr double kRemovedKey = -1.0e4;
 
-/// Whether `mask` is one [S, S] causal mask shared by every batch and head
-/// of attention whose queries and keys both number S.
-bool isSharedCausalMask(Value mask, int64_t queries, int64_t keys) {
+/// Whether `mask` is the [S, S] causal mask in every batch and head of
+/// attention whose queries and keys both number S (Hugging Face expands it
+/// over the batch: [B, 1, S, S]).
+bool isCausalMask(Value mask, int64_t queries, int64_t keys) {
   auto constant = mask.getDefiningOp<ConstantOp>();
   if (!constant || queries != keys)
     return false;
@@ -92,21 +93,20 @@ bool isSharedCausalMask(Value mask, int64_t queries, int64_t keys) {
   ArrayRef<int64_t> shape = type.getShape();
   if (shape.size() < 2 || shape[shape.size() - 2] != queries || shape.back() != keys)
     return false;
-  for (int64_t size : shape.drop_back(2))
-    if (size != 1)
-      return false;
   std::optional<std::vector<double>> values = constantElements(constant);
   if (!values)
     return false;
   const bool boolean = type.getElementType().isInteger(1);
-  for (int64_t query = 0; query < queries; ++query)
-    for (int64_t key = 0; key < keys; ++key) {
-      double value = (*values)[query * keys + key];
-      bool kept = boolean ? value != 0.0 : value == 0.0;
-      bool removed = boolean ? value == 0.0 : value <= kRemovedKey;
-      if (key <= query ? !kept : !removed)
-        return false;
-    }
+  const int64_t slices = type.getNumElements() / (queries * keys);
+  for (int64_t slice = 0; slice < slices; ++slice)
+    for (int64_t query = 0; query < queries; ++query)
+      for (int64_t key = 0; key < keys; ++key) {
+        double value = (*values)[(slice * queries + query) * keys + key];
+        bool kept = boolean ? value != 0.0 : value == 0.0;
+        bool removed = boolean ? value == 0.0 : value <= kRemovedKey;
+        if (key <= query ? !kept : !removed)
+          return false;
+      }
   return true;
 }
 
@@ -118,7 +118,7 @@ struct CausalMaskToFlag : OpRewritePattern<AttentionOp> {
       return failure();
     ArrayRef<int64_t> query = cast<RankedTensorType>(op.getQuery().getType()).getShape();
     ArrayRef<int64_t> key = cast<RankedTensorType>(op.getKey().getType()).getShape();
-    if (!isSharedCausalMask(mask, query[query.size() - 2], key[key.size() - 2]))
+    if (!isCausalMask(mask, query[query.size() - 2], key[key.size() - 2]))
       return failure();
     rewriter.replaceOpWithNewOp<AttentionOp>(op, op.getType(), op.getQuery(), op.getKey(),
                                              op.getValue(), Value(), op.getScaleAttr(),
