@@ -16,9 +16,10 @@ listed apart. Later files win where two measure the same model and batch;
 the speedups the earlier files measured are listed beside it, since
 PyTorch's timings move between runs.
 """
+import argparse
 import json
 import math
-import sys
+import os
 
 # (key, label): a mode's median is row[key + "_ms"], its rounds
 # row[key + "_ms_rounds"]. models_vs_torch.py measures them.
@@ -365,4 +366,16 @@ def main(out, paths):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    parser = argparse.ArgumentParser(
+        description="Merges models_vs_torch.py JSON files (and kernel tables in "
+                    "Markdown) into one results page; later files win.")
+    parser.add_argument("out", help="the Markdown file to write (bench/RESULTS.md)")
+    parser.add_argument("inputs", nargs="+", metavar="RESULT",
+                        help="models_vs_torch.py JSON files and gemm/conv Markdown tables")
+    args = parser.parse_args()
+    if not args.out.endswith(".md"):
+        parser.error(f"{args.out}: the output must be a Markdown file (.md)")
+    missing = [p for p in args.inputs if not os.path.isfile(p)]
+    if missing:
+        parser.error("no such file: " + ", ".join(missing))
+    main(args.out, args.inputs)
