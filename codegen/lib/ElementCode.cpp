@@ -117,9 +117,11 @@ std::string ElementCode::heldOf(Value value) {
     return found->second;
   auto argument = cast<BlockArgument>(value);
   std::string offset = offsetOf(argument);
-  if (offset == index && !llvm::is_contained(elementLoads, argument.getArgNumber()))
+  const bool ownIndex = offset == index;
+  if (ownIndex && !llvm::is_contained(elementLoads, argument.getArgNumber()))
     elementLoads.push_back(argument.getArgNumber());
-  std::string element = "in" + std::to_string(argument.getArgNumber()) + "[" + offset + "]";
+  const std::string input = "in" + std::to_string(argument.getArgNumber());
+  std::string element = deferStores && ownIndex ? input + "_element" : input + "[" + offset + "]";
   if (heldAsInteger(value.getType())) {
     integers.insert(value);
     return names[value] = fresh("(long long)" + element, /*integer=*/true);

@@ -62,10 +62,14 @@ public:
     /// Whether `value` is held as a `long long` (else a float).
     bool integer = false;
   };
+  /// Also names each input read at the element's own index `in<K>_element`
+  /// instead of loading `in<K>[index]`: the functor's element() takes it as
+  /// a parameter, so that compute() passes one load and compute_pair() the
+  /// halves of one load for two elements.
   bool deferStores = false;
   llvm::SmallVector<DeferredStore> deferredStores;
-  /// Inputs loaded at the element's own index (a residual, not a bias):
-  /// what an epilogue functor's prefetch() pulls into L2 ahead of time.
+  /// Inputs read at the element's own index (a residual, not a bias): what
+  /// an epilogue functor's prefetch() pulls into L2 ahead of time.
   llvm::SmallVector<unsigned> elementLoads;
   /// The offset of element `index` in input `argument` (broadcasting).
   std::string offsetOf(mlir::BlockArgument argument);

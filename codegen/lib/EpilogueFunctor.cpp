@@ -8,7 +8,6 @@
 
 #include "Emitters.h"
 
-#include <cctype>
 #include <cstdlib>
 
 using namespace mlir;
@@ -84,50 +83,40 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     widestBytes = std::max(widestBytes, (element.getIntOrFloatBitWidth() + 7) / 8);
   }
   const std::string signature = "(" + functor.parameters;
-  // compute_pair(): both elements of a pair from one lambda, each
-  // row-varying input (a residual) loaded for both by one aligned load.
+  // element(): one element from its accumulator and the inputs read at its
+  // own index (residuals), which compute() loads one at a time and
+  // compute_pair() two at a time, by one aligned load per input.
+  std::string elementParameters, loads, ownLoads, firstLoads, secondLoads;
+  for (unsigned input : epilogue.elementLoads) {
+    const std::string name = "in" + std::to_string(input);
+    Type type = cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
+    elementParameters += ", const " + cudaType(type) + " " + name + "_element";
+    ownLoads += ", " + name + "[idx]";
+    loads += "    const auto " + name + "_pair = kiln::load_pair(" + name + " + idx);\n";
+    firstLoads += ", " + name + "_pair.x";
+    secondLoads += ", " + name + "_pair.y";
+  }
+  const std::string element =
+      "  __device__ __forceinline__ Values element" + signature + ", float acc" +
+      elementParameters + ") const {\n" + functor.indexCode + "    (void)idx;\n" +
+      epilogue.code + "    return Values{" + returned + "};\n  }\n";
   std::string computePair;
   if (pairs) {
-    std::string code = epilogue.code, parameters, firstLoads, secondLoads, loads;
-    for (unsigned input : epilogue.elementLoads) {
-      const std::string name = "in" + std::to_string(input);
-      const std::string load = name + "[idx]", element = name + "_element";
-      for (size_t at = code.find(load); at != std::string::npos; at = code.find(load, at)) {
-        const bool partOfName = at > 0 && (std::isalnum(static_cast<unsigned char>(code[at - 1])) ||
-                                           code[at - 1] == '_');
-        if (partOfName) {
-          at += load.size();
-          continue;
-        }
-        code.replace(at, load.size(), element);
-        at += element.size();
-      }
-      Type type =
-          cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
-      parameters += ", const " + cudaType(type) + " " + element;
-      loads += "    const auto " + name + "_pair = kiln::load_pair(" + name + " + idx);\n";
-      firstLoads += ", " + name + "_pair.x";
-      secondLoads += ", " + name + "_pair.y";
-    }
-    // The column parameter (the functor's last): n for a GEMM, o for a
-    // convolution.
-    const std::string column = functor.arguments.substr(functor.arguments.rfind(' ') + 1);
+    // The column is the functor's last argument (n for a GEMM, o for a
+    // convolution): the second element's is one more.
+    const std::string nextColumn = functor.arguments + " + 1";
     computePair = "  __device__ __forceinline__ void compute_pair" + signature +
                   ", float acc0, float acc1, Values &first, Values &second) const {\n" +
-                  functor.indexCode + loads +
-                  "    auto element = [&](const int " + column +
-                  ", const long long idx, const float acc" + parameters + ") {\n      (void)" +
-                  column + ";\n      (void)idx;\n" + code +
-                  "      return Values{" + returned + "};\n    };\n"
-                  "    first = element(" + column + ", idx, acc0" + firstLoads + ");\n"
-                  "    second = element(" + column + " + 1, idx + 1, acc1" + secondLoads +
-                  ");\n  }\n";
+                  functor.indexCode + loads + "    first = element(" + functor.arguments +
+                  ", acc0" + firstLoads + ");\n    second = element(" + nextColumn + ", acc1" +
+                  secondLoads + ");\n  }\n";
   }
   const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
   return "struct " + functor.name + " {\n" + members + functor.extraMembers +
-         "  struct Values {" + values + " };\n"
+         "  struct Values {" + values + " };\n" + element +
          "  __device__ __forceinline__ Values compute" + signature + ", float acc) const {\n" +
-         functor.indexCode + epilogue.code + "    return Values{" + returned + "};\n  }\n"
+         functor.indexCode + "    return element(" + functor.arguments + ", acc" + ownLoads +
+         ");\n  }\n"
          "  __device__ __forceinline__ void store" + signature +
          ", const Values &values) const {\n" + functor.indexCode + "    (void)idx;\n" + stores +
          "  }\n"

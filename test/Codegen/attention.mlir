@@ -51,7 +51,8 @@ func.func @gpt(%q: tensor<4x1000x128xbf16>, %k: tensor<4x1000x128xbf16>, %v: ten
 // fp32 takes the SIMT kernel (no dynamic shared memory); a residual add in
 // the epilogue reads the other input at the element's index.
 // CHECK-LABEL: // === kernel simt_k0 grid(1, 3, 1) block(128) shared(0) inputs(4) outputs(1)
-//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in3[idx]);
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in3_element);
+//       CHECK:     return element(i, d, acc, in3[idx]);
 //       CHECK:   const kiln::NoMask mask{};
 //       CHECK:   kiln::simt_attention<float, 64, 64, false>(
 //  CHECK-SAME:     7, 7, 1.250000000e-01f, mask, epilogue);

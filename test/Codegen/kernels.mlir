@@ -93,15 +93,21 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 //       CHECK: #include "kiln_gemm.cuh"
 //       CHECK: #include "kiln_gemm_sm90.cuh"
 // The epilogue functor's compute() loads and computes, its store() stores:
-// the main loops compute many elements before storing any.
+// the main loops compute many elements before storing any. element()
+// computes one element from its accumulator and its residual, which
+// compute() loads and compute_pair() loads for two.
 //       CHECK: struct {{kiln_[0-9A-F]+}}_epilogue {
 // Values hold floats; store() rounds them to the output's type.
 //       CHECK:   struct Values { float r0; };
-//       CHECK:   __device__ __forceinline__ Values compute(int m, int n, float acc) const {
+//       CHECK:   __device__ __forceinline__ Values element(int m, int n, float acc, const __half in3_element) const {
 //       CHECK:     const long long idx = batchBase + (long long)m * 300LL + n;
+//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in3_element);
 //       CHECK:     kiln::to_float(kiln::from_float<__half>((acc + kiln::to_float(in2[n]))))
 //   CHECK-NOT:     out0[
 //       CHECK:     return Values{v{{[0-9]+}}};
+//       CHECK:   __device__ __forceinline__ Values compute(int m, int n, float acc) const {
+//  CHECK-NEXT:     const long long idx = batchBase + (long long)m * 300LL + n;
+//  CHECK-NEXT:     return element(m, n, acc, in3[idx]);
 //       CHECK:   __device__ __forceinline__ void store(int m, int n, const Values &values) const {
 //       CHECK:     out0[idx] = kiln::from_float<__half>(values.r0);
 // N = 300 is even: the Hopper loop takes columns in pairs, the residual
@@ -109,10 +115,8 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 //       CHECK:   static constexpr bool kPairs = true;
 //       CHECK:   __device__ __forceinline__ void compute_pair(int m, int n, float acc0, float acc1, Values &first, Values &second) const {
 //       CHECK:     const auto in3_pair = kiln::load_pair(in3 + idx);
-//       CHECK:     auto element = [&](const int n, const long long idx, const float acc, const __half in3_element) {
-//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in3_element);
-//       CHECK:     first = element(n, idx, acc0, in3_pair.x);
-//  CHECK-NEXT:     second = element(n + 1, idx + 1, acc1, in3_pair.y);
+//  CHECK-NEXT:     first = element(m, n, acc0, in3_pair.x);
+//  CHECK-NEXT:     second = element(m, n + 1, acc1, in3_pair.y);
 //       CHECK:   __device__ __forceinline__ void store_pair(int m, int n, const Values &first, const Values &second) const {
 //  CHECK-NEXT:     const long long idx = batchBase + (long long)m * 300LL + n;
 //  CHECK-NEXT:     kiln::store_pair(out0 + idx, first.r0, second.r0);
