@@ -115,7 +115,8 @@ std::optional<ArrayRef<char>> constantBytes(ConstantOp op, std::deque<std::strin
 std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
                                                         const std::vector<std::string> &archs,
                                                         ArtifactStats &stats, std::string &error,
-                                                        const ArtifactMetadata &metadata) {
+                                                        const ArtifactMetadata &metadata,
+                                                        unsigned compileJobs) {
   for (uint32_t raw = 0; raw <= getMaxEnumValForFusionKind(); ++raw)
     if (auto kind = symbolizeFusionKind(raw);
         kind && !fmt::isKernelKind(stringifyFusionKind(*kind))) {
@@ -309,7 +310,7 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
         const auto &[kernel, target] = jobs[order[i]];
         return compileKernel(sources[kernel], archs[target], jobError);
       },
-      /*workers=*/0, /*useProcesses=*/!processes || std::string(processes) != "0");
+      /*workers=*/compileJobs, /*useProcesses=*/!processes || std::string(processes) != "0");
   std::vector<CompileJobResult> compiled(jobs.size());
   for (size_t i = 0; i < order.size(); ++i)
     compiled[order[i]] = std::move(started[i]);

@@ -188,6 +188,9 @@ expect_error split-k-knob "split-K options: --split-k-k-tile must be a positive 
 prepare kernel-knob
 expect_error kernel-knob "error: --attention-rows must be 0 (the cost model's choice), 64 or 128, got 96" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --attention-rows 96 -o "$out/m.kiln"
+prepare jobs-negative
+expect_error jobs-negative "error: --jobs: -2 is not a number of compiles at once" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --jobs -2 -o "$out/m.kiln"
 prepare unknown-kernels-arch
 expect_error unknown-kernels-arch "--kernels-arch: unknown GPU architecture 'sm_8'" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --kernels-arch sm_8

@@ -238,7 +238,8 @@ std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
                                                  const std::vector<std::string> &archs,
                                                  codegen::ArtifactStats &stats,
                                                  std::string &error,
-                                                 const codegen::ArtifactMetadata &metadata) {
+                                                 const codegen::ArtifactMetadata &metadata,
+                                                 unsigned compileJobs) {
   if (!c.lowered && !lowerLaunches(c, archs, error))
     return std::nullopt;
   auto functions = c.lowered->getOps<mlir::func::FuncOp>();
@@ -246,7 +247,8 @@ std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
     error = "the lowered module has no function";
     return std::nullopt;
   }
-  auto image = codegen::writeArtifact(*functions.begin(), archs, stats, error, metadata);
+  auto image = codegen::writeArtifact(*functions.begin(), archs, stats, error, metadata,
+                                      compileJobs);
   if (!image && error.empty())
     error = "cannot write the artifact (see the diagnostics above)";
   return image;

@@ -111,11 +111,13 @@ bool lowerLaunches(Compilation &compilation, const std::vector<std::string> &arc
 
 /// The artifact of the lowered IR (lowered first when it is not), with
 /// cubins for `archs`; its weights are views of the compilation's
-/// constants, so it is written while `compilation` lives.
+/// constants, so it is written while `compilation` lives. `compileJobs`:
+/// NVRTC compiles at once (0: one per core).
 std::optional<codegen::ArtifactImage> writeArtifact(Compilation &compilation,
                                          const std::vector<std::string> &archs,
                                          codegen::ArtifactStats &stats, std::string &error,
-                                         const codegen::ArtifactMetadata &metadata = {});
+                                         const codegen::ArtifactMetadata &metadata = {},
+                                         unsigned compileJobs = 0);
 
 /// All of it, with MLIR's error diagnostics appended to `error` rather than
 /// printed: what kiln::compileModel (kiln/compile.h) runs.

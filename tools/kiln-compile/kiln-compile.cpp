@@ -151,6 +151,10 @@ cl::list<std::string> kernelArchs(
              "architectures (e.g. sm_90a,sm_80); fail on any compile error, "
              "register spill or ptxas performance warning"),
     cl::value_desc("arch"), cl::cat(kilnCategory));
+cl::opt<int64_t> jobs("jobs",
+                      cl::desc("kernel images compiled at once (NVRTC, one worker process "
+                               "each): 0, the default, is one per core"),
+                      cl::init(0), cl::cat(kilnCategory));
 cl::opt<bool> verbose("v", cl::desc("print each phase's seconds on stderr (load and import, "
                                     "passes, verify, kernels with cache hits, write)"),
                       cl::cat(kilnCategory));
@@ -385,6 +389,9 @@ int main(int argc, char **argv) {
       driver::parsePrecision(precision, ioDtype, error);
   if (!precisionChoice)
     return fail(error);
+  if (jobs < 0 || jobs > 4096)
+    return fail("--jobs: " + std::to_string(jobs) +
+                " is not a number of compiles at once (0 for one per core, or 1 to 4096)");
   std::optional<TargetDescription> targets = driver::describeTargets(selection, error);
   if (!targets)
     // A knob's message names its flag already; the rest are about --arch.
@@ -510,7 +517,8 @@ int main(int argc, char **argv) {
     artifact = driver::writeArtifact(
         compilation, targets->archs(), stats, error,
         driver::artifactMetadata(modelPath, compilation, *precisionChoice, targets->archs(),
-                                 selection));
+                                 selection),
+        static_cast<unsigned>(jobs));
     if (!artifact)
       return fail(error);
     if (verbose)

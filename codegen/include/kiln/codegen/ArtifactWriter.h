@@ -80,11 +80,13 @@ struct ArtifactImage {
 /// cannot be serialized (or setting `error` for a kernel that fails to
 /// compile). `archs` are real targets (`sm_90a`, `sm_80`), each launch has a
 /// configuration for each; PTX for the oldest of them is added for forward
-/// compatibility.
+/// compatibility. `compileJobs`: NVRTC compiles at once, each in a worker
+/// process (0: one per core).
 std::optional<ArtifactImage> writeArtifact(mlir::func::FuncOp function,
                                          const std::vector<std::string> &archs,
                                          ArtifactStats &stats, std::string &error,
-                                         const ArtifactMetadata &metadata = {});
+                                         const ArtifactMetadata &metadata = {},
+                                         unsigned compileJobs = 0);
 
 } // namespace kiln::codegen
 
