@@ -4,11 +4,13 @@
     export_transformers.py OUT_DIR [--batch B] [--seq S] [MODEL ...]
 
 Models: vit_b_16 (torchvision), bert (Hugging Face BertModel, bert-base
-config, with an attention mask that pads the last eighth of each sequence),
-gpt2 (GPT2Model, gpt2 config), gpt2_block (the same with one layer), ffn
-(the slice's feed-forward block, d = 1024, on [batch, seq, 1024]). Random weights, seed 0; parameters that the
-libraries initialize to zero (ViT's classifier) are drawn from N(0, 0.02) so
-that outputs depend on the input. Writes OUT_DIR/<model>_f32.pt and _f16.pt.
+config, called with input ids and an attention mask that pads the last
+eighth of each sequence; two outputs, the hidden states and the pooler's),
+gpt2 (GPT2Model, gpt2 config, input ids alone), gpt2_block (the same with
+one layer), ffn (the slice's feed-forward block, d = 1024, on [batch, seq,
+1024]). Random weights, seed 0; parameters that the libraries initialize to
+zero (ViT's classifier) are drawn from N(0, 0.02) so that outputs depend on
+the input. Writes OUT_DIR/<model>_f32.pt and _f16.pt.
 """
 import argparse
 import os
@@ -17,45 +19,6 @@ import warnings
 import torch
 
 warnings.filterwarnings("ignore")
-
-
-class MaskedBert(torch.nn.Module):
-    """BertModel fed the additive 4-D mask its own preprocessing would make
-    from the [batch, seq] padding mask. transformers' mask utilities differ
-    between versions and some build the mask with torch.vmap, which a traced
-    graph cannot run without Python; a 4-D mask is passed through as is."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids, attention_mask):
-        dtype = self.model.embeddings.word_embeddings.weight.dtype
-        keep = attention_mask[:, None, None, :] > 0  # any nonzero id counts as a token
-        zero = torch.zeros((), dtype=dtype)
-        additive = torch.where(keep, zero, torch.full((), torch.finfo(dtype).min, dtype=dtype))
-        return self.model(input_ids, attention_mask=additive, return_dict=False)[0]
-
-
-class CausalGpt2(torch.nn.Module):
-    """GPT2Model fed its causal mask as a 4-D additive tensor. Some
-    transformers versions (5.17, on the GPU machine) build the causal mask
-    with torch.vmap, which leaves a Python op in the traced graph; a 4-D mask
-    is passed through as is. The mask is made from the sequence length
-    alone, so freezing folds it to a constant."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids):
-        dtype = self.model.wte.weight.dtype
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
-        keep = positions[None, :] <= positions[:, None]  # key <= query
-        zero = torch.zeros((), dtype=dtype, device=input_ids.device)
-        lowest = torch.full((), torch.finfo(dtype).min, dtype=dtype, device=input_ids.device)
-        additive = torch.where(keep, zero, lowest)[None, None]
-        return self.model(input_ids, attention_mask=additive, return_dict=False)[0]
 
 
 class Ffn(torch.nn.Module):
@@ -83,16 +46,20 @@ def build(name, batch, seq):
                 if p.abs().max() == 0 and p.dim() > 1:
                     p.normal_(0, 0.02)
         return model.eval(), (torch.randn(batch, 3, 224, 224),)
+    # As the transformers docs call them, no wrapper: BERT builds its
+    # attention mask from the padding mask, GPT-2 its causal mask, and kiln
+    # reads both from the traced graph. GPT-2 without its key/value cache,
+    # which a trace cannot return.
     from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
     ids = torch.randint(0, 30000, (batch, seq))
     if name == "bert":
         mask = torch.ones(batch, seq, dtype=torch.long)
         mask[:, seq - seq // 8:] = 0
-        return MaskedBert(BertModel(BertConfig()).eval()), (ids, mask)
+        return BertModel(BertConfig()).eval(), (ids, mask)
     if name == "gpt2":
-        return CausalGpt2(GPT2Model(GPT2Config()).eval()), (ids,)
+        return GPT2Model(GPT2Config(use_cache=False)).eval(), (ids,)
     if name == "gpt2_block":  # one GPT-2 layer with its embeddings and final norm
-        return CausalGpt2(GPT2Model(GPT2Config(n_layer=1)).eval()), (ids,)
+        return GPT2Model(GPT2Config(n_layer=1, use_cache=False)).eval(), (ids,)
     raise SystemExit(f"unknown model {name}")
 
 

@@ -272,14 +272,27 @@ def time_cpp_peer(key, command, row):
     return times
 
 
+def output_tensors(output):
+    """A model's outputs as a list of tensors in order, as kiln names them:
+    a tensor, or the tensors of a tuple, list or dict (a Hugging Face
+    ModelOutput), None entries left out."""
+    if isinstance(output, torch.Tensor):
+        return [output]
+    items = list(output.values()) if isinstance(output, dict) else list(output)
+    return [t for item in items if item is not None for t in output_tensors(item)]
+
+
 def export_for_kiln(name, batch, work, export="torchscript"):
     """Traces the fp32 model for kiln, writes its inputs (rounded to fp16,
-    what kiln and PyTorch's fp16 modes see) and PyTorch's fp32 reference.
-    Returns the fp16 model and inputs on the GPU, the reference, the
-    input names and torch fp16's own error."""
+    what kiln and PyTorch's fp16 modes see) and PyTorch's fp32 reference
+    (ref0.npy, ref1.npy, ...: one per output). Returns the fp16 model and
+    inputs on the GPU, the first output's reference, the input names,
+    torch fp16's own error on the first output, and the reference files."""
     model, inputs = model_and_inputs(name, batch)
     with torch.no_grad():
-        reference = model(*[x.cuda() for x in inputs]).float().cpu()
+        references = [t.float().cpu()
+                      for t in output_tensors(model(*[x.cuda() for x in inputs]))]
+        reference = references[0]
         # kiln gets the fp32 model and computes in fp16 (--precision fp16):
         # freezing then folds BatchNorm into the weights in fp32 and kiln
         # rounds them to fp16 once, where folding an fp16 model would round
@@ -301,13 +314,16 @@ def export_for_kiln(name, batch, work, export="torchscript"):
             names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
         m16 = model.half()
         in16 = [x.half().cuda() if x.is_floating_point() else x.cuda() for x in inputs]
-        eager16 = m16(*in16).float().cpu()
+        eager16 = output_tensors(m16(*in16))[0].float().cpu()
     for input_name, x in zip(names, in16):
         np.save(os.path.join(work, f"{input_name}.npy"),
                 x.float().cpu().numpy() if x.is_floating_point() else x.cpu().numpy())
-    np.save(os.path.join(work, "ref.npy"), reference.numpy())
+    reference_files = []
+    for index, tensor in enumerate(references):
+        reference_files.append(os.path.join(work, f"ref{index}.npy"))
+        np.save(reference_files[-1], tensor.numpy())
     error = float((eager16 - reference).norm() / reference.norm())
-    return m16, in16, reference, names, error
+    return m16, in16, reference, names, error, reference_files
 
 
 def compile_kiln(work, row, args):
@@ -353,18 +369,21 @@ def compile_kiln(work, row, args):
     return report.stderr
 
 
-def kiln_round(work, feeds, args, extra_env=None):
+def kiln_round(work, feeds, references, args, extra_env=None):
     """One round of kiln: (rel L2, verdict, median wall ms, whole output);
-    the verdict is FAIL when kiln-run printed no check or no time."""
-    out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
-               "--check", f"{work}/ref.npy", "--tolerance", "1e-2", "--device-io",
-               "--bench", str(args.runs)], env=dict(os.environ, **(extra_env or {})))
+    every output is checked, the worst counts; the verdict is FAIL when
+    kiln-run printed a check short or no time."""
+    checks = [arg for path in references for arg in ("--check", path)]
+    out = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds, *checks,
+               "--tolerance", "1e-2", "--device-io", "--bench", str(args.runs)],
+              env=dict(os.environ, **(extra_env or {})))
     text = out.stdout + out.stderr
-    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+    found = re.findall(r"^  check .*?: rel L2 ([0-9.e+-]+),.*?(ok|FAIL)$", text, re.M)
     wall = re.search(r"wall per run with device-resident I/O: median ([0-9.]+) ms", text)
-    if not check or not wall:
+    if len(found) != len(references) or not wall:
         return None, "FAIL", None, text
-    return float(check.group(1)), check.group(2), float(wall.group(1)), text
+    verdict = "ok" if all(v == "ok" for _, v in found) else "FAIL"
+    return max(float(r) for r, _ in found), verdict, float(wall.group(1)), text
 
 
 def measure(name, batch, args):
@@ -372,8 +391,8 @@ def measure(name, batch, args):
     os.makedirs(work, exist_ok=True)
     row = {"model": name, "batch": batch, "dtype": "fp16", "rounds": args.rounds,
            "kiln_io_dtype": args.kiln_io_dtype}
-    m16, in16, reference, names, row["torch_fp16_rel_l2"] = export_for_kiln(name, batch, work,
-                                                                            args.export)
+    m16, in16, reference, names, row["torch_fp16_rel_l2"], references = export_for_kiln(
+        name, batch, work, args.export)
     row["export"] = args.export
     report = compile_kiln(work, row, args)
     if report is None:
@@ -398,7 +417,7 @@ def measure(name, batch, args):
         for round_index in range(args.rounds):
             def kiln():
                 nonlocal text
-                rel_l2, verdict, ms, text = kiln_round(work, feeds, args)
+                rel_l2, verdict, ms, text = kiln_round(work, feeds, references, args)
                 checks.append((rel_l2, verdict))
                 if ms is not None:
                     times.setdefault("kiln", []).append(ms)
@@ -414,7 +433,7 @@ def measure(name, batch, args):
         if args.pdl:
             # Programmatic dependent launches (KILN_PDL=1, sm_90): measured
             # slower at batch 1 (bench/NOTES.md); one round when asked.
-            _, verdict, ms, _ = kiln_round(work, feeds, args, {"KILN_PDL": "1"})
+            _, verdict, ms, _ = kiln_round(work, feeds, references, args, {"KILN_PDL": "1"})
             if ms is not None:
                 row["kiln_pdl_ms"], row["kiln_pdl_check"] = ms, verdict
         del peers

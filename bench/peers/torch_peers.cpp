@@ -125,12 +125,20 @@ c10::IValue loadSaved(const std::string &path) {
   }
 }
 
-/// The elements of a tuple or list, or else the value itself.
+/// The elements of a tuple or list, the values of a dict in their order (a
+/// traced Hugging Face model returns its ModelOutput as one), or else the
+/// value itself.
 std::vector<c10::IValue> elements(const c10::IValue &value) {
   if (value.isTuple())
     return value.toTupleRef().elements().vec();
   if (value.isList())
     return value.toList().vec();
+  if (value.isGenericDict()) {
+    std::vector<c10::IValue> values;
+    for (const auto &entry : value.toGenericDict())
+      values.push_back(entry.value());
+    return values;
+  }
   return {value};
 }
 
@@ -147,7 +155,7 @@ std::vector<torch::Tensor> loadInputs(const std::string &path, torch::Device dev
 }
 
 /// The first tensor of a TorchScript output: a tensor, or the first tensor
-/// of a tuple or list.
+/// of a tuple, list or dict.
 torch::Tensor firstTensor(const c10::IValue &value) {
   for (const c10::IValue &item : elements(value))
     if (item.isTensor())

@@ -284,3 +284,51 @@ func.func @masks_that_stay(%x: tensor<2x1x2x4xf32>, %y: tensor<2x1x3x4xf32>) -> 
   %d = kiln.attention %x, %y, %y mask %wide scale = 0.5 : (tensor<2x1x2x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x3xi1>) -> tensor<2x1x2x4xf32>
   return %a, %b, %c, %d : tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>, tensor<2x1x2x4xf32>
 }
+
+// -----
+
+// BERT's padding mask as transformers builds it: a where whose condition is
+// all true, broadcasting the keys' mask over the queries. The attention
+// reads the keys' mask itself.
+// CHECK-LABEL: func.func @mask_through_constant_where(
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<2x1x4x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x1x1x4xi1>
+//   CHECK-NOT:   kiln.where
+//       CHECK:   kiln.attention %[[X]], %[[X]], %[[X]] mask %[[K]] scale
+func.func @mask_through_constant_where(%x: tensor<2x1x4x8xf32>, %keys: tensor<2x1x1x4xi1>) -> tensor<2x1x4x8xf32> {
+  %all = kiln.constant dense<true> : tensor<1x1x4x1xi1>
+  %none = kiln.constant dense<false> : tensor<i1>
+  %m = kiln.where %all, %keys, %none : tensor<1x1x4x1xi1>, tensor<2x1x1x4xi1>, tensor<i1> -> tensor<2x1x4x4xi1>
+  %o = kiln.attention %x, %x, %x mask %m scale = 0.5 : (tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x4xi1>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+// Kept: a where whose condition varies with the query (a real choice).
+// CHECK-LABEL: func.func @mask_through_varying_where(
+//       CHECK:   %[[M:.+]] = kiln.where
+//       CHECK:   kiln.attention %{{.+}} mask %[[M]]
+func.func @mask_through_varying_where(%x: tensor<2x1x4x8xf32>, %keys: tensor<2x1x1x4xi1>) -> tensor<2x1x4x8xf32> {
+  %rows = kiln.constant dense<[[[[true], [false], [true], [true]]]]> : tensor<1x1x4x1xi1>
+  %none = kiln.constant dense<false> : tensor<i1>
+  %m = kiln.where %rows, %keys, %none : tensor<1x1x4x1xi1>, tensor<2x1x1x4xi1>, tensor<i1> -> tensor<2x1x4x4xi1>
+  %o = kiln.attention %x, %x, %x mask %m scale = 0.5 : (tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x4xi1>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+// A gather of rows 0, 1, 2, ... in order is the table reshaped; rows out of
+// order stay a gather.
+// CHECK-LABEL: func.func @identity_gather(
+//  CHECK-SAME:   %[[T:[a-z0-9]+]]: tensor<6xi1>, %[[U:[a-z0-9]+]]: tensor<3x2xf32>
+//       CHECK:   %[[R:.+]] = kiln.reshape %[[T]] : tensor<6xi1> -> tensor<2x1x3xi1>
+//       CHECK:   %[[G:.+]] = kiln.gather %[[U]]
+//       CHECK:   return %[[R]], %[[G]]
+func.func @identity_gather(%t: tensor<6xi1>, %u: tensor<3x2xf32>) -> (tensor<2x1x3xi1>, tensor<3x2xf32>) {
+  %i = kiln.constant dense<[[[0, 1, 2]], [[3, 4, 5]]]> : tensor<2x1x3xi64>
+  %g = kiln.gather %t, %i : (tensor<6xi1>, tensor<2x1x3xi64>) -> tensor<2x1x3xi1>
+  %j = kiln.constant dense<[0, 2, 1]> : tensor<3xi64>
+  %h = kiln.gather %u, %j : (tensor<3x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  return %g, %h : tensor<2x1x3xi1>, tensor<3x2xf32>
+}

@@ -127,9 +127,45 @@ struct CausalMaskToFlag : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// A mask chosen by a where whose condition is one constant value is the
+/// chosen operand, which the scores broadcast over as well: transformers
+/// builds BERT's padding mask as where(true [1, 1, S, 1], keys [B, 1, 1, S],
+/// false), a [B, 1, S, S] tensor written by its own kernel and read per
+/// score, where [B, 1, 1, S] is read per key.
+struct MaskThroughConstantWhere : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
+    Value mask = op.getMask();
+    auto where = mask ? mask.getDefiningOp<WhereOp>() : WhereOp();
+    auto condition = where ? where.getCondition().getDefiningOp<ConstantOp>() : ConstantOp();
+    std::optional<std::vector<double>> values =
+        condition ? constantElements(condition) : std::nullopt;
+    if (!values || values->empty())
+      return failure();
+    const bool chosen = values->front() != 0.0;
+    for (double value : *values)
+      if ((value != 0.0) != chosen)
+        return failure();
+    Value narrower = chosen ? where.getOnTrue() : where.getOnFalse();
+    auto narrowerType = cast<RankedTensorType>(narrower.getType());
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    // The same element type, and no more dimensions than the mask (each of
+    // its sizes the mask's or 1), so the scores broadcast over it alike.
+    if (narrowerType.getElementType() != maskType.getElementType() ||
+        narrowerType.getRank() > maskType.getRank())
+      return failure();
+    ArrayRef<int64_t> outer = maskType.getShape().take_back(narrowerType.getRank());
+    for (auto [size, full] : llvm::zip(narrowerType.getShape(), outer))
+      if (size != full && size != 1)
+        return failure();
+    rewriter.modifyOpInPlace(op, [&] { op.getMaskMutable().assign(narrower); });
+    return success();
+  }
+};
+
 } // namespace
 
 void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<CausalMaskToFlag>(context);
+  patterns.add<CausalMaskToFlag, MaskThroughConstantWhere>(context);
 }

@@ -360,6 +360,8 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure]> {
   let assemblyFormat = "$table `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  // Rows 0, 1, 2, ... in order: a reshape (IdentityGather.cpp).
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
