@@ -332,3 +332,24 @@ func.func @identity_gather(%t: tensor<6xi1>, %u: tensor<3x2xf32>) -> (tensor<2x1
   %h = kiln.gather %u, %j : (tensor<3x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
   return %g, %h : tensor<2x1x3xi1>, tensor<3x2xf32>
 }
+
+// -----
+
+// GPT-2's mask with padding: where(causal tril, keys, false) is the keys'
+// mask with the causal flag. Kept when the other operand does not remove
+// every key.
+// CHECK-LABEL: func.func @causal_where_with_padding(
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<2x1x3x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x1x1x3xi1>
+//       CHECK:   kiln.attention %[[X]], %[[X]], %[[X]] mask %[[K]] scale = 5.000000e-01 causal
+//       CHECK:   %[[KEEP:.+]] = kiln.where
+//       CHECK:   kiln.attention %[[X]], %[[X]], %[[X]] mask %[[KEEP]] scale = 5.000000e-01 :
+func.func @causal_where_with_padding(%x: tensor<2x1x3x8xf32>, %keys: tensor<2x1x1x3xi1>) -> (tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>) {
+  %tril = kiln.constant dense<[[[[true, false, false], [true, true, false], [true, true, true]]]]> : tensor<1x1x3x3xi1>
+  %none = kiln.constant dense<false> : tensor<i1>
+  %m = kiln.where %tril, %keys, %none : tensor<1x1x3x3xi1>, tensor<2x1x1x3xi1>, tensor<i1> -> tensor<2x1x3x3xi1>
+  %o = kiln.attention %x, %x, %x mask %m scale = 0.5 : (tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>, tensor<2x1x3x3xi1>) -> tensor<2x1x3x8xf32>
+  %all = kiln.constant dense<true> : tensor<i1>
+  %n = kiln.where %tril, %keys, %all : tensor<1x1x3x3xi1>, tensor<2x1x1x3xi1>, tensor<i1> -> tensor<2x1x3x3xi1>
+  %p = kiln.attention %x, %x, %x mask %n scale = 0.5 : (tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>, tensor<2x1x3x3xi1>) -> tensor<2x1x3x8xf32>
+  return %o, %p : tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>
+}

@@ -127,11 +127,30 @@ struct CausalMaskToFlag : OpRewritePattern<AttentionOp> {
   }
 };
 
-/// A mask chosen by a where whose condition is one constant value is the
-/// chosen operand, which the scores broadcast over as well: transformers
-/// builds BERT's padding mask as where(true [1, 1, S, 1], keys [B, 1, 1, S],
-/// false), a [B, 1, S, S] tensor written by its own kernel and read per
-/// score, where [B, 1, 1, S] is read per key.
+/// Whether every element of the constant `value` removes its key: false, or
+/// an additive -1e4 or less.
+bool removesEveryKey(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  std::optional<std::vector<double>> values =
+      constant ? constantElements(constant) : std::nullopt;
+  if (!values)
+    return false;
+  const bool boolean = cast<RankedTensorType>(value.getType()).getElementType().isInteger(1);
+  for (double v : *values)
+    if (boolean ? v != 0.0 : v > kRemovedKey)
+      return false;
+  return true;
+}
+
+/// A mask made by a where whose condition is a constant, from a narrower
+/// mask the scores broadcast over as well:
+/// - a condition that is one value throughout chooses one operand:
+///   transformers builds BERT's padding mask as where(true [1, 1, S, 1],
+///   keys [B, 1, 1, S], false), a [B, 1, S, S] tensor written by its own
+///   kernel and read per score, where [B, 1, 1, S] is read per key;
+/// - a causal condition whose other operand removes every key is the chosen
+///   operand with the causal flag: GPT-2's and Llama's mask with padding,
+///   where(tril [1, 1, S, S], keys [B, 1, 1, S], false).
 struct MaskThroughConstantWhere : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
@@ -142,11 +161,21 @@ struct MaskThroughConstantWhere : OpRewritePattern<AttentionOp> {
         condition ? constantElements(condition) : std::nullopt;
     if (!values || values->empty())
       return failure();
-    const bool chosen = values->front() != 0.0;
-    for (double value : *values)
-      if ((value != 0.0) != chosen)
+    Value narrower;
+    bool causal = op.getCausal();
+    if (llvm::all_of(*values, [](double v) { return v != 0.0; })) {
+      narrower = where.getOnTrue();
+    } else if (llvm::all_of(*values, [](double v) { return v == 0.0; })) {
+      narrower = where.getOnFalse();
+    } else {
+      ArrayRef<int64_t> query = cast<RankedTensorType>(op.getQuery().getType()).getShape();
+      ArrayRef<int64_t> key = cast<RankedTensorType>(op.getKey().getType()).getShape();
+      if (!isCausalMask(where.getCondition(), query[query.size() - 2], key[key.size() - 2]) ||
+          !removesEveryKey(where.getOnFalse()))
         return failure();
-    Value narrower = chosen ? where.getOnTrue() : where.getOnFalse();
+      narrower = where.getOnTrue();
+      causal = true;
+    }
     auto narrowerType = cast<RankedTensorType>(narrower.getType());
     auto maskType = cast<RankedTensorType>(mask.getType());
     // The same element type, and no more dimensions than the mask (each of
@@ -158,7 +187,11 @@ struct MaskThroughConstantWhere : OpRewritePattern<AttentionOp> {
     for (auto [size, full] : llvm::zip(narrowerType.getShape(), outer))
       if (size != full && size != 1)
         return failure();
-    rewriter.modifyOpInPlace(op, [&] { op.getMaskMutable().assign(narrower); });
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getMaskMutable().assign(narrower);
+      if (causal)
+        op.setCausal(true);
+    });
     return success();
   }
 };
