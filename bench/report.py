@@ -41,12 +41,19 @@ HEADLINE_MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_1
 
 
 def load(paths):
-    meta, rows, earlier, supplements, compiles = {}, {}, {}, [], {}
+    meta, rows, earlier, supplements, compiles, exported = {}, {}, {}, [], {}, {}
     for path in paths:
         with open(path) as f:
             data = json.load(f)
         file_meta = data.get("meta", {}) if isinstance(data, dict) else {}
         data = data.get("rows", []) if isinstance(data, dict) else data
+        # kiln given the torch.export archive (EXPORT=pt2): a table of its
+        # own, beside the traced model's rows rather than in their place.
+        pt2 = [row for row in data if row.get("export") == "pt2"]
+        for row in pt2:
+            row.setdefault("measured", file_meta.get("date", "-"))
+            exported[(row["model"], row["batch"])] = row
+        data = [row for row in data if row.get("export") != "pt2"]
         for row in data:
             if "kiln_compile_phases" in row:
                 row.setdefault("measured", file_meta.get("date", "-"))
@@ -71,7 +78,8 @@ def load(paths):
             key = (row["model"], row["batch"])
             if key in rows:
                 merge_supplement(rows[key], row)
-    return meta, [rows[k] for k in sorted(rows)], earlier, [compiles[k] for k in sorted(compiles)]
+    return (meta, [rows[k] for k in sorted(rows)], earlier,
+            [compiles[k] for k in sorted(compiles)], [exported[k] for k in sorted(exported)])
 
 
 # kiln's run-to-run spread is about 1%: a supplement whose kiln time is
@@ -254,6 +262,41 @@ def compile_times(compiles, rows):
     return lines
 
 
+def from_pt2(exported, rows):
+    """The zoo compiled from torch.export archives: kiln's time against the
+    best PyTorch mode of the same run, its kernels beside the traced
+    model's, and the compile's import phase (where the two frontends
+    differ)."""
+    if not exported:
+        return []
+    traced = {(r["model"], r["batch"]): r for r in rows}
+    lines = ["", "## From torch.export archives (.pt2)", "",
+             "kiln given the `torch.export.save` archive of the same fp32 model "
+             "(`EXPORT=pt2 scripts/gpu-bench.sh`), every PyTorch mode timed in the same run; "
+             "kernels from the traced model (`.pt`) beside it.", "",
+             "| model | batch | check | kiln ms | best PyTorch | its ms | speedup | kernels "
+             "| kernels from .pt | kiln compile s | import s | measured |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for row in exported:
+        if "error" in row or "kiln_ms" not in row:
+            lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
+                         f"| | | | FAIL | | | | | {row.get('measured', '-')} |")
+            continue
+        _, best, best_key = best_of(row)
+        value = speedup(row)
+        check = f"{row['rel_l2']:.1e} {row['check']}" if "rel_l2" in row else "?"
+        phases = row.get("kiln_compile_phases", {})
+        lines.append(
+            f"| {row['model']} | {row['batch']} | {check} | {spread(row, 'kiln')} | {best} | "
+            f"{spread(row, best_key) if best_key else '-'} | "
+            f"{f'{value:.2f}x' if value is not None else 'FAIL'} | {row.get('kernels', '-')} | "
+            f"{traced.get((row['model'], row['batch']), {}).get('kernels', '-')} | "
+            f"{fmt(row.get('kiln_compile_s'), '.1f')} | "
+            f"{fmt(phases.get('load, specialize and import'), '.2f')} | "
+            f"{row.get('measured', '-')} |")
+    return lines
+
+
 def fmt(value, spec):
     return format(value, spec) if isinstance(value, (int, float)) and not (
         isinstance(value, float) and math.isnan(value)) else "-"
@@ -289,7 +332,7 @@ def main(out, paths):
     # Markdown files (bench/gemm_vs_torch.py --markdown: kernels against the
     # vendor libraries) are appended as they are.
     tables = [p for p in paths if p.endswith(".md")]
-    meta, rows, earlier, compiles = load([p for p in paths if not p.endswith(".md")])
+    meta, rows, earlier, compiles, exported = load([p for p in paths if not p.endswith(".md")])
     lines = ["# kiln against PyTorch on the H200", ""]
     facts = ", ".join(f"{k} {v}" for k, v in sorted(meta.items()))
     if facts:
@@ -360,6 +403,7 @@ def main(out, paths):
             lines += ["", f"## Kernels against the vendor libraries ({table})", "",
                       f.read().strip()]
     lines += compile_times(compiles, rows)
+    lines += from_pt2(exported, rows)
     lines += where_time_goes(rows)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
