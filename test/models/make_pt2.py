@@ -13,6 +13,8 @@ Models (torch.export.export, then torch.export.save; fixed seed):
   aliases.pt2    swapaxes and swapdims, F.normalize (vector norm, clamp_min)
   zeroed.pt2     a slice of a cloned parameter zeroed in place (Swin V2)
   unsupported.pt2  cumprod, an op kiln has no converter for
+  attention.pt2  nn.MultiheadAttention (ViT's), exported: its output's
+                 `.contiguous()` left out of the graph (a no-op there)
 Forged archives (rewritten from mlp.pt2 with Python's zipfile):
   truncated.pt2      the first half of the file
   no-weight.pt2      data/weights/weight_0 left out
@@ -91,6 +93,18 @@ class ZeroedBias(torch.nn.Module):
         return torch.nn.functional.linear(x, self.qkv.weight, bias)
 
 
+class Attention(torch.nn.Module):
+    """ViT's self-attention as torch.export records it: the attention's
+    output permuted and viewed with no contiguous() between, since in the
+    export the output is laid out like the query."""
+    def __init__(self):
+        super().__init__()
+        self.attention = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+
 class Unsupported(torch.nn.Module):
     def forward(self, x):
         return torch.cumprod(x, 1) + 1
@@ -128,6 +142,7 @@ def main(out):
     export(Aliases(), (torch.randn(2, 3, 4),), os.path.join(out, "aliases.pt2"))
     export(ZeroedBias(), (torch.randn(5, 8),), os.path.join(out, "zeroed.pt2"))
     export(Unsupported(), (torch.randn(3, 5),), os.path.join(out, "unsupported.pt2"))
+    export(Attention(), (torch.randn(2, 5, 16),), os.path.join(out, "attention.pt2"))
 
     mlp = os.path.join(out, "mlp.pt2")
     with open(mlp, "rb") as f:

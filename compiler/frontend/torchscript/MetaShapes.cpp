@@ -7,9 +7,9 @@
 // kernels for many ops (PyTorch registers theirs in Python): where,
 // floor_divide, native_batch_norm, and convolutions, which end in the
 // backend-specific convolution_overrideable. So:
-//   - convolutions, layer norms, index_select, relu, hardswish and
-//     nn.MultiheadAttention's fast path get meta kernels here (output size
-//     formulas);
+//   - convolutions, layer norms, index_select, relu, hardswish,
+//     scaled_dot_product_attention and nn.MultiheadAttention's fast path
+//     get meta kernels here (output size formulas);
 //   - any other op without one gets, the first time a run meets it, a
 //     kernel that runs the CPU kernel on tensors of ones of the same shapes
 //     (those ops are elementwise or cheaper: the costly contractions have
@@ -256,6 +256,31 @@ void multiHeadAttentionShape(const c10::OperatorHandle &op, c10::DispatchKeySet 
   returnResults(op, stack, {at::empty({batch, length, embed}, query.options()), weights});
 }
 
+/// scaled_dot_product_attention(query, key, value, ...): shaped like the
+/// query with the value's head size, and laid out like the query, as
+/// torch.export's fake kernel and LibTorch's CPU kernel lay it out. An
+/// exported program relies on that layout: MultiheadAttention's
+/// `permute(2, 0, 1, 3).contiguous().view(...)` was recorded without the
+/// contiguous (a no-op there), and the composite's math path would give a
+/// contiguous result that the view cannot take.
+void attentionShape(const c10::OperatorHandle &op, c10::DispatchKeySet,
+                    torch::jit::Stack *stack) {
+  const size_t arguments = op.schema().arguments().size();
+  auto args = torch::jit::last(*stack, arguments);
+  const at::Tensor query = args[0].toTensor(), value = args[2].toTensor();
+  TORCH_CHECK(query.dim() >= 2 && value.dim() >= 2,
+              "kiln's meta scaled_dot_product_attention: rank ", query.dim());
+  at::Tensor result;
+  if (value.size(-1) == query.size(-1)) {
+    result = at::empty_like(query);
+  } else {
+    std::vector<int64_t> shape(query.sizes().begin(), query.sizes().end());
+    shape.back() = value.size(-1);
+    result = at::empty(shape, query.options());
+  }
+  returnResults(op, stack, {result});
+}
+
 /// Registrations live as long as the process: LibTorch's dispatcher keeps
 /// them in its tables.
 struct MetaKernels {
@@ -282,6 +307,8 @@ struct MetaKernels {
       aten.impl(unary, torch::CppFunction::makeFromBoxedFunction<&sameShapeAsInput>());
     aten.impl("_native_multi_head_attention",
                torch::CppFunction::makeFromBoxedFunction<&multiHeadAttentionShape>());
+    aten.impl("scaled_dot_product_attention",
+               torch::CppFunction::makeFromBoxedFunction<&attentionShape>());
     aten.impl("native_layer_norm",
                torch::CppFunction::makeFromBoxedFunction<&layerNormShape>());
     aten.impl("index_select",
