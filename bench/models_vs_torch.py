@@ -19,6 +19,8 @@ input (rel L2 <= 1e-2). Then it prepares the peers:
   with torch::jit::load, and with --aoti AOTInductor packages
   (aoti_compile_and_package, default and with --max-autotune max_autotune),
   each timed as plain calls and as a captured CUDA graph's replays.
+Every build time is a cold one: kiln's kernel cache, and Inductor's and
+Triton's caches, start empty for each build.
 
 --only-max-autotune times kiln against the max-autotune modes alone (their
 autotuning takes minutes per row): its file is a supplement that report.py
@@ -38,6 +40,7 @@ import copy
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -165,13 +168,20 @@ def model_and_inputs(name, batch):
     return model, [torch.randn(batch, 3, 224, 224)]
 
 
-def timed_compile(row, key, make):
+def timed_compile(row, key, make, work=None):
     """Builds a peer with `make` (which also warms it up), recording its
-    build time, or the error that stopped it (the other peers go on)."""
+    build time, or the error that stopped it (the other peers go on).
+    Inductor's and Triton's caches start empty for each build (a folder of
+    its own under `work`), as kiln's kernel cache does for kiln-compile:
+    with the default folders, a build could reuse kernels that an earlier
+    row or run on the machine compiled, and its time would not be a cold
+    compile's."""
+    from torch._inductor.utils import fresh_cache
     start = time.perf_counter()
     try:
-        peer = make()
-        torch.cuda.synchronize()
+        with fresh_cache(dir=work, delete=False):
+            peer = make()
+            torch.cuda.synchronize()
     except Exception as error:  # noqa: BLE001 - one peer failing must not stop the row
         row[f"{key}_error"] = f"{type(error).__name__}: {str(error).strip()[:300]}"
         print(f"  {key}: error: {row[key + '_error']}", flush=True)
@@ -180,7 +190,7 @@ def timed_compile(row, key, make):
     return peer
 
 
-def python_peers(m16, in16, row, args):
+def python_peers(m16, in16, row, args, work):
     """The Python modes as zero-argument callables, each compiled from its
     own copy of the module (so no two modes share a dynamo cache entry)."""
     peers = {} if args.only_max_autotune else {"eager": lambda: m16(*in16)}
@@ -192,7 +202,7 @@ def python_peers(m16, in16, row, args):
 
     if args.torchscript and not args.only_max_autotune:
         frozen = timed_compile(row, "torchscript", lambda: warmed(torch.jit.freeze(
-            torch.jit.trace(m16, tuple(in16), check_trace=False, strict=False).eval())))
+            torch.jit.trace(m16, tuple(in16), check_trace=False, strict=False).eval())), work)
         if frozen is not None:
             peers["torchscript"] = lambda: frozen(*in16)
     modes = ([("compile_default", {})] if args.default_compile else []) + [
@@ -202,7 +212,7 @@ def python_peers(m16, in16, row, args):
         modes = [("compile_max_autotune", {"mode": "max-autotune"})]
     for key, options in modes:
         compiled = timed_compile(row, key, lambda: warmed(torch.compile(copy.deepcopy(m16),
-                                                                        **options)))
+                                                                        **options)), work)
         if compiled is not None:
             peers[key] = (lambda c: lambda: c(*in16))(compiled)
     return peers
@@ -226,7 +236,7 @@ def cpp_peers(m16, in16, reference, work, row, args):
         return path
 
     path = None if args.only_max_autotune else timed_compile(row, "torchscript_cpp",
-                                                             save_frozen)
+                                                             save_frozen, work)
     if path:
         commands.append(("torchscript_cpp", [args.peers_bin, "torchscript", path, *tail]))
     if args.aoti:
@@ -239,7 +249,7 @@ def cpp_peers(m16, in16, reference, work, row, args):
                 return torch._inductor.aoti_compile_and_package(
                     exported, package_path=os.path.join(work, f"{key}.pt2"),
                     inductor_configs=configs)
-            path = timed_compile(row, key, package)
+            path = timed_compile(row, key, package, work)
             if path:
                 commands.append((key, [args.peers_bin, "aoti", path, *tail]))
     return commands
@@ -329,7 +339,11 @@ def export_for_kiln(name, batch, work, export="torchscript"):
 def compile_kiln(work, row, args):
     """kiln-compile with the report (FLOPs and bytes of each kernel, for the
     roofline), naming each row's kernel as the profiler will. False on error."""
-    env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
+    # A cold compile: the kernel cache emptied first (a work folder reused
+    # from an earlier run would hold every kernel).
+    cache = os.path.join(work, "cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    env = dict(os.environ, KILN_CACHE_DIR=cache)
     start = time.perf_counter()
     model_file = "model.pt2" if args.export == "pt2" else "model.pt"
     # Like for like: PyTorch's fp16 modes take and give fp16 tensors, so
@@ -410,7 +424,7 @@ def measure(name, batch, args):
         # counted: kiln's figure holds its weights and I/O too).
         row["eager_peak_mib"] = (torch.cuda.max_memory_allocated() - base) / 2**20 + sum(
             p.numel() * p.element_size() for p in m16.parameters()) / 2**20
-        peers = {} if args.kiln_only else python_peers(m16, in16, row, args)
+        peers = {} if args.kiln_only else python_peers(m16, in16, row, args, work)
         commands = [] if args.kiln_only else cpp_peers(m16, in16, reference, work, row, args)
 
         times, checks, text = {}, [], ""
