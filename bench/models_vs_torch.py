@@ -363,6 +363,7 @@ def compile_kiln(work, row, args):
         compiled = json.load(f)
     row["kiln_compile_phases"] = {p["phase"].split(" /")[0]: p["seconds"]
                                   for p in compiled.get("phases", [])}
+    row["kiln_import_steps"] = {s["step"]: s["seconds"] for s in compiled.get("import_steps", [])}
     images = compiled.get("kernel_images", {})
     row["kiln_images_compiled"] = images.get("compiled", 0)
     row["kiln_images_cached"] = images.get("cached", 0)

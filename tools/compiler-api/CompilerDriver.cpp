@@ -2,6 +2,8 @@
 
 #include "CompilerDriver.h"
 
+#include <chrono>
+
 #include <system_error>
 #include "TorchScriptImporter.h"
 
@@ -45,9 +47,17 @@ bool driver::importModel(const std::string &path, const std::vector<std::string>
   } catch (const std::system_error &) {
     // No thread to spare: artifactMetadata computes it when it needs it.
   }
+  c.importSteps.clear();
+  auto stepStart = std::chrono::steady_clock::now();
+  auto step = [&](const char *what) {
+    auto now = std::chrono::steady_clock::now();
+    c.importSteps.emplace_back(what, std::chrono::duration<double>(now - stepStart).count());
+    stepStart = now;
+  };
   c.model = frontend::TorchScriptModule::load(path, error);
   if (!c.model)
     return false;
+  step("read and freeze");
   c.specs.clear();
   for (const std::string &text : inputSpecs) {
     frontend::InputSpec spec;
@@ -67,7 +77,9 @@ bool driver::importModel(const std::string &path, const std::vector<std::string>
   }
   if (!c.model->specialize(c.specs, error))
     return false;
+  step("learn shapes");
   c.imported = frontend::importTorchScript(*c.model, context, error);
+  step("import into kiln IR");
   return static_cast<bool>(c.imported);
 }
 

@@ -48,6 +48,9 @@ struct Compilation {
   /// start of the import: a model can be gigabytes (GPT-2's 500 MB took
   /// about half a second on a 2-core machine, on the critical path).
   std::shared_future<ModelFingerprint> fingerprint;
+  /// importModel's steps and their seconds, in order: reading and freezing
+  /// the archive, learning the shapes, the import into kiln IR.
+  std::vector<std::pair<std::string, double>> importSteps;
 };
 
 /// Loads `path`, specializes it to `inputSpecs` (NAME:SHAPE:DTYPE; empty: a

@@ -156,7 +156,8 @@ cl::opt<int64_t> jobs("jobs",
                                "each): 0, the default, is one per core"),
                       cl::init(0), cl::cat(kilnCategory));
 cl::opt<bool> verbose("v", cl::desc("print each phase's seconds on stderr (load and import, "
-                                    "passes, verify, kernels with cache hits, write)"),
+                                    "with the import's steps, passes, verify, kernels with "
+                                    "cache hits, write)"),
                       cl::cat(kilnCategory));
 cl::opt<bool> quiet("q", cl::desc("print nothing but errors (and what --report or --verify "
                                   "asks for)"),
@@ -441,6 +442,15 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: shapes learned " << compilation.model->shapeRun() << "\n";
   jsonReport["shapes_learned"] = compilation.model->shapeRun();
   phase("load, specialize and import");
+  // The import's own steps: where a slow import goes (a model traced on
+  // another machine, shapes learned on the CPU).
+  llvm::json::Array importSteps;
+  for (const auto &[what, seconds] : compilation.importSteps) {
+    if (verbose)
+      llvm::errs() << llvm::format("kiln-compile:   %-38s %6.2f s\n", what.c_str(), seconds);
+    importSteps.push_back(llvm::json::Object{{"step", what}, {"seconds", seconds}});
+  }
+  jsonReport["import_steps"] = std::move(importSteps);
   if (!driver::optimize(compilation, *precisionChoice, *targets, selection, error,
                         [](mlir::PassManager &pm) {
         // -v: each pass's time too (printed when the pipeline finishes).
