@@ -262,6 +262,24 @@ def compile_times(compiles, rows):
     return lines
 
 
+def error_line(row, trailing):
+    """A row whose kiln run failed: its error where the check goes, FAIL as
+    its speedup, `trailing` empty cells, then when it was measured."""
+    return (f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} | | | | FAIL |"
+            + " |" * trailing + f" {row.get('measured', '-')} |")
+
+
+def speed_cells(row):
+    """The cells both model tables share after the model and batch: the
+    check, kiln's time, the best PyTorch mode, its time and the speedup."""
+    _, best, best_key = best_of(row)
+    value = speedup(row)
+    check = f"{row['rel_l2']:.1e} {row['check']}" if "rel_l2" in row else row.get("check", "?")
+    return (f"{check} | {spread(row, 'kiln')} | {best} | "
+            f"{spread(row, best_key) if best_key else '-'} | "
+            f"{f'{value:.2f}x' if value is not None else 'FAIL'}")
+
+
 def from_pt2(exported, rows):
     """The zoo compiled from torch.export archives: kiln's time against the
     best PyTorch mode of the same run, its kernels beside the traced
@@ -279,17 +297,11 @@ def from_pt2(exported, rows):
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in exported:
         if "error" in row or "kiln_ms" not in row:
-            lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
-                         f"| | | | FAIL | | | | | {row.get('measured', '-')} |")
+            lines.append(error_line(row, 4))
             continue
-        _, best, best_key = best_of(row)
-        value = speedup(row)
-        check = f"{row['rel_l2']:.1e} {row['check']}" if "rel_l2" in row else "?"
         phases = row.get("kiln_compile_phases", {})
         lines.append(
-            f"| {row['model']} | {row['batch']} | {check} | {spread(row, 'kiln')} | {best} | "
-            f"{spread(row, best_key) if best_key else '-'} | "
-            f"{f'{value:.2f}x' if value is not None else 'FAIL'} | {row.get('kernels', '-')} | "
+            f"| {row['model']} | {row['batch']} | {speed_cells(row)} | {row.get('kernels', '-')} | "
             f"{traced.get((row['model'], row['batch']), {}).get('kernels', '-')} | "
             f"{fmt(row.get('kiln_compile_s'), '.1f')} | "
             f"{fmt(phases.get('load, specialize and import'), '.2f')} | "
@@ -348,10 +360,9 @@ def main(out, paths):
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if "error" in row or "kiln_ms" not in row:
-            lines.append(f"| {row['model']} | {row['batch']} | error: {row.get('error', '?')} "
-                         f"| | | | FAIL | | | | | | | | {row.get('measured', '-')} |")
+            lines.append(error_line(row, 7))
             continue
-        best_ms, best, best_key = best_of(row)
+        best_key = best_of(row)[2]
         before = []
         for old in earlier.get((row["model"], row["batch"]), []):
             if "kiln_ms" in old:
@@ -359,13 +370,8 @@ def main(out, paths):
                 value = speedup(old)
                 before.append(f"{value:.2f}x ({old['kiln_ms']:.3f} vs {ms:.3f})"
                               if value is not None else f"FAIL ({old.get('rel_l2', '?')})")
-        value = speedup(row)
-        check = f"{row['rel_l2']:.1e} {row['check']}" if "rel_l2" in row else row.get(
-            "check", "?")
         lines.append(
-            f"| {row['model']} | {row['batch']} | {check} | {spread(row, 'kiln')} | {best} | "
-            f"{spread(row, best_key) if best_key else '-'} | "
-            f"{f'{value:.2f}x' if value is not None else 'FAIL'} | "
+            f"| {row['model']} | {row['batch']} | {speed_cells(row)} | "
             f"{fmt(100 * row['roofline_fraction'], '.1f') + '%' if 'roofline_fraction' in row else '-'} | "
             f"{row.get('kernels', '-')} | {fmt(row.get('kiln_compile_s'), '.1f')} | "
             f"{fmt(build_seconds(row, best_key), '.1f')} | {fmt(row.get('kiln_mib'), '.0f')} | "

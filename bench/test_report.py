@@ -64,6 +64,24 @@ class ReportTest(unittest.TestCase):
         line = next(l for l in text.splitlines() if l.startswith("| resnet50 | 32 | 2.40 |"))
         self.assertIn("| 0.80 | 0.10 | 1.30 | 0.02 | 62 | 12.0 | 0.20 | 40.0 | d |", line)
 
+    def test_rows_from_pt2_get_their_own_table_and_never_replace_a_traced_row(self):
+        traced = row("vit_b_16", 32, [3.0], {"compile": [3.3]})
+        traced["kernels"] = 90
+        exported = row("vit_b_16", 32, [2.0], {"compile": [3.0]})
+        exported.update(export="pt2", kernels=91,
+                        kiln_compile_phases={"load, specialize and import": 2.67})
+        failed = {"model": "bert", "batch": 32, "export": "pt2", "error": "kiln-run failed"}
+        text = self.render([traced], [exported, failed])
+        main, pt2 = text.split("## From torch.export archives (.pt2)")
+        # The traced row keeps its own time (1.10x), not the export's.
+        self.assertIn("| vit_b_16 | 32 | 1.0e-03 ok | 3.000 | torch.compile reduce-overhead | "
+                      "3.300 | 1.10x |", main)
+        self.assertIn("**Batch 32: 1.10x**", main)
+        self.assertNotIn("| bert |", main)
+        # The export's row: its speedup, its kernels beside the traced ones.
+        self.assertIn("| 1.50x | 91 | 90 | - | 2.67 |", pt2)
+        self.assertIn("| bert | 32 | error: kiln-run failed | | | | FAIL | | | | | ", pt2)
+
     def test_failed_row_is_excluded_from_every_mean(self):
         rows = [
             # 2x faster than the best peer (reduce-overhead at 2.0).
