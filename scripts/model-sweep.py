@@ -33,7 +33,9 @@ result computed on the CPU, at each precision; the last precision's
 artifact is timed (`kiln-run --device-io --bench`) beside PyTorch eager and
 torch.compile reduce-overhead in that precision, each the median of --runs
 synchronous calls. --jobs J prepares J models side by side (exports,
-compiles, torch.compile) while checks and timings take turns on the GPU.
+compiles, torch.compile); a check or a timing has the machine to itself,
+no worker preparing beside it, so that a batch-1 timing of Python's
+dispatch is not another worker's compile's.
 
 With --compare-exports each model is exported both ways and compiled to IR
 only at each precision: the kernels from the `.pt2` may not outnumber
@@ -44,6 +46,7 @@ scripts/setup.sh does not install). Exit status: 0 when every model
 passes, 1 when one does not, 2 for a missing package or a usage error.
 """
 import argparse
+import contextlib
 import copy
 import importlib.util
 import json
@@ -263,20 +266,43 @@ def compile_and_verify(bin_dir, path, precision, timeout, example):
     return first_error(text), seconds, False
 
 
-def gpu_lock(work):
-    """Held while anything is checked or timed on the GPU: the workers
-    compile side by side, one at a time measures."""
-    import fcntl
+class MachineLock:
+    """The workers' turns on the machine (--jobs). Measuring takes it
+    exclusively: one model is checked or timed at a time, with no other
+    worker compiling beside it (eager's Python dispatch at batch 1 ran ten
+    times slower beside other workers' torch.compile, 2026-12-02).
+    Preparing (exports, kiln-compile, torch.compile) takes it shared, so
+    the workers prepare side by side. A measurement waiting at the
+    turnstile lets no new preparation start, so it is not starved by
+    preparations that overlap one another."""
 
-    class Lock:
-        def __enter__(self):
-            self.file = open(os.path.join(work, "gpu.lock"), "w")
-            fcntl.flock(self.file, fcntl.LOCK_EX)
+    def __init__(self, work, exclusive):
+        self.work, self.exclusive = work, exclusive
 
-        def __exit__(self, *exc):
-            fcntl.flock(self.file, fcntl.LOCK_UN)
-            self.file.close()
-    return Lock()
+    def __enter__(self):
+        import fcntl
+        self.turnstile = open(os.path.join(self.work, "turnstile.lock"), "w")
+        self.machine = open(os.path.join(self.work, "machine.lock"), "w")
+        fcntl.flock(self.turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self.machine, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(self.turnstile, fcntl.LOCK_UN)
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+        fcntl.flock(self.machine, fcntl.LOCK_UN)
+        self.machine.close()
+        self.turnstile.close()
+
+
+def measuring(work):
+    return MachineLock(work, exclusive=True)
+
+
+def preparing(work):
+    return MachineLock(work, exclusive=False)
 
 
 def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeout):
@@ -288,7 +314,8 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
     Results go into `row` as they come."""
     from timing import median_ms
 
-    reference = [t.float() for t in torch_in(example, torch.float32, "cpu")[0]]
+    with preparing(work):
+        reference = [t.float() for t in torch_in(example, torch.float32, "cpu")[0]]
     directory = os.path.join(work, name)
     os.makedirs(directory, exist_ok=True)
     for index, tensor in enumerate(reference):
@@ -300,9 +327,10 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
         artifact = os.path.join(directory, f"{precision}.kiln")
         start = time.perf_counter()
         try:
-            out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision", precision,
-                                  "-q", "-o", artifact], capture_output=True, text=True,
-                                 timeout=timeout, env=env)
+            with preparing(work):
+                out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision",
+                                      precision, "-q", "-o", artifact], capture_output=True,
+                                     text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             row[precision] = f"kiln-compile timed out after {timeout} s"
             continue
@@ -325,7 +353,7 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
         checks = [flag for i in range(len(reference))
                   for flag in ("--check", os.path.join(directory, f"ref{i}.npy"))]
         timed = precision == precisions[-1]
-        with gpu_lock(work):
+        with measuring(work):
             out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, *checks,
                                   "--tolerance", str(TOLERANCE[precision])] +
                                  (["--device-io", "--bench", str(runs)] if timed else []),
@@ -349,7 +377,8 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
     precision = precisions[-1]
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
     row["torch_dtype"] = str(dtype).replace("torch.", "")
-    result, gpu_model, gpu_args, gpu_kwargs = torch_in(example, dtype, "cuda")
+    with preparing(work):
+        result, gpu_model, gpu_args, gpu_kwargs = torch_in(example, dtype, "cuda")
     row["torch_rel_l2"] = rel_l2([t.float().cpu() for t in result], reference)
     if row.get(precision) == "FAIL":
         verdict = beyond_precision(precision, row[f"{precision}_rel_l2"], row["torch_rel_l2"])
@@ -357,16 +386,17 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
             row[precision] = verdict
     with torch.no_grad():
         call = lambda: gpu_model(*gpu_args, **gpu_kwargs)  # noqa: E731
-        with gpu_lock(work):
+        with measuring(work):
             row["eager_ms"] = median_ms(call, runs)
         try:
-            start = time.perf_counter()
-            compiled = torch.compile(gpu_model, mode="reduce-overhead")
-            for _ in range(3):
-                compiled(*gpu_args, **gpu_kwargs)
-            torch.cuda.synchronize()
-            row["reduce_overhead_compile_s"] = time.perf_counter() - start
-            with gpu_lock(work):
+            with preparing(work):
+                start = time.perf_counter()
+                compiled = torch.compile(gpu_model, mode="reduce-overhead")
+                for _ in range(3):
+                    compiled(*gpu_args, **gpu_kwargs)
+                torch.cuda.synchronize()
+                row["reduce_overhead_compile_s"] = time.perf_counter() - start
+            with measuring(work):
                 row["reduce_overhead_ms"] = median_ms(
                     lambda: compiled(*gpu_args, **gpu_kwargs), runs)
         except Exception as error:  # noqa: BLE001 - a peer failing is a result too
@@ -456,8 +486,9 @@ def sweep_one(job):
     path = os.path.join(args.work, f"{name}.{'pt2' if args.export == 'pt2' else 'pt'}")
     row = {"family": family, "model": name}
     try:
-        example = make_example(family, name)
-        save(example, args.export, path)
+        with preparing(args.work) if args.run_on_gpu else contextlib.nullcontext():
+            example = make_example(family, name)
+            save(example, args.export, path)
     except Exception as error:  # noqa: BLE001 - the exporter failing is a result too
         message = f"export failed: {type(error).__name__}: {str(error)[:150]}"
         row.update({p: message for p in args.precisions})

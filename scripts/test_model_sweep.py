@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Unit tests of model-sweep.py's turns on the machine: preparations run
+side by side, a measurement has the machine to itself, and a measurement
+waiting is not overtaken by a preparation that asks after it."""
+import importlib.util
+import os
+import tempfile
+import threading
+import time
+import unittest
+
+spec = importlib.util.spec_from_file_location(
+    "model_sweep", os.path.join(os.path.dirname(os.path.abspath(__file__)), "model-sweep.py"))
+sweep = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sweep)
+
+
+class MachineLockTest(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp()
+        self.order, self.lock = [], threading.Lock()
+
+    def hold(self, name, turn, entered, release):
+        """Takes `turn`, notes the entry, holds it until `release` is set."""
+        with turn(self.work):
+            with self.lock:
+                self.order.append(name)
+            entered.set()
+            release.wait(10)
+
+    def start(self, name, turn, release):
+        entered = threading.Event()
+        thread = threading.Thread(target=self.hold, args=(name, turn, entered, release))
+        thread.start()
+        return thread, entered
+
+    def test_preparations_share_and_a_waiting_measurement_goes_first(self):
+        release_a, release_b, release_c, release_d = (threading.Event() for _ in range(4))
+        a, a_in = self.start("prepare a", sweep.preparing, release_a)
+        self.assertTrue(a_in.wait(5))
+        b, b_in = self.start("prepare b", sweep.preparing, release_b)
+        self.assertTrue(b_in.wait(5), "a second preparation waited for the first")
+        c, c_in = self.start("measure c", sweep.measuring, release_c)
+        self.assertFalse(c_in.wait(0.3), "a measurement ran beside preparations")
+        d, d_in = self.start("prepare d", sweep.preparing, release_d)
+        self.assertFalse(d_in.wait(0.3), "a preparation overtook a waiting measurement")
+        release_a.set()
+        self.assertFalse(c_in.wait(0.3), "a measurement ran beside a preparation")
+        release_b.set()
+        self.assertTrue(c_in.wait(5))
+        self.assertFalse(d_in.wait(0.3), "a preparation ran beside a measurement")
+        release_c.set()
+        self.assertTrue(d_in.wait(5))
+        release_d.set()
+        for thread in (a, b, c, d):
+            thread.join(5)
+        self.assertEqual(self.order, ["prepare a", "prepare b", "measure c", "prepare d"])
+
+
+if __name__ == "__main__":
+    unittest.main()
