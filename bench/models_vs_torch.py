@@ -527,7 +527,10 @@ def main():
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "torchvision": torchvision.__version__, "rounds": args.rounds,
             "runs_per_round": args.runs, "cudnn_benchmark": torch.backends.cudnn.benchmark,
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            # Every build from empty caches (timed_compile): report.py marks
+            # the build times of earlier files, which reused Inductor's.
+            "cold_builds": True}
     if args.only_max_autotune:
         meta["supplement"] = "max-autotune"
     if args.kiln_only:

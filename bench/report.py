@@ -55,6 +55,9 @@ def load(paths):
             exported[(row["model"], row["batch"])] = row
         data = [row for row in data if row.get("export") != "pt2"]
         for row in data:
+            # Files from before the benchmark emptied Inductor's and
+            # Triton's caches for each build.
+            row.setdefault("warm_peer_builds", not file_meta.get("cold_builds", False))
             if "kiln_compile_phases" in row:
                 row.setdefault("measured", file_meta.get("date", "-"))
                 compiles[(row["model"], row["batch"])] = row
@@ -248,17 +251,29 @@ def compile_times(compiles, rows):
              " | kernel images | torch.compile s | kiln / torch.compile | AOTInductor s "
              "| measured |",
              "|---|---|---|" + "---|" * len(COMPILE_PHASES) + "---|---|---|---|---|"]
+    warm = False
     for row in compiles:
         phases = row["kiln_compile_phases"]
         peer = full.get((row["model"], row["batch"]), {})
         torch_s = peer.get("compile_compile_s")
         ratio = (f"{row['kiln_compile_s'] / torch_s:.2f}"
                  if torch_s and "kiln_compile_s" in row else "-")
+        def built(text):
+            """A peer's build time (or kiln's ratio to it), marked where the
+            peer's caches may have been warm."""
+            return text + "‡" if text != "-" and peer.get("warm_peer_builds") else text
+        cells = [built(fmt(torch_s, ".1f")), built(ratio),
+                 built(fmt(peer.get("aoti_compile_s"), ".1f"))]
+        warm = warm or any(cell.endswith("‡") for cell in cells)
         lines.append(f"| {row['model']} | {row['batch']} | {fmt(row.get('kiln_compile_s'), '.2f')} | "
                      + " | ".join(fmt(phases.get(key), ".2f") for key, _ in COMPILE_PHASES)
-                     + f" | {row.get('kiln_images_compiled', '-')} | {fmt(torch_s, '.1f')} | "
-                     f"{ratio} | {fmt(peer.get('aoti_compile_s'), '.1f')} | "
-                     f"{row.get('measured', '-')} |")
+                     + f" | {row.get('kiln_images_compiled', '-')} | " + " | ".join(cells)
+                     + f" | {row.get('measured', '-')} |")
+    if warm:
+        lines += ["", "‡ Built with Inductor's and Triton's caches as earlier rows and runs "
+                      "on the machine left them (the benchmark empties them for each build "
+                      "since 2026-12-02 23:00 UTC): perhaps not a cold build, so kiln's ratio "
+                      "to it errs against kiln."]
     return lines
 
 

@@ -52,7 +52,7 @@ class ReportTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             paths = [os.path.join(tmp, "full.json"), os.path.join(tmp, "alone.json")]
             with open(paths[0], "w") as f:
-                json.dump({"meta": {"gpu": "test"}, "rows": [full]}, f)
+                json.dump({"meta": {"gpu": "test", "cold_builds": True}, "rows": [full]}, f)
             with open(paths[1], "w") as f:
                 json.dump({"meta": {"gpu": "test", "kiln_only": True, "date": "d"},
                            "rows": [alone]}, f)
@@ -63,6 +63,14 @@ class ReportTest(unittest.TestCase):
         self.assertIn("**Batch 32: 2.00x**", text)  # the full row's kiln, not 5.0 ms
         line = next(l for l in text.splitlines() if l.startswith("| resnet50 | 32 | 2.40 |"))
         self.assertIn("| 0.80 | 0.10 | 1.30 | 0.02 | 62 | 12.0 | 0.20 | 40.0 | d |", line)
+
+    def test_build_times_from_before_cold_builds_are_marked(self):
+        full = row("resnet50", 32, [1.0], {"compile": [2.0]})
+        full.update(compile_compile_s=12.0, kiln_compile_s=2.4, kiln_images_compiled=62,
+                    kiln_compile_phases={"load, specialize and import": 0.8})
+        text = self.render([full])
+        self.assertIn("| 12.0‡ | 0.20‡ | - |", text)
+        self.assertIn("‡ Built with Inductor's and Triton's caches", text)
 
     def test_rows_from_pt2_get_their_own_table_and_never_replace_a_traced_row(self):
         traced = row("vit_b_16", 32, [3.0], {"compile": [3.3]})
