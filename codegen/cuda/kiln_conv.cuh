@@ -342,6 +342,11 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
   };
   // The next tile's im2col rows are gathered into registers while this
   // tile's math and epilogue run, so their loads' latency hides behind it.
+  // Consecutive lanes take consecutive rows (output positions) of one k
+  // pair: their loads are neighbouring pixels of one channel and tap, a
+  // few sectors a warp, where lanes along k read a channel (NCHW) or a tap
+  // apart each, a sector a lane.
+  static_assert(kBM % 32 == 0, "a warp's lanes on rows of one k pair");
   unsigned staged[kPerThread];
   auto gather = [&](int buffer) {
 #pragma unroll
@@ -349,7 +354,7 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
       const int e = tid + p * stem::kThreads;
       if (kPairs % stem::kThreads != 0 && e >= kPairs)
         break;
-      const int r = e / (Kp / 2), k = (e % (Kp / 2)) * 2;
+      const int r = e % kBM, k = (e / kBM) * 2;
       const int4 row = rows[buffer][r];
       T pair[2];
 #pragma unroll
@@ -368,7 +373,7 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
       const int e = tid + p * stem::kThreads;
       if (kPairs % stem::kThreads != 0 && e >= kPairs)
         break;
-      *reinterpret_cast<unsigned *>(&As[e / (Kp / 2)][(e % (Kp / 2)) * 2]) = staged[p];
+      *reinterpret_cast<unsigned *>(&As[e % kBM][(e / kBM) * 2]) = staged[p];
     }
   };
 
