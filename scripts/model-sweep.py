@@ -305,7 +305,7 @@ def preparing(work):
     return MachineLock(work, exclusive=False)
 
 
-def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeout):
+def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeout, cores):
     """Compiles the exported model at each precision, runs each artifact on
     the GPU on the example's inputs with `kiln-run --check` against
     PyTorch's fp32 result (computed on the CPU), and times the last
@@ -322,15 +322,18 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
         np.save(os.path.join(directory, f"ref{index}.npy"), tensor.numpy())
     model, args, kwargs = example
     inputs = list(args) + list(kwargs.values())
-    env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"))
+    # kiln-compile gets the worker's share of the cores, for its NVRTC
+    # threads and for LibTorch's OpenMP threads in the specialization run.
+    env = dict(os.environ, KILN_CACHE_DIR=os.path.join(work, "cache"),
+               OMP_NUM_THREADS=str(cores))
     for precision in precisions:
         artifact = os.path.join(directory, f"{precision}.kiln")
         start = time.perf_counter()
         try:
             with preparing(work):
                 out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision",
-                                      precision, "-q", "-o", artifact], capture_output=True,
-                                     text=True, timeout=timeout, env=env)
+                                      precision, "-q", f"--jobs={cores}", "-o", artifact],
+                                     capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             row[precision] = f"kiln-compile timed out after {timeout} s"
             continue
@@ -497,7 +500,7 @@ def sweep_one(job):
     if args.run_on_gpu:
         try:
             run_on_gpu(row, args.bin, args.work, name, example, path, args.precisions,
-                       args.runs, args.timeout)
+                       args.runs, args.timeout, cores)
         except Exception as error:  # noqa: BLE001 - reported in the row
             row["error"] = f"{type(error).__name__}: {str(error)[:200]}"
         row["failures"] = sum(not str(row.get(p, "")).startswith(("ok", "beyond"))
@@ -579,7 +582,9 @@ def main():
     if args.family in ("torchvision", "all"):
         jobs += [("torchvision", name) for name in torchvision_models()]
     if args.only:
-        jobs = [job for job in jobs if job[1] in args.only]
+        # In --only's order: a caller with little time lists the light models first.
+        by_name = {name: (family, name) for family, name in jobs}
+        jobs = [by_name[name] for name in dict.fromkeys(args.only) if name in by_name]
     part, parts = int(shard.group(1)), int(shard.group(2))
     jobs = [(family, name, args) for family, name in jobs[part - 1::parts]]
 
