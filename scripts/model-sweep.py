@@ -33,9 +33,9 @@ result computed on the CPU, at each precision; the last precision's
 artifact is timed (`kiln-run --device-io --bench`) beside PyTorch eager and
 torch.compile reduce-overhead in that precision, each the median of --runs
 synchronous calls. --jobs J prepares J models side by side (exports,
-compiles, torch.compile); a check or a timing has the machine to itself,
-no worker preparing beside it, so that a batch-1 timing of Python's
-dispatch is not another worker's compile's.
+compiles, torch.compile) on all but --measure-cores of the cores; a
+timing has the GPU to itself and runs on the cores kept back, so that a
+batch-1 timing of Python's dispatch is not another worker's compile's.
 
 With --compare-exports each model is exported both ways and compiled to IR
 only at each precision: the kernels from the `.pt2` may not outnumber
@@ -46,7 +46,6 @@ scripts/setup.sh does not install). Exit status: 0 when every model
 passes, 1 when one does not, 2 for a missing package or a usage error.
 """
 import argparse
-import contextlib
 import copy
 import importlib.util
 import json
@@ -267,17 +266,18 @@ def compile_and_verify(bin_dir, path, precision, timeout, example):
 
 
 class MachineLock:
-    """The workers' turns on the machine (--jobs). Measuring takes it
-    exclusively: one model is checked or timed at a time, with no other
-    worker compiling beside it (eager's Python dispatch at batch 1 ran ten
-    times slower beside other workers' torch.compile, 2026-12-02).
-    Preparing (exports, kiln-compile, torch.compile) takes it shared, so
-    the workers prepare side by side. A measurement waiting at the
-    turnstile lets no new preparation start, so it is not starved by
-    preparations that overlap one another."""
+    """The workers' turns on the GPU (--jobs). A timing takes it
+    exclusively and moves to the cores kept back for timings: eager's
+    Python dispatch at batch 1 ran ten times slower beside other workers'
+    torch.compile (2026-12-02). Short uses of the GPU (checks, copies)
+    take it shared. Compiles take nothing: when timings also waited for
+    them, each timing drained the machine of work first, and the sweep
+    ran at a third of its cores (2026-12-03). A timing waiting at the
+    turnstile lets no new user start, so it is not starved by users that
+    overlap one another."""
 
-    def __init__(self, work, exclusive):
-        self.work, self.exclusive = work, exclusive
+    def __init__(self, work, exclusive, cpus=None):
+        self.work, self.exclusive, self.cpus = work, exclusive, cpus
 
     def __enter__(self):
         import fcntl
@@ -288,24 +288,32 @@ class MachineLock:
             fcntl.flock(self.machine, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
         finally:
             fcntl.flock(self.turnstile, fcntl.LOCK_UN)
+        if self.cpus:
+            # The calling thread only, and what it starts: LibTorch's idle
+            # pool threads stay where they are.
+            self.before = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, self.cpus)
         return self
 
     def __exit__(self, *exc):
         import fcntl
+        if self.cpus:
+            os.sched_setaffinity(0, self.before)
         fcntl.flock(self.machine, fcntl.LOCK_UN)
         self.machine.close()
         self.turnstile.close()
 
 
-def measuring(work):
-    return MachineLock(work, exclusive=True)
+def measuring(work, cpus=None):
+    return MachineLock(work, exclusive=True, cpus=cpus)
 
 
-def preparing(work):
+def using_gpu(work):
     return MachineLock(work, exclusive=False)
 
 
-def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeout, cores):
+def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeout, cores,
+               timing_cpus):
     """Compiles the exported model at each precision, runs each artifact on
     the GPU on the example's inputs with `kiln-run --check` against
     PyTorch's fp32 result (computed on the CPU), and times the last
@@ -314,8 +322,7 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
     Results go into `row` as they come."""
     from timing import median_ms
 
-    with preparing(work):
-        reference = [t.float() for t in torch_in(example, torch.float32, "cpu")[0]]
+    reference = [t.float() for t in torch_in(example, torch.float32, "cpu")[0]]
     directory = os.path.join(work, name)
     os.makedirs(directory, exist_ok=True)
     for index, tensor in enumerate(reference):
@@ -330,10 +337,9 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
         artifact = os.path.join(directory, f"{precision}.kiln")
         start = time.perf_counter()
         try:
-            with preparing(work):
-                out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision",
-                                      precision, "-q", f"--jobs={cores}", "-o", artifact],
-                                     capture_output=True, text=True, timeout=timeout, env=env)
+            out = subprocess.run([f"{bin_dir}/kiln-compile", path, "--precision",
+                                  precision, "-q", f"--jobs={cores}", "-o", artifact],
+                                 capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             row[precision] = f"kiln-compile timed out after {timeout} s"
             continue
@@ -356,7 +362,7 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
         checks = [flag for i in range(len(reference))
                   for flag in ("--check", os.path.join(directory, f"ref{i}.npy"))]
         timed = precision == precisions[-1]
-        with measuring(work):
+        with measuring(work, timing_cpus) if timed else using_gpu(work):
             out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, *checks,
                                   "--tolerance", str(TOLERANCE[precision])] +
                                  (["--device-io", "--bench", str(runs)] if timed else []),
@@ -380,7 +386,7 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
     precision = precisions[-1]
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
     row["torch_dtype"] = str(dtype).replace("torch.", "")
-    with preparing(work):
+    with using_gpu(work):
         result, gpu_model, gpu_args, gpu_kwargs = torch_in(example, dtype, "cuda")
     row["torch_rel_l2"] = rel_l2([t.float().cpu() for t in result], reference)
     if row.get(precision) == "FAIL":
@@ -389,17 +395,16 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
             row[precision] = verdict
     with torch.no_grad():
         call = lambda: gpu_model(*gpu_args, **gpu_kwargs)  # noqa: E731
-        with measuring(work):
+        with measuring(work, timing_cpus):
             row["eager_ms"] = median_ms(call, runs)
         try:
-            with preparing(work):
-                start = time.perf_counter()
-                compiled = torch.compile(gpu_model, mode="reduce-overhead")
-                for _ in range(3):
-                    compiled(*gpu_args, **gpu_kwargs)
-                torch.cuda.synchronize()
-                row["reduce_overhead_compile_s"] = time.perf_counter() - start
-            with measuring(work):
+            start = time.perf_counter()
+            compiled = torch.compile(gpu_model, mode="reduce-overhead")
+            for _ in range(3):
+                compiled(*gpu_args, **gpu_kwargs)
+            torch.cuda.synchronize()
+            row["reduce_overhead_compile_s"] = time.perf_counter() - start
+            with measuring(work, timing_cpus):
                 row["reduce_overhead_ms"] = median_ms(
                     lambda: compiled(*gpu_args, **gpu_kwargs), runs)
         except Exception as error:  # noqa: BLE001 - a peer failing is a result too
@@ -470,7 +475,11 @@ def sweep_one(job):
     --jobs)."""
     family, name, args = job
     warnings.filterwarnings("ignore")
-    cores = max(1, (os.cpu_count() or 1) // max(1, args.jobs))
+    # The cores this process may use (taskset shares one machine between
+    # sweeps, one a GPU), not the machine's.
+    if args.preparing_cpus:
+        os.sched_setaffinity(0, args.preparing_cpus)
+    cores = max(1, len(os.sched_getaffinity(0)) // max(1, args.jobs))
     torch.set_num_threads(cores)
     if args.run_on_gpu:
         # Each worker's torch.compile gets its share of the cores: eight
@@ -489,9 +498,8 @@ def sweep_one(job):
     path = os.path.join(args.work, f"{name}.{'pt2' if args.export == 'pt2' else 'pt'}")
     row = {"family": family, "model": name}
     try:
-        with preparing(args.work) if args.run_on_gpu else contextlib.nullcontext():
-            example = make_example(family, name)
-            save(example, args.export, path)
+        example = make_example(family, name)
+        save(example, args.export, path)
     except Exception as error:  # noqa: BLE001 - the exporter failing is a result too
         message = f"export failed: {type(error).__name__}: {str(error)[:150]}"
         row.update({p: message for p in args.precisions})
@@ -500,7 +508,7 @@ def sweep_one(job):
     if args.run_on_gpu:
         try:
             run_on_gpu(row, args.bin, args.work, name, example, path, args.precisions,
-                       args.runs, args.timeout, cores)
+                       args.runs, args.timeout, cores, args.timing_cpus)
         except Exception as error:  # noqa: BLE001 - reported in the row
             row["error"] = f"{type(error).__name__}: {str(error)[:200]}"
         row["failures"] = sum(not str(row.get(p, "")).startswith(("ok", "beyond"))
@@ -559,7 +567,15 @@ def main():
     parser.add_argument("--jobs", type=int, default=1,
                         help="models prepared side by side (worker processes); checks and "
                              "timings take turns on the GPU")
+    parser.add_argument("--measure-cores", type=int, default=2,
+                        help="with --run-on-gpu and --jobs above 1: cores kept back for "
+                             "timings, which no preparation uses")
     args = parser.parse_args()
+    cpus = sorted(os.sched_getaffinity(0))
+    args.timing_cpus = args.preparing_cpus = None
+    if args.run_on_gpu and args.jobs > 1 and 0 < args.measure_cores < len(cpus):
+        args.timing_cpus = set(cpus[:args.measure_cores])
+        args.preparing_cpus = set(cpus[args.measure_cores:])
     os.makedirs(args.work, exist_ok=True)
     args.work = os.path.abspath(args.work)
 

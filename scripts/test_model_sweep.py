@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Unit tests of model-sweep.py's turns on the machine: preparations run
-side by side, a measurement has the machine to itself, and a measurement
-waiting is not overtaken by a preparation that asks after it."""
+"""Unit tests of model-sweep.py's turns on the GPU: checks run side by side,
+a timing has the GPU to itself on the cores kept back for it, and a timing
+waiting is not overtaken by a check that asks after it."""
 import importlib.util
 import os
 import tempfile
@@ -34,27 +34,36 @@ class MachineLockTest(unittest.TestCase):
         thread.start()
         return thread, entered
 
-    def test_preparations_share_and_a_waiting_measurement_goes_first(self):
+    def test_checks_share_and_a_waiting_measurement_goes_first(self):
         release_a, release_b, release_c, release_d = (threading.Event() for _ in range(4))
-        a, a_in = self.start("prepare a", sweep.preparing, release_a)
+        a, a_in = self.start("check a", sweep.using_gpu, release_a)
         self.assertTrue(a_in.wait(5))
-        b, b_in = self.start("prepare b", sweep.preparing, release_b)
-        self.assertTrue(b_in.wait(5), "a second preparation waited for the first")
-        c, c_in = self.start("measure c", sweep.measuring, release_c)
-        self.assertFalse(c_in.wait(0.3), "a measurement ran beside preparations")
-        d, d_in = self.start("prepare d", sweep.preparing, release_d)
-        self.assertFalse(d_in.wait(0.3), "a preparation overtook a waiting measurement")
+        b, b_in = self.start("check b", sweep.using_gpu, release_b)
+        self.assertTrue(b_in.wait(5), "a second check waited for the first")
+        c, c_in = self.start("time c", sweep.measuring, release_c)
+        self.assertFalse(c_in.wait(0.3), "a timing ran beside checks")
+        d, d_in = self.start("check d", sweep.using_gpu, release_d)
+        self.assertFalse(d_in.wait(0.3), "a check overtook a waiting measurement")
         release_a.set()
-        self.assertFalse(c_in.wait(0.3), "a measurement ran beside a preparation")
+        self.assertFalse(c_in.wait(0.3), "a timing ran beside a check")
         release_b.set()
         self.assertTrue(c_in.wait(5))
-        self.assertFalse(d_in.wait(0.3), "a preparation ran beside a measurement")
+        self.assertFalse(d_in.wait(0.3), "a check ran beside a timing")
         release_c.set()
         self.assertTrue(d_in.wait(5))
         release_d.set()
         for thread in (a, b, c, d):
             thread.join(5)
-        self.assertEqual(self.order, ["prepare a", "prepare b", "measure c", "prepare d"])
+        self.assertEqual(self.order, ["check a", "check b", "time c", "check d"])
+
+    def test_a_timing_runs_on_the_cores_kept_for_it(self):
+        before = os.sched_getaffinity(0)
+        kept = {min(before)}
+        with sweep.measuring(self.work, kept):
+            self.assertEqual(os.sched_getaffinity(0), kept)
+        self.assertEqual(os.sched_getaffinity(0), before)
+        with sweep.measuring(self.work):
+            self.assertEqual(os.sched_getaffinity(0), before)
 
 
 if __name__ == "__main__":
