@@ -412,6 +412,14 @@ def measure(name, batch, args):
     report = compile_kiln(work, row, args)
     if report is None:
         return row
+    if args.build_times:
+        # Build times alone: kiln's (above) and torch.compile
+        # reduce-overhead's, each from empty caches; nothing is timed.
+        with torch.no_grad():
+            python_peers(m16, in16, row, args, work)
+            cpp_peers(m16, in16, reference, work, row, args)
+            torch._dynamo.reset()
+        return row
     feeds = []
     for input_name in names:
         feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
@@ -515,6 +523,11 @@ def main():
     parser.add_argument("--peers-bin", help="bench/peers' kiln-torch-peers: time the C++ peers")
     parser.add_argument("--aoti", action="store_true",
                         help="with --peers-bin: also AOTInductor packages, run from C++")
+    parser.add_argument("--build-times", action="store_true",
+                        help="build times only: kiln-compile's (cold, by phase) beside "
+                             "torch.compile's (and with --aoti AOTInductor's), each from "
+                             "empty caches, after one build of each that is not counted; "
+                             "no timing")
     parser.add_argument("--pdl", action="store_true",
                         help="also time kiln with programmatic dependent launches")
     parser.add_argument("--profile", action="store_true",
@@ -536,6 +549,17 @@ def main():
     if args.kiln_only:
         # No peers: report.py takes such rows for the compile-time table only.
         meta["kiln_only"] = True
+    if args.build_times:
+        # report.py takes these for the compile-time table only.
+        meta["build_times"] = True
+        # One build of each that is not counted: the machine's first
+        # builds read the tools and libraries from disk (kiln-compile took
+        # 3.2-3.8 s in a fresh machine's first minutes and 1.2-1.7 s after;
+        # 2026-12-02), and the first torch.compile in a process imports
+        # Inductor. Every row after it is a cold build on a warm machine,
+        # for both.
+        print("build times: one build of each not counted", flush=True)
+        measure(args.models[0], args.batches[0], args)
     try:
         meta["driver"] = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
@@ -562,6 +586,10 @@ def main():
                 print(f"{name:>20} {batch:>5} ERROR {row['error']}", flush=True)
                 continue
             best_ms, best, _ = best_of(row)
+            if args.build_times:
+                print(f"{name:>20} {batch:>5} kiln {row['kiln_compile_s']:.2f} s, torch.compile "
+                      f"{row.get('compile_compile_s', float('nan')):.1f} s", flush=True)
+                continue
             if args.kiln_only:
                 print(f"{name:>20} {batch:>5} {row['kernels']} kernels, check {row['rel_l2']:.2e} "
                       f"{row['check']}; kiln {row['kiln_ms']:.3f} ms", flush=True)

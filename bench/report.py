@@ -42,6 +42,7 @@ HEADLINE_MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_1
 
 def load(paths):
     meta, rows, earlier, supplements, compiles, exported = {}, {}, {}, [], {}, {}
+    builds = {}
     for path in paths:
         with open(path) as f:
             data = json.load(f)
@@ -61,6 +62,13 @@ def load(paths):
             if "kiln_compile_phases" in row:
                 row.setdefault("measured", file_meta.get("date", "-"))
                 compiles[(row["model"], row["batch"])] = row
+        if file_meta.get("build_times"):
+            # kiln's and PyTorch's build times alone (--build-times): the
+            # compile-time table's, no timing.
+            for row in data:
+                if "kiln_compile_phases" in row:
+                    builds[(row["model"], row["batch"])] = row
+            continue
         if file_meta.get("kiln_only"):
             # kiln alone, no peers: its compile times only.
             continue
@@ -81,6 +89,9 @@ def load(paths):
             key = (row["model"], row["batch"])
             if key in rows:
                 merge_supplement(rows[key], row)
+    # A build-times run's row stands for kiln and for PyTorch's builds of
+    # its model and batch; the peers it did not build come from the full run.
+    compiles.update(builds)
     return (meta, [rows[k] for k in sorted(rows)], earlier,
             [compiles[k] for k in sorted(compiles)], [exported[k] for k in sorted(exported)])
 
@@ -237,15 +248,17 @@ COMPILE_BUDGET_S = 3.0
 
 def compile_times(compiles, rows):
     """kiln-compile's cold compile per model, by phase, beside torch.compile's
-    (reduce-overhead) and AOTInductor's build times from the full run of the
-    same model and batch."""
+    (reduce-overhead) and AOTInductor's build times: from the same run where
+    it built them (--build-times), else from the full run of the same model
+    and batch."""
     if not compiles:
         return []
     full = {(r["model"], r["batch"]): r for r in rows}
     lines = ["", "## Compile time", "",
              "kiln-compile's wall time from process start to the artifact, kernel cache "
              f"empty, and its phases (kiln-compile -v); torch.compile's and AOTInductor's "
-             f"build times are from the full run of the same model and batch. The bar: "
+             f"build times are from the same run, from empty caches, where it built them, "
+             f"else from the full run of the same model and batch. The bar: "
              f"{COMPILE_BUDGET_S:g} s and a third of torch.compile's.", "",
              "| model | batch | kiln s | " + " | ".join(l for _, l in COMPILE_PHASES) +
              " | kernel images | torch.compile s | kiln / torch.compile | AOTInductor s "
@@ -255,15 +268,17 @@ def compile_times(compiles, rows):
     for row in compiles:
         phases = row["kiln_compile_phases"]
         peer = full.get((row["model"], row["batch"]), {})
-        torch_s = peer.get("compile_compile_s")
+        torch_row = row if "compile_compile_s" in row else peer
+        aoti_row = row if "aoti_compile_s" in row else peer
+        torch_s = torch_row.get("compile_compile_s")
         ratio = (f"{row['kiln_compile_s'] / torch_s:.2f}"
                  if torch_s and "kiln_compile_s" in row else "-")
-        def built(text):
+        def built(text, source):
             """A peer's build time (or kiln's ratio to it), marked where the
             peer's caches may have been warm."""
-            return text + "‡" if text != "-" and peer.get("warm_peer_builds") else text
-        cells = [built(fmt(torch_s, ".1f")), built(ratio),
-                 built(fmt(peer.get("aoti_compile_s"), ".1f"))]
+            return text + "‡" if text != "-" and source.get("warm_peer_builds") else text
+        cells = [built(fmt(torch_s, ".1f"), torch_row), built(ratio, torch_row),
+                 built(fmt(aoti_row.get("aoti_compile_s"), ".1f"), aoti_row)]
         warm = warm or any(cell.endswith("‡") for cell in cells)
         lines.append(f"| {row['model']} | {row['batch']} | {fmt(row.get('kiln_compile_s'), '.2f')} | "
                      + " | ".join(fmt(phases.get(key), ".2f") for key, _ in COMPILE_PHASES)

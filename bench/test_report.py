@@ -72,6 +72,29 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 12.0‡ | 0.20‡ | - |", text)
         self.assertIn("‡ Built with Inductor's and Triton's caches", text)
 
+    def test_build_times_run_gives_cold_peer_builds_and_never_replaces_a_full_row(self):
+        full = row("ffn", 32, [1.0], {"compile": [2.0]})
+        full.update(compile_compile_s=1.8, aoti_compile_s=6.7)
+        built = {"model": "ffn", "batch": 32, "kiln_compile_s": 1.2, "compile_compile_s": 4.8,
+                 "kiln_images_compiled": 8,
+                 "kiln_compile_phases": {"load, specialize and import": 0.1}}
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = [os.path.join(tmp, "full.json"), os.path.join(tmp, "built.json")]
+            with open(paths[0], "w") as f:
+                json.dump({"meta": {"gpu": "test"}, "rows": [full]}, f)
+            with open(paths[1], "w") as f:
+                json.dump({"meta": {"gpu": "test", "build_times": True, "cold_builds": True,
+                                    "date": "d"}, "rows": [built]}, f)
+            out = os.path.join(tmp, "RESULTS.md")
+            report.main(out, paths)
+            with open(out) as f:
+                text = f.read()
+        self.assertIn("ffn 2.00x", text)  # the full row is still the table's
+        line = next(l for l in text.splitlines() if l.startswith("| ffn | 32 | 1.20 |"))
+        # torch.compile from the cold build; AOTInductor, not built there,
+        # from the full run and marked as perhaps warm.
+        self.assertIn("| 8 | 4.8 | 0.25 | 6.7‡ | d |", line)
+
     def test_rows_from_pt2_get_their_own_table_and_never_replace_a_traced_row(self):
         traced = row("vit_b_16", 32, [3.0], {"compile": [3.3]})
         traced["kernels"] = 90
