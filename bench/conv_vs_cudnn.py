@@ -28,7 +28,13 @@ them. For each one:
   bias by default, so cuDNN's column is the convolution alone while kiln's
   kernel also adds the bias (the folded BatchNorm) and runs the epilogue;
   --bias gives cuDNN the bias too (PyTorch may add it in a kernel of its
-  own).
+  own);
+- like for like: a launch whose epilogue cuDNN can fuse (bias; bias and
+  ReLU; bias, a residual add and ReLU) is also timed as that cuDNN call
+  (F.conv2d with the bias, cudnn_convolution_relu,
+  cudnn_convolution_add_relu). A residual epilogue reads a tensor as large
+  as the output, traffic the convolution alone does not have; the summary
+  compares kiln with these where they exist.
 
 Prints, per model, a table of every conv launch (kiln and cuDNN in µs,
 their ratio, kiln's TFLOP/s on the convolutions' FLOPs, 2*N*Ho*Wo*Cout*
@@ -293,6 +299,51 @@ def cudnn_ms(conv, launches, cache, with_bias=False):
     return cache[key]
 
 
+# kiln's epilogue (the launch's ops besides the convolution and the input
+# layout's permute) -> the cuDNN call that fuses the same work, bias
+# included (kiln's carries the folded BatchNorm): what the convolution alone
+# leaves out is the epilogue's traffic, a residual's whole tensor read.
+FUSED_EPILOGUES = {(): "bias", ("relu",): "bias, relu", ("add", "relu"): "bias, add, relu"}
+
+
+def fused_epilogue(launch, covered):
+    """The cuDNN fusion doing a launch's whole work, or None."""
+    if len(covered) != 1 or isinstance(covered[0]["padding"], str):
+        return None
+    rest = tuple(op for op in launch["ops"] if op not in ("conv2d", "permute"))
+    return FUSED_EPILOGUES.get(rest)
+
+
+def cudnn_fused_ms(conv, epilogue, launches, cache):
+    """cuDNN's fused convolution with `epilogue` (FUSED_EPILOGUES): conv +
+    bias as F.conv2d, + ReLU as cudnn_convolution_relu, + residual + ReLU as
+    cudnn_convolution_add_relu (the kernels PyTorch's conv-add-ReLU fusion
+    calls). None where cuDNN refuses it."""
+    key = conv_key(conv) + (epilogue,)
+    if key not in cache:
+        n, cin, h, w = conv["input"]
+        kh, kw = conv["kernel_size"]
+        cl = torch.channels_last
+        x = torch.randn(n, cin, h, w, device="cuda", dtype=torch.float16).to(memory_format=cl)
+        weight = (torch.randn(conv["out_channels"], cin // conv["groups"], kh, kw, device="cuda",
+                              dtype=torch.float16) * 0.1).to(memory_format=cl)
+        bias = torch.randn(conv["out_channels"], device="cuda", dtype=torch.float16)
+        geometry = (list(conv["stride"]), list(conv["padding"]), list(conv["dilation"]),
+                    conv["groups"])
+        residual = torch.randn_like(F.conv2d(x, weight, None, *geometry))
+        call = {"bias": lambda: F.conv2d(x, weight, bias, *geometry),
+                "bias, relu": lambda: torch.cudnn_convolution_relu(x, weight, bias, *geometry),
+                "bias, add, relu": lambda: torch.cudnn_convolution_add_relu(
+                    x, weight, residual, 1.0, bias, *geometry)}[epilogue]
+        try:
+            cache[key] = graph_ms(call, launches=launches)
+        except RuntimeError as error:
+            print(f"warning: cuDNN's fused {epilogue} for {describe(conv)}: {error}",
+                  file=sys.stderr)
+            cache[key] = None
+    return cache[key]
+
+
 def conv_class(covered):
     kinds = {is_depthwise(conv) for conv in covered}
     return "mixed" if len(kinds) > 1 else ("depthwise" if kinds.pop() else "dense")
@@ -305,12 +356,20 @@ def measure(profile, convs, matched, launches, cache, with_bias):
         mflop = sum(conv["mflop"] for conv in covered)
         kiln_us = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
         cudnn_us = sum(cudnn_ms(conv, launches, cache, with_bias) for conv in covered) * 1e3
+        epilogue = fused_epilogue(launch, covered)
+        fused_ms = cudnn_fused_ms(covered[0], epilogue, launches, cache) if epilogue else None
+        # Like for like: cuDNN's fusion of the launch's whole work where
+        # it has one, else the convolution alone.
+        like_us = fused_ms * 1e3 if fused_ms is not None else cudnn_us
         rows.append({
             "launch": launch["index"], "ops": ", ".join(launch["ops"]),
             "kernel": launch["kernel"], "convs": [describe(conv) for conv in covered],
             "modules": [conv["module"] for conv in covered], "class": conv_class(covered),
             "conv_mflop": mflop, "kiln_mflop": launch["mflop"], "kiln_us": kiln_us,
-            "cudnn_us": cudnn_us, "ratio": kiln_us / cudnn_us, "kiln_tflops": mflop / kiln_us})
+            "cudnn_us": cudnn_us, "ratio": kiln_us / cudnn_us, "kiln_tflops": mflop / kiln_us,
+            "cudnn_fused": epilogue if fused_ms is not None else None,
+            "cudnn_fused_us": fused_ms * 1e3 if fused_ms is not None else None,
+            "like_us": like_us, "like_ratio": kiln_us / like_us})
     return rows
 
 
@@ -321,6 +380,10 @@ def summarize(rows, profile):
                 "ratio": kiln / cudnn if cudnn else None}
     summary = sums(rows)
     summary["within_1_2x"] = sum(1 for r in rows if r["ratio"] <= NEAR)
+    like = sum(r["like_us"] for r in rows)
+    summary["like_for_like"] = {"cudnn_us": like, "ratio": summary["kiln_us"] / like,
+                                "fused_launches": sum(1 for r in rows if r["cudnn_fused"]),
+                                "within_1_2x": sum(1 for r in rows if r["like_ratio"] <= NEAR)}
     summary["worst"] = [r["launch"] for r in sorted(rows, key=lambda r: -r["ratio"])[:5]]
     # The worst ratios are often tiny convolutions that cost little: where
     # the time goes is listed apart.
@@ -337,12 +400,14 @@ def markdown(profile, rows, summary):
     title = f"### {profile['model']}, batch {profile['batch']}"
     lines = [title, "",
              "| launch # | kiln ops | conv(s) | MFLOP | kiln µs | cuDNN µs | kiln/cuDNN "
-             "| kiln TFLOP/s |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| cuDNN fused µs | kiln/fused | kiln TFLOP/s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        fused = (f"{r['cudnn_fused_us']:.1f} ({r['cudnn_fused']}) | {r['like_ratio']:.2f}x"
+                 if r["cudnn_fused"] else "- | -")
         lines.append(f"| {r['launch']} | {r['ops']} | {' + '.join(r['convs'])} | "
                      f"{r['conv_mflop']:.1f} | {r['kiln_us']:.1f} | {r['cudnn_us']:.1f} | "
-                     f"{r['ratio']:.2f}x | {r['kiln_tflops']:.1f} |")
+                     f"{r['ratio']:.2f}x | {fused} | {r['kiln_tflops']:.1f} |")
     by_launch = {r["launch"]: r for r in rows}
     share = (f" ({summary['kiln_us'] / summary['run_us']:.0%} of kiln's "
              f"{summary['run_us']:.1f} µs run)" if summary["run_us"] else "")
@@ -350,7 +415,14 @@ def markdown(profile, rows, summary):
               f"**{profile['model']} b{profile['batch']}**: {summary['launches']} conv launches, "
               f"kiln {summary['kiln_us']:.1f} µs{share}, cuDNN {summary['cudnn_us']:.1f} µs, "
               f"kiln/cuDNN {summary['ratio']:.2f}x; {summary['within_1_2x']} of "
-              f"{summary['launches']} within {NEAR}x of cuDNN."]
+              f"{summary['launches']} within {NEAR}x of cuDNN.",
+              f"- Like for like (cuDNN's fused convolution + bias [+ residual] [+ ReLU] "
+              f"on the {summary['like_for_like']['fused_launches']} launches it can fuse, "
+              f"the convolution alone on the others): cuDNN "
+              f"{summary['like_for_like']['cudnn_us']:.1f} µs, kiln/cuDNN "
+              f"{summary['like_for_like']['ratio']:.2f}x; "
+              f"{summary['like_for_like']['within_1_2x']} of {summary['launches']} within "
+              f"{NEAR}x."]
     for cls, s in summary["by_class"].items():
         lines.append(f"- {cls}: {s['launches']} launches, kiln {s['kiln_us']:.1f} µs, "
                      f"cuDNN {s['cudnn_us']:.1f} µs, {s['ratio']:.2f}x")
