@@ -5,7 +5,8 @@
 
 // The policy, for the primary target (sm_90a: 132 multiprocessors with
 // wgmma and clusters; sm_80: 108, mma.sync, no clusters):
-// - a GEMM whose 128 x 256 tiles fill under a quarter of the GPU takes 64 x
+// - a GEMM whose 128 x 256 tiles fill under a quarter of the GPU (and, with
+//   wgmma, whose 128 x 64 tiles fill under half) takes 64 x
 //   64 tiles with K split across a cluster (2, 4 or 8 ways: the most that
 //   keeps the blocks within two per multiprocessor and each split's K at
 //   128 or more); without clusters, no split;
@@ -302,6 +303,35 @@ func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16
     kiln.yield %t : tensor<32x56x56x256xf16>
   }
   return %0, %1 : tensor<32x56x56x256xf16>, tensor<32x56x56x256xf16>
+}
+
+// -----
+
+// The same rule for GEMMs (and 1x1 convolutions as GEMMs): ResNet-50's
+// 1x1 2048 -> 512 at 7 x 7, batch 32, is 13 row tiles; 26 tiles 256 wide
+// fill under a quarter of the GPU, 104 tiles 64 wide more than half, so
+// wgmma. MobileNetV3's 960 -> 160 at 7 x 7 is 39 tiles 64 wide, under
+// half: K split as before. Without wgmma (sm_80) both split K.
+// SM90-LABEL: func.func @narrow_gemm_tiles(
+//       SM90:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 104>
+//       SM90:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
+// SM80-LABEL: func.func @narrow_gemm_tiles(
+//       SM80:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
+//       SM80:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
+func.func @narrow_gemm_tiles(%x: tensor<32x7x7x2048xf16>, %w: tensor<512x1x1x2048xf16>,
+                             %y: tensor<32x7x7x960xf16>, %v: tensor<160x1x1x960xf16>)
+    -> (tensor<32x7x7x512xf16>, tensor<32x7x7x160xf16>) {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x7x7x2048xf16>, tensor<512x1x1x2048xf16>) -> tensor<32x7x7x512xf16> {
+  ^bb0(%a: tensor<32x7x7x2048xf16>, %aw: tensor<512x1x1x2048xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x2048xf16>, tensor<512x1x1x2048xf16>) -> tensor<32x7x7x512xf16>
+    kiln.yield %c : tensor<32x7x7x512xf16>
+  }
+  %1 = kiln.fusion conv_epilogue ins(%y, %v : tensor<32x7x7x960xf16>, tensor<160x1x1x960xf16>) -> tensor<32x7x7x160xf16> {
+  ^bb0(%a: tensor<32x7x7x960xf16>, %av: tensor<160x1x1x960xf16>):
+    %c = kiln.conv2d %a, %av strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x960xf16>, tensor<160x1x1x960xf16>) -> tensor<32x7x7x160xf16>
+    kiln.yield %c : tensor<32x7x7x160xf16>
+  }
+  return %0, %1 : tensor<32x7x7x512xf16>, tensor<32x7x7x160xf16>
 }
 
 // -----
