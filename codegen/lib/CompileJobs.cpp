@@ -22,12 +22,16 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <new>
 #include <thread>
+
+#include <sched.h>
 
 #include <poll.h>
 #include <signal.h>
@@ -139,13 +143,49 @@ void takeFrames(std::string &buffer, std::vector<CompileJobResult> &results,
 
 } // namespace
 
+unsigned kiln::codegen::usableCores(const std::string &cgroupRoot) {
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t mask;
+  if (::sched_getaffinity(0, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) > 0)
+    cores = static_cast<unsigned>(CPU_COUNT(&mask));
+  // cgroup v2: /proc/self/cgroup is "0::/PATH"; PATH/cpu.max holds "max
+  // PERIOD" or "QUOTA PERIOD" (microseconds of CPU per period).
+  std::ifstream self("/proc/self/cgroup");
+  std::string line, path;
+  while (std::getline(self, line))
+    if (line.rfind("0::", 0) == 0)
+      path = line.substr(3);
+  for (const std::string &dir : {cgroupRoot + path, cgroupRoot}) {
+    std::ifstream limit(dir + "/cpu.max");
+    std::string quota;
+    long long period = 0;
+    if (!(limit >> quota >> period) || quota == "max" || period <= 0)
+      continue;
+    char *end = nullptr;
+    long long microseconds = std::strtoll(quota.c_str(), &end, 10);
+    if (end == quota.c_str() || *end != '\0' || microseconds <= 0)
+      continue;
+    long long allowed = (microseconds + period - 1) / period;
+    cores = static_cast<unsigned>(std::max(1LL, std::min<long long>(cores, allowed)));
+    return cores;
+  }
+  // cgroup v1: the cpu controller's cfs quota (-1: none).
+  std::ifstream quotaFile(cgroupRoot + "/cpu/cpu.cfs_quota_us");
+  std::ifstream periodFile(cgroupRoot + "/cpu/cpu.cfs_period_us");
+  long long quota = 0, period = 0;
+  if ((quotaFile >> quota) && (periodFile >> period) && quota > 0 && period > 0)
+    cores = static_cast<unsigned>(
+        std::max(1LL, std::min<long long>(cores, (quota + period - 1) / period)));
+  return cores;
+}
+
 std::vector<CompileJobResult> kiln::codegen::runCompileJobs(
     size_t count, const std::function<std::optional<NvrtcOutput>(size_t, std::string &)> &job,
     unsigned workers, bool useProcesses) {
   std::vector<CompileJobResult> results(count);
   std::vector<bool> answered(count, false);
   if (workers == 0)
-    workers = std::max(1u, std::thread::hardware_concurrency());
+    workers = usableCores();
   workers = static_cast<unsigned>(std::min<size_t>(workers, count));
 
   if (useProcesses && workers >= 2) {

@@ -11,6 +11,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sched.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace kiln::codegen;
@@ -68,3 +72,61 @@ TEST(CompileJobs, AJobWhoseWorkerDiesRunsAgainHere) {
 }
 
 TEST(CompileJobs, NoJobsIsNoWork) { EXPECT_TRUE(runCompileJobs(0, echo).empty()); }
+
+namespace {
+
+/// A cgroup folder holding `cpuMax` as its cpu.max.
+std::string fakeCgroup(const std::string &cpuMax) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("kiln-cgroup-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "cpu.max") << cpuMax << "\n";
+  return dir.string();
+}
+
+unsigned affinityCores() {
+  cpu_set_t mask;
+  EXPECT_EQ(::sched_getaffinity(0, sizeof(mask), &mask), 0);
+  return static_cast<unsigned>(CPU_COUNT(&mask));
+}
+
+} // namespace
+
+TEST(CompileJobs, UsableCoresAreTheAffinityMasks) {
+  cpu_set_t before;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(before), &before), 0);
+  EXPECT_EQ(usableCores(fakeCgroup("max 100000")), affinityCores());
+  // One CPU allowed: one worker, whatever the host has.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &before)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(usableCores(fakeCgroup("max 100000")), 1u);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(before), &before), 0);
+}
+
+TEST(CompileJobs, ACgroupQuotaLowersTheCores) {
+  const unsigned mask = affinityCores();
+  // 1.5 CPUs of quota: two workers (rounded up), never more than the mask.
+  EXPECT_EQ(usableCores(fakeCgroup("150000 100000")), std::min(mask, 2u));
+  EXPECT_EQ(usableCores(fakeCgroup("50000 100000")), 1u);
+  // Unreadable or malformed limits leave the mask's count.
+  EXPECT_EQ(usableCores(fakeCgroup("lots 100000")), mask);
+  EXPECT_EQ(usableCores(fakeCgroup("100000 0")), mask);
+  EXPECT_EQ(usableCores("/nonexistent/kiln-cgroup"), mask);
+}
+
+TEST(CompileJobs, ACgroupV1QuotaLowersTheCores) {
+  const unsigned mask = affinityCores();
+  auto root = std::filesystem::path(fakeCgroup("")) / "v1";
+  std::filesystem::create_directories(root / "cpu");
+  std::ofstream(root / "cpu" / "cpu.cfs_period_us") << "100000\n";
+  std::ofstream(root / "cpu" / "cpu.cfs_quota_us") << "100000\n";
+  EXPECT_EQ(usableCores(root.string()), 1u);
+  std::ofstream(root / "cpu" / "cpu.cfs_quota_us") << "-1\n";
+  EXPECT_EQ(usableCores(root.string()), mask);
+}

@@ -29,6 +29,13 @@ struct CompileJobResult {
   double cpuSeconds = 0;
 };
 
+/// The cores this process may run on: the CPUs of its affinity mask,
+/// fewer where a cgroup CPU quota allows less (v2: `cpu.max` of the
+/// process's cgroup under `cgroupRoot`; v1: `cpu/cpu.cfs_quota_us`). std::thread::hardware_concurrency()
+/// counts the host's CPUs: in a container given 16 of 96, 96 workers would
+/// share 16 cores.
+unsigned usableCores(const std::string &cgroupRoot = "/sys/fs/cgroup");
+
 /// Runs `job(i, error)` for every i in [0, count). In worker processes (at
 /// most `workers`, 0: one per core) when there are two or more jobs and
 /// `useProcesses`, so the job must touch nothing but its inputs, NVRTC and
