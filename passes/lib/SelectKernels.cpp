@@ -8,8 +8,8 @@
 //
 //   GEMM, fp16/bf16   tiles = ceil(rows / 128) * ceil(cols / 256) * batch
 //                     tiles < M / 4 and K % 8 == 0 (and N % 8 == 0 for a
-//                     [K, N] B), unless wgmma applies and tiles of
-//                     128 x 64 >= M / 2
+//                     [K, N] B), unless wgmma applies, rows are 4+
+//                     tiles of 128 and tiles of 128 x 64 >= M / 2
 //                                     -> gemm_split_k, 64 x 64 tiles, K
 //                                        split 2/4/8 ways across a cluster
 //                     wgmma, [N, K] B, K % 8 == 0
@@ -310,16 +310,21 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   // beats K split over mma.sync (ResNet-50's 1x1 2048 -> 512 at 7 x 7,
   // batch 32: 13 row tiles, split K took 26.3 us against cuDNN's 7.2;
   // 3x3 convolutions of that size went from 3.5x cuDNN to 1.24x this way).
-  int64_t narrowTiles = ceilDiv(s.M, 128) * ceilDiv(s.N, 64) * s.batch;
+  // Only with four row tiles or more: at batch 1 (a row tile or two, mostly
+  // empty) K split is what was measured against PyTorch, and stays.
+  int64_t rowTiles = ceilDiv(s.M, 128) * s.batch;
+  int64_t narrowTiles = rowTiles * ceilDiv(s.N, 64);
   bool fills = bigTiles >= target.multiprocessors / 4 ||
-               (wgmma && narrowTiles >= target.multiprocessors / 2);
+               (wgmma && rowTiles >= 4 && narrowTiles >= target.multiprocessors / 2);
   if (splitAligned && !fills)
     return splitK(context, KernelVariant::gemm_split_k,
                   ceilDiv(s.M, 64) * ceilDiv(s.N, 64) * s.batch, s.K, target, knobs,
                   "gemm_split_k: " + shape + " is " + str(bigTiles) +
                       " tiles of 128 x 256, under a quarter of " +
                       str(target.multiprocessors) + " multiprocessors" +
-                      (wgmma ? ", and " + str(narrowTiles) + " of 128 x 64, under half" : ""));
+                      (wgmma && rowTiles >= 4
+                           ? ", and " + str(narrowTiles) + " of 128 x 64, under half"
+                           : ""));
   std::string refusedSplit =
       !splitAligned ? "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0"
       : bigTiles >= target.multiprocessors / 4

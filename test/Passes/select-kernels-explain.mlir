@@ -16,7 +16,7 @@
 // UNKNOWN: error: unknown GPU architecture 'sm90' (known: native, sm_100a
 // TILE: error: split-K options: --split-k-k-tile must be a positive multiple of 16
 func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
-  // expected-remark @+1 {{gemm_split_k: 128 x 768 x 768 is 3 tiles of 128 x 256, under a quarter of 132 multiprocessors, and 12 of 128 x 64, under half; split 4 (24 tiles of 64 x 64, at most 264 blocks, K / split >= 128)}}
+  // expected-remark @+1 {{gemm_split_k: 128 x 768 x 768 is 3 tiles of 128 x 256, under a quarter of 132 multiprocessors; split 4 (24 tiles of 64 x 64, at most 264 blocks, K / split >= 128)}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
     %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>

@@ -311,16 +311,20 @@ func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16
 // 1x1 2048 -> 512 at 7 x 7, batch 32, is 13 row tiles; 26 tiles 256 wide
 // fill under a quarter of the GPU, 104 tiles 64 wide more than half, so
 // wgmma. MobileNetV3's 960 -> 160 at 7 x 7 is 39 tiles 64 wide, under
-// half: K split as before. Without wgmma (sm_80) both split K.
+// half: K split as before. Without wgmma (sm_80) both split K. A GEMM of
+// one row tile (batch 1) keeps K split even where its 128 x 64 tiles would
+// fill half the GPU (128 x 6144 x 2048: 96 of them).
 // SM90-LABEL: func.func @narrow_gemm_tiles(
 //       SM90:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 104>
 //       SM90:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
 // SM80-LABEL: func.func @narrow_gemm_tiles(
+//       SM90:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
 //       SM80:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
 //       SM80:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
 func.func @narrow_gemm_tiles(%x: tensor<32x7x7x2048xf16>, %w: tensor<512x1x1x2048xf16>,
-                             %y: tensor<32x7x7x960xf16>, %v: tensor<160x1x1x960xf16>)
-    -> (tensor<32x7x7x512xf16>, tensor<32x7x7x160xf16>) {
+                             %y: tensor<32x7x7x960xf16>, %v: tensor<160x1x1x960xf16>,
+                             %r: tensor<128x2048xf16>, %u: tensor<6144x2048xf16>)
+    -> (tensor<32x7x7x512xf16>, tensor<32x7x7x160xf16>, tensor<128x6144xf16>) {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x7x7x2048xf16>, tensor<512x1x1x2048xf16>) -> tensor<32x7x7x512xf16> {
   ^bb0(%a: tensor<32x7x7x2048xf16>, %aw: tensor<512x1x1x2048xf16>):
     %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x2048xf16>, tensor<512x1x1x2048xf16>) -> tensor<32x7x7x512xf16>
@@ -331,7 +335,12 @@ func.func @narrow_gemm_tiles(%x: tensor<32x7x7x2048xf16>, %w: tensor<512x1x1x204
     %c = kiln.conv2d %a, %av strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x960xf16>, tensor<160x1x1x960xf16>) -> tensor<32x7x7x160xf16>
     kiln.yield %c : tensor<32x7x7x160xf16>
   }
-  return %0, %1 : tensor<32x7x7x512xf16>, tensor<32x7x7x160xf16>
+  %2 = kiln.fusion gemm_epilogue ins(%r, %u : tensor<128x2048xf16>, tensor<6144x2048xf16>) -> tensor<128x6144xf16> {
+  ^bb0(%a: tensor<128x2048xf16>, %au: tensor<6144x2048xf16>):
+    %l = kiln.linear %a, %au : (tensor<128x2048xf16>, tensor<6144x2048xf16>) -> tensor<128x6144xf16>
+    kiln.yield %l : tensor<128x6144xf16>
+  }
+  return %0, %1, %2 : tensor<32x7x7x512xf16>, tensor<32x7x7x160xf16>, tensor<128x6144xf16>
 }
 
 // -----
