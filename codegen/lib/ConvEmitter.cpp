@@ -21,7 +21,8 @@
 // paths 2-4 then read NCHW in place.
 //
 // pooling: one kiln.pool2d plus elementwise ops on its result, one thread
-// per output element, channels fastest (kiln_pool.cuh).
+// per output element, channels fastest, or with tile [1, 8, 1] eight
+// channels of a pixel a thread (kiln_pool.cuh).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,8 @@
 
 #include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/Window.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 
@@ -406,9 +409,21 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
   if (failed(emitRest(group, epilogue, {pool})))
     return failure();
 
+  // Tile [1, 8, 1]: eight channels a thread, one 16-byte load per window
+  // position (kiln_pool.cuh's pool_window8); no tile: a thread per element.
+  KernelConfigAttr config = configOf(group);
+  const bool eightChannels = config.getTile() == ArrayRef<int64_t>{1, 8, 1};
+  if (!config.getTile().empty() && !eightChannels)
+    return group.emitOpError("cannot run as pooling: it takes no tile (a thread per element) "
+                             "or [1, 8, 1] (8 channels a thread)");
+  if (eightChannels && ((!element.isF16() && !element.isBF16()) || in[3] % 8 != 0))
+    return group.emitOpError("cannot run as pooling: 8 channels a thread need fp16 or bf16 "
+                             "and C % 8 == 0");
+  const int64_t perThread = eightChannels ? 8 : 1;
+
   EmittedKernel kernel = kernelFor(group, name, "pooling");
   kernel.block = kThreads;
-  kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
+  kernel.grid[0] = gridStrideBlocks(group, total / perThread, kThreads);
   std::string shapeName = name.str() + "_window";
   std::string shape = constants(
       shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"OH", out[1]},
@@ -416,13 +431,33 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
                   {"PT", p[0]}, {"PL", p[1]}, {"PB", p[2]}, {"PR", p[3]},
                   {"kMax", pool.getKind() == PoolKind::max},
                   {"kCountIncludePad", pool.getCountIncludePad()}});
-  kernel.source =
-      header(group, kernel.kind) + "#include \"kiln_pool.cuh\"\n\n" + shape + "\n" +
-      kernelOpen(group, name, kThreads) + "  for (long long idx = (long long)blockIdx.x * " +
-      std::to_string(kThreads) + " + threadIdx.x; idx < " + std::to_string(total) +
-      "LL; idx += (long long)gridDim.x * " + std::to_string(kThreads) +
-      ") {\n    const float pooled = kiln::pool::pool_window<" + shapeName + ">(in" +
-      std::to_string(inputArg.getArgNumber()) + ", idx);\n" + epilogue.code + "  }\n}\n";
+  const std::string input = "in" + std::to_string(inputArg.getArgNumber());
+  const int64_t count = total / perThread;
+  auto gridStride = [&](const std::string &v) {
+    return "  for (long long " + v + " = (long long)blockIdx.x * " + std::to_string(kThreads) +
+           " + threadIdx.x; " + v + " < " + std::to_string(count) + "LL; " + v +
+           " += (long long)gridDim.x * " + std::to_string(kThreads) + ") {\n";
+  };
+  std::string body;
+  if (eightChannels) {
+    // The epilogue still runs per element: its ops read other inputs at idx.
+    std::string perElement;
+    for (StringRef line : llvm::split(StringRef(epilogue.code).rtrim('\n'), '\n'))
+      perElement += "  " + line.str() + "\n";
+    body = "static_assert(kiln::pool::vectorized<" + shapeName + ", " + cudaType(element) +
+           ">(), \"8 channels a thread need 2-byte elements and C % 8 == 0\");\n" +
+           kernelOpen(group, name, kThreads) + gridStride("pixelChannels") + "    float pooled8[8];\n" +
+           "    kiln::pool::pool_window8<" + shapeName + ">(" + input +
+           ", pixelChannels * 8, pooled8);\n#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n" +
+           "      const long long idx = pixelChannels * 8 + j;\n      const float pooled = pooled8[j];\n" +
+           perElement + "    }\n  }\n}\n";
+  } else {
+    body = kernelOpen(group, name, kThreads) + gridStride("idx") +
+           "    const float pooled = kiln::pool::pool_window<" + shapeName + ">(" + input +
+           ", idx);\n" + epilogue.code + "  }\n}\n";
+  }
+  kernel.source = header(group, kernel.kind) + "#include \"kiln_pool.cuh\"\n\n" + shape +
+                  "\n" + body;
   return kernel;
 }
 

@@ -35,6 +35,8 @@
 //       CONV: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // POOL-LABEL: // === ptx maxp_k0
 // POOL-LABEL: // === ptx avgp_k0
+// POOL-LABEL: // === ptx maxp8_k0
+//       POOL: ld.global.nc.v4
 // REDUCE-LABEL: // === ptx gap_k0
 // REDUCE-LABEL: // === ptx rowsum_k0
 //       REDUCE: shfl.sync.bfly.b32

@@ -253,3 +253,41 @@ func.func @pair_in_one_block(%x: tensor<300x768xf16>, %w: tensor<768x768xf16>) -
   }
   return %0 : tensor<300x768xf16>
 }
+
+// -----
+
+// Pooling takes no tile or [1, 8, 1].
+// CHECK: error: 'kiln.fusion' op cannot run as pooling: it takes no tile (a thread per element) or [1, 8, 1] (8 channels a thread)
+func.func @pool_tile(%x: tensor<2x9x9x16xf16>) -> tensor<2x5x5x16xf16> {
+  %0 = kiln.fusion pooling ins(%x : tensor<2x9x9x16xf16>) {kiln.kernel = #kiln.kernel<variant = pooling, tile = [1, 4, 1], grid_limit = 2112>} -> tensor<2x5x5x16xf16> {
+  ^bb0(%a: tensor<2x9x9x16xf16>):
+    %p = kiln.pool2d %a max kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<2x9x9x16xf16> -> tensor<2x5x5x16xf16>
+    kiln.yield %p : tensor<2x5x5x16xf16>
+  }
+  return %0 : tensor<2x5x5x16xf16>
+}
+
+// -----
+
+// Eight channels a thread need 2-byte elements and whole 16-byte vectors.
+// CHECK: error: 'kiln.fusion' op cannot run as pooling: 8 channels a thread need fp16 or bf16 and C % 8 == 0
+func.func @pool_f32(%x: tensor<2x9x9x16xf32>) -> tensor<2x5x5x16xf32> {
+  %0 = kiln.fusion pooling ins(%x : tensor<2x9x9x16xf32>) {kiln.kernel = #kiln.kernel<variant = pooling, tile = [1, 8, 1], grid_limit = 2112>} -> tensor<2x5x5x16xf32> {
+  ^bb0(%a: tensor<2x9x9x16xf32>):
+    %p = kiln.pool2d %a max kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<2x9x9x16xf32> -> tensor<2x5x5x16xf32>
+    kiln.yield %p : tensor<2x5x5x16xf32>
+  }
+  return %0 : tensor<2x5x5x16xf32>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as pooling: 8 channels a thread need fp16 or bf16 and C % 8 == 0
+func.func @pool_c12(%x: tensor<2x9x9x12xf16>) -> tensor<2x5x5x12xf16> {
+  %0 = kiln.fusion pooling ins(%x : tensor<2x9x9x12xf16>) {kiln.kernel = #kiln.kernel<variant = pooling, tile = [1, 8, 1], grid_limit = 2112>} -> tensor<2x5x5x12xf16> {
+  ^bb0(%a: tensor<2x9x9x12xf16>):
+    %p = kiln.pool2d %a max kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] : tensor<2x9x9x12xf16> -> tensor<2x5x5x12xf16>
+    kiln.yield %p : tensor<2x5x5x12xf16>
+  }
+  return %0 : tensor<2x5x5x12xf16>
+}

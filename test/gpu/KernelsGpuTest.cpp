@@ -237,15 +237,17 @@ std::string conv(const ConvCase &k) {
   return ir;
 }
 
-/// One pooling group: pool2d then a multiply by 2 (an epilogue op).
+/// One pooling group: pool2d then a multiply by 2 (an epilogue op);
+/// `forced`, when given, is the group's `#kiln.kernel<...>` configuration.
 std::string pool(std::vector<int64_t> shape, const std::string &kind, std::vector<int64_t> kernel,
                  std::vector<int64_t> strides, std::vector<int64_t> padding, bool ceil,
-                 bool includePad, const std::string &type) {
+                 bool includePad, const std::string &type, const std::string &forced = "") {
   int64_t oh = poolOutputSize(shape[1], kernel[0], strides[0], padding[0], padding[2], ceil);
   int64_t ow = poolOutputSize(shape[2], kernel[1], strides[1], padding[1], padding[3], ceil);
   std::string x = tensorType(shape, type), y = tensorType({shape[0], oh, ow, shape[3]}, type);
   return "func.func @f(%x: " + x + ") -> " + y + " {\n  %0 = kiln.fusion pooling ins(%x : " + x +
-         ") -> " + y + " {\n  ^bb0(%a: " + x + "):\n    %p = kiln.pool2d %a " + kind +
+         ")" + (forced.empty() ? "" : " {kiln.kernel = " + forced + "}") + " -> " + y +
+         " {\n  ^bb0(%a: " + x + "):\n    %p = kiln.pool2d %a " + kind +
          " kernel = " + list(kernel) + " strides = " + list(strides) + " padding = " +
          list(padding) + (ceil ? " ceil_mode" : "") + (includePad ? " count_include_pad" : "") +
          " : " + x + " -> " + y + "\n    %c = kiln.constant dense<2.0> : tensor<" + type +
@@ -383,13 +385,26 @@ std::vector<ConvCase> hopperConvCases() {
   };
 }
 
+const char *const kEightChannelPool = "#kiln.kernel<variant = pooling, tile = [1, 8, 1], "
+                                      "grid_limit = 2112>";
+
 std::vector<std::string> poolCases() {
   return {pool({2, 9, 9, 5}, "max", {3, 3}, {2, 2}, {1, 1, 1, 1}, false, false, "f32"),
           pool({2, 8, 7, 17}, "max", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, false, "f16"),
           pool({2, 8, 7, 17}, "avg", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, true, "f32"),
           pool({1, 7, 7, 8}, "avg", {2, 2}, {2, 2}, {0, 0, 1, 1}, true, false, "f32"),
           pool({2, 6, 9, 3}, "avg", {3, 2}, {3, 2}, {1, 1, 1, 1}, true, false, "bf16"),
-          pool({1, 5, 5, 4}, "avg", {3, 3}, {1, 1}, {1, 1, 1, 1}, false, true, "f16")};
+          pool({1, 5, 5, 4}, "avg", {3, 3}, {1, 1}, {1, 1, 1, 1}, false, true, "f16"),
+          // Eight channels a thread (forced: the policy does not take it
+          // yet), ragged sizes, borders, ceil mode and both divisors.
+          pool({2, 13, 11, 24}, "max", {3, 3}, {2, 2}, {1, 1, 1, 1}, false, false, "f16",
+               kEightChannelPool),
+          pool({3, 9, 10, 16}, "max", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, false, "bf16",
+               kEightChannelPool),
+          pool({2, 8, 7, 40}, "avg", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, true, "f16",
+               kEightChannelPool),
+          pool({1, 7, 9, 8}, "avg", {2, 3}, {1, 2}, {1, 1, 1, 1}, false, false, "bf16",
+               kEightChannelPool)};
 }
 
 std::vector<std::string> reduceCases() {
