@@ -241,7 +241,8 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     return group.emitOpError("cannot run as ")
            << stringifyKernelVariant(variant) << ": " << why;
   };
-  bool gemmVariant = variant <= KernelVariant::gemm_split_k;
+  bool gemmVariant =
+      variant <= KernelVariant::gemm_split_k || variant == KernelVariant::gemm_narrow;
   if (gemmVariant != convShape->plainGemm)
     return refuse(convShape->plainGemm
                       ? "a 1x1 convolution with stride 1, no padding and one group runs as a GEMM"

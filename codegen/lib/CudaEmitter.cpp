@@ -352,6 +352,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   };
   bool hopper = variant == KernelVariant::gemm_wgmma;
   bool splitK = variant == KernelVariant::gemm_split_k;
+  bool narrow = variant == KernelVariant::gemm_narrow;
   std::optional<SplitKPipeline> pipeline;
   switch (variant) {
   case KernelVariant::gemm_simt:
@@ -398,13 +399,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return refuse("its template takes 64 x 64 tiles, a k tile that is a multiple of 16 "
                     "and 2 or more stages");
     break;
+  case KernelVariant::gemm_narrow:
+    if (!tensorCores || !kMajorB || K % 8 != 0 || K > 128 || N % 4 != 0 || N > 64)
+      return refuse("a thread per row takes fp16/bf16 operands, a [N, K] B, K % 8 == 0, "
+                    "K <= 128, N % 4 == 0 and N <= 64");
+    if (!config.getTile().empty())
+      return refuse("it takes no tile (a thread per row)");
+    if (config.getGridLimit() <= 0)
+      return refuse("its grid-stride loop needs a grid_limit (blocks at most)");
+    break;
   default:
-    return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma or gemm_split_k");
+    return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k or "
+                  "gemm_narrow");
   }
   int64_t split = config.getSplitK();
   if (split != 1 && !splitK)
     return refuse("only gemm_split_k splits K");
-  unsigned threads = splitK ? 128 : hopper ? 384 : 256;
+  unsigned threads = splitK || narrow ? 128 : hopper ? 384 : 256;
   // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
   // at most one block per H200 multiprocessor; its mma.sync fallback walks
   // 128 x 128 tiles on the same grid.
@@ -428,6 +439,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
                   std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
                   ", epilogue);\n";
+  if (narrow)
+    pointerCall = "kiln::narrow_gemm<" + cudaType(element) + ", " + std::to_string(N) + ", " +
+                  std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
+                  " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) + " + bOffset, " +
+                  std::to_string(M) + ", epilogue);\n";
   std::string mainLoop =
       hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
                    cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
@@ -449,6 +465,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.dynamicSharedBytes = pipeline->sharedBytes(kMajorB, 2);
     kernel.clusterBlocks = static_cast<unsigned>(split);
   }
+  if (narrow) {
+    kernel.grid[0] = gridStrideBlocks(group, M, threads);
+    kernel.grid[1] = 1;
+  }
   const int64_t multicast = config.getMulticast();
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
@@ -468,6 +488,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
+      (narrow ? "#include \"kiln_gemm_narrow.cuh\"\n" : "") +
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
                     std::to_string(config.getTile()[1]) + ", " +
                     std::to_string(config.getStages()) +
@@ -714,10 +735,11 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
     return variant == KernelVariant::pooling;
   case FusionKind::gemm_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k) ||
-           variant == KernelVariant::gemm_tf32;
+           variant == KernelVariant::gemm_tf32 || variant == KernelVariant::gemm_narrow;
   case FusionKind::conv_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
-           variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem;
+           variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem ||
+           variant == KernelVariant::gemm_narrow;
   case FusionKind::attention:
     return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt;
   }

@@ -53,6 +53,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.splitKTile = options.splitKTile;
     select.splitKStages = options.splitKStages;
     select.convWgmma = options.convWgmma;
+    select.gemmNarrow = options.gemmNarrow;
     select.wgmmaSchedule = options.wgmmaSchedule;
     select.wgmmaMulticast = options.wgmmaMulticast;
     select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;

@@ -6,7 +6,10 @@
 // For the primary target image (its multiprocessor count M, its tensor
 // cores, whether it has clusters):
 //
-//   GEMM, fp16/bf16   tiles = ceil(rows / 128) * ceil(cols / 256) * batch
+//   GEMM, fp16/bf16   gemm-narrow (off by default), [N, K] B, K % 8 == 0,
+//                     K <= 128, N % 4 == 0, N <= 64, rows >= 128 * M
+//                                     -> gemm_narrow, a thread per row
+//                     tiles = ceil(rows / 128) * ceil(cols / 256) * batch
 //                     tiles < M / 4 and K % 8 == 0 (and N % 8 == 0 for a
 //                     [K, N] B), unless wgmma applies, rows are 4+
 //                     tiles of 128 and tiles of 128 x 64 >= M / 2
@@ -82,6 +85,7 @@ namespace {
 struct SplitKKnobs {
   int64_t maxBlocks, minK, kTile, stages;
   bool convWgmma;
+  bool gemmNarrow;
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
@@ -304,6 +308,16 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   int64_t bigTiles = ceilDiv(s.M, 128) * ceilDiv(s.N, 256) * s.batch;
   std::string shape = str(s.M) + " x " + str(s.N) + " x " + str(s.K) +
                       (s.batch > 1 ? " (batch " + str(s.batch) + ")" : "");
+  // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
+  // of 16 to 72 channels at batch 32): bytes, not math. Rows enough for a
+  // block of 128 on every multiprocessor. Behind gemm-narrow until timed
+  // against gemm_wgmma on the GPU.
+  if (knobs.gemmNarrow && s.kMajorB && s.K % 8 == 0 && s.K <= 128 && s.N % 4 == 0 &&
+      s.N <= 64 && s.M * s.batch >= 128 * target.multiprocessors)
+    return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
+                         int64_t(target.multiprocessors) * 16),
+                  "gemm_narrow: " + shape + ", a thread per row on CUDA cores (N <= 64, "
+                  "K <= 128, " + str(s.M * s.batch) + " rows)"};
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
   bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0;
   // As for convolutions: wgmma on 64-wide tiles that fill half the GPU
@@ -631,7 +645,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
-                      splitKMinK, splitKTile, splitKStages, convWgmma, wgmmaSchedule,
+                      splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrow, wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

@@ -291,3 +291,40 @@ func.func @pool_c12(%x: tensor<2x9x9x12xf16>) -> tensor<2x5x5x12xf16> {
   }
   return %0 : tensor<2x5x5x12xf16>
 }
+
+// -----
+
+// gemm_narrow keeps every column's sum in registers: at most 64 of them.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_narrow: a thread per row takes fp16/bf16 operands, a [N, K] B, K % 8 == 0, K <= 128, N % 4 == 0 and N <= 64
+func.func @narrow_wide(%x: tensor<300x64xf16>, %w: tensor<72x64xf16>) -> tensor<300x72xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x64xf16>, tensor<72x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_narrow, grid_limit = 4>} -> tensor<300x72xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<72x64xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<72x64xf16>) -> tensor<300x72xf16>
+    kiln.yield %l : tensor<300x72xf16>
+  }
+  return %0 : tensor<300x72xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_narrow: it takes no tile (a thread per row)
+func.func @narrow_tile(%x: tensor<300x64xf16>, %w: tensor<16x64xf16>) -> tensor<300x16xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x64xf16>, tensor<16x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_narrow, tile = [128, 16, 64], grid_limit = 4>} -> tensor<300x16xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<16x64xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<16x64xf16>) -> tensor<300x16xf16>
+    kiln.yield %l : tensor<300x16xf16>
+  }
+  return %0 : tensor<300x16xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_narrow: its grid-stride loop needs a grid_limit (blocks at most)
+func.func @narrow_unbounded(%x: tensor<300x64xf16>, %w: tensor<16x64xf16>) -> tensor<300x16xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x64xf16>, tensor<16x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_narrow>} -> tensor<300x16xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<16x64xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<16x64xf16>) -> tensor<300x16xf16>
+    kiln.yield %l : tensor<300x16xf16>
+  }
+  return %0 : tensor<300x16xf16>
+}

@@ -25,6 +25,9 @@
 // PTX: // === ptx conv_split_k0
 // PTX: // === ptx tf32_k0
 // PTX: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// PTX: // === ptx narrow_k0
+// PTX: ld.global.nc.v4
+// PTX: ld.shared.v4.f32
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -206,4 +209,22 @@ func.func @tf32(%x: tensor<130x70xf32>, %w: tensor<70x100xf32>) -> tensor<130x10
     kiln.yield %l : tensor<130x100xf32>
   }
   return %0 : tensor<130x100xf32>
+}
+
+// -----
+
+// A thread per row on CUDA cores (gemm_narrow): 1x1 24 -> 16 over 3 x 13 x
+// 11 pixels with a residual, blocks of 128 threads up to the grid limit,
+// the weight in shared memory.
+// CHECK-LABEL: // === kernel narrow_k0 grid(4, 1, 1) block(128) shared(0) inputs(4) outputs(1)
+//       CHECK: #include "kiln_gemm_narrow.cuh"
+//       CHECK:   kiln::narrow_gemm<__half, 16, 24>(in0 + aOffset, in1 + bOffset, 429, epilogue);
+func.func @narrow(%x: tensor<3x13x11x24xf16>, %w: tensor<16x1x1x24xf16>, %b: tensor<16xf16>, %r: tensor<3x13x11x16xf16>) -> tensor<3x13x11x16xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<3x13x11x24xf16>, tensor<16x1x1x24xf16>, tensor<16xf16>, tensor<3x13x11x16xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_narrow, grid_limit = 7>} -> tensor<3x13x11x16xf16> {
+  ^bb0(%a: tensor<3x13x11x24xf16>, %aw: tensor<16x1x1x24xf16>, %ab: tensor<16xf16>, %ar: tensor<3x13x11x16xf16>):
+    %y = kiln.conv2d %a, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<3x13x11x24xf16>, tensor<16x1x1x24xf16>, tensor<16xf16>) -> tensor<3x13x11x16xf16>
+    %t = kiln.add %y, %ar : tensor<3x13x11x16xf16>
+    kiln.yield %t : tensor<3x13x11x16xf16>
+  }
+  return %0 : tensor<3x13x11x16xf16>
 }

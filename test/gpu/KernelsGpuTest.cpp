@@ -583,6 +583,37 @@ TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
   }
 }
 
+/// gemm_narrow's cases (forced: the policy takes it only with gemm-narrow):
+/// (rows, columns, K, element type), rows not a multiple of the block's 128
+/// and grids smaller than the rows, every column count a multiple of 4 up
+/// to 64 and K from one 16-byte vector to 128.
+struct NarrowCase {
+  int64_t m, n, k;
+  const char *type;
+  int64_t gridLimit;
+};
+static const std::vector<NarrowCase> &narrowCases() {
+  static const std::vector<NarrowCase> cases = {
+      {1000, 16, 16, "f16", 3}, {777, 24, 72, "bf16", 2}, {515, 64, 128, "f16", 5},
+      {300, 4, 8, "bf16", 1},   {4099, 40, 96, "f16", 64}};
+  return cases;
+}
+std::string narrowConfig(int64_t gridLimit) {
+  return "#kiln.kernel<variant = gemm_narrow, grid_limit = " + std::to_string(gridLimit) + ">";
+}
+
+// A thread per row on CUDA cores, bias + GELU + residual epilogue in column
+// pairs; and a 1x1 convolution with a residual and ReLU the same way.
+TEST(KernelsGpu, NarrowGemmThreadPerRow) {
+  KILN_REQUIRE_GPU();
+  for (const NarrowCase &c : narrowCases()) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
+    expectMatchesReference(linear(c.m, c.n, c.k, c.type, narrowConfig(c.gridLimit)));
+  }
+  expectMatchesReference(conv({3, 13, 11, 24, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16",
+                               true, true, false, narrowConfig(7)}));
+}
+
 // Too few 128 x 256 tiles for the GPU: 64 x 64 tiles with K split across a
 // cluster of 2, 4 or 8 blocks (sm_90a), reduced through distributed shared
 // memory: a transformer's down-projection at batch 1 (split 8), ViT's 197
@@ -808,6 +839,10 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
     irs.push_back(linear(m, n, k, "f16")); // split-K clusters of 8, 4 and 1
   for (const std::string &kernel : wgmmaConfigs())
     irs.push_back(linear(300, 500, 712, "bf16", kernel));
+  for (const NarrowCase &c : narrowCases())
+    irs.push_back(linear(c.m, c.n, c.k, c.type, narrowConfig(c.gridLimit)));
+  irs.push_back(conv({3, 13, 11, 24, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,
+                      true, false, narrowConfig(7)}));
   irs.push_back(batchMatmul("tensor<4x66x72xbf16>", "tensor<72x40xbf16>",
                             "tensor<4x66x40xbf16>", "batch_matmul")); // N-major, split
   MLIRContext context;

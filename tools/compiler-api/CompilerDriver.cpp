@@ -159,6 +159,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.splitKTile = selection.splitKTile;
   pipeline.splitKStages = selection.splitKStages;
   pipeline.convWgmma = selection.convWgmma;
+  pipeline.gemmNarrow = selection.gemmNarrow;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
@@ -220,6 +221,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--split-k-stages=" + std::to_string(selection.splitKStages));
   if (selection.convWgmma != defaults.convWgmma)
     option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
+  if (selection.gemmNarrow != defaults.gemmNarrow)
+    option(std::string("--gemm-narrow=") + (selection.gemmNarrow ? "true" : "false"));
   if (selection.wgmmaSchedule != defaults.wgmmaSchedule)
     option("--wgmma-schedule=" + selection.wgmmaSchedule);
   if (selection.wgmmaMulticast != defaults.wgmmaMulticast)

@@ -98,6 +98,12 @@ cl::opt<bool> convWgmma(
     cl::desc("run convolutions on the Hopper implicit GEMM (TMA boxes of input pixels, "
              "wgmma) where it applies (default true; =false keeps mma.sync)"),
     cl::init(true), cl::cat(kilnCategory));
+cl::opt<bool> gemmNarrow(
+    "gemm-narrow",
+    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of at most 64 columns and K <= 128 "
+             "over many rows on CUDA cores, a thread per row (default false: not yet "
+             "measured against the Hopper GEMM)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<std::string> wgmmaSchedule(
     "wgmma-schedule",
     cl::desc("how the Hopper GEMM and convolution share tiles between their two consumer "
@@ -382,6 +388,7 @@ int main(int argc, char **argv) {
   selection.splitKTile = splitKTile;
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
+  selection.gemmNarrow = gemmNarrow;
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;

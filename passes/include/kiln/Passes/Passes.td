@@ -466,6 +466,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"convWgmma", "conv-wgmma", "bool", /*default=*/"true",
            "choose conv_wgmma (the Hopper implicit-GEMM convolution) where it "
            "applies">,
+    Option<"gemmNarrow", "gemm-narrow", "bool", /*default=*/"false",
+           "choose gemm_narrow (a thread per row on CUDA cores) for fp16/bf16 "
+           "GEMMs of N <= 64 and K <= 128 over many rows; off until measured on "
+           "the GPU">,
     Option<"wgmmaSchedule", "wgmma-schedule", "std::string", /*default=*/"\"auto\"",
            "how gemm_wgmma and conv_wgmma share tiles between their consumer "
            "warpgroups: auto (the cost model), cooperative or pingpong">,

@@ -58,6 +58,10 @@ struct GraphPipelineOptions
                          llvm::cl::desc("choose the Hopper implicit-GEMM convolution "
                                         "(conv_wgmma) where it applies"),
                          llvm::cl::init(true)};
+  Option<bool> gemmNarrow{*this, "gemm-narrow",
+                          llvm::cl::desc("choose gemm_narrow (a thread per row on CUDA "
+                                         "cores) for GEMMs of N <= 64 and K <= 128"),
+                          llvm::cl::init(false)};
   Option<std::string> wgmmaSchedule{
       *this, "wgmma-schedule",
       llvm::cl::desc("the Hopper main loop's schedule: auto, cooperative or pingpong"),

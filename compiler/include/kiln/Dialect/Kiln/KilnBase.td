@@ -133,7 +133,10 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       I32EnumAttrCase<"conv_stem", 16>,
       // fp32 data on tf32 tensor cores (mma.sync m16n8k8): GEMMs marked
       // kiln.tf32 (--precision tf32).
-      I32EnumAttrCase<"gemm_tf32", 17>]> {
+      I32EnumAttrCase<"gemm_tf32", 17>,
+      // Few columns (N <= 64) and a short K (<= 128): a thread per row on
+      // CUDA cores, the weight in shared memory (kiln_gemm_narrow.cuh).
+      I32EnumAttrCase<"gemm_narrow", 18>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }

@@ -1,0 +1,54 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow=true}))" | FileCheck %s --check-prefix=ON
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
+
+// gemm_narrow, a thread per row on CUDA cores, only with gemm-narrow (off
+// until measured on the GPU): MobileNetV3's 1x1 16 -> 16 at 112 x 112,
+// batch 32, takes it; without the knob it stays on the Hopper GEMM.
+// ON-LABEL: func.func @few_channels(
+//       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
+// OFF-LABEL: func.func @few_channels(
+//       OFF:   #kiln.kernel<variant = gemm_wgmma
+func.func @few_channels(%x: tensor<32x112x112x16xf16>, %w: tensor<16x1x1x16xf16>, %r: tensor<32x112x112x16xf16>) -> tensor<32x112x112x16xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x112x112x16xf16>, tensor<16x1x1x16xf16>, tensor<32x112x112x16xf16>) -> tensor<32x112x112x16xf16> {
+  ^bb0(%a: tensor<32x112x112x16xf16>, %aw: tensor<16x1x1x16xf16>, %ar: tensor<32x112x112x16xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x112x112x16xf16>, tensor<16x1x1x16xf16>) -> tensor<32x112x112x16xf16>
+    %t = kiln.add %y, %ar : tensor<32x112x112x16xf16>
+    kiln.yield %t : tensor<32x112x112x16xf16>
+  }
+  return %0 : tensor<32x112x112x16xf16>
+}
+
+// -----
+
+// Not narrow: 72 columns (past 64), K = 144 (past 128), 6 columns (not a
+// multiple of 4), and 14 x 14 at batch 32 (6272 rows: under a block of 128
+// on each of 132 multiprocessors).
+// ON-LABEL: func.func @not_narrow(
+//   ON-NOT:   gemm_narrow
+func.func @not_narrow(%x: tensor<32x56x56x24xf16>, %w: tensor<72x1x1x24xf16>,
+                      %y: tensor<32x56x56x144xf16>, %v: tensor<24x1x1x144xf16>,
+                      %z: tensor<32x56x56x24xf16>, %u: tensor<6x1x1x24xf16>,
+                      %s: tensor<32x14x14x40xf16>, %t: tensor<16x1x1x40xf16>)
+    -> (tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>) {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16> {
+  ^bb0(%a: tensor<32x56x56x24xf16>, %aw: tensor<72x1x1x24xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16>
+    kiln.yield %c : tensor<32x56x56x72xf16>
+  }
+  %1 = kiln.fusion conv_epilogue ins(%y, %v : tensor<32x56x56x144xf16>, tensor<24x1x1x144xf16>) -> tensor<32x56x56x24xf16> {
+  ^bb0(%a: tensor<32x56x56x144xf16>, %av: tensor<24x1x1x144xf16>):
+    %c = kiln.conv2d %a, %av strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x144xf16>, tensor<24x1x1x144xf16>) -> tensor<32x56x56x24xf16>
+    kiln.yield %c : tensor<32x56x56x24xf16>
+  }
+  %2 = kiln.fusion conv_epilogue ins(%z, %u : tensor<32x56x56x24xf16>, tensor<6x1x1x24xf16>) -> tensor<32x56x56x6xf16> {
+  ^bb0(%a: tensor<32x56x56x24xf16>, %au: tensor<6x1x1x24xf16>):
+    %c = kiln.conv2d %a, %au strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x24xf16>, tensor<6x1x1x24xf16>) -> tensor<32x56x56x6xf16>
+    kiln.yield %c : tensor<32x56x56x6xf16>
+  }
+  %3 = kiln.fusion conv_epilogue ins(%s, %t : tensor<32x14x14x40xf16>, tensor<16x1x1x40xf16>) -> tensor<32x14x14x16xf16> {
+  ^bb0(%a: tensor<32x14x14x40xf16>, %at: tensor<16x1x1x40xf16>):
+    %c = kiln.conv2d %a, %at strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x14x14x40xf16>, tensor<16x1x1x40xf16>) -> tensor<32x14x14x16xf16>
+    kiln.yield %c : tensor<32x14x14x16xf16>
+  }
+  return %0, %1, %2, %3 : tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>
+}
