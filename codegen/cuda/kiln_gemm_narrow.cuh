@@ -34,6 +34,10 @@ __device__ __forceinline__ void narrow_gemm(const T *__restrict__ A, const T *__
                                             int M, const Epilogue &epilogue) {
   static_assert(narrow_gemm_fits<T, kN, kK>(),
                 "narrow_gemm takes 2-byte elements, K % 8 == 0, K <= 128, N % 4 == 0, N <= 64");
+  // A short row's loads all go out at once; a longer row's one vector at a
+  // time (unrolled whole, 24 x 64 spilled on sm_80; the other warps hide
+  // each load).
+  constexpr int kRowUnroll = kK <= 32 ? kK / 8 : 1;
   __shared__ __align__(16) float weight[kK][kN];
   // B is [N, K]: consecutive threads read consecutive k of one column.
   for (int e = threadIdx.x; e < kK * kN; e += blockDim.x)
@@ -45,7 +49,7 @@ __device__ __forceinline__ void narrow_gemm(const T *__restrict__ A, const T *__
     for (int n = 0; n < kN; ++n)
       sum[n] = 0.0f;
     const T *row = A + (long long)m * kK;
-#pragma unroll
+#pragma unroll kRowUnroll
     for (int k0 = 0; k0 < kK; k0 += 8) {
       const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(row + k0));
       const T *elements = reinterpret_cast<const T *>(&raw);

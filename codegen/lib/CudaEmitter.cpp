@@ -294,6 +294,14 @@ std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {
 }
 
 
+namespace {
+/// gemm_narrow's blocks of 128 threads a multiprocessor, for ptxas's
+/// register budget: with the block size alone it held some rows' sums to 72
+/// registers and spilled (28 to 36 columns with a GELU epilogue, on sm_80
+/// and sm_90a); four blocks give 128 registers, two 255 (48 to 64 columns).
+unsigned narrowBlocksPerSM(int64_t columns) { return columns <= 32 ? 4 : 2; }
+} // namespace
+
 FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, StringRef name,
                                                 const GemmPlan &plan) {
   Block &body = group.getBody().front();
@@ -510,7 +518,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       "\n" +
       (splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
               : kernelOpen(group, name, threads, kernel.tensorMaps.size(),
-                           hopper ? static_cast<unsigned>(config.getBlocksPerSm()) : 0,
+                           hopper   ? static_cast<unsigned>(config.getBlocksPerSm())
+                           : narrow ? narrowBlocksPerSM(N)
+                                    : 0,
                            /*splitCluster=*/hopper && multicast > 1)) +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +

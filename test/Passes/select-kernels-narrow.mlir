@@ -21,15 +21,17 @@ func.func @few_channels(%x: tensor<32x112x112x16xf16>, %w: tensor<16x1x1x16xf16>
 // -----
 
 // Not narrow: 72 columns (past 64), K = 144 (past 128), 6 columns (not a
-// multiple of 4), and 14 x 14 at batch 32 (6272 rows: under a block of 128
-// on each of 132 multiprocessors).
+// multiple of 4), 14 x 14 at batch 32 (6272 rows: under a block of 128 on
+// each of 132 multiprocessors), and 64 -> 64 (4096 FMAs a row for 192
+// elements moved: math, not bytes).
 // ON-LABEL: func.func @not_narrow(
 //   ON-NOT:   gemm_narrow
 func.func @not_narrow(%x: tensor<32x56x56x24xf16>, %w: tensor<72x1x1x24xf16>,
                       %y: tensor<32x56x56x144xf16>, %v: tensor<24x1x1x144xf16>,
                       %z: tensor<32x56x56x24xf16>, %u: tensor<6x1x1x24xf16>,
-                      %s: tensor<32x14x14x40xf16>, %t: tensor<16x1x1x40xf16>)
-    -> (tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>) {
+                      %s: tensor<32x14x14x40xf16>, %t: tensor<16x1x1x40xf16>,
+                      %q: tensor<32x56x56x64xf16>, %p: tensor<64x1x1x64xf16>)
+    -> (tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>, tensor<32x56x56x64xf16>) {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16> {
   ^bb0(%a: tensor<32x56x56x24xf16>, %aw: tensor<72x1x1x24xf16>):
     %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16>
@@ -50,5 +52,10 @@ func.func @not_narrow(%x: tensor<32x56x56x24xf16>, %w: tensor<72x1x1x24xf16>,
     %c = kiln.conv2d %a, %at strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x14x14x40xf16>, tensor<16x1x1x40xf16>) -> tensor<32x14x14x16xf16>
     kiln.yield %c : tensor<32x14x14x16xf16>
   }
-  return %0, %1, %2, %3 : tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>
+  %4 = kiln.fusion conv_epilogue ins(%q, %p : tensor<32x56x56x64xf16>, tensor<64x1x1x64xf16>) -> tensor<32x56x56x64xf16> {
+  ^bb0(%a: tensor<32x56x56x64xf16>, %ap: tensor<64x1x1x64xf16>):
+    %c = kiln.conv2d %a, %ap strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<64x1x1x64xf16>) -> tensor<32x56x56x64xf16>
+    kiln.yield %c : tensor<32x56x56x64xf16>
+  }
+  return %0, %1, %2, %3, %4 : tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>, tensor<32x56x56x64xf16>
 }
