@@ -7,7 +7,8 @@
 // cores, whether it has clusters):
 //
 //   GEMM, fp16/bf16   gemm-narrow (off by default), [N, K] B, K % 8 == 0,
-//                     K <= 128, N % 4 == 0, N <= 64, rows >= 128 * M
+//                     K <= 128, N % 4 == 0, N <= 64, K * N <= 16 (K + 2N),
+//                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
 //                     tiles = ceil(rows / 128) * ceil(cols / 256) * batch
 //                     tiles < M / 4 and K % 8 == 0 (and N % 8 == 0 for a
@@ -28,6 +29,10 @@
 //                                     -> gemm_tf32: mma.sync m16n8k8 on
 //                                        128 x 128 tiles
 //                     otherwise       -> gemm_simt
+//   pooling           pool-vector (off by default), fp16/bf16, C % 8 == 0
+//                                     -> pooling, tile [1, 8, 1] (eight
+//                                        channels a thread), else a thread
+//                                        per element
 //   normalization     2+ rows of <= 1024 -> normalization_warp (a row
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
@@ -85,7 +90,7 @@ namespace {
 struct SplitKKnobs {
   int64_t maxBlocks, minK, kTile, stages;
   bool convWgmma;
-  bool gemmNarrow;
+  bool gemmNarrow, poolVector;
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
@@ -310,10 +315,14 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       (s.batch > 1 ? " (batch " + str(s.batch) + ")" : "");
   // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
   // of 16 to 72 channels at batch 32): bytes, not math. Rows enough for a
-  // block of 128 on every multiprocessor. Behind gemm-narrow until timed
-  // against gemm_wgmma on the GPU.
+  // block of 128 on every multiprocessor, and a row's K x N FMAs within 16
+  // per byte-pair it moves (K + 2N: its input, output and a residual), so
+  // CUDA cores (about 33 TFMA/s on an H200) keep up with memory (about 3.5
+  // TB/s): 1x1 64 -> 64 would not. Behind gemm-narrow until timed against
+  // gemm_wgmma on the GPU.
   if (knobs.gemmNarrow && s.kMajorB && s.K % 8 == 0 && s.K <= 128 && s.N % 4 == 0 &&
-      s.N <= 64 && s.M * s.batch >= 128 * target.multiprocessors)
+      s.N <= 64 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
+      s.M * s.batch >= 128 * target.multiprocessors)
     return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
                   "gemm_narrow: " + shape + ", a thread per row on CUDA cores (N <= 64, "
@@ -565,10 +574,21 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
                       " elements (a warp per row needs 2 or more rows of at most " +
                       str(kWarpRowMaxLength) + ")"};
   }
-  case FusionKind::pooling:
+  case FusionKind::pooling: {
+    // Eight channels of a pixel a thread, one 16-byte load per window
+    // position, behind pool-vector until timed on the GPU (ResNet-50's max
+    // pool at batch 32 moves 64 MB in 38.5 us a thread per element).
+    Pool2dOp pool;
+    group.walk([&](Pool2dOp op) { pool = op; });
+    if (knobs.poolVector && pool && halfPrecision(pool.getType().getElementType()) &&
+        pool.getType().getShape()[3] % 8 == 0)
+      return Choice{config(context, KernelVariant::pooling, {1, 8, 1}, 0, 1,
+                           int64_t(target.multiprocessors) * 16),
+                    "pooling: grid-stride over pixels, eight channels a thread"};
     return Choice{config(context, KernelVariant::pooling, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
                   "pooling: grid-stride over the outputs"};
+  }
   case FusionKind::gemm_epilogue:
   case FusionKind::conv_epilogue:
     if (std::optional<GemmShape> gemm = gemmShapeOf(group))
@@ -645,7 +665,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
-                      splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrow, wgmmaSchedule,
+                      splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrow, poolVector,
+                      wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

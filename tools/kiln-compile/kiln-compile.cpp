@@ -104,6 +104,11 @@ cl::opt<bool> gemmNarrow(
              "over many rows on CUDA cores, a thread per row (default false: not yet "
              "measured against the Hopper GEMM)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> poolVector(
+    "pool-vector",
+    cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread, one "
+             "16-byte load per window position (default false: not yet measured on the GPU)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<std::string> wgmmaSchedule(
     "wgmma-schedule",
     cl::desc("how the Hopper GEMM and convolution share tiles between their two consumer "
@@ -389,6 +394,7 @@ int main(int argc, char **argv) {
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
   selection.gemmNarrow = gemmNarrow;
+  selection.poolVector = poolVector;
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;

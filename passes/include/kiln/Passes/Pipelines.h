@@ -62,6 +62,10 @@ struct GraphPipelineOptions
                           llvm::cl::desc("choose gemm_narrow (a thread per row on CUDA "
                                          "cores) for GEMMs of N <= 64 and K <= 128"),
                           llvm::cl::init(false)};
+  Option<bool> poolVector{*this, "pool-vector",
+                          llvm::cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight "
+                                         "channels a thread"),
+                          llvm::cl::init(false)};
   Option<std::string> wgmmaSchedule{
       *this, "wgmma-schedule",
       llvm::cl::desc("the Hopper main loop's schedule: auto, cooperative or pingpong"),
