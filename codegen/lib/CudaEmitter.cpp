@@ -298,7 +298,9 @@ namespace {
 /// gemm_narrow's blocks of 128 threads a multiprocessor, for ptxas's
 /// register budget: with the block size alone it held some rows' sums to 72
 /// registers and spilled (28 to 36 columns with a GELU epilogue, on sm_80
-/// and sm_90a); four blocks give 128 registers, two 255 (48 to 64 columns).
+/// and sm_90a). Four blocks give 128 registers, enough for one pass of up to
+/// 32 columns; past 32 columns (passes of 32 and a rest,
+/// kiln_gemm_narrow.cuh) 128 spilled with a GELU, so two blocks, 255.
 unsigned narrowBlocksPerSM(int64_t columns) { return columns <= 32 ? 4 : 2; }
 } // namespace
 
@@ -408,9 +410,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     "and 2 or more stages");
     break;
   case KernelVariant::gemm_narrow:
-    if (!tensorCores || !kMajorB || K % 8 != 0 || K > 128 || N % 4 != 0 || N > 64)
+    if (!tensorCores || !kMajorB || K % 8 != 0 || K > 128 || N % 4 != 0 || K * N * 4 > 32768)
       return refuse("a thread per row takes fp16/bf16 operands, a [N, K] B, K % 8 == 0, "
-                    "K <= 128, N % 4 == 0 and N <= 64");
+                    "K <= 128, N % 4 == 0 and a K x N fp32 weight within 32 KiB");
     if (!config.getTile().empty())
       return refuse("it takes no tile (a thread per row)");
     if (config.getGridLimit() <= 0)

@@ -7,7 +7,8 @@
 // cores, whether it has clusters):
 //
 //   GEMM, fp16/bf16   gemm-narrow (off by default), [N, K] B, K % 8 == 0,
-//                     K <= 128, N % 4 == 0, N <= 64, K * N <= 16 (K + 2N),
+//                     K <= 128, N % 4 == 0, 4 K N <= 32 KiB,
+//                     K * N <= 16 (K + 2N),
 //                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
 //                     tiles = ceil(rows / 128) * ceil(cols / 256) * batch
@@ -314,19 +315,20 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   std::string shape = str(s.M) + " x " + str(s.N) + " x " + str(s.K) +
                       (s.batch > 1 ? " (batch " + str(s.batch) + ")" : "");
   // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
-  // of 16 to 72 channels at batch 32): bytes, not math. Rows enough for a
+  // of 16 to 144 channels at batch 32): bytes, not math. The weight as fp32
+  // in 32 KiB of shared memory. Rows enough for a
   // block of 128 on every multiprocessor, and a row's K x N FMAs within 16
   // per byte-pair it moves (K + 2N: its input, output and a residual), so
   // CUDA cores (about 33 TFMA/s on an H200) keep up with memory (about 3.5
   // TB/s): 1x1 64 -> 64 would not. Behind gemm-narrow until timed against
   // gemm_wgmma on the GPU.
   if (knobs.gemmNarrow && s.kMajorB && s.K % 8 == 0 && s.K <= 128 && s.N % 4 == 0 &&
-      s.N <= 64 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
+      s.K * s.N * 4 <= 32768 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
       s.M * s.batch >= 128 * target.multiprocessors)
     return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
-                  "gemm_narrow: " + shape + ", a thread per row on CUDA cores (N <= 64, "
-                  "K <= 128, " + str(s.M * s.batch) + " rows)"};
+                  "gemm_narrow: " + shape + ", a thread per row on CUDA cores (K <= 128, " +
+                      str(s.K * s.N) + " FMAs a row, " + str(s.M * s.batch) + " rows)"};
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
   bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0;
   // As for convolutions: wgmma on 64-wide tiles that fill half the GPU

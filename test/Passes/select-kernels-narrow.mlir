@@ -3,39 +3,49 @@
 
 // gemm_narrow, a thread per row on CUDA cores, only with gemm-narrow (off
 // until measured on the GPU): MobileNetV3's 1x1 16 -> 16 at 112 x 112,
-// batch 32, takes it; without the knob it stays on the Hopper GEMM.
+// batch 32, takes it; without the knob it stays on the Hopper GEMM. So
+// does its 24 -> 72 at 56 x 56 (72 columns: three passes over the row).
 // ON-LABEL: func.func @few_channels(
+//       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
 //       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
 // OFF-LABEL: func.func @few_channels(
 //       OFF:   #kiln.kernel<variant = gemm_wgmma
-func.func @few_channels(%x: tensor<32x112x112x16xf16>, %w: tensor<16x1x1x16xf16>, %r: tensor<32x112x112x16xf16>) -> tensor<32x112x112x16xf16> {
+//       OFF:   #kiln.kernel<variant = gemm_wgmma
+func.func @few_channels(%x: tensor<32x112x112x16xf16>, %w: tensor<16x1x1x16xf16>, %r: tensor<32x112x112x16xf16>,
+                        %y: tensor<32x56x56x24xf16>, %v: tensor<72x1x1x24xf16>)
+    -> (tensor<32x112x112x16xf16>, tensor<32x56x56x72xf16>) {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x112x112x16xf16>, tensor<16x1x1x16xf16>, tensor<32x112x112x16xf16>) -> tensor<32x112x112x16xf16> {
   ^bb0(%a: tensor<32x112x112x16xf16>, %aw: tensor<16x1x1x16xf16>, %ar: tensor<32x112x112x16xf16>):
-    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x112x112x16xf16>, tensor<16x1x1x16xf16>) -> tensor<32x112x112x16xf16>
-    %t = kiln.add %y, %ar : tensor<32x112x112x16xf16>
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x112x112x16xf16>, tensor<16x1x1x16xf16>) -> tensor<32x112x112x16xf16>
+    %t = kiln.add %c, %ar : tensor<32x112x112x16xf16>
     kiln.yield %t : tensor<32x112x112x16xf16>
   }
-  return %0 : tensor<32x112x112x16xf16>
+  %1 = kiln.fusion conv_epilogue ins(%y, %v : tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16> {
+  ^bb0(%a: tensor<32x56x56x24xf16>, %av: tensor<72x1x1x24xf16>):
+    %c = kiln.conv2d %a, %av strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16>
+    kiln.yield %c : tensor<32x56x56x72xf16>
+  }
+  return %0, %1 : tensor<32x112x112x16xf16>, tensor<32x56x56x72xf16>
 }
 
 // -----
 
-// Not narrow: 72 columns (past 64), K = 144 (past 128), 6 columns (not a
+// Not narrow: 40 -> 240 (9600 FMAs a row, past 16 x (40 + 480)), K = 144 (past 128), 6 columns (not a
 // multiple of 4), 14 x 14 at batch 32 (6272 rows: under a block of 128 on
 // each of 132 multiprocessors), and 64 -> 64 (4096 FMAs a row for 192
 // elements moved: math, not bytes).
 // ON-LABEL: func.func @not_narrow(
 //   ON-NOT:   gemm_narrow
-func.func @not_narrow(%x: tensor<32x56x56x24xf16>, %w: tensor<72x1x1x24xf16>,
+func.func @not_narrow(%x: tensor<32x56x56x40xf16>, %w: tensor<240x1x1x40xf16>,
                       %y: tensor<32x56x56x144xf16>, %v: tensor<24x1x1x144xf16>,
                       %z: tensor<32x56x56x24xf16>, %u: tensor<6x1x1x24xf16>,
                       %s: tensor<32x14x14x40xf16>, %t: tensor<16x1x1x40xf16>,
                       %q: tensor<32x56x56x64xf16>, %p: tensor<64x1x1x64xf16>)
-    -> (tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>, tensor<32x56x56x64xf16>) {
-  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16> {
-  ^bb0(%a: tensor<32x56x56x24xf16>, %aw: tensor<72x1x1x24xf16>):
-    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x24xf16>, tensor<72x1x1x24xf16>) -> tensor<32x56x56x72xf16>
-    kiln.yield %c : tensor<32x56x56x72xf16>
+    -> (tensor<32x56x56x240xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>, tensor<32x56x56x64xf16>) {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x40xf16>, tensor<240x1x1x40xf16>) -> tensor<32x56x56x240xf16> {
+  ^bb0(%a: tensor<32x56x56x40xf16>, %aw: tensor<240x1x1x40xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x40xf16>, tensor<240x1x1x40xf16>) -> tensor<32x56x56x240xf16>
+    kiln.yield %c : tensor<32x56x56x240xf16>
   }
   %1 = kiln.fusion conv_epilogue ins(%y, %v : tensor<32x56x56x144xf16>, tensor<24x1x1x144xf16>) -> tensor<32x56x56x24xf16> {
   ^bb0(%a: tensor<32x56x56x144xf16>, %av: tensor<24x1x1x144xf16>):
@@ -57,5 +67,5 @@ func.func @not_narrow(%x: tensor<32x56x56x24xf16>, %w: tensor<72x1x1x24xf16>,
     %c = kiln.conv2d %a, %ap strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<64x1x1x64xf16>) -> tensor<32x56x56x64xf16>
     kiln.yield %c : tensor<32x56x56x64xf16>
   }
-  return %0, %1, %2, %3, %4 : tensor<32x56x56x72xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>, tensor<32x56x56x64xf16>
+  return %0, %1, %2, %3, %4 : tensor<32x56x56x240xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>, tensor<32x56x56x64xf16>
 }

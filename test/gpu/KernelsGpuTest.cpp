@@ -586,8 +586,8 @@ TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
 
 /// gemm_narrow's cases (forced: the policy takes it only with gemm-narrow):
 /// (rows, columns, K, element type), rows not a multiple of the block's 128
-/// and grids smaller than the rows, every column count a multiple of 4 up
-/// to 64 and K from one 16-byte vector to 128.
+/// and grids smaller than the rows, column counts a multiple of 4 up to
+/// 144 and K from one 16-byte vector to 128.
 struct NarrowCase {
   int64_t m, n, k;
   const char *type;
@@ -596,7 +596,9 @@ struct NarrowCase {
 static const std::vector<NarrowCase> &narrowCases() {
   static const std::vector<NarrowCase> cases = {
       {1000, 16, 16, "f16", 3}, {777, 24, 72, "bf16", 2}, {515, 64, 128, "f16", 5},
-      {300, 4, 8, "bf16", 1},   {4099, 40, 96, "f16", 64}};
+      {300, 4, 8, "bf16", 1},   {4099, 40, 96, "f16", 64}, {1001, 72, 24, "f16", 9},
+      // Passes of 32 columns and a rest: 96 (three, none), 144 (four and 16).
+      {333, 96, 16, "bf16", 2}, {2050, 144, 24, "f16", 11}};
   return cases;
 }
 std::string narrowConfig(int64_t gridLimit) {
@@ -1254,17 +1256,22 @@ TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
   }
 }
 
-// Needs NVRTC, not a GPU: every column count gemm-narrow may choose (N a
-// multiple of 4 up to 64; K of one vector, 32, and the longest its rule
-// takes), with the heaviest epilogue of the tests (bias, erf GELU,
-// residual), compiles for sm_90a and sm_80 without a spill: kiln-compile
-// would reject the model otherwise.
+// Needs NVRTC, not a GPU: every pass width gemm-narrow may compile (N a
+// multiple of 4 up to 64, then passes of 32 and a rest; K of one vector,
+// 32, and the longest its rule takes), with the heaviest epilogue of the
+// tests (bias, erf GELU, residual), compiles for sm_90a and sm_80 without a
+// spill: kiln-compile would reject the model otherwise.
 TEST(KernelsGpu, NarrowGemmEveryColumnCountCompiles) {
   std::vector<std::string> irs;
-  for (int64_t n = 4; n <= 64; n += 4) {
+  std::vector<int64_t> columns;
+  for (int64_t n = 4; n <= 64; n += 4)
+    columns.push_back(n);
+  for (int64_t n : {72, 100, 144, 256})
+    columns.push_back(n);
+  for (int64_t n : columns) {
     int64_t longest = 8;
     for (int64_t k = 8; k <= 128; k += 8)
-      if (k * n <= 16 * (k + 2 * n))
+      if (k * n <= 16 * (k + 2 * n) && k * n * 4 <= 32768)
         longest = k;
     for (int64_t k : {int64_t(8), std::min<int64_t>(32, longest), longest})
       irs.push_back(linear(1000, n, k, "f16", narrowConfig(8)));

@@ -100,9 +100,9 @@ cl::opt<bool> convWgmma(
     cl::init(true), cl::cat(kilnCategory));
 cl::opt<bool> gemmNarrow(
     "gemm-narrow",
-    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of at most 64 columns and K <= 128 "
-             "over many rows on CUDA cores, a thread per row (default false: not yet "
-             "measured against the Hopper GEMM)"),
+    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of K <= 128 and few columns over "
+             "many rows on CUDA cores, a thread per row (default false: not yet measured "
+             "against the Hopper GEMM)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> poolVector(
     "pool-vector",

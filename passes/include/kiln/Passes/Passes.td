@@ -468,8 +468,8 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "applies">,
     Option<"gemmNarrow", "gemm-narrow", "bool", /*default=*/"false",
            "choose gemm_narrow (a thread per row on CUDA cores) for fp16/bf16 "
-           "GEMMs of N <= 64 and K <= 128 over many rows; off until measured on "
-           "the GPU">,
+           "GEMMs of K <= 128 and few columns over many rows; off until measured "
+           "on the GPU">,
     Option<"poolVector", "pool-vector", "bool", /*default=*/"false",
            "pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread "
            "(tile [1, 8, 1]); off until measured on the GPU">,

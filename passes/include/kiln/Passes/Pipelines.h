@@ -60,7 +60,7 @@ struct GraphPipelineOptions
                          llvm::cl::init(true)};
   Option<bool> gemmNarrow{*this, "gemm-narrow",
                           llvm::cl::desc("choose gemm_narrow (a thread per row on CUDA "
-                                         "cores) for GEMMs of N <= 64 and K <= 128"),
+                                         "cores) for GEMMs of K <= 128 and few columns"),
                           llvm::cl::init(false)};
   Option<bool> poolVector{*this, "pool-vector",
                           llvm::cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight "
