@@ -415,6 +415,21 @@ def measure(name, batch, args):
     if args.build_times:
         # Build times alone: kiln's (above) and torch.compile
         # reduce-overhead's, each from empty caches; nothing is timed.
+        # torch.compile builds for this GPU alone, kiln's default artifact
+        # for sm_90a and sm_80 too: kiln for this GPU alone is the like for
+        # like (--arch native, the cache emptied again).
+        cache = os.path.join(work, "cache")
+        shutil.rmtree(cache, ignore_errors=True)
+        start = time.perf_counter()
+        native = run([f"{args.bin}/kiln-compile", os.path.join(work, "model.pt2" if args.export ==
+                                                               "pt2" else "model.pt"),
+                      "--precision", "fp16", "--io-dtype", "f16", "--arch", "native", "-q",
+                      "-o", os.path.join(work, "native.kiln")] + args.kiln_flag,
+                     env=dict(os.environ, KILN_CACHE_DIR=cache))
+        if native.returncode == 0:
+            row["kiln_native_compile_s"] = time.perf_counter() - start
+        else:
+            row["kiln_native_error"] = (native.stderr or native.stdout).strip()[-300:]
         with torch.no_grad():
             python_peers(m16, in16, row, args, work)
             cpp_peers(m16, in16, reference, work, row, args)
