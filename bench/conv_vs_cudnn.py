@@ -36,6 +36,11 @@ them. For each one:
   as the output, traffic the convolution alone does not have; the summary
   compares kiln with the faster of these and the convolution alone.
 
+Pooling launches (kind `pooling`) are matched in order, by result shape,
+to the model's nn.MaxPool2d / nn.AvgPool2d modules and timed beside
+F.max_pool2d / F.avg_pool2d on channels-last fp16 the same way (a table
+of their own, and `pools` in the JSON summary).
+
 Prints, per model, a table of every conv launch (kiln and cuDNN in µs,
 their ratio, kiln's TFLOP/s on the convolutions' FLOPs, 2*N*Ho*Wo*Cout*
 Cin/groups*kh*kw, without the epilogue's) and a summary: the sums, the
@@ -198,6 +203,95 @@ def conv_mflop(conv):
     _, cout, ho, wo = conv["output"]
     kh, kw = conv["kernel_size"]
     return 2 * n * ho * wo * cout * (cin // conv["groups"]) * kh * kw / 1e6
+
+
+def record_pools(name, batch, device, dtype):
+    """Every nn.MaxPool2d and nn.AvgPool2d of the torchvision model in
+    execution order, as record_convs."""
+    torch.manual_seed(0)
+    model = torchvision.models.__dict__[name](weights=None).eval().to(device, dtype)
+    pools, handles = [], []
+
+    def pair(value):
+        return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+    def hook(module, inputs, output):
+        _, c, h, w = inputs[0].shape
+        _, _, ho, wo = output.shape
+        pools.append({
+            "module": module.qualname, "kind": "max" if isinstance(module, torch.nn.MaxPool2d)
+            else "avg", "input": (batch, c, h, w), "output_nhwc": (batch, ho, wo, c),
+            "kernel_size": pair(module.kernel_size), "stride": pair(module.stride),
+            "padding": pair(module.padding), "ceil_mode": module.ceil_mode,
+            "count_include_pad": getattr(module, "count_include_pad", True)})
+
+    for qualname, module in model.named_modules():
+        if isinstance(module, (torch.nn.MaxPool2d, torch.nn.AvgPool2d)):
+            module.qualname = qualname
+            handles.append(module.register_forward_hook(hook))
+    with torch.no_grad():
+        model(torch.randn(1, 3, 224, 224, device=device, dtype=dtype))
+    for handle in handles:
+        handle.remove()
+    return pools
+
+
+def match_pools(launches, pools):
+    """kiln's pooling launches in order, each with the next recorded pool of
+    its result shape (kiln computes the same pools in the same order)."""
+    matched, next_pool = [], 0
+    for launch in launches:
+        if launch["kind"] != "pooling":
+            continue
+        for index in range(next_pool, len(pools)):
+            if pools[index]["output_nhwc"] == launch["shape"]:
+                matched.append((launch, pools[index]))
+                next_pool = index + 1
+                break
+    return matched
+
+
+def pytorch_pool_us(pool, launches):
+    """F.max_pool2d / F.avg_pool2d on a channels-last fp16 input, timed as
+    cudnn_ms times a convolution."""
+    n, c, h, w = pool["input"]
+    x = torch.randn(n, c, h, w, device="cuda", dtype=torch.float16).to(
+        memory_format=torch.channels_last)
+    if pool["kind"] == "max":
+        call = lambda: F.max_pool2d(x, pool["kernel_size"], pool["stride"],  # noqa: E731
+                                    pool["padding"], ceil_mode=pool["ceil_mode"])
+    else:
+        call = lambda: F.avg_pool2d(x, pool["kernel_size"], pool["stride"],  # noqa: E731
+                                    pool["padding"], ceil_mode=pool["ceil_mode"],
+                                    count_include_pad=pool["count_include_pad"])
+    return graph_ms(call, launches=launches) * 1e3
+
+
+def pool_rows(profile, matched, launches):
+    rows = []
+    for launch, pool in matched:
+        kiln_us = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
+        torch_us = pytorch_pool_us(pool, launches)
+        rows.append({"launch": launch["index"], "module": pool["module"], "kind": pool["kind"],
+                     "window": f"{pool['kernel_size'][0]}x{pool['kernel_size'][1]} "
+                               f"s{pool['stride'][0]}",
+                     "result": "x".join(map(str, launch["shape"])), "kiln_us": kiln_us,
+                     "pytorch_us": torch_us, "ratio": kiln_us / torch_us})
+    return rows
+
+
+def pool_markdown(rows):
+    if not rows:
+        return ""
+    lines = ["", "Pooling (PyTorch: F.max_pool2d / F.avg_pool2d on channels-last fp16, timed "
+             "as the convolutions):", "",
+             "| launch # | module | pool | result | kiln µs | PyTorch µs | kiln/PyTorch |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['launch']} | {r['module']} | {r['kind']} {r['window']} | "
+                     f"{r['result']} | {r['kiln_us']:.1f} | {r['pytorch_us']:.1f} | "
+                     f"{r['ratio']:.2f}x |")
+    return "\n".join(lines)
 
 
 def is_depthwise(conv):
@@ -500,7 +594,12 @@ def main():
         else:
             rows = measure(profile, convs, matched, args.launches, cache, args.bias)
             summary = summarize(rows, profile)
-            text = markdown(profile, rows, summary)
+            pools = pool_rows(profile, match_pools(profile["launches"],
+                                                   record_pools(profile["model"],
+                                                                profile["batch"], device,
+                                                                dtype)), args.launches)
+            summary["pools"] = pools
+            text = markdown(profile, rows, summary) + pool_markdown(pools)
         print(text + "\n", flush=True)
         sections.append(text)
         models.append({"model": profile["model"], "batch": profile["batch"],
