@@ -371,6 +371,10 @@ def compile_kiln(work, row, args):
     # images: with every core busy, the slowest single image bounds it.
     row["kiln_nvrtc_s"] = images.get("nvrtc_seconds", 0)
     row["kiln_slowest_images"] = images.get("compiled_seconds", [])[:5]
+    # All images' CPU seconds: against the phase's wall time and the cores,
+    # whether the phase is bound by throughput or by its slowest images.
+    row["kiln_images_cpu_s"] = sum(i["seconds"] for i in images.get("compiled_seconds", []))
+    row["kiln_cores"] = len(os.sched_getaffinity(0))
     row["kernels"] = int(re.search(r"(\d+) kernel launches", report.stderr).group(1))
     totals = re.search(r"kernels \(unfused: \d+ kernels\), ([0-9.]+) MFLOP, ([0-9.]+) KiB moved",
                        report.stderr)
