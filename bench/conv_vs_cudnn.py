@@ -254,9 +254,7 @@ def match_pools(launches, pools):
 def pytorch_pool_us(pool, launches):
     """F.max_pool2d / F.avg_pool2d on a channels-last fp16 input, timed as
     cudnn_ms times a convolution."""
-    n, c, h, w = pool["input"]
-    x = torch.randn(n, c, h, w, device="cuda", dtype=torch.float16).to(
-        memory_format=torch.channels_last)
+    x = channels_last(*pool["input"])
     if pool["kind"] == "max":
         call = lambda: F.max_pool2d(x, pool["kernel_size"], pool["stride"],  # noqa: E731
                                     pool["padding"], ceil_mode=pool["ceil_mode"])
@@ -376,15 +374,24 @@ def conv_key(conv):
             conv["padding"], conv["dilation"], conv["groups"])
 
 
+def channels_last(n, c, h, w):
+    """A random fp16 [n, c, h, w] tensor on the GPU in channels-last order."""
+    return torch.randn(n, c, h, w, device="cuda", dtype=torch.float16).to(
+        memory_format=torch.channels_last)
+
+
+def conv_operands(conv):
+    """A random channels-last fp16 input and weight for `conv`."""
+    n, cin, h, w = conv["input"]
+    kh, kw = conv["kernel_size"]
+    return (channels_last(n, cin, h, w),
+            channels_last(conv["out_channels"], cin // conv["groups"], kh, kw) * 0.1)
+
+
 def cudnn_ms(conv, launches, cache, with_bias=False):
     key = conv_key(conv)
     if key not in cache:
-        n, cin, h, w = conv["input"]
-        kh, kw = conv["kernel_size"]
-        cl = torch.channels_last
-        x = torch.randn(n, cin, h, w, device="cuda", dtype=torch.float16).to(memory_format=cl)
-        weight = (torch.randn(conv["out_channels"], cin // conv["groups"], kh, kw, device="cuda",
-                              dtype=torch.float16) * 0.1).to(memory_format=cl)
+        x, weight = conv_operands(conv)
         bias = (torch.randn(conv["out_channels"], device="cuda", dtype=torch.float16)
                 if with_bias else None)
         cache[key] = graph_ms(
@@ -415,12 +422,7 @@ def cudnn_fused_ms(conv, epilogue, launches, cache):
     calls). None where cuDNN refuses it."""
     key = conv_key(conv) + (epilogue,)
     if key not in cache:
-        n, cin, h, w = conv["input"]
-        kh, kw = conv["kernel_size"]
-        cl = torch.channels_last
-        x = torch.randn(n, cin, h, w, device="cuda", dtype=torch.float16).to(memory_format=cl)
-        weight = (torch.randn(conv["out_channels"], cin // conv["groups"], kh, kw, device="cuda",
-                              dtype=torch.float16) * 0.1).to(memory_format=cl)
+        x, weight = conv_operands(conv)
         bias = torch.randn(conv["out_channels"], device="cuda", dtype=torch.float16)
         geometry = (list(conv["stride"]), list(conv["padding"]), list(conv["dilation"]),
                     conv["groups"])

@@ -336,25 +336,30 @@ def export_for_kiln(name, batch, work, export="torchscript"):
     return m16, in16, reference, names, error, reference_files
 
 
-def compile_kiln(work, row, args):
-    """kiln-compile with the report (FLOPs and bytes of each kernel, for the
-    roofline), naming each row's kernel as the profiler will. False on error."""
-    # A cold compile: the kernel cache emptied first (a work folder reused
-    # from an earlier run would hold every kernel).
+def cold_kiln_compile(work, args, flags, artifact):
+    """kiln-compile of the exported model in fp16 to `artifact` with
+    `flags`, the kernel cache emptied first (a work folder reused from an
+    earlier run would hold every kernel): (the finished process, seconds)."""
     cache = os.path.join(work, "cache")
     shutil.rmtree(cache, ignore_errors=True)
-    env = dict(os.environ, KILN_CACHE_DIR=cache)
-    start = time.perf_counter()
     model_file = "model.pt2" if args.export == "pt2" else "model.pt"
     # Like for like: PyTorch's fp16 modes take and give fp16 tensors, so
     # kiln's inputs and outputs are fp16 too (--io-dtype f16: no cast
     # kernels at the ends); `declared` keeps the model's fp32 signature.
     io = [] if args.kiln_io_dtype == "declared" else ["--io-dtype", args.kiln_io_dtype]
+    start = time.perf_counter()
+    done = run([f"{args.bin}/kiln-compile", os.path.join(work, model_file), "--precision",
+                "fp16", *io, *flags, "-o", os.path.join(work, artifact)] + args.kiln_flag,
+               env=dict(os.environ, KILN_CACHE_DIR=cache))
+    return done, time.perf_counter() - start
+
+
+def compile_kiln(work, row, args):
+    """kiln-compile with the report (FLOPs and bytes of each kernel, for the
+    roofline), naming each row's kernel as the profiler will. False on error."""
     report_json = os.path.join(work, "compile-report.json")
-    report = run([f"{args.bin}/kiln-compile", os.path.join(work, model_file), "--precision",
-                  "fp16", *io, "--report", "--report-json", report_json,
-                  "-o", os.path.join(work, "model.kiln")] + args.kiln_flag, env=env)
-    row["kiln_compile_s"] = time.perf_counter() - start
+    report, row["kiln_compile_s"] = cold_kiln_compile(
+        work, args, ["--report", "--report-json", report_json], "model.kiln")
     if report.returncode != 0:
         row["error"] = (report.stderr or report.stdout).strip().splitlines()[-1]
         return None
@@ -421,17 +426,11 @@ def measure(name, batch, args):
         # reduce-overhead's, each from empty caches; nothing is timed.
         # torch.compile builds for this GPU alone, kiln's default artifact
         # for sm_90a and sm_80 too: kiln for this GPU alone is the like for
-        # like (--arch native, the cache emptied again).
-        cache = os.path.join(work, "cache")
-        shutil.rmtree(cache, ignore_errors=True)
-        start = time.perf_counter()
-        native = run([f"{args.bin}/kiln-compile", os.path.join(work, "model.pt2" if args.export ==
-                                                               "pt2" else "model.pt"),
-                      "--precision", "fp16", "--io-dtype", "f16", "--arch", "native", "-q",
-                      "-o", os.path.join(work, "native.kiln")] + args.kiln_flag,
-                     env=dict(os.environ, KILN_CACHE_DIR=cache))
+        # like (--arch native).
+        native, seconds = cold_kiln_compile(work, args, ["--arch", "native", "-q"],
+                                            "native.kiln")
         if native.returncode == 0:
-            row["kiln_native_compile_s"] = time.perf_counter() - start
+            row["kiln_native_compile_s"] = seconds
         else:
             row["kiln_native_error"] = (native.stderr or native.stdout).strip()[-300:]
         with torch.no_grad():

@@ -420,11 +420,12 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
   if (eightChannels && ((!element.isF16() && !element.isBF16()) || in[3] % 8 != 0))
     return group.emitOpError("cannot run as pooling: 8 channels a thread need fp16 or bf16 "
                              "and C % 8 == 0");
-  const int64_t perThread = eightChannels ? 8 : 1;
+  // Grid-stride work items: outputs, or pixels' eight channels.
+  const int64_t count = total / (eightChannels ? 8 : 1);
 
   EmittedKernel kernel = kernelFor(group, name, "pooling");
   kernel.block = kThreads;
-  kernel.grid[0] = gridStrideBlocks(group, total / perThread, kThreads);
+  kernel.grid[0] = gridStrideBlocks(group, count, kThreads);
   std::string shapeName = name.str() + "_window";
   std::string shape = constants(
       shapeName, {{"N", in[0]}, {"H", in[1]}, {"W", in[2]}, {"C", in[3]}, {"OH", out[1]},
@@ -433,7 +434,6 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
                   {"kMax", pool.getKind() == PoolKind::max},
                   {"kCountIncludePad", pool.getCountIncludePad()}});
   const std::string input = "in" + std::to_string(inputArg.getArgNumber());
-  const int64_t count = total / perThread;
   auto gridStride = [&](const std::string &v) {
     return "  for (long long " + v + " = (long long)blockIdx.x * " + std::to_string(kThreads) +
            " + threadIdx.x; " + v + " < " + std::to_string(count) + "LL; " + v +

@@ -825,6 +825,39 @@ TEST(KernelsGpu, ReferenceWindowsMatchATen) {
   EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6);
 }
 
+namespace {
+/// Every kernel of every module in `irs` compiles with NVRTC for both
+/// images the artifact carries (sm_90a, sm_80) without a spill, a stack
+/// frame or a ptxas warning; the compiles run in worker processes, as
+/// kiln-compile's do.
+void expectCompilesForBothImages(const std::vector<std::string> &irs) {
+  MLIRContext context;
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  struct Job {
+    codegen::EmittedKernel kernel;
+    const char *arch;
+    const std::string *ir;
+  };
+  std::vector<Job> jobs;
+  for (const std::string &ir : irs) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
+    ASSERT_TRUE(module) << ir;
+    auto kernels = kiln::testing::emitSelectedKernels(*module);
+    ASSERT_TRUE(succeeded(kernels)) << ir;
+    for (const codegen::EmittedKernel &kernel : *kernels)
+      for (const char *arch : {"sm_90a", "sm_80"})
+        jobs.push_back({kernel, arch, &ir});
+  }
+  std::vector<codegen::CompileJobResult> results = codegen::runCompileJobs(
+      jobs.size(), [&](size_t i, std::string &error) {
+        return codegen::compileKernel(jobs[i].kernel, jobs[i].arch, error);
+      });
+  for (size_t i = 0; i < jobs.size(); ++i)
+    EXPECT_TRUE(results[i].output)
+        << jobs[i].arch << ": " << results[i].error << "\nfor\n" << *jobs[i].ir;
+}
+} // namespace
+
 // Needs NVRTC, not a GPU: every kernel above compiles for both targets the
 // artifact carries without a spill, a stack frame or a ptxas warning.
 TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
@@ -848,20 +881,7 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
                       true, false, narrowConfig(7)}));
   irs.push_back(batchMatmul("tensor<4x66x72xbf16>", "tensor<72x40xbf16>",
                             "tensor<4x66x40xbf16>", "batch_matmul")); // N-major, split
-  MLIRContext context;
-  context.loadDialect<KilnDialect, func::FuncDialect>();
-  for (const std::string &ir : irs) {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
-    ASSERT_TRUE(module) << ir;
-    auto kernels = kiln::testing::emitSelectedKernels(*module);
-    ASSERT_TRUE(succeeded(kernels)) << ir;
-    for (const codegen::EmittedKernel &kernel : *kernels)
-      for (const char *arch : {"sm_90a", "sm_80"}) {
-        std::string error;
-        EXPECT_TRUE(codegen::compileKernel(kernel, arch, error))
-            << arch << ": " << error << "\nfor\n" << ir;
-      }
-  }
+  expectCompilesForBothImages(irs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1240,20 +1260,7 @@ TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
   std::vector<std::string> cases = transformerCases(), irs;
   for (int i : {2, 3, 4, 5, 8, 9, 11, 12, 14, 15, 17, 19, 21})
     irs.push_back(cases[i]);
-  MLIRContext context;
-  context.loadDialect<KilnDialect, func::FuncDialect>();
-  for (const std::string &ir : irs) {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
-    ASSERT_TRUE(module) << ir;
-    auto kernels = kiln::testing::emitSelectedKernels(*module);
-    ASSERT_TRUE(succeeded(kernels)) << ir;
-    for (const codegen::EmittedKernel &kernel : *kernels)
-      for (const char *arch : {"sm_90a", "sm_80"}) {
-        std::string error;
-        EXPECT_TRUE(codegen::compileKernel(kernel, arch, error))
-            << arch << ": " << error << "\nfor\n" << ir;
-      }
-  }
+  expectCompilesForBothImages(irs);
 }
 
 // Needs NVRTC, not a GPU: every pass width gemm-narrow may compile (N a
@@ -1276,22 +1283,5 @@ TEST(KernelsGpu, NarrowGemmEveryColumnCountCompiles) {
     for (int64_t k : {int64_t(8), std::min<int64_t>(32, longest), longest})
       irs.push_back(linear(1000, n, k, "f16", narrowConfig(8)));
   }
-  MLIRContext context;
-  context.loadDialect<KilnDialect, func::FuncDialect>();
-  std::vector<std::pair<codegen::EmittedKernel, const char *>> jobs;
-  for (const std::string &ir : irs) {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
-    ASSERT_TRUE(module) << ir;
-    auto kernels = kiln::testing::emitSelectedKernels(*module);
-    ASSERT_TRUE(succeeded(kernels)) << ir;
-    for (const codegen::EmittedKernel &kernel : *kernels)
-      for (const char *arch : {"sm_90a", "sm_80"})
-        jobs.emplace_back(kernel, arch);
-  }
-  std::vector<codegen::CompileJobResult> results = codegen::runCompileJobs(
-      jobs.size(), [&](size_t i, std::string &error) {
-        return codegen::compileKernel(jobs[i].first, jobs[i].second, error);
-      });
-  for (size_t i = 0; i < jobs.size(); ++i)
-    EXPECT_TRUE(results[i].output) << jobs[i].second << ": " << results[i].error;
+  expectCompilesForBothImages(irs);
 }
