@@ -42,7 +42,6 @@ HEADLINE_MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_1
 
 def load(paths):
     meta, rows, earlier, supplements, compiles, exported = {}, {}, {}, [], {}, {}
-    builds = {}
     for path in paths:
         with open(path) as f:
             data = json.load(f)
@@ -64,10 +63,8 @@ def load(paths):
                 compiles[(row["model"], row["batch"])] = row
         if file_meta.get("build_times"):
             # kiln's and PyTorch's build times alone (--build-times): the
-            # compile-time table's, no timing.
-            for row in data:
-                if "kiln_compile_phases" in row:
-                    builds[(row["model"], row["batch"])] = row
+            # compile-time table's rows (taken above), no timing; such a row
+            # stands for PyTorch's builds of its model and batch too.
             continue
         if file_meta.get("kiln_only"):
             # kiln alone, no peers: its compile times only.
@@ -89,9 +86,6 @@ def load(paths):
             key = (row["model"], row["batch"])
             if key in rows:
                 merge_supplement(rows[key], row)
-    # A build-times run's row stands for kiln and for PyTorch's builds of
-    # its model and batch; the peers it did not build come from the full run.
-    compiles.update(builds)
     return (meta, [rows[k] for k in sorted(rows)], earlier,
             [compiles[k] for k in sorted(compiles)], [exported[k] for k in sorted(exported)])
 
