@@ -30,7 +30,7 @@
 //                                     -> gemm_tf32: mma.sync m16n8k8 on
 //                                        128 x 128 tiles
 //                     otherwise       -> gemm_simt
-//   pooling           pool-vector (off by default), fp16/bf16, C % 8 == 0
+//   pooling           pool-vector (on by default), fp16/bf16, C % 8 == 0
 //                                     -> pooling, tile [1, 8, 1] (eight
 //                                        channels a thread), else a thread
 //                                        per element
@@ -578,8 +578,8 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
   }
   case FusionKind::pooling: {
     // Eight channels of a pixel a thread, one 16-byte load per window
-    // position, behind pool-vector until timed on the GPU (ResNet-50's max
-    // pool at batch 32 moves 64 MB in 38.5 us a thread per element).
+    // position: ResNet-50's max pool at batch 32 (64 MB) took 38.5 us a
+    // thread per element and takes 22.3 this way (GPU machine, 2026-12-03).
     Pool2dOp pool;
     group.walk([&](Pool2dOp op) { pool = op; });
     if (knobs.poolVector && pool && halfPrecision(pool.getType().getElementType()) &&

@@ -1,9 +1,9 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{pool-vector=true}))" | FileCheck %s --check-prefix=ON
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=ON
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{pool-vector=false}))" | FileCheck %s --check-prefix=OFF
 
-// ResNet's max pool at batch 32 with pool-vector (off until measured on
-// the GPU): eight channels a thread; fp32, or 12 channels, a thread per
-// element either way.
+// ResNet's max pool at batch 32: eight channels a thread by default, a
+// thread per element with pool-vector=false; fp32, or 12 channels, a thread
+// per element either way.
 // ON-LABEL: func.func @pools(
 //       ON:   #kiln.kernel<variant = pooling, tile = [1, 8, 1], grid_limit = 2112>
 //       ON:   #kiln.kernel<variant = pooling, grid_limit = 2112>

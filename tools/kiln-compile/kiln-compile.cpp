@@ -107,8 +107,9 @@ cl::opt<bool> gemmNarrow(
 cl::opt<bool> poolVector(
     "pool-vector",
     cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread, one "
-             "16-byte load per window position (default false: not yet measured on the GPU)"),
-    cl::init(false), cl::cat(kilnCategory));
+             "16-byte load per window position (default true; =false keeps a thread per "
+             "output element)"),
+    cl::init(true), cl::cat(kilnCategory));
 cl::opt<std::string> wgmmaSchedule(
     "wgmma-schedule",
     cl::desc("how the Hopper GEMM and convolution share tiles between their two consumer "

@@ -65,7 +65,7 @@ struct GraphPipelineOptions
   Option<bool> poolVector{*this, "pool-vector",
                           llvm::cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight "
                                          "channels a thread"),
-                          llvm::cl::init(false)};
+                          llvm::cl::init(true)};
   Option<std::string> wgmmaSchedule{
       *this, "wgmma-schedule",
       llvm::cl::desc("the Hopper main loop's schedule: auto, cooperative or pingpong"),
