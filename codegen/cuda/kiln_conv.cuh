@@ -189,14 +189,23 @@ template <typename S, typename T> __host__ __device__ constexpr bool depthwise_v
   return S::G == S::C && S::O == S::C && S::C % 8 == 0 && !S::kNchw && sizeof(T) == 2;
 }
 namespace depthwise {
-/// Channels a block's slice covers (its filters sit in shared memory).
-template <typename S> __host__ __device__ constexpr int slice() { return S::C < 128 ? S::C : 128; }
+/// Channels a block's slice covers (its filters sit in shared memory): at
+/// most 128, the channels split evenly in whole 8-channel groups over as
+/// few slices as that takes. Slices of 128 and a remainder left most of
+/// the remainder's blocks idle: at 144 channels the second slice's 16 kept
+/// 2 of 16 thread groups busy, 44% of all threads idle; two slices of 72
+/// keep all but 4 of 256 busy.
+template <typename S> __host__ __device__ constexpr int slice() {
+  constexpr int slices = (S::C + 127) / 128;
+  return ((S::C + slices - 1) / slices + 7) / 8 * 8;
+}
 /// Output positions a block takes per step: 256 threads of 8 channels.
 template <typename S> __host__ __device__ constexpr int pixels() { return 256 / (slice<S>() / 8); }
 } // namespace depthwise
 
 /// Depthwise (G == C, one input channel per group). kEightChannels: each
-/// block holds the filters of a slice of up to 128 channels (grid y)
+/// block holds the filters of a slice of up to 128 channels (grid y;
+/// depthwise::slice)
 /// transposed to [tap][channel] in shared memory; each thread computes 8
 /// consecutive channels of one output position per step, one 16-byte load
 /// of input and of filter per tap, where one thread per element would
@@ -238,13 +247,25 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
         for (int i = 0; i < 8; ++i)
           acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
       });
-      typename Epilogue::Values values[8];
+      // Channel pairs: four 4-byte stores (and residual loads) where eight
+      // 2-byte ones would each touch as many sectors.
+      if constexpr (Epilogue::kPairs) {
+        typename Epilogue::Values first[4], second[4];
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        values[i] = epilogue.compute(m, c + i, acc[i]);
+        for (int i = 0; i < 8; i += 2)
+          epilogue.compute_pair(m, c + i, acc[i], acc[i + 1], first[i / 2], second[i / 2]);
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        epilogue.store(m, c + i, values[i]);
+        for (int i = 0; i < 8; i += 2)
+          epilogue.store_pair(m, c + i, first[i / 2], second[i / 2]);
+      } else {
+        typename Epilogue::Values values[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          values[i] = epilogue.compute(m, c + i, acc[i]);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          epilogue.store(m, c + i, values[i]);
+      }
     }
     return;
   }

@@ -301,10 +301,14 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
       (groups != C || O != C || C % 8 != 0 || layoutChange || !tensorCores))
     return refuse("8 channels a thread need fp16 or bf16, one filter per channel, C % 8 == "
                   "0 and an NHWC input");
+  // The channels a grid row of the vectorized depthwise kernel takes, as
+  // kiln::conv::depthwise::slice computes them (at most 128, split evenly
+  // in 8-channel groups).
+  const int64_t slices = ceilDiv(C, 128), slice = (ceilDiv(C, slices) + 7) / 8 * 8;
   if (vectorizedDepthwise) {
-    // Blocks of 256 / (slice / 8) output positions, a slice of up to 128
-    // channels per grid row.
-    const int64_t slice = std::min<int64_t>(C, 128), pixels = 256 / (slice / 8);
+    // Blocks of 256 / (slice / 8) output positions, a slice of channels
+    // per grid row.
+    const int64_t pixels = 256 / (slice / 8);
     kernel.grid[0] = static_cast<unsigned>(
         std::min(ceilDiv(M, pixels), std::max<int64_t>(config.getGridLimit(), 1)));
     kernel.grid[1] = static_cast<unsigned>(ceilDiv(C, slice));
@@ -355,7 +359,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   if (vectorizedDepthwise)
     // The grid has one row per slice of channels: the kernel must slice alike.
     shape += "static_assert(kiln::conv::depthwise::slice<" + shapeName +
-             ">() == " + std::to_string(std::min<int64_t>(C, 128)) +
+             ">() == " + std::to_string(slice) +
              ", \"the code generator's grid must match the kernel's channel slices\");\n";
   if (variant == KernelVariant::conv_stem)
     shape += "static_assert(kiln::conv::stem::shared_bytes<" + shapeName + ">() == " +

@@ -326,7 +326,9 @@ std::vector<ConvCase> convCases() {
       // for the selection stage to choose it): two slices of channels (the
       // second partial), 5x5 with a residual; bf16 with stride and dilation;
       // 12 threads per position (EfficientNet's 96 channels: ptxas spilled
-      // this one under a 32-register budget); ConvNeXt's 7x7 over 384.
+      // this one under a 32-register budget); ConvNeXt's 7x7 over 384;
+      // EfficientNet's 144 (two even slices of 72) with a residual, and 184
+      // (slices of 96 and 88: the second one's last group idle).
       {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16", true, true, false,
        kDepthwise8},
       {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false, false,
@@ -334,6 +336,10 @@ std::vector<ConvCase> convCases() {
       {2, 15, 15, 96, 96, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 96, "f16", true, false, false,
        kDepthwise8},
       {1, 9, 9, 384, 384, 7, 7, {1, 1}, {3, 3, 3, 3}, {1, 1}, 384, "f16", true, true, false,
+       kDepthwise8},
+      {2, 11, 13, 144, 144, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 144, "f16", true, true, false,
+       kDepthwise8},
+      {3, 9, 7, 184, 184, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 184, "bf16", true, false, false,
        kDepthwise8},
   };
 }
