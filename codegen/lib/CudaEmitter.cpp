@@ -410,9 +410,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     "and 2 or more stages");
     break;
   case KernelVariant::gemm_narrow:
-    if (!tensorCores || !kMajorB || K % 8 != 0 || K > 128 || N % 4 != 0 || K * N * 4 > 32768)
+    if (!tensorCores || !kMajorB || K % 8 != 0 || K > 128 || N % 4 != 0 || K * N * 4 > 24576)
       return refuse("a thread per row takes fp16/bf16 operands, a [N, K] B, K % 8 == 0, "
-                    "K <= 128, N % 4 == 0 and a K x N fp32 weight within 32 KiB");
+                    "K <= 128, N % 4 == 0 and a K x N fp32 weight within 24 KiB");
     if (!config.getTile().empty())
       return refuse("it takes no tile (a thread per row)");
     if (config.getGridLimit() <= 0)
@@ -498,7 +498,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
-      (narrow ? "#include \"kiln_gemm_narrow.cuh\"\n" : "") +
+      (narrow ? "#include \"kiln_gemm_narrow.cuh\"\nstatic_assert(kiln::narrow::kThreads == " +
+                    std::to_string(threads) + ", \"the launch's block must match the kernel's "
+                    "staging tiles\");\n"
+              : "") +
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
                     std::to_string(config.getTile()[1]) + ", " +
                     std::to_string(config.getStages()) +

@@ -7,7 +7,7 @@
 // cores, whether it has clusters):
 //
 //   GEMM, fp16/bf16   gemm-narrow (off by default), [N, K] B, K % 8 == 0,
-//                     K <= 128, N % 4 == 0, 4 K N <= 32 KiB,
+//                     K <= 128, N % 4 == 0, 4 K N <= 24 KiB,
 //                     K * N <= 16 (K + 2N),
 //                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
@@ -316,14 +316,16 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       (s.batch > 1 ? " (batch " + str(s.batch) + ")" : "");
   // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
   // of 16 to 144 channels at batch 32): bytes, not math. The weight as fp32
-  // in 32 KiB of shared memory. Rows enough for a
+  // in 24 KiB of shared memory. Rows enough for a
   // block of 128 on every multiprocessor, and a row's K x N FMAs within 16
   // per byte-pair it moves (K + 2N: its input, output and a residual), so
   // CUDA cores (about 33 TFMA/s on an H200) keep up with memory (about 3.5
-  // TB/s): 1x1 64 -> 64 would not. Behind gemm-narrow until timed against
-  // gemm_wgmma on the GPU.
+  // TB/s): 1x1 64 -> 64 would not. Behind gemm-narrow: its first version,
+  // which stored from a lane per row, lost 2-4x to gemm_wgmma on the GPU
+  // machine; the one that stages its sums through shared memory is not yet
+  // timed.
   if (knobs.gemmNarrow && s.kMajorB && s.K % 8 == 0 && s.K <= 128 && s.N % 4 == 0 &&
-      s.K * s.N * 4 <= 32768 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
+      s.K * s.N * 4 <= 24576 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
       s.M * s.batch >= 128 * target.multiprocessors)
     return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
