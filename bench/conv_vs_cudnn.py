@@ -281,7 +281,9 @@ def pool_rows(profile, matched, launches):
 def pool_markdown(rows):
     if not rows:
         return ""
-    lines = ["", "Pooling (PyTorch: F.max_pool2d / F.avg_pool2d on channels-last fp16, timed "
+    # A blank line first: the text before it ends in a list, which would
+    # take this paragraph for its last item's continuation.
+    lines = ["", "", "Pooling (PyTorch: F.max_pool2d / F.avg_pool2d on channels-last fp16, timed "
              "as the convolutions):", "",
              "| launch # | module | pool | result | kiln µs | PyTorch µs | kiln/PyTorch |",
              "|---|---|---|---|---|---|---|"]

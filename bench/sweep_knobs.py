@@ -50,6 +50,20 @@ def export(name, batch, work):
     return path, feeds
 
 
+def joined_settings(argv):
+    """`--setting --flag=value` as `--setting=--flag=value`: argparse takes a
+    lone value that starts with a dash for an option of its own."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--setting" and i + 1 < len(argv):
+            out.append("--setting=" + argv[i + 1])
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bin")
@@ -61,7 +75,7 @@ def main():
                              "empty for the defaults")
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
+    args = parser.parse_args(joined_settings(sys.argv[1:]))
     settings = args.setting or [""]
     results, failed = {}, set()
     for name in args.models:
