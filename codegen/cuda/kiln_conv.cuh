@@ -368,7 +368,12 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
   // few sectors a warp, where lanes along k read a channel (NCHW) or a tap
   // apart each, a sector a lane.
   static_assert(kBM % 32 == 0, "a warp's lanes on rows of one k pair");
-  unsigned staged[kPerThread];
+  // Each element is loaded into a register of its own, zeroed first and
+  // overwritten by a predicated load, and packed into pairs only at commit:
+  // packing at the gather made every thread wait for its loads there,
+  // before this tile's math, and the latency the prefetch was to hide was
+  // paid in full.
+  unsigned short staged[kPerThread][2];
   auto gather = [&](int buffer) {
 #pragma unroll
     for (int p = 0; p < kPerThread; ++p) {
@@ -377,15 +382,15 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
         break;
       const int r = e % kBM, k = (e / kBM) * 2;
       const int4 row = rows[buffer][r];
-      T pair[2];
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int step = kStep[k + i];
         const bool inside = (unsigned)(row.x + (step & 0xffff)) < (unsigned)S::H &&
                             (unsigned)(row.y + (step >> 16)) < (unsigned)S::W;
-        pair[i] = inside ? x[row.z + kOffset[k + i]] : from_float<T>(0.0f);
+        staged[p][i] = 0;
+        if (inside)
+          staged[p][i] = *reinterpret_cast<const unsigned short *>(x + row.z + kOffset[k + i]);
       }
-      staged[p] = *reinterpret_cast<const unsigned *>(pair);
     }
   };
   auto commit = [&]() {
@@ -394,7 +399,8 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
       const int e = tid + p * stem::kThreads;
       if (kPairs % stem::kThreads != 0 && e >= kPairs)
         break;
-      *reinterpret_cast<unsigned *>(&As[e % kBM][(e / kBM) * 2]) = staged[p];
+      *reinterpret_cast<unsigned *>(&As[e % kBM][(e / kBM) * 2]) =
+          unsigned(staged[p][0]) | (unsigned(staged[p][1]) << 16);
     }
   };
 
@@ -431,6 +437,31 @@ __device__ __forceinline__ void conv_stem(const T *__restrict__ x, const T *__re
     // m16n8 accumulators: row lane / 4 (+8 for q >= 2), columns 2 (lane % 4)
     // (+1 for odd q). Every element's loads before any store.
     const int rowTop = m0 + warpM * 16 + (lane >> 2);
+    if constexpr (Epilogue::kPairs) {
+      // Columns 2 (lane % 4) and +1 in one 4-byte store (a residual in one
+      // load), half the store instructions of one element at a time. A pair
+      // in the padding past O is computed at the last pair, not stored.
+      typename Epilogue::Values first[NT][2], second[NT][2];
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = min(rowTop + 8 * h, D::M - 1);
+          const int o = min(warpN * (NT * 8) + j * 8 + (lane & 3) * 2, S::O - 2);
+          epilogue.compute_pair(m, o, acc[j][2 * h], acc[j][2 * h + 1], first[j][h],
+                                second[j][h]);
+        }
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = rowTop + 8 * h;
+          const int o = warpN * (NT * 8) + j * 8 + (lane & 3) * 2;
+          if (m < D::M && o < S::O)
+            epilogue.store_pair(m, o, first[j][h], second[j][h]);
+        }
+      continue;
+    }
     typename Epilogue::Values values[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; ++j)
