@@ -363,6 +363,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   bool hopper = variant == KernelVariant::gemm_wgmma;
   bool splitK = variant == KernelVariant::gemm_split_k;
   bool narrow = variant == KernelVariant::gemm_narrow;
+  bool gemv = variant == KernelVariant::gemm_gemv;
   std::optional<SplitKPipeline> pipeline;
   switch (variant) {
   case KernelVariant::gemm_simt:
@@ -418,14 +419,25 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (config.getGridLimit() <= 0)
       return refuse("its grid-stride loop needs a grid_limit (blocks at most)");
     break;
+  case KernelVariant::gemm_gemv:
+    if (!tensorCores || !kMajorB || M > 32)
+      return refuse("a block per column takes fp16/bf16 operands, a [N, K] B and at most 32 "
+                    "rows");
+    if (!config.getTile().empty())
+      return refuse("it takes no tile (a block per column)");
+    break;
   default:
-    return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k or "
-                  "gemm_narrow");
+    return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k, "
+                  "gemm_narrow or gemm_gemv");
   }
   int64_t split = config.getSplitK();
   if (split != 1 && !splitK)
     return refuse("only gemm_split_k splits K");
-  unsigned threads = splitK || narrow ? 128 : hopper ? 384 : 256;
+  // gemm_gemv: a warp per 8 rows (kiln::gemv::threads).
+  unsigned threads = splitK || narrow ? 128
+                     : gemv      ? static_cast<unsigned>(32 * ((M + 7) / 8))
+                     : hopper    ? 384
+                                 : 256;
   // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
   // at most one block per H200 multiprocessor; its mma.sync fallback walks
   // 128 x 128 tiles on the same grid.
@@ -449,6 +461,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
                   std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
                   ", epilogue);\n";
+  if (gemv)
+    pointerCall = "kiln::gemv_gemm<" + cudaType(element) + ", " + std::to_string(M) + ", " +
+                  std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
+                  " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
+                  " + bOffset, epilogue);\n";
   if (narrow)
     pointerCall = "kiln::narrow_gemm<" + cudaType(element) + ", " + std::to_string(N) + ", " +
                   std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
@@ -479,6 +496,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.grid[0] = gridStrideBlocks(group, M, threads);
     kernel.grid[1] = 1;
   }
+  if (gemv) {
+    kernel.grid[0] = static_cast<unsigned>(N);
+    kernel.grid[1] = 1;
+  }
   const int64_t multicast = config.getMulticast();
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
@@ -502,6 +523,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     std::to_string(threads) + ", \"the launch's block must match the kernel's "
                     "staging tiles\");\n"
               : "") +
+      (gemv ? "#include \"kiln_gemm_gemv.cuh\"\nstatic_assert(kiln::gemv::threads(" +
+                  std::to_string(M) + ") == " + std::to_string(threads) +
+                  ", \"the launch's block must match the kernel's warps\");\n"
+            : "") +
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
                     std::to_string(config.getTile()[1]) + ", " +
                     std::to_string(config.getStages()) +
@@ -750,11 +775,12 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
     return variant == KernelVariant::pooling;
   case FusionKind::gemm_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k) ||
-           variant == KernelVariant::gemm_tf32 || variant == KernelVariant::gemm_narrow;
+           variant == KernelVariant::gemm_tf32 || variant == KernelVariant::gemm_narrow ||
+           variant == KernelVariant::gemm_gemv;
   case FusionKind::conv_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
            variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem ||
-           variant == KernelVariant::gemm_narrow;
+           variant == KernelVariant::gemm_narrow || variant == KernelVariant::gemm_gemv;
   case FusionKind::attention:
     return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt;
   }

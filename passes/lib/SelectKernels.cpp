@@ -11,6 +11,9 @@
 //                     K * N <= 16 (K + 2N),
 //                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
+//                     gemm-gemv (off by default), [N, K] B, M <= 32,
+//                     N M K batch 2 bytes <= 16 MiB
+//                                     -> gemm_gemv, a block per column
 //                     tiles = ceil(rows / 128) * ceil(cols / 256) * batch
 //                     tiles < M / 4 and K % 8 == 0 (and N % 8 == 0 for a
 //                     [K, N] B), unless wgmma applies, rows are 4+
@@ -91,7 +94,7 @@ namespace {
 struct SplitKKnobs {
   int64_t maxBlocks, minK, kTile, stages;
   bool convWgmma;
-  bool gemmNarrow, poolVector;
+  bool gemmNarrow, gemmGemv, poolVector;
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
@@ -314,6 +317,19 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   int64_t bigTiles = ceilDiv(s.M, 128) * ceilDiv(s.N, 256) * s.batch;
   std::string shape = str(s.M) + " x " + str(s.N) + " x " + str(s.K) +
                       (s.batch > 1 ? " (batch " + str(s.batch) + ")" : "");
+  // At most 32 rows (a squeeze-and-excitation block's 1x1 convolutions on
+  // the pooled [batch, C] tensor, a batch-1 classifier): a block per
+  // column with K across a warp's lanes, where the tiled kernels put the
+  // whole GEMM on a block or two (split K took 5-10 us a launch on
+  // EfficientNet-B0's, cuDNN about 3). Each column's block reads all of A,
+  // so only while the columns' reads of A together stay within 16 MiB (a
+  // batch-32 classifier, 1000 x 2048, would read 128 MiB). Behind gemm-gemv
+  // until timed on the GPU.
+  if (knobs.gemmGemv && s.kMajorB && s.M <= 32 &&
+      s.N * s.M * s.K * 2 * s.batch <= (16 << 20))
+    return Choice{config(context, KernelVariant::gemm_gemv),
+                  "gemm_gemv: " + shape + ", a block per column, K across a warp's lanes (" +
+                      str(s.M) + " rows)"};
   // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
   // of 16 to 144 channels at batch 32): bytes, not math. The weight as fp32
   // in 24 KiB of shared memory. Rows enough for a
@@ -669,7 +685,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
-                      splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrow, poolVector,
+                      splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrow, gemmGemv,
+                      poolVector,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};
     WalkResult result = fn.walk([&](FusionOp group) {

@@ -329,3 +329,29 @@ func.func @narrow_unbounded(%x: tensor<300x64xf16>, %w: tensor<16x64xf16>) -> te
   }
   return %0 : tensor<300x16xf16>
 }
+
+// -----
+
+// gemm_gemv keeps its rows' partial sums in a warp per 8 rows, four warps
+// at most.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_gemv: a block per column takes fp16/bf16 operands, a [N, K] B and at most 32 rows
+func.func @gemv_rows(%x: tensor<33x64xf16>, %w: tensor<16x64xf16>) -> tensor<33x16xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<33x64xf16>, tensor<16x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_gemv>} -> tensor<33x16xf16> {
+  ^bb0(%a: tensor<33x64xf16>, %bw: tensor<16x64xf16>):
+    %l = kiln.linear %a, %bw : (tensor<33x64xf16>, tensor<16x64xf16>) -> tensor<33x16xf16>
+    kiln.yield %l : tensor<33x16xf16>
+  }
+  return %0 : tensor<33x16xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_gemv: it takes no tile (a block per column)
+func.func @gemv_tile(%x: tensor<8x64xf16>, %w: tensor<16x64xf16>) -> tensor<8x16xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<8x64xf16>, tensor<16x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_gemv, tile = [64, 64, 64]>} -> tensor<8x16xf16> {
+  ^bb0(%a: tensor<8x64xf16>, %bw: tensor<16x64xf16>):
+    %l = kiln.linear %a, %bw : (tensor<8x64xf16>, tensor<16x64xf16>) -> tensor<8x16xf16>
+    kiln.yield %l : tensor<8x16xf16>
+  }
+  return %0 : tensor<8x16xf16>
+}

@@ -28,6 +28,12 @@
 // PTX: // === ptx narrow_k0
 // PTX: ld.global.nc.v4
 // PTX: ld.shared.v4.f32
+// PTX: // === ptx gemv_k0
+// PTX: ld.global.nc.v4
+// PTX: shfl.sync.bfly
+// PTX: // === ptx gemv_odd_k0
+// PTX: ld.global.nc.u16
+// PTX: shfl.sync.bfly
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -227,4 +233,38 @@ func.func @narrow(%x: tensor<3x13x11x24xf16>, %w: tensor<16x1x1x24xf16>, %b: ten
     kiln.yield %t : tensor<3x13x11x16xf16>
   }
   return %0 : tensor<3x13x11x16xf16>
+}
+
+// -----
+
+// A block per output column, a warp per 8 rows (gemm_gemv): a
+// squeeze-and-excitation 1x1 convolution at batch 20, 240 -> 10 with
+// SiLU: 10 blocks of 3 warps.
+// CHECK-LABEL: // === kernel gemv_k0 grid(10, 1, 1) block(96) shared(0) inputs(3) outputs(1)
+//       CHECK: #include "kiln_gemm_gemv.cuh"
+//       CHECK: static_assert(kiln::gemv::threads(20) == 96,
+//       CHECK:   kiln::gemv_gemm<__half, 20, 240>(in0 + aOffset, in1 + bOffset, epilogue);
+func.func @gemv(%x: tensor<20x1x1x240xf16>, %w: tensor<10x1x1x240xf16>, %b: tensor<10xf16>) -> tensor<20x1x1x10xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<20x1x1x240xf16>, tensor<10x1x1x240xf16>, tensor<10xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_gemv>} -> tensor<20x1x1x10xf16> {
+  ^bb0(%a: tensor<20x1x1x240xf16>, %aw: tensor<10x1x1x240xf16>, %ab: tensor<10xf16>):
+    %y = kiln.conv2d %a, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<20x1x1x240xf16>, tensor<10x1x1x240xf16>, tensor<10xf16>) -> tensor<20x1x1x10xf16>
+    %s = kiln.silu %y : tensor<20x1x1x10xf16>
+    kiln.yield %s : tensor<20x1x1x10xf16>
+  }
+  return %0 : tensor<20x1x1x10xf16>
+}
+
+// -----
+
+// K = 10 (rows not on 16-byte boundaries: an element a lane), one row.
+// CHECK-LABEL: // === kernel gemv_odd_k0 grid(240, 1, 1) block(32) shared(0) inputs(2) outputs(1)
+//       CHECK:   kiln::gemv_gemm<__nv_bfloat16, 1, 10>(in0 + aOffset, in1 + bOffset, epilogue);
+func.func @gemv_odd(%x: tensor<1x10xbf16>, %w: tensor<240x10xbf16>) -> tensor<1x240xbf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1x10xbf16>, tensor<240x10xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_gemv>} -> tensor<1x240xbf16> {
+  ^bb0(%a: tensor<1x10xbf16>, %aw: tensor<240x10xbf16>):
+    %l = kiln.linear %a, %aw : (tensor<1x10xbf16>, tensor<240x10xbf16>) -> tensor<1x240xbf16>
+    %s = kiln.sigmoid %l : tensor<1x240xbf16>
+    kiln.yield %s : tensor<1x240xbf16>
+  }
+  return %0 : tensor<1x240xbf16>
 }

@@ -623,6 +623,35 @@ TEST(KernelsGpu, NarrowGemmThreadPerRow) {
                                true, true, false, narrowConfig(7)}));
 }
 
+/// gemm_gemv's cases (forced: the policy takes it only with gemm-gemv):
+/// EfficientNet's squeeze (32 x 10 x 240) and excitation (K = 10, rows not
+/// on 16-byte boundaries) at batch 32, a squeeze of K = 1152 (lanes loop
+/// over K), a batch-1 classifier, and ragged row counts (a warp's last
+/// rows past M: 1, 7, 17, 31).
+struct GemvCase {
+  int64_t m, n, k;
+  const char *type;
+};
+static const std::vector<GemvCase> &gemvCases() {
+  static const std::vector<GemvCase> cases = {
+      {32, 10, 240, "f16"}, {32, 240, 10, "f16"}, {32, 48, 1152, "bf16"}, {1, 1000, 1280, "f16"},
+      {7, 33, 64, "bf16"},  {17, 20, 4, "f16"},    {31, 5, 2056, "f16"}};
+  return cases;
+}
+const char *const kGemv = "#kiln.kernel<variant = gemm_gemv>";
+
+// A block per column, K across a warp's lanes, bias + GELU + residual; and
+// a squeeze-and-excitation 1x1 convolution on a pooled map the same way.
+TEST(KernelsGpu, GemvFewRows) {
+  KILN_REQUIRE_GPU();
+  for (const GemvCase &c : gemvCases()) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
+    expectMatchesReference(linear(c.m, c.n, c.k, c.type, kGemv));
+  }
+  expectMatchesReference(conv({20, 1, 1, 96, 4, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16",
+                               true, true, false, kGemv}));
+}
+
 // Too few 128 x 256 tiles for the GPU: 64 x 64 tiles with K split across a
 // cluster of 2, 4 or 8 blocks (sm_90a), reduced through distributed shared
 // memory: a transformer's down-projection at batch 1 (split 8), ViT's 197
@@ -1289,5 +1318,14 @@ TEST(KernelsGpu, NarrowGemmEveryColumnCountCompiles) {
     for (int64_t k : {int64_t(8), std::min<int64_t>(32, longest), longest})
       irs.push_back(linear(1000, n, k, "f16", narrowConfig(8)));
   }
+  expectCompilesForBothImages(irs);
+}
+
+// Needs NVRTC, not a GPU: every gemv case compiles for sm_90a and sm_80
+// without a spill.
+TEST(KernelsGpu, GemvCompiles) {
+  std::vector<std::string> irs;
+  for (const GemvCase &c : gemvCases())
+    irs.push_back(linear(c.m, c.n, c.k, c.type, kGemv));
   expectCompilesForBothImages(irs);
 }

@@ -160,6 +160,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.splitKStages = selection.splitKStages;
   pipeline.convWgmma = selection.convWgmma;
   pipeline.gemmNarrow = selection.gemmNarrow;
+  pipeline.gemmGemv = selection.gemmGemv;
   pipeline.poolVector = selection.poolVector;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
@@ -224,6 +225,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
   if (selection.gemmNarrow != defaults.gemmNarrow)
     option(std::string("--gemm-narrow=") + (selection.gemmNarrow ? "true" : "false"));
+  if (selection.gemmGemv != defaults.gemmGemv)
+    option(std::string("--gemm-gemv=") + (selection.gemmGemv ? "true" : "false"));
   if (selection.poolVector != defaults.poolVector)
     option(std::string("--pool-vector=") + (selection.poolVector ? "true" : "false"));
   if (selection.wgmmaSchedule != defaults.wgmmaSchedule)

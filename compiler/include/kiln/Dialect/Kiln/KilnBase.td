@@ -136,7 +136,11 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       I32EnumAttrCase<"gemm_tf32", 17>,
       // Few columns (N <= 64) and a short K (<= 128): a thread per row on
       // CUDA cores, the weight in shared memory (kiln_gemm_narrow.cuh).
-      I32EnumAttrCase<"gemm_narrow", 18>]> {
+      I32EnumAttrCase<"gemm_narrow", 18>,
+      // At most 32 rows (a squeeze-and-excitation block's 1x1
+      // convolutions, a batch-1 classifier): a block per output column, K
+      // across a warp's lanes (kiln_gemm_gemv.cuh).
+      I32EnumAttrCase<"gemm_gemv", 19>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
