@@ -575,4 +575,9 @@ def main(out, names):
 
 
 if __name__ == "__main__":
+    # An option where the folder belongs would become a folder named after
+    # it: say how to call it instead.
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        sys.exit("usage: make_models.py OUT_DIR [MODEL...]: writes the test models "
+                 "(TorchScript .pt) into OUT_DIR")
     main(sys.argv[1], sys.argv[2:])
