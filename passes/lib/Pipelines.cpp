@@ -54,7 +54,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.splitKStages = options.splitKStages;
     select.convWgmma = options.convWgmma;
     select.gemmNarrow = options.gemmNarrow;
-    select.gemmGemv = options.gemmGemv;
+    select.gemmGemvRows = options.gemmGemvRows;
     select.poolVector = options.poolVector;
     select.wgmmaSchedule = options.wgmmaSchedule;
     select.wgmmaMulticast = options.wgmmaMulticast;

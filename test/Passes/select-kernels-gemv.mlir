@@ -1,17 +1,24 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-gemv=true}))" | FileCheck %s --check-prefix=ON
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=DEFAULT
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-gemv-rows=32}))" | FileCheck %s --check-prefix=ON
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-gemv-rows=0}))" | FileCheck %s --check-prefix=OFF
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-gemv-rows=33}))" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// gemm_gemv, a block per column with K across a warp's lanes, only with
-// gemm-gemv (off until measured on the GPU): EfficientNet-B0's
-// squeeze-and-excitation pair at batch 32 (240 -> 10, then 10 -> 240: K
-// not a multiple of 8 takes it too) and a batch-1 classifier (1 x 1000 x
-// 1280, 2.5 MiB of reads). Without the knob they stay on the tiled GEMMs.
+// gemm_gemv, a block per column with K across a warp's lanes, for GEMMs of
+// at most gemm-gemv-rows rows (8 by default): a batch-1 classifier (1 x
+// 1000 x 1280, 2.5 MiB of reads) by default; with 32 rows also
+// EfficientNet-B0's squeeze-and-excitation pair at batch 32 (240 -> 10,
+// then 10 -> 240: K not a multiple of 8 takes it too). With 0, none.
+// DEFAULT-LABEL: func.func @squeeze_excite(
+//       DEFAULT:   #kiln.kernel<variant = gemm_split_k
+//       DEFAULT:   #kiln.kernel<variant = gemm_mma
+//       DEFAULT:   #kiln.kernel<variant = gemm_gemv>
 // ON-LABEL: func.func @squeeze_excite(
 //       ON:   #kiln.kernel<variant = gemm_gemv>
 //       ON:   #kiln.kernel<variant = gemm_gemv>
 //       ON:   #kiln.kernel<variant = gemm_gemv>
 // OFF-LABEL: func.func @squeeze_excite(
 //   OFF-NOT:   gemm_gemv
+// BAD: error: --gemm-gemv-rows must be 0 (never) to 32 (the kernel's most), got 33
 func.func @squeeze_excite(%x: tensor<32x1x1x240xf16>, %w: tensor<10x1x1x240xf16>, %b: tensor<10xf16>,
                           %v: tensor<240x1x1x10xf16>, %c: tensor<240xf16>,
                           %f: tensor<1x1280xf16>, %fw: tensor<1000x1280xf16>)

@@ -623,7 +623,7 @@ TEST(KernelsGpu, NarrowGemmThreadPerRow) {
                                true, true, false, narrowConfig(7)}));
 }
 
-/// gemm_gemv's cases (forced: the policy takes it only with gemm-gemv):
+/// gemm_gemv's cases (forced: the policy takes it up to 8 rows by default):
 /// EfficientNet's squeeze (32 x 10 x 240) and excitation (K = 10, rows not
 /// on 16-byte boundaries) at batch 32, a squeeze of K = 1152 (lanes loop
 /// over K), a batch-1 classifier, and ragged row counts (a warp's last

@@ -188,6 +188,9 @@ expect_error split-k-knob "split-K options: --split-k-k-tile must be a positive 
 prepare kernel-knob
 expect_error kernel-knob "error: --attention-rows must be 0 (the cost model's choice), 64 or 128, got 96" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --attention-rows 96 -o "$out/m.kiln"
+prepare gemv-knob
+expect_error gemv-knob "error: --gemm-gemv-rows must be 0 (never) to 32 (the kernel's most), got 40" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --gemm-gemv-rows 40 -o "$out/m.kiln"
 prepare jobs-negative
 expect_error jobs-negative "error: --jobs: -2 is not a number of compiles at once" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --jobs -2 -o "$out/m.kiln"

@@ -110,6 +110,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
                             selection.wgmmaBlocksPerSM);
   if (error.empty())
     error = attentionKnobsError(selection.attentionRows);
+  if (error.empty())
+    error = gemvKnobsError(selection.gemmGemvRows);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -160,7 +162,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.splitKStages = selection.splitKStages;
   pipeline.convWgmma = selection.convWgmma;
   pipeline.gemmNarrow = selection.gemmNarrow;
-  pipeline.gemmGemv = selection.gemmGemv;
+  pipeline.gemmGemvRows = selection.gemmGemvRows;
   pipeline.poolVector = selection.poolVector;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
@@ -225,8 +227,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
   if (selection.gemmNarrow != defaults.gemmNarrow)
     option(std::string("--gemm-narrow=") + (selection.gemmNarrow ? "true" : "false"));
-  if (selection.gemmGemv != defaults.gemmGemv)
-    option(std::string("--gemm-gemv=") + (selection.gemmGemv ? "true" : "false"));
+  if (selection.gemmGemvRows != defaults.gemmGemvRows)
+    option("--gemm-gemv-rows=" + std::to_string(selection.gemmGemvRows));
   if (selection.poolVector != defaults.poolVector)
     option(std::string("--pool-vector=") + (selection.poolVector ? "true" : "false"));
   if (selection.wgmmaSchedule != defaults.wgmmaSchedule)

@@ -104,12 +104,12 @@ cl::opt<bool> gemmNarrow(
              "many rows on CUDA cores, a thread per row (default false: not yet measured "
              "against the Hopper GEMM)"),
     cl::init(false), cl::cat(kilnCategory));
-cl::opt<bool> gemmGemv(
-    "gemm-gemv",
-    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of at most 32 rows with a block per "
-             "output column and K across a warp's lanes (default false: not yet measured on "
-             "the GPU)"),
-    cl::init(false), cl::cat(kilnCategory));
+cl::opt<int64_t> gemmGemvRows(
+    "gemm-gemv-rows",
+    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of at most this many rows with a "
+             "block per output column and K across a warp's lanes: 0 (never) to 32 (default "
+             "8: squeeze-and-excitation blocks and classifiers up to batch 8)"),
+    cl::init(8), cl::cat(kilnCategory));
 cl::opt<bool> poolVector(
     "pool-vector",
     cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread, one "
@@ -401,7 +401,7 @@ int main(int argc, char **argv) {
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
   selection.gemmNarrow = gemmNarrow;
-  selection.gemmGemv = gemmGemv;
+  selection.gemmGemvRows = gemmGemvRows;
   selection.poolVector = poolVector;
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;

@@ -34,6 +34,8 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
 /// model's, 1, 2), else the error.
 /// "" when --attention-rows is 0, 64 or 128, else the message.
 std::string attentionKnobsError(int64_t rows);
+/// "" or why --gemm-gemv-rows is out of range (0 to 32).
+std::string gemvKnobsError(int64_t rows);
 std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
                             int64_t blocksPerSM);
 

@@ -470,9 +470,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "choose gemm_narrow (a thread per row on CUDA cores) for fp16/bf16 "
            "GEMMs of K <= 128 and few columns over many rows; off until measured "
            "on the GPU">,
-    Option<"gemmGemv", "gemm-gemv", "bool", /*default=*/"false",
-           "choose gemm_gemv (a block per column, K across a warp's lanes) for "
-           "fp16/bf16 GEMMs of at most 32 rows; off until measured on the GPU">,
+    Option<"gemmGemvRows", "gemm-gemv-rows", "int64_t", /*default=*/"8",
+           "fp16/bf16 GEMMs of at most this many rows (0 to 32; 0: none) run as "
+           "gemm_gemv (a block per column, K across a warp's lanes)">,
     Option<"poolVector", "pool-vector", "bool", /*default=*/"true",
            "pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread "
            "(tile [1, 8, 1]); false keeps a thread per element">,

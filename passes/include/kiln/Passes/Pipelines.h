@@ -62,10 +62,10 @@ struct GraphPipelineOptions
                           llvm::cl::desc("choose gemm_narrow (a thread per row on CUDA "
                                          "cores) for GEMMs of K <= 128 and few columns"),
                           llvm::cl::init(false)};
-  Option<bool> gemmGemv{*this, "gemm-gemv",
-                        llvm::cl::desc("choose gemm_gemv (a block per column) for GEMMs of "
-                                       "at most 32 rows"),
-                        llvm::cl::init(false)};
+  Option<int64_t> gemmGemvRows{*this, "gemm-gemv-rows",
+                               llvm::cl::desc("GEMMs of at most this many rows (0 to 32) run "
+                                              "as gemm_gemv, a block per column"),
+                               llvm::cl::init(8)};
   Option<bool> poolVector{*this, "pool-vector",
                           llvm::cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight "
                                          "channels a thread"),
