@@ -201,7 +201,86 @@ template <typename S> __host__ __device__ constexpr int slice() {
 }
 /// Output positions a block takes per step: 256 threads of 8 channels.
 template <typename S> __host__ __device__ constexpr int pixels() { return 256 / (slice<S>() / 8); }
+/// Positions a step of the whole grid's x covers with kColumns adjacent
+/// output columns a thread: rows of ceil(OW / kColumns) column groups.
+template <typename S, int kColumns> __host__ __device__ constexpr int column_groups() {
+  return S::N * S::OH * ((S::OW + kColumns - 1) / kColumns);
+}
 } // namespace depthwise
+
+/// kColumns adjacent output columns of one output row, 8 channels from c,
+/// for the thread's column group q: each input column of a filter row is
+/// loaded once for every output column it feeds (a 3x3 stride-1 row of
+/// four outputs reads 6 input columns, not 12), the filter taps from
+/// shared memory as before.
+template <typename S, int kColumns, int kSlice, typename T, typename Epilogue>
+__device__ __forceinline__ void depthwise_columns(const T *__restrict__ x,
+                                                  const T (&filters)[S::KH * S::KW][kSlice],
+                                                  int group, int c, int q,
+                                                  const Epilogue &epilogue) {
+  constexpr int kGroupsPerRow = (S::OW + kColumns - 1) / kColumns;
+  constexpr int kSpan = (kColumns - 1) * S::SW + (S::KW - 1) * S::DW + 1;
+  const int ow0 = q % kGroupsPerRow * kColumns, t = q / kGroupsPerRow;
+  const int n = t / S::OH, ih0 = t % S::OH * S::SH - S::PT, iw0 = ow0 * S::SW - S::PL;
+  float acc[kColumns][8];
+#pragma unroll
+  for (int p = 0; p < kColumns; ++p)
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      acc[p][i] = 0.0f;
+#pragma unroll
+  for (int kh = 0; kh < S::KH; ++kh) {
+    const int ih = ih0 + kh * S::DH;
+    if ((unsigned)ih >= (unsigned)S::H)
+      continue;
+#pragma unroll
+    for (int j = 0; j < kSpan; ++j) {
+      const int iw = iw0 + j;
+      if ((unsigned)iw >= (unsigned)S::W)
+        continue;
+      const uint4 in = *reinterpret_cast<const uint4 *>(x + input_offset<S>(n, ih, iw, c));
+      const T *ie = reinterpret_cast<const T *>(&in);
+      float inf[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        inf[i] = to_float(ie[i]);
+#pragma unroll
+      for (int p = 0; p < kColumns; ++p) {
+        // Column j feeds output p through tap kw where j = p SW + kw DW:
+        // known when the loops unroll, so only real taps are emitted.
+        const int offset = j - p * S::SW;
+        if (offset < 0 || offset % S::DW != 0 || offset / S::DW >= S::KW)
+          continue;
+        const uint4 f = *reinterpret_cast<const uint4 *>(
+            &filters[kh * S::KW + offset / S::DW][group * 8]);
+        const T *fe = reinterpret_cast<const T *>(&f);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          acc[p][i] = fmaf(inf[i], to_float(fe[i]), acc[p][i]);
+      }
+    }
+  }
+  const int m0 = (t * S::OW) + ow0;
+#pragma unroll
+  for (int p = 0; p < kColumns; ++p) {
+    if (ow0 + p >= S::OW)
+      break;
+    if constexpr (Epilogue::kPairs) {
+      typename Epilogue::Values first[4], second[4];
+#pragma unroll
+      for (int i = 0; i < 8; i += 2)
+        epilogue.compute_pair(m0 + p, c + i, acc[p][i], acc[p][i + 1], first[i / 2],
+                              second[i / 2]);
+#pragma unroll
+      for (int i = 0; i < 8; i += 2)
+        epilogue.store_pair(m0 + p, c + i, first[i / 2], second[i / 2]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        epilogue(m0 + p, c + i, acc[p][i]);
+    }
+  }
+}
 
 /// Depthwise (G == C, one input channel per group). kEightChannels: each
 /// block holds the filters of a slice of up to 128 channels (grid y;
@@ -210,9 +289,12 @@ template <typename S> __host__ __device__ constexpr int pixels() { return 256 / 
 /// consecutive channels of one output position per step, one 16-byte load
 /// of input and of filter per tap, where one thread per element would
 /// issue 16 2-byte loads; blocks of 256 threads take pixels<S>() positions
-/// (grid x). Otherwise one thread per output element (m, o) on a
-/// grid-stride loop; output channel o reads input channel o / (O / C).
-template <typename S, bool kEightChannels = false, typename T, typename Epilogue>
+/// (grid x); with kColumns > 1 a position is kColumns adjacent output
+/// columns (depthwise_columns). Otherwise one thread per output element
+/// (m, o) on a grid-stride loop; output channel o reads input channel o /
+/// (O / C).
+template <typename S, bool kEightChannels = false, int kColumns = 1, typename T,
+          typename Epilogue>
 __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
                                                const T *__restrict__ w,
                                                const Epilogue &epilogue) {
@@ -220,6 +302,8 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
   if constexpr (kEightChannels) {
     static_assert(depthwise_vectorized<S, T>(),
                   "8 channels a thread need O == C, C % 8 == 0, NHWC and 2-byte elements");
+    static_assert(kColumns == 1 || kColumns == 2 || kColumns == 4,
+                  "one, two or four output columns a thread");
     constexpr int kTaps = S::KH * S::KW, kSlice = depthwise::slice<S>();
     constexpr int kGroups = kSlice / 8, kPixels = depthwise::pixels<S>();
     __shared__ __align__(16) T filters[kTaps][kSlice];
@@ -232,6 +316,12 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
     const int group = threadIdx.x % kGroups, c = c0 + group * 8;
     if (threadIdx.x >= kPixels * kGroups || c >= S::C)
       return;
+    if constexpr (kColumns > 1) {
+      for (int q = blockIdx.x * kPixels + threadIdx.x / kGroups;
+           q < depthwise::column_groups<S, kColumns>(); q += gridDim.x * kPixels)
+        depthwise_columns<S, kColumns, kSlice>(x, filters, group, c, q, epilogue);
+      return;
+    }
     for (int m = blockIdx.x * kPixels + threadIdx.x / kGroups; m < D::M;
          m += gridDim.x * kPixels) {
       const Window win = window_of<S>(m);

@@ -293,11 +293,14 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   // The selection stage asks for 8 channels a thread with tile [1, 8, 1]
   // (the kernel asserts kiln::conv::depthwise_vectorized for it).
   const int64_t C = conv.getInput().getType().getShape()[3];
-  const bool vectorizedDepthwise =
-      depthwise && config.getTile() == ArrayRef<int64_t>{1, 8, 1};
-  if (depthwise && !config.getTile().empty() && !vectorizedDepthwise)
-    return refuse("conv_depthwise takes no tile (a thread per element) or [1, 8, 1] (8 "
-                  "channels a thread)");
+  // Tile [1, 8, P]: 8 channels of P adjacent output columns a thread.
+  ArrayRef<int64_t> tile = config.getTile();
+  const int64_t columns = tile.size() == 3 ? tile[2] : 0;
+  const bool vectorizedDepthwise = depthwise && tile.size() == 3 && tile[0] == 1 &&
+                                   tile[1] == 8 && (columns == 1 || columns == 2 || columns == 4);
+  if (depthwise && !tile.empty() && !vectorizedDepthwise)
+    return refuse("conv_depthwise takes no tile (a thread per element) or [1, 8, P] (8 "
+                  "channels of P = 1, 2 or 4 adjacent output columns a thread)");
   if (vectorizedDepthwise &&
       (groups != C || O != C || C % 8 != 0 || layoutChange || !tensorCores))
     return refuse("8 channels a thread need fp16 or bf16, one filter per channel, C % 8 == "
@@ -307,13 +310,16 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   // in 8-channel groups).
   const int64_t slices = ceilDiv(C, 128), slice = (ceilDiv(C, slices) + 7) / 8 * 8;
   if (vectorizedDepthwise) {
-    // Blocks of 256 / (slice / 8) output positions, a slice of channels
-    // per grid row.
+    // Blocks of 256 / (slice / 8) output positions (groups of `columns`
+    // adjacent output columns), a slice of channels per grid row.
     const int64_t pixels = 256 / (slice / 8);
+    const int64_t positions = columns == 1 ? M : out[0] * out[1] * ceilDiv(out[2], columns);
     kernel.grid[0] = static_cast<unsigned>(
-        std::min(ceilDiv(M, pixels), std::max<int64_t>(config.getGridLimit(), 1)));
+        std::min(ceilDiv(positions, pixels), std::max<int64_t>(config.getGridLimit(), 1)));
     kernel.grid[1] = static_cast<unsigned>(ceilDiv(C, slice));
-    call = "kiln::conv::conv_depthwise<" + shapeName + ", true>(" + x + ", " + weight;
+    call = "kiln::conv::conv_depthwise<" + shapeName + ", true" +
+           (columns == 1 ? std::string() : ", " + std::to_string(columns)) + ">(" + x + ", " +
+           weight;
   } else if (depthwise) {
     kernel.grid[0] = gridStrideBlocks(group, M * O, kThreads);
     call = "kiln::conv::conv_depthwise<" + shapeName + ">(" + x + ", " + weight;

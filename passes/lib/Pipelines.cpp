@@ -55,6 +55,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.convWgmma = options.convWgmma;
     select.gemmNarrow = options.gemmNarrow;
     select.gemmGemvRows = options.gemmGemvRows;
+    select.depthwiseColumns = options.depthwiseColumns;
     select.poolVector = options.poolVector;
     select.wgmmaSchedule = options.wgmmaSchedule;
     select.wgmmaMulticast = options.wgmmaMulticast;

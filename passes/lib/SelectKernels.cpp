@@ -40,7 +40,9 @@
 //   normalization     2+ rows of <= 1024 -> normalization_warp (a row
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
-//   convolution       depthwise       -> conv_depthwise; tile [1, 8, 1]
+//   convolution       depthwise       -> conv_depthwise; tile [1, 8, P]
+//                                        (P: depthwise-columns, 1 by
+//                                        default)
 //                                        (8 channels a thread) for fp16/bf16
 //                                        NHWC, C % 8 == 0, and M * C / 8
 //                                        >= 256 threads per multiprocessor
@@ -97,6 +99,7 @@ struct SplitKKnobs {
   bool gemmNarrow;
   int64_t gemmGemvRows; // 0: never gemm_gemv
   bool poolVector;
+  int64_t depthwiseColumns; // output columns a vectorized depthwise thread takes
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
@@ -439,9 +442,16 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
     // x 960 map: 5880 threads) keep a thread per element.
     const int64_t channels = s.groups * s.inChannelsPerGroup;
     const int64_t vectorThreads = s.M * channels / 8;
+    // depthwise-columns > 1: adjacent output columns a thread, each input
+    // column loaded once for all of them, while the threads still fill the
+    // GPU as above (else one column).
+    const int64_t columns =
+        vectorThreads / knobs.depthwiseColumns >= int64_t(target.multiprocessors) * 256
+            ? knobs.depthwiseColumns
+            : 1;
     if (halfPrecision(s.element) && s.outChannels == channels && channels % 8 == 0 &&
         !s.layoutChange && vectorThreads >= int64_t(target.multiprocessors) * 256)
-      return Choice{config(context, KernelVariant::conv_depthwise, {1, 8, 1}, 0, 1,
+      return Choice{config(context, KernelVariant::conv_depthwise, {1, 8, columns}, 0, 1,
                            int64_t(target.multiprocessors) * 16),
                     "conv_depthwise: one filter per channel, 8 channels a thread (" +
                         str(vectorThreads) + " threads)"};
@@ -642,6 +652,12 @@ std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTil
          ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
 }
 
+std::string kiln::depthwiseKnobsError(int64_t columns) {
+  if (columns != 1 && columns != 2 && columns != 4)
+    return "--depthwise-columns must be 1, 2 or 4, got " + std::to_string(columns);
+  return "";
+}
+
 std::string kiln::gemvKnobsError(int64_t rows) {
   if (rows < 0 || rows > 32)
     return "--gemm-gemv-rows must be 0 (never) to 32 (the kernel's most), got " +
@@ -692,6 +708,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
       knobsError = attentionKnobsError(attentionRows);
     if (knobsError.empty())
       knobsError = gemvKnobsError(gemmGemvRows);
+    if (knobsError.empty())
+      knobsError = depthwiseKnobsError(depthwiseColumns);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
       return signalPassFailure();
@@ -699,7 +717,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrow, gemmGemvRows,
-                      poolVector,
+                      poolVector, depthwiseColumns,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};
     WalkResult result = fn.walk([&](FusionOp group) {

@@ -128,6 +128,22 @@ func.func @dw144(%x: tensor<2x14x14x144xf16>, %w: tensor<144x3x3x1xf16>, %b: ten
 
 // -----
 
+// Four adjacent output columns a thread (tile [1, 8, 4]): rows of 14
+// outputs are 4 groups (the last of 2), 2 x 14 x 4 = 112 groups of 28 a
+// block: 4 blocks a slice.
+// CHECK-LABEL: // === kernel dw144x4_k0 grid(4, 2, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK:   kiln::conv::conv_depthwise<{{kiln_[0-9A-F]+}}_shape, true, 4>(in0, in1, epilogue);
+func.func @dw144x4(%x: tensor<2x14x14x144xf16>, %w: tensor<144x3x3x1xf16>, %b: tensor<144xf16>) -> tensor<2x14x14x144xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 2112>} -> tensor<2x14x14x144xf16> {
+  ^bb0(%ax: tensor<2x14x14x144xf16>, %aw: tensor<144x3x3x1xf16>, %ab: tensor<144xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 144 : (tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) -> tensor<2x14x14x144xf16>
+    kiln.yield %y : tensor<2x14x14x144xf16>
+  }
+  return %0 : tensor<2x14x14x144xf16>
+}
+
+// -----
+
 // Two groups of 5 channels in bf16: one grid z per group.
 // CHECK-LABEL: // === kernel grp_k0 grid(1, 1, 2) block(256) shared(0) inputs(4) outputs(1)
 //       CHECK:   kiln::conv::conv_mma<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);

@@ -355,3 +355,16 @@ func.func @gemv_tile(%x: tensor<8x64xf16>, %w: tensor<16x64xf16>) -> tensor<8x16
   }
   return %0 : tensor<8x16xf16>
 }
+
+// -----
+
+// Three output columns a thread is not a tile the kernel implements.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_depthwise: conv_depthwise takes no tile (a thread per element) or [1, 8, P] (8 channels of P = 1, 2 or 4 adjacent output columns a thread)
+func.func @depthwise_three_columns(%x: tensor<1x8x8x16xf16>, %w: tensor<16x3x3x1xf16>) -> tensor<1x8x8x16xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x8x8x16xf16>, tensor<16x3x3x1xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 3], grid_limit = 2112>} -> tensor<1x8x8x16xf16> {
+  ^bb0(%a: tensor<1x8x8x16xf16>, %aw: tensor<16x3x3x1xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 : (tensor<1x8x8x16xf16>, tensor<16x3x3x1xf16>) -> tensor<1x8x8x16xf16>
+    kiln.yield %y : tensor<1x8x8x16xf16>
+  }
+  return %0 : tensor<1x8x8x16xf16>
+}

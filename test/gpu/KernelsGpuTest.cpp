@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 using namespace mlir;
 using namespace kiln;
@@ -294,6 +295,10 @@ std::string movement(const std::string &type) {
 
 const char *const kDepthwise8 =
     "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>";
+const char *const kDepthwise8x2 =
+    "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 2], grid_limit = 2112>";
+const char *const kDepthwise8x4 =
+    "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 2112>";
 
 std::vector<ConvCase> convCases() {
   return {
@@ -341,6 +346,20 @@ std::vector<ConvCase> convCases() {
        kDepthwise8},
       {3, 9, 7, 184, 184, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 184, "bf16", true, false, false,
        kDepthwise8},
+      // Two and four adjacent output columns a thread: rows of 11 and 13
+      // outputs (a last group of 3 or 1), 5x5 with a residual, stride 2 with
+      // dilation 2, two slices of channels, a grid limit small enough that
+      // blocks loop.
+      {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16", true, true, false,
+       kDepthwise8x4},
+      {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false, false,
+       kDepthwise8x2},
+      {2, 11, 13, 144, 144, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 144, "f16", true, true, false,
+       kDepthwise8x4},
+      {1, 9, 7, 96, 96, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 96, "f16", true, false, false,
+       kDepthwise8x2},
+      {4, 17, 17, 32, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 32, "f16", true, true, false,
+       "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 3>"},
   };
 }
 
@@ -757,45 +776,78 @@ TEST(KernelsGpu, ScaledSoftmax) {
 // Convolution, pooling, reductions, data movement
 //===----------------------------------------------------------------------===//
 
+/// Which of convCases() each GPU test runs, by index: every case in one set
+/// (KernelsGpu.ConvCasesEachRunOnce checks it without a GPU).
+const std::map<std::string, std::vector<int>> &convCaseSets() {
+  static const std::map<std::string, std::vector<int>> sets = {
+      {"ConvFp32Simt", {0, 1, 2}},
+      {"ConvFp32GroupedDepthwise1x1Nchw", {3, 4, 5, 6}},
+      {"ConvFp16StemAndStrided", {7, 8, 15}},
+      {"ConvStemFewChannels", {16, 17, 18, 19}},
+      {"Conv1x1AsGemm", {9, 10}},
+      {"ConvGroupedDepthwiseNchwReduced", {11, 12, 13, 14, 20, 21, 22, 23, 24, 25}},
+      {"ConvDepthwiseColumns", {26, 27, 28, 29, 30}}};
+  return sets;
+}
+
+TEST(KernelsGpu, ConvCasesEachRunOnce) {
+  std::vector<int> seen(convCases().size(), 0);
+  for (const auto &[name, indices] : convCaseSets())
+    for (int i : indices) {
+      ASSERT_LT(i, static_cast<int>(seen.size())) << name;
+      ++seen[i];
+    }
+  for (size_t i = 0; i < seen.size(); ++i)
+    EXPECT_EQ(seen[i], 1) << "convCases()[" << i << "] runs in " << seen[i] << " tests";
+}
+
 TEST(KernelsGpu, ConvFp32Simt) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {0, 1, 2})
+  for (int i : convCaseSets().at("ConvFp32Simt"))
     expectMatchesReference(conv(cases[i]));
 }
 
 TEST(KernelsGpu, ConvFp32GroupedDepthwise1x1Nchw) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {3, 4, 5, 6})
+  for (int i : convCaseSets().at("ConvFp32GroupedDepthwise1x1Nchw"))
     expectMatchesReference(conv(cases[i]));
 }
 
 TEST(KernelsGpu, ConvFp16StemAndStrided) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {7, 8, 15})
+  for (int i : convCaseSets().at("ConvFp16StemAndStrided"))
     expectMatchesReference(conv(cases[i]));
 }
 
 TEST(KernelsGpu, ConvStemFewChannels) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {16, 17, 18, 19})
+  for (int i : convCaseSets().at("ConvStemFewChannels"))
     expectMatchesReference(conv(cases[i]));
 }
 
 TEST(KernelsGpu, Conv1x1AsGemm) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {9, 10})
+  for (int i : convCaseSets().at("Conv1x1AsGemm"))
     expectMatchesReference(conv(cases[i]));
 }
 
 TEST(KernelsGpu, ConvGroupedDepthwiseNchwReduced) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
-  for (int i : {11, 12, 13, 14, 20, 21, 22, 23})
+  for (int i : convCaseSets().at("ConvGroupedDepthwiseNchwReduced"))
+    expectMatchesReference(conv(cases[i]));
+}
+
+// Eight channels of two or four adjacent output columns a thread.
+TEST(KernelsGpu, ConvDepthwiseColumns) {
+  KILN_REQUIRE_GPU();
+  auto cases = convCases();
+  for (int i : convCaseSets().at("ConvDepthwiseColumns"))
     expectMatchesReference(conv(cases[i]));
 }
 

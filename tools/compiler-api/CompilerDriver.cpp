@@ -112,6 +112,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
     error = attentionKnobsError(selection.attentionRows);
   if (error.empty())
     error = gemvKnobsError(selection.gemmGemvRows);
+  if (error.empty())
+    error = depthwiseKnobsError(selection.depthwiseColumns);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -163,6 +165,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.convWgmma = selection.convWgmma;
   pipeline.gemmNarrow = selection.gemmNarrow;
   pipeline.gemmGemvRows = selection.gemmGemvRows;
+  pipeline.depthwiseColumns = selection.depthwiseColumns;
   pipeline.poolVector = selection.poolVector;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
@@ -229,6 +232,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--gemm-narrow=") + (selection.gemmNarrow ? "true" : "false"));
   if (selection.gemmGemvRows != defaults.gemmGemvRows)
     option("--gemm-gemv-rows=" + std::to_string(selection.gemmGemvRows));
+  if (selection.depthwiseColumns != defaults.depthwiseColumns)
+    option("--depthwise-columns=" + std::to_string(selection.depthwiseColumns));
   if (selection.poolVector != defaults.poolVector)
     option(std::string("--pool-vector=") + (selection.poolVector ? "true" : "false"));
   if (selection.wgmmaSchedule != defaults.wgmmaSchedule)

@@ -68,6 +68,7 @@ struct KernelSelection {
   bool convWgmma = true; // conv_wgmma where it applies
   bool gemmNarrow = false; // gemm_narrow where it applies
   int64_t gemmGemvRows = 8; // GEMMs of at most this many rows as gemm_gemv
+  int64_t depthwiseColumns = 1; // output columns a vectorized depthwise thread takes
   bool poolVector = true;  // pooling eight channels a thread where it applies
   std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong
   int64_t wgmmaMulticast = 0;         // 0: the cost model's, else 1 or 2

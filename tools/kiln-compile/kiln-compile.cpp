@@ -110,6 +110,12 @@ cl::opt<int64_t> gemmGemvRows(
              "block per output column and K across a warp's lanes: 0 (never) to 32 (default "
              "8: squeeze-and-excitation blocks and classifiers up to batch 8)"),
     cl::init(8), cl::cat(kilnCategory));
+cl::opt<int64_t> depthwiseColumns(
+    "depthwise-columns",
+    cl::desc("adjacent output columns (1, 2 or 4) a thread of the vectorized depthwise "
+             "convolution takes, each input column loaded once for all of them (default 1: "
+             "more not yet measured on the GPU)"),
+    cl::init(1), cl::cat(kilnCategory));
 cl::opt<bool> poolVector(
     "pool-vector",
     cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread, one "
@@ -402,6 +408,7 @@ int main(int argc, char **argv) {
   selection.convWgmma = convWgmma;
   selection.gemmNarrow = gemmNarrow;
   selection.gemmGemvRows = gemmGemvRows;
+  selection.depthwiseColumns = depthwiseColumns;
   selection.poolVector = poolVector;
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;

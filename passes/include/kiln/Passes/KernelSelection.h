@@ -36,6 +36,8 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
 std::string attentionKnobsError(int64_t rows);
 /// "" or why --gemm-gemv-rows is out of range (0 to 32).
 std::string gemvKnobsError(int64_t rows);
+/// "" or why --depthwise-columns is not 1, 2 or 4.
+std::string depthwiseKnobsError(int64_t columns);
 std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
                             int64_t blocksPerSM);
 

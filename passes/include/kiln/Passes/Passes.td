@@ -473,6 +473,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"gemmGemvRows", "gemm-gemv-rows", "int64_t", /*default=*/"8",
            "fp16/bf16 GEMMs of at most this many rows (0 to 32; 0: none) run as "
            "gemm_gemv (a block per column, K across a warp's lanes)">,
+    Option<"depthwiseColumns", "depthwise-columns", "int64_t", /*default=*/"1",
+           "adjacent output columns (1, 2 or 4) a thread of the vectorized "
+           "depthwise convolution takes, each input column loaded once for "
+           "all of them; 1 until more are measured on the GPU">,
     Option<"poolVector", "pool-vector", "bool", /*default=*/"true",
            "pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread "
            "(tile [1, 8, 1]); false keeps a thread per element">,

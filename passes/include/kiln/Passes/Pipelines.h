@@ -66,6 +66,10 @@ struct GraphPipelineOptions
                                llvm::cl::desc("GEMMs of at most this many rows (0 to 32) run "
                                               "as gemm_gemv, a block per column"),
                                llvm::cl::init(8)};
+  Option<int64_t> depthwiseColumns{
+      *this, "depthwise-columns",
+      llvm::cl::desc("adjacent output columns (1, 2 or 4) a vectorized depthwise thread takes"),
+      llvm::cl::init(1)};
   Option<bool> poolVector{*this, "pool-vector",
                           llvm::cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight "
                                          "channels a thread"),
