@@ -208,6 +208,32 @@ template <typename S, int kColumns> __host__ __device__ constexpr int column_gro
 }
 } // namespace depthwise
 
+/// Channels c .. c + 7 of output position m: in pairs where the epilogue
+/// takes them (four 4-byte stores and residual loads where eight 2-byte
+/// ones would each touch as many sectors), every value computed before any
+/// is stored.
+template <typename Epilogue>
+__device__ __forceinline__ void store_eight_channels(const Epilogue &epilogue, int m, int c,
+                                                     const float (&acc)[8]) {
+  if constexpr (Epilogue::kPairs) {
+    typename Epilogue::Values first[4], second[4];
+#pragma unroll
+    for (int i = 0; i < 8; i += 2)
+      epilogue.compute_pair(m, c + i, acc[i], acc[i + 1], first[i / 2], second[i / 2]);
+#pragma unroll
+    for (int i = 0; i < 8; i += 2)
+      epilogue.store_pair(m, c + i, first[i / 2], second[i / 2]);
+  } else {
+    typename Epilogue::Values values[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      values[i] = epilogue.compute(m, c + i, acc[i]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      epilogue.store(m, c + i, values[i]);
+  }
+}
+
 /// kColumns adjacent output columns of one output row, 8 channels from c,
 /// for the thread's column group q: each input column of a filter row is
 /// loaded once for every output column it feeds (a 3x3 stride-1 row of
@@ -265,20 +291,7 @@ __device__ __forceinline__ void depthwise_columns(const T *__restrict__ x,
   for (int p = 0; p < kColumns; ++p) {
     if (ow0 + p >= S::OW)
       break;
-    if constexpr (Epilogue::kPairs) {
-      typename Epilogue::Values first[4], second[4];
-#pragma unroll
-      for (int i = 0; i < 8; i += 2)
-        epilogue.compute_pair(m0 + p, c + i, acc[p][i], acc[p][i + 1], first[i / 2],
-                              second[i / 2]);
-#pragma unroll
-      for (int i = 0; i < 8; i += 2)
-        epilogue.store_pair(m0 + p, c + i, first[i / 2], second[i / 2]);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        epilogue(m0 + p, c + i, acc[p][i]);
-    }
+    store_eight_channels(epilogue, m0 + p, c, acc[p]);
   }
 }
 
@@ -337,25 +350,7 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
         for (int i = 0; i < 8; ++i)
           acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
       });
-      // Channel pairs: four 4-byte stores (and residual loads) where eight
-      // 2-byte ones would each touch as many sectors.
-      if constexpr (Epilogue::kPairs) {
-        typename Epilogue::Values first[4], second[4];
-#pragma unroll
-        for (int i = 0; i < 8; i += 2)
-          epilogue.compute_pair(m, c + i, acc[i], acc[i + 1], first[i / 2], second[i / 2]);
-#pragma unroll
-        for (int i = 0; i < 8; i += 2)
-          epilogue.store_pair(m, c + i, first[i / 2], second[i / 2]);
-      } else {
-        typename Epilogue::Values values[8];
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          values[i] = epilogue.compute(m, c + i, acc[i]);
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          epilogue.store(m, c + i, values[i]);
-      }
+      store_eight_channels(epilogue, m, c, acc);
     }
     return;
   }
