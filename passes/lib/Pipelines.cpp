@@ -53,7 +53,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.splitKTile = options.splitKTile;
     select.splitKStages = options.splitKStages;
     select.convWgmma = options.convWgmma;
-    select.gemmNarrow = options.gemmNarrow;
+    select.gemmNarrowFmas = options.gemmNarrowFmas;
     select.gemmGemvRows = options.gemmGemvRows;
     select.depthwiseColumns = options.depthwiseColumns;
     select.poolVector = options.poolVector;

@@ -6,9 +6,9 @@
 // For the primary target image (its multiprocessor count M, its tensor
 // cores, whether it has clusters):
 //
-//   GEMM, fp16/bf16   gemm-narrow (off by default), [N, K] B, K % 8 == 0,
-//                     K <= 128, N % 4 == 0, 4 K N <= 24 KiB,
-//                     K * N <= 16 (K + 2N),
+//   GEMM, fp16/bf16   [N, K] B, K % 8 == 0, K <= 128, N % 4 == 0,
+//                     4 K N <= 24 KiB, K * N <= 16 (K + 2N),
+//                     K * N <= gemm-narrow-fmas (256 by default),
 //                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
 //                     [N, K] B, M <= gemm-gemv-rows (8 by default,
@@ -96,7 +96,7 @@ namespace {
 struct SplitKKnobs {
   int64_t maxBlocks, minK, kTile, stages;
   bool convWgmma;
-  bool gemmNarrow;
+  int64_t gemmNarrowFmas; // 0: never gemm_narrow
   int64_t gemmGemvRows; // 0: never gemm_gemv
   bool poolVector;
   int64_t depthwiseColumns; // output columns a vectorized depthwise thread takes
@@ -343,11 +343,13 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   // block of 128 on every multiprocessor, and a row's K x N FMAs within 16
   // per byte-pair it moves (K + 2N: its input, output and a residual), so
   // CUDA cores (about 33 TFMA/s on an H200) keep up with memory (about 3.5
-  // TB/s): 1x1 64 -> 64 would not. Behind gemm-narrow: its first version,
-  // which stored from a lane per row, lost 2-4x to gemm_wgmma on the GPU
-  // machine; the one that stages its sums through shared memory is not yet
-  // timed.
-  if (knobs.gemmNarrow && s.kMajorB && s.K % 8 == 0 && s.K <= 128 && s.N % 4 == 0 &&
+  // TB/s): 1x1 64 -> 64 would not. Measured on the GPU machine
+  // (2026-12-03, compare_profiles.py), it pays only at the fewest FMAs a
+  // row: MobileNetV3's 16 -> 16 + residual at 112 x 112, batch 32, 42.3 ->
+  // 23.1 us (K N = 256); 16 -> 64 (1024) went 43.1 -> 55.4, 64 -> 24 (1536)
+  // 10.8 -> 27.0. So K N <= gemm-narrow-fmas, 256 by default.
+  if (s.K * s.N <= knobs.gemmNarrowFmas && s.kMajorB && s.K % 8 == 0 && s.K <= 128 &&
+      s.N % 4 == 0 &&
       s.K * s.N * 4 <= 24576 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
       s.M * s.batch >= 128 * target.multiprocessors)
     return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
@@ -652,6 +654,14 @@ std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTil
          ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
 }
 
+std::string kiln::narrowKnobsError(int64_t fmas) {
+  if (fmas < 0 || fmas > 128 * 48)
+    return "--gemm-narrow-fmas must be 0 (never) to 6144 (the largest K x N the kernel's "
+           "24 KiB weight holds), got " +
+           std::to_string(fmas);
+  return "";
+}
+
 std::string kiln::depthwiseKnobsError(int64_t columns) {
   if (columns != 1 && columns != 2 && columns != 4)
     return "--depthwise-columns must be 1, 2 or 4, got " + std::to_string(columns);
@@ -710,13 +720,15 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
       knobsError = gemvKnobsError(gemmGemvRows);
     if (knobsError.empty())
       knobsError = depthwiseKnobsError(depthwiseColumns);
+    if (knobsError.empty())
+      knobsError = narrowKnobsError(gemmNarrowFmas);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
       return signalPassFailure();
     }
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
-                      splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrow, gemmGemvRows,
+                      splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
                       poolVector, depthwiseColumns,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};

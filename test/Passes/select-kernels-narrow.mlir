@@ -1,16 +1,23 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow=true}))" | FileCheck %s --check-prefix=ON
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow-fmas=6144}))" | FileCheck %s --check-prefix=ON
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=DEFAULT
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow-fmas=0}))" | FileCheck %s --check-prefix=OFF
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow-fmas=7000}))" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// gemm_narrow, a thread per row on CUDA cores, only with gemm-narrow (off
-// until measured on the GPU): MobileNetV3's 1x1 16 -> 16 at 112 x 112,
-// batch 32, takes it; without the knob it stays on the Hopper GEMM. So
-// does its 24 -> 72 at 56 x 56 (72 columns: three passes over the row).
+// gemm_narrow, a thread per row on CUDA cores, up to gemm-narrow-fmas FMAs
+// a row (K x N, 256 by default): MobileNetV3's 1x1 16 -> 16 at 112 x 112,
+// batch 32 (256), takes it by default; its 24 -> 72 at 56 x 56 (1728:
+// three passes over the row) only with a higher bound, and stays on the
+// Hopper GEMM by default. With 0, neither.
 // ON-LABEL: func.func @few_channels(
 //       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
 //       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
+// DEFAULT-LABEL: func.func @few_channels(
+//       DEFAULT:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
+//       DEFAULT:   #kiln.kernel<variant = gemm_wgmma
 // OFF-LABEL: func.func @few_channels(
 //       OFF:   #kiln.kernel<variant = gemm_wgmma
 //       OFF:   #kiln.kernel<variant = gemm_wgmma
+// BAD: error: --gemm-narrow-fmas must be 0 (never) to 6144 (the largest K x N the kernel's 24 KiB weight holds), got 7000
 func.func @few_channels(%x: tensor<32x112x112x16xf16>, %w: tensor<16x1x1x16xf16>, %r: tensor<32x112x112x16xf16>,
                         %y: tensor<32x56x56x24xf16>, %v: tensor<72x1x1x24xf16>)
     -> (tensor<32x112x112x16xf16>, tensor<32x56x56x72xf16>) {

@@ -609,7 +609,7 @@ TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
   }
 }
 
-/// gemm_narrow's cases (forced: the policy takes it only with gemm-narrow):
+/// gemm_narrow's cases (forced: the policy takes it up to 256 FMAs a row by default):
 /// (rows, columns, K, element type), rows not a multiple of the block's 128
 /// and grids smaller than the rows, column counts a multiple of 4 up to
 /// 144 and K from one 16-byte vector to 128.
@@ -1350,7 +1350,7 @@ TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
   expectCompilesForBothImages(irs);
 }
 
-// Needs NVRTC, not a GPU: every pass width gemm-narrow may compile (N a
+// Needs NVRTC, not a GPU: every pass width gemm-narrow-fmas may compile (N a
 // multiple of 4 up to 64, then passes of 32 and a rest; K of one vector,
 // 32, and the longest its rule takes), with the heaviest epilogue of the
 // tests (bias, erf GELU, residual), compiles for sm_90a and sm_80 without a

@@ -194,6 +194,9 @@ expect_error gemv-knob "error: --gemm-gemv-rows must be 0 (never) to 32 (the ker
 prepare depthwise-knob
 expect_error depthwise-knob "error: --depthwise-columns must be 1, 2 or 4, got 3" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --depthwise-columns 3 -o "$out/m.kiln"
+prepare narrow-knob
+expect_error narrow-knob "error: --gemm-narrow-fmas must be 0 (never) to 6144" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --gemm-narrow-fmas -1 -o "$out/m.kiln"
 prepare jobs-negative
 expect_error jobs-negative "error: --jobs: -2 is not a number of compiles at once" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --jobs -2 -o "$out/m.kiln"

@@ -114,6 +114,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
     error = gemvKnobsError(selection.gemmGemvRows);
   if (error.empty())
     error = depthwiseKnobsError(selection.depthwiseColumns);
+  if (error.empty())
+    error = narrowKnobsError(selection.gemmNarrowFmas);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -163,7 +165,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.splitKTile = selection.splitKTile;
   pipeline.splitKStages = selection.splitKStages;
   pipeline.convWgmma = selection.convWgmma;
-  pipeline.gemmNarrow = selection.gemmNarrow;
+  pipeline.gemmNarrowFmas = selection.gemmNarrowFmas;
   pipeline.gemmGemvRows = selection.gemmGemvRows;
   pipeline.depthwiseColumns = selection.depthwiseColumns;
   pipeline.poolVector = selection.poolVector;
@@ -228,8 +230,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--split-k-stages=" + std::to_string(selection.splitKStages));
   if (selection.convWgmma != defaults.convWgmma)
     option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
-  if (selection.gemmNarrow != defaults.gemmNarrow)
-    option(std::string("--gemm-narrow=") + (selection.gemmNarrow ? "true" : "false"));
+  if (selection.gemmNarrowFmas != defaults.gemmNarrowFmas)
+    option("--gemm-narrow-fmas=" + std::to_string(selection.gemmNarrowFmas));
   if (selection.gemmGemvRows != defaults.gemmGemvRows)
     option("--gemm-gemv-rows=" + std::to_string(selection.gemmGemvRows));
   if (selection.depthwiseColumns != defaults.depthwiseColumns)

@@ -66,7 +66,7 @@ struct KernelSelection {
   int64_t splitKMaxBlocks = 0, splitKMinK = kSplitKMinK, splitKTile = kSplitKTile,
           splitKStages = kSplitKStages;
   bool convWgmma = true; // conv_wgmma where it applies
-  bool gemmNarrow = false; // gemm_narrow where it applies
+  int64_t gemmNarrowFmas = 256; // gemm_narrow up to this many FMAs a row (K x N)
   int64_t gemmGemvRows = 8; // GEMMs of at most this many rows as gemm_gemv
   int64_t depthwiseColumns = 1; // output columns a vectorized depthwise thread takes
   bool poolVector = true;  // pooling eight channels a thread where it applies

@@ -98,12 +98,12 @@ cl::opt<bool> convWgmma(
     cl::desc("run convolutions on the Hopper implicit GEMM (TMA boxes of input pixels, "
              "wgmma) where it applies (default true; =false keeps mma.sync)"),
     cl::init(true), cl::cat(kilnCategory));
-cl::opt<bool> gemmNarrow(
-    "gemm-narrow",
-    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of K <= 128 and few columns over "
-             "many rows on CUDA cores, a thread per row (default false: not yet measured "
-             "against the Hopper GEMM)"),
-    cl::init(false), cl::cat(kilnCategory));
+cl::opt<int64_t> gemmNarrowFmas(
+    "gemm-narrow-fmas",
+    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) over many rows with K <= 128 and at "
+             "most this many FMAs a row (K x N) on CUDA cores, a thread per row: 0 (never) to "
+             "6144 (default 256: where it beat the tensor cores on the GPU)"),
+    cl::init(256), cl::cat(kilnCategory));
 cl::opt<int64_t> gemmGemvRows(
     "gemm-gemv-rows",
     cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of at most this many rows with a "
@@ -406,7 +406,7 @@ int main(int argc, char **argv) {
   selection.splitKTile = splitKTile;
   selection.splitKStages = splitKStages;
   selection.convWgmma = convWgmma;
-  selection.gemmNarrow = gemmNarrow;
+  selection.gemmNarrowFmas = gemmNarrowFmas;
   selection.gemmGemvRows = gemmGemvRows;
   selection.depthwiseColumns = depthwiseColumns;
   selection.poolVector = poolVector;

@@ -38,6 +38,8 @@ std::string attentionKnobsError(int64_t rows);
 std::string gemvKnobsError(int64_t rows);
 /// "" or why --depthwise-columns is not 1, 2 or 4.
 std::string depthwiseKnobsError(int64_t columns);
+/// "" or why --gemm-narrow-fmas is out of range (0 to 6144).
+std::string narrowKnobsError(int64_t fmas);
 std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
                             int64_t blocksPerSM);
 

@@ -466,10 +466,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"convWgmma", "conv-wgmma", "bool", /*default=*/"true",
            "choose conv_wgmma (the Hopper implicit-GEMM convolution) where it "
            "applies">,
-    Option<"gemmNarrow", "gemm-narrow", "bool", /*default=*/"false",
-           "choose gemm_narrow (a thread per row on CUDA cores) for fp16/bf16 "
-           "GEMMs of K <= 128 and few columns over many rows; off until measured "
-           "on the GPU">,
+    Option<"gemmNarrowFmas", "gemm-narrow-fmas", "int64_t", /*default=*/"256",
+           "fp16/bf16 GEMMs over many rows with K <= 128 and at most this many "
+           "FMAs a row (K x N; 0: none) run as gemm_narrow, a thread per row on "
+           "CUDA cores">,
     Option<"gemmGemvRows", "gemm-gemv-rows", "int64_t", /*default=*/"8",
            "fp16/bf16 GEMMs of at most this many rows (0 to 32; 0: none) run as "
            "gemm_gemv (a block per column, K across a warp's lanes)">,

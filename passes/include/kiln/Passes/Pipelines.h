@@ -58,10 +58,11 @@ struct GraphPipelineOptions
                          llvm::cl::desc("choose the Hopper implicit-GEMM convolution "
                                         "(conv_wgmma) where it applies"),
                          llvm::cl::init(true)};
-  Option<bool> gemmNarrow{*this, "gemm-narrow",
-                          llvm::cl::desc("choose gemm_narrow (a thread per row on CUDA "
-                                         "cores) for GEMMs of K <= 128 and few columns"),
-                          llvm::cl::init(false)};
+  Option<int64_t> gemmNarrowFmas{
+      *this, "gemm-narrow-fmas",
+      llvm::cl::desc("GEMMs of at most this many FMAs a row (K x N; 0: none) run as "
+                     "gemm_narrow, a thread per row on CUDA cores"),
+      llvm::cl::init(256)};
   Option<int64_t> gemmGemvRows{*this, "gemm-gemv-rows",
                                llvm::cl::desc("GEMMs of at most this many rows (0 to 32) run "
                                               "as gemm_gemv, a block per column"),
