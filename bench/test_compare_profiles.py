@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Unit tests of compare_profiles.py (and the profile reader under it): the
+launches pair up by index, a launch of another group refuses the
+comparison, and the sums add each launch's kernel mean."""
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_profiles  # noqa: E402
+from kiln_profile import ProfileError, parse_profile  # noqa: E402
+
+
+def profile_text(kernels, launches, runs=10):
+    """kiln-run --profile's table and kiln-compile's launch report:
+    kernels {name: (kind, mean ms)}, launches [(kind, ops, result, kernel)]."""
+    calls = {}
+    for _, _, _, kernel in launches:
+        calls[kernel] = calls.get(kernel, 0) + runs
+    lines = ["kiln-run: model.kiln on NVIDIA H200 (sm_90a): profiled",
+             "kernel                 kind            calls     total ms      mean ms   % run"]
+    for name, (kind, mean) in kernels.items():
+        lines.append(f"{name}  {kind:<15} {calls[name]:>5} {mean * calls[name]:>12.4f} "
+                     f"{mean:>12.4f}   10.0%")
+    lines += [f"{runs} runs, 1.0000 ms of device time per run (first start to last end)", "",
+              "kiln kernels of @forward",
+              "  #   kind           ops                    result              MFLOP    "
+              "KiB moved  kernel"]
+    for index, (kind, ops, result, kernel) in enumerate(launches):
+        lines.append(f"  {index}   {kind}  {ops}   {result}   1.000   2.0  {kernel}")
+    lines.append("kiln-compile: model.kiln: 2 kernel launches")
+    return "\n".join(lines) + "\n"
+
+
+class CompareProfilesTest(unittest.TestCase):
+    def write(self, folder, name, text):
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_pairs_launches_and_sums_by_kind(self):
+        launches = [("conv_epilogue", "conv2d, add", "32x56x56x16xf16", "kiln_AA"),
+                    ("elementwise", "relu", "32x56x56x16xf16", "kiln_BB")]
+        with tempfile.TemporaryDirectory() as tmp:
+            before = self.write(os.path.join(tmp, "a"), "mobilenet_v3_large_b32.txt",
+                                profile_text({"kiln_AA": ("conv_epilogue", 0.0423),
+                                              "kiln_BB": ("elementwise", 0.0050)}, launches))
+            after_launches = [(kind, ops, result, kernel.replace("AA", "CC"))
+                              for kind, ops, result, kernel in launches]
+            after = self.write(os.path.join(tmp, "b"), "mobilenet_v3_large_b32.txt",
+                               profile_text({"kiln_CC": ("conv_epilogue", 0.0231),
+                                             "kiln_BB": ("elementwise", 0.0050)}, after_launches))
+            pairs = compare_profiles.paired_launches(parse_profile(before), parse_profile(after))
+        self.assertEqual([round(p[1], 1) for p in pairs], [42.3, 5.0])
+        self.assertEqual([round(p[2], 1) for p in pairs], [23.1, 5.0])
+        text = compare_profiles.report(pairs, top=1)
+        # --top 1 shows the launch that changed most, and the sums all.
+        self.assertIn("| 0 | conv_epilogue | conv2d, add | 32x56x56x16f16 | 42.3 | 23.1 | 0.55x |",
+                      text)
+        self.assertNotIn("| 1 | elementwise", text)
+        self.assertIn("- all 2 launches: 47.3 -> 28.1 µs (-19.2)", text)
+        self.assertIn("- conv_epilogue: 1 launches, 42.3 -> 23.1 µs (-19.2)", text)
+
+    def test_refuses_launches_of_other_groups(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            before = self.write(os.path.join(tmp, "a"), "resnet50_b1.txt", profile_text(
+                {"kiln_AA": ("conv_epilogue", 0.01)},
+                [("conv_epilogue", "conv2d, relu", "1x56x56x64xf16", "kiln_AA")]))
+            after = self.write(os.path.join(tmp, "b"), "resnet50_b1.txt", profile_text(
+                {"kiln_AA": ("conv_epilogue", 0.01)},
+                [("conv_epilogue", "conv2d, add, relu", "1x56x56x64xf16", "kiln_AA")]))
+            with self.assertRaisesRegex(ProfileError, "launch 0: .* not the same group"):
+                compare_profiles.paired_launches(parse_profile(before), parse_profile(after))
+            with open(after) as f:
+                other = self.write(os.path.join(tmp, "c"), "resnet50_b32.txt", f.read())
+            with self.assertRaisesRegex(ProfileError, "not the same model and batch"):
+                compare_profiles.paired_launches(parse_profile(before), parse_profile(other))
+
+
+if __name__ == "__main__":
+    unittest.main()
