@@ -142,19 +142,48 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
   for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
     element.store(index, value);
 
+  // Tile [1, U, 1]: U elements a thread per step of the grid-stride loop, a grid
+  // stride apart (coalesced across the warp), all loaded before any is
+  // stored. One 2-byte load a thread in flight is far from what keeps the
+  // memory busy: small broadcast multiplies ran at 0.5-1 TB/s.
+  KernelConfigAttr config = configOf(group);
+  ArrayRef<int64_t> tile = config ? config.getTile() : ArrayRef<int64_t>{};
+  const int64_t unroll = tile.size() == 3 ? tile[1] : 1;
+  if (!tile.empty() && (tile.size() != 3 || tile[0] != 1 || tile[2] != 1 ||
+                        (unroll != 2 && unroll != 4 && unroll != 8)))
+    return group.emitOpError("cannot run as elementwise: it takes no tile (an element a "
+                             "thread a step) or [1, U, 1], U = 2, 4 or 8 elements a thread a "
+                             "step");
   EmittedKernel kernel = kernelFor(group, name, "elementwise");
   kernel.block = kThreads;
-  kernel.grid[0] = gridStrideBlocks(group, total, kThreads);
+  kernel.grid[0] = gridStrideBlocks(group, (total + unroll - 1) / unroll, kThreads);
+  const std::string threads = std::to_string(kThreads), count = std::to_string(total) + "LL";
+  std::string loop;
+  if (unroll == 1) {
+    loop = "  for (long long idx = (long long)blockIdx.x * " + threads +
+           " + threadIdx.x; idx < " + count + "; idx += (long long)gridDim.x * " + threads +
+           ") {\n" + element.code + "  }\n";
+  } else {
+    // Where all U elements are in range the steps have no branch between
+    // them, so (the operands being __restrict__) the compiler issues every
+    // step's loads before the first store; a bounds test per step would
+    // keep each load behind its own branch. The last, partial steps test.
+    const std::string step = "(long long)gridDim.x * " + threads, u = std::to_string(unroll);
+    loop = "  for (long long first = (long long)blockIdx.x * " + threads +
+           " + threadIdx.x; first < " + count + "; first += " + step + " * " + u + ") {\n" +
+           "    if (first + (" + u + " - 1) * " + step + " < " + count + ") {\n" +
+           "#pragma unroll\n      for (int u = 0; u < " + u + "; ++u) {\n" +
+           "    const long long idx = first + u * " + step + ";\n" + element.code +
+           "      }\n    } else {\n" +
+           "#pragma unroll\n      for (int u = 0; u < " + u + "; ++u) {\n" +
+           "    const long long idx = first + u * " + step + ";\n    if (idx < " + count +
+           ") {\n" + element.code + "    }\n      }\n    }\n  }\n";
+  }
   // Four blocks per multiprocessor at least (64 registers a thread): with
   // no minimum, ptxas has chosen 40 registers and a stack slot for a
   // four-way concat (Swin V2-B) that fits in 23 under this bound.
   kernel.source = header(group, kernel.kind) +
-                  kernelOpen(group, name, kThreads, 0, /*minBlocks=*/4) +
-                  "  for (long long idx = (long long)blockIdx.x * " +
-                  std::to_string(kThreads) +
-                  " + threadIdx.x; idx < " + std::to_string(total) +
-                  "LL; idx += (long long)gridDim.x * " + std::to_string(kThreads) +
-                  ") {\n" + element.code + "  }\n}\n";
+                  kernelOpen(group, name, kThreads, 0, /*minBlocks=*/4) + loop + "}\n";
   return kernel;
 }
 

@@ -100,6 +100,7 @@ struct SplitKKnobs {
   int64_t gemmGemvRows; // 0: never gemm_gemv
   bool poolVector;
   int64_t depthwiseColumns; // output columns a vectorized depthwise thread takes
+  int64_t elementwiseUnroll; // elements an elementwise thread takes a step
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
@@ -583,6 +584,13 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
   MLIRContext *context = group.getContext();
   switch (group.getKind()) {
   case FusionKind::elementwise:
+    // elementwise-unroll > 1: that many elements a thread a step, every
+    // load issued before the first store (1 until timed on the GPU).
+    if (knobs.elementwiseUnroll > 1)
+      return Choice{config(context, KernelVariant::elementwise, {1, knobs.elementwiseUnroll, 1}, 0, 1,
+                           int64_t(target.multiprocessors) * 16),
+                    "elementwise: grid-stride loop, " + str(knobs.elementwiseUnroll) +
+                        " elements a thread a step"};
     return Choice{config(context, KernelVariant::elementwise, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
                   "elementwise: grid-stride loop"};
@@ -654,6 +662,12 @@ std::string kiln::splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTil
          ", " + std::to_string(maxBlocks) + " and " + std::to_string(multiprocessors) + ")";
 }
 
+std::string kiln::elementwiseKnobsError(int64_t unroll) {
+  if (unroll != 1 && unroll != 2 && unroll != 4 && unroll != 8)
+    return "--elementwise-unroll must be 1, 2, 4 or 8, got " + std::to_string(unroll);
+  return "";
+}
+
 std::string kiln::narrowKnobsError(int64_t fmas) {
   if (fmas < 0 || fmas > 128 * 48)
     return "--gemm-narrow-fmas must be 0 (never) to 6144 (the largest K x N the kernel's "
@@ -722,6 +736,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
       knobsError = depthwiseKnobsError(depthwiseColumns);
     if (knobsError.empty())
       knobsError = narrowKnobsError(gemmNarrowFmas);
+    if (knobsError.empty())
+      knobsError = elementwiseKnobsError(elementwiseUnroll);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
       return signalPassFailure();
@@ -729,7 +745,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
-                      poolVector, depthwiseColumns,
+                      poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};
     WalkResult result = fn.walk([&](FusionOp group) {

@@ -368,3 +368,16 @@ func.func @depthwise_three_columns(%x: tensor<1x8x8x16xf16>, %w: tensor<16x3x3x1
   }
   return %0 : tensor<1x8x8x16xf16>
 }
+
+// -----
+
+// An elementwise kernel takes 2, 4 or 8 elements a thread a step.
+// CHECK: error: 'kiln.fusion' op cannot run as elementwise: it takes no tile (an element a thread a step) or [1, U, 1], U = 2, 4 or 8 elements a thread a step
+func.func @elementwise_three(%x: tensor<8x16xf16>) -> tensor<8x16xf16> {
+  %0 = kiln.fusion elementwise ins(%x : tensor<8x16xf16>) {kiln.kernel = #kiln.kernel<variant = elementwise, tile = [1, 3, 1], grid_limit = 4>} -> tensor<8x16xf16> {
+  ^bb0(%a: tensor<8x16xf16>):
+    %r = kiln.relu %a : tensor<8x16xf16>
+    kiln.yield %r : tensor<8x16xf16>
+  }
+  return %0 : tensor<8x16xf16>
+}

@@ -29,6 +29,29 @@ func.func @ew(%a: tensor<5x8xf16>, %b: tensor<8xf16>) -> tensor<5x8xf16> {
 
 // -----
 
+// Four elements a thread a step (tile [1, 4, 1], elementwise-unroll=4):
+// a quarter of the blocks; steps wholly in range run without a bounds test
+// between them (their loads can all be issued first), the last tests each.
+// CHECK-LABEL: // === kernel ew4_k0 grid(2112, 1, 1) block(256) shared(0) inputs(2) outputs(1)
+//       CHECK:   for (long long first = (long long)blockIdx.x * 256 + threadIdx.x; first < 7225344LL; first += (long long)gridDim.x * 256 * 4) {
+//       CHECK:     if (first + (4 - 1) * (long long)gridDim.x * 256 < 7225344LL) {
+//       CHECK:       for (int u = 0; u < 4; ++u) {
+//       CHECK:     const long long idx = first + u * (long long)gridDim.x * 256;
+//  CHECK-NEXT:     const float v0 = kiln::to_float(in0[idx]);
+//       CHECK:     } else {
+//       CHECK:     if (idx < 7225344LL) {
+//       CHECK:     out0[idx] = kiln::from_float<__half>(
+func.func @ew4(%a: tensor<32x14x14x1152xf16>, %b: tensor<32x1x1x1152xf16>) -> tensor<32x14x14x1152xf16> {
+  %0 = kiln.fusion elementwise ins(%a, %b : tensor<32x14x14x1152xf16>, tensor<32x1x1x1152xf16>) {kiln.kernel = #kiln.kernel<variant = elementwise, tile = [1, 4, 1], grid_limit = 2112>} -> tensor<32x14x14x1152xf16> {
+  ^bb0(%x: tensor<32x14x14x1152xf16>, %y: tensor<32x1x1x1152xf16>):
+    %m = kiln.mul %x, %y : tensor<32x14x14x1152xf16>, tensor<32x1x1x1152xf16> -> tensor<32x14x14x1152xf16>
+    kiln.yield %m : tensor<32x14x14x1152xf16>
+  }
+  return %0 : tensor<32x14x14x1152xf16>
+}
+
+// -----
+
 // Ops with a half result take the hardware approximations (kiln::approx:
 // exp2 and reciprocal, errors far under the half's rounding); fp32 results
 // keep expf and IEEE division. tanh itself is exact in both.

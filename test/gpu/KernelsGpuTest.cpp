@@ -90,11 +90,15 @@ void expectMatchesReference(const std::string &ir, uint64_t seed = 1, double tol
   }
 }
 
-std::string elementwise(const std::string &shape, const std::string &type) {
+/// A broadcast add, GELU, sigmoid, scale, clamp and divide; `kernel`, when
+/// given, is the group's forced `#kiln.kernel<...>` configuration.
+std::string elementwise(const std::string &shape, const std::string &type,
+                        const std::string &kernel = "") {
   std::string t = "tensor<" + shape + "x" + type + ">";
   std::string row = "tensor<" + shape.substr(shape.rfind('x') + 1) + "x" + type + ">";
   return "func.func @f(%a: " + t + ", %b: " + row + ") -> " + t + " {\n"
-         "  %0 = kiln.fusion elementwise ins(%a, %b : " + t + ", " + row + ") -> " + t + " {\n"
+         "  %0 = kiln.fusion elementwise ins(%a, %b : " + t + ", " + row + ")" +
+         (kernel.empty() ? "" : " {kiln.kernel = " + kernel + "}") + " -> " + t + " {\n"
          "  ^bb0(%x: " + t + ", %y: " + row + "):\n"
          "    %h = kiln.constant dense<0.5> : tensor<" + type + ">\n"
          "    %s = kiln.add %x, %y : " + t + ", " + row + " -> " + t + "\n"
@@ -457,6 +461,26 @@ TEST(KernelsGpu, ElementwiseBroadcastOddSizes) {
   expectMatchesReference(elementwise("5x8", "f16"));
   expectMatchesReference(elementwise("1001x1003", "f32"));
   expectMatchesReference(elementwise("37x129", "bf16"));
+}
+
+/// Unrolled elementwise kernels (forced: the policy takes one element a
+/// thread a step by default): totals that are not multiples of the
+/// threads times the unroll, grids small enough that each thread loops.
+std::vector<std::string> unrolledElementwise() {
+  auto unrolled = [](int u, int gridLimit) {
+    return "#kiln.kernel<variant = elementwise, tile = [1, " + std::to_string(u) +
+           ", 1], grid_limit = " + std::to_string(gridLimit) + ">";
+  };
+  return {elementwise("5x8", "f16", unrolled(2, 1)),
+          elementwise("1001x1003", "f32", unrolled(4, 7)),
+          elementwise("37x129", "bf16", unrolled(8, 2)),
+          elementwise("32x14x14x1152", "f16", unrolled(8, 2112))};
+}
+
+TEST(KernelsGpu, ElementwiseUnrolled) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &ir : unrolledElementwise())
+    expectMatchesReference(ir);
 }
 
 /// RoBERTa's position ids as an elementwise group, offset past 2^24 (fp32
@@ -1380,4 +1404,10 @@ TEST(KernelsGpu, GemvCompiles) {
   for (const GemvCase &c : gemvCases())
     irs.push_back(linear(c.m, c.n, c.k, c.type, kGemv));
   expectCompilesForBothImages(irs);
+}
+
+// Needs NVRTC, not a GPU: the unrolled elementwise kernels compile for both
+// images without a spill (the loads of every step are live at once).
+TEST(KernelsGpu, ElementwiseUnrolledCompiles) {
+  expectCompilesForBothImages(unrolledElementwise());
 }

@@ -197,6 +197,9 @@ expect_error depthwise-knob "error: --depthwise-columns must be 1, 2 or 4, got 3
 prepare narrow-knob
 expect_error narrow-knob "error: --gemm-narrow-fmas must be 0 (never) to 6144" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --gemm-narrow-fmas -1 -o "$out/m.kiln"
+prepare elementwise-knob
+expect_error elementwise-knob "error: --elementwise-unroll must be 1, 2, 4 or 8, got 16" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --elementwise-unroll 16 -o "$out/m.kiln"
 prepare jobs-negative
 expect_error jobs-negative "error: --jobs: -2 is not a number of compiles at once" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --jobs -2 -o "$out/m.kiln"

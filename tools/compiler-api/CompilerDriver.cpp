@@ -116,6 +116,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
     error = depthwiseKnobsError(selection.depthwiseColumns);
   if (error.empty())
     error = narrowKnobsError(selection.gemmNarrowFmas);
+  if (error.empty())
+    error = elementwiseKnobsError(selection.elementwiseUnroll);
   if (!error.empty())
     return std::nullopt;
   return kiln::describeTargets(selection.archs, error, native,
@@ -168,6 +170,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.gemmNarrowFmas = selection.gemmNarrowFmas;
   pipeline.gemmGemvRows = selection.gemmGemvRows;
   pipeline.depthwiseColumns = selection.depthwiseColumns;
+  pipeline.elementwiseUnroll = selection.elementwiseUnroll;
   pipeline.poolVector = selection.poolVector;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
@@ -236,6 +239,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--gemm-gemv-rows=" + std::to_string(selection.gemmGemvRows));
   if (selection.depthwiseColumns != defaults.depthwiseColumns)
     option("--depthwise-columns=" + std::to_string(selection.depthwiseColumns));
+  if (selection.elementwiseUnroll != defaults.elementwiseUnroll)
+    option("--elementwise-unroll=" + std::to_string(selection.elementwiseUnroll));
   if (selection.poolVector != defaults.poolVector)
     option(std::string("--pool-vector=") + (selection.poolVector ? "true" : "false"));
   if (selection.wgmmaSchedule != defaults.wgmmaSchedule)

@@ -116,6 +116,12 @@ cl::opt<int64_t> depthwiseColumns(
              "convolution takes, each input column loaded once for all of them (default 1: "
              "more not yet measured on the GPU)"),
     cl::init(1), cl::cat(kilnCategory));
+cl::opt<int64_t> elementwiseUnroll(
+    "elementwise-unroll",
+    cl::desc("elements (1, 2, 4 or 8) a thread of an elementwise kernel takes a step of its "
+             "grid-stride loop, every load issued before the first store (default 1: more "
+             "not yet measured on the GPU)"),
+    cl::init(1), cl::cat(kilnCategory));
 cl::opt<bool> poolVector(
     "pool-vector",
     cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread, one "
@@ -409,6 +415,7 @@ int main(int argc, char **argv) {
   selection.gemmNarrowFmas = gemmNarrowFmas;
   selection.gemmGemvRows = gemmGemvRows;
   selection.depthwiseColumns = depthwiseColumns;
+  selection.elementwiseUnroll = elementwiseUnroll;
   selection.poolVector = poolVector;
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;

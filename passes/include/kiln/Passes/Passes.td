@@ -477,6 +477,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "adjacent output columns (1, 2 or 4) a thread of the vectorized "
            "depthwise convolution takes, each input column loaded once for "
            "all of them; 1 until more are measured on the GPU">,
+    Option<"elementwiseUnroll", "elementwise-unroll", "int64_t", /*default=*/"1",
+           "elements (1, 2, 4 or 8) an elementwise kernel's thread takes a step "
+           "of its grid-stride loop, every load before the first store; 1 until "
+           "more are measured on the GPU">,
     Option<"poolVector", "pool-vector", "bool", /*default=*/"true",
            "pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread "
            "(tile [1, 8, 1]); false keeps a thread per element">,

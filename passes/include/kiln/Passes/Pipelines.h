@@ -71,6 +71,10 @@ struct GraphPipelineOptions
       *this, "depthwise-columns",
       llvm::cl::desc("adjacent output columns (1, 2 or 4) a vectorized depthwise thread takes"),
       llvm::cl::init(1)};
+  Option<int64_t> elementwiseUnroll{
+      *this, "elementwise-unroll",
+      llvm::cl::desc("elements (1, 2, 4 or 8) an elementwise thread takes a step"),
+      llvm::cl::init(1)};
   Option<bool> poolVector{*this, "pool-vector",
                           llvm::cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight "
                                          "channels a thread"),
