@@ -587,7 +587,8 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
     // elementwise-unroll > 1: that many elements a thread a step, every
     // load issued before the first store (1 until timed on the GPU).
     if (knobs.elementwiseUnroll > 1)
-      return Choice{config(context, KernelVariant::elementwise, {1, knobs.elementwiseUnroll, 1}, 0, 1,
+      return Choice{config(context, KernelVariant::elementwise,
+                           {1, knobs.elementwiseUnroll, 1}, 0, 1,
                            int64_t(target.multiprocessors) * 16),
                     "elementwise: grid-stride loop, " + str(knobs.elementwiseUnroll) +
                         " elements a thread a step"};
