@@ -1,7 +1,8 @@
-//===- KernelSelection.h - kiln-select-kernels' split-K knobs ---*- C++ -*-===//
+//===- KernelSelection.h - kiln-select-kernels' knobs -----------*- C++ -*-===//
 //
-// The split-K policy's defaults and their check, shared by the pass, the
-// graph pipeline's options and the tools that expose them as flags.
+// The selection policy's defaults and the checks of its knobs, shared by the
+// pass, the graph pipeline's options and the tools that expose them as
+// flags (passes/lib/KernelKnobs.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,8 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
 /// stage takes (auto, cooperative, pingpong) and `multicast` a cluster size
 /// and `blocksPerSM` a count of blocks a multiprocessor (0: the cost
 /// model's, 1, 2), else the error.
+std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
+                            int64_t blocksPerSM);
 /// "" when --attention-rows is 0, 64 or 128, else the message.
 std::string attentionKnobsError(int64_t rows);
 /// "" or why --gemm-gemv-rows is out of range (0 to 32).
@@ -42,8 +45,6 @@ std::string depthwiseKnobsError(int64_t columns);
 std::string narrowKnobsError(int64_t fmas);
 /// "" or why --elementwise-unroll is not 1, 2, 4 or 8.
 std::string elementwiseKnobsError(int64_t unroll);
-std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
-                            int64_t blocksPerSM);
 
 } // namespace kiln
 
