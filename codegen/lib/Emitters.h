@@ -134,6 +134,8 @@ struct GemmPlan {
 mlir::FailureOr<EmittedKernel> emitGemmKernel(FusionOp group, llvm::StringRef name,
                                               const GemmPlan &plan);
 
+/// A gemm_epilogue group's kernel: its plan, then emitGemmKernel.
+mlir::FailureOr<EmittedKernel> emitGemm(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitConv(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitPooling(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitReduction(FusionOp group, llvm::StringRef name);

@@ -1,0 +1,410 @@
+//===- GemmEmitter.cpp - gemm_epilogue groups -> CUDA C++ kernels ---------===//
+//
+// A GEMM group's plan (operands, batch offsets, bias), then one kernel for
+// the variant kiln-select-kernels chose: a main loop from kiln_gemm.cuh
+// (mma.sync for fp16/bf16, SIMT FMA for fp32, tf32), split K across a
+// cluster (kiln_gemm_splitk.cuh), the persistent TMA + wgmma loop
+// (kiln_gemm_sm90.cuh), a thread per row (kiln_gemm_narrow.cuh) or a block
+// per column (kiln_gemm_gemv.cuh), with the epilogue functor generated for
+// the group. 1x1 convolutions reach emitGemmKernel from ConvEmitter.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/KernelShapes.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
+#include "kiln/codegen/CudaEmitter.h"
+
+#include "ElementCode.h"
+#include "Emitters.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+using namespace kiln::codegen::detail;
+
+FailureOr<EmittedKernel> kiln::codegen::detail::emitGemm(FusionOp group, StringRef name) {
+  std::optional<GemmShape> shape = gemmShapeOf(group);
+  if (!shape)
+    return group.emitOpError("a gemm_epilogue group needs a linear, matmul or batch_matmul");
+  Operation *anchor = shape->anchor;
+  Value lhs = anchor->getOperand(0), rhs = anchor->getOperand(1);
+  auto lhsArg = dyn_cast<BlockArgument>(lhs), rhsArg = dyn_cast<BlockArgument>(rhs);
+  if (!lhsArg || !rhsArg)
+    return anchor->emitOpError("GEMM operands must be inputs of the group");
+  auto resultType = cast<RankedTensorType>(anchor->getResult(0).getType());
+  ArrayRef<int64_t> lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> rhsShape = cast<RankedTensorType>(rhs.getType()).getShape();
+
+  GemmPlan plan;
+  plan.anchor = anchor;
+  plan.lhs = lhsArg;
+  plan.rhs = rhsArg;
+  plan.kMajorB = shape->kMajorB;
+  if (auto linear = dyn_cast<LinearOp>(anchor))
+    plan.bias = linear.getBias();
+  int64_t K = shape->K, N = shape->N, M = shape->M, batch = shape->batch;
+  if (!plan.kMajorB) {
+    ArrayRef<int64_t> batchShape = resultType.getShape().drop_back(2);
+    if (batch > 65535)
+      return anchor->emitOpError("batch of ") << batch << " exceeds the grid's z limit";
+    // Per batch index z, each operand's offset with its broadcast strides.
+    auto offsetOf = [&](ArrayRef<int64_t> operandShape, int64_t matrix) {
+      ArrayRef<int64_t> operandBatch = operandShape.drop_back(2);
+      SmallVector<int64_t> strides = stridesOf(operandBatch);
+      SmallVector<int64_t> zStrides = stridesOf(batchShape);
+      std::string offset = "0LL";
+      size_t lead = batchShape.size() - operandBatch.size();
+      for (size_t d = 0; d < operandBatch.size(); ++d)
+        if (operandBatch[d] != 1)
+          offset += " + ((long long)blockIdx.z / " + std::to_string(zStrides[d + lead]) +
+                    " % " + std::to_string(batchShape[d + lead]) + ") * " +
+                    std::to_string(strides[d] * matrix) + "LL";
+      return offset;
+    };
+    plan.batchOffsets = "  const long long aOffset = " + offsetOf(lhsShape, M * K) +
+                        ";\n  const long long bOffset = " + offsetOf(rhsShape, K * N) +
+                        ";\n";
+  }
+  plan.M = M;
+  plan.N = N;
+  plan.K = K;
+  plan.batch = batch;
+  return emitGemmKernel(group, name, plan);
+}
+
+std::optional<kiln::codegen::detail::SplitKPipeline>
+kiln::codegen::detail::splitKPipelineOf(KernelConfigAttr config) {
+  ArrayRef<int64_t> tile = config.getTile();
+  if (tile.size() != 3 || tile[0] != 64 || tile[1] != 64 || tile[2] % 16 != 0 ||
+      config.getStages() < 2)
+    return std::nullopt;
+  return SplitKPipeline{tile[2], config.getStages()};
+}
+
+std::string kiln::codegen::detail::SplitKPipeline::templateArgs() const {
+  return ", " + std::to_string(kTile) + ", " + std::to_string(stages);
+}
+
+int64_t kiln::codegen::detail::SplitKPipeline::sharedBytes(bool kMajorB,
+                                                           int64_t elementBytes) const {
+  constexpr int64_t tile = 64, pad = 8; // kSplitBM = kSplitBN, kPad
+  int64_t stage = tile * (kTile + pad) + (kMajorB ? tile * (kTile + pad) : kTile * (tile + pad));
+  return std::max(stages * stage * elementBytes, tile * (tile + 4) * 4); // kPartialPitch
+}
+
+std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef element, bool kMajorB,
+                                                                int64_t elementBytes) const {
+  return "static_assert(kiln::splitk_shared_bytes<" + element.str() + ", " +
+         (kMajorB ? "true" : "false") + templateArgs() +
+         ">() == " + std::to_string(sharedBytes(kMajorB, elementBytes)) +
+         ", \"the launch's shared memory must match the kernel's\");\n";
+}
+
+unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnTiles,
+                                               int64_t multicast, int64_t gridLimit) {
+  // Blocks come in whole clusters, and more than the tiles (or the limit,
+  // one per multiprocessor) would only queue.
+  int64_t clusters = (rowTiles + multicast - 1) / multicast * columnTiles;
+  return static_cast<unsigned>(std::min(clusters, gridLimit / multicast) * multicast);
+}
+
+namespace {
+/// `#define name` as `hopper` in the sm_90a image and `other` elsewhere.
+std::string defineInSm90a(const std::string &name, const std::string &hopper,
+                          const std::string &other) {
+  return "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#define " + name + " " + hopper +
+         "\n#else\n#define " + name + (other.empty() ? "" : " " + other) + "\n#endif\n";
+}
+} // namespace
+
+std::string kiln::codegen::detail::wgmmaBlocksPreamble(int64_t blocksPerSM) {
+  if (blocksPerSM == 1)
+    return "";
+  return "// Two blocks a multiprocessor in the sm_90a image (kernelOpen).\n" +
+         defineInSm90a("KILN_WGMMA_BLOCKS_PER_SM", std::to_string(blocksPerSM), "1");
+}
+
+std::string kiln::codegen::detail::wgmmaScheduleName(WgmmaSchedule schedule) {
+  return std::string("kiln::sm90::Schedule::") + stringifyWgmmaSchedule(schedule).str();
+}
+
+std::string kiln::codegen::detail::clusterPreamble(int64_t blocks) {
+  if (blocks == 1)
+    return "#define KILN_SPLIT_CLUSTER\n";
+  return "// The blocks that split one output's work form a cluster (sm_90a).\n" +
+         defineInSm90a("KILN_SPLIT_CLUSTER",
+                       "__cluster_dims__(" + std::to_string(blocks) + ", 1, 1)", "");
+}
+
+std::string kiln::codegen::detail::splitClusterPreamble(int64_t split) {
+  return "#include \"kiln_gemm_splitk.cuh\"\n" + clusterPreamble(split);
+}
+
+
+namespace {
+/// gemm_narrow's blocks of 128 threads a multiprocessor, for ptxas's
+/// register budget: with the block size alone it held some rows' sums to 72
+/// registers and spilled (28 to 36 columns with a GELU epilogue, on sm_80
+/// and sm_90a). Four blocks give 128 registers, enough for one pass of up to
+/// 32 columns; past 32 columns (passes of 32 and a rest,
+/// kiln_gemm_narrow.cuh) 128 spilled with a GELU, so two blocks, 255.
+unsigned narrowBlocksPerSM(int64_t columns) { return columns <= 32 ? 4 : 2; }
+} // namespace
+
+FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, StringRef name,
+                                                const GemmPlan &plan) {
+  Block &body = group.getBody().front();
+  Operation *anchor = plan.anchor;
+  BlockArgument lhsArg = plan.lhs, rhsArg = plan.rhs;
+  auto resultType = cast<RankedTensorType>(anchor->getResult(0).getType());
+  Type element = cast<RankedTensorType>(lhsArg.getType()).getElementType();
+  bool kMajorB = plan.kMajorB;
+  int64_t M = plan.M, N = plan.N, K = plan.K, batch = plan.batch;
+  std::string batchOffsets = plan.batchOffsets;
+  if (M > (1LL << 31) / 2 || N > (1LL << 31) / 2)
+    return anchor->emitOpError("GEMM dimensions past 2^30 are not supported");
+
+  // The epilogue: index of the element in the full result, the accumulator
+  // (plus bias), then the group's other ops.
+  ElementCode epilogue(group, resultType.getShape(), "idx", "    ");
+  epilogue.deferStores = true;
+  std::string accumulator = "acc";
+  if (plan.bias) {
+    auto biasArg = dyn_cast<BlockArgument>(plan.bias);
+    if (!biasArg)
+      return anchor->emitOpError("the bias must be an input of the group");
+    accumulator = "(acc + kiln::to_float(in" + std::to_string(biasArg.getArgNumber()) +
+                  "[n]))";
+  }
+  // The GEMM's own result rounds to its type before the epilogue reads it,
+  // as it would through memory.
+  epilogue.bind(anchor->getResult(0),
+                element.isF32() ? accumulator
+                                : "kiln::to_float(kiln::from_float<" +
+                                      cudaType(element) + ">(" + accumulator + "))");
+  for (Operation &op : body.without_terminator())
+    if (&op != anchor && failed(epilogue.emit(&op)))
+      return failure();
+  for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
+    epilogue.store(index, value);
+
+  bool tensorCores = element.isF16() || element.isBF16();
+  if (!tensorCores && !element.isF32())
+    return anchor->emitOpError("GEMM on ") << element << " is not supported";
+  // The variant kiln-select-kernels chose (or a test forced): each needs
+  // what its template assumes.
+  KernelConfigAttr config = configOf(group);
+  KernelVariant variant = config.getVariant();
+  auto refuse = [&](StringRef why) {
+    return group.emitOpError("cannot run as ")
+           << stringifyKernelVariant(variant) << ": " << why;
+  };
+  auto expectTile = [&](ArrayRef<int64_t> tile) -> LogicalResult {
+    if (config.getTile() == tile)
+      return success();
+    return refuse("its template implements the tile [" +
+                  llvm::join(llvm::map_range(tile, [](int64_t v) { return std::to_string(v); }),
+                             ", ") +
+                  "] only");
+  };
+  bool hopper = variant == KernelVariant::gemm_wgmma;
+  bool splitK = variant == KernelVariant::gemm_split_k;
+  bool narrow = variant == KernelVariant::gemm_narrow;
+  bool gemv = variant == KernelVariant::gemm_gemv;
+  std::optional<SplitKPipeline> pipeline;
+  switch (variant) {
+  case KernelVariant::gemm_simt:
+    if (tensorCores)
+      return refuse("the SIMT GEMM reads fp32 operands");
+    if (failed(expectTile({64, 64, 16})))
+      return failure();
+    break;
+  case KernelVariant::gemm_tf32:
+    if (tensorCores)
+      return refuse("the tf32 GEMM reads fp32 operands");
+    if (!anchor->hasAttr(attr::kTf32))
+      return refuse("the GEMM's operands may not be rounded to tf32 (its op lacks "
+                    "kiln.tf32: compile with --precision tf32)");
+    if (failed(expectTile({128, 128, 16})))
+      return failure();
+    break;
+  case KernelVariant::gemm_mma:
+    if (!tensorCores)
+      return refuse("mma.sync needs fp16 or bf16 operands");
+    if (failed(expectTile({128, 128, 32})))
+      return failure();
+    break;
+  case KernelVariant::gemm_wgmma:
+    // TMA needs 16-byte global strides (K % 8 == 0) and a K-major B.
+    if (!tensorCores || !kMajorB || K % 8 != 0)
+      return refuse("TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0");
+    if (config.getTile().size() != 3 || config.getTile()[0] != 128 ||
+        config.getTile()[2] != 64 || !llvm::is_contained({64, 128, 192, 256}, config.getTile()[1]))
+      return refuse("its template implements tiles [128, 64 | 128 | 192 | 256, 64] only");
+    // Whether the ring fits an image's shared memory is kiln-lower-launches'
+    // question: the emitter knows no GPU.
+    if (config.getStages() < 2)
+      return refuse("its TMA ring needs 2 or more stages");
+    if (config.getGridLimit() < config.getMulticast())
+      return refuse("the persistent grid needs a grid_limit (blocks at most) of one "
+                    "cluster or more");
+    break;
+  case KernelVariant::gemm_split_k:
+    if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))
+      return refuse("split-K needs fp16/bf16 operands, K % 8 == 0 and, for a [K, N] B, "
+                    "N % 8 == 0");
+    if (!(pipeline = splitKPipelineOf(config)))
+      return refuse("its template takes 64 x 64 tiles, a k tile that is a multiple of 16 "
+                    "and 2 or more stages");
+    break;
+  case KernelVariant::gemm_narrow:
+    if (!tensorCores || !kMajorB || K % 8 != 0 || K > 128 || N % 4 != 0 || K * N * 4 > 24576)
+      return refuse("a thread per row takes fp16/bf16 operands, a [N, K] B, K % 8 == 0, "
+                    "K <= 128, N % 4 == 0 and a K x N fp32 weight within 24 KiB");
+    if (!config.getTile().empty())
+      return refuse("it takes no tile (a thread per row)");
+    if (config.getGridLimit() <= 0)
+      return refuse("its grid-stride loop needs a grid_limit (blocks at most)");
+    break;
+  case KernelVariant::gemm_gemv:
+    if (!tensorCores || !kMajorB || M > 32)
+      return refuse("a block per column takes fp16/bf16 operands, a [N, K] B and at most 32 "
+                    "rows");
+    if (!config.getTile().empty())
+      return refuse("it takes no tile (a block per column)");
+    break;
+  default:
+    return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k, "
+                  "gemm_narrow or gemm_gemv");
+  }
+  int64_t split = config.getSplitK();
+  if (split != 1 && !splitK)
+    return refuse("only gemm_split_k splits K");
+  // gemm_gemv: a warp per 8 rows (kiln::gemv::threads).
+  unsigned threads = splitK || narrow ? 128
+                     : gemv      ? static_cast<unsigned>(32 * ((M + 7) / 8))
+                     : hopper    ? 384
+                                 : 256;
+  // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
+  // at most one block per H200 multiprocessor; its mma.sync fallback walks
+  // 128 x 128 tiles on the same grid.
+  const bool tf32 = variant == KernelVariant::gemm_tf32;
+  int64_t tileM = tensorCores || tf32 ? 128 : 64, tileN = tensorCores || tf32 ? 128 : 64;
+  std::string mmaLoop =
+      tensorCores
+          ? std::string(hopper ? "kiln::mma_gemm_persistent<" : "kiln::mma_gemm<") +
+                cudaType(element) + ", " + (kMajorB ? "true" : "false") + ">"
+          : std::string(variant == KernelVariant::gemm_tf32 ? "kiln::tf32_gemm<"
+                                                            : "kiln::simt_gemm<") +
+                (kMajorB ? "true" : "false") + ">";
+  std::string sizes = std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K);
+  std::string pointerCall = mmaLoop + "(in" + std::to_string(lhsArg.getArgNumber()) +
+                            " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
+                            " + bOffset, " + sizes + ", epilogue);\n";
+  if (splitK)
+    pointerCall = "kiln::splitk_gemm<" + cudaType(element) + ", " +
+                  (kMajorB ? "true" : "false") + ", " + std::to_string(split) +
+                  pipeline->templateArgs() + ">(in" +
+                  std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
+                  std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
+                  ", epilogue);\n";
+  if (gemv)
+    pointerCall = "kiln::gemv_gemm<" + cudaType(element) + ", " + std::to_string(M) + ", " +
+                  std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
+                  " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
+                  " + bOffset, epilogue);\n";
+  if (narrow)
+    pointerCall = "kiln::narrow_gemm<" + cudaType(element) + ", " + std::to_string(N) + ", " +
+                  std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
+                  " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) + " + bOffset, " +
+                  std::to_string(M) + ", epilogue);\n";
+  std::string mainLoop =
+      hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
+                   cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
+                   std::to_string(config.getStages()) + ", " +
+                   wgmmaScheduleName(config.getSchedule()) + ", " +
+                   std::to_string(config.getMulticast()) + ", " +
+                   std::to_string(config.getBlocksPerSm()) + ">(map0, map1, " + sizes +
+                   ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
+             : "  " + pointerCall;
+
+  EmittedKernel kernel = kernelFor(group, name, plan.kind);
+  kernel.block = threads;
+  kernel.grid[0] = static_cast<unsigned>((N + tileN - 1) / tileN);
+  kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
+  kernel.grid[2] = static_cast<unsigned>(batch);
+  if (splitK) {
+    kernel.grid[0] = static_cast<unsigned>((N + 63) / 64 * split);
+    kernel.grid[1] = static_cast<unsigned>((M + 63) / 64);
+    kernel.dynamicSharedBytes = pipeline->sharedBytes(kMajorB, 2);
+    kernel.clusterBlocks = static_cast<unsigned>(split);
+  }
+  if (narrow) {
+    kernel.grid[0] = gridStrideBlocks(group, M, threads);
+    kernel.grid[1] = 1;
+  }
+  if (gemv) {
+    kernel.grid[0] = static_cast<unsigned>(N);
+    kernel.grid[1] = 1;
+  }
+  const int64_t multicast = config.getMulticast();
+  if (hopper) {
+    int64_t tileWidth = config.getTile()[1];
+    kernel.grid[0] = persistentGrid((M + 127) / 128, (N + tileWidth - 1) / tileWidth, multicast,
+                                    config.getGridLimit());
+    kernel.grid[1] = 1;
+    kernel.dynamicSharedBytes =
+        static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
+    kernel.sharedMemoryInWgmmaImageOnly = true;
+    kernel.clusterBlocks = static_cast<unsigned>(multicast);
+    // Each block of a cluster loads its share of B's rows.
+    kernel.tensorMaps = {
+        TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, 128, 64),
+        TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
+                             static_cast<unsigned>(tileWidth / multicast), 64)};
+  }
+  std::string epilogueName = name.str() + "_epilogue";
+  kernel.source =
+      header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
+      (narrow ? "#include \"kiln_gemm_narrow.cuh\"\nstatic_assert(kiln::narrow::kThreads == " +
+                    std::to_string(threads) + ", \"the launch's block must match the kernel's "
+                    "staging tiles\");\n"
+              : "") +
+      (gemv ? "#include \"kiln_gemm_gemv.cuh\"\nstatic_assert(kiln::gemv::threads(" +
+                  std::to_string(M) + ") == " + std::to_string(threads) +
+                  ", \"the launch's block must match the kernel's warps\");\n"
+            : "") +
+      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
+                    std::to_string(config.getTile()[1]) + ", " +
+                    std::to_string(config.getStages()) +
+                    ") == " + std::to_string(kernel.dynamicSharedBytes) +
+                    ", \"the launch's shared memory must match the kernel's\");\n"
+              : "") +
+      (splitK ? splitClusterPreamble(split) +
+                    pipeline->sharedAssert(cudaType(element), kMajorB, 2)
+              : "") +
+      (hopper && multicast > 1 ? clusterPreamble(multicast) : "") +
+      (hopper ? wgmmaBlocksPreamble(config.getBlocksPerSm()) : "") +
+      "\n" +
+      emitEpilogueFunctor(group,
+                          {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",
+                           "    const long long idx = batchBase + (long long)m * " +
+                               std::to_string(N) + "LL + n;\n",
+                           /*pairs=*/N % 2 == 0},
+                          epilogue) +
+      "\n" +
+      (splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
+              : kernelOpen(group, name, threads, kernel.tensorMaps.size(),
+                           hopper   ? static_cast<unsigned>(config.getBlocksPerSm())
+                           : narrow ? narrowBlocksPerSM(N)
+                                    : 0,
+                           /*splitCluster=*/hopper && multicast > 1)) +
+      batchOffsets +
+      "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
+      ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";
+  return kernel;
+}
