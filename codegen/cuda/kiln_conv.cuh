@@ -297,8 +297,8 @@ __device__ __forceinline__ void depthwise_columns(const T *__restrict__ x,
 
 /// Depthwise (G == C, one input channel per group). kEightChannels: each
 /// block holds the filters of a slice of up to 128 channels (grid y;
-/// depthwise::slice)
-/// transposed to [tap][channel] in shared memory; each thread computes 8
+/// depthwise::slice) transposed to [tap][channel] in shared memory; each
+/// thread computes 8
 /// consecutive channels of one output position per step, one 16-byte load
 /// of input and of filter per tap, where one thread per element would
 /// issue 16 2-byte loads; blocks of 256 threads take pixels<S>() positions

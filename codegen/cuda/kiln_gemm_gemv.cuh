@@ -89,11 +89,9 @@ __device__ __forceinline__ void gemv_gemm(const T *__restrict__ A, const T *__re
   float mine = 0.0f;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-      sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], offset);
+    const float total = warp_sum(sum[r]);
     if (lane == r)
-      mine = sum[r];
+      mine = total;
   }
   if (lane < kRows && m0 + lane < kM)
     epilogue(m0 + lane, n, mine);

@@ -445,11 +445,6 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
                   {"kMax", pool.getKind() == PoolKind::max},
                   {"kCountIncludePad", pool.getCountIncludePad()}});
   const std::string input = "in" + std::to_string(inputArg.getArgNumber());
-  auto gridStride = [&](const std::string &v) {
-    return "  for (long long " + v + " = (long long)blockIdx.x * " + std::to_string(kThreads) +
-           " + threadIdx.x; " + v + " < " + std::to_string(count) + "LL; " + v +
-           " += (long long)gridDim.x * " + std::to_string(kThreads) + ") {\n";
-  };
   std::string body;
   if (eightChannels) {
     // The epilogue still runs per element: its ops read other inputs at idx.
@@ -458,13 +453,15 @@ FailureOr<EmittedKernel> emitPool(FusionOp group, StringRef name) {
       perElement += "  " + line.str() + "\n";
     body = "static_assert(kiln::pool::vectorized<" + shapeName + ", " + cudaType(element) +
            ">(), \"8 channels a thread need 2-byte elements and C % 8 == 0\");\n" +
-           kernelOpen(group, name, kThreads) + gridStride("pixelChannels") + "    float pooled8[8];\n" +
+           kernelOpen(group, name, kThreads) + gridStrideLoop("pixelChannels", count) +
+           "    float pooled8[8];\n" +
            "    kiln::pool::pool_window8<" + shapeName + ">(" + input +
            ", pixelChannels * 8, pooled8);\n#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n" +
-           "      const long long idx = pixelChannels * 8 + j;\n      const float pooled = pooled8[j];\n" +
+           "      const long long idx = pixelChannels * 8 + j;\n" +
+           "      const float pooled = pooled8[j];\n" +
            perElement + "    }\n  }\n}\n";
   } else {
-    body = kernelOpen(group, name, kThreads) + gridStride("idx") +
+    body = kernelOpen(group, name, kThreads) + gridStrideLoop("idx", count) +
            "    const float pooled = kiln::pool::pool_window<" + shapeName + ">(" + input +
            ", idx);\n" + epilogue.code + "  }\n}\n";
   }

@@ -146,8 +146,7 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
   // stride apart (coalesced across the warp), all loaded before any is
   // stored. One 2-byte load a thread in flight is far from what keeps the
   // memory busy: small broadcast multiplies ran at 0.5-1 TB/s.
-  KernelConfigAttr config = configOf(group);
-  ArrayRef<int64_t> tile = config ? config.getTile() : ArrayRef<int64_t>{};
+  ArrayRef<int64_t> tile = configOf(group).getTile();
   const int64_t unroll = tile.size() == 3 ? tile[1] : 1;
   if (!tile.empty() && (tile.size() != 3 || tile[0] != 1 || tile[2] != 1 ||
                         (unroll != 2 && unroll != 4 && unroll != 8)))
@@ -157,13 +156,11 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
   EmittedKernel kernel = kernelFor(group, name, "elementwise");
   kernel.block = kThreads;
   kernel.grid[0] = gridStrideBlocks(group, (total + unroll - 1) / unroll, kThreads);
-  const std::string threads = std::to_string(kThreads), count = std::to_string(total) + "LL";
   std::string loop;
   if (unroll == 1) {
-    loop = "  for (long long idx = (long long)blockIdx.x * " + threads +
-           " + threadIdx.x; idx < " + count + "; idx += (long long)gridDim.x * " + threads +
-           ") {\n" + element.code + "  }\n";
+    loop = gridStrideLoop("idx", total) + element.code + "  }\n";
   } else {
+    const std::string threads = std::to_string(kThreads), count = std::to_string(total) + "LL";
     // Where all U elements are in range the steps have no branch between
     // them, so (the operands being __restrict__) the compiler issues every
     // step's loads before the first store; a bounds test per step would
@@ -191,6 +188,13 @@ FailureOr<EmittedKernel> emitElementwise(FusionOp group, StringRef name) {
 
 KernelConfigAttr kiln::codegen::detail::configOf(FusionOp group) {
   return cast<KernelConfigAttr>(group->getAttr(attr::kKernel));
+}
+
+std::string kiln::codegen::detail::gridStrideLoop(const std::string &var, int64_t count) {
+  const std::string threads = std::to_string(kThreads);
+  return "  for (long long " + var + " = (long long)blockIdx.x * " + threads +
+         " + threadIdx.x; " + var + " < " + std::to_string(count) + "LL; " + var +
+         " += (long long)gridDim.x * " + threads + ") {\n";
 }
 
 unsigned kiln::codegen::detail::gridStrideBlocks(FusionOp group, int64_t work,

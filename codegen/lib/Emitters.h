@@ -30,6 +30,10 @@ KernelConfigAttr configOf(FusionOp group);
 /// blocks for all of it, at most the configuration's grid_limit.
 unsigned gridStrideBlocks(FusionOp group, int64_t work, int64_t perBlock);
 
+/// `  for (long long VAR = ...; VAR < COUNT; VAR += ...) {`: the grid-stride
+/// loop over `count` items of blocks of kThreads (the caller closes it).
+std::string gridStrideLoop(const std::string &var, int64_t count);
+
 /// The kernel's opening: `extern "C" __global__ void name(maps..., const T
 /// *in0, ..., T *out0, ...) {` and the wait for the kernel before it (the
 /// programmatic-dependent-launch wait every kernel starts with). The body

@@ -7,8 +7,9 @@
 // cores, whether it has clusters):
 //
 //   GEMM, fp16/bf16   [N, K] B, K % 8 == 0, K <= 128, N % 4 == 0,
-//                     4 K N <= 24 KiB, K * N <= 16 (K + 2N),
-//                     K * N <= gemm-narrow-fmas (256 by default),
+//                     K * N <= 16 (K + 2N),
+//                     K * N <= gemm-narrow-fmas (256 by default, at most
+//                     6144: a 24 KiB fp32 weight),
 //                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
 //                     [N, K] B, M <= gemm-gemv-rows (8 by default,
@@ -340,7 +341,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       str(s.M) + " rows)"};
   // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
   // of 16 to 144 channels at batch 32): bytes, not math. The weight as fp32
-  // in 24 KiB of shared memory. Rows enough for a
+  // in shared memory (the knob's bound keeps it within 24 KiB). Rows enough for a
   // block of 128 on every multiprocessor, and a row's K x N FMAs within 16
   // per byte-pair it moves (K + 2N: its input, output and a residual), so
   // CUDA cores (about 33 TFMA/s on an H200) keep up with memory (about 3.5
@@ -350,8 +351,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   // 23.1 us (K N = 256); 16 -> 64 (1024) went 43.1 -> 55.4, 64 -> 24 (1536)
   // 10.8 -> 27.0. So K N <= gemm-narrow-fmas, 256 by default.
   if (s.K * s.N <= knobs.gemmNarrowFmas && s.kMajorB && s.K % 8 == 0 && s.K <= 128 &&
-      s.N % 4 == 0 &&
-      s.K * s.N * 4 <= 24576 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
+      s.N % 4 == 0 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
       s.M * s.batch >= 128 * target.multiprocessors)
     return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
                          int64_t(target.multiprocessors) * 16),
