@@ -68,7 +68,7 @@ import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_profile import ProfileError, parse_profile  # noqa: E402
-from timing import GRAPH_METHOD, graph_ms  # noqa: E402
+from timing import graph_ms  # noqa: E402
 
 warnings.filterwarnings("ignore")
 
@@ -83,22 +83,37 @@ NEAR = 1.2        # "within 1.2x of cuDNN"
 
 
 
-def record_convs(name, batch, device, dtype):
-    """Every nn.Conv2d of the torchvision model in execution order. The
-    forward runs at batch 1 (cheap on the CPU) and the batch is scaled."""
+def hooked_forward(name, device, dtype, types, record):
+    """Runs the torchvision model (random weights, eval, channels_last) once
+    at batch 1 (cheap on the CPU) with record(qualname, module, inputs,
+    output) hooked on every module of `types`: in execution order."""
     if name not in torchvision.models.__dict__:
         raise ProfileError(f"torchvision.models has no '{name}'")
     torch.manual_seed(0)
     model = torchvision.models.__dict__[name](weights=None).eval().to(device, dtype)
     model = model.to(memory_format=torch.channels_last)
-    convs, handles = [], []
+    handles = [module.register_forward_hook(
+        lambda module, inputs, output, qualname=qualname: record(qualname, module, inputs,
+                                                                 output))
+        for qualname, module in model.named_modules() if isinstance(module, types)]
+    x = torch.randn(1, 3, 224, 224, device=device, dtype=dtype)
+    with torch.no_grad():
+        model(x.contiguous(memory_format=torch.channels_last))
+    for handle in handles:
+        handle.remove()
 
-    def hook(module, inputs, output):
+
+def record_convs(name, batch, device, dtype):
+    """Every nn.Conv2d of the torchvision model in execution order, the
+    batch scaled from the forward's 1."""
+    convs = []
+
+    def record(qualname, module, inputs, output):
         n, c, h, w = inputs[0].shape
         _, co, ho, wo = output.shape
         assert n == 1
         convs.append({
-            "module": module.qualname, "input": (batch, c, h, w), "out_channels": co,
+            "module": qualname, "input": (batch, c, h, w), "out_channels": co,
             "kernel_size": tuple(module.kernel_size), "stride": tuple(module.stride),
             "padding": module.padding if isinstance(module.padding, str)
             else tuple(module.padding),
@@ -106,15 +121,7 @@ def record_convs(name, batch, device, dtype):
             "bias": module.bias is not None, "output": (batch, co, ho, wo),
             "padding_mode": module.padding_mode})
 
-    for qualname, module in model.named_modules():
-        if isinstance(module, torch.nn.Conv2d):
-            module.qualname = qualname
-            handles.append(module.register_forward_hook(hook))
-    x = torch.randn(1, 3, 224, 224, device=device, dtype=dtype)
-    with torch.no_grad():
-        model(x.contiguous(memory_format=torch.channels_last))
-    for handle in handles:
-        handle.remove()
+    hooked_forward(name, device, dtype, torch.nn.Conv2d, record)
     for conv in convs:
         conv["mflop"] = conv_mflop(conv)
     return convs
@@ -130,31 +137,22 @@ def conv_mflop(conv):
 def record_pools(name, batch, device, dtype):
     """Every nn.MaxPool2d and nn.AvgPool2d of the torchvision model in
     execution order, as record_convs."""
-    torch.manual_seed(0)
-    model = torchvision.models.__dict__[name](weights=None).eval().to(device, dtype)
-    pools, handles = [], []
+    pools = []
 
     def pair(value):
         return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
 
-    def hook(module, inputs, output):
+    def record(qualname, module, inputs, output):
         _, c, h, w = inputs[0].shape
         _, _, ho, wo = output.shape
         pools.append({
-            "module": module.qualname, "kind": "max" if isinstance(module, torch.nn.MaxPool2d)
+            "module": qualname, "kind": "max" if isinstance(module, torch.nn.MaxPool2d)
             else "avg", "input": (batch, c, h, w), "output_nhwc": (batch, ho, wo, c),
             "kernel_size": pair(module.kernel_size), "stride": pair(module.stride),
             "padding": pair(module.padding), "ceil_mode": module.ceil_mode,
             "count_include_pad": getattr(module, "count_include_pad", True)})
 
-    for qualname, module in model.named_modules():
-        if isinstance(module, (torch.nn.MaxPool2d, torch.nn.AvgPool2d)):
-            module.qualname = qualname
-            handles.append(module.register_forward_hook(hook))
-    with torch.no_grad():
-        model(torch.randn(1, 3, 224, 224, device=device, dtype=dtype))
-    for handle in handles:
-        handle.remove()
+    hooked_forward(name, device, dtype, (torch.nn.MaxPool2d, torch.nn.AvgPool2d), record)
     return pools
 
 
