@@ -597,9 +597,18 @@ def main():
         pass
     rows = []
     # With --build-times every kiln build runs before the first counted
-    # torch.compile: one left Inductor's compile workers in the process,
-    # and kiln's builds after it took up to twice as long (2026-12-03).
+    # torch.compile: one leaves Inductor's compile workers in the process,
+    # and kiln's builds after one measured up to twice as long (2026-12-03;
+    # whether the workers were the cause is not yet known).
     torch_builds = []
+
+    def write_json():
+        # After every row: a part cut short by the device's time limit
+        # keeps what it measured.
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"meta": meta, "rows": rows}, f, indent=1)
+
     for name in args.models:
         for batch in args.batches:
             print(f"{name} batch {batch}", flush=True)
@@ -608,11 +617,7 @@ def main():
             except Exception as error:  # noqa: BLE001 - one model failing must not hide the rest
                 row = {"model": name, "batch": batch, "error": f"{type(error).__name__}: {error}"}
             rows.append(row)
-            # Written after every row: a part cut short by the device's time
-            # limit keeps what it measured.
-            if args.json:
-                with open(args.json, "w") as f:
-                    json.dump({"meta": meta, "rows": rows}, f, indent=1)
+            write_json()
             if "error" in row:
                 print(f"{name:>20} {batch:>5} ERROR {row['error']}", flush=True)
                 continue
@@ -634,9 +639,7 @@ def main():
             build()
         except Exception as error:  # noqa: BLE001 - one model failing must not hide the rest
             row["error"] = f"torch.compile build: {type(error).__name__}: {error}"
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"meta": meta, "rows": rows}, f, indent=1)
+        write_json()
         print(f"{row['model']:>20} {row['batch']:>5} torch.compile "
               f"{row.get('compile_compile_s', float('nan')):.1f} s", flush=True)
     if args.build_times:
