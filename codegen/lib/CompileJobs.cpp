@@ -148,6 +148,11 @@ unsigned kiln::codegen::usableCores(const std::string &cgroupRoot) {
   cpu_set_t mask;
   if (::sched_getaffinity(0, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) > 0)
     cores = static_cast<unsigned>(CPU_COUNT(&mask));
+  // A quota of CPU time per period caps the cores at quota / period, rounded up.
+  auto capped = [&](long long quota, long long period) {
+    return static_cast<unsigned>(
+        std::max(1LL, std::min<long long>(cores, (quota + period - 1) / period)));
+  };
   // cgroup v2: /proc/self/cgroup is "0::/PATH"; PATH/cpu.max holds "max
   // PERIOD" or "QUOTA PERIOD" (microseconds of CPU per period).
   std::ifstream self("/proc/self/cgroup");
@@ -165,17 +170,14 @@ unsigned kiln::codegen::usableCores(const std::string &cgroupRoot) {
     long long microseconds = std::strtoll(quota.c_str(), &end, 10);
     if (end == quota.c_str() || *end != '\0' || microseconds <= 0)
       continue;
-    long long allowed = (microseconds + period - 1) / period;
-    cores = static_cast<unsigned>(std::max(1LL, std::min<long long>(cores, allowed)));
-    return cores;
+    return capped(microseconds, period);
   }
   // cgroup v1: the cpu controller's cfs quota (-1: none).
   std::ifstream quotaFile(cgroupRoot + "/cpu/cpu.cfs_quota_us");
   std::ifstream periodFile(cgroupRoot + "/cpu/cpu.cfs_period_us");
   long long quota = 0, period = 0;
   if ((quotaFile >> quota) && (periodFile >> period) && quota > 0 && period > 0)
-    cores = static_cast<unsigned>(
-        std::max(1LL, std::min<long long>(cores, (quota + period - 1) / period)));
+    return capped(quota, period);
   return cores;
 }
 
