@@ -88,6 +88,18 @@ __device__ __forceinline__ void store_pair<__nv_bfloat16>(__nv_bfloat16 *p, floa
   *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
 }
 
+/// Two floats rounded to adjacent 16-bit elements of type T, packed into
+/// one 32-bit register (the first in the low half, as it lies in memory).
+template <typename T> __device__ __forceinline__ unsigned pack_pair(float a, float b);
+template <> __device__ __forceinline__ unsigned pack_pair<__half>(float a, float b) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const unsigned *>(&h);
+}
+template <> __device__ __forceinline__ unsigned pack_pair<__nv_bfloat16>(float a, float b) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const unsigned *>(&h);
+}
+
 // PyTorch's maximum/minimum/clamp/relu propagate NaN; fmaxf/fminf do not.
 __device__ __forceinline__ float nan_max(float a, float b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ float nan_min(float a, float b) { return (a != a || a < b) ? a : b; }

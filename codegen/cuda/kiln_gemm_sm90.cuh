@@ -251,6 +251,77 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
   }
 }
 
+/// One warp's share of a tile's epilogue where the epilogue runs on the
+/// accumulators where they are (Epilogue::kFragments: one 16-bit result,
+/// rows in 16-byte chunks). Each lane computes its own pairs of adjacent
+/// columns and rounds each pair into one register, whose layout is then
+/// stmatrix's: one instruction puts a 16 x 16 block in shared memory as
+/// halves, and each lane stores 16-byte chunks of a row from there. Against
+/// store_accumulators, an element costs no fp32 staging round trip (an
+/// 8-byte shared store and load a pair) and a store instruction carries 8
+/// elements, not 2; a column's inputs (a bias) are read once per pair.
+template <int kBN, typename Operands, typename Epilogue>
+__device__ __forceinline__ void store_fragments(const Operands &ops, int N,
+                                                const Epilogue &epilogue,
+                                                const float (&acc)[kBN / 16][8],
+                                                float *staging, int tileM, int blockN,
+                                                int warpRow) {
+  const int lane = threadIdx.x % 32;
+  // Accumulator layout of m64nNk16 (see store_accumulators): this lane's
+  // rows are the warp's lane / 4 and lane / 4 + 8.
+  int laneRow = 0, top, bottom;
+  if constexpr (Operands::kRowsByShuffle) {
+    laneRow = ops.row(tileM, warpRow + (lane & 15));
+    top = __shfl_sync(0xffffffffu, laneRow, lane / 4);
+    bottom = __shfl_sync(0xffffffffu, laneRow, lane / 4 + 8);
+  } else {
+    top = ops.row(tileM, warpRow + lane / 4);
+    bottom = ops.row(tileM, warpRow + lane / 4 + 8);
+  }
+  const int topAt = ops.clamp_row(top), bottomAt = ops.clamp_row(bottom);
+  // The warp's staging as 16 rows of 64 halves, 144 bytes apart: stmatrix's
+  // 16-byte rows and the 16-byte reads below are free of bank conflicts.
+  constexpr int kPitch = kStagingCols + 8;
+  unsigned short *slice = reinterpret_cast<unsigned short *>(staging);
+  // stmatrix: lane l gives the address of row l % 8 of matrix l / 8;
+  // matrices 0..3 are a 16 x 16 block's top-left, bottom-left, top-right
+  // and bottom-right 8 x 8.
+  unsigned short *blockRow =
+      slice + ((lane & 7) + 8 * ((lane >> 3) & 1)) * kPitch + 8 * (lane >> 4);
+#pragma unroll
+  for (int c = 0; c < kBN / kStagingCols; ++c) {
+    unsigned packed[kStagingCols / 16][4];
+#pragma unroll
+    for (int jj = 0; jj < kStagingCols / 16; ++jj) {
+      const float(&chunk)[8] = acc[c * (kStagingCols / 16) + jj];
+      // Columns past N (a tile's ragged end) are computed at the last pair
+      // and never stored: N is a multiple of 8, so a stored chunk is whole.
+      const int n = blockN + c * kStagingCols + 16 * jj + 2 * (lane % 4);
+      const int left = min(n, N - 2), right = min(n + 8, N - 2);
+      packed[jj][0] = epilogue.compute_packed(topAt, left, chunk[0], chunk[1]);
+      packed[jj][1] = epilogue.compute_packed(bottomAt, left, chunk[2], chunk[3]);
+      packed[jj][2] = epilogue.compute_packed(topAt, right, chunk[4], chunk[5]);
+      packed[jj][3] = epilogue.compute_packed(bottomAt, right, chunk[6], chunk[7]);
+    }
+#pragma unroll
+    for (int jj = 0; jj < kStagingCols / 16; ++jj)
+      stmatrix_x4(blockRow + 16 * jj, packed[jj]);
+    __syncwarp();
+    // 16 rows x 8 chunks: a step takes 4 rows, 8 lanes (128 bytes) a row.
+#pragma unroll
+    for (int step = 0; step < 4; ++step) {
+      const int r = 4 * step + lane / 8, chunkColumn = 8 * (lane % 8);
+      const uint4 chunk = *reinterpret_cast<const uint4 *>(slice + r * kPitch + chunkColumn);
+      const int m = Operands::kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r)
+                                             : ops.row(tileM, warpRow + r);
+      const int n = blockN + c * kStagingCols + chunkColumn;
+      if (ops.stores(m) && n < N)
+        epilogue.store_chunk(m, n, chunk);
+    }
+    __syncwarp();
+  }
+}
+
 /// The persistent TMA + wgmma main loop over `ops`' row tiles and N's
 /// column tiles, with the epilogue staged through shared memory.
 ///
@@ -454,9 +525,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         release(previous);
 
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h)
-        store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN,
-                                (kPingPong ? h : consumer) * 64 + warp * 16);
+      for (int h = 0; h < kHalves; ++h) {
+        const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
+        if constexpr (Epilogue::kFragments)
+          store_fragments<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
+        else
+          store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
+      }
     }
   }
   // A peer may still arrive on this block's barriers until it is done.

@@ -153,6 +153,16 @@ template <int kChunks> __device__ __forceinline__ void pin_accumulators(float (&
     for (int j = 0; j < 8; ++j)
       asm volatile("" : "+f"(d[i][j])::"memory");
 }
+/// Four 8x8 b16 matrices from registers into shared memory, each lane
+/// giving one row's address (lanes 8i .. 8i + 7: matrix i's rows) and
+/// holding, in r[i], two adjacent elements of matrix i's row lane / 4: the
+/// layout of a wgmma accumulator's rows once rounded into pairs.
+__device__ __forceinline__ void stmatrix_x4(void *p, const unsigned (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(
+                   smem_address(p)),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
 /// Closes the group of wgmma instructions issued since the last commit.
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");

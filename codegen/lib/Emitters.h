@@ -102,6 +102,12 @@ std::string splitClusterPreamble(int64_t split);
 ///     static constexpr bool kPairs;
 ///     void store_pair(<parameters of the first>, const Values &, const Values &) const;
 ///     void operator()(<parameters>, float acc) const; // store(compute())
+///     // kFragments: one 16-bit result at `idx` whose rows are whole
+///     // 16-byte chunks; a Hopper main loop computes it straight from the
+///     // accumulators' registers, two columns a call, and stores 8 at once.
+///     static constexpr bool kFragments;
+///     unsigned compute_packed(<parameters of the first>, float, float) const;
+///     void store_chunk(<parameters of the first>, uint4) const;
 ///   };
 /// compute() holds no store, so a main loop that computes many elements
 /// before storing any lets their loads (residuals, biases) all be in flight
@@ -110,7 +116,9 @@ std::string splitClusterPreamble(int64_t split);
 /// any index the deferred stores use) from the parameters; `epilogue` must
 /// have been built with deferStores. `pairs`: the caller's `idx` of an
 /// element at an even column is even (the row length and every base offset
-/// are), so kPairs may hold.
+/// are), so kPairs may hold. `chunks`: besides, rows are a multiple of 8
+/// elements and every base offset of 8, so an element at a column that is
+/// a multiple of 8 starts a 16-byte aligned chunk of its row (kFragments).
 struct EpilogueFunctor {
   std::string name;
   std::string parameters; // "int m, int n"
@@ -118,6 +126,7 @@ struct EpilogueFunctor {
   std::string extraMembers;
   std::string indexCode;
   bool pairs = false;
+  bool chunks = false;
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);

@@ -111,6 +111,32 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                   ", acc0" + firstLoads + ");\n    second = element(" + nextColumn + ", acc1" +
                   secondLoads + ");\n  }\n";
   }
+  // Fragments: the kernel rounds each pair to one 32-bit register and
+  // gathers a row's 8 elements in shared memory for one 16-byte store.
+  // Epilogues with a row-varying input (a residual) keep the staged path
+  // unless KILN_EPILOGUE_FRAGMENTS=all: from the accumulators' layout, a
+  // warp's load of a pair touches 8 rows of 16 bytes each. "0" turns
+  // fragments off (a diagnostic for timing a kernel both ways).
+  const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
+  const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
+  const bool fragments =
+      pairs && functor.chunks && fragmentsMode != "0" &&
+      epilogue.deferredStores.size() == 1 &&
+      (epilogue.deferredStores[0].type == "__half" ||
+       epilogue.deferredStores[0].type == "__nv_bfloat16") &&
+      (epilogue.elementLoads.empty() || fragmentsMode == "all");
+  std::string fragmentMembers;
+  if (fragments) {
+    const ElementCode::DeferredStore &store = epilogue.deferredStores[0];
+    fragmentMembers =
+        "  __device__ __forceinline__ unsigned compute_packed" + signature +
+        ", float acc0, float acc1) const {\n    Values first, second;\n    compute_pair(" +
+        functor.arguments + ", acc0, acc1, first, second);\n    return kiln::pack_pair<" +
+        store.type + ">(first.r0, second.r0);\n  }\n"
+        "  __device__ __forceinline__ void store_chunk" + signature +
+        ", uint4 chunk) const {\n" + functor.indexCode + "    *reinterpret_cast<uint4 *>(out" +
+        std::to_string(store.result) + " + idx) = chunk;\n  }\n";
+  }
   const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
   return "struct " + functor.name + " {\n" + members + functor.extraMembers +
          "  struct Values {" + values + " };\n" + element +
@@ -121,6 +147,8 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          ", const Values &values) const {\n" + functor.indexCode + "    (void)idx;\n" + stores +
          "  }\n"
          "  static constexpr bool kPairs = " + (pairs ? "true" : "false") + ";\n" + computePair +
+         "  static constexpr bool kFragments = " + (fragments ? "true" : "false") + ";\n" +
+         fragmentMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +
          (pairs ? functor.indexCode + pairStores : "") + "  }\n"

@@ -112,13 +112,23 @@ std::string elementwise(const std::string &shape, const std::string &type,
 
 /// A linear + bias + GELU + residual group; `kernel`, when given, is the
 /// group's forced `#kiln.kernel<...>` configuration.
+/// A linear layer with bias and GELU, plus a residual unless `residual` is
+/// false (an epilogue that reads only columns' inputs).
 std::string linear(int64_t m, int64_t n, int64_t k, const std::string &type,
-                   const std::string &kernel = "") {
+                   const std::string &kernel = "", bool residual = true) {
   auto t = [&](std::string s) { return "tensor<" + s + "x" + type + ">"; };
   std::string x = t(std::to_string(m) + "x" + std::to_string(k));
   std::string w = t(std::to_string(n) + "x" + std::to_string(k));
   std::string b = t(std::to_string(n));
   std::string y = t(std::to_string(m) + "x" + std::to_string(n));
+  if (!residual)
+    return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ") -> " + y + " {\n"
+           "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : " + x + ", " + w + ", " + b + ")" +
+           (kernel.empty() ? "" : " {kiln.kernel = " + kernel + "}") + " -> " + y + " {\n"
+           "  ^bb0(%a: " + x + ", %bw: " + w + ", %bb: " + b + "):\n"
+           "    %l = kiln.linear %a, %bw, %bb : (" + x + ", " + w + ", " + b + ") -> " + y + "\n"
+           "    %g = kiln.gelu %l : " + y + "\n"
+           "    kiln.yield %g : " + y + "\n  }\n  return %0 : " + y + "\n}\n";
   return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ", %r: " + y + ") -> " + y + " {\n"
          "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : " + x + ", " + w + ", " + b + ", " + y + ")" +
          (kernel.empty() ? "" : " {kiln.kernel = " + kernel + "}") + " -> " + y + " {\n"
@@ -633,6 +643,32 @@ TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
   }
 }
 
+/// KILN_EPILOGUE_FRAGMENTS set for one scope (the code generator reads it
+/// per kernel; the kernel cache keys on the source, which it changes).
+struct FragmentsSetting {
+  explicit FragmentsSetting(const char *value) { setenv("KILN_EPILOGUE_FRAGMENTS", value, 1); }
+  ~FragmentsSetting() { unsetenv("KILN_EPILOGUE_FRAGMENTS"); }
+};
+
+// The epilogue computed on the accumulators' registers and stored in
+// 16-byte row chunks (one 16-bit result, N % 8 == 0, no residual): bias +
+// GELU at each tile width and schedule, M, N and K off every tile
+// multiple, ragged column tiles; then with a residual read from the
+// accumulators' layout too (KILN_EPILOGUE_FRAGMENTS=all).
+TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : wgmmaConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
+    expectMatchesReference(linear(129, 200, 72, "bf16", kernel, /*residual=*/false));
+  }
+  FragmentsSetting all("all");
+  for (const std::string &kernel : wgmmaConfigs()) {
+    SCOPED_TRACE(kernel + " with a residual");
+    expectMatchesReference(linear(300, 504, 712, "bf16", kernel));
+  }
+}
+
 /// gemm_narrow's cases (forced: the policy takes it up to 256 FMAs a row by default):
 /// (rows, columns, K, element type), rows not a multiple of the block's 128
 /// and grids smaller than the rows, column counts a multiple of 4 up to
@@ -984,14 +1020,27 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   irs.push_back(runningSums());
   for (auto [m, n, k] : {std::tuple{128, 768, 3072}, {197, 768, 768}, {100, 72, 40}})
     irs.push_back(linear(m, n, k, "f16")); // split-K clusters of 8, 4 and 1
-  for (const std::string &kernel : wgmmaConfigs())
+  for (const std::string &kernel : wgmmaConfigs()) {
     irs.push_back(linear(300, 500, 712, "bf16", kernel));
+    irs.push_back(linear(300, 504, 712, "f16", kernel, /*residual=*/false)); // fragments
+  }
   for (const NarrowCase &c : narrowCases())
     irs.push_back(linear(c.m, c.n, c.k, c.type, narrowConfig(c.gridLimit)));
   irs.push_back(conv({3, 13, 11, 24, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,
                       true, false, narrowConfig(7)}));
   irs.push_back(batchMatmul("tensor<4x66x72xbf16>", "tensor<72x40xbf16>",
                             "tensor<4x66x40xbf16>", "batch_matmul")); // N-major, split
+  expectCompilesForBothImages(irs);
+}
+
+// Needs NVRTC, not a GPU: a residual read from the accumulators' layout
+// (KILN_EPILOGUE_FRAGMENTS=all) fits every Hopper tile and schedule
+// without a spill.
+TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
+  FragmentsSetting all("all");
+  std::vector<std::string> irs;
+  for (const std::string &kernel : wgmmaConfigs())
+    irs.push_back(linear(300, 504, 712, "f16", kernel));
   expectCompilesForBothImages(irs);
 }
 

@@ -1,0 +1,109 @@
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
+// RUN: kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
+// RUN: env KILN_EPILOGUE_FRAGMENTS=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: env KILN_EPILOGUE_FRAGMENTS=all kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=ALL
+
+// The Hopper main loop runs an epilogue on the accumulators' registers
+// (kFragments) where it has one 16-bit result at its own index, rows of
+// whole 16-byte chunks (N % 8 == 0) and no row-varying input: each pair of
+// columns is rounded into a register, stmatrix gathers them in shared
+// memory, and 16-byte stores write rows. Anything else keeps the staged
+// fp32 epilogue (kFragments = false).
+
+// A transformer's FFN up-projection: bias + GELU, N = 200 (ragged in the
+// 128-wide tile, a multiple of 8).
+// CHECK-LABEL: // === kernel up_k0
+//       CHECK:   static constexpr bool kFragments = true;
+//       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1) const {
+//       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
+//       CHECK:   void store_chunk(int m, int n, uint4 chunk) const {
+//       CHECK:     *reinterpret_cast<uint4 *>(out0 + idx) = chunk;
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5
+// PTX-LABEL: // === ptx up_k0
+//       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
+//       PTX: st.global.v4
+// OFF-LABEL: // === kernel up_k0
+//       OFF:   static constexpr bool kFragments = false;
+//   OFF-NOT:   compute_packed
+func.func @up(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %b: tensor<200xf16>) -> tensor<300x200xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<300x64xf16>, tensor<200x64xf16>, tensor<200xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4>} -> tensor<300x200xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<200x64xf16>, %bb: tensor<200xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<300x64xf16>, tensor<200x64xf16>, tensor<200xf16>) -> tensor<300x200xf16>
+    %g = kiln.gelu %l : tensor<300x200xf16>
+    kiln.yield %g : tensor<300x200xf16>
+  }
+  return %0 : tensor<300x200xf16>
+}
+
+// -----
+
+// A convolution with bias and ReLU, 72 output channels: rows found by
+// shuffles, the same fragments.
+// CHECK-LABEL: // === kernel conv_k0
+//       CHECK:   static constexpr bool kFragments = true;
+//       CHECK:     return kiln::pack_pair<__nv_bfloat16>(first.r0, second.r0);
+//       CHECK:   kiln::conv::conv_wgmma<
+// PTX-LABEL: // === ptx conv_k0
+//       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
+func.func @conv(%x: tensor<2x9x9x16xbf16>, %w: tensor<72x3x3x16xbf16>, %b: tensor<72xbf16>) -> tensor<2x9x9x72xbf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x9x9x16xbf16>, tensor<72x3x3x16xbf16>, tensor<72xbf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, pixel_tile = [1, 4, 8]>} -> tensor<2x9x9x72xbf16> {
+  ^bb0(%ax: tensor<2x9x9x16xbf16>, %aw: tensor<72x3x3x16xbf16>, %ab: tensor<72xbf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<2x9x9x16xbf16>, tensor<72x3x3x16xbf16>, tensor<72xbf16>) -> tensor<2x9x9x72xbf16>
+    %r = kiln.relu %y : tensor<2x9x9x72xbf16>
+    kiln.yield %r : tensor<2x9x9x72xbf16>
+  }
+  return %0 : tensor<2x9x9x72xbf16>
+}
+
+// -----
+
+// N = 204 is even but not a multiple of 8: its rows do not split into
+// 16-byte chunks, so the staged epilogue in column pairs stays.
+// CHECK-LABEL: // === kernel ragged_k0
+//       CHECK:   static constexpr bool kPairs = true;
+//       CHECK:   static constexpr bool kFragments = false;
+//   CHECK-NOT:   compute_packed
+//       CHECK:   kiln::sm90::wgmma_gemm<
+func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204xf16>) -> tensor<300x204xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<300x64xf16>, tensor<204x64xf16>, tensor<204xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4>} -> tensor<300x204xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<204x64xf16>, %bb: tensor<204xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<300x64xf16>, tensor<204x64xf16>, tensor<204xf16>) -> tensor<300x204xf16>
+    kiln.yield %l : tensor<300x204xf16>
+  }
+  return %0 : tensor<300x204xf16>
+}
+
+// -----
+
+// A residual is a row-varying input: by default its epilogue stays staged
+// (from the accumulators' layout a warp's pair loads touch 8 rows of 16
+// bytes each); KILN_EPILOGUE_FRAGMENTS=all takes fragments anyway.
+// CHECK-LABEL: // === kernel residual_k0
+//       CHECK:   static constexpr bool kFragments = false;
+// ALL-LABEL: // === kernel residual_k0
+//       ALL:   static constexpr bool kFragments = true;
+//       ALL:   unsigned compute_packed(int m, int n, float acc0, float acc1) const {
+func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
+    %s = kiln.add %l, %br : tensor<300x256xf16>
+    kiln.yield %s : tensor<300x256xf16>
+  }
+  return %0 : tensor<300x256xf16>
+}
+
+// -----
+
+// An fp32 result has no 16-bit pairs to round: staged.
+// CHECK-LABEL: // === kernel wide_result_k0
+//       CHECK:   static constexpr bool kFragments = false;
+func.func @wide_result(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>) -> tensor<300x256xf32> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x64xf16>, tensor<256x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf32> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
+    %c = kiln.cast %l : tensor<300x256xf16> to tensor<300x256xf32>
+    kiln.yield %c : tensor<300x256xf32>
+  }
+  return %0 : tensor<300x256xf32>
+}
