@@ -259,13 +259,17 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
 /// halves, and each lane stores 16-byte chunks of a row from there. Against
 /// store_accumulators, an element costs no fp32 staging round trip (an
 /// 8-byte shared store and load a pair) and a store instruction carries 8
-/// elements, not 2; a column's inputs (a bias) are read once per pair.
+/// elements, not 2. A row-varying input (Epilogue::kRowInput: a residual)
+/// takes the opposite path through the other half of the warp's staging:
+/// 16-byte asynchronous copies by rows, one slice ahead of the math, and
+/// ldmatrix back into the accumulators' layout.
 template <int kBN, typename Operands, typename Epilogue>
 __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Epilogue &epilogue,
                                                 const float (&acc)[kBN / 16][8],
                                                 float *staging, int tileM, int blockN,
                                                 int warpRow) {
+  constexpr int kSlices = kBN / kStagingCols;
   const int lane = threadIdx.x % 32;
   // Accumulator layout of m64nNk16 (see store_accumulators): this lane's
   // rows are the warp's lane / 4 and lane / 4 + 8.
@@ -279,17 +283,56 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
     bottom = ops.row(tileM, warpRow + lane / 4 + 8);
   }
   const int topAt = ops.clamp_row(top), bottomAt = ops.clamp_row(bottom);
-  // The warp's staging as 16 rows of 64 halves, 144 bytes apart: stmatrix's
-  // 16-byte rows and the 16-byte reads below are free of bank conflicts.
-  constexpr int kPitch = kStagingCols + 8;
-  unsigned short *slice = reinterpret_cast<unsigned short *>(staging);
-  // stmatrix: lane l gives the address of row l % 8 of matrix l / 8;
-  // matrices 0..3 are a 16 x 16 block's top-left, bottom-left, top-right
-  // and bottom-right 8 x 8.
-  unsigned short *blockRow =
-      slice + ((lane & 7) + 8 * ((lane >> 3) & 1)) * kPitch + 8 * (lane >> 4);
+  // Row copies go by 16-byte chunks: a step takes 4 rows, 8 lanes (128
+  // bytes) a row; these are this lane's rows at steps 0..3.
+  int chunkRows[4];
 #pragma unroll
-  for (int c = 0; c < kBN / kStagingCols; ++c) {
+  for (int step = 0; step < 4; ++step)
+    chunkRows[step] = Operands::kRowsByShuffle
+                          ? __shfl_sync(0xffffffffu, laneRow, 4 * step + lane / 8)
+                          : ops.row(tileM, warpRow + 4 * step + lane / 8);
+  const int chunkColumn = 8 * (lane % 8);
+  // The warp's staging as 16 rows of 64 halves, 144 bytes apart (stmatrix's
+  // and ldmatrix's 16-byte rows and the 16-byte row copies are free of bank
+  // conflicts): the results, then the row input's slice.
+  constexpr int kPitch = kStagingCols + 8;
+  static_assert(2 * 16 * kPitch * 2 <= 16 * kStagingPitch * 4,
+                "a warp's staging holds its results' and its row input's slices as halves");
+  unsigned short *slice = reinterpret_cast<unsigned short *>(staging);
+  unsigned short *inputSlice = slice + 16 * kPitch;
+  // stmatrix and ldmatrix: lane l gives the address of row l % 8 of matrix
+  // l / 8; matrices 0..3 are a 16 x 16 block's top-left, bottom-left,
+  // top-right and bottom-right 8 x 8.
+  const int blockOffset = ((lane & 7) + 8 * ((lane >> 3) & 1)) * kPitch + 8 * (lane >> 4);
+  // Slice c's row input into inputSlice; rows and columns past the output
+  // are zero-filled from an address in range.
+  auto copy_input = [&](int c) {
+    if constexpr (Epilogue::kRowInput) {
+      const int n = blockN + c * kStagingCols + chunkColumn;
+#pragma unroll
+      for (int step = 0; step < 4; ++step) {
+        const int m = chunkRows[step];
+        cp_async16(inputSlice + (4 * step + lane / 8) * kPitch + chunkColumn,
+                   epilogue.row_input_at(ops.clamp_row(m), min(n, N - 8)),
+                   ops.stores(m) && n < N);
+      }
+      cp_async_commit();
+    }
+  };
+  copy_input(0);
+#pragma unroll
+  for (int c = 0; c < kSlices; ++c) {
+    unsigned inputs[kStagingCols / 16][4];
+    if constexpr (Epilogue::kRowInput) {
+      cp_async_wait<0>();
+      __syncwarp();
+#pragma unroll
+      for (int jj = 0; jj < kStagingCols / 16; ++jj)
+        ldmatrix_x4(inputs[jj], inputSlice + blockOffset + 16 * jj);
+      __syncwarp();
+      if (c + 1 < kSlices)
+        copy_input(c + 1);
+    }
     unsigned packed[kStagingCols / 16][4];
 #pragma unroll
     for (int jj = 0; jj < kStagingCols / 16; ++jj) {
@@ -298,22 +341,26 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
       // and never stored: N is a multiple of 8, so a stored chunk is whole.
       const int n = blockN + c * kStagingCols + 16 * jj + 2 * (lane % 4);
       const int left = min(n, N - 2), right = min(n + 8, N - 2);
-      packed[jj][0] = epilogue.compute_packed(topAt, left, chunk[0], chunk[1]);
-      packed[jj][1] = epilogue.compute_packed(bottomAt, left, chunk[2], chunk[3]);
-      packed[jj][2] = epilogue.compute_packed(topAt, right, chunk[4], chunk[5]);
-      packed[jj][3] = epilogue.compute_packed(bottomAt, right, chunk[6], chunk[7]);
+      if constexpr (Epilogue::kRowInput) {
+        packed[jj][0] = epilogue.compute_packed_with(topAt, left, chunk[0], chunk[1], inputs[jj][0]);
+        packed[jj][1] = epilogue.compute_packed_with(bottomAt, left, chunk[2], chunk[3], inputs[jj][1]);
+        packed[jj][2] = epilogue.compute_packed_with(topAt, right, chunk[4], chunk[5], inputs[jj][2]);
+        packed[jj][3] = epilogue.compute_packed_with(bottomAt, right, chunk[6], chunk[7], inputs[jj][3]);
+      } else {
+        packed[jj][0] = epilogue.compute_packed(topAt, left, chunk[0], chunk[1]);
+        packed[jj][1] = epilogue.compute_packed(bottomAt, left, chunk[2], chunk[3]);
+        packed[jj][2] = epilogue.compute_packed(topAt, right, chunk[4], chunk[5]);
+        packed[jj][3] = epilogue.compute_packed(bottomAt, right, chunk[6], chunk[7]);
+      }
     }
 #pragma unroll
     for (int jj = 0; jj < kStagingCols / 16; ++jj)
-      stmatrix_x4(blockRow + 16 * jj, packed[jj]);
+      stmatrix_x4(slice + blockOffset + 16 * jj, packed[jj]);
     __syncwarp();
-    // 16 rows x 8 chunks: a step takes 4 rows, 8 lanes (128 bytes) a row.
 #pragma unroll
     for (int step = 0; step < 4; ++step) {
-      const int r = 4 * step + lane / 8, chunkColumn = 8 * (lane % 8);
+      const int r = 4 * step + lane / 8, m = chunkRows[step];
       const uint4 chunk = *reinterpret_cast<const uint4 *>(slice + r * kPitch + chunkColumn);
-      const int m = Operands::kRowsByShuffle ? __shfl_sync(0xffffffffu, laneRow, r)
-                                             : ops.row(tileM, warpRow + r);
       const int n = blockN + c * kStagingCols + chunkColumn;
       if (ops.stores(m) && n < N)
         epilogue.store_chunk(m, n, chunk);

@@ -105,8 +105,13 @@ std::string splitClusterPreamble(int64_t split);
 ///     // kFragments: one 16-bit result at `idx` whose rows are whole
 ///     // 16-byte chunks; a Hopper main loop computes it straight from the
 ///     // accumulators' registers, two columns a call, and stores 8 at once.
-///     static constexpr bool kFragments;
+///     // kRowInput: besides, one 16-bit input read at `idx` (a residual),
+///     // which the loop copies by rows and hands over two at a time.
+///     static constexpr bool kFragments, kRowInput;
 ///     unsigned compute_packed(<parameters of the first>, float, float) const;
+///     const void *row_input_at(<parameters>) const;           // kRowInput
+///     unsigned compute_packed_with(<parameters of the first>, float, float,
+///                                  unsigned two_inputs) const; // kRowInput
 ///     void store_chunk(<parameters of the first>, uint4) const;
 ///   };
 /// compute() holds no store, so a main loop that computes many elements

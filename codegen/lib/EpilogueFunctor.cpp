@@ -112,30 +112,55 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                   secondLoads + ");\n  }\n";
   }
   // Fragments: the kernel rounds each pair to one 32-bit register and
-  // gathers a row's 8 elements in shared memory for one 16-byte store.
-  // Epilogues with a row-varying input (a residual) keep the staged path
-  // unless KILN_EPILOGUE_FRAGMENTS=all: from the accumulators' layout, a
-  // warp's load of a pair touches 8 rows of 16 bytes each. "0" turns
-  // fragments off (a diagnostic for timing a kernel both ways).
+  // gathers a row's 8 elements in shared memory for one 16-byte store. A
+  // row-varying input (a residual) of 16 bits comes the other way: copied
+  // into shared memory by 16-byte rows, read back in the accumulators'
+  // layout (row_input_at, compute_packed_with). KILN_EPILOGUE_FRAGMENTS is
+  // a diagnostic for timing a kernel each way (the source, and so the
+  // kernel cache's key, differs): "0" turns fragments off, "columns" keeps
+  // them to epilogues without a row-varying input.
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
+  auto sixteenBits = [](const std::string &type) {
+    return type == "__half" || type == "__nv_bfloat16";
+  };
+  std::string rowInputType;
+  if (epilogue.elementLoads.size() == 1)
+    rowInputType = cudaType(cast<RankedTensorType>(
+                                group.getInputs()[epilogue.elementLoads[0]].getType())
+                                .getElementType());
   const bool fragments =
-      pairs && functor.chunks && fragmentsMode != "0" &&
-      epilogue.deferredStores.size() == 1 &&
-      (epilogue.deferredStores[0].type == "__half" ||
-       epilogue.deferredStores[0].type == "__nv_bfloat16") &&
-      (epilogue.elementLoads.empty() || fragmentsMode == "all");
+      pairs && functor.chunks && fragmentsMode != "0" && epilogue.deferredStores.size() == 1 &&
+      sixteenBits(epilogue.deferredStores[0].type) &&
+      (epilogue.elementLoads.empty() ||
+       (fragmentsMode != "columns" && sixteenBits(rowInputType)));
+  const bool rowInput = fragments && !epilogue.elementLoads.empty();
   std::string fragmentMembers;
   if (fragments) {
     const ElementCode::DeferredStore &store = epilogue.deferredStores[0];
-    fragmentMembers =
-        "  __device__ __forceinline__ unsigned compute_packed" + signature +
-        ", float acc0, float acc1) const {\n    Values first, second;\n    compute_pair(" +
-        functor.arguments + ", acc0, acc1, first, second);\n    return kiln::pack_pair<" +
-        store.type + ">(first.r0, second.r0);\n  }\n"
-        "  __device__ __forceinline__ void store_chunk" + signature +
-        ", uint4 chunk) const {\n" + functor.indexCode + "    *reinterpret_cast<uint4 *>(out" +
-        std::to_string(store.result) + " + idx) = chunk;\n  }\n";
+    const std::string pack = "    return kiln::pack_pair<" + store.type +
+                             ">(first.r0, second.r0);\n  }\n";
+    if (rowInput) {
+      const std::string input = "in" + std::to_string(epilogue.elementLoads[0]);
+      fragmentMembers =
+          "  __device__ __forceinline__ const void *row_input_at" + signature + ") const {\n" +
+          functor.indexCode + "    return " + input + " + idx;\n  }\n"
+          "  __device__ __forceinline__ unsigned compute_packed_with" + signature +
+          ", float acc0, float acc1, unsigned input) const {\n"
+          "    const kiln::Pair<" + rowInputType + "> pair = *reinterpret_cast<const kiln::Pair<" +
+          rowInputType + "> *>(&input);\n    const Values first = element(" +
+          functor.arguments + ", acc0, pair.x), second = element(" + functor.arguments +
+          " + 1, acc1, pair.y);\n" + pack;
+    } else {
+      fragmentMembers = "  __device__ __forceinline__ unsigned compute_packed" + signature +
+                        ", float acc0, float acc1) const {\n    Values first, second;\n"
+                        "    compute_pair(" + functor.arguments +
+                        ", acc0, acc1, first, second);\n" + pack;
+    }
+    fragmentMembers += "  __device__ __forceinline__ void store_chunk" + signature +
+                       ", uint4 chunk) const {\n" + functor.indexCode +
+                       "    *reinterpret_cast<uint4 *>(out" + std::to_string(store.result) +
+                       " + idx) = chunk;\n  }\n";
   }
   const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
   return "struct " + functor.name + " {\n" + members + functor.extraMembers +
@@ -148,6 +173,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  }\n"
          "  static constexpr bool kPairs = " + (pairs ? "true" : "false") + ";\n" + computePair +
          "  static constexpr bool kFragments = " + (fragments ? "true" : "false") + ";\n" +
+         "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
          fragmentMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +

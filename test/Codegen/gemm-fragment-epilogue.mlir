@@ -1,19 +1,21 @@
 // RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
 // RUN: kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
 // RUN: env KILN_EPILOGUE_FRAGMENTS=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=OFF
-// RUN: env KILN_EPILOGUE_FRAGMENTS=all kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=ALL
+// RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 
 // The Hopper main loop runs an epilogue on the accumulators' registers
 // (kFragments) where it has one 16-bit result at its own index, rows of
-// whole 16-byte chunks (N % 8 == 0) and no row-varying input: each pair of
-// columns is rounded into a register, stmatrix gathers them in shared
-// memory, and 16-byte stores write rows. Anything else keeps the staged
-// fp32 epilogue (kFragments = false).
+// whole 16-byte chunks (N % 8 == 0) and at most one row-varying input, of
+// 16 bits: each pair of columns is rounded into a register, stmatrix
+// gathers them in shared memory, and 16-byte stores write rows; the row
+// input comes in by 16-byte row copies and ldmatrix. Anything else keeps
+// the staged fp32 epilogue (kFragments = false).
 
 // A transformer's FFN up-projection: bias + GELU, N = 200 (ragged in the
 // 128-wide tile, a multiple of 8).
 // CHECK-LABEL: // === kernel up_k0
 //       CHECK:   static constexpr bool kFragments = true;
+//  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1) const {
 //       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
 //       CHECK:   void store_chunk(int m, int n, uint4 chunk) const {
@@ -75,20 +77,45 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 
 // -----
 
-// A residual is a row-varying input: by default its epilogue stays staged
-// (from the accumulators' layout a warp's pair loads touch 8 rows of 16
-// bytes each); KILN_EPILOGUE_FRAGMENTS=all takes fragments anyway.
+// A residual is a row-varying input: copied in by rows (row_input_at) and
+// handed over two at a time; KILN_EPILOGUE_FRAGMENTS=columns keeps it
+// staged.
 // CHECK-LABEL: // === kernel residual_k0
-//       CHECK:   static constexpr bool kFragments = false;
-// ALL-LABEL: // === kernel residual_k0
-//       ALL:   static constexpr bool kFragments = true;
-//       ALL:   unsigned compute_packed(int m, int n, float acc0, float acc1) const {
+//       CHECK:   static constexpr bool kFragments = true;
+//  CHECK-NEXT:   static constexpr bool kRowInput = true;
+//       CHECK:   const void *row_input_at(int m, int n) const {
+//       CHECK:     return in2 + idx;
+//       CHECK:   unsigned compute_packed_with(int m, int n, float acc0, float acc1, unsigned input) const {
+//       CHECK:     const kiln::Pair<__half> pair = *reinterpret_cast<const kiln::Pair<__half> *>(&input);
+//   CHECK-NOT:   unsigned compute_packed(
+// PTX-LABEL: // === ptx residual_k0
+//       PTX: cp.async.cg.shared.global
+//       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+//       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// COLUMNS-LABEL: // === kernel residual_k0
+//       COLUMNS:   static constexpr bool kFragments = false;
 func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
     %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
     %s = kiln.add %l, %br : tensor<300x256xf16>
     kiln.yield %s : tensor<300x256xf16>
+  }
+  return %0 : tensor<300x256xf16>
+}
+
+// -----
+
+// Two row-varying inputs: staged.
+// CHECK-LABEL: // === kernel two_inputs_k0
+//       CHECK:   static constexpr bool kFragments = false;
+func.func @two_inputs(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>, %q: tensor<300x256xf16>) -> tensor<300x256xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r, %q : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>, %bq: tensor<300x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
+    %s = kiln.add %l, %br : tensor<300x256xf16>
+    %t = kiln.mul %s, %bq : tensor<300x256xf16>
+    kiln.yield %t : tensor<300x256xf16>
   }
   return %0 : tensor<300x256xf16>
 }
