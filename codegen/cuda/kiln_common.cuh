@@ -70,6 +70,11 @@ template <typename T> struct alignas(2 * sizeof(T)) Pair {
 template <typename T> __device__ __forceinline__ Pair<T> load_pair(const T *p) {
   return *reinterpret_cast<const Pair<T> *>(p);
 }
+/// N adjacent elements moved as one (N * sizeof(T) = 16: one 16-byte load
+/// or store from an address aligned to it).
+template <typename T, int N> struct alignas(N * sizeof(T)) Vec {
+  T v[N];
+};
 /// Two adjacent elements at `p` (aligned to twice the element: an even
 /// index of a buffer kiln allocated), rounded and stored by one instruction:
 /// a half2 or bfloat162 pair is converted by one instruction too.

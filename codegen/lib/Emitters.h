@@ -155,6 +155,7 @@ mlir::FailureOr<EmittedKernel> emitGemmKernel(FusionOp group, llvm::StringRef na
 /// A gemm_epilogue group's kernel: its plan, then emitGemmKernel.
 mlir::FailureOr<EmittedKernel> emitGemm(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitConv(FusionOp group, llvm::StringRef name);
+mlir::FailureOr<EmittedKernel> emitNormalization(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitPooling(FusionOp group, llvm::StringRef name);
 mlir::FailureOr<EmittedKernel> emitReduction(FusionOp group, llvm::StringRef name);
 /// Attention groups (AttentionEmitter.cpp): flash attention on mma.sync for

@@ -242,18 +242,32 @@ func.func @bmm(%a: tensor<3x5x8xf32>, %b: tensor<2x3x8x7xf32>) -> tensor<2x3x5x7
 
 // Layer norm with a residual prologue (also a result) and weight/bias inputs
 // indexed by the position in the row; rows this short run one to a warp,
-// held in registers (normalization_warp), 8 rows to a block.
+// held in registers (normalization_warp), 8 rows to a block. Every input
+// read at the element's own index and both results are fp32 and rows are
+// whole 16-byte vectors: a lane moves 4 adjacent elements with one load or
+// store where every such pointer is 16-byte aligned (the weight and bias,
+// read by column, are not among them).
 // CHECK-LABEL: // === kernel ln_k0 grid(1, 1, 1) block(256) shared(0) inputs(4) outputs(2)
-//       CHECK:   constexpr int L = 20, kPerLane = (L + 31) / 32;
+//       CHECK:   constexpr int L = 20, kV = 4, kVectors = (L / kV + 31) / 32, kPerLane = kVectors * kV;
+//  CHECK-NEXT:   const bool vectors = (((unsigned long long)in0 | (unsigned long long)in1 | (unsigned long long)out0 | (unsigned long long)out1) & 15) == 0;
 //       CHECK:   for (long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < 6LL; r += warps) {
 //       CHECK:   float row[kPerLane];
-//       CHECK:   for (int t = 0; t < kPerLane; ++t) if (const int j = lane + 32 * t; j < L) {
-//       CHECK:     out0[idx] = kiln::from_float<float>(
-//       CHECK:     row[t] = v{{[0-9]+}};
+//       CHECK:   for (int c = 0; c < kVectors; ++c) if (kV * (lane + 32 * c) < L) {
+//  CHECK-NEXT:     const long long base = r * L + kV * (lane + 32 * c);
+//  CHECK-NEXT:     kiln::Vec<float, kV> in0_vector;
+//  CHECK-NEXT:     if (vectors) in0_vector = *reinterpret_cast<const kiln::Vec<float, kV> *>(in0 + base);
+//  CHECK-NEXT:     else for (int e = 0; e < kV; ++e) in0_vector.v[e] = in0[base + e];
+//       CHECK:       const float in1_element = in1_vector.v[e];
+//       CHECK:       row[t] = v{{[0-9]+}};
+//       CHECK:       result0.v[e] = kiln::from_float<float>(
+//       CHECK:     if (vectors) *reinterpret_cast<kiln::Vec<float, kV> *>(out0 + base) = result0;
+//  CHECK-NEXT:     else for (int e = 0; e < kV; ++e) out0[base + e] = result0.v[e];
+//       CHECK:   for (int t = 0; t < kPerLane; ++t) if (const int j = kV * (lane + 32 * (t / kV)) + t % kV; j < L) sum += row[t];
 //       CHECK:   const float mean = kiln::warp_sum(sum) / L;
 //       CHECK:   const float rstd = rsqrtf(kiln::warp_sum(squares) / L + 1.000000000e-05f);
-//       CHECK:     const float v{{[0-9]+}} = kiln::to_float(in2[c1_{{[0-9]+}}]);
-//       CHECK:     out1[idx] = kiln::from_float<float>((((row[t] - mean) * rstd
+//       CHECK:       const float v{{[0-9]+}} = kiln::to_float(in2[c1_{{[0-9]+}}]);
+//       CHECK:       result0.v[e] = kiln::from_float<float>((((row[t] - mean) * rstd
+//       CHECK:     if (vectors) *reinterpret_cast<kiln::Vec<float, kV> *>(out1 + base) = result0;
 func.func @ln(%x: tensor<6x20xf32>, %y: tensor<6x20xf32>, %g: tensor<20xf32>, %b: tensor<20xf32>) -> (tensor<6x20xf32>, tensor<6x20xf32>) {
   %0:2 = kiln.fusion normalization ins(%x, %y, %g, %b : tensor<6x20xf32>, tensor<6x20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<6x20xf32>, tensor<6x20xf32> {
   ^bb0(%a: tensor<6x20xf32>, %c: tensor<6x20xf32>, %w: tensor<20xf32>, %d: tensor<20xf32>):
@@ -268,8 +282,11 @@ func.func @ln(%x: tensor<6x20xf32>, %y: tensor<6x20xf32>, %g: tensor<20xf32>, %b
 
 // RMSNorm (layer_norm rms) with its weight's mul, fp16 rows of 37: the mean
 // of squares in fp32, no mean subtracted.
+// Rows of 37 are not whole 16-byte vectors: a lane takes elements
+// lane + 32 t, one at a time.
 // CHECK-LABEL: // === kernel rms_k0 grid(1, 1, 1) block(256) shared(0) inputs(2) outputs(1)
 //       CHECK:   constexpr int L = 37, kPerLane = (L + 31) / 32;
+//   CHECK-NOT:   kiln::Vec
 //   CHECK-NOT:   mean
 //       CHECK:   squares += row[t] * row[t];
 //       CHECK:   const float rstd = rsqrtf(kiln::warp_sum(squares) / L + 1.000000000e-06f);

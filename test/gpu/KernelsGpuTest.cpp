@@ -824,6 +824,9 @@ TEST(KernelsGpu, ScaledSoftmax) {
   expectMatchesReference(softmax(4, 9, "f32"));
   expectMatchesReference(softmax(37, 197, "bf16"));
   expectMatchesReference(softmax(2, 3000, "f16"));
+  // Rows of whole 16-byte vectors, a lane's elements in runs of 8.
+  expectMatchesReference(softmax(37, 128, "f16"));
+  expectMatchesReference(softmax(3, 200, "bf16"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1024,6 +1027,11 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
                       true, false, narrowConfig(7)}));
   irs.push_back(batchMatmul("tensor<4x66x72xbf16>", "tensor<72x40xbf16>",
                             "tensor<4x66x40xbf16>", "batch_matmul")); // N-major, split
+  // Rows a warp moves in 16-byte vectors.
+  irs.push_back(layerNorm(4101, 768, "f16"));
+  irs.push_back(layerNorm(9, 1024, "f32"));
+  irs.push_back(rmsNorm(7, 1000, "f16"));
+  irs.push_back(softmax(37, 128, "f16"));
   expectCompilesForBothImages(irs);
 }
 
