@@ -1,8 +1,11 @@
 //===- kiln_gemm_sm90.cuh - Hopper GEMM: TMA + mbarrier pipeline + wgmma ---===//
 //
 // C = A B^T for A [M, K] and B [N, K], both K-major (nn.Linear), fp16/bf16 in,
-// fp32 accumulate, then the caller's epilogue(m, n, acc) per in-bounds
-// element. Built for sm_90a only (guarded by __CUDA_ARCH_FEAT_SM90_ALL).
+// fp32 accumulate, then the caller's epilogue functor per in-bounds element:
+// from fp32 staging in shared memory (store_accumulators), or on the
+// accumulators' registers where the functor allows (store_fragments: one
+// 16-bit result, rows of whole 16-byte chunks). Built for sm_90a only
+// (guarded by __CUDA_ARCH_FEAT_SM90_ALL).
 //
 //   Block tile 128 x kBN x 64 (kBN = 64, 128, 192 or 256); 3 warpgroups (384
 //   threads): warpgroup 0 is the producer (one thread issues the TMA loads;
