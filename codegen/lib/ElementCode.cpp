@@ -116,12 +116,22 @@ std::string ElementCode::heldOf(Value value) {
   if (found != names.end())
     return found->second;
   auto argument = cast<BlockArgument>(value);
-  std::string offset = offsetOf(argument);
-  const bool ownIndex = offset == index;
-  if (ownIndex && !llvm::is_contained(elementLoads, argument.getArgNumber()))
-    elementLoads.push_back(argument.getArgNumber());
   const std::string input = "in" + std::to_string(argument.getArgNumber());
-  std::string element = deferStores && ownIndex ? input + "_element" : input + "[" + offset + "]";
+  std::string element;
+  if (ArrayRef<int64_t> in = cast<RankedTensorType>(argument.getType()).getShape();
+      namesColumnLoads && in != ArrayRef<int64_t>(shape) && !in.empty() && !shape.empty() &&
+      in.back() == shape.back() && in.back() > 1 &&
+      llvm::all_of(in.drop_back(), [](int64_t d) { return d == 1; })) {
+    if (!llvm::is_contained(columnLoads, argument.getArgNumber()))
+      columnLoads.push_back(argument.getArgNumber());
+    element = input + "_column";
+  } else {
+    std::string offset = offsetOf(argument);
+    const bool ownIndex = offset == index;
+    if (ownIndex && !llvm::is_contained(elementLoads, argument.getArgNumber()))
+      elementLoads.push_back(argument.getArgNumber());
+    element = deferStores && ownIndex ? input + "_element" : input + "[" + offset + "]";
+  }
   if (heldAsInteger(value.getType())) {
     integers.insert(value);
     return names[value] = fresh("(long long)" + element, /*integer=*/true);

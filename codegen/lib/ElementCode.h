@@ -71,6 +71,12 @@ public:
   /// Inputs read at the element's own index (a residual, not a bias): what
   /// an epilogue functor's prefetch() pulls into L2 ahead of time.
   llvm::SmallVector<unsigned> elementLoads;
+  /// Also names each input indexed by the last coordinate alone (a layer
+  /// norm's weight and bias) `in<K>_column` instead of loading it, listed
+  /// in `columnLoads`: a caller that walks runs of adjacent elements of a
+  /// row loads them as vectors.
+  bool namesColumnLoads = false;
+  llvm::SmallVector<unsigned> columnLoads;
   /// The offset of element `index` in input `argument` (broadcasting).
   std::string offsetOf(mlir::BlockArgument argument);
 

@@ -46,6 +46,7 @@ FailureOr<RowCode> rowCode(FusionOp group, Operation *anchor, RankedTensorType t
                ElementCode(group, type.getShape(), "idx", vectors ? "      " : "    "), ""};
   ElementCode &load = code.load, &store = code.store;
   load.deferStores = store.deferStores = vectors;
+  load.namesColumnLoads = store.namesColumnLoads = vectors;
 
   // The prologue per element, cached, plus yielded prologue values.
   for (Operation &op : body.without_terminator())
@@ -118,9 +119,10 @@ unsigned sharedElementBytes(FusionOp group, const RowCode &code) {
     return true;
   };
   for (const ElementCode *part : {&code.load, &code.store}) {
-    for (unsigned input : part->elementLoads)
-      if (!take(cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType()))
-        return 0;
+    for (const auto &inputs : {part->elementLoads, part->columnLoads})
+      for (unsigned input : inputs)
+        if (!take(cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType()))
+          return 0;
     for (const ElementCode::DeferredStore &store : part->deferredStores)
       if (store.at != "idx" ||
           !take(cast<RankedTensorType>(group.getResultTypes()[store.result]).getElementType()))
@@ -131,9 +133,10 @@ unsigned sharedElementBytes(FusionOp group, const RowCode &code) {
 
 /// One pass over a lane's vectors of its row (vector v = lane + 32 c starts
 /// at column kV v): each own-index input loaded as a vector (16 bytes where
-/// every pointer is 16-byte aligned, else element by element), `body` run
-/// per element with `idx`, `t` (the register) and `in<K>_element` in scope,
-/// then each deferred store written as a vector.
+/// every pointer is 16-byte aligned, else element by element) and each
+/// input indexed by the column likewise, `body` run per element with `idx`,
+/// `t` (the register), `in<K>_element` and `in<K>_column` in scope, then
+/// each deferred store written as a vector.
 std::string vectorPass(FusionOp group, const ElementCode &part, const std::string &body) {
   auto inputType = [&](unsigned input) {
     return cudaType(cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType());
@@ -147,6 +150,17 @@ std::string vectorPass(FusionOp group, const ElementCode &part, const std::strin
              "    else for (int e = 0; e < kV; ++e) " + name + "_vector.v[e] = " + name +
              "[base + e];\n";
     elements += "      const " + type + " " + name + "_element = " + name + "_vector.v[e];\n";
+  }
+  // Inputs indexed by the column (a weight, a bias): the same run of the
+  // row's columns, one 16-byte load.
+  for (unsigned input : part.columnLoads) {
+    const std::string name = "in" + std::to_string(input), type = inputType(input);
+    loads += "    kiln::Vec<" + type + ", kV> " + name + "_columns;\n"
+             "    if (vectors) " + name + "_columns = *reinterpret_cast<const kiln::Vec<" + type +
+             ", kV> *>(" + name + " + kV * (lane + 32 * c));\n"
+             "    else for (int e = 0; e < kV; ++e) " + name + "_columns.v[e] = " + name +
+             "[kV * (lane + 32 * c) + e];\n";
+    elements += "      const " + type + " " + name + "_column = " + name + "_columns.v[e];\n";
   }
   for (auto [position, store] : llvm::enumerate(part.deferredStores)) {
     const std::string out = "out" + std::to_string(store.result),
@@ -263,8 +277,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
     // off (the same lanes hold the same elements either way).
     std::set<std::string> moved;
     for (const ElementCode *part : {&vector->load, &vector->store}) {
-      for (unsigned input : part->elementLoads)
-        moved.insert("in" + std::to_string(input));
+      for (const auto &inputs : {part->elementLoads, part->columnLoads})
+        for (unsigned input : inputs)
+          moved.insert("in" + std::to_string(input));
       for (const ElementCode::DeferredStore &store : part->deferredStores)
         moved.insert("out" + std::to_string(store.result));
     }

@@ -245,11 +245,11 @@ func.func @bmm(%a: tensor<3x5x8xf32>, %b: tensor<2x3x8x7xf32>) -> tensor<2x3x5x7
 // held in registers (normalization_warp), 8 rows to a block. Every input
 // read at the element's own index and both results are fp32 and rows are
 // whole 16-byte vectors: a lane moves 4 adjacent elements with one load or
-// store where every such pointer is 16-byte aligned (the weight and bias,
-// read by column, are not among them).
+// store where every such pointer is 16-byte aligned, the weight and bias's
+// same 4 columns too.
 // CHECK-LABEL: // === kernel ln_k0 grid(1, 1, 1) block(256) shared(0) inputs(4) outputs(2)
 //       CHECK:   constexpr int L = 20, kV = 4, kVectors = (L / kV + 31) / 32, kPerLane = kVectors * kV;
-//  CHECK-NEXT:   const bool vectors = (((unsigned long long)in0 | (unsigned long long)in1 | (unsigned long long)out0 | (unsigned long long)out1) & 15) == 0;
+//  CHECK-NEXT:   const bool vectors = (((unsigned long long)in0 | (unsigned long long)in1 | (unsigned long long)in2 | (unsigned long long)in3 | (unsigned long long)out0 | (unsigned long long)out1) & 15) == 0;
 //       CHECK:   for (long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < 6LL; r += warps) {
 //       CHECK:   float row[kPerLane];
 //       CHECK:   for (int c = 0; c < kVectors; ++c) if (kV * (lane + 32 * c) < L) {
@@ -265,7 +265,9 @@ func.func @bmm(%a: tensor<3x5x8xf32>, %b: tensor<2x3x8x7xf32>) -> tensor<2x3x5x7
 //       CHECK:   for (int t = 0; t < kPerLane; ++t) if (const int j = kV * (lane + 32 * (t / kV)) + t % kV; j < L) sum += row[t];
 //       CHECK:   const float mean = kiln::warp_sum(sum) / L;
 //       CHECK:   const float rstd = rsqrtf(kiln::warp_sum(squares) / L + 1.000000000e-05f);
-//       CHECK:       const float v{{[0-9]+}} = kiln::to_float(in2[c1_{{[0-9]+}}]);
+//       CHECK:     if (vectors) in2_columns = *reinterpret_cast<const kiln::Vec<float, kV> *>(in2 + kV * (lane + 32 * c));
+//       CHECK:       const float in2_column = in2_columns.v[e];
+//   CHECK-NOT:       c1_
 //       CHECK:       result0.v[e] = kiln::from_float<float>((((row[t] - mean) * rstd
 //       CHECK:     if (vectors) *reinterpret_cast<kiln::Vec<float, kV> *>(out1 + base) = result0;
 func.func @ln(%x: tensor<6x20xf32>, %y: tensor<6x20xf32>, %g: tensor<20xf32>, %b: tensor<20xf32>) -> (tensor<6x20xf32>, tensor<6x20xf32>) {
