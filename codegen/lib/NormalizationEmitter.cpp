@@ -142,26 +142,26 @@ std::string vectorPass(FusionOp group, const ElementCode &part, const std::strin
     return cudaType(cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType());
   };
   std::string loads, elements, stores, results;
-  for (unsigned input : part.elementLoads) {
+  // kV adjacent elements of input K from index `start` into the vector
+  // in<K><vector> (one 16-byte load where the pointers allow), and each
+  // element's own as in<K><element>.
+  auto loadRun = [&](unsigned input, const std::string &vector, const std::string &element,
+                     const std::string &start) {
     const std::string name = "in" + std::to_string(input), type = inputType(input);
-    loads += "    kiln::Vec<" + type + ", kV> " + name + "_vector;\n"
-             "    if (vectors) " + name + "_vector = *reinterpret_cast<const kiln::Vec<" + type +
-             ", kV> *>(" + name + " + base);\n"
-             "    else for (int e = 0; e < kV; ++e) " + name + "_vector.v[e] = " + name +
-             "[base + e];\n";
-    elements += "      const " + type + " " + name + "_element = " + name + "_vector.v[e];\n";
-  }
+    loads += "    kiln::Vec<" + type + ", kV> " + name + vector + ";\n"
+             "    if (vectors) " + name + vector + " = *reinterpret_cast<const kiln::Vec<" +
+             type + ", kV> *>(" + name + " + " + start + ");\n"
+             "    else for (int e = 0; e < kV; ++e) " + name + vector + ".v[e] = " + name + "[" +
+             start + " + e];\n";
+    elements += "      const " + type + " " + name + element + " = " + name + vector +
+                ".v[e];\n";
+  };
+  for (unsigned input : part.elementLoads)
+    loadRun(input, "_vector", "_element", "base");
   // Inputs indexed by the column (a weight, a bias): the same run of the
-  // row's columns, one 16-byte load.
-  for (unsigned input : part.columnLoads) {
-    const std::string name = "in" + std::to_string(input), type = inputType(input);
-    loads += "    kiln::Vec<" + type + ", kV> " + name + "_columns;\n"
-             "    if (vectors) " + name + "_columns = *reinterpret_cast<const kiln::Vec<" + type +
-             ", kV> *>(" + name + " + kV * (lane + 32 * c));\n"
-             "    else for (int e = 0; e < kV; ++e) " + name + "_columns.v[e] = " + name +
-             "[kV * (lane + 32 * c) + e];\n";
-    elements += "      const " + type + " " + name + "_column = " + name + "_columns.v[e];\n";
-  }
+  // row's columns.
+  for (unsigned input : part.columnLoads)
+    loadRun(input, "_columns", "_column", "kV * (lane + 32 * c)");
   for (auto [position, store] : llvm::enumerate(part.deferredStores)) {
     const std::string out = "out" + std::to_string(store.result),
                       vector = "result" + std::to_string(position);
