@@ -14,6 +14,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -80,13 +81,21 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
     throw std::runtime_error("code generation failed for @" +
                              function.getName().str());
 
+  // KILN_GPU_TEST_OFFSET=B places every argument, constant and result B
+  // bytes past its allocation's start, as a view into a larger buffer may
+  // lie: kernels that test their pointers' alignment take their unaligned
+  // paths (for kernels that only run aligned, such as TMA's, it faults).
+  const char *offsetSetting = std::getenv("KILN_GPU_TEST_OFFSET");
+  const size_t offset = offsetSetting ? std::strtoull(offsetSetting, nullptr, 10) : 0;
   std::vector<std::unique_ptr<rt::DeviceBuffer>> owned;
   llvm::DenseMap<Value, CUdeviceptr> address;
   auto upload = [&](Value value, const at::Tensor &tensor) {
     at::Tensor data = tensor.contiguous();
-    owned.push_back(std::make_unique<rt::DeviceBuffer>(std::max<size_t>(data.nbytes(), 1)));
-    owned.back()->upload(data.data_ptr(), data.nbytes());
-    address[value] = owned.back()->address();
+    std::vector<unsigned char> placed(offset + data.nbytes());
+    std::memcpy(placed.data() + offset, data.data_ptr(), data.nbytes());
+    owned.push_back(std::make_unique<rt::DeviceBuffer>(std::max<size_t>(placed.size(), 1)));
+    owned.back()->upload(placed.data(), placed.size());
+    address[value] = owned.back()->address() + offset;
   };
   auto poisoned = [&](Value value) {
     at::Tensor nan = emptyLike(value.getType());

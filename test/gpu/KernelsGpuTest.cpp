@@ -110,10 +110,9 @@ std::string elementwise(const std::string &shape, const std::string &type,
          "    kiln.yield %d : " + t + "\n  }\n  return %0 : " + t + "\n}\n";
 }
 
-/// A linear + bias + GELU + residual group; `kernel`, when given, is the
-/// group's forced `#kiln.kernel<...>` configuration.
-/// A linear layer with bias and GELU, plus a residual unless `residual` is
-/// false (an epilogue that reads only columns' inputs).
+/// A linear + bias + GELU group, plus a residual unless `residual` is false
+/// (an epilogue that reads only columns' inputs); `kernel`, when given, is
+/// the group's forced `#kiln.kernel<...>` configuration.
 std::string linear(int64_t m, int64_t n, int64_t k, const std::string &type,
                    const std::string &kernel = "", bool residual = true) {
   auto t = [&](std::string s) { return "tensor<" + s + "x" + type + ">"; };
@@ -827,6 +826,25 @@ TEST(KernelsGpu, ScaledSoftmax) {
   // Rows of whole 16-byte vectors, a lane's elements in runs of 8.
   expectMatchesReference(softmax(37, 128, "f16"));
   expectMatchesReference(softmax(3, 200, "bf16"));
+}
+
+// Rows of whole vectors whose tensors start one element past 16 bytes (as
+// a view into a larger buffer may): the kernels find their pointers
+// unaligned and move the same lanes' elements one by one.
+TEST(KernelsGpu, VectorRowsFromUnalignedPointers) {
+  KILN_REQUIRE_GPU();
+  struct Offset {
+    explicit Offset(const char *bytes) { setenv("KILN_GPU_TEST_OFFSET", bytes, 1); }
+    ~Offset() { unsetenv("KILN_GPU_TEST_OFFSET"); }
+  };
+  {
+    Offset halves("2");
+    expectMatchesReference(layerNorm(4101, 768, "f16"));
+    expectMatchesReference(rmsNorm(7, 1000, "f16"));
+    expectMatchesReference(softmax(37, 128, "bf16"));
+  }
+  Offset floats("4");
+  expectMatchesReference(layerNorm(9, 1024, "f32"));
 }
 
 //===----------------------------------------------------------------------===//
