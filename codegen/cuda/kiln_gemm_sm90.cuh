@@ -325,7 +325,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
   copy_input(0);
 #pragma unroll
   for (int c = 0; c < kSlices; ++c) {
-    unsigned inputs[kStagingCols / 16][4];
+    unsigned inputs[kStagingCols / 16][4] = {};
     if constexpr (Epilogue::kRowInput) {
       cp_async_wait<0>();
       __syncwarp();
@@ -344,17 +344,10 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
       // and never stored: N is a multiple of 8, so a stored chunk is whole.
       const int n = blockN + c * kStagingCols + 16 * jj + 2 * (lane % 4);
       const int left = min(n, N - 2), right = min(n + 8, N - 2);
-      if constexpr (Epilogue::kRowInput) {
-        packed[jj][0] = epilogue.compute_packed_with(topAt, left, chunk[0], chunk[1], inputs[jj][0]);
-        packed[jj][1] = epilogue.compute_packed_with(bottomAt, left, chunk[2], chunk[3], inputs[jj][1]);
-        packed[jj][2] = epilogue.compute_packed_with(topAt, right, chunk[4], chunk[5], inputs[jj][2]);
-        packed[jj][3] = epilogue.compute_packed_with(bottomAt, right, chunk[6], chunk[7], inputs[jj][3]);
-      } else {
-        packed[jj][0] = epilogue.compute_packed(topAt, left, chunk[0], chunk[1]);
-        packed[jj][1] = epilogue.compute_packed(bottomAt, left, chunk[2], chunk[3]);
-        packed[jj][2] = epilogue.compute_packed(topAt, right, chunk[4], chunk[5]);
-        packed[jj][3] = epilogue.compute_packed(bottomAt, right, chunk[6], chunk[7]);
-      }
+      packed[jj][0] = epilogue.compute_packed(topAt, left, chunk[0], chunk[1], inputs[jj][0]);
+      packed[jj][1] = epilogue.compute_packed(bottomAt, left, chunk[2], chunk[3], inputs[jj][1]);
+      packed[jj][2] = epilogue.compute_packed(topAt, right, chunk[4], chunk[5], inputs[jj][2]);
+      packed[jj][3] = epilogue.compute_packed(bottomAt, right, chunk[6], chunk[7], inputs[jj][3]);
     }
 #pragma unroll
     for (int jj = 0; jj < kStagingCols / 16; ++jj)

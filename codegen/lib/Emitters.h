@@ -108,10 +108,11 @@ std::string splitClusterPreamble(int64_t split);
 ///     // kRowInput: besides, one 16-bit input read at `idx` (a residual),
 ///     // which the loop copies by rows and hands over two at a time.
 ///     static constexpr bool kFragments, kRowInput;
-///     unsigned compute_packed(<parameters of the first>, float, float) const;
-///     const void *row_input_at(<parameters>) const;           // kRowInput
-///     unsigned compute_packed_with(<parameters of the first>, float, float,
-///                                  unsigned two_inputs) const; // kRowInput
+///     // Two columns' results rounded into one register; `inputs`: their
+///     // row input's two elements (kRowInput), else ignored.
+///     unsigned compute_packed(<parameters of the first>, float, float,
+///                             unsigned inputs) const;
+///     const void *row_input_at(<parameters>) const; // kRowInput
 ///     void store_chunk(<parameters of the first>, uint4) const;
 ///   };
 /// compute() holds no store, so a main loop that computes many elements

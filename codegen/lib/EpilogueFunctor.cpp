@@ -115,7 +115,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // gathers a row's 8 elements in shared memory for one 16-byte store. A
   // row-varying input (a residual) of 16 bits comes the other way: copied
   // into shared memory by 16-byte rows, read back in the accumulators'
-  // layout (row_input_at, compute_packed_with). KILN_EPILOGUE_FRAGMENTS is
+  // layout (row_input_at, compute_packed's `inputs`). KILN_EPILOGUE_FRAGMENTS is
   // a diagnostic for timing a kernel each way (the source, and so the
   // kernel cache's key, differs): "0" turns fragments off, "columns" keeps
   // them to epilogues without a row-varying input.
@@ -137,27 +137,28 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   const bool rowInput = fragments && !epilogue.elementLoads.empty();
   std::string fragmentMembers;
   if (fragments) {
+    // compute_packed takes the two row-input elements packed as the kernel
+    // read them (ignored without a row input), so that one call serves both.
     const ElementCode::DeferredStore &store = epilogue.deferredStores[0];
-    const std::string pack = "    return kiln::pack_pair<" + store.type +
-                             ">(first.r0, second.r0);\n  }\n";
+    std::string body;
     if (rowInput) {
       const std::string input = "in" + std::to_string(epilogue.elementLoads[0]);
-      fragmentMembers =
-          "  __device__ __forceinline__ const void *row_input_at" + signature + ") const {\n" +
-          functor.indexCode + "    return " + input + " + idx;\n  }\n"
-          "  __device__ __forceinline__ unsigned compute_packed_with" + signature +
-          ", float acc0, float acc1, unsigned input) const {\n"
-          "    const kiln::Pair<" + rowInputType + "> pair = *reinterpret_cast<const kiln::Pair<" +
-          rowInputType + "> *>(&input);\n    const Values first = element(" +
-          functor.arguments + ", acc0, pair.x), second = element(" + functor.arguments +
-          " + 1, acc1, pair.y);\n" + pack;
+      fragmentMembers = "  __device__ __forceinline__ const void *row_input_at" + signature +
+                        ") const {\n" + functor.indexCode + "    return " + input +
+                        " + idx;\n  }\n";
+      body = "    const kiln::Pair<" + rowInputType + "> pair = *reinterpret_cast<const "
+             "kiln::Pair<" + rowInputType + "> *>(&inputs);\n    const Values first = element(" +
+             functor.arguments + ", acc0, pair.x), second = element(" + functor.arguments +
+             " + 1, acc1, pair.y);\n";
     } else {
-      fragmentMembers = "  __device__ __forceinline__ unsigned compute_packed" + signature +
-                        ", float acc0, float acc1) const {\n    Values first, second;\n"
-                        "    compute_pair(" + functor.arguments +
-                        ", acc0, acc1, first, second);\n" + pack;
+      body = "    Values first, second;\n    compute_pair(" + functor.arguments +
+             ", acc0, acc1, first, second);\n";
     }
-    fragmentMembers += "  __device__ __forceinline__ void store_chunk" + signature +
+    fragmentMembers += "  __device__ __forceinline__ unsigned compute_packed" + signature +
+                       ", float acc0, float acc1, unsigned inputs) const {\n" + body +
+                       "    return kiln::pack_pair<" + store.type +
+                       ">(first.r0, second.r0);\n  }\n"
+                       "  __device__ __forceinline__ void store_chunk" + signature +
                        ", uint4 chunk) const {\n" + functor.indexCode +
                        "    *reinterpret_cast<uint4 *>(out" + std::to_string(store.result) +
                        " + idx) = chunk;\n  }\n";

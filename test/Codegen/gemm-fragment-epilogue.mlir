@@ -16,7 +16,8 @@
 // CHECK-LABEL: // === kernel up_k0
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
-//       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1) const {
+//       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
+//       CHECK:     compute_pair(m, n, acc0, acc1, first, second);
 //       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
 //       CHECK:   void store_chunk(int m, int n, uint4 chunk) const {
 //       CHECK:     *reinterpret_cast<uint4 *>(out0 + idx) = chunk;
@@ -85,9 +86,10 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //  CHECK-NEXT:   static constexpr bool kRowInput = true;
 //       CHECK:   const void *row_input_at(int m, int n) const {
 //       CHECK:     return in2 + idx;
-//       CHECK:   unsigned compute_packed_with(int m, int n, float acc0, float acc1, unsigned input) const {
-//       CHECK:     const kiln::Pair<__half> pair = *reinterpret_cast<const kiln::Pair<__half> *>(&input);
-//   CHECK-NOT:   unsigned compute_packed(
+//       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
+//       CHECK:     const kiln::Pair<__half> pair = *reinterpret_cast<const kiln::Pair<__half> *>(&inputs);
+//   CHECK-NOT:     compute_pair(
+//       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
 // PTX-LABEL: // === ptx residual_k0
 //       PTX: cp.async.cg.shared.global
 //       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
