@@ -105,30 +105,39 @@ FailureOr<RowCode> rowCode(FusionOp group, Operation *anchor, RankedTensorType t
   return code;
 }
 
-/// The element size every own-index input and every result of `code`
-/// share, when they all sit at the element's own index: 0 when they do not.
-unsigned sharedElementBytes(FusionOp group, const RowCode &code) {
+/// What the vector passes move: the element size every own-index input,
+/// column input and result of `code` share, and their pointers (whose
+/// alignment the kernel tests). None when sizes differ or a result is not
+/// at the element's own index.
+struct VectorOperands {
   unsigned bytes = 0;
-  auto take = [&](Type element) {
+  std::set<std::string> pointers;
+};
+std::optional<VectorOperands> vectorOperands(FusionOp group, const RowCode &code) {
+  VectorOperands operands;
+  auto take = [&](Type element, std::string pointer) {
     if (!element.isF16() && !element.isBF16() && !element.isF32())
       return false;
     unsigned size = element.getIntOrFloatBitWidth() / 8;
-    if (bytes && size != bytes)
+    if (operands.bytes && size != operands.bytes)
       return false;
-    bytes = size;
+    operands.bytes = size;
+    operands.pointers.insert(std::move(pointer));
     return true;
   };
   for (const ElementCode *part : {&code.load, &code.store}) {
     for (const auto &inputs : {part->elementLoads, part->columnLoads})
       for (unsigned input : inputs)
-        if (!take(cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType()))
-          return 0;
+        if (!take(cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType(),
+                  "in" + std::to_string(input)))
+          return std::nullopt;
     for (const ElementCode::DeferredStore &store : part->deferredStores)
       if (store.at != "idx" ||
-          !take(cast<RankedTensorType>(group.getResultTypes()[store.result]).getElementType()))
-        return 0;
+          !take(cast<RankedTensorType>(group.getResultTypes()[store.result]).getElementType(),
+                "out" + std::to_string(store.result)))
+        return std::nullopt;
   }
-  return bytes;
+  return operands;
 }
 
 /// One pass over a lane's vectors of its row (vector v = lane + 32 c starts
@@ -211,22 +220,26 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
   // registers (j = lane + 32 t, or with vectors of kV elements
   // j = kV (lane + 32 (t / kV)) + t % kV).
   const std::string rowElement = perWarp ? "row[t]" : "row[j]";
-  FailureOr<RowCode> scalar = rowCode(group, anchor, type, rowElement, /*vectors=*/false);
-  if (failed(scalar))
-    return failure();
-  // Rows in 16-byte vectors: a second build of the element code whose
-  // own-index loads and stores the vector passes move.
-  std::optional<RowCode> vector;
-  unsigned vectorElements = 0;
+  // Rows in 16-byte vectors where the element code allows: its own-index
+  // loads and its stores are left to the vector passes. Else the element
+  // code loads and stores one element at a time.
+  std::optional<RowCode> code;
+  std::optional<VectorOperands> vector;
   if (perWarp) {
     FailureOr<RowCode> candidate = rowCode(group, anchor, type, rowElement, /*vectors=*/true);
     if (failed(candidate))
       return failure();
-    if (unsigned bytes = sharedElementBytes(group, *candidate);
-        bytes && rowLength % (16 / bytes) == 0) {
-      vectorElements = 16 / bytes;
-      vector = std::move(*candidate);
-    }
+    vector = vectorOperands(group, *candidate);
+    if (vector && rowLength % (16 / vector->bytes) == 0)
+      code = std::move(*candidate);
+    else
+      vector.reset();
+  }
+  if (!code) {
+    FailureOr<RowCode> scalar = rowCode(group, anchor, type, rowElement, /*vectors=*/false);
+    if (failed(scalar))
+      return failure();
+    code = std::move(*scalar);
   }
 
   // The loop over this thread's elements of the row (j, the element's
@@ -275,28 +288,20 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
     // Views into a buffer may start anywhere: each pointer's alignment is
     // checked once, and the loops move elements one by one where any is
     // off (the same lanes hold the same elements either way).
-    std::set<std::string> moved;
-    for (const ElementCode *part : {&vector->load, &vector->store}) {
-      for (const auto &inputs : {part->elementLoads, part->columnLoads})
-        for (unsigned input : inputs)
-          moved.insert("in" + std::to_string(input));
-      for (const ElementCode::DeferredStore &store : part->deferredStores)
-        moved.insert("out" + std::to_string(store.result));
-    }
     std::string alignment;
-    for (const std::string &pointer : moved)
+    for (const std::string &pointer : vector->pointers)
       alignment += std::string(alignment.empty() ? "" : " | ") + "(unsigned long long)" + pointer;
-    vectorConstants = ", kV = " + std::to_string(vectorElements) +
+    vectorConstants = ", kV = " + std::to_string(16 / vector->bytes) +
                       ", kVectors = (L / kV + 31) / 32, kPerLane = kVectors * kV;\n"
                       "  const bool vectors = ((" + alignment + ") & 15) == 0;\n";
-    loadLoop = vectorPass(group, vector->load,
-                          "      " + rowElement + " = " + vector->inputValue + ";\n");
-    storeLoop = vectorPass(group, vector->store, "");
+    loadLoop = vectorPass(group, code->load,
+                          "      " + rowElement + " = " + code->inputValue + ";\n");
+    storeLoop = vectorPass(group, code->store, "");
   } else {
-    loadLoop = "  " + forEach + " {\n    const long long idx = r * L + j;\n" + scalar->load.code +
-               "    " + rowElement + " = " + scalar->inputValue + ";\n  }\n";
+    loadLoop = "  " + forEach + " {\n    const long long idx = r * L + j;\n" + code->load.code +
+               "    " + rowElement + " = " + code->inputValue + ";\n  }\n";
     storeLoop = "  " + forEach + " {\n    const long long idx = r * L + j;\n" +
-                scalar->store.code + "  }\n";
+                code->store.code + "  }\n";
   }
   if (perWarp) {
     // 8 rows to a block of 256 threads, a warp's rows strided by every
