@@ -122,9 +122,10 @@ std::string splitClusterPreamble(int64_t split);
 /// any index the deferred stores use) from the parameters; `epilogue` must
 /// have been built with deferStores. `pairs`: the caller's `idx` of an
 /// element at an even column is even (the row length and every base offset
-/// are), so kPairs may hold. `chunks`: besides, rows are a multiple of 8
-/// elements and every base offset of 8, so an element at a column that is
-/// a multiple of 8 starts a 16-byte aligned chunk of its row (kFragments).
+/// are), so kPairs may hold. `chunks`: the caller is a Hopper main loop,
+/// which can run fragment epilogues, and rows are a multiple of 8 elements
+/// and every base offset of 8, so an element at a column that is a
+/// multiple of 8 starts a 16-byte aligned chunk of its row (kFragments).
 struct EpilogueFunctor {
   std::string name;
   std::string parameters; // "int m, int n"

@@ -394,7 +394,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                           {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",
                            "    const long long idx = batchBase + (long long)m * " +
                                std::to_string(N) + "LL + n;\n",
-                           /*pairs=*/N % 2 == 0, /*chunks=*/N % 8 == 0},
+                           /*pairs=*/N % 2 == 0,
+                           /*chunks=*/hopper && N % 8 == 0},
                           epilogue) +
       "\n" +
       (splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
