@@ -113,15 +113,9 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   if (convShape.groups != 1 || layoutChange || in[3] % 8 != 0)
     return refuse("TMA boxes need one group and an NHWC input with C % 8 == 0 (16-byte "
                   "strides)");
+  if (std::optional<std::string> problem = wgmmaConfigProblem(config))
+    return refuse(*problem);
   ArrayRef<int64_t> tile = config.getTile();
-  if (tile.size() != 3 || tile[0] != 128 || tile[2] != 64 ||
-      !llvm::is_contained({64, 128, 192, 256}, tile[1]))
-    return refuse("its template implements tiles [128, 64 | 128 | 192 | 256, 64] only");
-  if (config.getStages() < 2)
-    return refuse("its TMA ring needs 2 or more stages");
-  if (config.getGridLimit() < config.getMulticast())
-    return refuse("the persistent grid needs a grid_limit (blocks at most) of one cluster or "
-                  "more");
   ArrayRef<int64_t> pixels = config.getPixelTile();
   if (pixels.size() != 3)
     return refuse("it needs a pixel_tile [images, rows, columns]");

@@ -73,6 +73,9 @@ struct SplitKPipeline {
   std::string sharedAssert(llvm::StringRef element, bool kMajorB, int64_t elementBytes) const;
 };
 std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
+/// Why the Hopper main loop's template cannot take `config`'s tile, stages
+/// and grid (a GEMM's or a convolution's), or nothing where it can.
+std::optional<std::string> wgmmaConfigProblem(KernelConfigAttr config);
 /// The blocks of a Hopper main loop's persistent grid: whole clusters of
 /// `multicast` blocks, at most one per cluster tile and `gridLimit` in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,

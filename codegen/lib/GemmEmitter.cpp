@@ -104,6 +104,20 @@ std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef elemen
          ", \"the launch's shared memory must match the kernel's\");\n";
 }
 
+std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfigAttr config) {
+  ArrayRef<int64_t> tile = config.getTile();
+  if (tile.size() != 3 || tile[0] != 128 || tile[2] != 64 ||
+      !llvm::is_contained({64, 128, 192, 256}, tile[1]))
+    return "its template implements tiles [128, 64 | 128 | 192 | 256, 64] only";
+  // Whether the ring fits an image's shared memory is kiln-lower-launches'
+  // question: the emitter knows no GPU.
+  if (config.getStages() < 2)
+    return "its TMA ring needs 2 or more stages";
+  if (config.getGridLimit() < config.getMulticast())
+    return "the persistent grid needs a grid_limit (blocks at most) of one cluster or more";
+  return std::nullopt;
+}
+
 unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnTiles,
                                                int64_t multicast, int64_t gridLimit) {
   // Blocks come in whole clusters, and more than the tiles (or the limit,
@@ -242,16 +256,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // TMA needs 16-byte global strides (K % 8 == 0) and a K-major B.
     if (!tensorCores || !kMajorB || K % 8 != 0)
       return refuse("TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0");
-    if (config.getTile().size() != 3 || config.getTile()[0] != 128 ||
-        config.getTile()[2] != 64 || !llvm::is_contained({64, 128, 192, 256}, config.getTile()[1]))
-      return refuse("its template implements tiles [128, 64 | 128 | 192 | 256, 64] only");
-    // Whether the ring fits an image's shared memory is kiln-lower-launches'
-    // question: the emitter knows no GPU.
-    if (config.getStages() < 2)
-      return refuse("its TMA ring needs 2 or more stages");
-    if (config.getGridLimit() < config.getMulticast())
-      return refuse("the persistent grid needs a grid_limit (blocks at most) of one "
-                    "cluster or more");
+    if (std::optional<std::string> problem = wgmmaConfigProblem(config))
+      return refuse(*problem);
     break;
   case KernelVariant::gemm_split_k:
     if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))
