@@ -642,11 +642,13 @@ TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
   }
 }
 
-/// KILN_EPILOGUE_FRAGMENTS set for one scope (the code generator reads it
-/// per kernel; the kernel cache keys on the source, which it changes).
-struct FragmentsSetting {
-  explicit FragmentsSetting(const char *value) { setenv("KILN_EPILOGUE_FRAGMENTS", value, 1); }
-  ~FragmentsSetting() { unsetenv("KILN_EPILOGUE_FRAGMENTS"); }
+/// An environment variable set for one scope: KILN_EPILOGUE_FRAGMENTS (the
+/// code generator reads it per kernel; the kernel cache keys on the source,
+/// which it changes), KILN_GPU_TEST_OFFSET (the GPU executor's placement).
+struct ScopedSetting {
+  const char *name;
+  ScopedSetting(const char *name, const char *value) : name(name) { setenv(name, value, 1); }
+  ~ScopedSetting() { unsetenv(name); }
 };
 
 // The epilogue computed on the accumulators' registers and stored in
@@ -833,17 +835,13 @@ TEST(KernelsGpu, ScaledSoftmax) {
 // unaligned and move the same lanes' elements one by one.
 TEST(KernelsGpu, VectorRowsFromUnalignedPointers) {
   KILN_REQUIRE_GPU();
-  struct Offset {
-    explicit Offset(const char *bytes) { setenv("KILN_GPU_TEST_OFFSET", bytes, 1); }
-    ~Offset() { unsetenv("KILN_GPU_TEST_OFFSET"); }
-  };
   {
-    Offset halves("2");
+    ScopedSetting halves("KILN_GPU_TEST_OFFSET", "2");
     expectMatchesReference(layerNorm(4101, 768, "f16"));
     expectMatchesReference(rmsNorm(7, 1000, "f16"));
     expectMatchesReference(softmax(37, 128, "bf16"));
   }
-  Offset floats("4");
+  ScopedSetting floats("KILN_GPU_TEST_OFFSET", "4");
   expectMatchesReference(layerNorm(9, 1024, "f32"));
 }
 
@@ -1061,7 +1059,7 @@ TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
   for (const std::string &kernel : wgmmaConfigs())
     irs.push_back(linear(300, 504, 712, "f16", kernel));
   expectCompilesForBothImages(irs);
-  FragmentsSetting columns("columns");
+  ScopedSetting columns("KILN_EPILOGUE_FRAGMENTS", "columns");
   expectCompilesForBothImages(irs);
 }
 
