@@ -75,24 +75,42 @@ TEST(CompileJobs, NoJobsIsNoWork) { EXPECT_TRUE(runCompileJobs(0, echo).empty())
 
 namespace {
 
-/// A cgroup folder holding `cpuMax` as its cpu.max.
-std::string fakeCgroup(const std::string &cpuMax) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("kiln-cgroup-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "cpu.max") << cpuMax << "\n";
-  return dir.string();
-}
-
 unsigned affinityCores() {
   cpu_set_t mask;
   EXPECT_EQ(::sched_getaffinity(0, sizeof(mask), &mask), 0);
   return static_cast<unsigned>(CPU_COUNT(&mask));
 }
 
+/// Fake cgroup folders under one temporary folder, removed after the test
+/// whatever its outcome.
+class CompileJobsCores : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("kiln-cgroup-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+    std::filesystem::create_directories(root_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(root_, ignored);
+  }
+
+  /// A cgroup folder holding `cpuMax` as its cpu.max.
+  std::string fakeCgroup(const std::string &cpuMax) {
+    auto dir = root_ / std::to_string(made_++);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "cpu.max") << cpuMax << "\n";
+    return dir.string();
+  }
+
+private:
+  std::filesystem::path root_;
+  unsigned made_ = 0;
+};
+
 } // namespace
 
-TEST(CompileJobs, UsableCoresAreTheAffinityMasks) {
+TEST_F(CompileJobsCores, UsableCoresAreTheAffinityMasks) {
   cpu_set_t before;
   ASSERT_EQ(::sched_getaffinity(0, sizeof(before), &before), 0);
   EXPECT_EQ(usableCores(fakeCgroup("max 100000")), affinityCores());
@@ -109,7 +127,7 @@ TEST(CompileJobs, UsableCoresAreTheAffinityMasks) {
   ASSERT_EQ(::sched_setaffinity(0, sizeof(before), &before), 0);
 }
 
-TEST(CompileJobs, ACgroupQuotaLowersTheCores) {
+TEST_F(CompileJobsCores, ACgroupQuotaLowersTheCores) {
   const unsigned mask = affinityCores();
   // 1.5 CPUs of quota: two workers (rounded up), never more than the mask.
   EXPECT_EQ(usableCores(fakeCgroup("150000 100000")), std::min(mask, 2u));
@@ -120,7 +138,7 @@ TEST(CompileJobs, ACgroupQuotaLowersTheCores) {
   EXPECT_EQ(usableCores("/nonexistent/kiln-cgroup"), mask);
 }
 
-TEST(CompileJobs, ACgroupV1QuotaLowersTheCores) {
+TEST_F(CompileJobsCores, ACgroupV1QuotaLowersTheCores) {
   const unsigned mask = affinityCores();
   auto root = std::filesystem::path(fakeCgroup("")) / "v1";
   std::filesystem::create_directories(root / "cpu");
