@@ -4,6 +4,7 @@ a timing has the GPU to itself on the cores kept back for it, and a timing
 waiting is not overtaken by a check that asks after it."""
 import importlib.util
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -18,6 +19,7 @@ spec.loader.exec_module(sweep)
 class MachineLockTest(unittest.TestCase):
     def setUp(self):
         self.work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.work, ignore_errors=True)
         self.order, self.lock = [], threading.Lock()
 
     def hold(self, name, turn, entered, release):
