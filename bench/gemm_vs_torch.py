@@ -2,7 +2,7 @@
 """kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
     gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise|epilogues] [--markdown OUT.md]
-                     [--schedules auto,cooperative,pingpong:2,...]
+                     [--schedules auto,cooperative,pingpong:2,...] [--kiln-flag=FLAG ...]
 
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
 bias alone, bias + GELU (erf or tanh), or bias + a residual add. kiln
@@ -17,7 +17,8 @@ F.linear followed by the same epilogue (eager) the same way
 (kiln-compile --wgmma-schedule), with `:N` its multicast cluster
 (--wgmma-multicast) and `:N:B` its blocks a multiprocessor
 (--wgmma-blocks-per-sm), a row each; the row names the kernel
-configuration kiln-select-kernels took.
+configuration kiln-select-kernels took. --kiln-flag adds a kiln-compile flag
+to every case (e.g. --kiln-flag=--gemm-stream-k).
 
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
@@ -101,11 +102,12 @@ class LinearEpilogue(torch.nn.Module):
         return y
 
 
-def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
+def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto", extra_flags=()):
     """kiln's fused kernel: (ms, rel L2, verdict, kernel configuration)."""
     schedule, _, rest = schedule.partition(":")
     multicast, _, blocks = rest.partition(":")
-    name = f"linear_{m}x{n}x{k}_{epilogue}_{schedule}{multicast}{blocks}"
+    suffix = re.sub(r"[^A-Za-z0-9]+", "_", "".join(extra_flags))
+    name = f"linear_{m}x{n}x{k}_{epilogue}_{schedule}{multicast}{blocks}{suffix}"
     torch.manual_seed(0)
     module = LinearEpilogue(k, n, epilogue).half().eval()
     x = torch.randn(m, k, dtype=torch.float16)
@@ -117,7 +119,7 @@ def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto"):
     torch.jit.save(traced, path)
     artifact = os.path.join(work, name + ".kiln")
     flags = [f"--wgmma-schedule={schedule}", f"--wgmma-multicast={multicast or 0}",
-             f"--wgmma-blocks-per-sm={blocks or 0}"]
+             f"--wgmma-blocks-per-sm={blocks or 0}", *extra_flags]
     subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
                    capture_output=True, text=True)
     ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
@@ -177,6 +179,8 @@ def main():
     parser.add_argument("--schedules", default="auto",
                         help="comma-separated Hopper main-loop schedules to compile each "
                              "case with (auto, cooperative, pingpong)")
+    parser.add_argument("--kiln-flag", action="append", default=[],
+                        help="a kiln-compile flag for every case (repeatable)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. "
@@ -193,7 +197,7 @@ def main():
         for schedule in schedules:
             try:
                 ms, error, verdict, config = kiln(args.bin, args.work, m, n, k, epilogue,
-                                                  schedule)
+                                                  schedule, args.kiln_flag)
             except subprocess.CalledProcessError as e:
                 why = (e.stderr or "").strip().splitlines()[:1]
                 rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | - | - | "

@@ -62,6 +62,16 @@ __host__ __device__ constexpr int shared_bytes(int bn, int stages) {
 /// The most a block may use (227 KiB on sm_90).
 constexpr int kMaxSharedBytes = 232448;
 
+/// Stream-K consumers' named barrier (the ping-pong turns take 1 and 2).
+constexpr int kStreamKBarrier = 3;
+/// A stream-K workspace opens with this many flags (4 KiB), one a block,
+/// then holds one fp32 tile of partial sums a block (stream_k_workspace_bytes).
+constexpr int kStreamKFlags = 1024;
+
+__host__ __device__ constexpr long long stream_k_workspace_bytes(int kBN, int blocks) {
+  return kStreamKFlags * 4LL + static_cast<long long>(blocks) * kBM * kBN * 4;
+}
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 /// A plain GEMM's operands: 2-D tensor maps of A [M, K] (boxes 64 x 128)
@@ -365,6 +375,76 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
   }
 }
 
+__device__ __forceinline__ int load_acquire_gpu(const int *p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release_gpu(int *p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+/// Stream-K: where the tiles fill the blocks' last wave only partly (ViT's
+/// 6304 x 768 output is 200 tiles of 128 x 192: 1.5 waves of 132 blocks,
+/// a quarter of the GPU idle for the second), the last wave and the
+/// remainder are shared out by k-iterations instead of by tiles: block b
+/// takes the streamed tiles' iterations [start(b), start(b + 1)), all blocks
+/// the same count within one. A tile's iterations may thus span blocks; the
+/// block holding its last iteration finishes it (adds the others' partial
+/// sums and runs the epilogue), the others leave their partial sums in the
+/// workspace and raise their flag. Each block walks its range from the end:
+/// its one share that finishes no tile is its first work and its flag is up
+/// before it waits on anyone, so no block waits on a block that waits.
+/// The tiles before the streamed ones go to the blocks as usual.
+struct StreamKPlan {
+  int blocks, kTiles, dataParallelTiles, iterations;
+  __device__ StreamKPlan(int tiles, int kTiles_, int blocks_) : blocks(blocks_), kTiles(kTiles_) {
+    const int streamed =
+        tiles > blocks && tiles % blocks != 0 ? blocks + tiles % blocks : 0;
+    dataParallelTiles = tiles - streamed;
+    iterations = streamed * kTiles;
+  }
+  __device__ int start(int b) const {
+    return static_cast<int>(static_cast<long long>(b) * iterations / blocks);
+  }
+  /// The block whose range holds streamed iteration i.
+  __device__ int owner(int i) const {
+    int b = static_cast<int>(static_cast<long long>(i) * blocks / iterations);
+    while (b + 1 < blocks && start(b + 1) <= i)
+      ++b;
+    while (b > 0 && start(b) > i)
+      --b;
+    return b;
+  }
+  /// visit(tile, kBegin, kEnd, firstIteration) for block b's work in order:
+  /// its streamed shares from the last, then its data-parallel tiles.
+  /// firstIteration is the tile's first streamed iteration (-1: not streamed).
+  /// One call site: the main loop and epilogue in `visit` are inlined once.
+  template <typename Visit> __device__ void walk(int b, Visit &&visit) const {
+    const int first = start(b);
+    for (int end = start(b + 1), dataParallel = b;;) {
+      int tile, kBegin, kEnd, tileStart = -1;
+      if (end > first) {
+        const int streamed = (end - 1) / kTiles;
+        tileStart = streamed * kTiles;
+        const int begin = max(first, tileStart);
+        tile = dataParallelTiles + streamed;
+        kBegin = begin - tileStart;
+        kEnd = end - tileStart;
+        end = begin;
+      } else if (dataParallel < dataParallelTiles) {
+        tile = dataParallel;
+        kBegin = 0;
+        kEnd = kTiles;
+        dataParallel += blocks;
+      } else {
+        return;
+      }
+      visit(tile, kBegin, kEnd, tileStart);
+    }
+  }
+};
+
 /// The persistent TMA + wgmma main loop over `ops`' row tiles and N's
 /// column tiles, with the epilogue staged through shared memory.
 ///
@@ -382,9 +462,11 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
 /// which holds a cooperative 64-wide tile's 32 accumulators and its
 /// epilogue, not m64n128's 64 nor ping-pong's two halves (they spill).
 template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::cooperative,
-          int kMulticast = 1, int kBlocksPerSM = 1, typename Operands, typename Epilogue>
+          int kMulticast = 1, int kBlocksPerSM = 1, bool kStreamK = false, typename Operands,
+          typename Epilogue>
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
-                                               const Epilogue &epilogue) {
+                                               const Epilogue &epilogue,
+                                               float *workspace = nullptr) {
   static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
                 "wgmma tiles are 64, 128, 192 or 256 wide");
   static_assert(kSchedule == Schedule::cooperative || kBN <= 128,
@@ -395,6 +477,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                 "two blocks a multiprocessor take cooperative 64-wide tiles");
   static_assert(kStages >= 2 && shared_bytes(kBN, kStages) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
+  static_assert(!kStreamK || (kSchedule == Schedule::cooperative && kMulticast == 1 &&
+                               kBlocksPerSM == 1),
+                "stream-K takes cooperative tiles, one block a multiprocessor, no cluster");
   constexpr bool kPingPong = kSchedule == Schedule::pingpong;
   constexpr int kTileBytesB = tile_bytes_b(kBN);
   // Rows of the B tile each block of a cluster loads for all of them.
@@ -457,9 +542,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       release_registers<40>();
     if (lane128 == 0) {
       int it = 0;
-      for (int tile = cluster; tile < tiles; tile += clusters) {
+      // The k-tiles [kBegin, kEnd) of one tile into the ring.
+      auto produce = [&](int tile, int kBegin, int kEnd) {
         const int tileM = rowTile(tile), blockN = columns(tile);
-        for (int k = 0; k < kTiles; ++k, ++it) {
+        for (int k = kBegin; k < kEnd; ++k, ++it) {
           int stage = it % kStages;
           if (it >= kStages)
             barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
@@ -473,7 +559,15 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           else
             ops.load_b(tilesB + stage * (kBN * kBK), blockN, k, &full[stage]);
         }
-      }
+      };
+      if constexpr (kStreamK)
+        StreamKPlan(tiles, kTiles, gridDim.x)
+            .walk(blockIdx.x, [&](int tile, int kBegin, int kEnd, int) {
+              produce(tile, kBegin, kEnd);
+            });
+      else
+        for (int tile = cluster; tile < tiles; tile += clusters)
+          produce(tile, 0, kTiles);
     }
   } else {
     if constexpr (kBlocksPerSM == 1)
@@ -516,64 +610,148 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         }
       }
     };
-    prefetch_epilogue(cluster + first * clusters);
-    for (int j = first, tile = cluster + first * clusters; tile < tiles;
-         j += step, tile += step * clusters) {
-      const int tileM = rowTile(tile), blockN = columns(tile);
-      prefetch_epilogue(tile + step * clusters);
-      float d[kHalves][kBN / 16][8];
-#pragma unroll
-      for (int h = 0; h < kHalves; ++h)
+    if constexpr (kStreamK) {
+      const StreamKPlan plan(tiles, kTiles, gridDim.x);
+      int *flags = reinterpret_cast<int *>(workspace);
+      float4 *partials = reinterpret_cast<float4 *>(workspace + kStreamKFlags);
+      constexpr int kPartialVectors = kBM * kBN / 4; // a tile's float4s
+      const int thread = threadIdx.x - 128;          // of the 256 consumers
+      int it = 0;
+      plan.walk(blockIdx.x, [&](int tile, int kBegin, int kEnd, int tileStart) {
+        const int tileM = rowTile(tile), blockN = columns(tile);
+        const bool finishes = kEnd == kTiles;
+        if (finishes)
+          prefetch_epilogue(tile);
+        float d[1][kBN / 16][8];
 #pragma unroll
         for (int i = 0; i < kBN / 16; ++i)
 #pragma unroll
           for (int jj = 0; jj < 8; ++jj)
-            d[h][i][jj] = 0.0f;
+            d[0][i][jj] = 0.0f;
+        pin_accumulators(d[0]);
+        // As the data-parallel loop below: one wgmma group in flight.
+        int previous = -1;
+        for (int k = kBegin; k < kEnd; ++k, ++it) {
+          int stage = it % kStages;
+          barrier_wait(&full[stage], (it / kStages) & 1);
+          const T *a = tilesA + stage * (kBM * kBK) + consumer * 64 * kBK;
+          const T *b = tilesB + stage * (kBN * kBK);
+          wgmma_fence();
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h)
-        pin_accumulators(d[h]);
-      // Ping-pong: wait for the other warpgroup to have issued its tile's
-      // last k-step. Besides taking turns on the tensor cores, this keeps
-      // the two from waiting on the same stage's `full` barrier more than
-      // one phase apart, where its parity would not tell them apart.
-      if (kPingPong && j > 0)
-        named_barrier_sync(kTurnBarrier + consumer, 256);
-      // One wgmma group stays in flight: after issuing tile k, wait for
-      // tile k-1's group only and release its stage, so the tensor cores
-      // never idle on a barrier between consecutive k-tiles.
-      int it = j * kTiles, previous = -1;
-      for (int k = 0; k < kTiles; ++k, ++it) {
-        int stage = it % kStages;
-        barrier_wait(&full[stage], (it / kStages) & 1);
-        const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
-        const T *b = tilesB + stage * (kBN * kBK);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBK / 16; ++kk)
-#pragma unroll
-          for (int h = 0; h < kHalves; ++h)
-            Wgmma<T, kBN>::run(d[h], descriptor(a + h * 64 * kBK + kk * 16),
-                               descriptor(b + kk * 16));
-        wgmma_commit();
-        wgmma_wait<1>();
+          for (int kk = 0; kk < kBK / 16; ++kk)
+            Wgmma<T, kBN>::run(d[0], descriptor(a + kk * 16), descriptor(b + kk * 16));
+          wgmma_commit();
+          wgmma_wait<1>();
+          if (previous >= 0)
+            release(previous);
+          previous = stage;
+        }
+        wgmma_wait<0>();
         if (previous >= 0)
           release(previous);
-        previous = stage;
-      }
-      // The other warpgroup's turn, if it has a next tile.
-      if (kPingPong && tile + clusters < tiles)
-        named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
-      wgmma_wait<0>();
-      if (previous >= 0)
-        release(previous);
+        // Each thread's accumulators as float4s, thread-minor: the writes
+        // and the finisher's reads are coalesced, and the finisher's thread
+        // t holds the same elements as thread t here.
+        float4 *own = partials + static_cast<long long>(blockIdx.x) * kPartialVectors;
+        if (!finishes) {
+#pragma unroll
+          for (int v = 0; v < kBN / 8; ++v) {
+            const float *q = &d[0][v / 2][(v % 2) * 4];
+            __stcg(own + v * 256 + thread, make_float4(q[0], q[1], q[2], q[3]));
+          }
+          __threadfence();
+          named_barrier_sync(kStreamKBarrier, 256);
+          if (thread == 0)
+            store_release_gpu(&flags[blockIdx.x], 1);
+          return;
+        }
+        if (tileStart >= 0 && kBegin > 0)
+          for (int peer = plan.owner(tileStart); peer < static_cast<int>(blockIdx.x); ++peer) {
+            if (thread == 0) {
+              while (load_acquire_gpu(&flags[peer]) == 0)
+                __nanosleep(32);
+              // Lowered for the next launch: each flag is raised and
+              // lowered once a launch, so the workspace stays as it began.
+              flags[peer] = 0;
+            }
+            named_barrier_sync(kStreamKBarrier, 256);
+            const float4 *theirs = partials + static_cast<long long>(peer) * kPartialVectors;
+#pragma unroll
+            for (int v = 0; v < kBN / 8; ++v) {
+              const float4 p = __ldcg(theirs + v * 256 + thread);
+              float *q = &d[0][v / 2][(v % 2) * 4];
+              q[0] += p.x;
+              q[1] += p.y;
+              q[2] += p.z;
+              q[3] += p.w;
+            }
+          }
+        const int warpRow = consumer * 64 + warp * 16;
+        if constexpr (Epilogue::kFragments)
+          store_fragments<kBN>(ops, N, epilogue, d[0], staging, tileM, blockN, warpRow);
+        else
+          store_accumulators<kBN>(ops, N, epilogue, d[0], staging, tileM, blockN, warpRow);
+      });
+    } else {
+      prefetch_epilogue(cluster + first * clusters);
+      for (int j = first, tile = cluster + first * clusters; tile < tiles;
+           j += step, tile += step * clusters) {
+        const int tileM = rowTile(tile), blockN = columns(tile);
+        prefetch_epilogue(tile + step * clusters);
+        float d[kHalves][kBN / 16][8];
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+          for (int i = 0; i < kBN / 16; ++i)
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj)
+              d[h][i][jj] = 0.0f;
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h)
+          pin_accumulators(d[h]);
+        // Ping-pong: wait for the other warpgroup to have issued its tile's
+        // last k-step. Besides taking turns on the tensor cores, this keeps
+        // the two from waiting on the same stage's `full` barrier more than
+        // one phase apart, where its parity would not tell them apart.
+        if (kPingPong && j > 0)
+          named_barrier_sync(kTurnBarrier + consumer, 256);
+        // One wgmma group stays in flight: after issuing tile k, wait for
+        // tile k-1's group only and release its stage, so the tensor cores
+        // never idle on a barrier between consecutive k-tiles.
+        int it = j * kTiles, previous = -1;
+        for (int k = 0; k < kTiles; ++k, ++it) {
+          int stage = it % kStages;
+          barrier_wait(&full[stage], (it / kStages) & 1);
+          const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
+          const T *b = tilesB + stage * (kBN * kBK);
+          wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < kBK / 16; ++kk)
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h)
+              Wgmma<T, kBN>::run(d[h], descriptor(a + h * 64 * kBK + kk * 16),
+                                 descriptor(b + kk * 16));
+          wgmma_commit();
+          wgmma_wait<1>();
+          if (previous >= 0)
+            release(previous);
+          previous = stage;
+        }
+        // The other warpgroup's turn, if it has a next tile.
+        if (kPingPong && tile + clusters < tiles)
+          named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
+        wgmma_wait<0>();
+        if (previous >= 0)
+          release(previous);
 
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h) {
-        const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
-        if constexpr (Epilogue::kFragments)
-          store_fragments<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
-        else
-          store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
+        for (int h = 0; h < kHalves; ++h) {
+          const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
+          if constexpr (Epilogue::kFragments)
+            store_fragments<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
+          else
+            store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
+        }
       }
     }
   }
@@ -583,12 +761,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
 }
 
 template <typename T, int kBN, int kStages, Schedule kSchedule, int kMulticast,
-          int kBlocksPerSM, typename Epilogue>
+          int kBlocksPerSM, bool kStreamK = false, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
-                                           const Epilogue &epilogue) {
-  wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM>(
-      MatrixOperands<kBN>{mapA, mapB, M, K}, N, epilogue);
+                                           const Epilogue &epilogue,
+                                           float *workspace = nullptr) {
+  wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK>(
+      MatrixOperands<kBN>{mapA, mapB, M, K}, N, epilogue, workspace);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

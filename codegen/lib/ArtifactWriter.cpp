@@ -172,6 +172,7 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
   }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   llvm::DenseMap<Value, unsigned> outputOf;
+  llvm::DenseMap<Operation *, uint32_t> workspaceBuffer;
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     Value source = root(value);
     if (!isa_and_nonnull<LaunchOp>(source.getDefiningOp())) {
@@ -238,6 +239,16 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
                                          "(run kiln-plan-memory)";
         return std::nullopt;
       }
+    }
+    // The kernel's workspace: its last parameter, in the arena.
+    if (auto workspace = launch->getAttrOfType<DenseI64ArrayAttr>(attr::kWorkspace)) {
+      if (workspace.size() != 2 || workspace[0] < 0 || workspace[1] <= 0) {
+        launch.emitOpError("has a malformed kiln.workspace (expected offset, bytes)");
+        return std::nullopt;
+      }
+      workspaceBuffer[launch] = buffers.size();
+      buffers.push_back({fmt::BufferKind::Arena, 0, static_cast<uint64_t>(workspace[0]),
+                         static_cast<uint64_t>(workspace[1])});
     }
   }
   stats.weightBytes = weightBytes;
@@ -380,9 +391,14 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
         plan.put<uint32_t>(static_cast<uint32_t>(g));
       plan.put<uint32_t>(static_cast<uint32_t>(config.getBlock()));
       plan.put<uint32_t>(static_cast<uint32_t>(config.getShared()));
-      plan.put<uint32_t>(launch.getInputs().size() + launch.getResults().size());
+      auto workspace = workspaceBuffer.find(launch);
+      const bool hasWorkspace = workspace != workspaceBuffer.end();
+      plan.put<uint32_t>(launch.getInputs().size() + launch.getResults().size() +
+                         (hasWorkspace ? 1 : 0));
       for (Value v : llvm::concat<Value>(launch.getInputs(), launch.getResults()))
         plan.put<uint32_t>(bufferOf.lookup(v));
+      if (hasWorkspace)
+        plan.put<uint32_t>(workspace->second);
       ArrayAttr maps = config.getTensorMaps();
       plan.put<uint32_t>(maps ? maps.size() : 0);
       if (!maps)

@@ -41,7 +41,8 @@ using namespace kiln::codegen::detail;
 
 std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
                                              unsigned threads, unsigned tensorMaps,
-                                             unsigned minBlocks, bool splitCluster) {
+                                             unsigned minBlocks, bool splitCluster,
+                                             bool workspace) {
   // A Hopper main loop asks for two blocks a multiprocessor in its sm_90a
   // image only (wgmmaBlocksPreamble): the other images' mma.sync loop
   // needs its registers.
@@ -63,6 +64,8 @@ std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
   for (auto [index, result] : llvm::enumerate(group.getResults()))
     params.push_back(cudaType(cast<RankedTensorType>(result.getType()).getElementType()) +
                      " *__restrict__ out" + std::to_string(index));
+  if (workspace)
+    params.push_back("float *__restrict__ workspace");
   for (size_t i = 0; i < params.size(); ++i)
     text += (i ? ", " : "") + params[i];
   // Every kernel opens by waiting for the kernel before it, so that the

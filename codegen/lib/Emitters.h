@@ -42,10 +42,11 @@ std::string gridStrideLoop(const std::string &var, int64_t count);
 /// of blocks per multiprocessor to the launch bounds:
 /// with one, ptxas may use every register rather than spill to keep
 /// occupancy; with more, it budgets registers for that many. `splitCluster` puts KILN_SPLIT_CLUSTER (splitClusterPreamble)
-/// in front of the launch bounds.
+/// in front of the launch bounds. `workspace` adds the last parameter,
+/// `float *workspace` (EmittedKernel::workspaceBytes).
 std::string kernelOpen(FusionOp group, llvm::StringRef name, unsigned threads,
                        unsigned tensorMaps = 0, unsigned minBlocks = 0,
-                       bool splitCluster = false);
+                       bool splitCluster = false, bool workspace = false);
 /// The comment naming the group's location and the common include.
 std::string header(FusionOp group, llvm::StringRef family);
 /// A kernel of fusion kind `kind` for `group`, named `name`, its parameter
@@ -76,6 +77,12 @@ std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
 /// Why the Hopper main loop's template cannot take `config`'s tile, stages
 /// and grid (a GEMM's or a convolution's), or nothing where it can.
 std::optional<std::string> wgmmaConfigProblem(KernelConfigAttr config);
+/// Stream-K's workspace (kiln_gemm_sm90.cuh: kStreamKFlags flags, then a
+/// 128 x width fp32 tile a block) and the most blocks its flags serve.
+constexpr int64_t kStreamKMaxBlocks = 1024;
+inline uint64_t streamKWorkspaceBytes(int64_t width, int64_t blocks) {
+  return static_cast<uint64_t>(kStreamKMaxBlocks * 4 + blocks * 128 * width * 4);
+}
 /// The blocks of a Hopper main loop's persistent grid: whole clusters of
 /// `multicast` blocks, at most one per cluster tile and `gridLimit` in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,

@@ -334,8 +334,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                    std::to_string(config.getStages()) + ", " +
                    wgmmaScheduleName(config.getSchedule()) + ", " +
                    std::to_string(config.getMulticast()) + ", " +
-                   std::to_string(config.getBlocksPerSm()) + ">(map0, map1, " + sizes +
-                   ", epilogue);\n#else\n  " + pointerCall + "#endif\n"
+                   std::to_string(config.getBlocksPerSm()) +
+                   (config.getStreamK() ? ", true" : "") + ">(map0, map1, " + sizes +
+                   (config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n") +
+                   "#else\n  " + pointerCall + "#endif\n"
              : "  " + pointerCall;
 
   EmittedKernel kernel = kernelFor(group, name, plan.kind);
@@ -372,6 +374,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
         TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, 128, 64),
         TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
                              static_cast<unsigned>(tileWidth / multicast), 64)};
+    if (config.getStreamK()) {
+      if (batch != 1 || config.getGridLimit() > kStreamKMaxBlocks)
+        return refuse("stream_k takes batch 1 and a grid_limit of at most " +
+                      std::to_string(kStreamKMaxBlocks) + " (its workspace's flags)");
+      kernel.workspaceBytes = streamKWorkspaceBytes(tileWidth, config.getGridLimit());
+      kernel.workspaceStateBytes = kStreamKMaxBlocks * 4;
+    }
+  } else if (config.getStreamK()) {
+    return refuse("only gemm_wgmma streams K");
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
@@ -390,6 +401,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
+      (kernel.workspaceBytes
+           ? "static_assert(kiln::sm90::stream_k_workspace_bytes(" +
+                 std::to_string(config.getTile()[1]) + ", " +
+                 std::to_string(config.getGridLimit()) +
+                 ") == " + std::to_string(kernel.workspaceBytes) +
+                 "LL, \"the launch's workspace must match the kernel's\");\n"
+           : "") +
       (splitK ? splitClusterPreamble(split) +
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
@@ -409,7 +427,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                            hopper   ? static_cast<unsigned>(config.getBlocksPerSm())
                            : narrow ? narrowBlocksPerSM(N)
                                     : 0,
-                           /*splitCluster=*/hopper && multicast > 1)) +
+                           /*splitCluster=*/hopper && multicast > 1,
+                           /*workspace=*/kernel.workspaceBytes != 0)) +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
       ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";

@@ -75,6 +75,13 @@ struct LowerLaunches : public kiln::impl::KilnLowerLaunchesBase<LowerLaunches> {
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.getBody().empty())
         continue;
+      // Workspaces go past the planned buffers, where no other launch writes
+      // and whatever a kernel leaves there stays; launches run one after
+      // another, so they share one, as large as the largest. (Without a
+      // memory plan, as kiln-translate lowers, the arena is the workspace.)
+      auto arena = fn->getAttrOfType<IntegerAttr>(attr::kArenaBytes);
+      const int64_t workspaceOffset = arena ? (arena.getInt() + 255) / 256 * 256 : 0;
+      uint64_t workspaceBytes = 0;
       for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
         if (isa<ConstantOp, ReshapeOp, func::ReturnOp, LaunchOp>(op))
           continue;
@@ -128,9 +135,19 @@ struct LowerLaunches : public kiln::impl::KilnLowerLaunchesBase<LowerLaunches> {
                                        builder.getArrayAttr(images));
         if (Attribute offsets = group->getAttr(attr::kOffsets))
           launch->setAttr(attr::kOffsets, offsets);
+        if (anonymous->workspaceBytes) {
+          workspaceBytes = std::max(workspaceBytes, anonymous->workspaceBytes);
+          launch->setAttr(attr::kWorkspace,
+                          builder.getDenseI64ArrayAttr(
+                              {workspaceOffset, static_cast<int64_t>(anonymous->workspaceBytes)}));
+        }
         group.replaceAllUsesWith(launch.getResults());
         group.erase();
       }
+      if (workspaceBytes)
+        fn->setAttr(attr::kArenaBytes,
+                    IntegerAttr::get(IntegerType::get(context, 64),
+                                     workspaceOffset + static_cast<int64_t>(workspaceBytes)));
     }
   }
 };

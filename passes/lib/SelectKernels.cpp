@@ -106,6 +106,7 @@ struct SplitKKnobs {
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
   int64_t attentionRows;     // 0: the cost model's choice
+  bool gemmStreamK;
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -134,9 +135,9 @@ KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<in
                         int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0,
                         ArrayRef<int64_t> pixelTile = {},
                         WgmmaSchedule schedule = WgmmaSchedule::cooperative,
-                        int64_t multicast = 1, int64_t blocksPerSM = 1) {
+                        int64_t multicast = 1, int64_t blocksPerSM = 1, bool streamK = false) {
   return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile,
-                               schedule, multicast, blocksPerSM);
+                               schedule, multicast, blocksPerSM, streamK);
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -194,6 +195,13 @@ constexpr int64_t kResidualMaxAccumulators = 96;
 /// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
 /// converting, the fused ops and the stores of 128 x width outputs.
 constexpr double kEpilogueSteps = 6;
+/// Stream-K where the blocks would idle this share of the waves' time (the
+/// last wave's empty part) and up to this many waves: streamed tiles split
+/// in two or three cost a partial tile's write and read each, which a
+/// nearly full last wave does not pay back (BERT's QKV: 384 tiles on 132,
+/// 3% idle).
+constexpr double kStreamKMinIdle = 0.15;
+constexpr int64_t kStreamKMaxWaves = 4;
 /// Ping-pong's overlap is not free: the epilogue takes issue slots beside
 /// the other warpgroup's wgmmas, the turns order the main loops, and one
 /// warpgroup issues twice the wgmmas of a cooperative one. Fitted on the
@@ -206,6 +214,34 @@ constexpr double kEpilogueSteps = 6;
 /// against 25.0). Convolutions keep the factor fitted before (cooperative
 /// within 1% of the chosen mix on the CNNs) until they are measured again.
 constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
+
+/// Whether stream-K (kiln_gemm_sm90.cuh's StreamKPlan) takes the tile:
+/// more tiles than blocks, not a whole number of waves, and few enough
+/// waves that the idle part of the last one matters (a quarter of ViT's
+/// down-projection at 1.5 waves, a tenth at 5). `why` says which.
+bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, std::string &why) {
+  if (tile.schedule != WgmmaSchedule::cooperative || tile.multicast != 1 ||
+      tile.blocksPerSM != 1 || batch != 1) {
+    why = "not stream_k: it takes one cooperative block a multiprocessor, no cluster, "
+          "batch 1";
+    return false;
+  }
+  const int64_t waves = ceilDiv(tile.tiles, blocks);
+  const double idle = 1.0 - static_cast<double>(tile.tiles) / static_cast<double>(waves * blocks);
+  const int idlePercent = static_cast<int>(idle * 100 + 0.5);
+  if (tile.tiles <= blocks || idle < kStreamKMinIdle || waves > kStreamKMaxWaves) {
+    why = "not stream_k: " + str(tile.tiles) + " tiles on " + str(blocks) + " blocks " +
+          (tile.tiles <= blocks ? "are one wave or less"
+           : idle < kStreamKMinIdle
+               ? "leave " + std::to_string(idlePercent) + "% of the waves idle"
+               : "are more than " + str(kStreamKMaxWaves) + " waves");
+    return false;
+  }
+  why = "stream_k: " + str(tile.tiles) + " tiles on " + str(blocks) + " blocks leave " +
+        std::to_string(idlePercent) + "% of the waves idle; the last " +
+        str(blocks + tile.tiles % blocks) + " shared by k-iterations";
+  return true;
+}
 
 /// Whether the group's epilogue reads a group input at every output element
 /// (an input of the result's shape used by an op other than the GEMM or
@@ -387,11 +423,14 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                 str(target.multiprocessors) + " multiprocessors";
   if (wgmma) {
     WgmmaTile tile = wgmmaTile(s, target, group, knobs);
+    const int64_t blocks = target.multiprocessors * tile.blocksPerSM;
+    std::string streamK;
+    const bool streamed = knobs.gemmStreamK && streamKApplies(tile, s.batch, blocks, streamK);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
-                         1, std::min<int64_t>(tile.tiles, target.multiprocessors * tile.blocksPerSM),
-                         {}, tile.schedule, tile.multicast, tile.blocksPerSM),
+                         1, streamed ? blocks : std::min<int64_t>(tile.tiles, blocks), {},
+                         tile.schedule, tile.multicast, tile.blocksPerSM, streamed),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
-                      refusedSplit};
+                      refusedSplit + (knobs.gemmStreamK ? "; " + streamK : "")};
   }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma
@@ -689,7 +728,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
                       poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
-                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows};
+                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows, gemmStreamK};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -114,6 +114,10 @@ DeviceBuffer::~DeviceBuffer() {
     Driver::get().cuMemFree(address_);
 }
 
+void DeviceBuffer::zero() {
+  KILN_CU_CHECK(Driver::get().cuMemsetD8(address_, 0, bytes_));
+}
+
 void DeviceBuffer::upload(const void *host, size_t bytes) {
   if (bytes > bytes_)
     throw Error("upload of " + std::to_string(bytes) + " bytes into a " +

@@ -24,6 +24,9 @@ Session::Impl::Impl(std::shared_ptr<Model> modelIn, SessionOptions optionsIn)
                           : std::make_unique<Stream>();
   arena = std::make_unique<DeviceBuffer>(std::max<uint64_t>(m.artifact.arenaBytes, 1),
                                          "the session's arena of intermediates");
+  // Kernels may keep state past the planned buffers (stream-K's flags,
+  // ArtifactFormat.h): zero when the session starts, left as found.
+  arena->zero();
   inputBuffers.resize(m.inputs.size());
   outputBuffers.resize(m.outputs.size());
   inputStaging.resize(m.inputs.size());

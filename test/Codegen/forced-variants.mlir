@@ -34,6 +34,9 @@
 // PTX: // === ptx gemv_odd_k0
 // PTX: ld.global.nc.u16
 // PTX: shfl.sync.bfly
+// PTX: // === ptx stream_k_k0
+// PTX: st.release.gpu.global.b32
+// PTX: ld.acquire.gpu.global.b32
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -268,3 +271,24 @@ func.func @gemv_odd(%x: tensor<1x10xbf16>, %w: tensor<240x10xbf16>) -> tensor<1x
   }
   return %0 : tensor<1x240xbf16>
 }
+
+// -----
+
+// Stream-K: ViT's down-projection shape, 200 tiles of 128 x 192 on 132
+// blocks. The kernel takes a workspace (1024 flags, then a 128 x 192 fp32
+// tile a block: 4096 + 132 * 98304 bytes) as its last parameter; without a
+// memory plan it is the whole arena. Flags are raised with a release and
+// read with an acquire at GPU scope.
+// CHECK-LABEL: // === kernel stream_k_k0 grid(132, 1, 1) block(384) shared({{[0-9]+}}) inputs(2) outputs(1) workspace(0, 12980224)
+//       CHECK: static_assert(kiln::sm90::stream_k_workspace_bytes(192, 132) == 12980224LL
+//       CHECK: __half *__restrict__ out0, float *__restrict__ workspace)
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4, kiln::sm90::Schedule::cooperative, 1, 1, true>(map0, map1, 6304, 768, 3072, epilogue, workspace);
+func.func @stream_k(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>) -> tensor<6304x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<6304x3072xf16>, tensor<768x3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132, stream_k = true>} -> tensor<6304x768xf16> {
+  ^bb0(%a: tensor<6304x3072xf16>, %bw: tensor<768x3072xf16>):
+    %l = kiln.linear %a, %bw : (tensor<6304x3072xf16>, tensor<768x3072xf16>) -> tensor<6304x768xf16>
+    kiln.yield %l : tensor<6304x768xf16>
+  }
+  return %0 : tensor<6304x768xf16>
+}
+

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads and writes .kiln artifacts (format version 7) to forge test inputs.
+"""Reads and writes .kiln artifacts (format version 8) to forge test inputs.
 
     kiln_artifact.py forge IN OUT [--version N] [--kind KIND] [--block N]
                                   [--grid X,Y,Z] [--stub-images]
@@ -21,7 +21,7 @@ import struct
 import sys
 
 MAGIC = b"KILNART\0"
-VERSION = 7
+VERSION = 8
 HEADER_BYTES = 24
 ENTRY_BYTES = 32
 SIGNATURE, KERNELS, PLAN, WEIGHTS, METADATA = 1, 2, 3, 4, 5

@@ -60,9 +60,9 @@ MODELS = {
     "softmax": (lambda: Fn(lambda a: torch.softmax(a, -1)), lambda: (torch.randn(3, 8),), "sm_80"),
     "linear_f16": (lambda: torch.nn.Linear(16, 8).half(), lambda: (torch.randn(4, 16).half(),), "sm_90a"),
     # Selected for a 4-multiprocessor GPU, its two tiny GEMMs take the Hopper
-    # kernel (2-D tensor maps) rather than split-K.
+    # kernel (2-D tensor maps) rather than split-K, gemm_gemv or gemm_narrow.
     "mlp_f16": (lambda: Mlp().half(), lambda: (torch.randn(8, 16).half(),), "sm_90a,sm_80",
-                ["--multiprocessors", "4"]),
+                ["--multiprocessors", "4", "--gemm-gemv-rows=0", "--gemm-narrow-fmas=0"]),
     # The second convolution reads NHWC: a Hopper implicit GEMM with 4-D and
     # 3-D tensor maps (the first reads the NCHW input through a permute).
     "conv_f16": (lambda: torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),

@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -120,6 +121,20 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
     arena.upload(junk.data(), junk.size()); // NaN-like fp16/fp32 patterns
   }
 
+  // One workspace for every launch, as the runtime's past its arena: its
+  // state zero at the start, its scratch poisoned.
+  uint64_t workspaceBytes = 0, workspaceStateBytes = 0;
+  for (const codegen::EmittedKernel &kernel : *kernels) {
+    workspaceBytes = std::max(workspaceBytes, kernel.workspaceBytes);
+    workspaceStateBytes = std::max(workspaceStateBytes, kernel.workspaceStateBytes);
+  }
+  rt::DeviceBuffer workspace(std::max<uint64_t>(workspaceBytes, 1));
+  if (workspaceBytes) {
+    std::vector<unsigned char> start(workspaceBytes, 0xFF);
+    std::fill_n(start.begin(), workspaceStateBytes, 0);
+    workspace.upload(start.data(), start.size());
+  }
+
   size_t next = 0;
   for (Operation &op : body) {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -168,6 +183,8 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
       pointers.push_back(address.lookup(input));
     for (Value result : group.getResults())
       pointers.push_back(address.lookup(result));
+    if (kernel.workspaceBytes)
+      pointers.push_back(workspace.address());
     std::vector<rt::TensorMap> maps;
     for (const codegen::TensorMapArg &map : kernel.tensorMaps) {
       Value input = group.getInputs()[map.input];
@@ -192,6 +209,14 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
                                     kernel.block, 1, 1, shared,
                                     nullptr, params.data(), nullptr));
     context.synchronize(); // a fault names this kernel
+  }
+
+  if (workspaceStateBytes) {
+    std::vector<unsigned char> state(workspaceStateBytes);
+    workspace.download(state.data(), state.size());
+    if (llvm::any_of(state, [](unsigned char byte) { return byte != 0; }))
+      throw std::runtime_error("a kernel left its workspace's state changed (a stream-K flag "
+                               "still raised)");
   }
 
   std::vector<at::Tensor> results;

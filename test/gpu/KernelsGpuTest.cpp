@@ -664,6 +664,35 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
   }
 }
 
+// Stream-K: tiles that fill the last wave partly, shared by k-iterations.
+// Each case streams the last wave and the rest (12 tiles on 5 blocks: 5
+// data-parallel, 7 streamed; 9 on 7 and 4 on 3: all streamed), with blocks'
+// ranges crossing tiles at K of 12 k-tiles and of 2; both epilogue paths
+// (N = 504: registers; 500: staged). The executor checks that the kernels
+// leave their workspace's flags lowered.
+static std::vector<std::string> streamKCases() {
+  std::vector<std::string> irs;
+  for (const char *kernel :
+       {"#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 5, "
+        "stream_k = true>",
+        "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 7, "
+        "stream_k = true>",
+        "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 3, "
+        "stream_k = true>"}) {
+    irs.push_back(linear(300, 504, 712, "f16", kernel));
+    irs.push_back(linear(300, 500, 712, "bf16", kernel, /*residual=*/false));
+    irs.push_back(linear(129, 200, 72, "f16", kernel));
+  }
+  return irs;
+}
+TEST(KernelsGpu, LinearWgmmaStreamK) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &ir : streamKCases()) {
+    SCOPED_TRACE(ir);
+    expectMatchesReference(ir);
+  }
+}
+
 /// gemm_narrow's cases (forced: the policy takes it up to 256 FMAs a row by default):
 /// (rows, columns, K, element type), rows not a multiple of the block's 128
 /// and grids smaller than the rows, column counts a multiple of 4 up to
@@ -1054,6 +1083,9 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
 // Needs NVRTC, not a GPU: with a residual copied in by rows, and with
 // fragments kept to column inputs (KILN_EPILOGUE_FRAGMENTS=columns), every
 // Hopper tile and schedule compiles without a spill.
+// Stream-K's cases compile for both images without spills (CPU CI).
+TEST(KernelsGpu, StreamKCompiles) { expectCompilesForBothImages(streamKCases()); }
+
 TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
   std::vector<std::string> irs;
   for (const std::string &kernel : wgmmaConfigs())

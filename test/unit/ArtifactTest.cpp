@@ -379,11 +379,11 @@ TEST(Artifact, CorruptionIsAnError) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(ArtifactForgery, Versions) {
-  EXPECT_ARTIFACT_ERROR(serialize(good, 6), "artifact format version 6; this runtime reads "
-                                            "version 7: recompile the model (at byte 8)");
-  EXPECT_ARTIFACT_ERROR(serialize(good, 8),
-                        "artifact format version 8 is newer than this runtime, which reads "
-                        "version 7");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 7), "artifact format version 7; this runtime reads "
+                                            "version 8: recompile the model (at byte 8)");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 9),
+                        "artifact format version 9 is newer than this runtime, which reads "
+                        "version 8");
 }
 
 TEST_F(ArtifactForgery, Header) {

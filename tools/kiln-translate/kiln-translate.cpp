@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
 #include "kiln/codegen/CudaEmitter.h"
@@ -32,6 +33,7 @@ struct PrintedLaunch {
   kiln::LaunchConfigAttr config;
   kiln::CudaKernelOp kernel;
   unsigned inputs = 0, outputs = 0;
+  mlir::DenseI64ArrayAttr workspace; // offset and bytes in the arena, if any
 };
 } // namespace
 
@@ -54,7 +56,8 @@ static FailureOr<std::vector<PrintedLaunch>> launchesOf(Operation *op) {
       launches.push_back({(fn.getName() + "_k" + Twine(index++)).str(), config,
                           module.lookupSymbol<kiln::CudaKernelOp>(config.getKernel()),
                           static_cast<unsigned>(launch.getInputs().size()),
-                          static_cast<unsigned>(launch.getResults().size())});
+                          static_cast<unsigned>(launch.getResults().size()),
+                          launch->getAttrOfType<DenseI64ArrayAttr>(kiln::attr::kWorkspace)});
     }
   }
   return launches;
@@ -82,6 +85,8 @@ int main(int argc, char **argv) {
             llvm::interleaveComma(l.config.getCluster(), os);
             os << ")";
           }
+          if (l.workspace)
+            os << " workspace(" << l.workspace[0] << ", " << l.workspace[1] << ")";
           os << "\n";
           // Tensor maps as the runtime will encode them (sizes innermost first).
           if (ArrayAttr maps = l.config.getTensorMaps())

@@ -48,9 +48,17 @@ struct EmittedKernel {
   unsigned block = 256;
   unsigned dynamicSharedBytes = 0;
   /// Kernel parameters, in order: the tensor maps, the group's inputs
-  /// (`const T *`), then its results (`T *`).
+  /// (`const T *`), its results (`T *`), then, with workspaceBytes, a
+  /// `float *workspace`.
   std::vector<TensorMapArg> tensorMaps;
   unsigned numInputs = 0, numOutputs = 0;
+  /// Device memory the kernel keeps between launches (stream-K's flags and
+  /// partial tiles): zero when a session starts, and left as the kernel
+  /// found it. kiln-lower-launches reserves it past the arena.
+  uint64_t workspaceBytes = 0;
+  /// Its leading bytes that hold state (the flags): the rest is scratch,
+  /// written before it is read within a launch.
+  uint64_t workspaceStateBytes = 0;
   /// Blocks of the thread-block cluster the kernel declares for its wgmma
   /// image (split-K: the blocks that share one output); 1: none.
   unsigned clusterBlocks = 1;

@@ -43,7 +43,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                                        KernelVariant variant, ArrayRef<int64_t> tile,
                                        int64_t stages, int64_t splitK, int64_t gridLimit,
                                        ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule,
-                                       int64_t multicast, int64_t blocksPerSM) {
+                                       int64_t multicast, int64_t blocksPerSM,
+                                       bool streamK) {
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
                        << " values";
@@ -84,5 +85,9 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     if ((tile.size() == 3 && tile[1] != 64) || schedule != WgmmaSchedule::cooperative)
       return emitError() << "two blocks a multiprocessor take cooperative 64-wide tiles";
   }
+  if (streamK && (variant != KernelVariant::gemm_wgmma ||
+                  schedule != WgmmaSchedule::cooperative || multicast != 1 || blocksPerSM != 1))
+    return emitError() << "stream_k takes gemm_wgmma with the cooperative schedule, no "
+                          "multicast and one block a multiprocessor";
   return success();
 }

@@ -93,6 +93,10 @@ struct GraphPipelineOptions
       llvm::cl::desc("blocks of the Hopper main loop a multiprocessor runs at once: 0 (the "
                      "cost model), 1 or 2"),
       llvm::cl::init(0)};
+  Option<bool> gemmStreamK{
+      *this, "gemm-stream-k",
+      llvm::cl::desc("the Hopper GEMM shares its last waves' tiles by k-iterations"),
+      llvm::cl::init(false)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "

@@ -26,9 +26,11 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
 /// 5: a Metadata section (how the artifact was made). 6: sections carry
 /// checksum64, not FNV-1a (which read a large model's weights at under
 /// 1 GB/s, on every write and every load). 7: one launch plan per image
-/// (an image's launches carry its own shared memory). Readers accept
-/// exactly this version.
-constexpr uint32_t kVersion = 7;
+/// (an image's launches carry its own shared memory). 8: a session's arena
+/// is zero when it starts, and a launch may take a workspace in it (past
+/// every planned buffer) that its kernel leaves as it found it. Readers
+/// accept exactly this version.
+constexpr uint32_t kVersion = 8;
 /// Launch plans of one artifact (one per image, PTX included).
 constexpr uint32_t kMaxPlans = 16;
 constexpr size_t kHeaderBytes = 24;

@@ -76,6 +76,8 @@ public:
   CUdeviceptr address() const { return address_; }
   size_t size() const { return bytes_; }
   void upload(const void *host, size_t bytes);
+  /// Sets every byte to zero (synchronously).
+  void zero();
   void download(void *host, size_t bytes) const;
 
 private:

@@ -36,6 +36,9 @@ inline constexpr llvm::StringLiteral kOffsets = "kiln.offsets";
 /// I64 on a function: the arena's peak bytes, and what no reuse would
 /// need. Written by kiln-plan-memory.
 inline constexpr llvm::StringLiteral kArenaBytes = "kiln.arena_bytes";
+/// On a kiln.launch whose kernel keeps a workspace: `array<i64: offset,
+/// bytes>` in the arena, past every planned buffer (kiln-lower-launches).
+inline constexpr llvm::StringLiteral kWorkspace = "kiln.workspace";
 inline constexpr llvm::StringLiteral kIntermediateBytes = "kiln.intermediate_bytes";
 
 /// String on a function argument: the model input's name (the frontend's;

@@ -206,6 +206,10 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       share a multiprocessor (1 or 2): two give an epilogue-bound kernel
       twice the warps; they need their stages to fit in shared memory twice
       and, compiled within 80 registers a thread, cooperative 64-wide tiles.
+    - `stream_k`: for `gemm_wgmma` (cooperative, no multicast, one block a
+      multiprocessor), the blocks share the tiles of the last waves by
+      k-iterations rather than by tiles, finishing split tiles through a
+      workspace the launch reserves past the arena (kiln_gemm_sm90.cuh).
 
     `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
@@ -223,7 +227,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     Kiln_TileParameter:$pixel_tile,
     Kiln_WgmmaScheduleParameter:$schedule,
     DefaultValuedParameter<"int64_t", "1">:$multicast,
-    DefaultValuedParameter<"int64_t", "1">:$blocks_per_sm);
+    DefaultValuedParameter<"int64_t", "1">:$blocks_per_sm,
+    DefaultValuedParameter<"bool", "false">:$stream_k);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -1,0 +1,71 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-stream-k=true}))" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-stream-k=true explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
+
+// Stream-K in the Hopper GEMM (--gemm-stream-k): ViT-B/16's FFN
+// down-projection at batch 32 is 200 tiles of 128 x 192 on 132
+// multiprocessors, 1.5 waves. With stream-K the grid is a block per
+// multiprocessor and the last 132 + 68 tiles are shared by k-iterations.
+// CHECK-LABEL: func.func @vit_down(
+//         WHY: remark: {{.*}}stream_k: 200 tiles on 132 blocks leave 24% of the waves idle; the last 200 shared by k-iterations
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132, stream_k = true>
+// OFF-LABEL: func.func @vit_down(
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>
+func.func @vit_down(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<6304x768xf16>) -> tensor<6304x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<6304x3072xf16>, tensor<768x3072xf16>, tensor<6304x768xf16>) -> tensor<6304x768xf16> {
+  ^bb0(%a: tensor<6304x3072xf16>, %bw: tensor<768x3072xf16>, %ar: tensor<6304x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<6304x3072xf16>, tensor<768x3072xf16>) -> tensor<6304x768xf16>
+    %s = kiln.add %l, %ar : tensor<6304x768xf16>
+    kiln.yield %s : tensor<6304x768xf16>
+  }
+  return %0 : tensor<6304x768xf16>
+}
+
+// -----
+
+// Not where the tiles are one wave or less: BERT's down-projection (128
+// tiles of 128 x 192) keeps a block per tile.
+// CHECK-LABEL: func.func @bert_down(
+//         WHY: remark: {{.*}}not stream_k: 128 tiles on 132 blocks are one wave or less
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+func.func @bert_down(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x3072xf16>, %bw: tensor<768x3072xf16>, %ar: tensor<4096x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x3072xf16>, tensor<768x3072xf16>) -> tensor<4096x768xf16>
+    %s = kiln.add %l, %ar : tensor<4096x768xf16>
+    kiln.yield %s : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
+// Nor on a ping-pong tile (the cost model's choice for the up-projection):
+// stream-K is written for the cooperative schedule.
+// CHECK-LABEL: func.func @ffn_up(
+//         WHY: remark: {{.*}}not stream_k: it takes one cooperative block a multiprocessor, no cluster, batch 1
+//       CHECK:   schedule = pingpong>
+func.func @ffn_up(%x: tensor<6304x768xf16>, %w: tensor<3072x768xf16>) -> tensor<6304x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<6304x768xf16>, tensor<3072x768xf16>) -> tensor<6304x3072xf16> {
+  ^bb0(%a: tensor<6304x768xf16>, %bw: tensor<3072x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<6304x768xf16>, tensor<3072x768xf16>) -> tensor<6304x3072xf16>
+    kiln.yield %l : tensor<6304x3072xf16>
+  }
+  return %0 : tensor<6304x3072xf16>
+}
+
+// -----
+
+// Nor where the last wave is nearly full: BERT's QKV projection, 384 tiles
+// of 128 x 192 on 132 blocks, 3% idle.
+// CHECK-LABEL: func.func @bert_qkv(
+//         WHY: remark: {{.*}}not stream_k: 384 tiles on 132 blocks leave 3% of the waves idle
+//   CHECK-NOT:   stream_k = true
+func.func @bert_qkv(%x: tensor<4096x768xf16>, %w: tensor<2304x768xf16>) -> tensor<4096x2304xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<2304x768xf16>) -> tensor<4096x2304xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<2304x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<2304x768xf16>) -> tensor<4096x2304xf16>
+    kiln.yield %l : tensor<4096x2304xf16>
+  }
+  return %0 : tensor<4096x2304xf16>
+}
