@@ -18,7 +18,7 @@ F.linear followed by the same epilogue (eager) the same way
 (--wgmma-multicast) and `:N:B` its blocks a multiprocessor
 (--wgmma-blocks-per-sm), a row each; the row names the kernel
 configuration kiln-select-kernels took. --kiln-flag adds a kiln-compile flag
-to every case (e.g. --kiln-flag=--gemm-stream-k).
+to every case (e.g. --kiln-flag=--wgmma-stream-k).
 
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and

@@ -386,8 +386,10 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 
 /// Stream-K: where the tiles fill the blocks' last wave only partly (ViT's
 /// 6304 x 768 output is 200 tiles of 128 x 192: 1.5 waves of 132 blocks,
-/// a quarter of the GPU idle for the second), the last wave and the
-/// remainder are shared out by k-iterations instead of by tiles: block b
+/// a quarter of the GPU idle for the second; a convolution's 100 tiles
+/// leave 32 blocks idle throughout), the last full wave and the remainder
+/// (or, under one wave, every tile) are shared out by k-iterations instead
+/// of by tiles: block b
 /// takes the streamed tiles' iterations [start(b), start(b + 1)), all blocks
 /// the same count within one. A tile's iterations may thus span blocks; the
 /// block holding its last iteration finishes it (adds the others' partial
@@ -399,8 +401,13 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 struct StreamKPlan {
   int blocks, kTiles, dataParallelTiles, iterations;
   __device__ StreamKPlan(int tiles, int kTiles_, int blocks_) : blocks(blocks_), kTiles(kTiles_) {
-    const int streamed =
-        tiles > blocks && tiles % blocks != 0 ? blocks + tiles % blocks : 0;
+    int streamed = tiles < blocks ? tiles
+                   : tiles % blocks != 0 ? blocks + tiles % blocks
+                                         : 0;
+    // Every block needs an iteration (a finisher waits on each block between
+    // the tile's first and itself); fewer and the tiles go as usual.
+    if (static_cast<long long>(streamed) * kTiles < blocks)
+      streamed = 0;
     dataParallelTiles = tiles - streamed;
     iterations = streamed * kTiles;
   }
@@ -612,10 +619,16 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     };
     if constexpr (kStreamK) {
       const StreamKPlan plan(tiles, kTiles, gridDim.x);
+      // The flags, then a tile of float4s a block (computed where used:
+      // held across the main loop, the pointers spill beside a 192-wide
+      // convolution's residual epilogue).
       int *flags = reinterpret_cast<int *>(workspace);
-      float4 *partials = reinterpret_cast<float4 *>(workspace + kStreamKFlags);
-      constexpr int kPartialVectors = kBM * kBN / 4; // a tile's float4s
-      const int thread = threadIdx.x - 128;          // of the 256 consumers
+      constexpr int kPartialVectors = kBM * kBN / 4;
+      auto partials = [&](int block) {
+        return reinterpret_cast<float4 *>(workspace + kStreamKFlags) +
+               static_cast<long long>(block) * kPartialVectors;
+      };
+      const int thread = threadIdx.x - 128; // of the 256 consumers
       int it = 0;
       plan.walk(blockIdx.x, [&](int tile, int kBegin, int kEnd, int tileStart) {
         const int tileM = rowTile(tile), blockN = columns(tile);
@@ -652,8 +665,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         // Each thread's accumulators as float4s, thread-minor: the writes
         // and the finisher's reads are coalesced, and the finisher's thread
         // t holds the same elements as thread t here.
-        float4 *own = partials + static_cast<long long>(blockIdx.x) * kPartialVectors;
         if (!finishes) {
+          float4 *own = partials(blockIdx.x);
 #pragma unroll
           for (int v = 0; v < kBN / 8; ++v) {
             const float *q = &d[0][v / 2][(v % 2) * 4];
@@ -675,7 +688,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
               flags[peer] = 0;
             }
             named_barrier_sync(kStreamKBarrier, 256);
-            const float4 *theirs = partials + static_cast<long long>(peer) * kPartialVectors;
+            const float4 *theirs = partials(peer);
 #pragma unroll
             for (int v = 0; v < kBN / 8; ++v) {
               const float4 p = __ldcg(theirs + v * 256 + thread);

@@ -83,6 +83,9 @@ constexpr int64_t kStreamKMaxBlocks = 1024;
 inline uint64_t streamKWorkspaceBytes(int64_t width, int64_t blocks) {
   return static_cast<uint64_t>(kStreamKMaxBlocks * 4 + blocks * 128 * width * 4);
 }
+/// `static_assert` that the kernel's workspace is the launch's (nothing
+/// without one).
+std::string streamKAssert(const EmittedKernel &kernel, int64_t width, int64_t blocks);
 /// The blocks of a Hopper main loop's persistent grid: whole clusters of
 /// `multicast` blocks, at most one per cluster tile and `gridLimit` in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,

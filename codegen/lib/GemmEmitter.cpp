@@ -118,6 +118,15 @@ std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfi
   return std::nullopt;
 }
 
+std::string kiln::codegen::detail::streamKAssert(const EmittedKernel &kernel, int64_t width,
+                                                 int64_t blocks) {
+  if (!kernel.workspaceBytes)
+    return "";
+  return "static_assert(kiln::sm90::stream_k_workspace_bytes(" + std::to_string(width) + ", " +
+         std::to_string(blocks) + ") == " + std::to_string(kernel.workspaceBytes) +
+         "LL, \"the launch's workspace must match the kernel's\");\n";
+}
+
 unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnTiles,
                                                int64_t multicast, int64_t gridLimit) {
   // Blocks come in whole clusters, and more than the tiles (or the limit,
@@ -362,8 +371,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const int64_t multicast = config.getMulticast();
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
-    kernel.grid[0] = persistentGrid((M + 127) / 128, (N + tileWidth - 1) / tileWidth, multicast,
-                                    config.getGridLimit());
+    // Stream-K shares the tiles' k-steps among all grid_limit blocks, more
+    // than the tiles under one wave.
+    kernel.grid[0] = config.getStreamK()
+                         ? static_cast<unsigned>(config.getGridLimit())
+                         : persistentGrid((M + 127) / 128, (N + tileWidth - 1) / tileWidth,
+                                          multicast, config.getGridLimit());
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes =
         static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
@@ -401,13 +414,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
-      (kernel.workspaceBytes
-           ? "static_assert(kiln::sm90::stream_k_workspace_bytes(" +
-                 std::to_string(config.getTile()[1]) + ", " +
-                 std::to_string(config.getGridLimit()) +
-                 ") == " + std::to_string(kernel.workspaceBytes) +
-                 "LL, \"the launch's workspace must match the kernel's\");\n"
-           : "") +
+      (kernel.workspaceBytes ? streamKAssert(kernel, config.getTile()[1], config.getGridLimit())
+                             : "") +
       (splitK ? splitClusterPreamble(split) +
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +

@@ -61,7 +61,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaSchedule = options.wgmmaSchedule;
     select.wgmmaMulticast = options.wgmmaMulticast;
     select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;
-    select.gemmStreamK = options.gemmStreamK;
+    select.wgmmaStreamK = options.wgmmaStreamK;
     select.attentionRows = options.attentionRows;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }

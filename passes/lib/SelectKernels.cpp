@@ -106,7 +106,7 @@ struct SplitKKnobs {
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
   int64_t attentionRows;     // 0: the cost model's choice
-  bool gemmStreamK;
+  bool wgmmaStreamK;
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -216,30 +216,46 @@ constexpr int64_t kStreamKMaxWaves = 4;
 constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
 
 /// Whether stream-K (kiln_gemm_sm90.cuh's StreamKPlan) takes the tile:
-/// more tiles than blocks, not a whole number of waves, and few enough
-/// waves that the idle part of the last one matters (a quarter of ViT's
-/// down-projection at 1.5 waves, a tenth at 5). `why` says which.
-bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, std::string &why) {
+/// blocks idle for at least kStreamKMinIdle of the waves' time (the last
+/// wave's empty part: a quarter of ViT's down-projection at 1.5 waves; or,
+/// under one wave, the blocks without a tile), at most kStreamKMaxWaves
+/// waves, and two k-steps or more for every block. `why` says which.
+/// A convolution's tile wider than 128 with a residual is left alone: its
+/// pixel indexing, the residual's loads and stream-K's state spill there.
+bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
+                    bool convResidual, std::string &why) {
   if (tile.schedule != WgmmaSchedule::cooperative || tile.multicast != 1 ||
       tile.blocksPerSM != 1 || batch != 1) {
     why = "not stream_k: it takes one cooperative block a multiprocessor, no cluster, "
           "batch 1";
     return false;
   }
-  const int64_t waves = ceilDiv(tile.tiles, blocks);
-  const double idle = 1.0 - static_cast<double>(tile.tiles) / static_cast<double>(waves * blocks);
-  const int idlePercent = static_cast<int>(idle * 100 + 0.5);
-  if (tile.tiles <= blocks || idle < kStreamKMinIdle || waves > kStreamKMaxWaves) {
-    why = "not stream_k: " + str(tile.tiles) + " tiles on " + str(blocks) + " blocks " +
-          (tile.tiles <= blocks ? "are one wave or less"
-           : idle < kStreamKMinIdle
-               ? "leave " + std::to_string(idlePercent) + "% of the waves idle"
-               : "are more than " + str(kStreamKMaxWaves) + " waves");
+  if (convResidual && tile.width > 128) {
+    why = "not stream_k: a convolution's " + str(tile.width) +
+          "-wide tile with a residual has no registers to spare";
     return false;
   }
-  why = "stream_k: " + str(tile.tiles) + " tiles on " + str(blocks) + " blocks leave " +
-        std::to_string(idlePercent) + "% of the waves idle; the last " +
-        str(blocks + tile.tiles % blocks) + " shared by k-iterations";
+  const int64_t waves = ceilDiv(tile.tiles, blocks);
+  const double idle = 1.0 - static_cast<double>(tile.tiles) / static_cast<double>(waves * blocks);
+  const std::string idleShare = std::to_string(static_cast<int>(idle * 100 + 0.5)) + "%";
+  const std::string tiles = str(tile.tiles) + " tiles on " + str(blocks) + " blocks";
+  if (idle < kStreamKMinIdle) {
+    why = "not stream_k: " + tiles + " leave " + idleShare + " of the waves idle";
+    return false;
+  }
+  if (waves > kStreamKMaxWaves) {
+    why = "not stream_k: " + tiles + " are more than " + str(kStreamKMaxWaves) + " waves";
+    return false;
+  }
+  const int64_t streamed = tile.tiles < blocks ? tile.tiles : blocks + tile.tiles % blocks;
+  if (streamed * kSteps < 2 * blocks) {
+    why = "not stream_k: " + tiles + " of " + str(kSteps) +
+          " k-steps give a block fewer than two";
+    return false;
+  }
+  why = "stream_k: " + tiles + " leave " + idleShare + " of the waves idle; " +
+        (tile.tiles < blocks ? "all" : "the last " + str(streamed)) +
+        " shared by k-iterations";
   return true;
 }
 
@@ -425,12 +441,14 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     WgmmaTile tile = wgmmaTile(s, target, group, knobs);
     const int64_t blocks = target.multiprocessors * tile.blocksPerSM;
     std::string streamK;
-    const bool streamed = knobs.gemmStreamK && streamKApplies(tile, s.batch, blocks, streamK);
+    const bool streamed = knobs.wgmmaStreamK &&
+                          streamKApplies(tile, s.batch, blocks, ceilDiv(s.K, 64),
+                                         /*convResidual=*/false, streamK);
     return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
                          1, streamed ? blocks : std::min<int64_t>(tile.tiles, blocks), {},
                          tile.schedule, tile.multicast, tile.blocksPerSM, streamed),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
-                      refusedSplit + (knobs.gemmStreamK ? "; " + streamK : "")};
+                      refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "")};
   }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma
@@ -546,12 +564,17 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       // Each filter tap reads its channels in 64-wide k-steps.
       gemm.K = s.reduction / s.inChannelsPerGroup * ceilDiv(s.inChannelsPerGroup, 64) * 64;
       WgmmaTile tile = wgmmaTile(gemm, target, group, knobs);
+      const int64_t blocks = target.multiprocessors * tile.blocksPerSM;
+      std::string streamK;
+      const bool streamed = knobs.wgmmaStreamK &&
+                            streamKApplies(tile, 1, blocks, gemm.K / 64,
+                                           readsResidual(group), streamK);
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
-                           tile.stages, 1,
-                           std::min<int64_t>(tile.tiles, target.multiprocessors * tile.blocksPerSM),
+                           tile.stages, 1, streamed ? blocks : std::min<int64_t>(tile.tiles, blocks),
                            {pixels.images, pixels.rows, pixels.columns}, tile.schedule,
-                           tile.multicast, tile.blocksPerSM),
-                    "conv_wgmma: " + pixels.why + "; " + tile.why};
+                           tile.multicast, tile.blocksPerSM, streamed),
+                    "conv_wgmma: " + pixels.why + "; " + tile.why +
+                        (knobs.wgmmaStreamK ? "; " + streamK : "")};
     }
     refusedWgmma = str(wideTiles) + " tiles of 128 x 256 fill under a quarter of " +
                    str(target.multiprocessors) + " multiprocessors, " + str(narrowTiles) +
@@ -728,7 +751,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
                       poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
-                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows, gemmStreamK};
+                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows, wgmmaStreamK};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

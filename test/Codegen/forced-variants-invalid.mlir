@@ -386,7 +386,7 @@ func.func @elementwise_three(%x: tensor<8x16xf16>) -> tensor<8x16xf16> {
 
 // Stream-K is written for the cooperative schedule on one block a
 // multiprocessor without clusters: a ping-pong tile is refused.
-// CHECK: error: stream_k takes gemm_wgmma with the cooperative schedule, no multicast and one block a multiprocessor
+// CHECK: error: stream_k takes gemm_wgmma or conv_wgmma with the cooperative schedule, no multicast and one block a multiprocessor
 func.func @stream_k_pingpong(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 2, schedule = pingpong, stream_k = true>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):

@@ -37,6 +37,9 @@
 // PTX: // === ptx stream_k_k0
 // PTX: st.release.gpu.global.b32
 // PTX: ld.acquire.gpu.global.b32
+// PTX: // === ptx stream_k_conv_k0
+// PTX: st.release.gpu.global.b32
+// PTX: ld.acquire.gpu.global.b32
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -292,3 +295,20 @@ func.func @stream_k(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>) -> tens
   return %0 : tensor<6304x768xf16>
 }
 
+
+// -----
+
+// A stream-K implicit-GEMM convolution (ResNet-50's 3 x 3 at 14 x 14, batch
+// 32: 98 tiles on 132 blocks): the workspace is its last parameter too.
+// CHECK-LABEL: // === kernel stream_k_conv_k0 grid(132, 1, 1) block(384) shared({{[0-9]+}}) inputs(2) outputs(1) workspace(0, 8654848)
+//       CHECK: static_assert(kiln::sm90::stream_k_workspace_bytes(128, 132) == 8654848LL
+//       CHECK: __half *__restrict__ out0, float *__restrict__ workspace)
+//       CHECK:   kiln::conv::conv_wgmma<{{.*}}_shape, __half, 128, 5, kiln::sm90::Schedule::cooperative, 1, 1, 32, 2, 2, true>(map0, map1, epilogue, workspace);
+func.func @stream_k_conv(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>) -> tensor<32x14x14x256xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%a, %wa : tensor<32x14x14x256xf16>, tensor<256x3x3x256xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, pixel_tile = [32, 2, 2], stream_k = true>} -> tensor<32x14x14x256xf16> {
+  ^bb0(%x: tensor<32x14x14x256xf16>, %w: tensor<256x3x3x256xf16>):
+    %y = kiln.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x14x14x256xf16>, tensor<256x3x3x256xf16>) -> tensor<32x14x14x256xf16>
+    kiln.yield %y : tensor<32x14x14x256xf16>
+  }
+  return %0 : tensor<32x14x14x256xf16>
+}

@@ -665,11 +665,15 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
 }
 
 // Stream-K: tiles that fill the last wave partly, shared by k-iterations.
-// Each case streams the last wave and the rest (12 tiles on 5 blocks: 5
-// data-parallel, 7 streamed; 9 on 7 and 4 on 3: all streamed), with blocks'
-// ranges crossing tiles at K of 12 k-tiles and of 2; both epilogue paths
-// (N = 504: registers; 500: staged). The executor checks that the kernels
-// leave their workspace's flags lowered.
+// GEMMs stream the last wave and the rest (12 tiles on 5 blocks: 5
+// data-parallel, 7 streamed; 9 on 7 and 4 on 3: all streamed) or, under
+// one wave, every tile (12 on 20), with blocks' ranges crossing tiles at K
+// of 12 k-tiles and of 2; both epilogue paths (N = 504: registers; 500:
+// staged). Convolutions: 16 pixel tiles on 5 blocks (9 k-steps, a
+// residual), 4 on 7 (27 k-steps, under one wave), and 2 tiles of one
+// k-step on 5 blocks, too few iterations to share (the tiles go as usual).
+// The executor checks that the kernels leave their workspace's flags
+// lowered.
 static std::vector<std::string> streamKCases() {
   std::vector<std::string> irs;
   for (const char *kernel :
@@ -683,9 +687,24 @@ static std::vector<std::string> streamKCases() {
     irs.push_back(linear(300, 500, 712, "bf16", kernel, /*residual=*/false));
     irs.push_back(linear(129, 200, 72, "f16", kernel));
   }
+  irs.push_back(linear(300, 504, 712, "bf16",
+                       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, "
+                       "grid_limit = 20, stream_k = true>"));
+  auto convConfig = [](int64_t width, int64_t stages, const char *pixels, int64_t gridLimit) {
+    return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
+           ", 64], stages = " + std::to_string(stages) +
+           ", grid_limit = " + std::to_string(gridLimit) + ", pixel_tile = " + pixels +
+           ", stream_k = true>";
+  };
+  irs.push_back(conv({2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true,
+                        true, false, convConfig(128, 4, "[1, 4, 8]", 5)}));
+  irs.push_back(conv({2, 10, 9, 136, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true,
+                        false, false, convConfig(256, 3, "[2, 8, 8]", 7)}));
+  irs.push_back(conv({2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,
+                        true, false, convConfig(128, 3, "[2, 7, 7]", 5)}));
   return irs;
 }
-TEST(KernelsGpu, LinearWgmmaStreamK) {
+TEST(KernelsGpu, WgmmaStreamK) {
   KILN_REQUIRE_GPU();
   for (const std::string &ir : streamKCases()) {
     SCOPED_TRACE(ir);

@@ -175,7 +175,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
-  pipeline.gemmStreamK = selection.gemmStreamK;
+  pipeline.wgmmaStreamK = selection.wgmmaStreamK;
   pipeline.attentionRows = selection.attentionRows;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
@@ -250,8 +250,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-multicast=" + std::to_string(selection.wgmmaMulticast));
   if (selection.wgmmaBlocksPerSM != defaults.wgmmaBlocksPerSM)
     option("--wgmma-blocks-per-sm=" + std::to_string(selection.wgmmaBlocksPerSM));
-  if (selection.gemmStreamK != defaults.gemmStreamK)
-    option(std::string("--gemm-stream-k=") + (selection.gemmStreamK ? "true" : "false"));
+  if (selection.wgmmaStreamK != defaults.wgmmaStreamK)
+    option(std::string("--wgmma-stream-k=") + (selection.wgmmaStreamK ? "true" : "false"));
   if (selection.attentionRows != defaults.attentionRows)
     option("--attention-rows=" + std::to_string(selection.attentionRows));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);

@@ -75,7 +75,7 @@ struct KernelSelection {
   int64_t wgmmaMulticast = 0;         // 0: the cost model's, else 1 or 2
   int64_t wgmmaBlocksPerSM = 0;       // 0: the cost model's, else 1 or 2
   int64_t attentionRows = 0;          // 0: the cost model's, else 64 or 128
-  bool gemmStreamK = false;           // stream-K in the Hopper GEMM's last waves
+  bool wgmmaStreamK = false;           // stream-K in the Hopper GEMM's last waves
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

@@ -147,8 +147,8 @@ cl::opt<int64_t> wgmmaBlocksPerSM(
              "(the selection stage's choice, the default), 1 or 2 (twice the warps for "
              "epilogue-bound kernels, half the shared memory and registers each)"),
     cl::init(0), cl::cat(kilnCategory));
-cl::opt<bool> gemmStreamK(
-    "gemm-stream-k",
+cl::opt<bool> wgmmaStreamK(
+    "wgmma-stream-k",
     cl::desc("where the Hopper GEMM's tiles fill its last wave of blocks only partly (ViT's "
              "6304 x 768 outputs: 200 tiles on 132 multiprocessors), share the last waves' "
              "tiles by k-iterations, split tiles finished through a workspace past the "
@@ -427,7 +427,7 @@ int main(int argc, char **argv) {
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
-  selection.gemmStreamK = gemmStreamK;
+  selection.wgmmaStreamK = wgmmaStreamK;
   selection.attentionRows = attentionRows;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);

@@ -85,9 +85,10 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     if ((tile.size() == 3 && tile[1] != 64) || schedule != WgmmaSchedule::cooperative)
       return emitError() << "two blocks a multiprocessor take cooperative 64-wide tiles";
   }
-  if (streamK && (variant != KernelVariant::gemm_wgmma ||
-                  schedule != WgmmaSchedule::cooperative || multicast != 1 || blocksPerSM != 1))
-    return emitError() << "stream_k takes gemm_wgmma with the cooperative schedule, no "
-                          "multicast and one block a multiprocessor";
+  if (streamK &&
+      ((variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma) ||
+       schedule != WgmmaSchedule::cooperative || multicast != 1 || blocksPerSM != 1))
+    return emitError() << "stream_k takes gemm_wgmma or conv_wgmma with the cooperative "
+                          "schedule, no multicast and one block a multiprocessor";
   return success();
 }

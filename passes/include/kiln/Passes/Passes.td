@@ -493,7 +493,7 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"wgmmaBlocksPerSM", "wgmma-blocks-per-sm", "int64_t", /*default=*/"0",
            "blocks of gemm_wgmma and conv_wgmma a multiprocessor runs at once: 0 (the "
            "cost model), 1 or 2">,
-    Option<"gemmStreamK", "gemm-stream-k", "bool", /*default=*/"false",
+    Option<"wgmmaStreamK", "wgmma-stream-k", "bool", /*default=*/"false",
            "gemm_wgmma shares the tiles of its last waves by k-iterations where "
            "they fill the GPU partly (stream_k); false until measured on the GPU">,
     Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",

@@ -93,8 +93,8 @@ struct GraphPipelineOptions
       llvm::cl::desc("blocks of the Hopper main loop a multiprocessor runs at once: 0 (the "
                      "cost model), 1 or 2"),
       llvm::cl::init(0)};
-  Option<bool> gemmStreamK{
-      *this, "gemm-stream-k",
+  Option<bool> wgmmaStreamK{
+      *this, "wgmma-stream-k",
       llvm::cl::desc("the Hopper GEMM shares its last waves' tiles by k-iterations"),
       llvm::cl::init(false)};
   Option<int64_t> attentionRows{

@@ -206,8 +206,9 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       share a multiprocessor (1 or 2): two give an epilogue-bound kernel
       twice the warps; they need their stages to fit in shared memory twice
       and, compiled within 80 registers a thread, cooperative 64-wide tiles.
-    - `stream_k`: for `gemm_wgmma` (cooperative, no multicast, one block a
-      multiprocessor), the blocks share the tiles of the last waves by
+    - `stream_k`: for `gemm_wgmma` and `conv_wgmma` (cooperative, no
+      multicast, one block a multiprocessor), the blocks share the tiles of
+      the last waves (or, under one wave, all of them) by
       k-iterations rather than by tiles, finishing split tiles through a
       workspace the launch reserves past the arena (kiln_gemm_sm90.cuh).
 
