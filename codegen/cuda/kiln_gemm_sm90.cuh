@@ -35,6 +35,7 @@
 #include "kiln_common.cuh"
 #include "kiln_ptx.cuh"
 #include "kiln_sm90.cuh"
+#include "kiln_stream_k.cuh"
 
 namespace kiln::sm90 {
 
@@ -383,74 +384,6 @@ __device__ __forceinline__ int load_acquire_gpu(const int *p) {
 __device__ __forceinline__ void store_release_gpu(int *p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
-
-/// Stream-K: where the tiles fill the blocks' last wave only partly (ViT's
-/// 6304 x 768 output is 200 tiles of 128 x 192: 1.5 waves of 132 blocks,
-/// a quarter of the GPU idle for the second; a convolution's 100 tiles
-/// leave 32 blocks idle throughout), the last full wave and the remainder
-/// (or, under one wave, every tile) are shared out by k-iterations instead
-/// of by tiles: block b
-/// takes the streamed tiles' iterations [start(b), start(b + 1)), all blocks
-/// the same count within one. A tile's iterations may thus span blocks; the
-/// block holding its last iteration finishes it (adds the others' partial
-/// sums and runs the epilogue), the others leave their partial sums in the
-/// workspace and raise their flag. Each block walks its range from the end:
-/// its one share that finishes no tile is its first work and its flag is up
-/// before it waits on anyone, so no block waits on a block that waits.
-/// The tiles before the streamed ones go to the blocks as usual.
-struct StreamKPlan {
-  int blocks, kTiles, dataParallelTiles, iterations;
-  __device__ StreamKPlan(int tiles, int kTiles_, int blocks_) : blocks(blocks_), kTiles(kTiles_) {
-    int streamed = tiles < blocks ? tiles
-                   : tiles % blocks != 0 ? blocks + tiles % blocks
-                                         : 0;
-    // Every block needs an iteration (a finisher waits on each block between
-    // the tile's first and itself); fewer and the tiles go as usual.
-    if (static_cast<long long>(streamed) * kTiles < blocks)
-      streamed = 0;
-    dataParallelTiles = tiles - streamed;
-    iterations = streamed * kTiles;
-  }
-  __device__ int start(int b) const {
-    return static_cast<int>(static_cast<long long>(b) * iterations / blocks);
-  }
-  /// The block whose range holds streamed iteration i.
-  __device__ int owner(int i) const {
-    int b = static_cast<int>(static_cast<long long>(i) * blocks / iterations);
-    while (b + 1 < blocks && start(b + 1) <= i)
-      ++b;
-    while (b > 0 && start(b) > i)
-      --b;
-    return b;
-  }
-  /// visit(tile, kBegin, kEnd, firstIteration) for block b's work in order:
-  /// its streamed shares from the last, then its data-parallel tiles.
-  /// firstIteration is the tile's first streamed iteration (-1: not streamed).
-  /// One call site: the main loop and epilogue in `visit` are inlined once.
-  template <typename Visit> __device__ void walk(int b, Visit &&visit) const {
-    const int first = start(b);
-    for (int end = start(b + 1), dataParallel = b;;) {
-      int tile, kBegin, kEnd, tileStart = -1;
-      if (end > first) {
-        const int streamed = (end - 1) / kTiles;
-        tileStart = streamed * kTiles;
-        const int begin = max(first, tileStart);
-        tile = dataParallelTiles + streamed;
-        kBegin = begin - tileStart;
-        kEnd = end - tileStart;
-        end = begin;
-      } else if (dataParallel < dataParallelTiles) {
-        tile = dataParallel;
-        kBegin = 0;
-        kEnd = kTiles;
-        dataParallel += blocks;
-      } else {
-        return;
-      }
-      visit(tile, kBegin, kEnd, tileStart);
-    }
-  }
-};
 
 /// The persistent TMA + wgmma main loop over `ops`' row tiles and N's
 /// column tiles, with the epilogue staged through shared memory.
