@@ -57,3 +57,35 @@ func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// Stream-K launches keep a workspace past the planned buffers: at the
+// arena's end rounded to 256 (1000 -> 1024), one for both launches (they
+// run one after another), as large as the larger (1024 flags, then a
+// 128 x width fp32 tile a block: 4096 + 5 * 65536 and 4096 + 2 * 131072),
+// and the arena grows to hold it. The plain GEMM takes none.
+// CHECK-LABEL: func.func @stream_k(
+//  CHECK-SAME:     kiln.arena_bytes = 332800 : i64
+//       CHECK:   kiln.launch gemm_epilogue {{.*}} {kiln.offsets = array<i64: 0>, kiln.workspace = array<i64: 1024, 331776>}
+//       CHECK:   kiln.launch gemm_epilogue {{.*}} {kiln.offsets = array<i64: 512>, kiln.workspace = array<i64: 1024, 266240>}
+//   CHECK-NOT:   kiln.workspace
+//       CHECK:   return
+func.func @stream_k(%x: tensor<200x768xf16>, %w: tensor<256x768xf16>) -> tensor<200x256xf16> attributes {kiln.arena_bytes = 1000 : i64} {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<200x768xf16>, tensor<256x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 5, stream_k = true>, kiln.offsets = array<i64: 0>} -> tensor<200x256xf16> {
+  ^bb0(%a: tensor<200x768xf16>, %bw: tensor<256x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<200x768xf16>, tensor<256x768xf16>) -> tensor<200x256xf16>
+    kiln.yield %l : tensor<200x256xf16>
+  }
+  %1 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<200x768xf16>, tensor<256x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 2, stream_k = true>, kiln.offsets = array<i64: 512>} -> tensor<200x256xf16> {
+  ^bb0(%a: tensor<200x768xf16>, %bw: tensor<256x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<200x768xf16>, tensor<256x768xf16>) -> tensor<200x256xf16>
+    kiln.yield %l : tensor<200x256xf16>
+  }
+  %2 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<200x768xf16>, tensor<256x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 4>, kiln.offsets = array<i64: -1>} -> tensor<200x256xf16> {
+  ^bb0(%a: tensor<200x768xf16>, %bw: tensor<256x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<200x768xf16>, tensor<256x768xf16>) -> tensor<200x256xf16>
+    kiln.yield %l : tensor<200x256xf16>
+  }
+  return %2 : tensor<200x256xf16>
+}
