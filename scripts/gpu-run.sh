@@ -3,7 +3,9 @@
 #
 # Runs from the repository root on the GPU machine, over gpu-bundle/ made by
 # scripts/gpu-pack.sh. Uses the machine's own NVRTC (the CUDA toolkit, else
-# torch's nvidia wheels). Logs go to $OUT when set. Exit status: non-zero if
+# torch's nvidia wheels). Logs go to $OUT when set, each step's in its own
+# file and all of them in $OUT/gpu-run-logs.tar.gz at the end (one file to
+# copy back from a remote machine). Exit status: non-zero if
 # any check failed. Each step is stopped after STEP_TIMEOUT seconds (default
 # 300): a kernel that hangs (a barrier never completed) fails its step
 # instead of the whole run.
@@ -68,5 +70,6 @@ grep -E "^---|check|bench|torch eager|error" "$out/models-kiln-run.log"
 TAIL=200 step runtime "$root/scripts/gpu-runtime.sh" "$bundle/bin" "$work"
 # kiln's GEMM kernels against cuBLAS through torch, on the FFN's shapes.
 TAIL=12 step gemm-bench python3 "$root/bench/gemm_vs_torch.py" "$bundle/bin" "$work/gemm"
-echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+tar czf "$out/gpu-run-logs.tar.gz" -C "$out" $(cd "$out" && ls -- *.log *.json 2>/dev/null)
+echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL) (logs: $out/gpu-run-logs.tar.gz)"
 exit $status
