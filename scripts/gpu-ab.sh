@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+#===- scripts/gpu-ab.sh - variants behind a switch, checked and timed ------===#
+#
+# On the GPU machine, after scripts/gpu-pack.sh here:
+#   scripts/gpu-ab.sh PART...
+# PART:
+#   tests      the kernel tests of the variants not yet on by default
+#              (stream-K, attention's skipped empty work) and the families
+#              they touch
+#   gemm       bench/gemm_vs_torch.py --set transformer: default, then
+#              --wgmma-stream-k
+#   attention  bench/attention_vs_sdpa.py at batch 32: default, then
+#              KILN_ATTENTION_SKIP_EMPTY=1
+#   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
+#              PyTorch, settings interleaved): default, --wgmma-stream-k,
+#              KILN_ATTENTION_SKIP_EMPTY=1, both
+# Everything lands in $OUT (default gpu-out/ab) and in one archive,
+# $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
+# (bench/NOTES.md, "Next on the GPU machine").
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=$root/gpu-bundle
+bin=$bundle/bin
+[ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep)" >&2; exit 2; }
+torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
+out=${OUT:-$root/gpu-out}/ab
+work=${KILN_GPU_WORK:-/tmp/kiln-ab}
+mkdir -p "$out" "$work"
+export PYTHONUNBUFFERED=1
+
+status=0
+run() { # name command...: output to $out/name.log and the terminal's tail
+  local name=$1; shift
+  echo "=== $name"
+  if ! "$@" > "$out/$name.log" 2>&1; then
+    echo "    FAIL"; status=1
+  fi
+  tail -n "${TAIL:-25}" "$out/$name.log" | sed 's/^/    /'
+}
+
+for part in "$@"; do
+  case $part in
+    tests)
+      python3 "$root/test/models/make_models.py" "$work/models" > /dev/null 2>&1
+      KILN_TEST_MODELS="$work/models" TAIL=6 run kernel-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*StreamK*:*Wgmma*:*ConvHopper*:*Attention*:*Fragment*' ;;
+    gemm)
+      run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
+        --set transformer --markdown "$out/gemm-default.md"
+      run gemm-stream-k python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
+        --set transformer --kiln-flag=--wgmma-stream-k --markdown "$out/gemm-stream-k.md" ;;
+    attention)
+      run attention-default python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --json "$out/attention-default.json"
+      KILN_ATTENTION_SKIP_EMPTY=1 run attention-skip-empty python3 \
+        "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" --batches 32 \
+        --json "$out/attention-skip-empty.json" ;;
+    sweep)
+      run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
+        --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
+        --setting "" --setting "--wgmma-stream-k" --setting "KILN_ATTENTION_SKIP_EMPTY=1" \
+        --setting "--wgmma-stream-k KILN_ATTENTION_SKIP_EMPTY=1" ;;
+    *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
+  esac
+done
+tar czf "$out/ab.tar.gz" -C "$out" $(cd "$out" && ls -- *.log *.md *.json 2>/dev/null)
+echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL) (all of it: $out/ab.tar.gz)"
+exit $status
