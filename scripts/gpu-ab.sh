@@ -43,8 +43,7 @@ run() { # name command...: output to $out/name.log and the terminal's tail
 for part in "$@"; do
   case $part in
     tests)
-      python3 "$root/test/models/make_models.py" "$work/models" > /dev/null 2>&1
-      KILN_TEST_MODELS="$work/models" TAIL=6 run kernel-tests "$bin/kiln-kernels-gpu-tests" \
+      TAIL=6 run kernel-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*StreamK*:*Wgmma*:*ConvHopper*:*Attention*:*Fragment*' ;;
     gemm)
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
