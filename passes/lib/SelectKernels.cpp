@@ -28,7 +28,10 @@
 //                                        model (wgmmaTile: tiles a block,
 //                                        k-steps, epilogue overlap) says
 //                                        ends first; at most 96 accumulators
-//                                        a thread with a residual
+//                                        a thread with a residual; with
+//                                        wgmma-stream-k, stream_k where the
+//                                        waves leave 15%+ of blocks idle
+//                                        (streamKApplies; convolutions too)
 //                     otherwise       -> gemm_mma, 128 x 128
 //   GEMM, fp32        kiln.tf32 (--precision tf32), tensor cores
 //                                     -> gemm_tf32: mma.sync m16n8k8 on
@@ -215,7 +218,7 @@ constexpr int64_t kStreamKMaxWaves = 4;
 /// within 1% of the chosen mix on the CNNs) until they are measured again.
 constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
 
-/// Whether stream-K (kiln_gemm_sm90.cuh's StreamKPlan) takes the tile:
+/// Whether stream-K (StreamKPlan, codegen/cuda/kiln_stream_k.cuh) takes the tile:
 /// blocks idle for at least kStreamKMinIdle of the waves' time (the last
 /// wave's empty part: a quarter of ViT's down-projection at 1.5 waves; or,
 /// under one wave, the blocks without a tile), at most kStreamKMaxWaves
