@@ -17,7 +17,8 @@
 // "captures" | "instantiations" | "updates" | "dependent-launches": launches
 // with programmatic stream serialization, captured or not |
 // "contextless-releases": frees and unloads called without a current
-// context, which a driver refuses).
+// context, which a driver refuses | "zeroed-bytes": bytes cuMemsetD8 set to
+// zero).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +40,8 @@ std::map<const void *, size_t> hostAllocations;  // guarded by mutex
 size_t deviceBytesInUse = 0;                       // guarded by mutex
 
 std::atomic<unsigned long long> launches{0}, graphLaunches{0}, captures{0},
-    instantiations{0}, updates{0}, dependentLaunches{0}, contextlessReleases{0};
+    instantiations{0}, updates{0}, dependentLaunches{0}, contextlessReleases{0},
+    zeroedBytes{0};
 
 int fakeContextObject;
 CUcontext const theContext = reinterpret_cast<CUcontext>(&fakeContextObject);
@@ -107,6 +109,8 @@ extern "C" unsigned long long kilnFakeCudaCounter(const char *name) {
     return dependentLaunches;
   if (which == "contextless-releases")
     return contextlessReleases;
+  if (which == "zeroed-bytes")
+    return zeroedBytes;
   return ~0ull;
 }
 
@@ -298,6 +302,8 @@ CUresult CUDAAPI cuMemsetD8(CUdeviceptr to, unsigned char value, size_t bytes) {
   if (!isDeviceRange(to, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   std::memset(reinterpret_cast<void *>(to), value, bytes);
+  if (value == 0)
+    zeroedBytes += bytes;
   return CUDA_SUCCESS;
 }
 

@@ -99,6 +99,18 @@ TEST_F(SessionTest, CapturesAGraphOnceAndReplaysIt) {
   EXPECT_THAT(model->deviceName(), HasSubstr("fake"));
 }
 
+// Kernels may keep state in the arena past the planned buffers (stream-K's
+// flags, format 8): each session's arena is zero when the session starts,
+// whatever the allocator left there.
+TEST_F(SessionTest, EachSessionsArenaStartsZeroed) {
+  unsigned long long zeroed = counter("zeroed-bytes");
+  Session first(model);
+  EXPECT_GE(counter("zeroed-bytes") - zeroed, model->arenaBytes());
+  zeroed = counter("zeroed-bytes");
+  Session second(model);
+  EXPECT_GE(counter("zeroed-bytes") - zeroed, model->arenaBytes());
+}
+
 TEST_F(SessionTest, PlainLaunchesWithoutGraphs) {
   Session session(model, {/*cudaGraph=*/false, /*profile=*/false});
   HostIO io(*model);
