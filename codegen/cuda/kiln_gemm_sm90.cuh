@@ -65,13 +65,7 @@ constexpr int kMaxSharedBytes = 232448;
 
 /// Stream-K consumers' named barrier (the ping-pong turns take 1 and 2).
 constexpr int kStreamKBarrier = 3;
-/// A stream-K workspace opens with this many flags (4 KiB), one a block,
-/// then holds one fp32 tile of partial sums a block (stream_k_workspace_bytes).
-constexpr int kStreamKFlags = 1024;
-
-__host__ __device__ constexpr long long stream_k_workspace_bytes(int kBN, int blocks) {
-  return kStreamKFlags * 4LL + static_cast<long long>(blocks) * kBM * kBN * 4;
-}
+static_assert(kStreamKTileRows == kBM, "stream-K's partial tiles are the main loop's");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 

@@ -19,6 +19,15 @@
 
 namespace kiln::sm90 {
 
+/// A stream-K workspace opens with this many flags (4 KiB), one a block,
+/// then holds one fp32 tile of partial sums (kStreamKTileRows x width) a
+/// block. The code generator sizes launches' workspaces with the same
+/// function.
+constexpr int kStreamKFlags = 1024, kStreamKTileRows = 128;
+constexpr long long stream_k_workspace_bytes(int width, int blocks) {
+  return kStreamKFlags * 4LL + static_cast<long long>(blocks) * kStreamKTileRows * width * 4;
+}
+
 /// Stream-K: where the tiles fill the blocks' last wave only partly (ViT's
 /// 6304 x 768 output is 200 tiles of 128 x 192: 1.5 waves of 132 blocks,
 /// a quarter of the GPU idle for the second; a convolution's 100 tiles

@@ -132,12 +132,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   std::string type = cudaType(element);
   EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = 384;
-  // Stream-K shares the tiles' k-steps among all grid_limit blocks, more
-  // than the tiles under one wave.
   kernel.grid[0] =
-      config.getStreamK()
-          ? static_cast<unsigned>(config.getGridLimit())
-          : persistentGrid(pixelTiles, ceilDiv(out[3], width), multicast, config.getGridLimit());
+      persistentGrid(pixelTiles, ceilDiv(out[3], width), multicast, config.getGridLimit());
   kernel.clusterBlocks = static_cast<unsigned>(multicast);
   kernel.dynamicSharedBytes = static_cast<unsigned>(wgmmaSharedBytes(width, config.getStages()));
   kernel.sharedMemoryInWgmmaImageOnly = true;
@@ -151,13 +147,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                    {w[3], w[1] * w[2], w[0]},
                    {64, 1, u(width / multicast)},
                    {1, 1, 1}}};
-  if (config.getStreamK()) {
-    if (config.getGridLimit() > kStreamKMaxBlocks)
-      return refuse("stream_k takes a grid_limit of at most " +
-                    std::to_string(kStreamKMaxBlocks) + " (its workspace's flags)");
-    kernel.workspaceBytes = streamKWorkspaceBytes(width, config.getGridLimit());
-    kernel.workspaceStateBytes = kStreamKMaxBlocks * 4;
-  }
+  setStreamKLaunch(config, width, kernel);
   std::string shape = convShapeStruct(shapeName, conv, /*nchw=*/false);
   std::string x = "in" + std::to_string(inputArg.getArgNumber());
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
@@ -172,7 +162,6 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       "static_assert(kiln::sm90::shared_bytes(" + std::to_string(width) + ", " +
       std::to_string(config.getStages()) + ") == " + std::to_string(kernel.dynamicSharedBytes) +
       ", \"the launch's shared memory must match the kernel's\");\n" +
-      streamKAssert(kernel, width, config.getGridLimit()) +
       (multicast > 1 ? clusterPreamble(multicast) : "") +
       wgmmaBlocksPreamble(config.getBlocksPerSm()) + "\n" + shape + "\n" +
       emitEpilogueFunctor(group,
@@ -188,8 +177,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       "  const " +
       epilogueName + " epilogue{" + epilogueInitializers(group) +
       "};\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::conv::conv_wgmma<" + shapeName +
-      ", " + type + ", " + sizes + ">(map0, map1, epilogue" + (kernel.workspaceBytes ? ", workspace" : "") +
-      ");\n#else\n" +
+      ", " + type + ", " + sizes + ">(map0, map1, epilogue" +
+      (kernel.workspaceBytes ? ", workspace" : "") + ");\n#else\n" +
       "  kiln::conv::conv_mma_persistent<" + shapeName + ">(" + x + ", " + weight +
       ", epilogue);\n#endif\n}\n";
   return kernel;

@@ -12,6 +12,7 @@
 
 #include "ElementCode.h"
 #include "kiln/codegen/CudaEmitter.h"
+#include "kiln_stream_k.cuh"
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SetVector.h"
@@ -77,15 +78,10 @@ std::optional<SplitKPipeline> splitKPipelineOf(KernelConfigAttr config);
 /// Why the Hopper main loop's template cannot take `config`'s tile, stages
 /// and grid (a GEMM's or a convolution's), or nothing where it can.
 std::optional<std::string> wgmmaConfigProblem(KernelConfigAttr config);
-/// Stream-K's workspace (kiln_gemm_sm90.cuh: kStreamKFlags flags, then a
-/// 128 x width fp32 tile a block) and the most blocks its flags serve.
-constexpr int64_t kStreamKMaxBlocks = 1024;
-inline uint64_t streamKWorkspaceBytes(int64_t width, int64_t blocks) {
-  return static_cast<uint64_t>(kStreamKMaxBlocks * 4 + blocks * 128 * width * 4);
-}
-/// `static_assert` that the kernel's workspace is the launch's (nothing
-/// without one).
-std::string streamKAssert(const EmittedKernel &kernel, int64_t width, int64_t blocks);
+/// With config.getStreamK(): the launch's grid of grid_limit blocks (more
+/// than the tiles under one wave) and its workspace (kiln_stream_k.cuh's
+/// layout, the flags its state). Nothing otherwise.
+void setStreamKLaunch(KernelConfigAttr config, int64_t width, EmittedKernel &kernel);
 /// The blocks of a Hopper main loop's persistent grid: whole clusters of
 /// `multicast` blocks, at most one per cluster tile and `gridLimit` in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,

@@ -115,16 +115,21 @@ std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfi
     return "its TMA ring needs 2 or more stages";
   if (config.getGridLimit() < config.getMulticast())
     return "the persistent grid needs a grid_limit (blocks at most) of one cluster or more";
+  if (config.getStreamK() && config.getGridLimit() > sm90::kStreamKFlags)
+    return "stream_k takes a grid_limit of at most " + std::to_string(sm90::kStreamKFlags) +
+           " (its workspace's flags)";
   return std::nullopt;
 }
 
-std::string kiln::codegen::detail::streamKAssert(const EmittedKernel &kernel, int64_t width,
-                                                 int64_t blocks) {
-  if (!kernel.workspaceBytes)
-    return "";
-  return "static_assert(kiln::sm90::stream_k_workspace_bytes(" + std::to_string(width) + ", " +
-         std::to_string(blocks) + ") == " + std::to_string(kernel.workspaceBytes) +
-         "LL, \"the launch's workspace must match the kernel's\");\n";
+void kiln::codegen::detail::setStreamKLaunch(KernelConfigAttr config, int64_t width,
+                                             EmittedKernel &kernel) {
+  if (!config.getStreamK())
+    return;
+  kernel.grid[0] = static_cast<unsigned>(config.getGridLimit());
+  kernel.workspaceBytes = static_cast<uint64_t>(
+      sm90::stream_k_workspace_bytes(static_cast<int>(width),
+                                     static_cast<int>(config.getGridLimit())));
+  kernel.workspaceStateBytes = sm90::kStreamKFlags * 4;
 }
 
 unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnTiles,
@@ -371,12 +376,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const int64_t multicast = config.getMulticast();
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
-    // Stream-K shares the tiles' k-steps among all grid_limit blocks, more
-    // than the tiles under one wave.
-    kernel.grid[0] = config.getStreamK()
-                         ? static_cast<unsigned>(config.getGridLimit())
-                         : persistentGrid((M + 127) / 128, (N + tileWidth - 1) / tileWidth,
-                                          multicast, config.getGridLimit());
+    kernel.grid[0] = persistentGrid((M + 127) / 128, (N + tileWidth - 1) / tileWidth, multicast,
+                                    config.getGridLimit());
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes =
         static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
@@ -387,15 +388,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
         TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, 128, 64),
         TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
                              static_cast<unsigned>(tileWidth / multicast), 64)};
-    if (config.getStreamK()) {
-      if (batch != 1 || config.getGridLimit() > kStreamKMaxBlocks)
-        return refuse("stream_k takes batch 1 and a grid_limit of at most " +
-                      std::to_string(kStreamKMaxBlocks) + " (its workspace's flags)");
-      kernel.workspaceBytes = streamKWorkspaceBytes(tileWidth, config.getGridLimit());
-      kernel.workspaceStateBytes = kStreamKMaxBlocks * 4;
-    }
-  } else if (config.getStreamK()) {
-    return refuse("only gemm_wgmma streams K");
+    // A batch's blocks would share one partial tile each.
+    if (config.getStreamK() && batch != 1)
+      return refuse("stream_k takes batch 1");
+    setStreamKLaunch(config, tileWidth, kernel);
   }
   std::string epilogueName = name.str() + "_epilogue";
   kernel.source =
@@ -414,8 +410,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
-      (kernel.workspaceBytes ? streamKAssert(kernel, config.getTile()[1], config.getGridLimit())
-                             : "") +
       (splitK ? splitClusterPreamble(split) +
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +

@@ -399,7 +399,7 @@ func.func @stream_k_pingpong(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -
 // -----
 
 // Its workspace opens with 1024 flags, one a block.
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: stream_k takes batch 1 and a grid_limit of at most 1024 (its workspace's flags)
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: stream_k takes a grid_limit of at most 1024 (its workspace's flags)
 func.func @stream_k_grid(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 2000, stream_k = true>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):

@@ -283,7 +283,6 @@ func.func @gemv_odd(%x: tensor<1x10xbf16>, %w: tensor<240x10xbf16>) -> tensor<1x
 // memory plan it is the whole arena. Flags are raised with a release and
 // read with an acquire at GPU scope.
 // CHECK-LABEL: // === kernel stream_k_k0 grid(132, 1, 1) block(384) shared({{[0-9]+}}) inputs(2) outputs(1) workspace(0, 12980224)
-//       CHECK: static_assert(kiln::sm90::stream_k_workspace_bytes(192, 132) == 12980224LL
 //       CHECK: __half *__restrict__ out0, float *__restrict__ workspace)
 //       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4, kiln::sm90::Schedule::cooperative, 1, 1, true>(map0, map1, 6304, 768, 3072, epilogue, workspace);
 func.func @stream_k(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>) -> tensor<6304x768xf16> {
@@ -301,7 +300,6 @@ func.func @stream_k(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>) -> tens
 // A stream-K implicit-GEMM convolution (ResNet-50's 3 x 3 at 14 x 14, batch
 // 32: 98 tiles on 132 blocks): the workspace is its last parameter too.
 // CHECK-LABEL: // === kernel stream_k_conv_k0 grid(132, 1, 1) block(384) shared({{[0-9]+}}) inputs(2) outputs(1) workspace(0, 8654848)
-//       CHECK: static_assert(kiln::sm90::stream_k_workspace_bytes(128, 132) == 8654848LL
 //       CHECK: __half *__restrict__ out0, float *__restrict__ workspace)
 //       CHECK:   kiln::conv::conv_wgmma<{{.*}}_shape, __half, 128, 5, kiln::sm90::Schedule::cooperative, 1, 1, 32, 2, 2, true>(map0, map1, epilogue, workspace);
 func.func @stream_k_conv(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>) -> tensor<32x14x14x256xf16> {
