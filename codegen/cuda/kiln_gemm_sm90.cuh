@@ -544,6 +544,62 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         }
       }
     };
+    // A tile's accumulators, cleared and pinned to registers.
+    using Accumulators = float[kHalves][kBN / 16][8];
+    auto clear = [&](Accumulators &acc) {
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+        for (int i = 0; i < kBN / 16; ++i)
+#pragma unroll
+          for (int jj = 0; jj < 8; ++jj)
+            acc[h][i][jj] = 0.0f;
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h)
+        pin_accumulators(acc[h]);
+    };
+    // k-steps [kBegin, kEnd) of a tile from ring position `it` on. One wgmma
+    // group stays in flight: after issuing step k, wait for step k-1's group
+    // only and release its stage, so the tensor cores never idle on a
+    // barrier between consecutive steps. Returns the last stage read, not
+    // yet released (-1: none).
+    auto multiply = [&](Accumulators &acc, int kBegin, int kEnd, int &it) {
+      int previous = -1;
+      for (int k = kBegin; k < kEnd; ++k, ++it) {
+        int stage = it % kStages;
+        barrier_wait(&full[stage], (it / kStages) & 1);
+        const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
+        const T *b = tilesB + stage * (kBN * kBK);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk)
+#pragma unroll
+          for (int h = 0; h < kHalves; ++h)
+            Wgmma<T, kBN>::run(acc[h], descriptor(a + h * 64 * kBK + kk * 16),
+                               descriptor(b + kk * 16));
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (previous >= 0)
+          release(previous);
+        previous = stage;
+      }
+      return previous;
+    };
+    auto drain = [&](int previous) {
+      wgmma_wait<0>();
+      if (previous >= 0)
+        release(previous);
+    };
+    auto store = [&](Accumulators &acc, int tileM, int blockN) {
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h) {
+        const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
+        if constexpr (Epilogue::kFragments)
+          store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
+        else
+          store_accumulators<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
+      }
+    };
     if constexpr (kStreamK) {
       const StreamKPlan plan(tiles, kTiles, gridDim.x);
       // The flags, then a tile of float4s a block (computed where used:
@@ -562,33 +618,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         const bool finishes = kEnd == kTiles;
         if (finishes)
           prefetch_epilogue(tile);
-        float d[1][kBN / 16][8];
-#pragma unroll
-        for (int i = 0; i < kBN / 16; ++i)
-#pragma unroll
-          for (int jj = 0; jj < 8; ++jj)
-            d[0][i][jj] = 0.0f;
-        pin_accumulators(d[0]);
-        // As the data-parallel loop below: one wgmma group in flight.
-        int previous = -1;
-        for (int k = kBegin; k < kEnd; ++k, ++it) {
-          int stage = it % kStages;
-          barrier_wait(&full[stage], (it / kStages) & 1);
-          const T *a = tilesA + stage * (kBM * kBK) + consumer * 64 * kBK;
-          const T *b = tilesB + stage * (kBN * kBK);
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk)
-            Wgmma<T, kBN>::run(d[0], descriptor(a + kk * 16), descriptor(b + kk * 16));
-          wgmma_commit();
-          wgmma_wait<1>();
-          if (previous >= 0)
-            release(previous);
-          previous = stage;
-        }
-        wgmma_wait<0>();
-        if (previous >= 0)
-          release(previous);
+        Accumulators d;
+        clear(d);
+        drain(multiply(d, kBegin, kEnd, it));
         // Each thread's accumulators as float4s, thread-minor: the writes
         // and the finisher's reads are coalesced, and the finisher's thread
         // t holds the same elements as thread t here.
@@ -626,11 +658,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
               q[3] += p.w;
             }
           }
-        const int warpRow = consumer * 64 + warp * 16;
-        if constexpr (Epilogue::kFragments)
-          store_fragments<kBN>(ops, N, epilogue, d[0], staging, tileM, blockN, warpRow);
-        else
-          store_accumulators<kBN>(ops, N, epilogue, d[0], staging, tileM, blockN, warpRow);
+        store(d, tileM, blockN);
       });
     } else {
       prefetch_epilogue(cluster + first * clusters);
@@ -638,60 +666,21 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
            j += step, tile += step * clusters) {
         const int tileM = rowTile(tile), blockN = columns(tile);
         prefetch_epilogue(tile + step * clusters);
-        float d[kHalves][kBN / 16][8];
-#pragma unroll
-        for (int h = 0; h < kHalves; ++h)
-#pragma unroll
-          for (int i = 0; i < kBN / 16; ++i)
-#pragma unroll
-            for (int jj = 0; jj < 8; ++jj)
-              d[h][i][jj] = 0.0f;
-#pragma unroll
-        for (int h = 0; h < kHalves; ++h)
-          pin_accumulators(d[h]);
+        Accumulators d;
+        clear(d);
         // Ping-pong: wait for the other warpgroup to have issued its tile's
         // last k-step. Besides taking turns on the tensor cores, this keeps
         // the two from waiting on the same stage's `full` barrier more than
         // one phase apart, where its parity would not tell them apart.
         if (kPingPong && j > 0)
           named_barrier_sync(kTurnBarrier + consumer, 256);
-        // One wgmma group stays in flight: after issuing tile k, wait for
-        // tile k-1's group only and release its stage, so the tensor cores
-        // never idle on a barrier between consecutive k-tiles.
-        int it = j * kTiles, previous = -1;
-        for (int k = 0; k < kTiles; ++k, ++it) {
-          int stage = it % kStages;
-          barrier_wait(&full[stage], (it / kStages) & 1);
-          const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
-          const T *b = tilesB + stage * (kBN * kBK);
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk)
-#pragma unroll
-            for (int h = 0; h < kHalves; ++h)
-              Wgmma<T, kBN>::run(d[h], descriptor(a + h * 64 * kBK + kk * 16),
-                                 descriptor(b + kk * 16));
-          wgmma_commit();
-          wgmma_wait<1>();
-          if (previous >= 0)
-            release(previous);
-          previous = stage;
-        }
+        int it = j * kTiles;
+        const int previous = multiply(d, 0, kTiles, it);
         // The other warpgroup's turn, if it has a next tile.
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
-        wgmma_wait<0>();
-        if (previous >= 0)
-          release(previous);
-
-#pragma unroll
-        for (int h = 0; h < kHalves; ++h) {
-          const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
-          if constexpr (Epilogue::kFragments)
-            store_fragments<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
-          else
-            store_accumulators<kBN>(ops, N, epilogue, d[h], staging, tileM, blockN, warpRow);
-        }
+        drain(previous);
+        store(d, tileM, blockN);
       }
     }
   }
