@@ -99,12 +99,21 @@ template <> __device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, f
   return *reinterpret_cast<unsigned *>(&h);
 }
 
-/// kSkipEmpty: a key tile's 16-key blocks past the last key (ViT's S = 197:
-/// the fourth tile holds 5 keys of 64) and a warp's whole work when its 16
-/// queries are past the last query (the fourth query block: 5 of 64) are
-/// not computed. Their scores would be masked to -inf and their rows never
-/// stored, so the results are the same; the products are about a third
-/// fewer at S = 197. (Off until timed on the GPU.)
+/// A tile's two shapes for flash_attention's tile body: every key block
+/// computed, or (a ragged last tile) only the 16-key blocks up to the last key.
+template <bool kValue> struct AttentionTileShape {
+  static constexpr bool ragged() { return kValue; }
+};
+
+/// kSkipEmpty: a ragged last key tile's 16-key blocks past the last key
+/// (ViT's S = 197: the fourth tile holds 5 keys of 64) and a warp's whole
+/// work when its 16 queries are past the last query (the fourth query
+/// block: 5 of 64) are not computed. Their scores would be masked to -inf
+/// and their rows never stored, so the results are the same; the products
+/// are about a third fewer at S = 197. The full tiles run a body of their
+/// own without those tests: a per-block test inside the unrolled products
+/// kept their loads from being issued ahead and cost a causal S = 1024
+/// half its speed (GPU machine, 2026-12-03).
 template <typename T, int kD, bool kCausal, int kWarps, bool kSkipEmpty = false, typename Mask,
           typename Epilogue>
 __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T *__restrict__ k,
@@ -129,6 +138,8 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
   const int row0 = m0 + warp * 16 + g, row1 = row0 + 8;
   const int keyEnd = kCausal ? min(Sk, m0 + kBM) : Sk;
   const int tiles = (keyEnd + kAttnBN - 1) / kAttnBN;
+  // Tiles whose every key exists; a ragged last one runs the ragged body.
+  const int fullTiles = kSkipEmpty ? keyEnd / kAttnBN : tiles;
   // Warp-uniform: whether any of this warp's 16 queries exists.
   const bool computes = !kSkipEmpty || m0 + warp * 16 < Sq;
 
@@ -147,7 +158,8 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
       o[i][r] = 0.0f;
   float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
 
-  for (int t = 0; t < tiles; ++t) {
+  const auto tile = [&](const int t, const auto shape) {
+    constexpr bool kRagged = decltype(shape)::ragged();
     const int n0 = t * kAttnBN;
     const T *Kt = Ks + (t & 1) * kAttnBN * kStride;
     const T *Vt = Vs + (t & 1) * kAttnBN * kStride;
@@ -168,8 +180,8 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
                                                   Sk, n0 + kAttnBN);
       cp_async_commit();
     }
-    // Keys of this tile up to keyEnd: 16-key blocks past them are skipped.
-    const int keys = kSkipEmpty ? min(kAttnBN, keyEnd - n0) : kAttnBN;
+    // Keys of a ragged tile up to keyEnd: 16-key blocks past them are skipped.
+    const int keys = kRagged ? keyEnd - n0 : kAttnBN;
     if (t == 0 && computes) {
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
@@ -184,20 +196,22 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         s[j][r] = 0.0f;
+    if (computes) {
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk)
+      for (int kk = 0; kk < kD / 16; ++kk)
 #pragma unroll
-      for (int j = 0; j < kAttnBN / 16; ++j) {
-        if (!computes || j * 16 >= keys)
-          continue;
-        unsigned b[4];
-        const T *p = Kt + (j * 16 + (lane & 7) + ((lane >> 4) << 3)) * kStride + kk * 16 +
-                     ((lane >> 3) & 1) * 8;
-        ldmatrix_x4(b, p);
-        const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-        MmaName<T>::mma(s[2 * j], qf[kk], b0);
-        MmaName<T>::mma(s[2 * j + 1], qf[kk], b1);
-      }
+        for (int j = 0; j < kAttnBN / 16; ++j) {
+          if (kRagged && j * 16 >= keys)
+            continue;
+          unsigned b[4];
+          const T *p = Kt + (j * 16 + (lane & 7) + ((lane >> 4) << 3)) * kStride + kk * 16 +
+                       ((lane >> 3) & 1) * 8;
+          ldmatrix_x4(b, p);
+          const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+          MmaName<T>::mma(s[2 * j], qf[kk], b0);
+          MmaName<T>::mma(s[2 * j + 1], qf[kk], b1);
+        }
+    }
     if (!kEarlyLoads && next) {
       load_rows_async<T, kD, kAttnBN, kThreads>(Ks + ((t + 1) & 1) * kAttnBN * kStride, k, kRow,
                                                   Sk, n0 + kAttnBN);
@@ -259,22 +273,24 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
       cp_async_wait<0>();
     __syncthreads(); // V_t visible to every warp
     // O += P V: P's accumulator layout is the A fragment of m16n8k16.
+    if (computes) {
 #pragma unroll
-    for (int kk = 0; kk < kAttnBN / 16; ++kk) {
-      if (!computes || kk * 16 >= keys)
-        continue;
-      const unsigned a[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]),
-                             pack2<T>(s[2 * kk][2], s[2 * kk][3]),
-                             pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                             pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      for (int kk = 0; kk < kAttnBN / 16; ++kk) {
+        if (kRagged && kk * 16 >= keys)
+          continue;
+        const unsigned a[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]),
+                               pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                               pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                               pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
-      for (int dp = 0; dp < kD / 16; ++dp) {
-        unsigned b[4];
-        const T *p = Vt + (kk * 16 + (lane & 15)) * kStride + dp * 16 + (lane >> 4) * 8;
-        ldmatrix_x4_trans(b, p);
-        const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-        MmaName<T>::mma(o[2 * dp], a, b0);
-        MmaName<T>::mma(o[2 * dp + 1], a, b1);
+        for (int dp = 0; dp < kD / 16; ++dp) {
+          unsigned b[4];
+          const T *p = Vt + (kk * 16 + (lane & 15)) * kStride + dp * 16 + (lane >> 4) * 8;
+          ldmatrix_x4_trans(b, p);
+          const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+          MmaName<T>::mma(o[2 * dp], a, b0);
+          MmaName<T>::mma(o[2 * dp + 1], a, b1);
+        }
       }
     }
     if (!kEarlyLoads && next) {
@@ -282,6 +298,12 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
                                                   Sk, n0 + kAttnBN);
       cp_async_commit();
     }
+  };
+  for (int t = 0; t < fullTiles; ++t)
+    tile(t, AttentionTileShape<false>{});
+  if constexpr (kSkipEmpty) {
+    if (fullTiles < tiles)
+      tile(fullTiles, AttentionTileShape<true>{});
   }
 
 #pragma unroll
