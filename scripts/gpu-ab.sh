@@ -4,16 +4,13 @@
 # On the GPU machine, after scripts/gpu-pack.sh here:
 #   scripts/gpu-ab.sh PART...
 # PART:
-#   tests      the kernel tests of the variants not yet on by default
-#              (stream-K, attention's skipped empty work) and the families
-#              they touch
+#   tests      the kernel tests of the variants not on by default
+#              (stream-K) and the families they touch
 #   gemm       bench/gemm_vs_torch.py --set transformer: default, then
 #              --wgmma-stream-k
-#   attention  bench/attention_vs_sdpa.py at batch 32: default, then
-#              KILN_ATTENTION_SKIP_EMPTY=1
+#   attention  bench/attention_vs_sdpa.py at batch 32
 #   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
-#              PyTorch, settings interleaved): default, --wgmma-stream-k,
-#              KILN_ATTENTION_SKIP_EMPTY=1, both
+#              PyTorch, settings interleaved): default, --wgmma-stream-k
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -51,16 +48,12 @@ for part in "$@"; do
       run gemm-stream-k python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --kiln-flag=--wgmma-stream-k --markdown "$out/gemm-stream-k.md" ;;
     attention)
-      run attention-default python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --json "$out/attention-default.json"
-      KILN_ATTENTION_SKIP_EMPTY=1 run attention-skip-empty python3 \
-        "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" --batches 32 \
-        --json "$out/attention-skip-empty.json" ;;
+      run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --json "$out/attention.json" ;;
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
-        --setting "" --setting "--wgmma-stream-k" --setting "KILN_ATTENTION_SKIP_EMPTY=1" \
-        --setting "--wgmma-stream-k KILN_ATTENTION_SKIP_EMPTY=1" ;;
+        --setting "" --setting "--wgmma-stream-k" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

@@ -29,7 +29,6 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace kiln;
@@ -225,14 +224,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
            : "kiln::NoMask";
   std::string maskInit = mask ? maskInitializer(mask, lead) : "{}";
   std::string causal = attention.getCausal() ? "true" : "false";
-  // KILN_ATTENTION_SKIP_EMPTY=1: skip the empty 16-key blocks of a ragged
-  // last key tile and the warps past the last query (flash_attention's
-  // kSkipEmpty), until the GPU machine has checked and timed it.
-  const char *skipSetting = std::getenv("KILN_ATTENTION_SKIP_EMPTY");
-  const bool skipEmpty = skipSetting && std::string(skipSetting) == "1";
   std::string mainLoop =
       tensorCores ? "kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " + causal +
-                        ", " + std::to_string(warps) + (skipEmpty ? ", true" : "") + ">"
+                        ", " + std::to_string(warps) + ">"
                   : "kiln::simt_attention<" + type + ", " + std::to_string(D) + ", " +
                         std::to_string(Dv) + ", " + causal + ">";
   SmallVector<int64_t> resultStrides = stridesOf(resultShape);

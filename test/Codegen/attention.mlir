@@ -1,11 +1,4 @@
 // RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
-// RUN: env KILN_ATTENTION_SKIP_EMPTY=1 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=SKIP
-// RUN: env KILN_ATTENTION_SKIP_EMPTY=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=NOSKIP
-
-// KILN_ATTENTION_SKIP_EMPTY=1 instantiates flash_attention with kSkipEmpty
-// (ViT's S = 197 here); any other value, or none, without.
-// SKIP: kiln::flash_attention<__half, 64, false, 4, true>(
-// NOSKIP-NOT: kiln::flash_attention<{{.*}}, true>(
 
 // Attention groups: one kiln.attention on group inputs plus elementwise ops
 // on its result, which run in the epilogue. fp16/bf16 with D == Dv a

@@ -1471,18 +1471,6 @@ TEST(KernelsGpu, AttentionEightWarps) {
     expectTransformerMatch(transformerCases()[i]);
 }
 
-// Every attention case again with the empty 16-key blocks of a ragged last
-// key tile and the warps past the last query skipped (ViT's 197, 69-query
-// tiles, 7 keys, causal 1000, 4 and 8 warps): the same results.
-TEST(KernelsGpu, AttentionSkipEmpty) {
-  KILN_REQUIRE_GPU();
-  ScopedSetting skip("KILN_ATTENTION_SKIP_EMPTY", "1");
-  for (int i : {0, 1, 2, 3, 4, 5, 6, 7, 10, 15, 16, 17, 18, 19, 20, 21, 22}) {
-    SCOPED_TRACE("transformer case " + std::to_string(i));
-    expectTransformerMatch(transformerCases()[i]);
-  }
-}
-
 TEST(KernelsGpu, CompareWhereBroadcastGather) {
   KILN_REQUIRE_GPU();
   for (int i : {11, 12})
@@ -1502,8 +1490,6 @@ TEST(KernelsGpu, TransformerKernelsCompileForSm90aAndSm80) {
   std::vector<std::string> cases = transformerCases(), irs;
   for (int i : {2, 3, 4, 5, 8, 9, 11, 12, 14, 15, 17, 19, 21})
     irs.push_back(cases[i]);
-  expectCompilesForBothImages(irs);
-  ScopedSetting skip("KILN_ATTENTION_SKIP_EMPTY", "1");
   expectCompilesForBothImages(irs);
 }
 
