@@ -5,12 +5,14 @@
 #   scripts/gpu-ab.sh PART...
 # PART:
 #   tests      the kernel tests of the variants not on by default
-#              (stream-K) and the families they touch
+#              (stream-K, attention_wgmma) and the families they touch
 #   gemm       bench/gemm_vs_torch.py --set transformer: default, then
 #              --wgmma-stream-k
-#   attention  bench/attention_vs_sdpa.py at batch 32
+#   attention  bench/attention_vs_sdpa.py at batch 32: default, then
+#              --attention-wgmma
 #   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
-#              PyTorch, settings interleaved): default, --wgmma-stream-k
+#              PyTorch, settings interleaved): default, --wgmma-stream-k,
+#              --attention-wgmma
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -49,11 +51,13 @@ for part in "$@"; do
         --set transformer --kiln-flag=--wgmma-stream-k --markdown "$out/gemm-stream-k.md" ;;
     attention)
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --json "$out/attention.json" ;;
+        --batches 32 --json "$out/attention.json"
+      run attention-wgmma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --kiln-flag=--attention-wgmma --json "$out/attention-wgmma.json" ;;
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
-        --setting "" --setting "--wgmma-stream-k" ;;
+        --setting "" --setting "--wgmma-stream-k" --setting "--attention-wgmma" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

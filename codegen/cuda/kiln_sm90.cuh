@@ -4,7 +4,8 @@
 // the tensor map a kernel receives, mbarrier transactions (init, expected
 // bytes, arrive, parity wait), the 2-D bulk tensor copy (TMA) into shared
 // memory (and 3-D and 4-D boxes), the wgmma shared-memory descriptor of a K-major tile in 128-byte
-// swizzle, and wgmma m64nNk16 (N = 64, 128, 192, 256) into fp32 accumulators.
+// swizzle, and wgmma m64nNk16 (N = 64, 128, 192, 256) into fp32 accumulators;
+// for attention, an MN-major descriptor and wgmma with A from registers.
 // Each is a forced-inline wrapper around its `asm volatile`. Everything but
 // the TensorMap type exists only when compiling for sm_90a
 // (__CUDA_ARCH_FEAT_SM90_ALL).
@@ -288,6 +289,65 @@ KILN_WGMMA_M64N192K16(__nv_bfloat16, "bf16")
 KILN_WGMMA_M64N256K16(__half, "f16")
 KILN_WGMMA_M64N256K16(__nv_bfloat16, "bf16")
 #undef KILN_WGMMA_M64N256K16
+
+/// wgmma shared-memory descriptor of an MN-major operand in 128-byte
+/// swizzle (a [K, N] tile stored as rows of 64 N-elements, 128 bytes, along
+/// K: attention's V): 8-row groups along K 1024 bytes apart (SBO), 64-wide
+/// groups along N `groupBytes` apart (LBO, for N > 64).
+__device__ __forceinline__ unsigned long long descriptor_mn(const void *p, unsigned groupBytes) {
+  unsigned long long addr = smem_address(p);
+  return ((addr & 0x3FFFF) >> 4) | (static_cast<unsigned long long>(groupBytes >> 4) << 16) |
+         ((1024ull >> 4) << 32) | (1ull << 62);
+}
+
+/// wgmma m64nNk16 with A from registers (four b16x2 registers a thread: the
+/// layout of an m64 accumulator's 16 columns rounded into pairs) and B an
+/// MN-major tile in shared memory (imm-trans-b = 1): attention's P V.
+template <typename T, int N> struct WgmmaRegsTransB;
+#define KILN_WGMMA_RS_M64N64K16(TYPE, PTXTYPE)                                    \
+  template <> struct WgmmaRegsTransB<TYPE, 64> {                                \
+    static __device__ __forceinline__ void run(float (&d)[4][8],              \
+                                               const unsigned (&a)[4],         \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                              \
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTXTYPE "." PTXTYPE    \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n" \
+          "}\n"                                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
+            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
+            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),\
+            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7])\
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));               \
+    }                                                                          \
+  };
+KILN_WGMMA_RS_M64N64K16(__half, "f16")
+KILN_WGMMA_RS_M64N64K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_RS_M64N64K16
+#define KILN_WGMMA_RS_M64N128K16(TYPE, PTXTYPE)                                    \
+  template <> struct WgmmaRegsTransB<TYPE, 128> {                                \
+    static __device__ __forceinline__ void run(float (&d)[8][8],              \
+                                               const unsigned (&a)[4],         \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                              \
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTXTYPE "." PTXTYPE    \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n" \
+          "}\n"                                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
+            "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
+            "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]),\
+            "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7]),\
+            "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[4][4]), "+f"(d[4][5]), "+f"(d[4][6]), "+f"(d[4][7]),\
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[5][4]), "+f"(d[5][5]), "+f"(d[5][6]), "+f"(d[5][7]),\
+            "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[6][4]), "+f"(d[6][5]), "+f"(d[6][6]), "+f"(d[6][7]),\
+            "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[7][4]), "+f"(d[7][5]), "+f"(d[7][6]), "+f"(d[7][7])\
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));               \
+    }                                                                          \
+  };
+KILN_WGMMA_RS_M64N128K16(__half, "f16")
+KILN_WGMMA_RS_M64N128K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_RS_M64N128K16
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL
 

@@ -142,9 +142,18 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
            << D << " and " << Dv;
   Type element = cast<RankedTensorType>(attention.getQuery().getType()).getElementType();
   KernelConfigAttr config = configOf(group);
+  const bool hopper = config.getVariant() == KernelVariant::attention_wgmma;
   bool tensorCores = config.getVariant() == KernelVariant::attention_mma;
-  // attention_mma's queries a block: 16 a warp, 4 or 8 warps.
-  const int64_t queryRows = tensorCores ? config.getTile()[0] : 16;
+  // attention_mma's queries a block: 16 a warp, 4 or 8 warps; attention_wgmma's
+  // one warpgroup's 64.
+  const int64_t queryRows = hopper ? 64 : tensorCores ? config.getTile()[0] : 16;
+  std::optional<MatrixRows> qRows = matrixRowsOf(*q), kRows = matrixRowsOf(*k),
+                            vRows = matrixRowsOf(*v);
+  if (hopper && (!(element.isF16() || element.isBF16()) || D != Dv || (D != 64 && D != 128) ||
+                 config.getTile() != ArrayRef<int64_t>{64, 64, D} || !qRows || !kRows || !vRows))
+    return group.emitOpError("cannot run as attention_wgmma: it needs fp16/bf16, equal head "
+                             "sizes of 64 or 128, the tile [64, 64, head size], and q, k and v "
+                             "that are rows of a matrix a tensor map can read");
   if (tensorCores &&
       (!(element.isF16() || element.isBF16()) || D != Dv || D % 16 != 0 ||
        !shape->rowsChunkAligned ||
@@ -210,13 +219,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   }
 
   EmittedKernel kernel = kernelFor(group, name, "attention");
-  kernel.block = tensorCores ? static_cast<unsigned>(32 * warps) : 128;
+  kernel.block = hopper ? 160 : tensorCores ? static_cast<unsigned>(32 * warps) : 128;
   kernel.grid[0] = static_cast<unsigned>((Sq + queryRows - 1) / queryRows);
   kernel.grid[1] = static_cast<unsigned>(batch);
   // kiln::attention_shared_bytes(D, warps): Q and two buffers each of 64
   // rows of K and V.
   if (tensorCores)
     kernel.dynamicSharedBytes = static_cast<unsigned>((queryRows + 4 * 64) * (D + 8) * 2);
+  // kiln::sm90::attention_wgmma_shared_bytes(D): Q and two stages of K and V
+  // in 128-byte rows, 1 KiB of alignment, the barriers.
+  if (hopper) {
+    kernel.dynamicSharedBytes = static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + 64);
+    kernel.sharedMemoryInWgmmaImageOnly = true;
+    for (auto [view, rows] : {std::pair{&*q, *qRows}, {&*k, *kRows}, {&*v, *vRows}})
+      kernel.tensorMaps.push_back(
+          TensorMapArg::matrix(cast<BlockArgument>(view->root).getArgNumber(), rows.rows,
+                               rows.rowStride, 64, 64));
+  }
 
   std::string maskType =
       mask ? "kiln::TensorMask<" +
@@ -224,16 +243,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
            : "kiln::NoMask";
   std::string maskInit = mask ? maskInitializer(mask, lead) : "{}";
   std::string causal = attention.getCausal() ? "true" : "false";
-  std::string mainLoop =
-      tensorCores ? "kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " + causal +
-                        ", " + std::to_string(warps) + ">"
-                  : "kiln::simt_attention<" + type + ", " + std::to_string(D) + ", " +
-                        std::to_string(Dv) + ", " + causal + ">";
-  SmallVector<int64_t> resultStrides = stridesOf(resultShape);
-  std::string outIndex =
-      mergedStrides ? "    const long long oidx = outBase + (long long)i * " +
-                          std::to_string((*mergedStrides)[resultShape.size() - 2]) + "LL + d;\n"
-                    : "";
+  // attention_wgmma: where each (batch, head)'s first row lies in its
+  // tensor map (matrixRowsOf: no column carries into the row).
+  auto matrixPosition = [&](const StridedView &view, const MatrixRows &rows) {
+    const std::string offset = leadOffset(view.offset, lead, view.strides),
+                      stride = std::to_string(rows.rowStride) + "LL";
+    return "(int)(" + offset + " / " + stride + "), (int)(" + offset + " % " + stride + ")";
+  };
   auto operandPointer = [&](const StridedView &view) {
     return "in" + std::to_string(cast<BlockArgument>(view.root).getArgNumber()) + " + " +
            leadOffset(view.offset, lead, view.strides);
@@ -241,28 +257,56 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   auto rowStride = [](const StridedView &view) {
     return std::to_string(view.strides[view.strides.size() - 2]) + "LL";
   };
+  std::string call;
+  if (hopper)
+    call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
+           ", " + std::to_string(D) + ", " + causal + ">(map0, map1, map2, " +
+           matrixPosition(*q, *qRows) + ", " + matrixPosition(*k, *kRows) + ", " +
+           matrixPosition(*v, *vRows) + ", " + std::to_string(Sq) + ", " + std::to_string(Sk) +
+           ", " + floatLiteral(attention.getScale().convertToDouble()) +
+           ", mask, epilogue);\n#else\n  __trap(); // sm_90a only: other images plan "
+           "attention_mma\n#endif\n";
+  else
+    call = "  " +
+           (tensorCores ? "kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " +
+                              causal + ", " + std::to_string(warps) + ">"
+                        : "kiln::simt_attention<" + type + ", " + std::to_string(D) + ", " +
+                              std::to_string(Dv) + ", " + causal + ">") +
+           "(" + operandPointer(*q) + ", " + operandPointer(*k) + ", " + operandPointer(*v) +
+           ", " + rowStride(*q) + ", " + rowStride(*k) + ", " + rowStride(*v) + ", " +
+           std::to_string(Sq) + ", " + std::to_string(Sk) + ", " +
+           floatLiteral(attention.getScale().convertToDouble()) + ", mask, epilogue);\n";
+  SmallVector<int64_t> resultStrides = stridesOf(resultShape);
+  std::string outIndex =
+      mergedStrides ? "    const long long oidx = outBase + (long long)i * " +
+                          std::to_string((*mergedStrides)[resultShape.size() - 2]) + "LL + d;\n"
+                    : "";
   std::string epilogueName = name.str() + "_epilogue";
+  std::string sharedCheck =
+      hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
+                   ") == " + std::to_string(kernel.dynamicSharedBytes) +
+                   ", \"the launch's shared memory must match the kernel's\");\n"
+      : tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) + ", " +
+                          std::to_string(warps) + ") == " +
+                          std::to_string(kernel.dynamicSharedBytes) +
+                          ", \"the launch's shared memory must match the kernel's\");\n"
+                    : "";
+  // attention_wgmma: three blocks a multiprocessor at a head size of 64 (41
+  // KiB each), two at 128 (81 KiB), in its sm_90a image.
   kernel.source =
-      header(group, kernel.kind) + "#include \"kiln_attention.cuh\"\n" +
-      (tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) + ", " +
-                         std::to_string(warps) + ") == " +
-                         std::to_string(kernel.dynamicSharedBytes) +
-                         ", \"the launch's shared memory must match the kernel's\");\n"
-                   : "") +
-      "\n" +
+      header(group, kernel.kind) +
+      (hopper ? "#include \"kiln_attention_sm90.cuh\"\n" : "#include \"kiln_attention.cuh\"\n") +
+      sharedCheck + "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int i, int d", "i, d", "  long long base, outBase;\n",
                            "    const long long idx = base + (long long)i * " +
                                std::to_string(Dv) + "LL + d;\n" + outIndex},
                           epilogue) +
-      "\n" +
-      kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1) + "  const " + epilogueName +
-      " epilogue{" + epilogueInitializers(group) + ", " + leadOffset(0, lead, resultStrides) + ", " +
+      "\n" + (hopper ? wgmmaBlocksPreamble(D == 64 ? 3 : 2) : "") +
+      kernelOpen(group, name, kernel.block, hopper ? 3 : 0, /*minBlocks=*/hopper ? 2 : 1) +
+      "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) + ", " +
+      leadOffset(0, lead, resultStrides) + ", " +
       (mergedStrides ? leadOffset(0, lead, *mergedStrides) : std::string("0LL")) +
-      "};\n  const " + maskType + " mask" + maskInit + ";\n  " + mainLoop + "(" +
-      operandPointer(*q) + ", " + operandPointer(*k) + ", " + operandPointer(*v) + ", " +
-      rowStride(*q) + ", " + rowStride(*k) + ", " + rowStride(*v) + ", " + std::to_string(Sq) +
-      ", " + std::to_string(Sk) + ", " + floatLiteral(attention.getScale().convertToDouble()) +
-      ", mask, epilogue);\n}\n";
+      "};\n  const " + maskType + " mask" + maskInit + ";\n" + call + "}\n";
   return kernel;
 }

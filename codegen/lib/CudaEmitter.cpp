@@ -255,7 +255,8 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
            variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem ||
            variant == KernelVariant::gemm_narrow || variant == KernelVariant::gemm_gemv;
   case FusionKind::attention:
-    return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt;
+    return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt ||
+           variant == KernelVariant::attention_wgmma;
   }
   return false;
 }

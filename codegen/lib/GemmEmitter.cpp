@@ -152,7 +152,8 @@ std::string defineInSm90a(const std::string &name, const std::string &hopper,
 std::string kiln::codegen::detail::wgmmaBlocksPreamble(int64_t blocksPerSM) {
   if (blocksPerSM == 1)
     return "";
-  return "// Two blocks a multiprocessor in the sm_90a image (kernelOpen).\n" +
+  return "// " + std::to_string(blocksPerSM) +
+         " blocks a multiprocessor in the sm_90a image (kernelOpen).\n" +
          defineInSm90a("KILN_WGMMA_BLOCKS_PER_SM", std::to_string(blocksPerSM), "1");
 }
 

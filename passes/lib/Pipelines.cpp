@@ -63,6 +63,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;
     select.wgmmaStreamK = options.wgmmaStreamK;
     select.attentionRows = options.attentionRows;
+    select.attentionWgmma = options.attentionWgmma;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

@@ -65,7 +65,9 @@
 //                     128 x 128 tiles < M -> conv_split_k
 //                     otherwise       -> conv_mma (fp32: conv_simt)
 //   attention         fp16/bf16, D == Dv, D % 16 == 0, aligned rows
-//                                     -> attention_mma, else attention_simt
+//                                     -> attention_mma, else attention_simt;
+//                     attention-wgmma, sm_90, D of 64 or 128, q, k and v
+//                     rows of a matrix (matrixRowsOf) -> attention_wgmma
 //
 // The split factor is the largest of 2, 4, 8 that keeps the blocks within
 // split-k-max-blocks (two waves) and each split's K at split-k-min-k or
@@ -110,6 +112,7 @@ struct SplitKKnobs {
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
   int64_t attentionRows;     // 0: the cost model's choice
   bool wgmmaStreamK;
+  bool attentionWgmma;
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -618,8 +621,23 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
   if (!refused.empty())
     return {config(context, KernelVariant::attention_simt), "attention_simt: " + refused};
   const int64_t rows = knobs.attentionRows == 128 ? 128 : 64;
+  std::string refusedWgmma;
+  if (!knobs.attentionWgmma)
+    refusedWgmma = "not asked for (--attention-wgmma)";
+  else if (target.tensorCores != TensorCoreGeneration::Wgmma)
+    refusedWgmma = target.arch + " has no wgmma";
+  else if (D != 64 && D != 128)
+    refusedWgmma = "head size " + str(D) + " (64 or 128)";
+  else if (knobs.attentionRows == 128)
+    refusedWgmma = "128 queries a block asked for";
+  else if (!matrixRowsOf(*s.q) || !matrixRowsOf(*s.k) || !matrixRowsOf(*s.v))
+    refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
+  if (refusedWgmma.empty())
+    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}),
+            "attention_wgmma: head size " + str(D) + ", 64 queries a block"};
   return {config(context, KernelVariant::attention_mma, {rows, 64, D}),
-          "attention_mma: head size " + str(D) + ", " + str(rows) + " queries a block"};
+          "attention_mma: head size " + str(D) + ", " + str(rows) +
+              " queries a block; not attention_wgmma: " + refusedWgmma};
 }
 
 /// A reduction over a middle run of dimensions (squeeze-and-excitation's
@@ -754,7 +772,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
                       poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
-                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows, wgmmaStreamK};
+                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows, wgmmaStreamK,
+                      attentionWgmma};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -1471,6 +1471,49 @@ TEST(KernelsGpu, AttentionEightWarps) {
     expectTransformerMatch(transformerCases()[i]);
 }
 
+/// `ir`'s attention group forced onto `kernel` (a #kiln.kernel attribute).
+static std::string withAttentionKernel(std::string ir, const std::string &kernel) {
+  const size_t group = ir.find("kiln.fusion attention ins(");
+  const size_t arrow = ir.find(") -> ", group);
+  if (group == std::string::npos || arrow == std::string::npos)
+    return ir;
+  return ir.insert(arrow + 1, " {kiln.kernel = " + kernel + "}");
+}
+
+/// attention_wgmma (Hopper: TMA, wgmma for both products): ViT's ragged
+/// 197 (keys past the sequence are the next head's rows in the tensor map,
+/// and its V rows are zeroed), causal at 128 and over 1000 keys with an
+/// additive mask, head size 128 across a boolean padding mask with more
+/// keys than queries, fewer keys than a tile, and q, k and v as column
+/// slices of one QKV projection (merged heads stored in place).
+static std::vector<std::string> attentionWgmmaCases() {
+  auto forced = [](std::string ir, int64_t d) {
+    return withAttentionKernel(std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = "
+                                              "[64, 64, " + std::to_string(d) + "]>");
+  };
+  return {
+      forced(attentionIr({2, 3}, 197, 197, 64, 64, "f16"), 64),
+      forced(attentionIr({2, 2}, 128, 128, 64, 64, "bf16", true), 64),
+      forced(attentionIr({2, 3}, 100, 300, 128, 128, "f16", false, {2, 1, 1, 300}, "i1"), 128),
+      forced(attentionIr({3}, 1000, 1000, 128, 128, "bf16", true, {1000, 1000}, "bf16"), 128),
+      forced(attentionIr({4}, 7, 5, 64, 64, "f16", false, {}, "", "f32"), 64),
+      forced(qkvAttentionIr(2, 77, 3, 64, "f16"), 64),
+      forced(qkvAttentionIr(2, 130, 2, 128, "bf16", true), 128),
+  };
+}
+
+TEST(KernelsGpu, AttentionWgmma) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &ir : attentionWgmmaCases()) {
+    SCOPED_TRACE(ir);
+    expectTransformerMatch(ir);
+  }
+}
+
+// Needs NVRTC, not a GPU: attention_wgmma compiles for sm_90a (and to its
+// trap elsewhere) without a spill, a stack frame or a ptxas warning.
+TEST(KernelsGpu, AttentionWgmmaCompiles) { expectCompilesForBothImages(attentionWgmmaCases()); }
+
 TEST(KernelsGpu, CompareWhereBroadcastGather) {
   KILN_REQUIRE_GPU();
   for (int i : {11, 12})

@@ -176,6 +176,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
   pipeline.wgmmaStreamK = selection.wgmmaStreamK;
+  pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionRows = selection.attentionRows;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
@@ -252,6 +253,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-blocks-per-sm=" + std::to_string(selection.wgmmaBlocksPerSM));
   if (selection.wgmmaStreamK != defaults.wgmmaStreamK)
     option(std::string("--wgmma-stream-k=") + (selection.wgmmaStreamK ? "true" : "false"));
+  if (selection.attentionWgmma != defaults.attentionWgmma)
+    option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
   if (selection.attentionRows != defaults.attentionRows)
     option("--attention-rows=" + std::to_string(selection.attentionRows));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);

@@ -154,6 +154,12 @@ cl::opt<bool> wgmmaStreamK(
              "tiles by k-iterations, split tiles finished through a workspace past the "
              "arena (default false: not yet measured on the GPU)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> attentionWgmma(
+    "attention-wgmma",
+    cl::desc("run attention on Hopper with TMA loads and wgmma for both products where the "
+             "head size is 64 or 128 and q, k and v are rows of their projections (default "
+             "false: not yet measured on the GPU)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
     cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "
@@ -428,6 +434,7 @@ int main(int argc, char **argv) {
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
   selection.wgmmaStreamK = wgmmaStreamK;
+  selection.attentionWgmma = attentionWgmma;
   selection.attentionRows = attentionRows;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);

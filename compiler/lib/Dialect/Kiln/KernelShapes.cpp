@@ -148,6 +148,26 @@ std::optional<MiddleReductionShape> kiln::middleReductionShapeOf(FusionOp group)
   return shape;
 }
 
+std::optional<MatrixRows> kiln::matrixRowsOf(const StridedView &view) {
+  const size_t rank = view.shape.size();
+  auto type = dyn_cast<RankedTensorType>(view.root.getType());
+  if (rank < 2 || !type || !type.hasStaticShape() || view.strides[rank - 1] != 1)
+    return std::nullopt;
+  const int64_t rowStride = view.strides[rank - 2], width = view.shape[rank - 1];
+  // TMA: a row stride of whole 16 bytes (fp16/bf16), under 2^31 rows.
+  if (rowStride <= 0 || rowStride % 8 != 0 || type.getNumElements() % rowStride != 0 ||
+      type.getNumElements() / rowStride >= (int64_t(1) << 31))
+    return std::nullopt;
+  // The furthest column any (batch, head) reaches, with no carry into the
+  // row: the lead strides' parts within a row, each at its largest index.
+  int64_t column = view.offset % rowStride + width;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    column += (view.strides[d] % rowStride) * (view.shape[d] - 1);
+  if (column > rowStride)
+    return std::nullopt;
+  return MatrixRows{type.getNumElements() / rowStride, rowStride};
+}
+
 std::optional<AttentionShape> kiln::attentionShapeOf(FusionOp group) {
   if (group.getKind() != FusionKind::attention)
     return std::nullopt;

@@ -97,6 +97,10 @@ struct GraphPipelineOptions
       *this, "wgmma-stream-k",
       llvm::cl::desc("the Hopper GEMM shares its last waves' tiles by k-iterations"),
       llvm::cl::init(false)};
+  Option<bool> attentionWgmma{
+      *this, "attention-wgmma",
+      llvm::cl::desc("attention on Hopper with TMA and wgmma where it applies"),
+      llvm::cl::init(false)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "

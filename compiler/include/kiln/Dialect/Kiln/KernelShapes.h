@@ -48,6 +48,16 @@ struct AttentionShape {
   bool rowsChunkAligned = false;
 };
 
+/// A q, k or v view read as rows of its root seen as a [rows, rowStride]
+/// matrix (a TMA tensor map of the projection output as it lies): the
+/// head dimension contiguous, rows rowStride elements apart, and every
+/// (batch, head)'s columns inside one row, so that its element offset o
+/// is at row o / rowStride, column o % rowStride.
+struct MatrixRows {
+  int64_t rows = 0, rowStride = 0;
+};
+std::optional<MatrixRows> matrixRowsOf(const StridedView &view);
+
 /// A normalization group's anchor (layer_norm or softmax) as rows of
 /// `rowLength` elements, each normalized on its own.
 struct NormalizationShape {

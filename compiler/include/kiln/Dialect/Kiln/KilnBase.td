@@ -140,7 +140,11 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       // At most 32 rows (a squeeze-and-excitation block's 1x1
       // convolutions, a batch-1 classifier): a block per output column, K
       // across a warp's lanes (kiln_gemm_gemv.cuh).
-      I32EnumAttrCase<"gemm_gemv", 19>]> {
+      I32EnumAttrCase<"gemm_gemv", 19>,
+      // Attention on Hopper (kiln_attention_sm90.cuh): TMA loads of Q, K
+      // and V through tensor maps of the projections, wgmma for both
+      // products, a producer warp and a consumer warpgroup.
+      I32EnumAttrCase<"attention_wgmma", 20>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }

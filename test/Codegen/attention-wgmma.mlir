@@ -1,0 +1,57 @@
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
+
+// attention_wgmma: a producer warp and a consumer warpgroup (160 threads),
+// 64 queries a block, Q and two stages of K and V in 128-byte rows (41 KiB
+// at a head size of 64, three blocks a multiprocessor in the sm_90a
+// image); q, k and v reach the kernel as tensor maps of their roots seen as
+// [rows, row stride] matrices, each (batch, head) at its row and column.
+// Other images trap: they plan attention_mma.
+// CHECK-LABEL: // === kernel packed_k0 grid(4, 6, 1) block(160) shared(42048) inputs(3) outputs(1)
+//  CHECK-NEXT: // tensor map of in0: dims [64, 1182] box [64, 64] strides [1, 1]
+//  CHECK-NEXT: // tensor map of in1: dims [64, 1182] box [64, 64] strides [1, 1]
+//  CHECK-NEXT: // tensor map of in2: dims [64, 1182] box [64, 64] strides [1, 1]
+//       CHECK: #include "kiln_attention_sm90.cuh"
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64) == 42048,
+//       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 3
+//       CHECK: __launch_bounds__(160, KILN_WGMMA_BLOCKS_PER_SM) {{.*}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __grid_constant__ kiln::sm90::TensorMap map2,
+//       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+//  CHECK-NEXT:   kiln::sm90::flash_attention_wgmma<__half, 64, false>(map0, map1, map2, (int)((0LL + (long long)blockIdx.y * 12608LL) / 64LL), (int)((0LL + (long long)blockIdx.y * 12608LL) % 64LL),
+//  CHECK-SAME: 197, 197, 1.250000000e-01f, mask, epilogue);
+//  CHECK-NEXT: #else
+//  CHECK-NEXT:   __trap();
+func.func @packed(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>} -> tensor<2x3x197x64xf16> {
+  ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16>
+    kiln.yield %o : tensor<2x3x197x64xf16>
+  }
+  return %0 : tensor<2x3x197x64xf16>
+}
+
+// -----
+
+// Heads sliced from one QKV projection [2, 77, 768] (row stride 768, the
+// value's columns from 512 on), causal, head size 128 (81 KiB: two blocks a
+// multiprocessor).
+// CHECK-LABEL: // === kernel qkv_k0 grid(2, 4, 1) block(160) shared(83008) inputs(1) outputs(1)
+//  CHECK-NEXT: // tensor map of in0: dims [768, 154] box [64, 64] strides [1, 1]
+//       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 2
+//       CHECK: kiln::sm90::flash_attention_wgmma<__nv_bfloat16, 128, true>(map0, map1, map2,
+//  CHECK-SAME: (int)((512LL + (long long)(blockIdx.y % 2u) * 128LL + (long long)(blockIdx.y / 2u) * 59136LL) % 768LL), 77, 77,
+func.func @qkv(%x: tensor<2x77x768xbf16>) -> tensor<2x2x77x128xbf16> {
+  %0 = kiln.fusion attention ins(%x : tensor<2x77x768xbf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128]>} -> tensor<2x2x77x128xbf16> {
+  ^bb0(%a: tensor<2x77x768xbf16>):
+    %s0 = kiln.slice %a offsets = [0, 0, 0] strides = [1, 1, 1] : tensor<2x77x768xbf16> -> tensor<2x77x256xbf16>
+    %r0 = kiln.reshape %s0 : tensor<2x77x256xbf16> -> tensor<2x77x2x128xbf16>
+    %p0 = kiln.permute %r0 [0, 2, 1, 3] : tensor<2x77x2x128xbf16> -> tensor<2x2x77x128xbf16>
+    %s1 = kiln.slice %a offsets = [0, 0, 256] strides = [1, 1, 1] : tensor<2x77x768xbf16> -> tensor<2x77x256xbf16>
+    %r1 = kiln.reshape %s1 : tensor<2x77x256xbf16> -> tensor<2x77x2x128xbf16>
+    %p1 = kiln.permute %r1 [0, 2, 1, 3] : tensor<2x77x2x128xbf16> -> tensor<2x2x77x128xbf16>
+    %s2 = kiln.slice %a offsets = [0, 0, 512] strides = [1, 1, 1] : tensor<2x77x768xbf16> -> tensor<2x77x256xbf16>
+    %r2 = kiln.reshape %s2 : tensor<2x77x256xbf16> -> tensor<2x77x2x128xbf16>
+    %p2 = kiln.permute %r2 [0, 2, 1, 3] : tensor<2x77x2x128xbf16> -> tensor<2x2x77x128xbf16>
+    %o = kiln.attention %p0, %p1, %p2 scale = 0.08838834764831845 causal : (tensor<2x2x77x128xbf16>, tensor<2x2x77x128xbf16>, tensor<2x2x77x128xbf16>) -> tensor<2x2x77x128xbf16>
+    kiln.yield %o : tensor<2x2x77x128xbf16>
+  }
+  return %0 : tensor<2x2x77x128xbf16>
+}

@@ -1,0 +1,46 @@
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=true}))" | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=true targets=sm_80}))" | FileCheck %s --check-prefix=SM80
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=true explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+
+// attention_wgmma where asked for, on sm_90, for head sizes 64 and 128
+// whose q, k and v are rows of a matrix (here packed [B, H, S, D] and the
+// column slices of one QKV projection); a head size of 32 keeps
+// attention_mma, and so do other GPUs and the default.
+// WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>
+// WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128]>
+// WGMMA: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
+// SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
+// SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 128]>
+// SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
+// OFF-NOT: attention_wgmma
+// WHY: remark: attention_wgmma: head size 64, 64 queries a block
+// WHY: remark: attention_wgmma: head size 128, 64 queries a block
+// WHY: remark: attention_mma: head size 32, 64 queries a block; not attention_wgmma: head size 32 (64 or 128)
+func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s: tensor<4x2x50x32xf16>) -> (tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>) {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {
+  ^bb0(%a: tensor<32x12x128x64xf16>, %b: tensor<32x12x128x64xf16>, %c: tensor<32x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16>
+    kiln.yield %o : tensor<32x12x128x64xf16>
+  }
+  %1 = kiln.fusion attention ins(%x : tensor<2x77x768xbf16>) -> tensor<2x2x77x128xbf16> {
+  ^bb0(%a: tensor<2x77x768xbf16>):
+    %s0 = kiln.slice %a offsets = [0, 0, 0] strides = [1, 1, 1] : tensor<2x77x768xbf16> -> tensor<2x77x256xbf16>
+    %r0 = kiln.reshape %s0 : tensor<2x77x256xbf16> -> tensor<2x77x2x128xbf16>
+    %p0 = kiln.permute %r0 [0, 2, 1, 3] : tensor<2x77x2x128xbf16> -> tensor<2x2x77x128xbf16>
+    %s1 = kiln.slice %a offsets = [0, 0, 256] strides = [1, 1, 1] : tensor<2x77x768xbf16> -> tensor<2x77x256xbf16>
+    %r1 = kiln.reshape %s1 : tensor<2x77x256xbf16> -> tensor<2x77x2x128xbf16>
+    %p1 = kiln.permute %r1 [0, 2, 1, 3] : tensor<2x77x2x128xbf16> -> tensor<2x2x77x128xbf16>
+    %s2 = kiln.slice %a offsets = [0, 0, 512] strides = [1, 1, 1] : tensor<2x77x768xbf16> -> tensor<2x77x256xbf16>
+    %r2 = kiln.reshape %s2 : tensor<2x77x256xbf16> -> tensor<2x77x2x128xbf16>
+    %p2 = kiln.permute %r2 [0, 2, 1, 3] : tensor<2x77x2x128xbf16> -> tensor<2x2x77x128xbf16>
+    %o = kiln.attention %p0, %p1, %p2 scale = 0.08838834764831845 : (tensor<2x2x77x128xbf16>, tensor<2x2x77x128xbf16>, tensor<2x2x77x128xbf16>) -> tensor<2x2x77x128xbf16>
+    kiln.yield %o : tensor<2x2x77x128xbf16>
+  }
+  %2 = kiln.fusion attention ins(%s, %s, %s : tensor<4x2x50x32xf16>, tensor<4x2x50x32xf16>, tensor<4x2x50x32xf16>) -> tensor<4x2x50x32xf16> {
+  ^bb0(%a: tensor<4x2x50x32xf16>, %b: tensor<4x2x50x32xf16>, %c: tensor<4x2x50x32xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.17677669529663687 : (tensor<4x2x50x32xf16>, tensor<4x2x50x32xf16>, tensor<4x2x50x32xf16>) -> tensor<4x2x50x32xf16>
+    kiln.yield %o : tensor<4x2x50x32xf16>
+  }
+  return %0, %1, %2 : tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>
+}
