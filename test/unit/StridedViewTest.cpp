@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/StridedView.h"
@@ -151,4 +152,51 @@ TEST(StridedView, MergedDimensionLeftMergedIsNotAView) {
       return %r : tensor<21xf16>
     })");
   EXPECT_FALSE(view);
+}
+
+// The Hopper attention's tensor maps: a view's rows as rows of its root seen
+// as a [rows, row stride] matrix, every (batch, head) inside one row.
+TEST(StridedView, MatrixRowsOfQkvHeadsAndPackedTensors) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  // The value third of a [2, 5, 24] QKV projection, two heads of 8.
+  auto view = viewOfReturn(context, module, R"(
+    func.func @f(%x: tensor<2x5x48xf16>) -> tensor<2x2x5x8xf16> {
+      %s = kiln.slice %x offsets = [0, 0, 32] strides = [1, 1, 1] : tensor<2x5x48xf16> -> tensor<2x5x16xf16>
+      %r = kiln.reshape %s : tensor<2x5x16xf16> -> tensor<2x5x2x8xf16>
+      %p = kiln.permute %r [0, 2, 1, 3] : tensor<2x5x2x8xf16> -> tensor<2x2x5x8xf16>
+      return %p : tensor<2x2x5x8xf16>
+    })");
+  ASSERT_TRUE(view);
+  std::optional<MatrixRows> rows = matrixRowsOf(*view);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->rowStride, 48);
+  EXPECT_EQ(rows->rows, 10);
+
+  // The last head's columns would run past the row (no tensor map box
+  // reaches them there): refused.
+  StridedView carried = *view;
+  carried.offset = 40;
+  EXPECT_FALSE(matrixRowsOf(carried));
+  // A head dimension that is not contiguous, a row stride of 12 elements
+  // (24 bytes: TMA takes whole 16 bytes): refused.
+  StridedView strided = *view;
+  strided.strides.back() = 2;
+  EXPECT_FALSE(matrixRowsOf(strided));
+  StridedView narrowRows = *view;
+  narrowRows.strides[2] = 12;
+  EXPECT_FALSE(matrixRowsOf(narrowRows));
+
+  // A packed [B, H, S, D] tensor: rows of D.
+  OwningOpRef<ModuleOp> packedModule;
+  auto packed = viewOfReturn(context, packedModule, R"(
+    func.func @f(%x: tensor<2x3x5x8xf16>) -> tensor<2x3x5x8xf16> {
+      %p = kiln.reshape %x : tensor<2x3x5x8xf16> -> tensor<2x3x5x8xf16>
+      return %p : tensor<2x3x5x8xf16>
+    })");
+  ASSERT_TRUE(packed);
+  rows = matrixRowsOf(*packed);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->rowStride, 8);
+  EXPECT_EQ(rows->rows, 30);
 }
