@@ -99,6 +99,44 @@ template <> __device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, f
   return *reinterpret_cast<unsigned *>(&h);
 }
 
+/// A score scaled, its mask added, and -inf past the last key or (causal)
+/// past the query.
+template <bool kCausal, typename Mask>
+__device__ __forceinline__ float masked_score(float x, float scale, const Mask &mask, int i,
+                                              int key, int Sq, int Sk) {
+  x *= scale;
+  if (Mask::kActive && i < Sq && key < Sk)
+    x += mask(i, key);
+  if (key >= Sk || (kCausal && key > i))
+    x = -INFINITY;
+  return x;
+}
+
+/// One row's online-softmax step, the row spread over a quad of lanes:
+/// the tile's max across the quad, the running max updated, the shift for
+/// this tile's exp2 (0 while every score so far is masked, so that exp
+/// gives 0, not NaN) and the factor the earlier sum and output take.
+struct SoftmaxStep {
+  float shift, correction;
+};
+__device__ __forceinline__ SoftmaxStep online_softmax_step(float tileMax, float &rowMax) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 1));
+  tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 2));
+  const float newMax = fmaxf(rowMax, tileMax);
+  const float shift = newMax == -INFINITY ? 0.0f : newMax * kLog2e;
+  const float correction = exp2f(rowMax * kLog2e - shift);
+  rowMax = newMax;
+  return {shift, correction};
+}
+
+/// 1 / a row's sum across its quad (0 for a row whose every key is masked).
+__device__ __forceinline__ float quad_sum_inverse(float sum) {
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+  return sum > 0.0f ? 1.0f / sum : 0.0f;
+}
+
 /// A tile's two shapes for flash_attention's tile body: every key block
 /// computed, or (a ragged last tile) only the 16-key blocks up to the last key.
 template <bool kValue> struct AttentionTileShape {
@@ -229,12 +267,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
         for (int r = 0; r < 4; ++r) {
           const int i = r < 2 ? row0 : row1;
           const int key = n0 + j * 8 + quad * 2 + (r & 1);
-          float x = s[j][r] * scale;
-          if (Mask::kActive && i < Sq && key < Sk)
-            x += mask(i, key);
-          if (key >= Sk || (kCausal && key > i))
-            x = -INFINITY;
-          s[j][r] = x;
+          s[j][r] = masked_score<kCausal>(s[j][r], scale, mask, i, key, Sq, Sk);
         }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -242,13 +275,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
 #pragma unroll
         for (int j = 0; j < kAttnBN / 8; ++j)
           tileMax = fmaxf(tileMax, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
-        tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 1));
-        tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 2));
-        const float newMax = fmaxf(rowMax[h], tileMax);
-        // All scores masked so far: subtract 0 so that exp gives 0, not NaN.
-        const float base = newMax == -INFINITY ? 0.0f : newMax * kLog2e;
-        const float correction = exp2f(rowMax[h] * kLog2e - base);
-        rowMax[h] = newMax;
+        const auto [base, correction] = online_softmax_step(tileMax, rowMax[h]);
         float sum = 0.0f;
 #pragma unroll
         for (int j = 0; j < kAttnBN / 8; ++j)
@@ -307,10 +334,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
 
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    float sum = rowSum[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const float inverse = quad_sum_inverse(rowSum[h]);
     const int i = h == 0 ? row0 : row1;
     if (i < Sq)
 #pragma unroll

@@ -121,12 +121,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
   const int g = lane / 4, quad = lane % 4;
   const int row0 = m0 + warp * 16 + g, row1 = row0 + 8;
   float o[kD / 16][8];
-#pragma unroll
-  for (int j = 0; j < kD / 16; ++j)
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      o[j][i] = 0.0f;
-  pin_accumulators(o);
+  clear_accumulators(o);
   float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
   barrier_wait(qFull, 0);
 
@@ -149,12 +144,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
     }
 
     float sc[kAttnWgmmaBN / 16][8];
-#pragma unroll
-    for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        sc[j][i] = 0.0f;
-    pin_accumulators(sc);
+    clear_accumulators(sc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk)
@@ -171,12 +161,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       for (int i = 0; i < 8; ++i) {
         const int r = (i & 2) ? row1 : row0;
         const int key = n0 + 16 * j + 8 * (i / 4) + 2 * quad + (i & 1);
-        float x = sc[j][i] * scale;
-        if (Mask::kActive && r < Sq && key < Sk)
-          x += mask(r, key);
-        if (key >= Sk || (kCausal && key > r))
-          x = -INFINITY;
-        sc[j][i] = x;
+        sc[j][i] = masked_score<kCausal>(sc[j][i], scale, mask, r, key, Sq, Sk);
       }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -185,13 +170,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
         tileMax = fmaxf(tileMax, fmaxf(fmaxf(sc[j][2 * h], sc[j][2 * h + 1]),
                                        fmaxf(sc[j][2 * h + 4], sc[j][2 * h + 5])));
-      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 1));
-      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 2));
-      const float newMax = fmaxf(rowMax[h], tileMax);
-      // All scores masked so far: subtract 0 so that exp gives 0, not NaN.
-      const float shift = newMax == -INFINITY ? 0.0f : newMax * kLog2e;
-      const float correction = exp2f(rowMax[h] * kLog2e - shift);
-      rowMax[h] = newMax;
+      const auto [shift, correction] = online_softmax_step(tileMax, rowMax[h]);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
@@ -232,10 +211,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
 
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    float sum = rowSum[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const float inverse = quad_sum_inverse(rowSum[h]);
     const int i = h == 0 ? row0 : row1;
     if (i < Sq)
 #pragma unroll

@@ -154,6 +154,15 @@ template <int kChunks> __device__ __forceinline__ void pin_accumulators(float (&
     for (int j = 0; j < 8; ++j)
       asm volatile("" : "+f"(d[i][j])::"memory");
 }
+/// Accumulators zeroed and pinned to registers of their own.
+template <int kChunks> __device__ __forceinline__ void clear_accumulators(float (&d)[kChunks][8]) {
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      d[i][j] = 0.0f;
+  pin_accumulators(d);
+}
 /// Four 8x8 b16 matrices from registers into shared memory, each lane
 /// giving one row's address (lanes 8i .. 8i + 7: matrix i's rows) and
 /// holding, in r[i], two adjacent elements of matrix i's row lane / 4: the
