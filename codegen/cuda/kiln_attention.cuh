@@ -137,6 +137,13 @@ __device__ __forceinline__ float quad_sum_inverse(float sum) {
   return sum > 0.0f ? 1.0f / sum : 0.0f;
 }
 
+/// A barrier among the kernel's first kThreads threads (flash_attention's
+/// warps): a launch may hold more (attention_wgmma's producer warp, idle
+/// where its kernel falls back to flash_attention).
+template <int kThreads> __device__ __forceinline__ void attention_barrier() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory");
+}
+
 /// A tile's two shapes for flash_attention's tile body: every key block
 /// computed, or (a ragged last tile) only the 16-key blocks up to the last key.
 template <bool kValue> struct AttentionTileShape {
@@ -203,7 +210,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
     const T *Kt = Ks + (t & 1) * kAttnBN * kStride;
     const T *Vt = Vs + (t & 1) * kAttnBN * kStride;
     cp_async_wait<1>(); // K_t (and Q) landed; V_t may be in flight
-    __syncthreads();
+    attention_barrier<kThreads>();
     // The next tile's K and V go into the buffers tile t - 1 used, which
     // every warp finished reading before the barrier above: both loads are
     // in flight through this whole tile (a sequence of two tiles, S = 128,
@@ -299,7 +306,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
       cp_async_wait<kEarlyLoads ? 2 : 1>();
     else
       cp_async_wait<0>();
-    __syncthreads(); // V_t visible to every warp
+    attention_barrier<kThreads>(); // V_t visible to every warp
     // O += P V: P's accumulator layout is the A fragment of m16n8k16.
     if (computes) {
 #pragma unroll

@@ -231,6 +231,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   if (hopper) {
     kernel.dynamicSharedBytes = static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + 64);
     kernel.sharedMemoryInWgmmaImageOnly = true;
+    // The other images run flash_attention with 4 warps on the same grid.
+    kernel.otherImagesSharedBytes = static_cast<unsigned>((64 + 4 * 64) * (D + 8) * 2);
     for (auto [view, rows] : {std::pair{&*q, *qRows}, {&*k, *kRows}, {&*v, *vRows}})
       kernel.tensorMaps.push_back(
           TensorMapArg::matrix(cast<BlockArgument>(view->root).getArgNumber(), rows.rows,
@@ -257,6 +259,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   auto rowStride = [](const StridedView &view) {
     return std::to_string(view.strides[view.strides.size() - 2]) + "LL";
   };
+  // The pointer-based kernels' call: q, k and v in place, their row strides.
+  auto pointerCall = [&](const std::string &function) {
+    return function + "(" + operandPointer(*q) + ", " + operandPointer(*k) + ", " +
+           operandPointer(*v) + ", " + rowStride(*q) + ", " + rowStride(*k) + ", " +
+           rowStride(*v) + ", " + std::to_string(Sq) + ", " + std::to_string(Sk) + ", " +
+           floatLiteral(attention.getScale().convertToDouble()) + ", mask, epilogue);\n";
+  };
   std::string call;
   if (hopper)
     call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
@@ -264,18 +273,18 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
            matrixPosition(*q, *qRows) + ", " + matrixPosition(*k, *kRows) + ", " +
            matrixPosition(*v, *vRows) + ", " + std::to_string(Sq) + ", " + std::to_string(Sk) +
            ", " + floatLiteral(attention.getScale().convertToDouble()) +
-           ", mask, epilogue);\n#else\n  __trap(); // sm_90a only: other images plan "
-           "attention_mma\n#endif\n";
+           ", mask, epilogue);\n#else\n  // Other GPUs: the mma.sync kernel, without the producer warp.\n"
+           "  if (threadIdx.x < 128)\n  " +
+           pointerCall("kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " + causal +
+                       ", 4>") +
+           "#endif\n";
   else
-    call = "  " +
-           (tensorCores ? "kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " +
-                              causal + ", " + std::to_string(warps) + ">"
-                        : "kiln::simt_attention<" + type + ", " + std::to_string(D) + ", " +
-                              std::to_string(Dv) + ", " + causal + ">") +
-           "(" + operandPointer(*q) + ", " + operandPointer(*k) + ", " + operandPointer(*v) +
-           ", " + rowStride(*q) + ", " + rowStride(*k) + ", " + rowStride(*v) + ", " +
-           std::to_string(Sq) + ", " + std::to_string(Sk) + ", " +
-           floatLiteral(attention.getScale().convertToDouble()) + ", mask, epilogue);\n";
+    call = "  " + pointerCall(tensorCores ? "kiln::flash_attention<" + type + ", " +
+                                                std::to_string(D) + ", " + causal + ", " +
+                                                std::to_string(warps) + ">"
+                                          : "kiln::simt_attention<" + type + ", " +
+                                                std::to_string(D) + ", " +
+                                                std::to_string(Dv) + ", " + causal + ">");
   SmallVector<int64_t> resultStrides = stridesOf(resultShape);
   std::string outIndex =
       mergedStrides ? "    const long long oidx = outBase + (long long)i * " +
@@ -285,6 +294,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   std::string sharedCheck =
       hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
                    ") == " + std::to_string(kernel.dynamicSharedBytes) +
+                   " && kiln::attention_shared_bytes(" + std::to_string(D) + ", 4) == " +
+                   std::to_string(kernel.otherImagesSharedBytes) +
                    ", \"the launch's shared memory must match the kernel's\");\n"
       : tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) + ", " +
                           std::to_string(warps) + ") == " +

@@ -68,6 +68,8 @@
 //                                     -> attention_mma, else attention_simt;
 //                     attention-wgmma, sm_90, D of 64 or 128, q, k and v
 //                     rows of a matrix (matrixRowsOf) -> attention_wgmma
+//                                        (other images: attention_mma's
+//                                        4-warp path in the same kernel)
 //
 // The split factor is the largest of 2, 4, 8 that keeps the blocks within
 // split-k-max-blocks (two waves) and each split's K at split-k-min-k or

@@ -5,20 +5,24 @@
 // at a head size of 64, three blocks a multiprocessor in the sm_90a
 // image); q, k and v reach the kernel as tensor maps of their roots seen as
 // [rows, row stride] matrices, each (batch, head) at its row and column.
-// Other images trap: they plan attention_mma.
+// The other images run flash_attention's 4 warps on the same grid (the
+// producer warp idle) with its own shared memory.
 // CHECK-LABEL: // === kernel packed_k0 grid(4, 6, 1) block(160) shared(42048) inputs(3) outputs(1)
 //  CHECK-NEXT: // tensor map of in0: dims [64, 1182] box [64, 64] strides [1, 1]
 //  CHECK-NEXT: // tensor map of in1: dims [64, 1182] box [64, 64] strides [1, 1]
 //  CHECK-NEXT: // tensor map of in2: dims [64, 1182] box [64, 64] strides [1, 1]
 //       CHECK: #include "kiln_attention_sm90.cuh"
-//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64) == 42048,
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64) == 42048 && kiln::attention_shared_bytes(64, 4) == 46080,
 //       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 3
 //       CHECK: __launch_bounds__(160, KILN_WGMMA_BLOCKS_PER_SM) {{.*}}(const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __grid_constant__ kiln::sm90::TensorMap map2,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 //  CHECK-NEXT:   kiln::sm90::flash_attention_wgmma<__half, 64, false>(map0, map1, map2, (int)((0LL + (long long)blockIdx.y * 12608LL) / 64LL), (int)((0LL + (long long)blockIdx.y * 12608LL) % 64LL),
 //  CHECK-SAME: 197, 197, 1.250000000e-01f, mask, epilogue);
 //  CHECK-NEXT: #else
-//  CHECK-NEXT:   __trap();
+//  CHECK-NEXT:   // Other GPUs: the mma.sync kernel, without the producer warp.
+//  CHECK-NEXT:   if (threadIdx.x < 128)
+//  CHECK-NEXT:   kiln::flash_attention<__half, 64, false, 4>(in0 + (0LL + (long long)blockIdx.y * 12608LL), in1 + (0LL + (long long)blockIdx.y * 12608LL), in2 + (0LL + (long long)blockIdx.y * 12608LL), 64LL, 64LL, 64LL, 197, 197, 1.250000000e-01f, mask, epilogue);
+//  CHECK-NEXT: #endif
 func.func @packed(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
   %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>} -> tensor<2x3x197x64xf16> {
   ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>):

@@ -3,10 +3,11 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=true explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
 
-// attention_wgmma where asked for, on sm_90, for head sizes 64 and 128
-// whose q, k and v are rows of a matrix (here packed [B, H, S, D] and the
-// column slices of one QKV projection); a head size of 32 keeps
-// attention_mma, and so do other GPUs and the default.
+// attention_wgmma where asked for, on sm_90 (its kernel's other images run
+// the 4-warp mma.sync path), for head sizes 64 and 128 whose q, k and v are
+// rows of a matrix (here packed [B, H, S, D] and the column slices of one
+// QKV projection); a head size of 32 keeps attention_mma, and so do other
+// GPUs and the default.
 // WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>
 // WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128]>
 // WGMMA: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>

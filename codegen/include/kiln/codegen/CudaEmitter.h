@@ -66,6 +66,9 @@ struct EmittedKernel {
   /// wgmma image runs; the same source's mma.sync loop in the other images
   /// uses static shared memory alone.
   bool sharedMemoryInWgmmaImageOnly = false;
+  /// With it, the dynamic shared memory the other images' path takes
+  /// (attention_wgmma's flash_attention fallback).
+  unsigned otherImagesSharedBytes = 0;
 };
 
 /// How `kernel` is launched in `image`: the image's code decides its dynamic
