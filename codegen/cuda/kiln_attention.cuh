@@ -99,6 +99,10 @@ template <> __device__ __forceinline__ unsigned pack2<__nv_bfloat16>(float lo, f
   return *reinterpret_cast<unsigned *>(&h);
 }
 
+/// exp(x) = exp2(x * log2e()): the softmax's exponentials. (A function: a
+/// namespace-scope constant would be emitted into every kernel's PTX.)
+__host__ __device__ constexpr float log2e() { return 1.4426950408889634f; }
+
 /// A score scaled, its mask added, and -inf past the last key or (causal)
 /// past the query.
 template <bool kCausal, typename Mask>
@@ -120,12 +124,11 @@ struct SoftmaxStep {
   float shift, correction;
 };
 __device__ __forceinline__ SoftmaxStep online_softmax_step(float tileMax, float &rowMax) {
-  constexpr float kLog2e = 1.4426950408889634f;
   tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 1));
   tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 2));
   const float newMax = fmaxf(rowMax, tileMax);
-  const float shift = newMax == -INFINITY ? 0.0f : newMax * kLog2e;
-  const float correction = exp2f(rowMax * kLog2e - shift);
+  const float shift = newMax == -INFINITY ? 0.0f : newMax * log2e();
+  const float correction = exp2f(rowMax * log2e() - shift);
   rowMax = newMax;
   return {shift, correction};
 }
@@ -169,7 +172,6 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
                                                 const Epilogue &epilogue) {
   static_assert(kD % 16 == 0 && kD <= 128, "head size must be a multiple of 16, at most 128");
   constexpr int kStride = kD + 8;
-  constexpr float kLog2e = 1.4426950408889634f;
   constexpr bool kEarlyLoads = kD <= 64;
   // Queries of the block: 16 a warp.
   constexpr int kBM = 16 * kWarps, kThreads = 32 * kWarps;
@@ -288,7 +290,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
         for (int j = 0; j < kAttnBN / 8; ++j)
 #pragma unroll
           for (int c = 0; c < 2; ++c) {
-            const float p = exp2f(fmaf(s[j][2 * h + c], kLog2e, -base));
+            const float p = exp2f(fmaf(s[j][2 * h + c], log2e(), -base));
             s[j][2 * h + c] = p;
             sum += p;
           }

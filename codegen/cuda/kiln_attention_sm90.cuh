@@ -67,7 +67,6 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
   constexpr int kBoxBytesQ = kAttnWgmmaBM * 128, kBoxBytesKV = kAttnWgmmaBN * 128;
   constexpr unsigned kStageBytes = 2 * kBoxes * kBoxBytesKV; // K, then V
   constexpr int kStages = kAttnWgmmaStages;
-  constexpr float kLog2e = 1.4426950408889634f;
   extern __shared__ __align__(16) unsigned char hopperAttentionShared[];
   unsigned char *base =
       hopperAttentionShared + ((1024 - (smem_address(hopperAttentionShared) & 1023)) & 1023);
@@ -177,7 +176,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           const int c = (k & 1) + 4 * (k >> 1); // 0, 1, 4, 5
-          const float p = exp2f(fmaf(sc[j][2 * h + c], kLog2e, -shift));
+          const float p = exp2f(fmaf(sc[j][2 * h + c], log2e(), -shift));
           sc[j][2 * h + c] = p;
           sum += p;
         }

@@ -149,11 +149,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   const int64_t queryRows = hopper ? 64 : tensorCores ? config.getTile()[0] : 16;
   std::optional<MatrixRows> qRows = matrixRowsOf(*q), kRows = matrixRowsOf(*k),
                             vRows = matrixRowsOf(*v);
+  // (16-byte aligned rows: the other images' flash_attention reads them.)
   if (hopper && (!(element.isF16() || element.isBF16()) || D != Dv || (D != 64 && D != 128) ||
-                 config.getTile() != ArrayRef<int64_t>{64, 64, D} || !qRows || !kRows || !vRows))
+                 config.getTile() != ArrayRef<int64_t>{64, 64, D} || !shape->rowsChunkAligned ||
+                 !qRows || !kRows || !vRows))
     return group.emitOpError("cannot run as attention_wgmma: it needs fp16/bf16, equal head "
                              "sizes of 64 or 128, the tile [64, 64, head size], and q, k and v "
-                             "that are rows of a matrix a tensor map can read");
+                             "that are 16-byte aligned rows of a matrix a tensor map can read");
   if (tensorCores &&
       (!(element.isF16() || element.isBF16()) || D != Dv || D % 16 != 0 ||
        !shape->rowsChunkAligned ||
@@ -230,7 +232,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // in 128-byte rows, 1 KiB of alignment, the barriers.
   if (hopper) {
     kernel.dynamicSharedBytes = static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + 64);
-    kernel.sharedMemoryInWgmmaImageOnly = true;
     // The other images run flash_attention with 4 warps on the same grid.
     kernel.otherImagesSharedBytes = static_cast<unsigned>((64 + 4 * 64) * (D + 8) * 2);
     for (auto [view, rows] : {std::pair{&*q, *qRows}, {&*k, *kRows}, {&*v, *vRows}})
@@ -295,7 +296,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
       hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
                    ") == " + std::to_string(kernel.dynamicSharedBytes) +
                    " && kiln::attention_shared_bytes(" + std::to_string(D) + ", 4) == " +
-                   std::to_string(kernel.otherImagesSharedBytes) +
+                   std::to_string(*kernel.otherImagesSharedBytes) +
                    ", \"the launch's shared memory must match the kernel's\");\n"
       : tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) + ", " +
                           std::to_string(warps) + ") == " +

@@ -136,7 +136,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       persistentGrid(pixelTiles, ceilDiv(out[3], width), multicast, config.getGridLimit());
   kernel.clusterBlocks = static_cast<unsigned>(multicast);
   kernel.dynamicSharedBytes = static_cast<unsigned>(wgmmaSharedBytes(width, config.getStages()));
-  kernel.sharedMemoryInWgmmaImageOnly = true;
+  kernel.otherImagesSharedBytes = 0;
   auto u = [](int64_t v) { return static_cast<unsigned>(v); };
   kernel.tensorMaps = {
       TensorMapArg{inputArg.getArgNumber(),

@@ -282,8 +282,8 @@ ImageLaunch kiln::codegen::launchInImage(const EmittedKernel &kernel, const Targ
   std::copy(std::begin(kernel.grid), std::end(kernel.grid), launch.grid);
   launch.block = kernel.block;
   launch.dynamicSharedBytes =
-      kernel.sharedMemoryInWgmmaImageOnly && !hopperPath ? kernel.otherImagesSharedBytes
-                                                         : kernel.dynamicSharedBytes;
+      kernel.otherImagesSharedBytes && !hopperPath ? *kernel.otherImagesSharedBytes
+                                                   : kernel.dynamicSharedBytes;
   launch.clusterBlocks = hopperPath ? kernel.clusterBlocks : 1;
   return launch;
 }

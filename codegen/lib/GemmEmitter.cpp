@@ -382,7 +382,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes =
         static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
-    kernel.sharedMemoryInWgmmaImageOnly = true;
+    kernel.otherImagesSharedBytes = 0;
     kernel.clusterBlocks = static_cast<unsigned>(multicast);
     // Each block of a cluster loads its share of B's rows.
     kernel.tensorMaps = {

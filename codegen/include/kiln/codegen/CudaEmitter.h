@@ -62,13 +62,11 @@ struct EmittedKernel {
   /// Blocks of the thread-block cluster the kernel declares for its wgmma
   /// image (split-K: the blocks that share one output); 1: none.
   unsigned clusterBlocks = 1;
-  /// The dynamic shared memory feeds a TMA + wgmma pipeline that only the
-  /// wgmma image runs; the same source's mma.sync loop in the other images
-  /// uses static shared memory alone.
-  bool sharedMemoryInWgmmaImageOnly = false;
-  /// With it, the dynamic shared memory the other images' path takes
-  /// (attention_wgmma's flash_attention fallback).
-  unsigned otherImagesSharedBytes = 0;
+  /// Where the dynamic shared memory feeds a TMA + wgmma pipeline that only
+  /// the wgmma image runs: what the same source's path in the other images
+  /// takes (the Hopper GEMM's and convolution's mma.sync loops: 0, static
+  /// shared memory alone; attention_wgmma's flash_attention: its own).
+  std::optional<unsigned> otherImagesSharedBytes;
 };
 
 /// How `kernel` is launched in `image`: the image's code decides its dynamic
