@@ -4,15 +4,15 @@
 # On the GPU machine, after scripts/gpu-pack.sh here:
 #   scripts/gpu-ab.sh PART...
 # PART:
-#   tests      the kernel tests of the variants not on by default
-#              (stream-K, attention_wgmma) and the families they touch
+#   tests      the kernel tests of the variants (stream-K, attention_wgmma)
+#              and the families they touch
 #   gemm       bench/gemm_vs_torch.py --set transformer: default, then
 #              --wgmma-stream-k
-#   attention  bench/attention_vs_sdpa.py at batch 32: default, then
-#              --attention-wgmma
+#   attention  bench/attention_vs_sdpa.py at batch 32: default (attention_wgmma
+#              on sm_90), then --attention-wgmma=false (attention_mma)
 #   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
 #              PyTorch, settings interleaved): default, --wgmma-stream-k,
-#              --attention-wgmma
+#              --attention-wgmma=false
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -52,12 +52,12 @@ for part in "$@"; do
     attention)
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json"
-      run attention-wgmma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --kiln-flag=--attention-wgmma --json "$out/attention-wgmma.json" ;;
+      run attention-mma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" ;;
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
-        --setting "" --setting "--wgmma-stream-k" --setting "--attention-wgmma" ;;
+        --setting "" --setting "--wgmma-stream-k" --setting "--attention-wgmma=false" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

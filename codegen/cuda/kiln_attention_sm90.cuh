@@ -124,6 +124,10 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
   float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
   barrier_wait(qFull, 0);
 
+  // Not unrolled where the sizes fix the tile count (S = 128: two tiles):
+  // two tiles' products and softmax interleaved need more than the 128
+  // registers of three blocks a multiprocessor.
+#pragma unroll 1
   for (int t = 0; t < tiles; ++t) {
     const int s = t % kStages, n0 = t * kAttnWgmmaBN;
     unsigned char *Kt = stages + s * kStageBytes, *Vt = Kt + kBoxes * kBoxBytesKV;

@@ -625,7 +625,7 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
   const int64_t rows = knobs.attentionRows == 128 ? 128 : 64;
   std::string refusedWgmma;
   if (!knobs.attentionWgmma)
-    refusedWgmma = "not asked for (--attention-wgmma)";
+    refusedWgmma = "turned off (--attention-wgmma=false)";
   else if (target.tensorCores != TensorCoreGeneration::Wgmma)
     refusedWgmma = target.arch + " has no wgmma";
   else if (D != 64 && D != 128)

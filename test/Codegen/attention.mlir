@@ -3,7 +3,8 @@
 // Attention groups: one kiln.attention on group inputs plus elementwise ops
 // on its result, which run in the epilogue. fp16/bf16 with D == Dv a
 // multiple of 16 (<= 128) take flash_attention (mma.sync, 64 queries per
-// block, dynamic shared memory for Q and double-buffered K/V); fp32 and
+// block, dynamic shared memory for Q and double-buffered K/V; forced here
+// where sm_90a would take attention_wgmma, attention-wgmma.mlir); fp32 and
 // other head sizes take simt_attention (16 queries per block). The leading
 // dimensions flatten into blockIdx.y; a boolean mask [B, 1, 1, Sk] is read
 // at a per-batch base with a query stride of 0, and the cast after the
@@ -20,7 +21,7 @@
 //       CHECK:   const kiln::TensorMask<bool> mask{in3, 0LL + (long long)(blockIdx.y / 12u % 2u) * 197LL, 0LL, 1LL};
 //       CHECK:   kiln::flash_attention<__half, 64, false, 4>(in0 + (0LL + (long long)blockIdx.y * 12608LL), in1 + (0LL + (long long)blockIdx.y * 12608LL), in2 + (0LL + (long long)blockIdx.y * 12608LL), 64LL, 64LL, 64LL, 197, 197, 1.250000000e-01f, mask, epilogue);
 func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: tensor<2x12x197x64xf16>, %m: tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
-  %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf32> {
+  %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x1x1x197xi1>) {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>} -> tensor<2x12x197x64xf32> {
   ^bb0(%a: tensor<2x12x197x64xf16>, %b: tensor<2x12x197x64xf16>, %c: tensor<2x12x197x64xf16>, %d: tensor<2x1x1x197xi1>):
     %o = kiln.attention %a, %b, %c mask %d scale = 0.125 : (tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x12x197x64xf16>, tensor<2x1x1x197xi1>) -> tensor<2x12x197x64xf16>
     %f = kiln.cast %o : tensor<2x12x197x64xf16> to tensor<2x12x197x64xf32>
@@ -38,7 +39,7 @@ func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: ten
 //       CHECK:   kiln::flash_attention<__nv_bfloat16, 128, true, 4>(
 //  CHECK-SAME:     1000, 1000, 8.838834765e-02f, mask, epilogue);
 func.func @gpt(%q: tensor<4x1000x128xbf16>, %k: tensor<4x1000x128xbf16>, %v: tensor<4x1000x128xbf16>, %m: tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16> {
-  %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v, %m : tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<1000x1000xbf16>) {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 128]>} -> tensor<4x1000x128xbf16> {
   ^bb0(%a: tensor<4x1000x128xbf16>, %b: tensor<4x1000x128xbf16>, %c: tensor<4x1000x128xbf16>, %d: tensor<1000x1000xbf16>):
     %o = kiln.attention %a, %b, %c mask %d scale = 0.08838834764831845 causal : (tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<4x1000x128xbf16>, tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16>
     kiln.yield %o : tensor<4x1000x128xbf16>
@@ -96,7 +97,7 @@ func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24
 //       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, out0, (0LL + (long long)blockIdx.y * 8192LL), (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 98304LL)};
 //       CHECK:   kiln::flash_attention<__half, 64, false, 4>(in0 + (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (768LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (1536LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), 2304LL, 2304LL, 2304LL, 128, 128,
 func.func @qkv(%x: tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
-  %0 = kiln.fusion attention ins(%x : tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
+  %0 = kiln.fusion attention ins(%x : tensor<2x128x2304xf16>) {kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>} -> tensor<2x128x12x64xf16> {
   ^bb0(%a: tensor<2x128x2304xf16>):
     %q0 = kiln.slice %a offsets = [0, 0, 0] strides = [1, 1, 1] : tensor<2x128x2304xf16> -> tensor<2x128x768xf16>
     %q1 = kiln.reshape %q0 : tensor<2x128x768xf16> -> tensor<2x128x12x64xf16>

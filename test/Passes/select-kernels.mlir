@@ -14,7 +14,7 @@
 //   multiprocessor at most), else mma.sync 128 x 128;
 // - a convolution whose 128 x 128 tiles do not fill the GPU once splits K;
 //   a depthwise one runs grid-stride; attention on tensor cores for fp16
-//   head size 64, SIMT for fp32.
+//   head size 64 (wgmma where there is wgmma), SIMT for fp32.
 
 // BERT's output projection at batch 1: 3 tiles of 128 x 256; 24 tiles of
 // 64 x 64, split 4 (8 would leave 96 of K per block).
@@ -366,7 +366,7 @@ func.func @narrow_tiles(%x: tensor<32x7x7x512xf16>, %w: tensor<512x3x3x512xf16>)
 
 // Attention: fp16 with head size 64 on tensor cores, fp32 on SIMT.
 // SM90-LABEL: func.func @attention(
-//       SM90:   kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>
 //       SM90:   kiln.kernel = #kiln.kernel<variant = attention_simt>
 // SM80-LABEL: func.func @attention(
 //       SM80:   kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>

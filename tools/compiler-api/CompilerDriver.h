@@ -76,7 +76,7 @@ struct KernelSelection {
   int64_t wgmmaBlocksPerSM = 0;       // 0: the cost model's, else 1 or 2
   int64_t attentionRows = 0;          // 0: the cost model's, else 64 or 128
   bool wgmmaStreamK = false;           // stream-K in the Hopper GEMM's last waves
-  bool attentionWgmma = false;         // attention on Hopper's TMA and wgmma
+  bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

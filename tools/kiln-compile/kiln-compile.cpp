@@ -158,8 +158,8 @@ cl::opt<bool> attentionWgmma(
     "attention-wgmma",
     cl::desc("run attention on Hopper with TMA loads and wgmma for both products where the "
              "head size is 64 or 128 and q, k and v are rows of their projections (default "
-             "false: not yet measured on the GPU)"),
-    cl::init(false), cl::cat(kilnCategory));
+             "true; =false keeps the mma.sync kernel there)"),
+    cl::init(true), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
     cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "

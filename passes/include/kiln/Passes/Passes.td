@@ -496,10 +496,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"wgmmaStreamK", "wgmma-stream-k", "bool", /*default=*/"false",
            "gemm_wgmma shares the tiles of its last waves by k-iterations where "
            "they fill the GPU partly (stream_k); false until measured on the GPU">,
-    Option<"attentionWgmma", "attention-wgmma", "bool", /*default=*/"false",
+    Option<"attentionWgmma", "attention-wgmma", "bool", /*default=*/"true",
            "attention on Hopper with TMA and wgmma (attention_wgmma) where the head "
-           "size is 64 or 128 and q, k and v are rows of their projections; false "
-           "until measured on the GPU">,
+           "size is 64 or 128 and q, k and v are rows of their projections; false: "
+           "attention_mma there too">,
     Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",
            "queries a block of attention_mma takes: 0 (the cost model), 64 (4 "
            "warps) or 128 (8 warps, each K/V tile read once for twice the queries)">,

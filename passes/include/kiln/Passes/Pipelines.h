@@ -100,7 +100,7 @@ struct GraphPipelineOptions
   Option<bool> attentionWgmma{
       *this, "attention-wgmma",
       llvm::cl::desc("attention on Hopper with TMA and wgmma where it applies"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "
