@@ -9,10 +9,11 @@
 #   gemm       bench/gemm_vs_torch.py --set transformer: default, then
 #              --wgmma-stream-k
 #   attention  bench/attention_vs_sdpa.py at batch 32: default (attention_wgmma
-#              on sm_90), then --attention-wgmma=false (attention_mma)
+#              on sm_90), --attention-overlap (its softmax beside P V), then
+#              --attention-wgmma=false (attention_mma)
 #   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
 #              PyTorch, settings interleaved): default, --wgmma-stream-k,
-#              --attention-wgmma=false
+#              --attention-overlap, --attention-wgmma=false
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -52,12 +53,15 @@ for part in "$@"; do
     attention)
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json"
+      run attention-overlap python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --kiln-flag=--attention-overlap --json "$out/attention-overlap.json"
       run attention-mma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" ;;
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
-        --setting "" --setting "--wgmma-stream-k" --setting "--attention-wgmma=false" ;;
+        --setting "" --setting "--wgmma-stream-k" --setting "--attention-overlap" \
+        --setting "--attention-wgmma=false" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

@@ -41,9 +41,11 @@ namespace kiln::sm90 {
 constexpr int kAttnWgmmaBM = 64, kAttnWgmmaBN = 64, kAttnWgmmaStages = 2;
 constexpr int kAttnWgmmaThreads = 160;
 /// Dynamic shared memory: Q and the stages of K and V as boxes of 64
-/// columns (128 bytes a row), 1 KiB to align them to 1024, the barriers.
-__host__ __device__ constexpr int attention_wgmma_shared_bytes(int d) {
-  return (kAttnWgmmaBM + 2 * kAttnWgmmaStages * kAttnWgmmaBN) * d * 2 + 1024 + 64;
+/// columns (128 bytes a row), 1 KiB to align them to 1024, the barriers
+/// (overlapped: K and V each have their own, 9 in all).
+__host__ __device__ constexpr int attention_wgmma_shared_bytes(int d, bool overlapped = false) {
+  return (kAttnWgmmaBM + 2 * kAttnWgmmaStages * kAttnWgmmaBN) * d * 2 + 1024 +
+         (overlapped ? 128 : 64);
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -53,100 +55,44 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/// qRow/qCol, kRow/kCol, vRow/vCol: where this (batch, head)'s first query,
-/// key and value lie in their tensor maps (row, column of element 0).
-template <typename T, int kD, bool kCausal, typename Mask, typename Epilogue>
-__device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, const TensorMap &mapK,
-                                                      const TensorMap &mapV, int qRow, int qCol,
-                                                      int kRow, int kCol, int vRow, int vCol,
-                                                      int Sq, int Sk, float scale,
-                                                      const Mask &mask,
-                                                      const Epilogue &epilogue) {
-  static_assert(kD == 64 || kD == 128, "head sizes 64 and 128");
-  constexpr int kBoxes = kD / 64; // 64-column boxes of a row
-  constexpr int kBoxBytesQ = kAttnWgmmaBM * 128, kBoxBytesKV = kAttnWgmmaBN * 128;
-  constexpr unsigned kStageBytes = 2 * kBoxes * kBoxBytesKV; // K, then V
-  constexpr int kStages = kAttnWgmmaStages;
-  extern __shared__ __align__(16) unsigned char hopperAttentionShared[];
-  unsigned char *base =
-      hopperAttentionShared + ((1024 - (smem_address(hopperAttentionShared) & 1023)) & 1023);
-  unsigned char *Qs = base;
-  unsigned char *stages = base + kBoxes * kBoxBytesQ;
-  auto *bars = reinterpret_cast<unsigned long long *>(stages + kStages * kStageBytes);
-  unsigned long long *qFull = bars, *full = bars + 1, *empty = bars + 1 + kStages;
-
-  const int m0 = (gridDim.x - 1 - blockIdx.x) * kAttnWgmmaBM;
-  const int keyEnd = kCausal ? min(Sk, m0 + kAttnWgmmaBM) : Sk;
-  const int tiles = (keyEnd + kAttnWgmmaBN - 1) / kAttnWgmmaBN;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-  if (threadIdx.x == 0) {
-    barrier_init(qFull, 1);
-    for (int s = 0; s < kStages; ++s) {
-      barrier_init(&full[s], 1);
-      barrier_init(&empty[s], 4); // a lane of each consumer warp
-    }
-    fence_barrier_init();
-  }
-  __syncthreads();
-
-  if (warp == 4) {
-    if (lane == 0) {
-      barrier_expect_tx(qFull, kBoxes * kBoxBytesQ);
-#pragma unroll
-      for (int c = 0; c < kBoxes; ++c)
-        tma_load_2d(Qs + c * kBoxBytesQ, mapQ, qCol + 64 * c, qRow + m0, qFull);
-      for (int t = 0; t < tiles; ++t) {
-        const int s = t % kStages;
-        if (t >= kStages)
-          barrier_wait(&empty[s], ((t / kStages) - 1) & 1);
-        barrier_expect_tx(&full[s], kStageBytes);
-        unsigned char *stage = stages + s * kStageBytes;
-#pragma unroll
-        for (int c = 0; c < kBoxes; ++c) {
-          tma_load_2d(stage + c * kBoxBytesKV, mapK, kCol + 64 * c, kRow + t * kAttnWgmmaBN,
-                      &full[s]);
-          tma_load_2d(stage + (kBoxes + c) * kBoxBytesKV, mapV, vCol + 64 * c,
-                      vRow + t * kAttnWgmmaBN, &full[s]);
-        }
-      }
-    }
-    return;
-  }
-
-  // Accumulator layout of m64nNk16 (warp w, lane l, chunk j of 16 columns,
-  // register i): row 16w + l/4 (+8 when i & 2), column 16j + 8(i/4) +
-  // 2(l%4) + (i&1). This thread's two rows:
-  const int g = lane / 4, quad = lane % 4;
-  const int row0 = m0 + warp * 16 + g, row1 = row0 + 8;
+/// One consumer warpgroup's share of a tile: its products, its softmax and
+/// the state it carries between tiles. Accumulator layout of m64nNk16 (warp
+/// w, lane l, chunk j of 16 columns, register i): row 16w + l/4 (+8 when
+/// i & 2), column 16j + 8(i/4) + 2(l%4) + (i&1).
+template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
+  static constexpr int kBoxes = kD / 64; // 64-column boxes of a row
+  static constexpr int kBoxBytesQ = kAttnWgmmaBM * 128, kBoxBytesKV = kAttnWgmmaBN * 128;
+  int row0, row1, quad;
   float o[kD / 16][8];
-  clear_accumulators(o);
   float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
-  barrier_wait(qFull, 0);
 
-  // Not unrolled where the sizes fix the tile count (S = 128: two tiles):
-  // two tiles' products and softmax interleaved need more than the 128
-  // registers of three blocks a multiprocessor.
-#pragma unroll 1
-  for (int t = 0; t < tiles; ++t) {
-    const int s = t % kStages, n0 = t * kAttnWgmmaBN;
-    unsigned char *Kt = stages + s * kStageBytes, *Vt = Kt + kBoxes * kBoxBytesKV;
-    barrier_wait(&full[s], (t / kStages) & 1);
-    // Rows of V past the last key hold another sequence's values (or TMA's
-    // zeros): zeroed, since P's zeros there would not cancel an inf. A row
-    // is 128 contiguous bytes of a box whatever the swizzle.
-    const int keys = Sk - n0;
-    if (keys < kAttnWgmmaBN) {
-      for (int e = threadIdx.x; e < kBoxes * (kAttnWgmmaBN - keys) * 8; e += 128) {
-        const int box = e / ((kAttnWgmmaBN - keys) * 8), rest = e % ((kAttnWgmmaBN - keys) * 8);
-        reinterpret_cast<uint4 *>(Vt + box * kBoxBytesKV + (keys + rest / 8) * 128)[rest % 8] =
-            make_uint4(0, 0, 0, 0);
-      }
-      fence_proxy_async_shared();
-      named_barrier_sync(1, 128);
+  __device__ __forceinline__ AttentionWarpgroup(int m0) {
+    const int lane = threadIdx.x % 32;
+    quad = lane % 4;
+    row0 = m0 + (threadIdx.x / 32) * 16 + lane / 4;
+    row1 = row0 + 8;
+    clear_accumulators(o);
+  }
+
+  /// Rows of V past the last key hold another sequence's values (or TMA's
+  /// zeros): zeroed, since P's zeros there would not cancel an inf. A row
+  /// is 128 contiguous bytes of a box whatever the swizzle.
+  __device__ __forceinline__ void zero_rows_past(unsigned char *Vt, int keys) const {
+    if (keys >= kAttnWgmmaBN)
+      return;
+    for (int e = threadIdx.x; e < kBoxes * (kAttnWgmmaBN - keys) * 8; e += 128) {
+      const int box = e / ((kAttnWgmmaBN - keys) * 8), rest = e % ((kAttnWgmmaBN - keys) * 8);
+      reinterpret_cast<uint4 *>(Vt + box * kBoxBytesKV + (keys + rest / 8) * 128)[rest % 8] =
+          make_uint4(0, 0, 0, 0);
     }
+    fence_proxy_async_shared();
+    named_barrier_sync(1, 128);
+  }
 
-    float sc[kAttnWgmmaBN / 16][8];
+  /// Issues S = Q K^T for one tile (committed as one group).
+  __device__ __forceinline__ void issue_scores(float (&sc)[kAttnWgmmaBN / 16][8],
+                                               const unsigned char *Qs,
+                                               const unsigned char *Kt) const {
     clear_accumulators(sc);
     wgmma_fence();
 #pragma unroll
@@ -154,10 +100,16 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       Wgmma<T, kAttnWgmmaBN>::run(sc, descriptor(Qs + (kk / 4) * kBoxBytesQ + (kk % 4) * 32),
                                   descriptor(Kt + (kk / 4) * kBoxBytesKV + (kk % 4) * 32));
     wgmma_commit();
-    wgmma_wait<0>();
+  }
 
-    // Scale, mask, and the online softmax of the two rows this thread holds
-    // (row0: registers i & 2 == 0, row1: the others), across the quad.
+  /// Scale, mask, and the online softmax of the two rows this thread holds
+  /// (row0: registers i & 2 == 0, row1: the others), across the quad: the
+  /// scores become P in place, the running max and sum move on, and
+  /// `correction` is what O must be multiplied by before P V adds to it.
+  template <typename Mask>
+  __device__ __forceinline__ void softmax(float (&sc)[kAttnWgmmaBN / 16][8], int n0, int Sq,
+                                          int Sk, float scale, const Mask &mask,
+                                          float (&correction)[2]) {
 #pragma unroll
     for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
 #pragma unroll
@@ -173,7 +125,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
         tileMax = fmaxf(tileMax, fmaxf(fmaxf(sc[j][2 * h], sc[j][2 * h + 1]),
                                        fmaxf(sc[j][2 * h + 4], sc[j][2 * h + 5])));
-      const auto [shift, correction] = online_softmax_step(tileMax, rowMax[h]);
+      const auto [shift, factor] = online_softmax_step(tileMax, rowMax[h]);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
@@ -184,16 +136,24 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
           sc[j][2 * h + c] = p;
           sum += p;
         }
-      rowSum[h] = rowSum[h] * correction + sum;
+      rowSum[h] = rowSum[h] * factor + sum;
+      correction[h] = factor;
+    }
+  }
+
+  __device__ __forceinline__ void rescale(const float (&correction)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int j = 0; j < kD / 16; ++j)
 #pragma unroll
         for (int k = 0; k < 4; ++k)
-          o[j][2 * h + (k & 1) + 4 * (k >> 1)] *= correction;
-    }
+          o[j][2 * h + (k & 1) + 4 * (k >> 1)] *= correction[h];
+  }
 
-    // O += P V: each 16 keys of P, rounded in pairs, are an A fragment.
-    unsigned p[kAttnWgmmaBN / 16][4];
+  /// Each 16 keys of P, rounded in pairs, are an A fragment.
+  static __device__ __forceinline__ void pack(const float (&sc)[kAttnWgmmaBN / 16][8],
+                                              unsigned (&p)[kAttnWgmmaBN / 16][4]) {
 #pragma unroll
     for (int j = 0; j < kAttnWgmmaBN / 16; ++j) {
       p[j][0] = pack2<T>(sc[j][0], sc[j][1]);
@@ -201,29 +161,194 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       p[j][2] = pack2<T>(sc[j][4], sc[j][5]);
       p[j][3] = pack2<T>(sc[j][6], sc[j][7]);
     }
+  }
+
+  /// Issues O += P V for one tile (committed as one group).
+  __device__ __forceinline__ void issue_values(const unsigned (&p)[kAttnWgmmaBN / 16][4],
+                                               const unsigned char *Vt) {
     wgmma_fence();
 #pragma unroll
     for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
       WgmmaRegsTransB<T, kD>::run(o, p[j], descriptor_mn(Vt + j * 16 * 128, kBoxBytesKV));
     wgmma_commit();
-    wgmma_wait<0>();
-    // This warp is done with the stage (its wgmmas are complete).
-    if (lane == 0)
-      barrier_arrive(&empty[s]);
   }
 
+  template <typename Epilogue>
+  __device__ __forceinline__ void store(int Sq, const Epilogue &epilogue) const {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float inverse = quad_sum_inverse(rowSum[h]);
-    const int i = h == 0 ? row0 : row1;
-    if (i < Sq)
+    for (int h = 0; h < 2; ++h) {
+      const float inverse = quad_sum_inverse(rowSum[h]);
+      const int i = h == 0 ? row0 : row1;
+      if (i < Sq)
 #pragma unroll
-      for (int j = 0; j < kD / 16; ++j)
+        for (int j = 0; j < kD / 16; ++j)
 #pragma unroll
-        for (int k = 0; k < 4; ++k)
-          epilogue(i, 16 * j + 8 * (k >> 1) + 2 * quad + (k & 1),
-                   o[j][2 * h + (k & 1) + 4 * (k >> 1)] * inverse);
+          for (int k = 0; k < 4; ++k)
+            epilogue(i, 16 * j + 8 * (k >> 1) + 2 * quad + (k & 1),
+                     o[j][2 * h + (k & 1) + 4 * (k >> 1)] * inverse);
+    }
   }
+};
+
+/// qRow/qCol, kRow/kCol, vRow/vCol: where this (batch, head)'s first query,
+/// key and value lie in their tensor maps (row, column of element 0).
+///
+/// kOverlapped (FlashAttention-3's intra-warpgroup pipelining): the
+/// warpgroup issues tile t's S = Q K^T and tile t-1's O += P V together and
+/// runs tile t's softmax while P V is still on the tensor cores, instead of
+/// one product, the softmax and the other product one after another. K and
+/// V then have barriers of their own: a K stage is free once its scores
+/// are, a tile before its V stage, so the next K load is never behind the
+/// current P V.
+template <typename T, int kD, bool kCausal, bool kOverlapped = false, typename Mask,
+          typename Epilogue>
+__device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, const TensorMap &mapK,
+                                                      const TensorMap &mapV, int qRow, int qCol,
+                                                      int kRow, int kCol, int vRow, int vCol,
+                                                      int Sq, int Sk, float scale,
+                                                      const Mask &mask,
+                                                      const Epilogue &epilogue) {
+  static_assert(kD == 64 || kD == 128, "head sizes 64 and 128");
+  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
+  constexpr int kBoxes = Warpgroup::kBoxes;
+  constexpr int kBoxBytesQ = Warpgroup::kBoxBytesQ, kBoxBytesKV = Warpgroup::kBoxBytesKV;
+  constexpr unsigned kTileBytes = kBoxes * kBoxBytesKV; // K's, or V's
+  constexpr unsigned kStageBytes = 2 * kTileBytes;      // K, then V
+  constexpr int kStages = kAttnWgmmaStages;
+  extern __shared__ __align__(16) unsigned char hopperAttentionShared[];
+  unsigned char *base =
+      hopperAttentionShared + ((1024 - (smem_address(hopperAttentionShared) & 1023)) & 1023);
+  unsigned char *Qs = base;
+  unsigned char *stages = base + kBoxes * kBoxBytesQ;
+  auto *bars = reinterpret_cast<unsigned long long *>(stages + kStages * kStageBytes);
+  // Serial: full/empty per stage for K and V together. Overlapped: K's
+  // full/empty, then V's.
+  unsigned long long *qFull = bars, *full = bars + 1, *empty = bars + 1 + kStages;
+  unsigned long long *fullV = bars + 1 + 2 * kStages, *emptyV = bars + 1 + 3 * kStages;
+
+  const int m0 = (gridDim.x - 1 - blockIdx.x) * kAttnWgmmaBM;
+  const int keyEnd = kCausal ? min(Sk, m0 + kAttnWgmmaBM) : Sk;
+  const int tiles = (keyEnd + kAttnWgmmaBN - 1) / kAttnWgmmaBN;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  auto keysOf = [&](int t) { return stages + (t % kStages) * kStageBytes; };
+  auto valuesOf = [&](int t) { return keysOf(t) + kTileBytes; };
+
+  if (threadIdx.x == 0) {
+    barrier_init(qFull, 1);
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], 4); // a lane of each consumer warp
+      if constexpr (kOverlapped) {
+        barrier_init(&fullV[s], 1);
+        barrier_init(&emptyV[s], 4);
+      }
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warp == 4) {
+    if (lane == 0) {
+      barrier_expect_tx(qFull, kBoxes * kBoxBytesQ);
+#pragma unroll
+      for (int c = 0; c < kBoxes; ++c)
+        tma_load_2d(Qs + c * kBoxBytesQ, mapQ, qCol + 64 * c, qRow + m0, qFull);
+      for (int t = 0; t < tiles; ++t) {
+        const int s = t % kStages;
+        const unsigned phase = ((t / kStages) - 1) & 1;
+        if (t >= kStages)
+          barrier_wait(&empty[s], phase);
+        barrier_expect_tx(&full[s], kOverlapped ? kTileBytes : kStageBytes);
+#pragma unroll
+        for (int c = 0; c < kBoxes; ++c)
+          tma_load_2d(keysOf(t) + c * kBoxBytesKV, mapK, kCol + 64 * c, kRow + t * kAttnWgmmaBN,
+                      &full[s]);
+        unsigned long long *vFull = &full[s];
+        if constexpr (kOverlapped) {
+          if (t >= kStages)
+            barrier_wait(&emptyV[s], phase);
+          barrier_expect_tx(&fullV[s], kTileBytes);
+          vFull = &fullV[s];
+        }
+#pragma unroll
+        for (int c = 0; c < kBoxes; ++c)
+          tma_load_2d(valuesOf(t) + c * kBoxBytesKV, mapV, vCol + 64 * c, vRow + t * kAttnWgmmaBN,
+                      vFull);
+      }
+    }
+    return;
+  }
+
+  Warpgroup wg(m0);
+  float sc[kAttnWgmmaBN / 16][8];
+  unsigned p[kAttnWgmmaBN / 16][4];
+  float correction[2];
+  barrier_wait(qFull, 0);
+
+  if constexpr (!kOverlapped) {
+    // Not unrolled where the sizes fix the tile count (S = 128: two tiles):
+    // two tiles' products and softmax interleaved need more than the 128
+    // registers of three blocks a multiprocessor.
+#pragma unroll 1
+    for (int t = 0; t < tiles; ++t) {
+      const int n0 = t * kAttnWgmmaBN;
+      barrier_wait(&full[t % kStages], (t / kStages) & 1);
+      wg.zero_rows_past(valuesOf(t), Sk - n0);
+      wg.issue_scores(sc, Qs, keysOf(t));
+      wgmma_wait<0>();
+      wg.softmax(sc, n0, Sq, Sk, scale, mask, correction);
+      wg.rescale(correction);
+      Warpgroup::pack(sc, p);
+      wg.issue_values(p, valuesOf(t));
+      wgmma_wait<0>();
+      // This warp is done with the stage (its wgmmas are complete).
+      if (lane == 0)
+        barrier_arrive(&empty[t % kStages]);
+    }
+  } else {
+    // The tile count kept opaque: where the sizes fix it (S = 128: two
+    // tiles) the loop would become straight-line code whose schedule needs
+    // more than the 128 registers of three blocks a multiprocessor.
+    int loopTiles = tiles;
+    asm volatile("" : "+r"(loopTiles));
+    // Tile 0's scores and softmax alone (O is still zero: no rescale).
+    barrier_wait(&full[0], 0);
+    wg.issue_scores(sc, Qs, keysOf(0));
+    wgmma_wait<0>();
+    pin_accumulators(sc);
+    if (lane == 0)
+      barrier_arrive(&empty[0]);
+    wg.softmax(sc, 0, Sq, Sk, scale, mask, correction);
+    Warpgroup::pack(sc, p);
+#pragma unroll 1
+    for (int t = 1; t < loopTiles; ++t) {
+      const int n0 = t * kAttnWgmmaBN;
+      // V of tile t - 1, then K of tile t.
+      barrier_wait(&fullV[(t - 1) % kStages], ((t - 1) / kStages) & 1);
+      wg.zero_rows_past(valuesOf(t - 1), Sk - (n0 - kAttnWgmmaBN));
+      barrier_wait(&full[t % kStages], (t / kStages) & 1);
+      wg.issue_scores(sc, Qs, keysOf(t));
+      wg.issue_values(p, valuesOf(t - 1));
+      wgmma_wait<1>(); // the scores (the older group)
+      pin_accumulators(sc);
+      if (lane == 0)
+        barrier_arrive(&empty[t % kStages]);
+      wg.softmax(sc, n0, Sq, Sk, scale, mask, correction);
+      wgmma_wait<0>(); // P V: O may be touched again
+      pin_accumulators(wg.o);
+      if (lane == 0)
+        barrier_arrive(&emptyV[(t - 1) % kStages]);
+      wg.rescale(correction);
+      Warpgroup::pack(sc, p);
+    }
+    const int last = loopTiles - 1;
+    barrier_wait(&fullV[last % kStages], (last / kStages) & 1);
+    wg.zero_rows_past(valuesOf(last), Sk - last * kAttnWgmmaBN);
+    wg.issue_values(p, valuesOf(last));
+    wgmma_wait<0>();
+    pin_accumulators(wg.o);
+  }
+  wg.store(Sq, epilogue);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

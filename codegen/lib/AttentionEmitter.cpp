@@ -228,10 +228,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // rows of K and V.
   if (tensorCores)
     kernel.dynamicSharedBytes = static_cast<unsigned>((queryRows + 4 * 64) * (D + 8) * 2);
-  // kiln::sm90::attention_wgmma_shared_bytes(D): Q and two stages of K and V
-  // in 128-byte rows, 1 KiB of alignment, the barriers.
+  // kiln::sm90::attention_wgmma_shared_bytes(D, overlapped): Q and two
+  // stages of K and V in 128-byte rows, 1 KiB of alignment, the barriers (5,
+  // or 9 where K and V have their own).
+  const bool overlapped = config.getSchedule() == WgmmaSchedule::overlapped;
   if (hopper) {
-    kernel.dynamicSharedBytes = static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + 64);
+    kernel.dynamicSharedBytes =
+        static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + (overlapped ? 128 : 64));
     // The other images run flash_attention with 4 warps on the same grid.
     kernel.otherImagesSharedBytes = static_cast<unsigned>((64 + 4 * 64) * (D + 8) * 2);
     for (auto [view, rows] : {std::pair{&*q, *qRows}, {&*k, *kRows}, {&*v, *vRows}})
@@ -270,7 +273,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   std::string call;
   if (hopper)
     call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
-           ", " + std::to_string(D) + ", " + causal + ">(map0, map1, map2, " +
+           ", " + std::to_string(D) + ", " + causal + (overlapped ? ", true" : "") +
+           ">(map0, map1, map2, " +
            matrixPosition(*q, *qRows) + ", " + matrixPosition(*k, *kRows) + ", " +
            matrixPosition(*v, *vRows) + ", " + std::to_string(Sq) + ", " + std::to_string(Sk) +
            ", " + floatLiteral(attention.getScale().convertToDouble()) +
@@ -294,7 +298,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   std::string epilogueName = name.str() + "_epilogue";
   std::string sharedCheck =
       hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
-                   ") == " + std::to_string(kernel.dynamicSharedBytes) +
+                   (overlapped ? ", true" : "") + ") == " +
+                   std::to_string(kernel.dynamicSharedBytes) +
                    " && kiln::attention_shared_bytes(" + std::to_string(D) + ", 4) == " +
                    std::to_string(*kernel.otherImagesSharedBytes) +
                    ", \"the launch's shared memory must match the kernel's\");\n"

@@ -64,6 +64,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaStreamK = options.wgmmaStreamK;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;
+    select.attentionOverlap = options.attentionOverlap;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

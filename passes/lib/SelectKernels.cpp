@@ -115,6 +115,7 @@ struct SplitKKnobs {
   int64_t attentionRows;     // 0: the cost model's choice
   bool wgmmaStreamK;
   bool attentionWgmma;
+  bool attentionOverlap;
 };
 
 /// A variant and the reasons it was taken (and the others refused).
@@ -635,8 +636,11 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
   else if (!matrixRowsOf(*s.q) || !matrixRowsOf(*s.k) || !matrixRowsOf(*s.v))
     refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
   if (refusedWgmma.empty())
-    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}),
-            "attention_wgmma: head size " + str(D) + ", 64 queries a block"};
+    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, 0, 1, 0, {},
+                   knobs.attentionOverlap ? WgmmaSchedule::overlapped
+                                          : WgmmaSchedule::cooperative),
+            "attention_wgmma: head size " + str(D) + ", 64 queries a block" +
+                (knobs.attentionOverlap ? ", softmax overlapped with P V" : "")};
   return {config(context, KernelVariant::attention_mma, {rows, 64, D}),
           "attention_mma: head size " + str(D) + ", " + str(rows) +
               " queries a block; not attention_wgmma: " + refusedWgmma};
@@ -775,7 +779,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, attentionRows, wgmmaStreamK,
-                      attentionWgmma};
+                      attentionWgmma, attentionOverlap};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -59,3 +59,21 @@ func.func @qkv(%x: tensor<2x77x768xbf16>) -> tensor<2x2x77x128xbf16> {
   }
   return %0 : tensor<2x2x77x128xbf16>
 }
+
+// -----
+
+// The overlapped schedule: the same kernel with its fourth template
+// argument, and 64 more bytes for K's and V's barriers of their own.
+// CHECK-LABEL: // === kernel overlapped_k0 grid(4, 6, 1) block(160) shared(42112) inputs(3) outputs(1)
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64, true) == 42112 && kiln::attention_shared_bytes(64, 4) == 46080,
+//       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 3
+//       CHECK:   kiln::sm90::flash_attention_wgmma<__half, 64, false, true>(map0, map1, map2,
+//       CHECK:   kiln::flash_attention<__half, 64, false, 4>(
+func.func @overlapped(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>} -> tensor<2x3x197x64xf16> {
+  ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16>
+    kiln.yield %o : tensor<2x3x197x64xf16>
+  }
+  return %0 : tensor<2x3x197x64xf16>
+}

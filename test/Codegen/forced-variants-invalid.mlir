@@ -241,6 +241,19 @@ func.func @pingpong_mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> ten
 
 // -----
 
+// The overlapped schedule is attention_wgmma's (softmax beside P V).
+// CHECK: error: only attention_wgmma has an overlapped schedule
+func.func @overlapped_gemm(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], schedule = overlapped>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
 // Two blocks a multiprocessor compile within 80 registers a thread: a
 // 128-wide tile's accumulators do not fit.
 // CHECK: error: two blocks a multiprocessor take cooperative 64-wide tiles

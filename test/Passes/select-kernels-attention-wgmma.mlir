@@ -1,6 +1,8 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=false explain=true}))" 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=true}))" | FileCheck %s --check-prefix=OVERLAP
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=true targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
 
 // attention_wgmma by default on sm_90 (its kernel's other images run the
@@ -14,6 +16,11 @@
 // SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
 // SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 128]>
 // SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
+// --attention-overlap: the overlapped schedule where attention_wgmma is
+// taken, nothing else changed.
+// OVERLAP: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>
+// OVERLAP: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
+// OVERLAP: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
 // OFF: remark: attention_mma: head size 64, 64 queries a block; not attention_wgmma: turned off (--attention-wgmma=false)
 // OFF-NOT: kiln.kernel = #kiln.kernel<variant = attention_wgmma
 // WHY: remark: attention_wgmma: head size 64, 64 queries a block

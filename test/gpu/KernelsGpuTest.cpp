@@ -1486,10 +1486,12 @@ static std::string withAttentionKernel(std::string ir, const std::string &kernel
 /// additive mask, head size 128 across a boolean padding mask with more
 /// keys than queries, fewer keys than a tile, and q, k and v as column
 /// slices of one QKV projection (merged heads stored in place).
-static std::vector<std::string> attentionWgmmaCases() {
-  auto forced = [](std::string ir, int64_t d) {
+static std::vector<std::string> attentionWgmmaCases(const std::string &schedule = "") {
+  auto forced = [&](std::string ir, int64_t d) {
     return withAttentionKernel(std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = "
-                                              "[64, 64, " + std::to_string(d) + "]>");
+                                              "[64, 64, " + std::to_string(d) + "]" +
+                                                  (schedule.empty() ? "" : ", schedule = " + schedule) +
+                                                  ">");
   };
   return {
       forced(attentionIr({2, 3}, 197, 197, 64, 64, "f16"), 64),
@@ -1517,6 +1519,21 @@ TEST(KernelsGpu, AttentionWgmma) {
 // Needs NVRTC, not a GPU: attention_wgmma compiles for sm_90a (and to its
 // trap elsewhere) without a spill, a stack frame or a ptxas warning.
 TEST(KernelsGpu, AttentionWgmmaCompiles) { expectCompilesForBothImages(attentionWgmmaCases()); }
+
+// The overlapped schedule on the same cases: one tile's softmax while the
+// previous tile's P V runs, K and V on barriers of their own (one tile,
+// two, a ragged last tile, causal tile counts per block).
+TEST(KernelsGpu, AttentionWgmmaOverlapped) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &ir : attentionWgmmaCases("overlapped")) {
+    SCOPED_TRACE(ir);
+    expectTransformerMatch(ir);
+  }
+}
+
+TEST(KernelsGpu, AttentionWgmmaOverlappedCompiles) {
+  expectCompilesForBothImages(attentionWgmmaCases("overlapped"));
+}
 
 TEST(KernelsGpu, CompareWhereBroadcastGather) {
   KILN_REQUIRE_GPU();

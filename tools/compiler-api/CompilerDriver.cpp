@@ -177,6 +177,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
   pipeline.wgmmaStreamK = selection.wgmmaStreamK;
   pipeline.attentionWgmma = selection.attentionWgmma;
+  pipeline.attentionOverlap = selection.attentionOverlap;
   pipeline.attentionRows = selection.attentionRows;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
@@ -255,6 +256,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--wgmma-stream-k=") + (selection.wgmmaStreamK ? "true" : "false"));
   if (selection.attentionWgmma != defaults.attentionWgmma)
     option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
+  if (selection.attentionOverlap != defaults.attentionOverlap)
+    option(std::string("--attention-overlap=") + (selection.attentionOverlap ? "true" : "false"));
   if (selection.attentionRows != defaults.attentionRows)
     option("--attention-rows=" + std::to_string(selection.attentionRows));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);

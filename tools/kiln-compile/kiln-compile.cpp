@@ -160,6 +160,12 @@ cl::opt<bool> attentionWgmma(
              "head size is 64 or 128 and q, k and v are rows of their projections (default "
              "true; =false keeps the mma.sync kernel there)"),
     cl::init(true), cl::cat(kilnCategory));
+cl::opt<bool> attentionOverlap(
+    "attention-overlap",
+    cl::desc("the Hopper attention runs each key tile's softmax while the previous tile's "
+             "P V is on the tensor cores, K and V on barriers of their own (default false: "
+             "not yet measured on the GPU)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
     cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "
@@ -435,6 +441,7 @@ int main(int argc, char **argv) {
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
   selection.wgmmaStreamK = wgmmaStreamK;
   selection.attentionWgmma = attentionWgmma;
+  selection.attentionOverlap = attentionOverlap;
   selection.attentionRows = attentionRows;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);

@@ -69,6 +69,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128)
       return emitError() << "a ping-pong tile is 64 or 128 wide, got " << tile[1];
   }
+  if (schedule == WgmmaSchedule::overlapped && variant != KernelVariant::attention_wgmma)
+    return emitError() << "only attention_wgmma has an overlapped schedule";
   if (multicast != 1) {
     if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
       return emitError() << "only gemm_wgmma and conv_wgmma multicast their B tiles";

@@ -101,6 +101,11 @@ struct GraphPipelineOptions
       *this, "attention-wgmma",
       llvm::cl::desc("attention on Hopper with TMA and wgmma where it applies"),
       llvm::cl::init(true)};
+  Option<bool> attentionOverlap{
+      *this, "attention-overlap",
+      llvm::cl::desc("the Hopper attention overlaps a tile's softmax with the previous "
+                     "tile's P V"),
+      llvm::cl::init(false)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "

@@ -150,13 +150,17 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
 }
 
 def Kiln_WgmmaSchedule : I32EnumAttr<"WgmmaSchedule",
-    "how the two consumer warpgroups of a Hopper GEMM or convolution share "
-    "its tiles", [
-      // Both multiply one tile, 64 rows each, then run its epilogue together.
+    "how the consumer warpgroups of a Hopper kernel order their work", [
+      // GEMM/convolution: both multiply one tile, 64 rows each, then run its
+      // epilogue together. Attention: each tile's products and softmax one
+      // after another.
       I32EnumAttrCase<"cooperative", 0>,
       // Each owns every other tile; one's main loop overlaps the other's
       // epilogue.
-      I32EnumAttrCase<"pingpong", 1>]> {
+      I32EnumAttrCase<"pingpong", 1>,
+      // attention_wgmma: a tile's softmax runs while the previous tile's
+      // P V is on the tensor cores.
+      I32EnumAttrCase<"overlapped", 2>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
@@ -201,7 +205,9 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       that box of input pixels, shifted by the filter tap, with one TMA copy.
     - `schedule`: for `gemm_wgmma` and `conv_wgmma`, `cooperative` (the
       default: both consumer warpgroups on one tile) or `pingpong` (each on
-      its own tile, taking turns on the tensor cores; tiles 64 or 128 wide).
+      its own tile, taking turns on the tensor cores; tiles 64 or 128 wide);
+      for `attention_wgmma`, `cooperative` (each tile's products and softmax
+      in turn) or `overlapped` (tile t's softmax while tile t-1's P V runs).
     - `multicast`: for `gemm_wgmma` and `conv_wgmma`, the blocks of a
       thread-block cluster (1 or 2) that take consecutive row tiles of the
       same columns and share each B tile, every block loading its share and
