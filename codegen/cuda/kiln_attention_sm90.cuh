@@ -75,13 +75,15 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
   }
 
   /// Rows of V past the last key hold another sequence's values (or TMA's
-  /// zeros): zeroed, since P's zeros there would not cancel an inf. A row
-  /// is 128 contiguous bytes of a box whatever the swizzle.
+  /// zeros): zeroed up to the kN rows P V reads, since P's zeros there would
+  /// not cancel an inf. A row is 128 contiguous bytes of a box whatever the
+  /// swizzle.
+  template <int kN = kAttnWgmmaBN>
   __device__ __forceinline__ void zero_rows_past(unsigned char *Vt, int keys) const {
-    if (keys >= kAttnWgmmaBN)
+    if (keys >= kN)
       return;
-    for (int e = threadIdx.x; e < kBoxes * (kAttnWgmmaBN - keys) * 8; e += 128) {
-      const int box = e / ((kAttnWgmmaBN - keys) * 8), rest = e % ((kAttnWgmmaBN - keys) * 8);
+    for (int e = threadIdx.x; e < kBoxes * (kN - keys) * 8; e += 128) {
+      const int box = e / ((kN - keys) * 8), rest = e % ((kN - keys) * 8);
       reinterpret_cast<uint4 *>(Vt + box * kBoxBytesKV + (keys + rest / 8) * 128)[rest % 8] =
           make_uint4(0, 0, 0, 0);
     }
@@ -89,15 +91,16 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
     named_barrier_sync(1, 128);
   }
 
-  /// Issues S = Q K^T for one tile (committed as one group).
-  __device__ __forceinline__ void issue_scores(float (&sc)[kAttnWgmmaBN / 16][8],
-                                               const unsigned char *Qs,
+  /// Issues S = Q K^T for one tile's first 16 kChunks keys (committed as
+  /// one group).
+  template <int kChunks>
+  __device__ __forceinline__ void issue_scores(float (&sc)[kChunks][8], const unsigned char *Qs,
                                                const unsigned char *Kt) const {
     clear_accumulators(sc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk)
-      Wgmma<T, kAttnWgmmaBN>::run(sc, descriptor(Qs + (kk / 4) * kBoxBytesQ + (kk % 4) * 32),
+      Wgmma<T, 16 * kChunks>::run(sc, descriptor(Qs + (kk / 4) * kBoxBytesQ + (kk % 4) * 32),
                                   descriptor(Kt + (kk / 4) * kBoxBytesKV + (kk % 4) * 32));
     wgmma_commit();
   }
@@ -106,12 +109,12 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
   /// (row0: registers i & 2 == 0, row1: the others), across the quad: the
   /// scores become P in place, the running max and sum move on, and
   /// `correction` is what O must be multiplied by before P V adds to it.
-  template <typename Mask>
-  __device__ __forceinline__ void softmax(float (&sc)[kAttnWgmmaBN / 16][8], int n0, int Sq,
+  template <int kChunks, typename Mask>
+  __device__ __forceinline__ void softmax(float (&sc)[kChunks][8], int n0, int Sq,
                                           int Sk, float scale, const Mask &mask,
                                           float (&correction)[2]) {
 #pragma unroll
-    for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
+    for (int j = 0; j < kChunks; ++j)
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int r = (i & 2) ? row1 : row0;
@@ -122,13 +125,13 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
     for (int h = 0; h < 2; ++h) {
       float tileMax = -INFINITY;
 #pragma unroll
-      for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
+      for (int j = 0; j < kChunks; ++j)
         tileMax = fmaxf(tileMax, fmaxf(fmaxf(sc[j][2 * h], sc[j][2 * h + 1]),
                                        fmaxf(sc[j][2 * h + 4], sc[j][2 * h + 5])));
       const auto [shift, factor] = online_softmax_step(tileMax, rowMax[h]);
       float sum = 0.0f;
 #pragma unroll
-      for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
+      for (int j = 0; j < kChunks; ++j)
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           const int c = (k & 1) + 4 * (k >> 1); // 0, 1, 4, 5
@@ -152,10 +155,11 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
   }
 
   /// Each 16 keys of P, rounded in pairs, are an A fragment.
-  static __device__ __forceinline__ void pack(const float (&sc)[kAttnWgmmaBN / 16][8],
-                                              unsigned (&p)[kAttnWgmmaBN / 16][4]) {
+  template <int kChunks>
+  static __device__ __forceinline__ void pack(const float (&sc)[kChunks][8],
+                                              unsigned (&p)[kChunks][4]) {
 #pragma unroll
-    for (int j = 0; j < kAttnWgmmaBN / 16; ++j) {
+    for (int j = 0; j < kChunks; ++j) {
       p[j][0] = pack2<T>(sc[j][0], sc[j][1]);
       p[j][1] = pack2<T>(sc[j][2], sc[j][3]);
       p[j][2] = pack2<T>(sc[j][4], sc[j][5]);
@@ -163,12 +167,14 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
     }
   }
 
-  /// Issues O += P V for one tile (committed as one group).
-  __device__ __forceinline__ void issue_values(const unsigned (&p)[kAttnWgmmaBN / 16][4],
+  /// Issues O += P V for one tile's first 16 kChunks keys (committed as one
+  /// group).
+  template <int kChunks>
+  __device__ __forceinline__ void issue_values(const unsigned (&p)[kChunks][4],
                                                const unsigned char *Vt) {
     wgmma_fence();
 #pragma unroll
-    for (int j = 0; j < kAttnWgmmaBN / 16; ++j)
+    for (int j = 0; j < kChunks; ++j)
       WgmmaRegsTransB<T, kD>::run(o, p[j], descriptor_mn(Vt + j * 16 * 128, kBoxBytesKV));
     wgmma_commit();
   }
@@ -311,42 +317,72 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
     // more than the 128 registers of three blocks a multiprocessor.
     int loopTiles = tiles;
     asm volatile("" : "+r"(loopTiles));
+    const int last = loopTiles - 1;
     // Tile 0's scores and softmax alone (O is still zero: no rescale).
-    barrier_wait(&full[0], 0);
-    wg.issue_scores(sc, Qs, keysOf(0));
-    wgmma_wait<0>();
-    pin_accumulators(sc);
-    if (lane == 0)
-      barrier_arrive(&empty[0]);
-    wg.softmax(sc, 0, Sq, Sk, scale, mask, correction);
-    Warpgroup::pack(sc, p);
-#pragma unroll 1
-    for (int t = 1; t < loopTiles; ++t) {
+    auto firstScores = [&](auto &scores, auto &packed) {
+      barrier_wait(&full[0], 0);
+      wg.issue_scores(scores, Qs, keysOf(0));
+      wgmma_wait<0>();
+      pin_accumulators(scores);
+      if (lane == 0)
+        barrier_arrive(&empty[0]);
+      wg.softmax(scores, 0, Sq, Sk, scale, mask, correction);
+      Warpgroup::pack(scores, packed);
+    };
+    // Tile t's scores and softmax beside tile t - 1's P V (p, 64 keys).
+    auto nextScores = [&](int t, auto &scores, auto &packed) {
       const int n0 = t * kAttnWgmmaBN;
-      // V of tile t - 1, then K of tile t.
       barrier_wait(&fullV[(t - 1) % kStages], ((t - 1) / kStages) & 1);
       wg.zero_rows_past(valuesOf(t - 1), Sk - (n0 - kAttnWgmmaBN));
       barrier_wait(&full[t % kStages], (t / kStages) & 1);
-      wg.issue_scores(sc, Qs, keysOf(t));
+      wg.issue_scores(scores, Qs, keysOf(t));
       wg.issue_values(p, valuesOf(t - 1));
       wgmma_wait<1>(); // the scores (the older group)
-      pin_accumulators(sc);
+      pin_accumulators(scores);
       if (lane == 0)
         barrier_arrive(&empty[t % kStages]);
-      wg.softmax(sc, n0, Sq, Sk, scale, mask, correction);
+      wg.softmax(scores, n0, Sq, Sk, scale, mask, correction);
       wgmma_wait<0>(); // P V: O may be touched again
       pin_accumulators(wg.o);
       if (lane == 0)
         barrier_arrive(&emptyV[(t - 1) % kStages]);
       wg.rescale(correction);
-      Warpgroup::pack(sc, p);
+      Warpgroup::pack(scores, packed);
+    };
+    // The last tile's P V (lastP: 16 keys a chunk), after its V landed.
+    auto lastValues = [&](auto &lastP) {
+      constexpr int kChunks = sizeof(lastP) / sizeof(lastP[0]);
+      barrier_wait(&fullV[last % kStages], (last / kStages) & 1);
+      wg.template zero_rows_past<16 * kChunks>(valuesOf(last), Sk - last * kAttnWgmmaBN);
+      wg.issue_values(lastP, valuesOf(last));
+      wgmma_wait<0>();
+      pin_accumulators(wg.o);
+    };
+    // A last tile of at most 16 keys (ViT's 197 = 3 x 64 + 5) takes m64n16
+    // products and a quarter of the softmax. From the sizes as given, so
+    // that the test folds where they fix it; not where causal tile counts
+    // vary by block (both bodies in one kernel ran out of registers for
+    // the wgmma pipeline, for one tile of many).
+    if (!kCausal && keyEnd - (tiles - 1) * kAttnWgmmaBN <= 16) {
+      float narrowScores[1][8];
+      unsigned narrowP[1][4];
+      if (last == 0) {
+        firstScores(narrowScores, narrowP);
+      } else {
+        firstScores(sc, p);
+#pragma unroll 1
+        for (int t = 1; t < last; ++t)
+          nextScores(t, sc, p);
+        nextScores(last, narrowScores, narrowP);
+      }
+      lastValues(narrowP);
+    } else {
+      firstScores(sc, p);
+#pragma unroll 1
+      for (int t = 1; t < loopTiles; ++t)
+        nextScores(t, sc, p);
+      lastValues(p);
     }
-    const int last = loopTiles - 1;
-    barrier_wait(&fullV[last % kStages], (last / kStages) & 1);
-    wg.zero_rows_past(valuesOf(last), Sk - last * kAttnWgmmaBN);
-    wg.issue_values(p, valuesOf(last));
-    wgmma_wait<0>();
-    pin_accumulators(wg.o);
   }
   wg.store(Sq, epilogue);
 }

@@ -194,6 +194,25 @@ __device__ __forceinline__ unsigned long long descriptor(const void *p) {
 /// for the tile widths the selection stage may choose (64: convolutions of
 /// 64 output channels).
 template <typename T, int N> struct Wgmma;
+/// m64n16k16: attention's ragged last key tile of at most 16 keys.
+#define KILN_WGMMA_M64N16K16(TYPE, PTXTYPE)                                    \
+  template <> struct Wgmma<TYPE, 16> {                                         \
+    static __device__ __forceinline__ void run(float (&d)[1][8],               \
+                                               unsigned long long a,           \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                              \
+          "wgmma.mma_async.sync.aligned.m64n16k16.f32." PTXTYPE "." PTXTYPE    \
+          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 0;\n"          \
+          "}\n"                                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),        \
+            "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7])         \
+          : "l"(a), "l"(b));                                                   \
+    }                                                                          \
+  };
+KILN_WGMMA_M64N16K16(__half, "f16")
+KILN_WGMMA_M64N16K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N16K16
 #define KILN_WGMMA_M64N64K16(TYPE, PTXTYPE)                                    \
   template <> struct Wgmma<TYPE, 64> {                                         \
     static __device__ __forceinline__ void run(float (&d)[4][8],               \
