@@ -5,7 +5,8 @@
                          [--kiln-flag=--attention-rows=128 ...]
 
 For each shape (the zoo's attention: BERT-base with its padding mask, ViT-B/16,
-the GPT-2 block causal; plus a long causal sequence at head size 128), at batch 1
+the GPT-2 block causal; plus ViT-L/14's 257 tokens, one past a whole key tile,
+and a long causal sequence at head size 128), at batch 1
 and 32, fp16: a traced module calling SDPA on q, k, v [B, H, S, D] is compiled
 by kiln-compile (one attention kernel), checked by kiln-run against PyTorch's
 fp32 SDPA, and timed by kiln-run (plain launches: the mean device time of
@@ -34,6 +35,7 @@ LAUNCHES = 200  # back to back, on both sides
 SHAPES = [  # (name, heads, seq, head size, mask kind)
     ("bert", 12, 128, 64, "padding"),
     ("vit_b_16", 12, 197, 64, "none"),
+    ("vit_l_14", 16, 257, 64, "none"),
     ("gpt2", 12, 128, 64, "causal"),
     ("long_causal", 16, 1024, 128, "causal"),
 ]
