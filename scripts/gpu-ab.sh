@@ -6,8 +6,9 @@
 # PART:
 #   tests      the kernel tests of the variants (stream-K, attention_wgmma)
 #              and the families they touch
-#   gemm       bench/gemm_vs_torch.py --set transformer: default, then
-#              --wgmma-stream-k
+#   gemm       bench/gemm_vs_torch.py --set transformer: default,
+#              --wgmma-stream-k, then KILN_EPILOGUE_FRAGMENTS=early-residual
+#              (a tile's first residual slice copied before its main loop)
 #   attention  bench/attention_vs_sdpa.py at batch 32: default (attention_wgmma
 #              on sm_90), --attention-overlap (its softmax beside P V), then
 #              --attention-wgmma=false (attention_mma)
@@ -49,7 +50,10 @@ for part in "$@"; do
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"
       run gemm-stream-k python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
-        --set transformer --kiln-flag=--wgmma-stream-k --markdown "$out/gemm-stream-k.md" ;;
+        --set transformer --kiln-flag=--wgmma-stream-k --markdown "$out/gemm-stream-k.md"
+      KILN_EPILOGUE_FRAGMENTS=early-residual run gemm-early-residual python3 \
+        "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" --set transformer \
+        --markdown "$out/gemm-early-residual.md" ;;
     attention)
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json"

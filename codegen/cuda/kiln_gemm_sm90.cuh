@@ -259,6 +259,63 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
   }
 }
 
+/// A warp's staging as 16 rows of 64 halves, 144 bytes apart (stmatrix's
+/// and ldmatrix's 16-byte rows and the 16-byte row copies are free of bank
+/// conflicts): the results, then the row input's slice.
+constexpr int kFragmentPitch = kStagingCols + 8;
+static_assert(2 * 16 * kFragmentPitch * 2 <= 16 * kStagingPitch * 4,
+              "a warp's staging holds its results' and its row input's slices as halves");
+__device__ __forceinline__ unsigned short *row_input_slice(float *staging) {
+  return reinterpret_cast<unsigned short *>(staging) + 16 * kFragmentPitch;
+}
+
+/// This lane's output rows of a warp's 16-row slice at the 16-byte row
+/// copies' four steps (4 rows a step, 8 lanes a row). With kRowsByShuffle,
+/// lane l % 16 holds row l % 16's in `laneRow`.
+template <typename Operands>
+__device__ __forceinline__ void row_copy_rows(const Operands &ops, int tileM, int warpRow,
+                                              int laneRow, int (&chunkRows)[4]) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int step = 0; step < 4; ++step)
+    chunkRows[step] = Operands::kRowsByShuffle
+                          ? __shfl_sync(0xffffffffu, laneRow, 4 * step + lane / 8)
+                          : ops.row(tileM, warpRow + 4 * step + lane / 8);
+}
+
+/// Slice c (64 columns) of the warp's rows of the row input into
+/// `inputSlice` by 16-byte asynchronous copies, committed as one group;
+/// rows and columns past the output are zero-filled from an address in
+/// range.
+template <typename Operands, typename Epilogue>
+__device__ __forceinline__ void copy_row_input(const Operands &ops, int N, const Epilogue &epilogue,
+                                               unsigned short *inputSlice,
+                                               const int (&chunkRows)[4], int blockN, int c) {
+  const int lane = threadIdx.x % 32, chunkColumn = 8 * (lane % 8);
+  const int n = blockN + c * kStagingCols + chunkColumn;
+#pragma unroll
+  for (int step = 0; step < 4; ++step) {
+    const int m = chunkRows[step];
+    cp_async16(inputSlice + (4 * step + lane / 8) * kFragmentPitch + chunkColumn,
+               epilogue.row_input_at(ops.clamp_row(m), min(n, N - 8)), ops.stores(m) && n < N);
+  }
+  cp_async_commit();
+}
+
+/// The row input's first slice of a tile, copied before its main loop
+/// (Epilogue::kRowInputEarly) so that the epilogue does not start on a
+/// round trip to L2: store_fragments is then told it is there.
+template <typename Operands, typename Epilogue>
+__device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
+                                                     const Epilogue &epilogue, float *staging,
+                                                     int tileM, int blockN, int warpRow) {
+  const int lane = threadIdx.x % 32;
+  const int laneRow = Operands::kRowsByShuffle ? ops.row(tileM, warpRow + (lane & 15)) : 0;
+  int chunkRows[4];
+  row_copy_rows(ops, tileM, warpRow, laneRow, chunkRows);
+  copy_row_input(ops, N, epilogue, row_input_slice(staging), chunkRows, blockN, 0);
+}
+
 /// One warp's share of a tile's epilogue where the epilogue runs on the
 /// accumulators where they are (Epilogue::kFragments: one 16-bit result,
 /// rows in 16-byte chunks). Each lane computes its own pairs of adjacent
@@ -276,7 +333,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Epilogue &epilogue,
                                                 const float (&acc)[kBN / 16][8],
                                                 float *staging, int tileM, int blockN,
-                                                int warpRow) {
+                                                int warpRow, bool firstInputCopied = false) {
   constexpr int kSlices = kBN / kStagingCols;
   const int lane = threadIdx.x % 32;
   // Accumulator layout of m64nNk16 (see store_accumulators): this lane's
@@ -294,40 +351,21 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
   // Row copies go by 16-byte chunks: a step takes 4 rows, 8 lanes (128
   // bytes) a row; these are this lane's rows at steps 0..3.
   int chunkRows[4];
-#pragma unroll
-  for (int step = 0; step < 4; ++step)
-    chunkRows[step] = Operands::kRowsByShuffle
-                          ? __shfl_sync(0xffffffffu, laneRow, 4 * step + lane / 8)
-                          : ops.row(tileM, warpRow + 4 * step + lane / 8);
+  row_copy_rows(ops, tileM, warpRow, laneRow, chunkRows);
   const int chunkColumn = 8 * (lane % 8);
-  // The warp's staging as 16 rows of 64 halves, 144 bytes apart (stmatrix's
-  // and ldmatrix's 16-byte rows and the 16-byte row copies are free of bank
-  // conflicts): the results, then the row input's slice.
-  constexpr int kPitch = kStagingCols + 8;
-  static_assert(2 * 16 * kPitch * 2 <= 16 * kStagingPitch * 4,
-                "a warp's staging holds its results' and its row input's slices as halves");
+  constexpr int kPitch = kFragmentPitch;
   unsigned short *slice = reinterpret_cast<unsigned short *>(staging);
-  unsigned short *inputSlice = slice + 16 * kPitch;
+  unsigned short *inputSlice = row_input_slice(staging);
   // stmatrix and ldmatrix: lane l gives the address of row l % 8 of matrix
   // l / 8; matrices 0..3 are a 16 x 16 block's top-left, bottom-left,
   // top-right and bottom-right 8 x 8.
   const int blockOffset = ((lane & 7) + 8 * ((lane >> 3) & 1)) * kPitch + 8 * (lane >> 4);
-  // Slice c's row input into inputSlice; rows and columns past the output
-  // are zero-filled from an address in range.
   auto copy_input = [&](int c) {
-    if constexpr (Epilogue::kRowInput) {
-      const int n = blockN + c * kStagingCols + chunkColumn;
-#pragma unroll
-      for (int step = 0; step < 4; ++step) {
-        const int m = chunkRows[step];
-        cp_async16(inputSlice + (4 * step + lane / 8) * kPitch + chunkColumn,
-                   epilogue.row_input_at(ops.clamp_row(m), min(n, N - 8)),
-                   ops.stores(m) && n < N);
-      }
-      cp_async_commit();
-    }
+    if constexpr (Epilogue::kRowInput)
+      copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, c);
   };
-  copy_input(0);
+  if (!firstInputCopied)
+    copy_input(0);
 #pragma unroll
   for (int c = 0; c < kSlices; ++c) {
     unsigned inputs[kStagingCols / 16][4] = {};
@@ -590,12 +628,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       if (previous >= 0)
         release(previous);
     };
-    auto store = [&](Accumulators &acc, int tileM, int blockN) {
+    auto store = [&](Accumulators &acc, int tileM, int blockN, bool earlyInput = false) {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
         if constexpr (Epilogue::kFragments)
-          store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
+          store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
+                               earlyInput && h == 0);
         else
           store_accumulators<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
       }
@@ -674,13 +713,21 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         // one phase apart, where its parity would not tell them apart.
         if (kPingPong && j > 0)
           named_barrier_sync(kTurnBarrier + consumer, 256);
+        // The row input's first slice (of the first row half) on its way
+        // during the main loop. GEMMs only: a convolution's rows take
+        // enough registers to compute that a 192-wide one spilled.
+        constexpr bool kEarlyInput = Epilogue::kFragments && Epilogue::kRowInput &&
+                                     Epilogue::kRowInputEarly && !Operands::kRowsByShuffle;
+        if constexpr (kEarlyInput)
+          copy_first_row_input(ops, N, epilogue, staging, tileM, blockN,
+                               (kPingPong ? 0 : consumer) * 64 + warp * 16);
         int it = j * kTiles;
         const int previous = multiply(d, 0, kTiles, it);
         // The other warpgroup's turn, if it has a next tile.
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
         drain(previous);
-        store(d, tileM, blockN);
+        store(d, tileM, blockN, kEarlyInput);
       }
     }
   }

@@ -118,7 +118,10 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // layout (row_input_at, compute_packed's `inputs`). KILN_EPILOGUE_FRAGMENTS is
   // a diagnostic for timing a kernel each way (the source, and so the
   // kernel cache's key, differs): "0" turns fragments off, "columns" keeps
-  // them to epilogues without a row-varying input.
+  // them to epilogues without a row-varying input, "early-residual" has the
+  // Hopper main loops copy a tile's first slice of the row input before its
+  // k-steps rather than when its epilogue starts (kRowInputEarly; not yet
+  // timed on the GPU).
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
   auto sixteenBits = [](const std::string &type) {
@@ -175,6 +178,8 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kPairs = " + (pairs ? "true" : "false") + ";\n" + computePair +
          "  static constexpr bool kFragments = " + (fragments ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
+         "  static constexpr bool kRowInputEarly = " +
+         (rowInput && fragmentsMode == "early-residual" ? "true" : "false") + ";\n" +
          fragmentMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +

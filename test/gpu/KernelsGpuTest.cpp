@@ -664,6 +664,24 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
   }
 }
 
+// KILN_EPILOGUE_FRAGMENTS=early-residual: the residual's first slice of a
+// tile copied before its main loop (every tile width, schedule, multicast
+// and two-blocks config; more tiles than blocks, so a warp's staging is
+// reused across tiles), and the Hopper convolutions, some with a residual
+// (which keep the copy in their epilogue: the setting leaves them as they
+// were).
+TEST(KernelsGpu, WgmmaEarlyResidual) {
+  KILN_REQUIRE_GPU();
+  ScopedSetting early("KILN_EPILOGUE_FRAGMENTS", "early-residual");
+  for (const std::string &kernel : wgmmaConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel));
+    expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+  }
+  for (const ConvCase &c : hopperConvCases())
+    expectMatchesReference(conv(c));
+}
+
 // Stream-K: tiles that fill the last wave partly, shared by k-iterations.
 // GEMMs stream the last wave and the rest (12 tiles on 5 blocks: 5
 // data-parallel, 7 streamed; 9 on 7 and 4 on 3: all streamed) or, under
@@ -1110,7 +1128,13 @@ TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
   for (const std::string &kernel : wgmmaConfigs())
     irs.push_back(linear(300, 504, 712, "f16", kernel));
   expectCompilesForBothImages(irs);
-  ScopedSetting columns("KILN_EPILOGUE_FRAGMENTS", "columns");
+  {
+    ScopedSetting columns("KILN_EPILOGUE_FRAGMENTS", "columns");
+    expectCompilesForBothImages(irs);
+  }
+  ScopedSetting early("KILN_EPILOGUE_FRAGMENTS", "early-residual");
+  for (const ConvCase &c : hopperConvCases())
+    irs.push_back(conv(c));
   expectCompilesForBothImages(irs);
 }
 
