@@ -118,7 +118,10 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int r = (i & 2) ? row1 : row0;
-        const int key = n0 + 16 * j + 8 * (i / 4) + 2 * quad + (i & 1);
+        // (The quad from threadIdx, not the member: the compiler then
+        // knows it is under 4 and drops the key < Sk tests of tiles it
+        // can tell are whole.)
+        const int key = n0 + 16 * j + 8 * (i / 4) + 2 * (threadIdx.x % 4) + (i & 1);
         sc[j][i] = masked_score<kCausal>(sc[j][i], scale, mask, r, key, Sq, Sk);
       }
 #pragma unroll
