@@ -3,16 +3,25 @@
 #ifndef KILN_TEST_GPU_GPUTESTSUPPORT_H
 #define KILN_TEST_GPU_GPUTESTSUPPORT_H
 
+#include "GpuExecutor.h"
 #include "ReferenceEvaluator.h"
 
+#include "kiln/Dialect/Kiln/KilnDialect.h"
+#include "kiln/codegen/CompileJobs.h"
+#include "kiln/codegen/CudaEmitter.h"
 #include "kiln/runtime/Device.h"
 #include "kiln/runtime/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace kiln::testing {
@@ -51,6 +60,97 @@ inline std::vector<at::Tensor> randomInputs(mlir::func::FuncOp fn, uint64_t seed
   return inputs;
 }
 
+/// The relative L2 error a result may have: fp32 1e-5, 16-bit types 1e-2.
+inline double toleranceOf(const at::Tensor &t) {
+  return t.scalar_type() == c10::kFloat ? 1e-5 : 1e-2;
+}
+
+/// `ir` parsed, random inputs drawn with `seed`, and the evaluator's
+/// results on them (nullptr, with a test failure, when any step fails).
+struct Evaluated {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp fn;
+  std::vector<at::Tensor> inputs, expected;
+};
+inline std::unique_ptr<Evaluated> evaluated(const std::string &ir, uint64_t seed) {
+  auto e = std::make_unique<Evaluated>();
+  e->context.loadDialect<KilnDialect, mlir::func::FuncDialect>();
+  e->module = mlir::parseSourceString<mlir::ModuleOp>(ir, &e->context);
+  if (!e->module) {
+    ADD_FAILURE() << "cannot parse\n" << ir;
+    return nullptr;
+  }
+  e->fn = *e->module->getOps<mlir::func::FuncOp>().begin();
+  e->inputs = randomInputs(e->fn, seed);
+  std::string error;
+  auto expected = frontend::evaluateReference(e->fn, e->inputs, error);
+  if (!expected) {
+    ADD_FAILURE() << error;
+    return nullptr;
+  }
+  e->expected = std::move(*expected);
+  return e;
+}
+
+/// Parses `ir`, runs it on the GPU and through the evaluator on the same
+/// random inputs, and expects every result within its dtype's tolerance
+/// (or `tolerance`, when given).
+inline void expectMatchesReference(const std::string &ir, uint64_t seed = 1,
+                                   double tolerance = 0) {
+  std::unique_ptr<Evaluated> e = evaluated(ir, seed);
+  ASSERT_TRUE(e);
+  const std::vector<at::Tensor> &expected = e->expected;
+  std::vector<at::Tensor> actual = kiln::testing::runOnGpu(e->fn, e->inputs);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double err = kiln::testing::relativeL2(actual[i], expected[i]);
+    EXPECT_LE(err, tolerance > 0 ? tolerance : toleranceOf(expected[i]))
+        << "result " << i << " rel L2 " << err;
+    std::printf("    result %zu: rel L2 %.3e vs the reference (%s)\n", i, err,
+                c10::toString(expected[i].scalar_type()));
+  }
+}
+
+/// `tensor<AxBx...xtype>`.
+inline std::string tensorType(std::vector<int64_t> shape, const std::string &type) {
+  std::string text = "tensor<";
+  for (int64_t d : shape)
+    text += std::to_string(d) + "x";
+  return text + type + ">";
+}
+
+/// Every kernel of every module in `irs` compiles with NVRTC for both
+/// images the artifact carries (sm_90a, sm_80) without a spill, a stack
+/// frame or a ptxas warning; the compiles run in worker processes, as
+/// kiln-compile's do.
+inline void expectCompilesForBothImages(const std::vector<std::string> &irs) {
+  mlir::MLIRContext context;
+  context.loadDialect<KilnDialect, mlir::func::FuncDialect>();
+  struct Job {
+    codegen::EmittedKernel kernel;
+    const char *arch;
+    const std::string *ir;
+  };
+  std::vector<Job> jobs;
+  for (const std::string &ir : irs) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
+    ASSERT_TRUE(module) << ir;
+    auto kernels = kiln::testing::emitSelectedKernels(*module);
+    ASSERT_TRUE(mlir::succeeded(kernels)) << ir;
+    for (const codegen::EmittedKernel &kernel : *kernels)
+      for (const char *arch : {"sm_90a", "sm_80"})
+        jobs.push_back({kernel, arch, &ir});
+  }
+  std::vector<codegen::CompileJobResult> results = codegen::runCompileJobs(
+      jobs.size(), [&](size_t i, std::string &error) {
+        return codegen::compileKernel(jobs[i].kernel, jobs[i].arch, error);
+      });
+  for (size_t i = 0; i < jobs.size(); ++i)
+    EXPECT_TRUE(results[i].output)
+        << jobs[i].arch << ": " << results[i].error << "\nfor\n" << *jobs[i].ir;
+}
 
 } // namespace kiln::testing
 
