@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """kiln's attention kernel against torch.nn.functional.scaled_dot_product_attention.
 
-    attention_vs_sdpa.py BIN_DIR WORK_DIR [--json OUT.json] [--batches 1 32]
-                         [--kiln-flag=--attention-rows=128 ...]
+    attention_vs_sdpa.py BIN_DIR WORK_DIR [--json OUT.json] [--markdown OUT.md]
+                         [--batches 1 32] [--kiln-flag=--attention-rows=128 ...]
+    attention_vs_sdpa.py --render RUN.json... --markdown OUT.md
+
+--markdown writes the rows as a Markdown table for bench/RESULTS.md (list
+it in bench/results/inputs.txt); --render makes that table from earlier
+runs' JSON files, without a GPU.
 
 For each shape (the zoo's attention: BERT-base with its padding mask, ViT-B/16,
 the GPT-2 block causal; plus ViT-L/14's 257 tokens, one past a whole key tile,
@@ -22,6 +27,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -109,11 +115,52 @@ def run(bin_dir, work, name, batch, heads, seq, d, kind, flags=()):
     }
 
 
+def markdown(rows, meta):
+    """The rows as a Markdown table: kiln's kernel against SDPA's fastest backend."""
+    lines = [f"GPU: {meta.get('gpu', '?')}, torch {meta.get('torch', '?')}. Timing: "
+             f"{meta.get('timing', METHOD)}, {LAUNCHES} calls. fp16; SDPA picks its backend "
+             "(flash, memory-efficient or cuDNN). Checked against PyTorch's fp32 SDPA.", "",
+             "| shape | batch | heads x seq x head size | mask | kiln µs | SDPA µs | kiln speedup "
+             "| kiln TFLOP/s | SDPA TFLOP/s | check | kiln flags |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['shape']} | {r['batch']} | - | - | - | - | - | - | - | "
+                         f"error: {r['error'][-200:]} | - |".replace("\n", " "))
+            continue
+        lines.append(
+            f"| {r['shape']} | {r['batch']} | {r['heads']} x {r['seq']} x {r['head_size']} | "
+            f"{r['mask']} | {1000 * r['kiln_ms']:.1f} | {1000 * r['sdpa_ms']:.1f} | "
+            f"{r['sdpa_ms'] / r['kiln_ms']:.2f}x | {r['kiln_tflops']:.0f} | "
+            f"{r['sdpa_tflops']:.0f} | {r['check_rel_l2']:.1e} "
+            f"{'ok' if r['check_ok'] else 'FAIL'} | {' '.join(r['kiln_flags']) or 'default'} |")
+    return "\n".join(lines) + "\n"
+
+
+def render(paths, out):
+    rows, meta = [], {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        meta = data.get("meta", meta)
+        rows += data["rows"]
+    with open(out, "w") as f:
+        f.write(markdown(rows, meta))
+
+
 def main():
+    if "--render" in sys.argv:
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--render", nargs="+", required=True)
+        parser.add_argument("--markdown", required=True)
+        args = parser.parse_args()
+        render(args.render, args.markdown)
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("bin")
     parser.add_argument("work")
     parser.add_argument("--json")
+    parser.add_argument("--markdown")
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
     parser.add_argument("--kiln-flag", action="append", default=[],
                         help="an extra kiln-compile flag (repeatable), e.g. "
@@ -138,11 +185,13 @@ def main():
                   f"{r['sdpa_ms'] / r['kiln_ms']:8.2f}x {r['kiln_tflops']:9.1f} "
                   f"{r['sdpa_tflops']:9.1f}  rel L2 {r['check_rel_l2']} "
                   f"{'ok' if r['check_ok'] else 'FAIL'}")
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "timing": METHOD}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"meta": {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-                                "timing": METHOD},
-                       "rows": rows}, f, indent=1)
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(rows, meta))
 
 
 if __name__ == "__main__":

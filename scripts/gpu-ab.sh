@@ -56,11 +56,14 @@ for part in "$@"; do
         --markdown "$out/gemm-early-residual.md" ;;
     attention)
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --json "$out/attention.json"
+        --batches 32 --json "$out/attention.json" \
+        --markdown "$out/attention.md"
       run attention-overlap python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --kiln-flag=--attention-overlap --json "$out/attention-overlap.json"
+        --batches 32 --kiln-flag=--attention-overlap --json "$out/attention-overlap.json" \
+        --markdown "$out/attention-overlap.md"
       run attention-mma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" ;;
+        --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" \
+        --markdown "$out/attention-mma.md" ;;
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
