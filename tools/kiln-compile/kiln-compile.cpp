@@ -163,8 +163,8 @@ cl::opt<bool> attentionWgmma(
 cl::opt<bool> attentionOverlap(
     "attention-overlap",
     cl::desc("the Hopper attention runs each key tile's softmax while the previous tile's "
-             "P V is on the tensor cores, K and V on barriers of their own (default false: "
-             "not yet measured on the GPU)"),
+             "P V is on the tensor cores, K and V on barriers of their own (default false "
+             "until the models are timed with it)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",

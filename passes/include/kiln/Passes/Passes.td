@@ -502,8 +502,8 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "attention_mma there too">,
     Option<"attentionOverlap", "attention-overlap", "bool", /*default=*/"false",
            "attention_wgmma runs each tile's softmax while the previous tile's "
-           "P V is on the tensor cores (schedule overlapped); false until "
-           "measured on the GPU">,
+           "P V is on the tensor cores (schedule overlapped); false until the "
+           "models are timed with it">,
     Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",
            "queries a block of attention_mma takes: 0 (the cost model), 64 (4 "
            "warps) or 128 (8 warps, each K/V tile read once for twice the queries)">,
