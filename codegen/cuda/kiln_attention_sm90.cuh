@@ -62,17 +62,20 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
   static constexpr int kBoxes = kD / 64; // 64-column boxes of a row
   static constexpr int kBoxBytesQ = kAttnWgmmaBM * 128, kBoxBytesKV = kAttnWgmmaBN * 128;
-  int row0, row1, quad;
+  int row0, row1;
   float o[kD / 16][8];
   float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
 
   __device__ __forceinline__ AttentionWarpgroup(int m0) {
     const int lane = threadIdx.x % 32;
-    quad = lane % 4;
     row0 = m0 + (threadIdx.x / 32) * 16 + lane / 4;
     row1 = row0 + 8;
     clear_accumulators(o);
   }
+  /// This thread's place in its row's quad of lanes. (Read from threadIdx
+  /// where used, not held: the compiler then knows it is under 4 and drops
+  /// the key < Sk tests of tiles it can tell are whole.)
+  static __device__ __forceinline__ int quad() { return threadIdx.x % 4; }
 
   /// Rows of V past the last key hold another sequence's values (or TMA's
   /// zeros): zeroed up to the kN rows P V reads, since P's zeros there would
@@ -118,10 +121,7 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int r = (i & 2) ? row1 : row0;
-        // (The quad from threadIdx, not the member: the compiler then
-        // knows it is under 4 and drops the key < Sk tests of tiles it
-        // can tell are whole.)
-        const int key = n0 + 16 * j + 8 * (i / 4) + 2 * (threadIdx.x % 4) + (i & 1);
+        const int key = n0 + 16 * j + 8 * (i / 4) + 2 * quad() + (i & 1);
         sc[j][i] = masked_score<kCausal>(sc[j][i], scale, mask, r, key, Sq, Sk);
       }
 #pragma unroll
@@ -193,7 +193,7 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
         for (int j = 0; j < kD / 16; ++j)
 #pragma unroll
           for (int k = 0; k < 4; ++k)
-            epilogue(i, 16 * j + 8 * (k >> 1) + 2 * quad + (k & 1),
+            epilogue(i, 16 * j + 8 * (k >> 1) + 2 * quad() + (k & 1),
                      o[j][2 * h + (k & 1) + 4 * (k >> 1)] * inverse);
     }
   }
@@ -332,11 +332,11 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       wg.softmax(scores, 0, Sq, Sk, scale, mask, correction);
       Warpgroup::pack(scores, packed);
     };
-    // Tile t's scores and softmax beside tile t - 1's P V (p, 64 keys).
+    // Tile t's scores and softmax beside tile t - 1's P V (p, 64 keys;
+    // whole: only the last tile may pass Sk, and lastValues zeroes its V).
     auto nextScores = [&](int t, auto &scores, auto &packed) {
       const int n0 = t * kAttnWgmmaBN;
       barrier_wait(&fullV[(t - 1) % kStages], ((t - 1) / kStages) & 1);
-      wg.zero_rows_past(valuesOf(t - 1), Sk - (n0 - kAttnWgmmaBN));
       barrier_wait(&full[t % kStages], (t / kStages) & 1);
       wg.issue_scores(scores, Qs, keysOf(t));
       wg.issue_values(p, valuesOf(t - 1));
