@@ -7,14 +7,16 @@
 #   tests      the kernel tests of the variants (stream-K, attention_wgmma)
 #              and the families they touch
 #   gemm       bench/gemm_vs_torch.py --set transformer: default,
-#              --wgmma-stream-k, then KILN_EPILOGUE_FRAGMENTS=early-residual
-#              (a tile's first residual slice copied before its main loop)
+#              --wgmma-stream-k, then KILN_EPILOGUE_FRAGMENTS=late-residual
+#              (a tile's first residual slice copied when its epilogue
+#              starts, not before its main loop)
 #   attention  bench/attention_vs_sdpa.py at batch 32: default (attention_wgmma
-#              on sm_90), --attention-overlap (its softmax beside P V), then
-#              --attention-wgmma=false (attention_mma)
+#              on sm_90, its softmax beside P V), --attention-overlap=false
+#              (softmax and products in turn), then --attention-wgmma=false
+#              (attention_mma)
 #   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
 #              PyTorch, settings interleaved): default, --wgmma-stream-k,
-#              --attention-overlap, --attention-wgmma=false
+#              --attention-overlap=false, --attention-wgmma=false
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -51,23 +53,23 @@ for part in "$@"; do
         --set transformer --markdown "$out/gemm-default.md"
       run gemm-stream-k python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --kiln-flag=--wgmma-stream-k --markdown "$out/gemm-stream-k.md"
-      KILN_EPILOGUE_FRAGMENTS=early-residual run gemm-early-residual python3 \
+      KILN_EPILOGUE_FRAGMENTS=late-residual run gemm-late-residual python3 \
         "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" --set transformer \
-        --markdown "$out/gemm-early-residual.md" ;;
+        --markdown "$out/gemm-late-residual.md" ;;
     attention)
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json" \
         --markdown "$out/attention.md"
-      run attention-overlap python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --kiln-flag=--attention-overlap --json "$out/attention-overlap.json" \
-        --markdown "$out/attention-overlap.md"
+      run attention-cooperative python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --kiln-flag=--attention-overlap=false \
+        --json "$out/attention-cooperative.json" --markdown "$out/attention-cooperative.md"
       run attention-mma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" \
         --markdown "$out/attention-mma.md" ;;
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
-        --setting "" --setting "--wgmma-stream-k" --setting "--attention-overlap" \
+        --setting "" --setting "--wgmma-stream-k" --setting "--attention-overlap=false" \
         --setting "--attention-wgmma=false" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac

@@ -2,8 +2,8 @@
 // RUN: kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
 // RUN: env KILN_EPILOGUE_FRAGMENTS=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
-// RUN: env KILN_EPILOGUE_FRAGMENTS=early-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=EARLY
-// RUN: env KILN_EPILOGUE_FRAGMENTS=early-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=EARLYPTX
+// RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
+// RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
 
 // The Hopper main loop runs an epilogue on the accumulators' registers
 // (kFragments) where it has one 16-bit result at its own index, rows of
@@ -18,8 +18,7 @@
 // CHECK-LABEL: // === kernel up_k0
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
-// EARLY-LABEL: // === kernel up_k0
-//  EARLY:   static constexpr bool kRowInputEarly = false;
+//  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
 //       CHECK:     compute_pair(m, n, acc0, acc1, first, second);
 //       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
@@ -83,13 +82,14 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 // -----
 
 // A residual is a row-varying input: copied in by rows (row_input_at) and
-// handed over two at a time, the first slice when the epilogue starts, after
-// the main loop's wgmmas; KILN_EPILOGUE_FRAGMENTS=columns keeps it staged,
-// =early-residual copies the first slice before the main loop.
+// handed over two at a time, the first slice copied before the main loop's
+// wgmmas (none between them and the epilogue's first ldmatrix);
+// KILN_EPILOGUE_FRAGMENTS=columns keeps it staged, =late-residual copies
+// the first slice when the epilogue starts, after the wgmmas.
 // CHECK-LABEL: // === kernel residual_k0
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = true;
-//  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
+//  CHECK-NEXT:   static constexpr bool kRowInputEarly = true;
 //       CHECK:   const void *row_input_at(int m, int n) const {
 //       CHECK:     return in2 + idx;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
@@ -97,18 +97,18 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //   CHECK-NOT:     compute_pair(
 //       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
 // PTX-LABEL: // === ptx residual_k0
-//   PTX-NOT: cp.async.cg.shared.global
-//       PTX: wgmma.mma_async
 //       PTX: cp.async.cg.shared.global
+//       PTX: wgmma.mma_async
+//   PTX-NOT: cp.async.cg.shared.global
 //       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 //       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
-// EARLY-LABEL: // === kernel residual_k0
-//       EARLY:   static constexpr bool kRowInputEarly = true;
-// EARLYPTX-LABEL: // === ptx residual_k0
-//       EARLYPTX: cp.async.cg.shared.global
-//       EARLYPTX: wgmma.mma_async
-//   EARLYPTX-NOT: cp.async.cg.shared.global
-//       EARLYPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// LATE-LABEL: // === kernel residual_k0
+//       LATE:   static constexpr bool kRowInputEarly = false;
+// LATEPTX-LABEL: // === ptx residual_k0
+//   LATEPTX-NOT: cp.async.cg.shared.global
+//       LATEPTX: wgmma.mma_async
+//       LATEPTX: cp.async.cg.shared.global
+//       LATEPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // COLUMNS-LABEL: // === kernel residual_k0
 //       COLUMNS:   static constexpr bool kFragments = false;
 func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {

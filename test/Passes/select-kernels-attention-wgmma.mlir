@@ -1,30 +1,30 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=false explain=true}))" 2>&1 | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=true}))" | FileCheck %s --check-prefix=OVERLAP
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=true targets=sm_80}))" | FileCheck %s --check-prefix=SM80
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=false}))" | FileCheck %s --check-prefix=COOP
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=false targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
 
-// attention_wgmma by default on sm_90 (its kernel's other images run the
-// 4-warp mma.sync path), for head sizes 64 and 128 whose q, k and v are
-// rows of a matrix (here packed [B, H, S, D] and the column slices of one
+// attention_wgmma with the overlapped schedule by default on sm_90 (its
+// kernel's other images run the 4-warp mma.sync path), for head sizes 64
+// and 128 whose q, k and v are rows of a matrix (here packed [B, H, S, D] and the column slices of one
 // QKV projection); a head size of 32 keeps attention_mma, and so do other
 // GPUs and --attention-wgmma=false (which the remark names).
-// WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>
-// WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128]>
+// WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>
+// WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
 // WGMMA: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
 // SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
 // SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 128]>
 // SM80: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
-// --attention-overlap: the overlapped schedule where attention_wgmma is
-// taken, nothing else changed.
-// OVERLAP: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>
-// OVERLAP: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
-// OVERLAP: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
+// --attention-overlap=false: the cooperative schedule (softmax and
+// products in turn) where attention_wgmma is taken, nothing else changed.
+// COOP: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>
+// COOP: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128]>
+// COOP: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
 // OFF: remark: attention_mma: head size 64, 64 queries a block; not attention_wgmma: turned off (--attention-wgmma=false)
 // OFF-NOT: kiln.kernel = #kiln.kernel<variant = attention_wgmma
-// WHY: remark: attention_wgmma: head size 64, 64 queries a block
-// WHY: remark: attention_wgmma: head size 128, 64 queries a block
+// WHY: remark: attention_wgmma: head size 64, 64 queries a block, softmax overlapped with P V
+// WHY: remark: attention_wgmma: head size 128, 64 queries a block, softmax overlapped with P V
 // WHY: remark: attention_mma: head size 32, 64 queries a block; not attention_wgmma: head size 32 (64 or 128)
 func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s: tensor<4x2x50x32xf16>) -> (tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>) {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {

@@ -615,15 +615,15 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
   }
 }
 
-// KILN_EPILOGUE_FRAGMENTS=early-residual: the residual's first slice of a
-// tile copied before its main loop (every tile width, schedule, multicast
-// and two-blocks config; more tiles than blocks, so a warp's staging is
-// reused across tiles), and the Hopper convolutions, some with a residual
-// (which keep the copy in their epilogue: the setting leaves them as they
-// were).
-TEST(KernelsGpu, WgmmaEarlyResidual) {
+// KILN_EPILOGUE_FRAGMENTS=late-residual: the residual's first slice of a
+// tile copied when its epilogue starts, not before its main loop as by
+// default (every tile width, schedule, multicast and two-blocks config;
+// more tiles than blocks, so a warp's staging is reused across tiles), and
+// the Hopper convolutions, some with a residual (which copy in their
+// epilogue either way: the setting leaves them as they were).
+TEST(KernelsGpu, WgmmaLateResidual) {
   KILN_REQUIRE_GPU();
-  ScopedSetting early("KILN_EPILOGUE_FRAGMENTS", "early-residual");
+  ScopedSetting late("KILN_EPILOGUE_FRAGMENTS", "late-residual");
   for (const std::string &kernel : wgmmaConfigs()) {
     SCOPED_TRACE(kernel);
     expectMatchesReference(linear(300, 504, 712, "f16", kernel));
@@ -1036,11 +1036,14 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   expectCompilesForBothImages(irs);
 }
 
-// Needs NVRTC, not a GPU: with a residual copied in by rows, and with
-// fragments kept to column inputs (KILN_EPILOGUE_FRAGMENTS=columns), every
-// Hopper tile and schedule compiles without a spill.
 // Stream-K's cases compile for both images without spills (CPU CI).
 TEST(KernelsGpu, StreamKCompiles) { expectCompilesForBothImages(streamKCases()); }
+
+// Needs NVRTC, not a GPU: with a residual copied in by rows (its first
+// slice before the main loop, then with KILN_EPILOGUE_FRAGMENTS=late-residual
+// when the epilogue starts), and with fragments kept to column inputs
+// (=columns), every Hopper tile and schedule compiles without a spill; so
+// do the Hopper convolutions.
 
 TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
   std::vector<std::string> irs;
@@ -1051,7 +1054,10 @@ TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
     ScopedSetting columns("KILN_EPILOGUE_FRAGMENTS", "columns");
     expectCompilesForBothImages(irs);
   }
-  ScopedSetting early("KILN_EPILOGUE_FRAGMENTS", "early-residual");
+  {
+    ScopedSetting late("KILN_EPILOGUE_FRAGMENTS", "late-residual");
+    expectCompilesForBothImages(irs);
+  }
   for (const ConvCase &c : hopperConvCases())
     irs.push_back(conv(c));
   expectCompilesForBothImages(irs);

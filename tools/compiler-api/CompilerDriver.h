@@ -77,7 +77,7 @@ struct KernelSelection {
   int64_t attentionRows = 0;          // 0: the cost model's, else 64 or 128
   bool wgmmaStreamK = false;           // stream-K in the Hopper GEMM's last waves
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
-  bool attentionOverlap = false;       // its softmax overlapped with P V
+  bool attentionOverlap = true;        // its softmax overlapped with P V
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

@@ -163,9 +163,9 @@ cl::opt<bool> attentionWgmma(
 cl::opt<bool> attentionOverlap(
     "attention-overlap",
     cl::desc("the Hopper attention runs each key tile's softmax while the previous tile's "
-             "P V is on the tensor cores, K and V on barriers of their own (default false "
-             "until the models are timed with it)"),
-    cl::init(false), cl::cat(kilnCategory));
+             "P V is on the tensor cores, K and V on barriers of their own (default true; "
+             "=false runs softmax and products in turn)"),
+    cl::init(true), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
     cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "

@@ -500,10 +500,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "attention on Hopper with TMA and wgmma (attention_wgmma) where the head "
            "size is 64 or 128 and q, k and v are rows of their projections; false: "
            "attention_mma there too">,
-    Option<"attentionOverlap", "attention-overlap", "bool", /*default=*/"false",
+    Option<"attentionOverlap", "attention-overlap", "bool", /*default=*/"true",
            "attention_wgmma runs each tile's softmax while the previous tile's "
-           "P V is on the tensor cores (schedule overlapped); false until the "
-           "models are timed with it">,
+           "P V is on the tensor cores (schedule overlapped); false: the "
+           "cooperative schedule, softmax and products in turn">,
     Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",
            "queries a block of attention_mma takes: 0 (the cost model), 64 (4 "
            "warps) or 128 (8 warps, each K/V tile read once for twice the queries)">,

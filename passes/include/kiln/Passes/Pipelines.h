@@ -105,7 +105,7 @@ struct GraphPipelineOptions
       *this, "attention-overlap",
       llvm::cl::desc("the Hopper attention overlaps a tile's softmax with the previous "
                      "tile's P V"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "
