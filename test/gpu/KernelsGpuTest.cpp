@@ -2,12 +2,14 @@
 //
 // Each kernel family on random inputs, sizes that are not tile multiples
 // included, against the ATen reference evaluator running the same IR (the
-// transformer ops are in TransformerKernelsGpuTest.cpp, the test models end
-// to end in ModelsGpuTest.cpp). Every test skips, with the reason, where no
+// transformer ops are in TransformerKernelsGpuTest.cpp, convolutions,
+// pooling, reductions and data movement in ConvKernelsGpuTest.cpp, the test
+// models end to end in ModelsGpuTest.cpp). Every test skips, with the reason, where no
 // GPU is present.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvTestCases.h"
 #include "GpuExecutor.h"
 #include "GpuTestSupport.h"
 #include "KilnVerify.h"
@@ -17,7 +19,6 @@
 #include "TorchScriptState.h"
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
-#include "kiln/Dialect/Kiln/Window.h"
 #include "kiln/codegen/CompileJobs.h"
 #include "kiln/codegen/CudaEmitter.h"
 #include "kiln/Passes/Pipelines.h"
@@ -36,11 +37,18 @@
 
 using namespace mlir;
 using namespace kiln;
+using kiln::testing::ConvCase;
+using kiln::testing::conv;
+using kiln::testing::convCases;
 using kiln::testing::expectCompilesForBothImages;
 using kiln::testing::Evaluated;
 using kiln::testing::evaluated;
 using kiln::testing::expectMatchesReference;
+using kiln::testing::hopperConvCases;
+using kiln::testing::movement;
+using kiln::testing::poolCases;
 using kiln::testing::randomInputs;
+using kiln::testing::reduceCases;
 using kiln::testing::tensorType;
 using kiln::testing::toleranceOf;
 
@@ -142,278 +150,6 @@ std::string softmax(int64_t rows, int64_t length, const std::string &type) {
 }
 
 
-std::string list(std::vector<int64_t> values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
-
-/// One conv_epilogue group: conv2d (+ bias) (+ residual add) + relu; with
-/// `nchw` the input arrives NCHW and the group permutes it first.
-struct ConvCase {
-  int64_t n, h, w, c, o, kh, kw;
-  std::vector<int64_t> strides, padding, dilation;
-  int64_t groups;
-  std::string type;
-  bool bias = true, residual = true, nchw = false;
-  /// A kernel configuration to force (empty: kiln-select-kernels chooses).
-  std::string config = "";
-};
-
-std::string conv(const ConvCase &k) {
-  int64_t oh = convOutputSize(k.h, k.kh, k.strides[0], k.padding[0], k.padding[2], k.dilation[0]);
-  int64_t ow = convOutputSize(k.w, k.kw, k.strides[1], k.padding[1], k.padding[3], k.dilation[1]);
-  std::string xh = tensorType({k.n, k.h, k.w, k.c}, k.type);
-  std::string x = k.nchw ? tensorType({k.n, k.c, k.h, k.w}, k.type) : xh;
-  std::string w = tensorType({k.o, k.kh, k.kw, k.c / k.groups}, k.type);
-  std::string b = tensorType({k.o}, k.type), y = tensorType({k.n, oh, ow, k.o}, k.type);
-  std::vector<std::pair<std::string, std::string>> args = {{"x", x}, {"w", w}};
-  if (k.bias)
-    args.push_back({"b", b});
-  if (k.residual)
-    args.push_back({"r", y});
-  std::string params, names, types, block;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string sep = i ? ", " : "";
-    params += sep + "%" + args[i].first + ": " + args[i].second;
-    names += sep + "%" + args[i].first;
-    types += sep + args[i].second;
-    block += sep + "%a" + args[i].first + ": " + args[i].second;
-  }
-  std::string forced = k.config.empty() ? "" : " {kiln.kernel = " + k.config + "}";
-  std::string ir = "func.func @f(" + params + ") -> " + y + " {\n  %0 = kiln.fusion conv_epilogue ins(" +
-                   names + " : " + types + ")" + forced + " -> " + y + " {\n  ^bb0(" + block + "):\n";
-  std::string input = "%ax";
-  if (k.nchw) {
-    ir += "    %p = kiln.permute %ax [0, 2, 3, 1] : " + x + " -> " + xh + "\n";
-    input = "%p";
-  }
-  ir += "    %y = kiln.conv2d " + input + ", %aw" + (k.bias ? ", %ab" : "") + " strides = " +
-        list(k.strides) + " padding = " + list(k.padding) + " dilation = " + list(k.dilation) +
-        " groups = " + std::to_string(k.groups) + " : (" + xh + ", " + w +
-        (k.bias ? ", " + b : "") + ") -> " + y + "\n";
-  std::string value = "%y";
-  if (k.residual) {
-    ir += "    %t = kiln.add %y, %ar : " + y + "\n";
-    value = "%t";
-  }
-  ir += "    %u = kiln.relu " + value + " : " + y + "\n    kiln.yield %u : " + y +
-        "\n  }\n  return %0 : " + y + "\n}\n";
-  return ir;
-}
-
-/// One pooling group: pool2d then a multiply by 2 (an epilogue op);
-/// `forced`, when given, is the group's `#kiln.kernel<...>` configuration.
-std::string pool(std::vector<int64_t> shape, const std::string &kind, std::vector<int64_t> kernel,
-                 std::vector<int64_t> strides, std::vector<int64_t> padding, bool ceil,
-                 bool includePad, const std::string &type, const std::string &forced = "") {
-  int64_t oh = poolOutputSize(shape[1], kernel[0], strides[0], padding[0], padding[2], ceil);
-  int64_t ow = poolOutputSize(shape[2], kernel[1], strides[1], padding[1], padding[3], ceil);
-  std::string x = tensorType(shape, type), y = tensorType({shape[0], oh, ow, shape[3]}, type);
-  return "func.func @f(%x: " + x + ") -> " + y + " {\n  %0 = kiln.fusion pooling ins(%x : " + x +
-         ")" + (forced.empty() ? "" : " {kiln.kernel = " + forced + "}") + " -> " + y +
-         " {\n  ^bb0(%a: " + x + "):\n    %p = kiln.pool2d %a " + kind +
-         " kernel = " + list(kernel) + " strides = " + list(strides) + " padding = " +
-         list(padding) + (ceil ? " ceil_mode" : "") + (includePad ? " count_include_pad" : "") +
-         " : " + x + " -> " + y + "\n    %c = kiln.constant dense<2.0> : tensor<" + type +
-         ">\n    %m = kiln.mul %p, %c : " + y + ", tensor<" + type + "> -> " + y +
-         "\n    kiln.yield %m : " + y + "\n  }\n  return %0 : " + y + "\n}\n";
-}
-
-/// One reduction group: exp prologue, the reduction, a tanh epilogue.
-std::string reduce(std::vector<int64_t> shape, const std::string &op, std::vector<int64_t> dims,
-                   bool keepdim, const std::string &type, bool prologue = true) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-    bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
-    if (!reduced)
-      out.push_back(shape[d]);
-    else if (keepdim)
-      out.push_back(1);
-  }
-  std::string x = tensorType(shape, type), y = tensorType(out, type);
-  return "func.func @f(%x: " + x + ") -> " + y + " {\n  %0 = kiln.fusion reduction ins(%x : " + x +
-         ") -> " + y + " {\n  ^bb0(%a: " + x + "):\n" +
-         (prologue ? "    %e = kiln.sigmoid %a : " + x + "\n" : "") +
-         "    %r = kiln." + op + " " + (prologue ? "%e" : "%a") + " dims = " + list(dims) + (keepdim ? " keepdim" : "") +
-         " : " + x + " -> " + y + "\n    %t = kiln.tanh %r : " + y + "\n    kiln.yield %t : " +
-         y + "\n  }\n  return %0 : " + y + "\n}\n";
-}
-
-/// An elementwise group of data movement: NCHW -> NHWC permute of %x plus
-/// a strided slice of %y plus a concat of %z and %w along channels.
-std::string movement(const std::string &type) {
-  std::string x = tensorType({2, 6, 5, 7}, type), y = tensorType({2, 12, 7, 6}, type);
-  std::string z = tensorType({2, 5, 7, 2}, type), w = tensorType({2, 5, 7, 4}, type);
-  std::string o = tensorType({2, 5, 7, 6}, type);
-  return "func.func @f(%x: " + x + ", %y: " + y + ", %z: " + z + ", %w: " + w + ") -> " + o +
-         " {\n  %0 = kiln.fusion elementwise ins(%x, %y, %z, %w : " + x + ", " + y + ", " + z +
-         ", " + w + ") -> " + o + " {\n  ^bb0(%a: " + x + ", %b: " + y + ", %c: " + z +
-         ", %d: " + w + "):\n    %p = kiln.permute %a [0, 2, 3, 1] : " + x + " -> " + o +
-         "\n    %s = kiln.slice %b offsets = [0, 1, 0, 0] strides = [1, 2, 1, 1] : " + y +
-         " -> " + o + "\n    %k = kiln.concat %c, %d dim = 3 : (" + z + ", " + w + ") -> " + o +
-         "\n    %t = kiln.add %p, %s : " + o + "\n    %u = kiln.mul %t, %k : " + o +
-         "\n    kiln.yield %u : " + o + "\n  }\n  return %0 : " + o + "\n}\n";
-}
-
-const char *const kDepthwise8 =
-    "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>";
-const char *const kDepthwise8x2 =
-    "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 2], grid_limit = 2112>";
-const char *const kDepthwise8x4 =
-    "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 2112>";
-
-std::vector<ConvCase> convCases() {
-  return {
-      // fp32 (SIMT implicit GEMM, direct depthwise, GEMM for 1x1)
-      {2, 9, 11, 5, 17, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f32"},
-      {1, 13, 10, 3, 8, 7, 7, {2, 2}, {3, 2, 2, 3}, {1, 1}, 1, "f32"},
-      {2, 7, 9, 17, 6, 3, 3, {2, 1}, {0, 1, 2, 0}, {2, 1}, 1, "f32"},
-      {1, 5, 7, 6, 4, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, "f32"},
-      {2, 9, 9, 5, 5, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 5, "f32"},
-      {2, 7, 5, 16, 12, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f32"},
-      {1, 9, 9, 3, 8, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "f32", true, false, true},
-      // fp16/bf16 (mma.sync implicit GEMM, wgmma/mma.sync GEMM for 1x1)
-      {1, 17, 19, 3, 16, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "f16"},
-      {2, 9, 11, 16, 24, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "f16"},
-      {2, 8, 8, 64, 130, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16"},
-      {1, 8, 8, 16, 8, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "bf16"},
-      {2, 7, 7, 10, 6, 3, 3, {1, 1}, {0, 1, 2, 1}, {1, 1}, 2, "bf16"},
-      {2, 9, 9, 32, 32, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 32, "f16", true, false},
-      {1, 11, 11, 17, 34, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 17, "bf16"},
-      {1, 15, 15, 3, 8, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, false, true},
-      {1, 12, 12, 24, 40, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", false, true},
-      // conv_stem (C < 8): ResNet's 7x7 stem on ragged sizes (several tiles,
-      // the last one partial); 24 outputs (padded to 32), bf16; NCHW with
-      // dilation and 120 outputs; one input channel, 5x5.
-      {3, 37, 41, 3, 64, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "f16"},
-      {2, 30, 33, 3, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false},
-      {2, 19, 23, 5, 120, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, "f16", true, true, true},
-      {1, 16, 16, 1, 32, 5, 5, {1, 1}, {2, 1, 0, 2}, {1, 1}, 1, "f16", false, true},
-      // Depthwise, 8 channels a thread (forced: these shapes are too small
-      // for the selection stage to choose it): two slices of channels (the
-      // second partial), 5x5 with a residual; bf16 with stride and dilation;
-      // 12 threads per position (EfficientNet's 96 channels: ptxas spilled
-      // this one under a 32-register budget); ConvNeXt's 7x7 over 384;
-      // EfficientNet's 144 (two even slices of 72) with a residual, and 184
-      // (slices of 96 and 88: the second one's last group idle).
-      {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16", true, true, false,
-       kDepthwise8},
-      {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false, false,
-       kDepthwise8},
-      {2, 15, 15, 96, 96, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 96, "f16", true, false, false,
-       kDepthwise8},
-      {1, 9, 9, 384, 384, 7, 7, {1, 1}, {3, 3, 3, 3}, {1, 1}, 384, "f16", true, true, false,
-       kDepthwise8},
-      {2, 11, 13, 144, 144, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 144, "f16", true, true, false,
-       kDepthwise8},
-      {3, 9, 7, 184, 184, 5, 5, {2, 2}, {2, 2, 2, 2}, {1, 1}, 184, "bf16", true, false, false,
-       kDepthwise8},
-      // Two and four adjacent output columns a thread: rows of 11 and 13
-      // outputs (a last group of 3 or 1), 5x5 with a residual, stride 2 with
-      // dilation 2, two slices of channels, a grid limit small enough that
-      // blocks loop.
-      {2, 13, 11, 200, 200, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 200, "f16", true, true, false,
-       kDepthwise8x4},
-      {3, 10, 10, 72, 72, 3, 3, {2, 2}, {1, 1, 1, 1}, {2, 2}, 72, "bf16", true, false, false,
-       kDepthwise8x2},
-      {2, 11, 13, 144, 144, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 144, "f16", true, true, false,
-       kDepthwise8x4},
-      {1, 9, 7, 96, 96, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 96, "f16", true, false, false,
-       kDepthwise8x2},
-      {4, 17, 17, 32, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 32, "f16", true, true, false,
-       "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 3>"},
-  };
-}
-
-/// conv_wgmma forced on ragged shapes (sizes that are not multiples of the
-/// pixel box, the tile width or 64 channels), and as kiln-select-kernels
-/// chooses it for ResNet-50's second-stage 3x3 convolution at batch 32.
-std::vector<ConvCase> hopperConvCases() {
-  auto forced = [](int64_t width, int64_t stages, std::string pixels,
-                   std::string schedule = "cooperative", int64_t gridLimit = 132,
-                   int64_t multicast = 1, int64_t blocksPerSM = 1) {
-    return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
-           ", 64], stages = " + std::to_string(stages) + ", grid_limit = " +
-           std::to_string(gridLimit) + ", pixel_tile = " + pixels + ", schedule = " + schedule +
-           ", multicast = " + std::to_string(multicast) +
-           ", blocks_per_sm = " + std::to_string(blocksPerSM) + ">";
-  };
-  return {
-      {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
-       forced(128, 4, "[1, 4, 8]")},
-      {3, 11, 17, 24, 64, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", true, true, false,
-       forced(64, 6, "[2, 2, 4]")},
-      // 98-pixel boxes: the second consumer's rows past the box are stale.
-      {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
-       forced(192, 3, "[2, 7, 7]")},
-      {1, 9, 9, 16, 32, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, "f16", false, false, false,
-       forced(128, 2, "[1, 5, 5]")},
-      {2, 10, 9, 136, 256, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false, false,
-       forced(256, 3, "[2, 8, 8]")},
-      {32, 28, 28, 128, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
-       forced(128, 5, "[8, 4, 4]")},
-      // Boxes of whole 7 x 7 rows of 18 images (ResNet-50's last stage at
-      // batch 32), the last box 2 images deep.
-      {20, 7, 7, 64, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
-       forced(64, 6, "[18, 1, 7]")},
-      // Ping-pong: one warpgroup's tile rows past a 98-pixel box, a residual
-      // and a strided ragged edge, blocks walking several tiles each.
-      {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
-       forced(128, 5, "[2, 7, 7]", "pingpong", 1)},
-      {3, 11, 17, 24, 72, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", true, true, false,
-       forced(64, 6, "[2, 2, 4]", "pingpong", 5)},
-      // Multicast pairs: an odd count of pixel tiles, both schedules.
-      {2, 13, 15, 40, 200, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
-       forced(128, 4, "[1, 4, 8]", "cooperative", 6, 2)},
-      {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
-       forced(128, 5, "[1, 4, 7]", "pingpong", 4, 2)},
-      // Two blocks a multiprocessor.
-      {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, true, false,
-       forced(64, 2, "[1, 4, 8]", "cooperative", 7, 1, 2)},
-  };
-}
-
-const char *const kEightChannelPool = "#kiln.kernel<variant = pooling, tile = [1, 8, 1], "
-                                      "grid_limit = 2112>";
-
-std::vector<std::string> poolCases() {
-  return {pool({2, 9, 9, 5}, "max", {3, 3}, {2, 2}, {1, 1, 1, 1}, false, false, "f32"),
-          pool({2, 8, 7, 17}, "max", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, false, "f16"),
-          pool({2, 8, 7, 17}, "avg", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, true, "f32"),
-          pool({1, 7, 7, 8}, "avg", {2, 2}, {2, 2}, {0, 0, 1, 1}, true, false, "f32"),
-          pool({2, 6, 9, 3}, "avg", {3, 2}, {3, 2}, {1, 1, 1, 1}, true, false, "bf16"),
-          pool({1, 5, 5, 4}, "avg", {3, 3}, {1, 1}, {1, 1, 1, 1}, false, true, "f16"),
-          // Eight channels a thread (forced: the policy does not take it
-          // yet), ragged sizes, borders, ceil mode and both divisors.
-          pool({2, 13, 11, 24}, "max", {3, 3}, {2, 2}, {1, 1, 1, 1}, false, false, "f16",
-               kEightChannelPool),
-          pool({3, 9, 10, 16}, "max", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, false, "bf16",
-               kEightChannelPool),
-          pool({2, 8, 7, 40}, "avg", {3, 3}, {2, 2}, {1, 0, 0, 1}, true, true, "f16",
-               kEightChannelPool),
-          pool({1, 7, 9, 8}, "avg", {2, 3}, {1, 2}, {1, 1, 1, 1}, false, false, "bf16",
-               kEightChannelPool)};
-}
-
-std::vector<std::string> reduceCases() {
-  return {reduce({2, 7, 7, 64}, "reduce_mean", {1, 2}, true, "f16"),
-          reduce({3, 5, 6, 5}, "reduce_mean", {1, 2}, false, "f32"),
-          reduce({6, 300}, "reduce_sum", {1}, false, "f32"),
-          reduce({4, 3, 33}, "reduce_max", {0, 2}, true, "bf16"),
-          reduce({5, 2000}, "reduce_mean", {1}, true, "f32"),
-          reduce({7, 9, 4}, "reduce_sum", {0}, false, "f32"),
-          // Straight from the group's input over a middle run (kiln_reduce.cuh):
-          // 16-byte vectors, L split over a cluster of 8, 2 and 4 blocks
-          // (ragged), and unsplit; sum, mean and max; every element type.
-          reduce({32, 56, 56, 96}, "reduce_mean", {1, 2}, true, "f16", false),
-          reduce({2, 37, 29, 16}, "reduce_mean", {1, 2}, true, "f16", false),
-          reduce({2, 4099, 4}, "reduce_sum", {1}, false, "f32", false),
-          reduce({3, 13, 11, 40}, "reduce_mean", {1, 2}, false, "bf16", false),
-          reduce({6, 300, 16}, "reduce_max", {1}, true, "bf16", false),
-          reduce({4, 50, 3, 24}, "reduce_sum", {1}, false, "f32", false)};
-}
 } // namespace
 
 TEST(KernelsGpu, ElementwiseBroadcastOddSizes) {
@@ -862,145 +598,6 @@ TEST(KernelsGpu, VectorRowsFromUnalignedPointers) {
   expectMatchesReference(layerNorm(9, 1024, "f32"));
 }
 
-//===----------------------------------------------------------------------===//
-// Convolution, pooling, reductions, data movement
-//===----------------------------------------------------------------------===//
-
-/// Which of convCases() each GPU test runs, by index: every case in one set
-/// (KernelsGpu.ConvCasesEachRunOnce checks it without a GPU).
-const std::map<std::string, std::vector<int>> &convCaseSets() {
-  static const std::map<std::string, std::vector<int>> sets = {
-      {"ConvFp32Simt", {0, 1, 2}},
-      {"ConvFp32GroupedDepthwise1x1Nchw", {3, 4, 5, 6}},
-      {"ConvFp16StemAndStrided", {7, 8, 15}},
-      {"ConvStemFewChannels", {16, 17, 18, 19}},
-      {"Conv1x1AsGemm", {9, 10}},
-      {"ConvGroupedDepthwiseNchwReduced", {11, 12, 13, 14, 20, 21, 22, 23, 24, 25}},
-      {"ConvDepthwiseColumns", {26, 27, 28, 29, 30}}};
-  return sets;
-}
-
-TEST(KernelsGpu, ConvCasesEachRunOnce) {
-  std::vector<int> seen(convCases().size(), 0);
-  for (const auto &[name, indices] : convCaseSets())
-    for (int i : indices) {
-      ASSERT_LT(i, static_cast<int>(seen.size())) << name;
-      ++seen[i];
-    }
-  for (size_t i = 0; i < seen.size(); ++i)
-    EXPECT_EQ(seen[i], 1) << "convCases()[" << i << "] runs in " << seen[i] << " tests";
-}
-
-TEST(KernelsGpu, ConvFp32Simt) {
-  KILN_REQUIRE_GPU();
-  auto cases = convCases();
-  for (int i : convCaseSets().at("ConvFp32Simt"))
-    expectMatchesReference(conv(cases[i]));
-}
-
-TEST(KernelsGpu, ConvFp32GroupedDepthwise1x1Nchw) {
-  KILN_REQUIRE_GPU();
-  auto cases = convCases();
-  for (int i : convCaseSets().at("ConvFp32GroupedDepthwise1x1Nchw"))
-    expectMatchesReference(conv(cases[i]));
-}
-
-TEST(KernelsGpu, ConvFp16StemAndStrided) {
-  KILN_REQUIRE_GPU();
-  auto cases = convCases();
-  for (int i : convCaseSets().at("ConvFp16StemAndStrided"))
-    expectMatchesReference(conv(cases[i]));
-}
-
-TEST(KernelsGpu, ConvStemFewChannels) {
-  KILN_REQUIRE_GPU();
-  auto cases = convCases();
-  for (int i : convCaseSets().at("ConvStemFewChannels"))
-    expectMatchesReference(conv(cases[i]));
-}
-
-TEST(KernelsGpu, Conv1x1AsGemm) {
-  KILN_REQUIRE_GPU();
-  auto cases = convCases();
-  for (int i : convCaseSets().at("Conv1x1AsGemm"))
-    expectMatchesReference(conv(cases[i]));
-}
-
-TEST(KernelsGpu, ConvGroupedDepthwiseNchwReduced) {
-  KILN_REQUIRE_GPU();
-  auto cases = convCases();
-  for (int i : convCaseSets().at("ConvGroupedDepthwiseNchwReduced"))
-    expectMatchesReference(conv(cases[i]));
-}
-
-// Eight channels of two or four adjacent output columns a thread.
-TEST(KernelsGpu, ConvDepthwiseColumns) {
-  KILN_REQUIRE_GPU();
-  auto cases = convCases();
-  for (int i : convCaseSets().at("ConvDepthwiseColumns"))
-    expectMatchesReference(conv(cases[i]));
-}
-
-// On an H200 the sm_90a image runs TMA + wgmma; with KILN_GPU_TEST_ARCH=
-// sm_80 the same kernels run their mma.sync fallback on the same grid.
-TEST(KernelsGpu, ConvHopperImplicitGemm) {
-  KILN_REQUIRE_GPU();
-  for (const ConvCase &c : hopperConvCases())
-    expectMatchesReference(conv(c));
-}
-
-TEST(KernelsGpu, PoolingMaxAvgCeilModePadding) {
-  KILN_REQUIRE_GPU();
-  for (const std::string &ir : poolCases())
-    expectMatchesReference(ir);
-}
-
-TEST(KernelsGpu, ReductionsWithPrologueAndEpilogue) {
-  KILN_REQUIRE_GPU();
-  for (const std::string &ir : reduceCases())
-    expectMatchesReference(ir);
-}
-
-TEST(KernelsGpu, PermuteSliceConcat) {
-  KILN_REQUIRE_GPU();
-  expectMatchesReference(movement("f32"));
-  expectMatchesReference(movement("f16"));
-}
-
-// Needs no GPU: the evaluator's NHWC convolution and pooling (explicit
-// padding, PyTorch's divisors) agree with ATen's NCHW ops where ATen can
-// express the padding (symmetric).
-TEST(KernelsGpu, ReferenceWindowsMatchATen) {
-  MLIRContext context;
-  context.loadDialect<KilnDialect, func::FuncDialect>();
-  auto evaluate = [&](const std::string &ir, std::vector<at::Tensor> &inputs) {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
-    EXPECT_TRUE(module);
-    auto fn = *module->getOps<func::FuncOp>().begin();
-    inputs = randomInputs(fn, 3);
-    std::string error;
-    auto results = frontend::evaluateReference(fn, inputs, error);
-    EXPECT_TRUE(results) << error;
-    return results ? (*results)[0] : at::Tensor();
-  };
-  std::vector<at::Tensor> in;
-  at::Tensor got = evaluate(conv({2, 9, 8, 6, 4, 3, 3, {2, 1}, {1, 2, 1, 2}, {1, 2}, 2, "f32", true, false}), in);
-  at::Tensor want = at::relu(at::conv2d(in[0].permute({0, 3, 1, 2}), in[1].permute({0, 3, 1, 2}),
-                                        in[2], {2, 1}, {1, 2}, {1, 2}, 2))
-                        .permute({0, 2, 3, 1});
-  EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6);
-  for (bool ceil : {false, true})
-    for (bool includePad : {false, true}) {
-      got = evaluate(pool({2, 8, 7, 3}, "avg", {3, 3}, {2, 2}, {1, 1, 1, 1}, ceil, includePad, "f32"), in);
-      want = at::avg_pool2d(in[0].permute({0, 3, 1, 2}), {3, 3}, {2, 2}, {1, 1}, ceil, includePad)
-                 .permute({0, 2, 3, 1}) * 2;
-      EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6) << ceil << includePad;
-    }
-  got = evaluate(pool({2, 8, 7, 3}, "max", {3, 3}, {2, 2}, {1, 1, 1, 1}, true, false, "f32"), in);
-  want = at::max_pool2d(in[0].permute({0, 3, 1, 2}), {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)
-             .permute({0, 2, 3, 1}) * 2;
-  EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6);
-}
 
 
 // Needs NVRTC, not a GPU: every kernel above compiles for both targets the
