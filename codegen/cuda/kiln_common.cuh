@@ -48,6 +48,14 @@ __device__ __forceinline__ float to_float(long long x) { return (float)x; }
 __device__ __forceinline__ float to_float(int x) { return (float)x; }
 __device__ __forceinline__ float to_float(bool x) { return x ? 1.0f : 0.0f; }
 
+/// A wgmma accumulator as an epilogue's first instruction should read it:
+/// x + -0, exact for every x (-0 included). Where a conversion reads the
+/// accumulator's register directly (the rounding of a bias-free linear's
+/// result to fp16), ptxas serializes every wgmma of a ping-pong kernel
+/// (C7514), which kiln rejects; an add in front of it does not. (__fadd_rn,
+/// which the compiler does not fold away as it would a plain x + -0.0f.)
+__device__ __forceinline__ float accumulator_value(float x) { return __fadd_rn(x, -0.0f); }
+
 template <typename T> __device__ __forceinline__ T from_float(float x);
 template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
 template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }

@@ -224,15 +224,19 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   // through idx it would cost a 64-bit remainder per element (and, in the
   // wgmma epilogue, registers enough to spill).
   std::string accumulator = "acc";
+  KernelConfigAttr config = configOf(group);
+  KernelVariant variant = config.getVariant();
   if (conv.getBias())
     accumulator = "(acc + kiln::to_float(in" +
                   std::to_string(cast<BlockArgument>(conv.getBias()).getArgNumber()) + "[o]))";
+  else if (!element.isF32() && variant == KernelVariant::conv_wgmma)
+    // Rounded straight from the wgmma accumulator, a bias-free
+    // convolution's result serializes the kernel's wgmmas (kiln_common.cuh).
+    accumulator = "kiln::accumulator_value(acc)";
   SmallVector<Operation *> skip = {conv};
   if (layoutChange)
     skip.push_back(layoutChange);
 
-  KernelConfigAttr config = configOf(group);
-  KernelVariant variant = config.getVariant();
   auto refuse = [&](StringRef why) {
     return group.emitOpError("cannot run as ")
            << stringifyKernelVariant(variant) << ": " << why;

@@ -208,6 +208,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return anchor->emitOpError("the bias must be an input of the group");
     accumulator = "(acc + kiln::to_float(in" + std::to_string(biasArg.getArgNumber()) +
                   "[n]))";
+  } else if (!element.isF32() &&
+             configOf(group).getVariant() == KernelVariant::gemm_wgmma) {
+    // Rounded straight from the wgmma accumulator, a bias-free linear's
+    // result serializes the kernel's wgmmas (kiln_common.cuh).
+    accumulator = "kiln::accumulator_value(acc)";
   }
   // The GEMM's own result rounds to its type before the epilogue reads it,
   // as it would through memory.

@@ -33,6 +33,12 @@
 //   CONV-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // CONV-LABEL: // === ptx s2_k0
 //       CONV: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// The bias-free ping-pong convolution assembles without the wgmma
+// serialization warning: its epilogue's first read of the accumulator is
+// the add of -0.
+// CONV-LABEL: // === ptx bias_free_pingpong_k0
+//       CONV: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+//       CONV: add.rn.f32
 // POOL-LABEL: // === ptx maxp_k0
 // POOL-LABEL: // === ptx avgp_k0
 // POOL-LABEL: // === ptx maxp8_k0

@@ -247,3 +247,24 @@ func.func @s2(%x: tensor<4x15x17x40xbf16>, %w: tensor<72x3x3x40xbf16>, %b: tenso
   }
   return %0 : tensor<4x8x9x72xbf16>
 }
+
+// -----
+
+// A bias-free convolution on Hopper's ping-pong schedule: its epilogue reads
+// the accumulator through an add of -0 first (kiln::accumulator_value), as
+// a bias-free GEMM's does; converted straight from the accumulator, ptxas
+// serialized the kernel's wgmmas and kiln rejected it (compile-sm90a.mlir
+// assembles it).
+// CHECK-LABEL: // === kernel bias_free_pingpong_k0
+//       CHECK:     kiln::from_float<__half>(kiln::accumulator_value(acc))
+//       CHECK:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __half, 128, 5, kiln::sm90::Schedule::pingpong
+func.func @bias_free_pingpong(%x: tensor<2x14x14x64xf16>, %w: tensor<200x1x1x64xf16>, %r: tensor<2x7x7x200xf16>) -> tensor<2x7x7x200xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<2x14x14x64xf16>, tensor<200x1x1x64xf16>, tensor<2x7x7x200xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 1, pixel_tile = [2, 7, 7], schedule = pingpong>} -> tensor<2x7x7x200xf16> {
+  ^bb0(%ax: tensor<2x14x14x64xf16>, %aw: tensor<200x1x1x64xf16>, %ar: tensor<2x7x7x200xf16>):
+    %y = kiln.conv2d %ax, %aw strides = [2, 2] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<2x14x14x64xf16>, tensor<200x1x1x64xf16>) -> tensor<2x7x7x200xf16>
+    %s = kiln.add %y, %ar : tensor<2x7x7x200xf16>
+    %q = kiln.relu %s : tensor<2x7x7x200xf16>
+    kiln.yield %q : tensor<2x7x7x200xf16>
+  }
+  return %0 : tensor<2x7x7x200xf16>
+}

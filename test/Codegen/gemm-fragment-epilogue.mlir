@@ -16,6 +16,7 @@
 // A transformer's FFN up-projection: bias + GELU, N = 200 (ragged in the
 // 128-wide tile, a multiple of 8).
 // CHECK-LABEL: // === kernel up_k0
+//   CHECK-NOT:   accumulator_value
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
@@ -150,4 +151,29 @@ func.func @wide_result(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>) -> tensor
     kiln.yield %c : tensor<300x256xf32>
   }
   return %0 : tensor<300x256xf32>
+}
+
+// -----
+
+// A bias-free linear whose result the epilogue rounds before its bias input
+// and GELU (LLaMA's projections, a bias added as an op of its own): the
+// first instruction to read the accumulator is an add of -0
+// (accumulator_value), not the conversion, which made ptxas serialize the
+// ping-pong kernel's wgmmas (C7514) and kiln reject the kernel.
+// CHECK-LABEL: // === kernel bias_free_k0
+//       CHECK:     (kiln::to_float(kiln::from_float<__half>(kiln::accumulator_value(acc))) + v
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5, kiln::sm90::Schedule::pingpong
+// PTX-LABEL: // === ptx bias_free_k0
+//       PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+//       PTX: add.rn.f32
+func.func @bias_free(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %b: tensor<200xf16>) -> tensor<300x200xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<300x64xf16>, tensor<200x64xf16>, tensor<200xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4, schedule = pingpong>} -> tensor<300x200xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<200x64xf16>, %bb: tensor<200xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<200x64xf16>) -> tensor<300x200xf16>
+    %c = kiln.broadcast %bb : tensor<200xf16> -> tensor<300x200xf16>
+    %s = kiln.add %l, %c : tensor<300x200xf16>
+    %g = kiln.gelu %s : tensor<300x200xf16>
+    kiln.yield %g : tensor<300x200xf16>
+  }
+  return %0 : tensor<300x200xf16>
 }

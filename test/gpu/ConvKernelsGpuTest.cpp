@@ -251,6 +251,13 @@ std::vector<ConvCase> hopperConvCases() {
        forced(128, 5, "[2, 7, 7]", "pingpong", 1)},
       {3, 11, 17, 24, 72, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", true, true, false,
        forced(64, 6, "[2, 2, 4]", "pingpong", 5)},
+      // Bias-free, so that the epilogue rounds the accumulator itself first
+      // (ptxas serialized such a ping-pong kernel's wgmmas; kiln rejected it),
+      // with and without a residual.
+      {2, 14, 14, 64, 200, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", false, true, false,
+       forced(128, 5, "[2, 7, 7]", "pingpong", 1)},
+      {3, 11, 17, 24, 72, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", false, false, false,
+       forced(64, 6, "[2, 2, 4]", "pingpong", 5)},
       // Multicast pairs: an odd count of pixel tiles, both schedules.
       {2, 13, 15, 40, 200, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
        forced(128, 4, "[1, 4, 8]", "cooperative", 6, 2)},

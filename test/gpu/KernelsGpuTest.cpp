@@ -103,6 +103,26 @@ std::string linear(int64_t m, int64_t n, int64_t k, const std::string &type,
          "    kiln.yield %s : " + y + "\n  }\n  return %0 : " + y + "\n}\n";
 }
 
+/// A bias-free linear (LLaMA's projections; a bias added as a separate
+/// op): the epilogue rounds the accumulator itself first, then adds a [N]
+/// input, applies GELU and adds a residual.
+std::string biasFreeLinear(int64_t m, int64_t n, int64_t k, const std::string &type,
+                           const std::string &kernel) {
+  auto t = [&](std::string s) { return "tensor<" + s + "x" + type + ">"; };
+  std::string x = t(std::to_string(m) + "x" + std::to_string(k));
+  std::string w = t(std::to_string(n) + "x" + std::to_string(k));
+  std::string b = t(std::to_string(n));
+  std::string y = t(std::to_string(m) + "x" + std::to_string(n));
+  return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ", %r: " + y + ") -> " + y +
+         " {\n  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : " + x + ", " + w + ", " + b +
+         ", " + y + ") {kiln.kernel = " + kernel + "} -> " + y + " {\n  ^bb0(%a: " + x +
+         ", %bw: " + w + ", %bb: " + b + ", %br: " + y + "):\n    %l = kiln.linear %a, %bw : (" +
+         x + ", " + w + ") -> " + y + "\n    %c = kiln.broadcast %bb : " + b + " -> " + y +
+         "\n    %s = kiln.add %l, %c : " + y + "\n    %g = kiln.gelu %s : " + y +
+         "\n    %o = kiln.add %g, %br : " + y + "\n    kiln.yield %o : " + y +
+         "\n  }\n  return %0 : " + y + "\n}\n";
+}
+
 std::string batchMatmul(const std::string &lhs, const std::string &rhs,
                         const std::string &out, const std::string &op) {
   return "func.func @f(%a: " + lhs + ", %b: " + rhs + ") -> " + out + " {\n"
@@ -326,6 +346,17 @@ TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
     SCOPED_TRACE(kernel);
     expectMatchesReference(linear(300, 500, 712, "f16", kernel));
     expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+  }
+}
+
+// A bias-free linear on every Hopper config: the epilogue rounds the
+// accumulator itself before the bias input, GELU and a residual.
+TEST(KernelsGpu, LinearWgmmaBiasFree) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : wgmmaConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(biasFreeLinear(300, 504, 712, "f16", kernel));
+    expectMatchesReference(biasFreeLinear(129, 200, 72, "bf16", kernel));
   }
 }
 
@@ -618,6 +649,9 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   for (const std::string &kernel : wgmmaConfigs()) {
     irs.push_back(linear(300, 500, 712, "bf16", kernel));
     irs.push_back(linear(300, 504, 712, "f16", kernel, /*residual=*/false)); // fragments
+    // Without a bias: ptxas serialized a ping-pong kernel's wgmmas where the
+    // epilogue's first instruction converted the accumulator (C7514).
+    irs.push_back(biasFreeLinear(300, 504, 712, "f16", kernel));
   }
   for (const NarrowCase &c : narrowCases())
     irs.push_back(linear(c.m, c.n, c.k, c.type, narrowConfig(c.gridLimit)));
