@@ -346,7 +346,12 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
       CompileJobResult &result = compiled[job++];
       std::optional<NvrtcOutput> &out = result.output;
       if (!out) {
+        // Where in the model the kernel's group comes from: a rejected
+        // kernel is kiln's limit, but the user needs to know which layer.
         error = result.error;
+        if (auto file = kernelOps[k].getLoc()->findInstanceOf<FileLineColLoc>())
+          error = "the kernel of the ops at " + file.getFilename().str() + ":" +
+                  std::to_string(file.getLine()) + ": " + error;
         return std::nullopt;
       }
       ++(out->fromCache ? stats.cachedImages : stats.compiledImages);

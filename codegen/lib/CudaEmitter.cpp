@@ -347,24 +347,9 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
   auto compiled = compileWithNvrtc(kernel.source, kernel.name, options, error);
   if (!compiled)
     return std::nullopt;
-  // ptxas -v: "N bytes stack frame, M bytes spill stores, K bytes spill loads".
-  static const std::regex usage(R"((\d+) bytes stack frame, (\d+) bytes spill stores)");
-  std::smatch match;
-  if (std::regex_search(compiled->log, match, usage) &&
-      (match[1] != "0" || match[2] != "0")) {
-    error = "kernel '" + kernel.name + "' for " + arch + " uses " + match[1].str() +
-            " bytes of stack and spills " + match[2].str() +
-            " bytes: rejected (it would run from local memory)\n" + compiled->log;
+  error = ptxasRejection(kernel.name, arch, compiled->log);
+  if (!error.empty())
     return std::nullopt;
-  }
-  // "ptxas warning : (C7515) Potential Performance Loss: ..."; matched with
-  // its parentheses, since a hashed kernel name may contain "C75" too.
-  static const std::regex performanceWarning(R"(\(C75[0-9][0-9]\))");
-  if (std::regex_search(compiled->log, performanceWarning)) {
-    error = "kernel '" + kernel.name + "' for " + arch +
-            " has a ptxas performance warning: rejected\n" + compiled->log;
-    return std::nullopt;
-  }
   // The cache only saves time: a failed write (a full disk) costs the next
   // compile its speed, never its result.
   std::string ignored;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <regex>
 #include <sstream>
 
 using namespace kiln::codegen;
@@ -153,4 +154,35 @@ kiln::codegen::compileWithNvrtc(std::string_view source, std::string_view name,
 std::mutex &kiln::codegen::nvrtcCompileMutex() {
   static std::mutex *mutex = new std::mutex();
   return *mutex;
+}
+
+std::string kiln::codegen::ptxasRejection(const std::string &name, const std::string &arch,
+                                          const std::string &log) {
+  // ptxas -v: "N bytes stack frame, M bytes spill stores, K bytes spill loads".
+  static const std::regex usage(R"((\d+) bytes stack frame, (\d+) bytes spill stores)");
+  // "ptxas warning : (C7515) Potential Performance Loss: ..."; matched with
+  // its parentheses, since a hashed kernel name may contain "C75" too.
+  static const std::regex performanceWarning(R"(\(C75[0-9][0-9]\))");
+  std::string cause;
+  std::smatch match;
+  if (std::regex_search(log, match, usage) && (match[1] != "0" || match[2] != "0"))
+    cause = "uses " + match[1].str() + " bytes of stack and spills " + match[2].str() +
+            " bytes: rejected (it would run from local memory)";
+  else if (std::regex_search(log, performanceWarning))
+    cause = "has a ptxas performance warning: rejected";
+  else
+    return {};
+  // The report's lines that say why, not NVRTC's whole log (the source's
+  // own warnings and every function's register counts).
+  std::string why;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch spill;
+    bool spills = std::regex_search(line, spill, usage) && (spill[1] != "0" || spill[2] != "0");
+    if (spills || std::regex_search(line, performanceWarning)) {
+      line.erase(0, line.find_first_not_of(" \t"));
+      why += "\n  " + line;
+    }
+  }
+  return "kernel '" + name + "' for " + arch + " " + cause + why;
 }

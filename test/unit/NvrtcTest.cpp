@@ -113,3 +113,40 @@ TEST(Nvrtc, ChecksArchitecturesUpFront) {
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   }
 }
+
+// ptxas' report decides whether a kernel is kept. A rejection is one line
+// naming the cause, then the report's lines that say it; NVRTC's own
+// warnings about the source and the other lines stay out of it.
+TEST(Nvrtc, PtxasRejectionNamesTheCause) {
+  const std::string clean =
+      "kiln_k.cu(24): warning #177-D: variable \"idx\" was declared but never referenced\n"
+      "ptxas info    : Compiling entry function 'kiln_C7514AB' for 'sm_90a'\n"
+      "ptxas info    : Function properties for kiln_C7514AB\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 16 barriers, 80 bytes smem\n";
+  // A kernel name may contain "C75": only the parenthesized code counts.
+  EXPECT_EQ(ptxasRejection("kiln_C7514AB", "sm_90a", clean), "");
+
+  const std::string spilling =
+      "kiln_k.cu(24): warning #177-D: variable \"idx\" was declared but never referenced\n"
+      "ptxas info    : Function properties for kiln_k\n"
+      "    24 bytes stack frame, 24 bytes spill stores, 24 bytes spill loads\n"
+      "ptxas info    : Used 168 registers\n";
+  EXPECT_EQ(ptxasRejection("kiln_k", "sm_90a", spilling),
+            "kernel 'kiln_k' for sm_90a uses 24 bytes of stack and spills 24 bytes: rejected "
+            "(it would run from local memory)\n"
+            "  24 bytes stack frame, 24 bytes spill stores, 24 bytes spill loads");
+
+  const std::string serialized =
+      "kiln_k.cu(24): warning #177-D: variable \"idx\" was declared but never referenced\n"
+      "ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are "
+      "serialized due to non wgmma instructions reading accumulator registers\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
+  const std::string why = ptxasRejection("kiln_k", "sm_90a", serialized);
+  EXPECT_EQ(why.find("kernel 'kiln_k' for sm_90a has a ptxas performance warning: rejected\n"
+                     "  ptxas info    : (C7514) Potential Performance Loss"),
+            0u)
+      << why;
+  EXPECT_EQ(why.find("#177-D"), std::string::npos) << why;
+  EXPECT_EQ(why.find("bytes stack frame"), std::string::npos) << why;
+}

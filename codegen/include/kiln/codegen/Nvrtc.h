@@ -60,6 +60,14 @@ std::string nvrtcVersion();
 /// The CUDA toolkit root whose headers kernels are compiled against.
 std::string cudaToolkitRoot();
 
+/// Why ptxas' report `log` (ptxas -v and its warnings) rejects kernel `name`
+/// for `arch`: a stack frame or spills (it would run from local memory), or
+/// a performance warning (C75xx: wgmmas serialized, ...). One line naming
+/// the cause, then the report's lines that say it, indented; empty where
+/// the kernel is accepted.
+std::string ptxasRejection(const std::string &name, const std::string &arch,
+                           const std::string &log);
+
 } // namespace kiln::codegen
 
 #endif // KILN_CODEGEN_NVRTC_H
