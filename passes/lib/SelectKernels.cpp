@@ -604,21 +604,6 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
                                       "layout change or Cin per group % 8 != 0")};
 }
 
-/// A float mask that varies by query and by key (a position bias as T5's or
-/// Swin's, a float causal mask): each score loads a mask value of its own,
-/// and attention_wgmma's overlapped schedule then needs more than the 128
-/// registers of three blocks a multiprocessor (8 to 24 bytes spilled at S =
-/// 128 and 197, NVRTC 13.0). Boolean masks and masks broadcast over the
-/// queries (a padding mask) fit.
-static bool perScoreFloatMask(AttentionOp attention) {
-  Value mask = attention.getMask();
-  if (!mask)
-    return false;
-  auto type = cast<RankedTensorType>(mask.getType());
-  return !type.getElementType().isInteger(1) && type.getRank() >= 2 &&
-         type.getDimSize(type.getRank() - 2) != 1;
-}
-
 /// attention_mma takes 64 queries a block (4 warps) unless asked for 128:
 /// 8 warps would read each K/V tile once for twice the queries and leave
 /// half the blocks (BERT at batch 32: 384 blocks of 8 warps, all resident
@@ -651,7 +636,7 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
   else if (!matrixRowsOf(*s.q) || !matrixRowsOf(*s.k) || !matrixRowsOf(*s.v))
     refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
   if (refusedWgmma.empty()) {
-    const bool perScoreMask = perScoreFloatMask(s.attention);
+    const bool perScoreMask = hasPerScoreFloatMask(s.attention);
     const bool overlapped = knobs.attentionOverlap && !perScoreMask;
     return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, 0, 1, 0, {},
                    overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative),

@@ -77,3 +77,19 @@ func.func @overlapped(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v
   }
   return %0 : tensor<2x3x197x64xf16>
 }
+
+// -----
+
+// With a float padding mask (broadcast over the queries) the overlapped
+// schedule is kept; a float mask per score is refused
+// (forced-variants-invalid.mlir).
+// CHECK-LABEL: // === kernel overlapped_padding_k0
+//       CHECK:   kiln::sm90::flash_attention_wgmma<__half, 64, false, true>(map0, map1, map2,
+func.func @overlapped_padding(%q: tensor<2x3x197x64xf16>, %m: tensor<2x1x1x197xf16>) -> tensor<2x3x197x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q, %m : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x1x1x197xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>} -> tensor<2x3x197x64xf16> {
+  ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>, %d: tensor<2x1x1x197xf16>):
+    %o = kiln.attention %a, %b, %c mask %d scale = 0.125 : (tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x1x1x197xf16>) -> tensor<2x3x197x64xf16>
+    kiln.yield %o : tensor<2x3x197x64xf16>
+  }
+  return %0 : tensor<2x3x197x64xf16>
+}

@@ -148,6 +148,15 @@ std::optional<MiddleReductionShape> kiln::middleReductionShapeOf(FusionOp group)
   return shape;
 }
 
+bool kiln::hasPerScoreFloatMask(AttentionOp attention) {
+  Value mask = attention.getMask();
+  if (!mask)
+    return false;
+  auto type = cast<RankedTensorType>(mask.getType());
+  return !type.getElementType().isInteger(1) && type.getRank() >= 2 &&
+         type.getDimSize(type.getRank() - 2) != 1;
+}
+
 std::optional<MatrixRows> kiln::matrixRowsOf(const StridedView &view) {
   const size_t rank = view.shape.size();
   auto type = dyn_cast<RankedTensorType>(view.root.getType());
