@@ -50,10 +50,11 @@ struct AttentionShape {
 
 /// Whether `attention` adds a float mask that varies by query and by key (a
 /// position bias as T5's or Swin's, a float causal mask): each score loads
-/// a mask value of its own, and attention_wgmma's overlapped schedule then
-/// needs more than the 128 registers of three blocks a multiprocessor (8
-/// to 24 bytes spilled at S = 128 and 197, NVRTC 13.0). Boolean masks and
-/// masks broadcast over the queries (a padding mask) fit.
+/// a mask value of its own, and attention_wgmma's overlapped schedule at a
+/// head size of 64 then needs more than the 128 registers of three blocks
+/// a multiprocessor (8 to 24 bytes spilled at S = 128 and 197, NVRTC 13.0;
+/// at 128, two blocks and 168 registers, it fits). Boolean masks and masks
+/// broadcast over the queries (a padding mask) fit.
 bool hasPerScoreFloatMask(AttentionOp attention);
 
 /// A q, k or v view read as rows of its root seen as a [rows, rowStride]
