@@ -156,8 +156,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
     return group.emitOpError("cannot run as attention_wgmma: it needs fp16/bf16, equal head "
                              "sizes of 64 or 128, the tile [64, 64, head size], and q, k and v "
                              "that are 16-byte aligned rows of a matrix a tensor map can read");
-  if (hopper && config.getSchedule() == WgmmaSchedule::overlapped && D == 64 &&
-      hasPerScoreFloatMask(attention))
+  if (hopper && config.getSchedule() == WgmmaSchedule::overlapped &&
+      overlappedAttentionSpills(attention))
     return group.emitOpError("cannot run as attention_wgmma with the overlapped schedule: "
                              "at a head size of 64 with a float mask per score it spills "
                              "(take the cooperative schedule)");

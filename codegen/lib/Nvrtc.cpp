@@ -163,26 +163,28 @@ std::string kiln::codegen::ptxasRejection(const std::string &name, const std::st
   // "ptxas warning : (C7515) Potential Performance Loss: ..."; matched with
   // its parentheses, since a hashed kernel name may contain "C75" too.
   static const std::regex performanceWarning(R"(\(C75[0-9][0-9]\))");
-  std::string cause;
-  std::smatch match;
-  if (std::regex_search(log, match, usage) && (match[1] != "0" || match[2] != "0"))
-    cause = "uses " + match[1].str() + " bytes of stack and spills " + match[2].str() +
-            " bytes: rejected (it would run from local memory)";
-  else if (std::regex_search(log, performanceWarning))
-    cause = "has a ptxas performance warning: rejected";
-  else
-    return {};
   // The report's lines that say why, not NVRTC's whole log (the source's
-  // own warnings and every function's register counts).
-  std::string why;
+  // own warnings and every function's register counts); a spill names the
+  // cause before a warning does.
+  std::string spillCause, why;
+  bool warned = false;
   std::istringstream lines(log);
   for (std::string line; std::getline(lines, line);) {
-    std::smatch spill;
-    bool spills = std::regex_search(line, spill, usage) && (spill[1] != "0" || spill[2] != "0");
-    if (spills || std::regex_search(line, performanceWarning)) {
+    std::smatch match;
+    const bool spills =
+        std::regex_search(line, match, usage) && (match[1] != "0" || match[2] != "0");
+    if (spills && spillCause.empty())
+      spillCause = "uses " + match[1].str() + " bytes of stack and spills " + match[2].str() +
+                   " bytes: rejected (it would run from local memory)";
+    const bool warning = !spills && std::regex_search(line, performanceWarning);
+    warned = warned || warning;
+    if (spills || warning) {
       line.erase(0, line.find_first_not_of(" \t"));
       why += "\n  " + line;
     }
   }
-  return "kernel '" + name + "' for " + arch + " " + cause + why;
+  if (spillCause.empty() && !warned)
+    return {};
+  return "kernel '" + name + "' for " + arch + " " +
+         (spillCause.empty() ? "has a ptxas performance warning: rejected" : spillCause) + why;
 }

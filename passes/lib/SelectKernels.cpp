@@ -636,8 +636,7 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
   else if (!matrixRowsOf(*s.q) || !matrixRowsOf(*s.k) || !matrixRowsOf(*s.v))
     refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
   if (refusedWgmma.empty()) {
-    const bool perScoreMask = D == 64 && hasPerScoreFloatMask(s.attention);
-    const bool overlapped = knobs.attentionOverlap && !perScoreMask;
+    const bool overlapped = knobs.attentionOverlap && !overlappedAttentionSpills(s.attention);
     return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, 0, 1, 0, {},
                    overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative),
             "attention_wgmma: head size " + str(D) + ", 64 queries a block" +

@@ -148,9 +148,9 @@ std::optional<MiddleReductionShape> kiln::middleReductionShapeOf(FusionOp group)
   return shape;
 }
 
-bool kiln::hasPerScoreFloatMask(AttentionOp attention) {
+bool kiln::overlappedAttentionSpills(AttentionOp attention) {
   Value mask = attention.getMask();
-  if (!mask)
+  if (!mask || cast<RankedTensorType>(attention.getQuery().getType()).getShape().back() != 64)
     return false;
   auto type = cast<RankedTensorType>(mask.getType());
   return !type.getElementType().isInteger(1) && type.getRank() >= 2 &&

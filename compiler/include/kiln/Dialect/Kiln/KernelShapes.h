@@ -48,14 +48,14 @@ struct AttentionShape {
   bool rowsChunkAligned = false;
 };
 
-/// Whether `attention` adds a float mask that varies by query and by key (a
-/// position bias as T5's or Swin's, a float causal mask): each score loads
-/// a mask value of its own, and attention_wgmma's overlapped schedule at a
-/// head size of 64 then needs more than the 128 registers of three blocks
-/// a multiprocessor (8 to 24 bytes spilled at S = 128 and 197, NVRTC 13.0;
-/// at 128, two blocks and 168 registers, it fits). Boolean masks and masks
-/// broadcast over the queries (a padding mask) fit.
-bool hasPerScoreFloatMask(AttentionOp attention);
+/// Whether attention_wgmma's overlapped schedule spills on `attention`: at
+/// a head size of 64 (three blocks a multiprocessor, 128 registers) with a
+/// float mask that varies by query and by key (a position bias as T5's or
+/// Swin's, a float causal mask), where each score loads a mask value of its
+/// own (8 to 24 bytes spilled at S = 128 and 197, NVRTC 13.0). Boolean
+/// masks, masks broadcast over the queries (a padding mask) and a head size
+/// of 128 (two blocks, 168 registers) fit.
+bool overlappedAttentionSpills(AttentionOp attention);
 
 /// A q, k or v view read as rows of its root seen as a [rows, rowStride]
 /// matrix (a TMA tensor map of the projection output as it lies): the
