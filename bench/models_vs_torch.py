@@ -437,6 +437,10 @@ def measure(name, batch, args, torch_builds=None):
             row["kiln_native_compile_s"] = seconds
         else:
             row["kiln_native_error"] = (native.stderr or native.stdout).strip()[-300:]
+        if args.kiln_only:
+            # kiln's builds alone: report.py takes torch.compile's from the
+            # files that built it.
+            return row
         def build_torch():
             with torch.no_grad():
                 python_peers(m16, in16, row, args, work)
@@ -551,7 +555,7 @@ def main():
                         help="build times only: kiln-compile's (cold, by phase) beside "
                              "torch.compile's (and with --aoti AOTInductor's), each from "
                              "empty caches, after one build of each that is not counted; "
-                             "no timing")
+                             "no timing (with --kiln-only, kiln's builds alone)")
     parser.add_argument("--pdl", action="store_true",
                         help="also time kiln with programmatic dependent launches")
     parser.add_argument("--profile", action="store_true",

@@ -159,7 +159,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   if (hopper && config.getSchedule() == WgmmaSchedule::overlapped &&
       overlappedAttentionSpills(attention))
     return group.emitOpError("cannot run as attention_wgmma with the overlapped schedule: "
-                             "at a head size of 64 with a float mask per score it spills "
+                             "with a float mask per score it spills "
                              "(take the cooperative schedule)");
   if (tensorCores &&
       (!(element.isF16() || element.isBF16()) || D != Dv || D % 16 != 0 ||

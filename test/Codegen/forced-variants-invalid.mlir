@@ -107,12 +107,10 @@ func.func @attention_wgmma_head32(%q: tensor<1x12x128x32xf16>) -> tensor<1x12x12
 
 // -----
 
-// The overlapped Hopper attention at a head size of 64 with a float mask
-// per score spills (the selection stage keeps such groups cooperative);
-// forced, it is refused before NVRTC. With a padding mask it is accepted
-// (attention-wgmma.mlir), and at a head size of 128 (two blocks a
-// multiprocessor) it compiles (KernelsGpu.AttentionWgmmaOverlappedCompiles).
-// CHECK: error: 'kiln.fusion' op cannot run as attention_wgmma with the overlapped schedule: at a head size of 64 with a float mask per score it spills (take the cooperative schedule)
+// The overlapped Hopper attention with a float mask per score spills (the
+// selection stage keeps such groups cooperative); forced, it is refused
+// before NVRTC. With a padding mask it is accepted (attention-wgmma.mlir).
+// CHECK: error: 'kiln.fusion' op cannot run as attention_wgmma with the overlapped schedule: with a float mask per score it spills (take the cooperative schedule)
 func.func @attention_overlapped_position_bias(%q: tensor<1x12x197x64xf16>, %m: tensor<197x197xf16>) -> tensor<1x12x197x64xf16> {
   %0 = kiln.fusion attention ins(%q, %q, %q, %m : tensor<1x12x197x64xf16>, tensor<1x12x197x64xf16>, tensor<1x12x197x64xf16>, tensor<197x197xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>} -> tensor<1x12x197x64xf16> {
   ^bb0(%a: tensor<1x12x197x64xf16>, %b: tensor<1x12x197x64xf16>, %c: tensor<1x12x197x64xf16>, %d: tensor<197x197xf16>):

@@ -54,18 +54,18 @@ func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s
   return %0, %1, %2 : tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>
 }
 
-// At a head size of 64, a float mask per score (a position bias as T5's or
-// Swin's) keeps the cooperative schedule: the overlapped one spills with it
-// at three blocks a multiprocessor. A float padding mask, broadcast over
-// the queries, stays overlapped, and so does a head size of 128 with a
-// mask per score (two blocks a multiprocessor, 168 registers).
+// A float mask per score (a position bias as T5's or Swin's) keeps the
+// cooperative schedule at both head sizes: the overlapped one spills with
+// it (at 64, three blocks a multiprocessor; at 128, where the key count is
+// a multiple of 64). A float padding mask, broadcast over the queries,
+// stays overlapped.
 // WGMMA-LABEL: func.func @masks(
 //       WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64]>
 //       WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>
 // WHY: remark: attention_wgmma: head size 64, 64 queries a block, softmax and products in turn (a float mask per score: the overlapped schedule spills with it)
 // WHY: remark: attention_wgmma: head size 64, 64 queries a block, softmax overlapped with P V
-//       WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
-// WHY: remark: attention_wgmma: head size 128, 64 queries a block, softmax overlapped with P V
+//       WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128]>
+// WHY: remark: attention_wgmma: head size 128, 64 queries a block, softmax and products in turn (a float mask per score: the overlapped schedule spills with it)
 func.func @masks(%q: tensor<1x12x197x64xf16>, %bias: tensor<197x197xf16>, %pad: tensor<1x1x1x197xf16>, %q128: tensor<1x2x197x128xf16>) -> (tensor<1x12x197x64xf16>, tensor<1x12x197x64xf16>, tensor<1x2x197x128xf16>) {
   %0 = kiln.fusion attention ins(%q, %q, %q, %bias : tensor<1x12x197x64xf16>, tensor<1x12x197x64xf16>, tensor<1x12x197x64xf16>, tensor<197x197xf16>) -> tensor<1x12x197x64xf16> {
   ^bb0(%a: tensor<1x12x197x64xf16>, %b: tensor<1x12x197x64xf16>, %c: tensor<1x12x197x64xf16>, %m: tensor<197x197xf16>):

@@ -150,7 +150,7 @@ std::optional<MiddleReductionShape> kiln::middleReductionShapeOf(FusionOp group)
 
 bool kiln::overlappedAttentionSpills(AttentionOp attention) {
   Value mask = attention.getMask();
-  if (!mask || cast<RankedTensorType>(attention.getQuery().getType()).getShape().back() != 64)
+  if (!mask)
     return false;
   auto type = cast<RankedTensorType>(mask.getType());
   return !type.getElementType().isInteger(1) && type.getRank() >= 2 &&

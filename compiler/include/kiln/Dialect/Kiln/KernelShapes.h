@@ -48,13 +48,16 @@ struct AttentionShape {
   bool rowsChunkAligned = false;
 };
 
-/// Whether attention_wgmma's overlapped schedule spills on `attention`: at
-/// a head size of 64 (three blocks a multiprocessor, 128 registers) with a
-/// float mask that varies by query and by key (a position bias as T5's or
-/// Swin's, a float causal mask), where each score loads a mask value of its
-/// own (8 to 24 bytes spilled at S = 128 and 197, NVRTC 13.0). Boolean
-/// masks, masks broadcast over the queries (a padding mask) and a head size
-/// of 128 (two blocks, 168 registers) fit.
+/// Whether attention_wgmma's overlapped schedule spills on `attention`:
+/// with a float mask that varies by query and by key (a position bias as
+/// T5's or Swin's, a float causal mask), where each score loads a mask value
+/// of its own. At a head size of 64 (three blocks a multiprocessor, 128
+/// registers) 8 to 24 bytes spilled at S = 128 and 197; at 128 (two blocks,
+/// 168 registers) 8 bytes wherever the key count is a multiple of 64 and
+/// the mask is not causal, fp16 and bf16 alike (NVRTC 13.0; S = 197 and
+/// causal ones fit, but the rule does not chase ptxas' allocation case by
+/// case). Boolean masks and masks broadcast over the queries (a padding
+/// mask) fit at both head sizes.
 bool overlappedAttentionSpills(AttentionOp attention);
 
 /// A q, k or v view read as rows of its root seen as a [rows, rowStride]
