@@ -55,10 +55,15 @@ constexpr int kStagingBytes = 8 * 16 * kStagingPitch * 4;
 /// Rows of a staged slice whose epilogue is computed before any is stored
 /// (a GEMM's; an Operands policy sets its own).
 constexpr int kEpilogueRows = 8;
-/// Dynamic shared memory: the stages, the epilogue staging, and 1 KiB to
-/// align the stages to 1024.
-__host__ __device__ constexpr int shared_bytes(int bn, int stages) {
-  return stages * (kTileBytesA + tile_bytes_b(bn)) + kStagingBytes + 1024;
+/// The epilogue warpgroups' schedule: a tile's fp32 accumulators handed
+/// from the consumers to the epilogue warpgroups through shared memory.
+__host__ __device__ constexpr int handoff_bytes(int bn) { return kBM * bn * 4; }
+/// Dynamic shared memory: the stages, the epilogue staging, the handoff
+/// (the epilogue warpgroups' schedule) and 1 KiB to align the stages to
+/// 1024.
+__host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff = false) {
+  return stages * (kTileBytesA + tile_bytes_b(bn)) + kStagingBytes +
+         (handoff ? handoff_bytes(bn) : 0) + 1024;
 }
 /// The most a block may use (227 KiB on sm_90).
 constexpr int kMaxSharedBytes = 232448;
@@ -110,7 +115,32 @@ template <int kBN> struct MatrixOperands {
 ///    the tensor cores: one's main loop runs while the other's epilogue
 ///    does. Its accumulators are twice a cooperative tile's per thread,
 ///    so tiles are 64 or 128 wide.
-enum class Schedule { cooperative, pingpong };
+enum class Schedule { cooperative, pingpong, overlapped, epilogue_warpgroups };
+
+/// The epilogue warpgroups' schedule: five warpgroups, a producer, two
+/// consumers (cooperative main loops) and two that run the epilogues.
+constexpr int kEpilogueWarpgroupThreads = 640;
+/// Its named barriers: 4 + h "half h of the handoff is full", 6 + h "half
+/// h of the handoff is free again" (ping-pong's turns take 1 and 2,
+/// stream-K 3).
+constexpr int kHandoffFullBarrier = 4, kHandoffFreeBarrier = 6;
+
+/// A consumer thread's accumulators as the epilogue warpgroups' thread of
+/// the same place reads them back from the handoff: vector v of thread t
+/// of a half at v * 128 + t (thread-minor: conflict-free, and the same
+/// fragment layout on both sides). Indexed as the accumulators' 16-column
+/// chunks, each read when the epilogue reaches it.
+struct HandoffAccumulators {
+  const float4 *thread;
+  struct Chunk {
+    float v[8];
+    __device__ __forceinline__ float operator[](int i) const { return v[i]; }
+  };
+  __device__ __forceinline__ Chunk operator[](int chunk) const {
+    const float4 a = thread[(2 * chunk) * 128], b = thread[(2 * chunk + 1) * 128];
+    return {{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
+  }
+};
 
 /// Turns of the ping-pong schedule: named barrier 1 + w is "warpgroup w may
 /// start its next main loop".
@@ -159,10 +189,10 @@ __device__ __forceinline__ void store_slice_in_pairs(const Operands &ops, int N,
 /// One warp's share of a tile's epilogue: rows warpRow .. warpRow + 15 of
 /// row tile tileM, the 64-row accumulator half `acc` of columns blockN ..
 /// blockN + kBN - 1, staged through this warp's `staging`.
-template <int kBN, typename Operands, typename Epilogue>
+template <int kBN, typename Operands, typename Epilogue, typename Accumulators>
 __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
                                                    const Epilogue &epilogue,
-                                                   const float (&acc)[kBN / 16][8],
+                                                   const Accumulators &acc,
                                                    float *staging, int tileM, int blockN,
                                                    int warpRow) {
   const int lane = threadIdx.x % 32;
@@ -199,7 +229,7 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
       prefetch_slice(c + 1);
 #pragma unroll
     for (int jj = 0; jj < kStagingCols / 16; ++jj) {
-      const float(&chunk)[8] = acc[c * (kStagingCols / 16) + jj];
+      const auto &chunk = acc[c * (kStagingCols / 16) + jj];
       float *top = staging + (lane / 4) * kStagingPitch + 16 * jj + 2 * (lane % 4);
       float *bottom = top + 8 * kStagingPitch;
       *reinterpret_cast<float2 *>(top) = make_float2(chunk[0], chunk[1]);
@@ -328,10 +358,10 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
 /// takes the opposite path through the other half of the warp's staging:
 /// 16-byte asynchronous copies by rows, one slice ahead of the math, and
 /// ldmatrix back into the accumulators' layout.
-template <int kBN, typename Operands, typename Epilogue>
+template <int kBN, typename Operands, typename Epilogue, typename Accumulators>
 __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Epilogue &epilogue,
-                                                const float (&acc)[kBN / 16][8],
+                                                const Accumulators &acc,
                                                 float *staging, int tileM, int blockN,
                                                 int warpRow, bool firstInputCopied = false) {
   constexpr int kSlices = kBN / kStagingCols;
@@ -382,7 +412,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
     unsigned packed[kStagingCols / 16][4];
 #pragma unroll
     for (int jj = 0; jj < kStagingCols / 16; ++jj) {
-      const float(&chunk)[8] = acc[c * (kStagingCols / 16) + jj];
+      const auto &chunk = acc[c * (kStagingCols / 16) + jj];
       // Columns past N (a tile's ragged end) are computed at the last pair
       // and never stored: N is a multiple of 8, so a stored chunk is whole.
       const int n = blockN + c * kStagingCols + 16 * jj + 2 * (lane % 4);
@@ -447,7 +477,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   static_assert(kBlocksPerSM == 1 ||
                     (kBlocksPerSM == 2 && kBN == 64 && kSchedule == Schedule::cooperative),
                 "two blocks a multiprocessor take cooperative 64-wide tiles");
-  static_assert(kStages >= 2 && shared_bytes(kBN, kStages) <= kMaxSharedBytes,
+  constexpr bool kHandoff = kSchedule == Schedule::epilogue_warpgroups;
+  static_assert(kSchedule != Schedule::overlapped, "the overlapped schedule is attention's");
+  static_assert(!kHandoff || (kBN <= 128 && kMulticast == 1 && kBlocksPerSM == 1 && !kStreamK),
+                "the epilogue warpgroups take tiles 64 or 128 wide, one block a "
+                "multiprocessor, no cluster, no stream-K");
+  static_assert(kStages >= 2 && shared_bytes(kBN, kStages, kHandoff) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
   static_assert(!kStreamK || (kSchedule == Schedule::cooperative && kMulticast == 1 &&
                                kBlocksPerSM == 1),
@@ -466,6 +501,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       dynamicShared + ((1024u - (smem_address(dynamicShared) & 1023u)) & 1023u);
   T *tilesA = reinterpret_cast<T *>(base);
   T *tilesB = reinterpret_cast<T *>(base + kStages * kTileBytesA);
+  float *const stagingBase =
+      reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB));
+  // The epilogue warpgroups' handoff: half h (rows 64h .. 64h + 63) from
+  // consumer h to epilogue warpgroup h.
+  float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + kStagingBytes / 4);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
 
   // Read through a shuffle, the warpgroup index is visibly the same across
@@ -506,12 +546,37 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   else
     __syncthreads();
 
+  // The epilogue's row-varying inputs (a residual) of tile t, pulled into
+  // L2 by the threads that will read them: one tile ahead, the epilogue
+  // finds them there instead of waiting on DRAM slice by slice.
+  auto prefetch_epilogue = [&](int t) {
+    if constexpr (Epilogue::kPrefetchStep > 0) {
+      if (t >= tiles)
+        return;
+      constexpr int kLines = (kBN + Epilogue::kPrefetchStep - 1) / Epilogue::kPrefetchStep;
+      constexpr int kThreadsReading = kPingPong ? 128 : 256;
+      const int tM = rowTile(t), n0 = columns(t);
+      for (int i = kPingPong ? lane128 : threadIdx.x - (kHandoff ? 384 : 128); i < kBM * kLines;
+           i += kThreadsReading) {
+        const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
+        if (ops.stores(m) && n < N)
+          epilogue.prefetch_l2(m, n);
+      }
+    }
+  };
+  // The row input's first slice (of the first row half) on its way during
+  // the main loop. GEMMs only: a convolution's rows take enough registers
+  // to compute that a 192-wide one spilled.
+  constexpr bool kEarlyInput = Epilogue::kFragments && Epilogue::kRowInput &&
+                               Epilogue::kRowInputEarly && !Operands::kRowsByShuffle;
+
   if (warpgroup == 0) {
     // The producer gives its registers to the consumers (one block a
     // multiprocessor: the kernel is compiled to 168 a thread, the consumers
     // need up to 232).
     if constexpr (kBlocksPerSM == 1)
       release_registers<40>();
+    // (Epilogue warpgroups: 40 + 2 x 120 + 2 x 104 of 512 a lane.)
     if (lane128 == 0) {
       int it = 0;
       // The k-tiles [kBegin, kEnd) of one tile into the ring.
@@ -541,13 +606,38 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         for (int tile = cluster; tile < tiles; tile += clusters)
           produce(tile, 0, kTiles);
     }
+  } else if (kHandoff && warpgroup >= 3) {
+    // An epilogue warpgroup: the epilogues of its half of every tile, each
+    // while the consumers run the next tile's main loop.
+    claim_registers<104>();
+    const int half = warpgroup - 3, warp = lane128 / 32;
+    float *staging = stagingBase + (half * 4 + warp) * 16 * kStagingPitch;
+    const HandoffAccumulators acc{handoff + half * (64 * kBN / 4) + lane128};
+    prefetch_epilogue(cluster);
+    for (int tile = cluster; tile < tiles; tile += clusters) {
+      const int tileM = rowTile(tile), blockN = columns(tile);
+      const int warpRow = half * 64 + warp * 16;
+      prefetch_epilogue(tile + clusters);
+      if constexpr (kEarlyInput)
+        copy_first_row_input(ops, N, epilogue, staging, tileM, blockN, warpRow);
+      named_barrier_sync(kHandoffFullBarrier + half, 256);
+      if constexpr (Epilogue::kFragments)
+        store_fragments<kBN>(ops, N, epilogue, acc, staging, tileM, blockN, warpRow,
+                             kEarlyInput);
+      else
+        store_accumulators<kBN>(ops, N, epilogue, acc, staging, tileM, blockN, warpRow);
+      // The consumer waits for this before its next tile's handoff.
+      if (tile + clusters < tiles)
+        named_barrier_arrive(kHandoffFreeBarrier + half, 256);
+    }
   } else {
-    if constexpr (kBlocksPerSM == 1)
+    if constexpr (kHandoff)
+      claim_registers<120>();
+    else if constexpr (kBlocksPerSM == 1)
       claim_registers<232>();
     const int consumer = warpgroup - 1;
     const int warp = lane128 / 32, lane = lane128 % 32;
-    float *staging = reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB)) +
-                     (consumer * 4 + warp) * 16 * kStagingPitch;
+    float *staging = stagingBase + (consumer * 4 + warp) * 16 * kStagingPitch;
     // Row halves of a tile this warpgroup multiplies: its own 64 rows
     // (cooperative) or both (ping-pong).
     constexpr int kHalves = kPingPong ? 2 : 1;
@@ -562,24 +652,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         if constexpr (kMulticast > 1)
           for (unsigned peer = 1; peer < kMulticast; ++peer)
             barrier_arrive_cluster(&empty[stage], (rank + peer) % kMulticast);
-      }
-    };
-    // The epilogue's row-varying inputs (a residual) of tile t, pulled into
-    // L2 by the threads that will read them: one tile ahead, the epilogue
-    // finds them there instead of waiting on DRAM slice by slice.
-    auto prefetch_epilogue = [&](int t) {
-      if constexpr (Epilogue::kPrefetchStep > 0) {
-        if (t >= tiles)
-          return;
-        constexpr int kLines = (kBN + Epilogue::kPrefetchStep - 1) / Epilogue::kPrefetchStep;
-        constexpr int kThreadsReading = kPingPong ? 128 : 256;
-        const int tM = rowTile(t), n0 = columns(t);
-        for (int i = kPingPong ? lane128 : threadIdx.x - 128; i < kBM * kLines;
-             i += kThreadsReading) {
-          const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
-          if (ops.stores(m) && n < N)
-            epilogue.prefetch_l2(m, n);
-        }
       }
     };
     // A tile's accumulators, cleared and pinned to registers.
@@ -700,11 +772,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         store(d, tileM, blockN);
       });
     } else {
-      prefetch_epilogue(cluster + first * clusters);
+      if constexpr (!kHandoff)
+        prefetch_epilogue(cluster + first * clusters);
       for (int j = first, tile = cluster + first * clusters; tile < tiles;
            j += step, tile += step * clusters) {
         const int tileM = rowTile(tile), blockN = columns(tile);
-        prefetch_epilogue(tile + step * clusters);
+        if constexpr (!kHandoff)
+          prefetch_epilogue(tile + step * clusters);
         Accumulators d;
         clear(d);
         // Ping-pong: wait for the other warpgroup to have issued its tile's
@@ -713,12 +787,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         // one phase apart, where its parity would not tell them apart.
         if (kPingPong && j > 0)
           named_barrier_sync(kTurnBarrier + consumer, 256);
-        // The row input's first slice (of the first row half) on its way
-        // during the main loop. GEMMs only: a convolution's rows take
-        // enough registers to compute that a 192-wide one spilled.
-        constexpr bool kEarlyInput = Epilogue::kFragments && Epilogue::kRowInput &&
-                                     Epilogue::kRowInputEarly && !Operands::kRowsByShuffle;
-        if constexpr (kEarlyInput)
+        if constexpr (kEarlyInput && !kHandoff)
           copy_first_row_input(ops, N, epilogue, staging, tileM, blockN,
                                (kPingPong ? 0 : consumer) * 64 + warp * 16);
         int it = j * kTiles;
@@ -727,7 +796,21 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
         drain(previous);
-        store(d, tileM, blockN, kEarlyInput);
+        if constexpr (kHandoff) {
+          // Into the handoff once its epilogue warpgroup is done with the
+          // previous tile's, then theirs.
+          if (j > 0)
+            named_barrier_sync(kHandoffFreeBarrier + consumer, 256);
+          float4 *mine = handoff + consumer * (64 * kBN / 4) + lane128;
+#pragma unroll
+          for (int v = 0; v < kBN / 8; ++v) {
+            const float *q = &d[0][v / 2][(v % 2) * 4];
+            mine[v * 128] = make_float4(q[0], q[1], q[2], q[3]);
+          }
+          named_barrier_arrive(kHandoffFullBarrier + consumer, 256);
+        } else {
+          store(d, tileM, blockN, kEarlyInput);
+        }
       }
     }
   }

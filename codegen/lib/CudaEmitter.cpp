@@ -280,7 +280,7 @@ ImageLaunch kiln::codegen::launchInImage(const EmittedKernel &kernel, const Targ
   const bool hopperPath = image.tensorCores == TensorCoreGeneration::Wgmma;
   ImageLaunch launch;
   std::copy(std::begin(kernel.grid), std::end(kernel.grid), launch.grid);
-  launch.block = kernel.block;
+  launch.block = kernel.otherImagesBlock && !hopperPath ? *kernel.otherImagesBlock : kernel.block;
   launch.dynamicSharedBytes =
       kernel.otherImagesSharedBytes && !hopperPath ? *kernel.otherImagesSharedBytes
                                                    : kernel.dynamicSharedBytes;

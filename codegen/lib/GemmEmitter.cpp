@@ -315,6 +315,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                      : gemv      ? static_cast<unsigned>(32 * ((M + 7) / 8))
                      : hopper    ? 384
                                  : 256;
+  const bool handoff = hopper && config.getSchedule() == WgmmaSchedule::epilogue_warpgroups;
+  if (handoff)
+    threads = 640;
   // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
   // at most one block per H200 multiprocessor; its mma.sync fallback walks
   // 128 x 128 tiles on the same grid.
@@ -386,8 +389,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                     config.getGridLimit());
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes =
-        static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages()));
+        static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages(), handoff));
     kernel.otherImagesSharedBytes = 0;
+    if (handoff)
+      kernel.otherImagesBlock = 384;
     kernel.clusterBlocks = static_cast<unsigned>(multicast);
     // Each block of a cluster loads its share of B's rows.
     kernel.tensorMaps = {
@@ -400,6 +405,21 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     setStreamKLaunch(config, tileWidth, kernel);
   }
   std::string epilogueName = name.str() + "_epilogue";
+  std::string open =
+      splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
+             : kernelOpen(group, name, threads, kernel.tensorMaps.size(),
+                          hopper   ? static_cast<unsigned>(config.getBlocksPerSm())
+                          : narrow ? narrowBlocksPerSM(N)
+                                   : 0,
+                          /*splitCluster=*/hopper && multicast > 1,
+                          /*workspace=*/kernel.workspaceBytes != 0);
+  // The epilogue warpgroups exist in the sm_90a image only: the others'
+  // mma.sync loop is compiled for (and launched with) 384 threads, whose
+  // registers it needs.
+  const std::string handoffThreads = "__launch_bounds__(" + std::to_string(threads) + ",";
+  if (handoff && open.find(handoffThreads) != std::string::npos)
+    open.replace(open.find(handoffThreads), handoffThreads.size(),
+                 "__launch_bounds__(KILN_WGMMA_THREADS,");
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
       (narrow ? "#include \"kiln_gemm_narrow.cuh\"\nstatic_assert(kiln::narrow::kThreads == " +
@@ -412,7 +432,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
             : "") +
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
                     std::to_string(config.getTile()[1]) + ", " +
-                    std::to_string(config.getStages()) +
+                    std::to_string(config.getStages()) + (handoff ? ", true" : "") +
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
@@ -421,6 +441,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
               : "") +
       (hopper && multicast > 1 ? clusterPreamble(multicast) : "") +
       (hopper ? wgmmaBlocksPreamble(config.getBlocksPerSm()) : "") +
+      (handoff ? "// Five warpgroups in the sm_90a image, three elsewhere.\n" +
+                     defineInSm90a("KILN_WGMMA_THREADS", std::to_string(threads), "384")
+               : "") +
       "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",
@@ -429,14 +452,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                            /*pairs=*/N % 2 == 0,
                            /*chunks=*/hopper && N % 8 == 0},
                           epilogue) +
-      "\n" +
-      (splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
-              : kernelOpen(group, name, threads, kernel.tensorMaps.size(),
-                           hopper   ? static_cast<unsigned>(config.getBlocksPerSm())
-                           : narrow ? narrowBlocksPerSM(N)
-                                    : 0,
-                           /*splitCluster=*/hopper && multicast > 1,
-                           /*workspace=*/kernel.workspaceBytes != 0)) +
+      "\n" + open +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
       ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";

@@ -55,13 +55,18 @@ std::string kiln::attentionKnobsError(int64_t rows) {
 
 std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast,
                                   int64_t blocksPerSM) {
-  if (schedule != "auto" && schedule != "cooperative" && schedule != "pingpong")
-    return "--wgmma-schedule must be auto, cooperative or pingpong, got '" + schedule + "'";
+  if (schedule != "auto" && schedule != "cooperative" && schedule != "pingpong" &&
+      schedule != "epilogue_warpgroups")
+    return "--wgmma-schedule must be auto, cooperative, pingpong or epilogue_warpgroups, got '" +
+           schedule + "'";
   if (multicast < 0 || multicast > 2)
     return "--wgmma-multicast must be 0 (the cost model's choice), 1 or 2, got " +
            std::to_string(multicast);
   if (blocksPerSM < 0 || blocksPerSM > 2)
     return "--wgmma-blocks-per-sm must be 0 (the cost model's choice), 1 or 2, got " +
            std::to_string(blocksPerSM);
+  if (schedule == "epilogue_warpgroups" && (multicast == 2 || blocksPerSM == 2))
+    return "--wgmma-schedule=epilogue_warpgroups takes one block a multiprocessor and no "
+           "multicast";
   return "";
 }

@@ -186,6 +186,8 @@ struct WgmmaCandidate {
   int64_t accumulators() const {
     return width / 2 * (schedule == WgmmaSchedule::pingpong ? 2 : 1);
   }
+  bool handoff() const { return schedule == WgmmaSchedule::epilogue_warpgroups;
+  }
 };
 /// 64 wide for few output columns: a 1x1 convolution to 16 or 24 channels
 /// (EfficientNet, MobileNet) in a 128-wide tile computed 8 or 5 times the
@@ -194,7 +196,9 @@ struct WgmmaCandidate {
 constexpr WgmmaCandidate kWgmmaCandidates[] = {
     {WgmmaSchedule::cooperative, 256, 1.0}, {WgmmaSchedule::cooperative, 192, 1.05},
     {WgmmaSchedule::cooperative, 128, 1.15}, {WgmmaSchedule::cooperative, 64, 1.3},
-    {WgmmaSchedule::pingpong, 128, 1.15},    {WgmmaSchedule::pingpong, 64, 1.3}};
+    {WgmmaSchedule::pingpong, 128, 1.15},    {WgmmaSchedule::pingpong, 64, 1.3},
+    {WgmmaSchedule::epilogue_warpgroups, 128, 1.15},
+    {WgmmaSchedule::epilogue_warpgroups, 64, 1.3}};
 /// An epilogue that reads an input at every output element (a residual):
 /// beside 128 accumulators per thread (a 256-wide cooperative tile), ptxas
 /// issues those loads one at a time, each a round trip to memory
@@ -321,8 +325,17 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     multicast = 1;
   // Two blocks a multiprocessor only when asked for (not yet measured).
   const int64_t blocksPerSM = knobs.wgmmaBlocksPerSM == 2 ? 2 : 1;
+  // The epilogue warpgroups only when asked for (not yet measured), and
+  // for GEMMs alone: a convolution asking for them takes the cost model's.
+  const bool conv = group.getKind() == FusionKind::conv_epilogue;
+  const bool anySchedule =
+      schedule == "auto" || (conv && schedule == "epilogue_warpgroups");
   for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
-    if (schedule != "auto" && scheduleName(candidate.schedule) != schedule)
+    if (anySchedule ? candidate.handoff()
+                    : scheduleName(candidate.schedule) != schedule)
+      continue;
+    // (Its tiles: one block a multiprocessor, no cluster.)
+    if (candidate.handoff() && (multicast != 1 || knobs.wgmmaBlocksPerSM == 2))
       continue;
     if (residual && candidate.accumulators() > kResidualMaxAccumulators)
       continue;
@@ -332,9 +345,11 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     int64_t blocks = ceilDiv(ceilDiv(s.M, 128), multicast) * multicast *
                      ceilDiv(s.N, candidate.width) * s.batch;
     int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
-    double steps = candidate.schedule == WgmmaSchedule::cooperative
-                       ? n * (k + e)
-                       : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
+    // The epilogue warpgroups: each tile's epilogue beside the next main
+    // loop, the tensor cores' time n k unless the epilogues take longer.
+    double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e)
+                   : candidate.handoff()                            ? std::max(n * k, n * e) + e
+                   : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
     double cost = steps * candidate.width * candidate.perColumn;
     std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width) +
                        (multicast > 1 ? " multicast " + str(multicast) : "");
@@ -342,7 +357,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                   " tiles, " + str(n) + " a block";
     if (best.width == 0 || cost < bestCost) {
       int64_t stages = 2;
-      while (stages < 6 && wgmmaSharedBytes(candidate.width, stages + 1) * blocksPerSM <=
+      while (stages < 6 &&
+             wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff()) * blocksPerSM <=
                                target.maxDynamicSharedBytes)
         ++stages;
       best = {candidate.width,

@@ -269,6 +269,58 @@ func.func @overlapped_gemm(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> 
 
 // -----
 
+// The epilogue warpgroups: a GEMM's schedule, 64 or 128 wide (five
+// warpgroups share the register file), one block a multiprocessor and no
+// pairs; 4 stages of 128-wide tiles beside the handoff overflow shared
+// memory.
+// CHECK: error: only gemm_wgmma has an epilogue_warpgroups schedule
+func.func @epilogue_warpgroups_attention(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = epilogue_warpgroups>} -> tensor<1x12x128x64xf16> {
+  ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
+    kiln.yield %o : tensor<1x12x128x64xf16>
+  }
+  return %0 : tensor<1x12x128x64xf16>
+}
+
+// -----
+
+// CHECK: error: an epilogue_warpgroups tile is 64 or 128 wide, got 256
+func.func @epilogue_warpgroups_wide(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 2, grid_limit = 2, schedule = epilogue_warpgroups>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// CHECK: error: the epilogue_warpgroups schedule takes no multicast, one block a multiprocessor and no stream_k
+func.func @epilogue_warpgroups_pairs(%x: tensor<300x768xf16>, %w: tensor<768x768xf16>) -> tensor<300x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, grid_limit = 4, schedule = epilogue_warpgroups, multicast = 2>} -> tensor<300x768xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<768x768xf16>) -> tensor<300x768xf16>
+    kiln.yield %l : tensor<300x768xf16>
+  }
+  return %0 : tensor<300x768xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op needs 234496 bytes of dynamic shared memory in its sm_90a image, which grants a block at most 232448
+func.func @epilogue_warpgroups_deep(%x: tensor<300x768xf16>, %w: tensor<768x768xf16>) -> tensor<300x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 4, schedule = epilogue_warpgroups>} -> tensor<300x768xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<768x768xf16>) -> tensor<300x768xf16>
+    kiln.yield %l : tensor<300x768xf16>
+  }
+  return %0 : tensor<300x768xf16>
+}
+
+// -----
+
 // Two blocks a multiprocessor compile within 80 registers a thread: a
 // 128-wide tile's accumulators do not fit.
 // CHECK: error: two blocks a multiprocessor take cooperative 64-wide tiles

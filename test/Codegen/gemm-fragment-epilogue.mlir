@@ -177,3 +177,35 @@ func.func @bias_free(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %b: tensor<
   }
   return %0 : tensor<300x200xf16>
 }
+
+// -----
+
+// The epilogue warpgroups' schedule: five warpgroups in the sm_90a image
+// (the producer, two consumers running cooperative main loops, two running
+// the epilogues from the 64 KiB handoff), three elsewhere, whose mma.sync
+// loop keeps its registers; the consumers claim 120 registers a thread
+// and the epilogue warpgroups 104, from the 96 that 640 threads start with.
+// CHECK-LABEL: // === kernel epilogue_warpgroups_k0 grid(4, 1, 1) block(640) shared(201728)
+//       CHECK: static_assert(kiln::sm90::shared_bytes(128, 3, true) == 201728
+//       CHECK: #define KILN_WGMMA_THREADS 640
+//       CHECK: #define KILN_WGMMA_THREADS 384
+//       CHECK: __launch_bounds__(KILN_WGMMA_THREADS, 1)
+//       CHECK: kiln::sm90::wgmma_gemm<__half, 128, 3, kiln::sm90::Schedule::epilogue_warpgroups, 1, 1>
+// PTX-LABEL: // === ptx epilogue_warpgroups_k0
+//       PTX: .maxntid 640, 1, 1
+//   PTX-DAG: setmaxnreg.inc.sync.aligned.u32 120
+//   PTX-DAG: setmaxnreg.inc.sync.aligned.u32 104
+//   PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40
+//   PTX-DAG: bar.arrive
+//       PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+func.func @epilogue_warpgroups(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %b: tensor<200xf16>) -> tensor<300x200xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<300x64xf16>, tensor<200x64xf16>, tensor<200xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, grid_limit = 4, schedule = epilogue_warpgroups>} -> tensor<300x200xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<200x64xf16>, %bb: tensor<200xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<200x64xf16>) -> tensor<300x200xf16>
+    %c = kiln.broadcast %bb : tensor<200xf16> -> tensor<300x200xf16>
+    %s = kiln.add %l, %c : tensor<300x200xf16>
+    %g = kiln.gelu %s : tensor<300x200xf16>
+    kiln.yield %g : tensor<300x200xf16>
+  }
+  return %0 : tensor<300x200xf16>
+}

@@ -5,6 +5,8 @@
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-multicast=4}))" 2>&1 | FileCheck %s --check-prefix=BADPAIRS
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-blocks-per-sm=2}))" | FileCheck %s --check-prefix=TWO
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-blocks-per-sm=3}))" 2>&1 | FileCheck %s --check-prefix=BADTWO
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=epilogue_warpgroups}))" | FileCheck %s --check-prefix=EPI
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=epilogue_warpgroups wgmma-multicast=2}))" 2>&1 | FileCheck %s --check-prefix=BADEPI
 
 // The Hopper main loop's schedule and multicast as the knobs force them
 // (the default cost model is select-kernels.mlir's): cooperative alone
@@ -22,9 +24,15 @@
 // to two per multiprocessor.
 // TWO-LABEL: func.func @ffn_up(
 //       TWO:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 3, grid_limit = 264, blocks_per_sm = 2>
-// BAD: error: --wgmma-schedule must be auto, cooperative or pingpong, got 'stream-k'
+// BAD: error: --wgmma-schedule must be auto, cooperative, pingpong or epilogue_warpgroups, got 'stream-k'
 // BADPAIRS: error: --wgmma-multicast must be 0 (the cost model's choice), 1 or 2, got 4
 // BADTWO: error: --wgmma-blocks-per-sm must be 0 (the cost model's choice), 1 or 2, got 3
+// Epilogue warpgroups: 128-wide tiles (a consumer thread holds 64
+// accumulators), a ring of 3 stages beside the 64 KiB handoff; not with
+// pairs.
+// EPI-LABEL: func.func @ffn_up(
+//       EPI:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, grid_limit = 132, schedule = epilogue_warpgroups>
+// BADEPI: error: --wgmma-schedule=epilogue_warpgroups takes one block a multiprocessor and no multicast
 func.func @ffn_up(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<3072x768xf16>):
@@ -45,6 +53,14 @@ func.func @ffn_up(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<
 //       PAIRS:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, multicast = 2>
 // PAIRS-LABEL: func.func @one_row_tile(
 //       PAIRS:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+// With a residual too (64 wide at N = 768: 384 tiles, three a block
+// against two of 128, each 1.15x the columns' cost); a convolution asking
+// for the epilogue warpgroups takes the cost model's schedule (they are
+// the GEMM's alone), here a 1x1 one on the GEMM main loop.
+// EPI-LABEL: func.func @residual(
+//       EPI:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = epilogue_warpgroups>
+// EPI-LABEL: func.func @pointwise(
+//       EPI:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132>
 func.func @residual(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x768xf16>, tensor<768x768xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>, %ar: tensor<4096x768xf16>):
@@ -61,4 +77,12 @@ func.func @one_row_tile(%x: tensor<100x768xf16>, %w: tensor<17920x768xf16>) -> t
     kiln.yield %l : tensor<100x17920xf16>
   }
   return %0 : tensor<100x17920xf16>
+}
+func.func @pointwise(%x: tensor<32x14x14x1024xf16>, %w: tensor<512x1x1x1024xf16>, %b: tensor<512xf16>) -> tensor<32x14x14x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x14x14x1024xf16>, tensor<512x1x1x1024xf16>, tensor<512xf16>) -> tensor<32x14x14x512xf16> {
+  ^bb0(%ax: tensor<32x14x14x1024xf16>, %aw: tensor<512x1x1x1024xf16>, %ab: tensor<512xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x14x14x1024xf16>, tensor<512x1x1x1024xf16>, tensor<512xf16>) -> tensor<32x14x14x512xf16>
+    kiln.yield %y : tensor<32x14x14x512xf16>
+  }
+  return %0 : tensor<32x14x14x512xf16>
 }

@@ -332,7 +332,16 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 5, "
       "blocks_per_sm = 2>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 264, "
-      "multicast = 2, blocks_per_sm = 2>"};
+      "multicast = 2, blocks_per_sm = 2>",
+      // Epilogue warpgroups: the handoff reused across a block's tiles (5
+      // blocks; one block walking every tile through a 2-stage ring), and
+      // 64 wide.
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, grid_limit = 5, "
+      "schedule = epilogue_warpgroups>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 1, "
+      "schedule = epilogue_warpgroups>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 3, "
+      "schedule = epilogue_warpgroups>"};
   return configs;
 }
 

@@ -132,8 +132,9 @@ cl::opt<std::string> wgmmaSchedule(
     "wgmma-schedule",
     cl::desc("how the Hopper GEMM and convolution share tiles between their two consumer "
              "warpgroups: auto (the selection stage's cost model, the default), cooperative "
-             "(both on one tile) or pingpong (each on its own, one's epilogue beside the "
-             "other's main loop)"),
+             "(both on one tile), pingpong (each on its own, one's epilogue beside the "
+             "other's main loop) or epilogue_warpgroups (GEMMs: both on one tile's main loop, "
+             "two more warpgroups on the previous tile's epilogue; convolutions take auto)"),
     cl::init("auto"), cl::cat(kilnCategory));
 cl::opt<int64_t> wgmmaMulticast(
     "wgmma-multicast",

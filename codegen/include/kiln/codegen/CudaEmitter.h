@@ -67,6 +67,10 @@ struct EmittedKernel {
   /// takes (the Hopper GEMM's and convolution's mma.sync loops: 0, static
   /// shared memory alone; attention_wgmma's flash_attention: its own).
   std::optional<unsigned> otherImagesSharedBytes;
+  /// Likewise the block the other images launch, where the wgmma image's
+  /// has more warpgroups than their path uses (the epilogue warpgroups'
+  /// GEMM: 640 threads there, 384 elsewhere).
+  std::optional<unsigned> otherImagesBlock;
 };
 
 /// How `kernel` is launched in `image`: the image's code decides its dynamic

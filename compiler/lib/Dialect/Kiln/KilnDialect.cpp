@@ -69,6 +69,17 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128)
       return emitError() << "a ping-pong tile is 64 or 128 wide, got " << tile[1];
   }
+  if (schedule == WgmmaSchedule::epilogue_warpgroups) {
+    if (variant != KernelVariant::gemm_wgmma)
+      return emitError() << "only gemm_wgmma has an epilogue_warpgroups schedule";
+    // Five warpgroups share the register file: a consumer thread holds at
+    // most 64 accumulators.
+    if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128)
+      return emitError() << "an epilogue_warpgroups tile is 64 or 128 wide, got " << tile[1];
+    if (multicast != 1 || blocksPerSM != 1 || streamK)
+      return emitError() << "the epilogue_warpgroups schedule takes no multicast, one block a "
+                            "multiprocessor and no stream_k";
+  }
   if (schedule == WgmmaSchedule::overlapped && variant != KernelVariant::attention_wgmma)
     return emitError() << "only attention_wgmma has an overlapped schedule";
   if (multicast != 1) {

@@ -486,7 +486,8 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "(tile [1, 8, 1]); false keeps a thread per element">,
     Option<"wgmmaSchedule", "wgmma-schedule", "std::string", /*default=*/"\"auto\"",
            "how gemm_wgmma and conv_wgmma share tiles between their consumer "
-           "warpgroups: auto (the cost model), cooperative or pingpong">,
+           "warpgroups: auto (the cost model), cooperative, pingpong or "
+           "epilogue_warpgroups (GEMMs; convolutions take auto)">,
     Option<"wgmmaMulticast", "wgmma-multicast", "int64_t", /*default=*/"0",
            "blocks of a cluster that share gemm_wgmma's and conv_wgmma's B tiles "
            "by TMA multicast: 0 (the cost model), 1 or 2">,

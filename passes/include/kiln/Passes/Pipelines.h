@@ -81,7 +81,8 @@ struct GraphPipelineOptions
                           llvm::cl::init(true)};
   Option<std::string> wgmmaSchedule{
       *this, "wgmma-schedule",
-      llvm::cl::desc("the Hopper main loop's schedule: auto, cooperative or pingpong"),
+      llvm::cl::desc("the Hopper main loop's schedule: auto, cooperative, pingpong or "
+                     "epilogue_warpgroups"),
       llvm::cl::init("auto")};
   Option<int64_t> wgmmaMulticast{
       *this, "wgmma-multicast",

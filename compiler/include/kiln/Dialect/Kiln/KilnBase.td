@@ -160,7 +160,11 @@ def Kiln_WgmmaSchedule : I32EnumAttr<"WgmmaSchedule",
       I32EnumAttrCase<"pingpong", 1>,
       // attention_wgmma: a tile's softmax runs while the previous tile's
       // P V is on the tensor cores.
-      I32EnumAttrCase<"overlapped", 2>]> {
+      I32EnumAttrCase<"overlapped", 2>,
+      // gemm_wgmma: the consumers run cooperative main loops only and hand
+      // each tile's accumulators through shared memory to two more
+      // warpgroups, whose epilogue runs beside the next main loop.
+      I32EnumAttrCase<"epilogue_warpgroups", 3>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
