@@ -576,7 +576,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // need up to 232).
     if constexpr (kBlocksPerSM == 1)
       release_registers<40>();
-    // (Epilogue warpgroups: 40 + 2 x 120 + 2 x 104 of 512 a lane.)
+    // (Epilogue warpgroups: the 640 threads start with 96 registers each,
+    // and setmaxnreg.inc waits until the block's pool has what it asks
+    // for: 40 + 2 x 112 + 2 x 104 of the 5 x 96 a lane. Asking for more
+    // than the producer gives back hangs the block.)
     if (lane128 == 0) {
       int it = 0;
       // The k-tiles [kBegin, kEnd) of one tile into the ring.
@@ -632,7 +635,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     }
   } else {
     if constexpr (kHandoff)
-      claim_registers<120>();
+      claim_registers<112>();
     else if constexpr (kBlocksPerSM == 1)
       claim_registers<232>();
     const int consumer = warpgroup - 1;
