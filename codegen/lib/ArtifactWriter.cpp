@@ -19,6 +19,7 @@
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/codegen/CompileJobs.h"
 #include "kiln/codegen/CudaEmitter.h"
+#include "kiln/codegen/Nvrtc.h"
 #include "kiln/runtime/ArtifactFormat.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -349,6 +350,10 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
         // Where in the model the kernel's group comes from: a rejected
         // kernel is kiln's limit, but the user needs to know which layer.
         error = result.error;
+        if (isPtxasRejection(error)) {
+          stats.rejectedKernel = sources[k].name;
+          stats.rejectedArch = archs[t];
+        }
         if (auto file = kernelOps[k].getLoc()->findInstanceOf<FileLineColLoc>())
           error = "the kernel of the ops at " + file.getFilename().str() + ":" +
                   std::to_string(file.getLine()) + ": " + error;

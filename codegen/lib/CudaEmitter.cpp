@@ -274,6 +274,11 @@ FailureOr<EmittedKernel> kiln::codegen::emitKernel(FusionOp group, StringRef nam
   return emitFamily(group, name);
 }
 
+std::string kiln::codegen::kernelSymbol(llvm::StringRef source) {
+  return "kiln_" + llvm::utohexstr(artifact::fnv1a64(
+                       reinterpret_cast<const unsigned char *>(source.data()), source.size()));
+}
+
 ImageLaunch kiln::codegen::launchInImage(const EmittedKernel &kernel, const TargetImage &image) {
   // The Hopper paths (TMA pipelines, clusters) sit under
   // __CUDA_ARCH_FEAT_SM90_ALL: only the wgmma image compiles them.
@@ -326,6 +331,17 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
     keyText += '\0' + option;
   for (const auto &[name, contents] : options.headers)
     keyText += '\0' + name + '\0' + contents;
+  // Fault injection for the tests of what follows a rejection (the
+  // compiler's retry with a safer configuration): a kernel whose source
+  // holds KILN_TEST_REJECT's text is refused as a ptxas warning would be,
+  // before the cache is asked.
+  if (const char *reject = std::getenv("KILN_TEST_REJECT");
+      reject && *reject && kernel.source.find(reject) != std::string::npos) {
+    error = "kernel '" + kernel.name + "' for " + arch +
+            " has a ptxas performance warning: rejected\n  (KILN_TEST_REJECT: the source holds '" +
+            reject + "')";
+    return std::nullopt;
+  }
   std::optional<KernelCache> cache = KernelCache::fromEnvironment();
   std::string key;
   if (cache) {

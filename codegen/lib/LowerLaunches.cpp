@@ -100,10 +100,7 @@ struct LowerLaunches : public kiln::impl::KilnLowerLaunchesBase<LowerLaunches> {
           return signalPassFailure();
         auto [found, inserted] = bySource.try_emplace(anonymous->source);
         if (inserted) {
-          std::string name =
-              "kiln_" + llvm::utohexstr(artifact::fnv1a64(
-                            reinterpret_cast<const unsigned char *>(anonymous->source.data()),
-                            anonymous->source.size()));
+          std::string name = kernelSymbol(anonymous->source);
           if (symbols.lookup(name)) {
             group.emitOpError("emits a kernel whose name '")
                 << name << "' another symbol of the module already has";

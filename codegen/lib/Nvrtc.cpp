@@ -188,3 +188,9 @@ std::string kiln::codegen::ptxasRejection(const std::string &name, const std::st
   return "kernel '" + name + "' for " + arch + " " +
          (spillCause.empty() ? "has a ptxas performance warning: rejected" : spillCause) + why;
 }
+
+bool kiln::codegen::isPtxasRejection(const std::string &error) {
+  static const std::regex rejection(
+      R"((^|: )kernel '[^']+' for \S+ (has a ptxas performance warning|uses \d+ bytes of stack and spills \d+ bytes): rejected)");
+  return std::regex_search(error, rejection);
+}

@@ -149,4 +149,16 @@ TEST(Nvrtc, PtxasRejectionNamesTheCause) {
       << why;
   EXPECT_EQ(why.find("#177-D"), std::string::npos) << why;
   EXPECT_EQ(why.find("bytes stack frame"), std::string::npos) << why;
+
+  // What the compiler retries with a safer configuration: both kinds of
+  // rejection, also behind the location the artifact writer puts first; not
+  // a kernel that failed to compile, an unknown architecture, or nothing.
+  EXPECT_TRUE(isPtxasRejection(why));
+  EXPECT_TRUE(isPtxasRejection(ptxasRejection("kiln_k", "sm_90a", spilling)));
+  EXPECT_TRUE(isPtxasRejection("the kernel of the ops at model.py:47: " +
+                               ptxasRejection("kiln_k", "sm_90a", spilling)));
+  EXPECT_FALSE(isPtxasRejection("NVRTC could not compile 'kiln_k' for sm_90a: "
+                                "NVRTC_ERROR_COMPILATION\nkiln_k.cu(3): error: rejected"));
+  EXPECT_FALSE(isPtxasRejection("unknown GPU architecture 'sm_91'"));
+  EXPECT_FALSE(isPtxasRejection(""));
 }

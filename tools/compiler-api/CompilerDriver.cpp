@@ -7,7 +7,11 @@
 #include <system_error>
 #include "TorchScriptImporter.h"
 
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Passes/KernelFallback.h"
 #include "kiln/Passes/Pipelines.h"
+#include "kiln/codegen/CudaEmitter.h"
 #include "kiln/codegen/Passes.h"
 #include "kiln/codegen/ArtifactWriter.h"
 #include "kiln/codegen/Nvrtc.h"
@@ -278,24 +282,75 @@ bool driver::lowerLaunches(Compilation &c, const std::vector<std::string> &archs
   return true;
 }
 
+namespace {
+/// Gives the groups whose kernel is `kernel` (a symbol of
+/// kiln-lower-launches) the next safer configuration, and says what it
+/// gave up in `note`. False where no group has that kernel or nothing
+/// safer is left.
+bool retryRejectedKernel(mlir::ModuleOp optimized, const std::string &kernel,
+                         std::string &note) {
+  bool retried = false;
+  optimized.walk([&](FusionOp group) {
+    auto config = group->getAttrOfType<KernelConfigAttr>(attr::kKernel);
+    if (!config)
+      return;
+    // Emitting again names the kernel as the lowering did, without
+    // compiling anything; a group that does not emit is not the one.
+    mlir::FailureOr<codegen::EmittedKernel> emitted = [&] {
+      mlir::ScopedDiagnosticHandler quiet(group.getContext(),
+                                          [](mlir::Diagnostic &) { return mlir::success(); });
+      return codegen::emitKernel(group, "kiln_kernel");
+    }();
+    if (mlir::failed(emitted) || codegen::kernelSymbol(emitted->source) != kernel)
+      return;
+    std::string why;
+    std::optional<KernelConfigAttr> safer = saferKernelConfig(config, why);
+    if (!safer)
+      return;
+    group->setAttr(attr::kKernel, *safer);
+    if (!retried)
+      note = "kernel " + kernel + " rejected; its groups retried with " + why;
+    retried = true;
+  });
+  return retried;
+}
+} // namespace
+
 std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
                                                  const std::vector<std::string> &archs,
                                                  codegen::ArtifactStats &stats,
                                                  std::string &error,
                                                  const codegen::ArtifactMetadata &metadata,
                                                  unsigned compileJobs) {
-  if (!c.lowered && !lowerLaunches(c, archs, error))
-    return std::nullopt;
-  auto functions = c.lowered->getOps<mlir::func::FuncOp>();
-  if (functions.empty()) {
-    error = "the lowered module has no function";
-    return std::nullopt;
+  // A kernel whose ptxas report kiln refuses (a spill, a performance
+  // warning) is retried with a safer configuration of its groups, a step at
+  // a time, rather than failing the model; the kernels compiled before are
+  // cache hits the next time round where a kernel cache is set.
+  constexpr int kMostRetries = 4;
+  for (int attempt = 0;; ++attempt) {
+    if (!c.lowered && !lowerLaunches(c, archs, error))
+      return std::nullopt;
+    auto functions = c.lowered->getOps<mlir::func::FuncOp>();
+    if (functions.empty()) {
+      error = "the lowered module has no function";
+      return std::nullopt;
+    }
+    stats.rejectedKernel.clear();
+    std::string attemptError;
+    auto image = codegen::writeArtifact(*functions.begin(), archs, stats, attemptError, metadata,
+                                        compileJobs);
+    if (image)
+      return image;
+    error = attemptError.empty() ? "cannot write the artifact (see the diagnostics above)"
+                                 : attemptError;
+    std::string note;
+    if (stats.rejectedKernel.empty() || attempt == kMostRetries || !c.optimized ||
+        !retryRejectedKernel(*c.optimized, stats.rejectedKernel, note))
+      return std::nullopt;
+    stats.notes.push_back(note + " (" + stats.rejectedArch + ": " +
+                          error.substr(0, error.find('\n')) + ")");
+    c.lowered = nullptr;
   }
-  auto image = codegen::writeArtifact(*functions.begin(), archs, stats, error, metadata,
-                                      compileJobs);
-  if (!image && error.empty())
-    error = "cannot write the artifact (see the diagnostics above)";
-  return image;
 }
 
 bool driver::compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,

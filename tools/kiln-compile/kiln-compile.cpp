@@ -587,6 +587,11 @@ int main(int argc, char **argv) {
         driver::artifactMetadata(modelPath, compilation, *precisionChoice, targets->archs(),
                                  selection),
         static_cast<unsigned>(jobs));
+    // Kernels retried with a safer configuration after ptxas' report was
+    // refused: the artifact is not the one selected, and the user may care.
+    if (!quiet)
+      for (const std::string &note : stats.notes)
+        llvm::errs() << "kiln-compile: note: " << note << "\n";
     if (!artifact)
       return fail(error);
     if (verbose)

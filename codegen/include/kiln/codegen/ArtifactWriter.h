@@ -43,6 +43,13 @@ struct ArtifactStats {
   /// The kernel each launch runs, in launch order (the fusion groups'
   /// order): the names `kiln-run --profile` reports.
   std::vector<std::string> launchKernels;
+  /// Where the artifact failed on a kernel whose ptxas report kiln refused
+  /// (a spill, a performance warning): its symbol and image; empty
+  /// otherwise. The compiler driver retries its groups with a safer
+  /// configuration.
+  std::string rejectedKernel, rejectedArch;
+  /// What the compiler driver retried, a line each, for the tools to print.
+  std::vector<std::string> notes;
 };
 
 /// Key/value text the artifact carries for people and tools (kiln-info):

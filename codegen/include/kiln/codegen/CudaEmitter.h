@@ -85,6 +85,9 @@ ImageLaunch launchInImage(const EmittedKernel &kernel, const TargetImage &image)
 /// Emits the kernel for `group`, named `name`. On an unsupported group emits
 /// an error at the group (naming what is missing) and fails.
 mlir::FailureOr<EmittedKernel> emitKernel(FusionOp group, llvm::StringRef name);
+/// The symbol kiln-lower-launches gives the kernel of `source` (emitted
+/// with any name: the hash of the source, so identical groups share it).
+std::string kernelSymbol(llvm::StringRef source);
 
 /// Every kernel of `module`, in program order: one per fusion group, named
 /// `<function>_k<index>`. Fails (with an error at the op) on a group without

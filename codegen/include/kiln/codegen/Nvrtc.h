@@ -67,6 +67,10 @@ std::string cudaToolkitRoot();
 /// the kernel is accepted.
 std::string ptxasRejection(const std::string &name, const std::string &arch,
                            const std::string &log);
+/// Whether `error` is a ptxasRejection (the kernel compiled and kiln
+/// refused ptxas' report), which another configuration may avoid, rather
+/// than a failure to compile at all.
+bool isPtxasRejection(const std::string &error);
 
 } // namespace kiln::codegen
 

@@ -1,0 +1,66 @@
+//===- KernelFallback.cpp - a safer configuration after a rejection -------===//
+//
+// One step a retry, the costliest register demand first: stream-K's
+// partial tiles, a multicast cluster, two blocks a multiprocessor, then the
+// schedules that hold more per thread (ping-pong: a whole tile a
+// warpgroup; the epilogue warpgroups: five warpgroups in one register
+// file; the overlapped attention: two tiles' scores), then tiles wider
+// than 128 (a cooperative 192 or 256-wide tile holds 96 or 128
+// accumulators a thread). Each step keeps the stages, which fit in the
+// shared memory of the configuration before (none of these needs more).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/KernelFallback.h"
+
+using namespace kiln;
+
+std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
+                                                        std::string &why) {
+  mlir::MLIRContext *context = config.getContext();
+  KernelVariant variant = config.getVariant();
+  llvm::SmallVector<int64_t> tile(config.getTile());
+  int64_t multicast = config.getMulticast(), blocksPerSM = config.getBlocksPerSm();
+  bool streamK = config.getStreamK();
+  WgmmaSchedule schedule = config.getSchedule();
+  auto with = [&](std::string step) {
+    why = std::move(step);
+    return KernelConfigAttr::get(context, variant, tile, config.getStages(),
+                                 config.getSplitK(), config.getGridLimit(),
+                                 config.getPixelTile(), schedule, multicast, blocksPerSM,
+                                 streamK);
+  };
+  if (variant == KernelVariant::attention_wgmma) {
+    if (schedule == WgmmaSchedule::overlapped) {
+      schedule = WgmmaSchedule::cooperative;
+      return with("softmax and products in turn (not overlapped)");
+    }
+    return std::nullopt;
+  }
+  if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
+    return std::nullopt;
+  if (streamK) {
+    streamK = false;
+    return with("no stream-K");
+  }
+  if (multicast != 1) {
+    multicast = 1;
+    return with("no multicast cluster");
+  }
+  if (blocksPerSM != 1) {
+    blocksPerSM = 1;
+    return with("one block a multiprocessor");
+  }
+  if (schedule != WgmmaSchedule::cooperative) {
+    why = "the cooperative schedule (not " + stringifyWgmmaSchedule(schedule).str() + ")";
+    schedule = WgmmaSchedule::cooperative;
+    std::string step = why;
+    return with(step);
+  }
+  if (tile.size() == 3 && tile[1] > 128) {
+    std::string step = "128-wide tiles (not " + std::to_string(tile[1]) + ")";
+    tile[1] = 128;
+    return with(step);
+  }
+  return std::nullopt;
+}
