@@ -622,6 +622,10 @@ int main(int argc, char **argv) {
                            {"compiled_seconds", std::move(imageTimes)}};
     jsonReport["launches"] = static_cast<int64_t>(stats.launches);
     jsonReport["weight_bytes"] = static_cast<int64_t>(stats.weightBytes);
+    llvm::json::Array retries;
+    for (const std::string &note : stats.notes)
+      retries.push_back(note);
+    jsonReport["kernel_retries"] = std::move(retries);
     if (report || !reportJson.empty())
       printReports();
     if (!quiet)
