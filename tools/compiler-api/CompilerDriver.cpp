@@ -335,7 +335,11 @@ std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
       error = "the lowered module has no function";
       return std::nullopt;
     }
-    stats.rejectedKernel.clear();
+    // Each attempt's counts alone (the images of the last one are the
+    // artifact's); the notes of the retries before it stay.
+    std::vector<std::string> notes = std::move(stats.notes);
+    stats = codegen::ArtifactStats{};
+    stats.notes = std::move(notes);
     std::string attemptError;
     auto image = codegen::writeArtifact(*functions.begin(), archs, stats, attemptError, metadata,
                                         compileJobs);
