@@ -52,9 +52,9 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
     return with("one block a multiprocessor");
   }
   if (schedule != WgmmaSchedule::cooperative) {
-    why = "the cooperative schedule (not " + stringifyWgmmaSchedule(schedule).str() + ")";
+    std::string step =
+        "the cooperative schedule (not " + stringifyWgmmaSchedule(schedule).str() + ")";
     schedule = WgmmaSchedule::cooperative;
-    std::string step = why;
     return with(step);
   }
   if (tile.size() == 3 && tile[1] > 128) {
