@@ -119,11 +119,8 @@ template <int kBN> struct MatrixOperands {
 ///    the tensor cores: one's main loop runs while the other's epilogue
 ///    does. Its accumulators are twice a cooperative tile's per thread,
 ///    so tiles are 64 or 128 wide.
-enum class Schedule { cooperative, pingpong, overlapped, epilogue_warpgroups };
+enum class Schedule { cooperative, pingpong, epilogue_warpgroups };
 
-/// The epilogue warpgroups' schedule: five warpgroups, a producer, two
-/// consumers (cooperative main loops) and two that run the epilogues.
-constexpr int kEpilogueWarpgroupThreads = 640;
 /// Its named barriers: 4 + h "half h of the handoff is full", 6 + h "half
 /// h of the handoff is free again" (ping-pong's turns take 1 and 2,
 /// stream-K 3).
@@ -196,7 +193,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                     (kBlocksPerSM == 2 && kBN == 64 && kSchedule == Schedule::cooperative),
                 "two blocks a multiprocessor take cooperative 64-wide tiles");
   constexpr bool kHandoff = kSchedule == Schedule::epilogue_warpgroups;
-  static_assert(kSchedule != Schedule::overlapped, "the overlapped schedule is attention's");
   static_assert(!kHandoff || (kBN <= 128 && kMulticast == 1 && kBlocksPerSM == 1 && !kStreamK),
                 "the epilogue warpgroups take tiles 64 or 128 wide, one block a "
                 "multiprocessor, no cluster, no stream-K");

@@ -42,7 +42,7 @@ using namespace kiln::codegen::detail;
 std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
                                              unsigned threads, unsigned tensorMaps,
                                              unsigned minBlocks, bool splitCluster,
-                                             bool workspace) {
+                                             bool workspace, StringRef threadsText) {
   // A Hopper main loop asks for two blocks a multiprocessor in its sm_90a
   // image only (wgmmaBlocksPreamble): the other images' mma.sync loop
   // needs its registers.
@@ -51,7 +51,8 @@ std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
     blocks = minBlocks == 2 ? "KILN_WGMMA_BLOCKS_PER_SM" : "1";
   std::string text = std::string("extern \"C\" __global__ void ") +
                      (splitCluster ? "KILN_SPLIT_CLUSTER " : "") + "__launch_bounds__(" +
-                     std::to_string(threads) + (blocks.empty() ? "" : ", " + blocks) + ") " +
+                     (threadsText.empty() ? std::to_string(threads) : threadsText.str()) +
+                     (blocks.empty() ? "" : ", " + blocks) + ") " +
                      name.str() + "(";
   std::vector<std::string> params;
   for (unsigned i = 0; i < tensorMaps; ++i)
@@ -333,13 +334,14 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
     keyText += '\0' + name + '\0' + contents;
   // Fault injection for the tests of what follows a rejection (the
   // compiler's retry with a safer configuration): a kernel whose source
-  // holds KILN_TEST_REJECT's text is refused as a ptxas warning would be,
-  // before the cache is asked.
+  // holds KILN_TEST_REJECT's text gets a ptxas performance warning of its
+  // own in its report, before the cache is asked.
   if (const char *reject = std::getenv("KILN_TEST_REJECT");
       reject && *reject && kernel.source.find(reject) != std::string::npos) {
-    error = "kernel '" + kernel.name + "' for " + arch +
-            " has a ptxas performance warning: rejected\n  (KILN_TEST_REJECT: the source holds '" +
-            reject + "')";
+    error = ptxasRejection(kernel.name, arch,
+                           std::string("ptxas warning : (C7599) KILN_TEST_REJECT: the source "
+                                       "holds '") +
+                               reject + "'");
     return std::nullopt;
   }
   std::optional<KernelCache> cache = KernelCache::fromEnvironment();

@@ -44,10 +44,13 @@ std::string gridStrideLoop(const std::string &var, int64_t count);
 /// with one, ptxas may use every register rather than spill to keep
 /// occupancy; with more, it budgets registers for that many. `splitCluster` puts KILN_SPLIT_CLUSTER (splitClusterPreamble)
 /// in front of the launch bounds. `workspace` adds the last parameter,
-/// `float *workspace` (EmittedKernel::workspaceBytes).
+/// `float *workspace` (EmittedKernel::workspaceBytes). `threadsText`, where
+/// given, is the launch bounds' thread count in place of `threads` (a macro
+/// whose value differs between images).
 std::string kernelOpen(FusionOp group, llvm::StringRef name, unsigned threads,
                        unsigned tensorMaps = 0, unsigned minBlocks = 0,
-                       bool splitCluster = false, bool workspace = false);
+                       bool splitCluster = false, bool workspace = false,
+                       llvm::StringRef threadsText = {});
 /// The comment naming the group's location and the common include.
 std::string header(FusionOp group, llvm::StringRef family);
 /// A kernel of fusion kind `kind` for `group`, named `name`, its parameter

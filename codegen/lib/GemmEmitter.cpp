@@ -412,14 +412,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                           : narrow ? narrowBlocksPerSM(N)
                                    : 0,
                           /*splitCluster=*/hopper && multicast > 1,
-                          /*workspace=*/kernel.workspaceBytes != 0);
-  // The epilogue warpgroups exist in the sm_90a image only: the others'
-  // mma.sync loop is compiled for (and launched with) 384 threads, whose
-  // registers it needs.
-  const std::string handoffThreads = "__launch_bounds__(" + std::to_string(threads) + ",";
-  if (handoff && open.find(handoffThreads) != std::string::npos)
-    open.replace(open.find(handoffThreads), handoffThreads.size(),
-                 "__launch_bounds__(KILN_WGMMA_THREADS,");
+                          /*workspace=*/kernel.workspaceBytes != 0,
+                          // The epilogue warpgroups exist in the sm_90a
+                          // image only: the others' mma.sync loop is
+                          // compiled for (and launched with) 384 threads,
+                          // whose registers it needs.
+                          handoff ? "KILN_WGMMA_THREADS" : "");
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
       (narrow ? "#include \"kiln_gemm_narrow.cuh\"\nstatic_assert(kiln::narrow::kThreads == " +

@@ -190,7 +190,7 @@ std::string kiln::codegen::ptxasRejection(const std::string &name, const std::st
 }
 
 bool kiln::codegen::isPtxasRejection(const std::string &error) {
-  static const std::regex rejection(
-      R"((^|: )kernel '[^']+' for \S+ (has a ptxas performance warning|uses \d+ bytes of stack and spills \d+ bytes): rejected)");
+  // ptxasRejection's first line, at the start or behind a location.
+  static const std::regex rejection(R"((^|: )kernel '[^']+' for \S+ [^\n]*: rejected)");
   return std::regex_search(error, rejection);
 }

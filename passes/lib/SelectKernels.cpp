@@ -186,8 +186,7 @@ struct WgmmaCandidate {
   int64_t accumulators() const {
     return width / 2 * (schedule == WgmmaSchedule::pingpong ? 2 : 1);
   }
-  bool handoff() const { return schedule == WgmmaSchedule::epilogue_warpgroups;
-  }
+  bool handoff() const { return schedule == WgmmaSchedule::epilogue_warpgroups; }
 };
 /// 64 wide for few output columns: a 1x1 convolution to 16 or 24 channels
 /// (EfficientNet, MobileNet) in a 128-wide tile computed 8 or 5 times the
@@ -333,9 +332,6 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
     if (anySchedule ? candidate.handoff()
                     : scheduleName(candidate.schedule) != schedule)
-      continue;
-    // (Its tiles: one block a multiprocessor, no cluster.)
-    if (candidate.handoff() && (multicast != 1 || knobs.wgmmaBlocksPerSM == 2))
       continue;
     if (residual && candidate.accumulators() > kResidualMaxAccumulators)
       continue;

@@ -290,17 +290,15 @@ namespace {
 bool retryRejectedKernel(mlir::ModuleOp optimized, const std::string &kernel,
                          std::string &note) {
   bool retried = false;
+  // Emitting again names each kernel as the lowering did, without
+  // compiling anything; a group that does not emit is not the one.
+  mlir::ScopedDiagnosticHandler quiet(optimized.getContext(),
+                                      [](mlir::Diagnostic &) { return mlir::success(); });
   optimized.walk([&](FusionOp group) {
     auto config = group->getAttrOfType<KernelConfigAttr>(attr::kKernel);
     if (!config)
       return;
-    // Emitting again names the kernel as the lowering did, without
-    // compiling anything; a group that does not emit is not the one.
-    mlir::FailureOr<codegen::EmittedKernel> emitted = [&] {
-      mlir::ScopedDiagnosticHandler quiet(group.getContext(),
-                                          [](mlir::Diagnostic &) { return mlir::success(); });
-      return codegen::emitKernel(group, "kiln_kernel");
-    }();
+    mlir::FailureOr<codegen::EmittedKernel> emitted = codegen::emitKernel(group, "kiln_kernel");
     if (mlir::failed(emitted) || codegen::kernelSymbol(emitted->source) != kernel)
       return;
     std::string why;
@@ -348,7 +346,7 @@ std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
     error = attemptError.empty() ? "cannot write the artifact (see the diagnostics above)"
                                  : attemptError;
     std::string note;
-    if (stats.rejectedKernel.empty() || attempt == kMostRetries || !c.optimized ||
+    if (stats.rejectedKernel.empty() || attempt == kMostRetries ||
         !retryRejectedKernel(*c.optimized, stats.rejectedKernel, note))
       return std::nullopt;
     stats.notes.push_back(note + " (" + stats.rejectedArch + ": " +
