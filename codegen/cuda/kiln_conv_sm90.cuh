@@ -42,6 +42,7 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
   using P = PixelTiles<S, kNb, kHb, kWb>;
   static_assert(S::G == 1, "conv_wgmma takes one group");
   static constexpr int kChannelBlocks = (S::C + sm90::kBK - 1) / sm90::kBK;
+  static constexpr int kTileRows = sm90::kBM;
   static constexpr unsigned kBytesA = kNb * kHb * kWb * sm90::kBK * 2;
   static constexpr int kEpilogueRows = sm90::kEpilogueRows;
   /// A tile row's output pixel takes divisions to find: each lane finds one

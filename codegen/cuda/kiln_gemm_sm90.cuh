@@ -12,7 +12,11 @@
 //   threads): warpgroup 0 is the producer (one thread issues the TMA loads;
 //   setmaxnreg gives its registers to the consumers), warpgroups 1 and 2
 //   consume. Cooperative schedule: each multiplies 64 rows of every tile
-//   with wgmma m64nkBNk16 into kBN / 2 fp32 registers. Ping-pong: each owns
+//   with wgmma m64nkBNk16 into kBN / 2 fp32 registers. A GEMM's cooperative
+//   tile may also be 192 x 192 with a third consumer (512 threads): where
+//   M's row tiles of 192 fill the multiprocessors in whole waves and 128
+//   rows leave half a wave (ViT's 6304 rows: 33 x 4 = 132 tiles of
+//   192 x 192 at N = 768, where 128 x 192 makes 200). Ping-pong: each owns
 //   every other tile, all 128 rows (kBN registers; kBN <= 128), and the two
 //   take turns on the tensor cores so one's epilogue overlaps the other's
 //   main loop. Epilogue warpgroups (640 threads): the consumers run
@@ -51,11 +55,19 @@ namespace kiln::sm90 {
 /// 128 x 192), and free shared memory for more stages.
 constexpr int kBM = 128, kBK = 64, kThreads = 384;
 constexpr int kTileBytesA = kBM * kBK * 2;
+/// The cooperative schedule's taller tile: three consumer warpgroups.
+constexpr int kTallRows = 192;
+__host__ __device__ constexpr int tile_bytes_a(int rows) { return rows * kBK * 2; }
 __host__ __device__ constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
 /// Epilogue staging: each consumer warp turns its 16 x 64 accumulator slice
 /// around in shared memory (pitch 72 floats: conflict-free float2 writes).
 constexpr int kStagingCols = 64, kStagingPitch = 72;
-constexpr int kStagingBytes = 8 * 16 * kStagingPitch * 4;
+constexpr int kWarpStagingBytes = 16 * kStagingPitch * 4;
+constexpr int kStagingBytes = 8 * kWarpStagingBytes;
+/// A tile's staging: a slice for each consumer warp (4 a 64-row band).
+__host__ __device__ constexpr int staging_bytes(int rows) {
+  return rows / 16 * kWarpStagingBytes;
+}
 /// Rows of a staged slice whose epilogue is computed before any is stored
 /// (a GEMM's; an Operands policy sets its own).
 constexpr int kEpilogueRows = 8;
@@ -65,8 +77,9 @@ __host__ __device__ constexpr int handoff_bytes(int bn) { return kBM * bn * 4; }
 /// Dynamic shared memory: the stages, the epilogue staging, the handoff
 /// (the epilogue warpgroups' schedule) and 1 KiB to align the stages to
 /// 1024.
-__host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff = false) {
-  return stages * (kTileBytesA + tile_bytes_b(bn)) + kStagingBytes +
+__host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff = false,
+                                               int rows = kBM) {
+  return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows) +
          (handoff ? handoff_bytes(bn) : 0) + 1024;
 }
 /// The most a block may use (227 KiB on sm_90).
@@ -78,21 +91,22 @@ static_assert(kStreamKTileRows == kBM, "stream-K's partial tiles are the main lo
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-/// A plain GEMM's operands: 2-D tensor maps of A [M, K] (boxes 64 x 128)
+/// A plain GEMM's operands: 2-D tensor maps of A [M, K] (boxes 64 x kRows)
 /// and B [N, K] (boxes 64 x kBN); tile rows are consecutive output rows.
-template <int kBN> struct MatrixOperands {
+template <int kBN, int kRows = kBM> struct MatrixOperands {
   const TensorMap &mapA, &mapB;
   int M, K;
-  static constexpr unsigned kBytesA = kTileBytesA;
+  static constexpr int kTileRows = kRows;
+  static constexpr unsigned kBytesA = tile_bytes_a(kRows);
   static constexpr int kEpilogueRows = sm90::kEpilogueRows;
   /// Whether row() is worth computing once per tile and lane and passing
   /// around by shuffles (here it is one add).
   static constexpr bool kRowsByShuffle = false;
-  __device__ __forceinline__ int tiles_m() const { return (M + kBM - 1) / kBM; }
+  __device__ __forceinline__ int tiles_m() const { return (M + kRows - 1) / kRows; }
   __device__ __forceinline__ int k_tiles() const { return (K + kBK - 1) / kBK; }
   __device__ __forceinline__ void load_a(void *dst, int tileM, int k,
                                          unsigned long long *bar) const {
-    tma_load_2d(dst, mapA, k * kBK, tileM * kBM, bar);
+    tma_load_2d(dst, mapA, k * kBK, tileM * kRows, bar);
   }
   __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
                                          unsigned long long *bar) const {
@@ -106,7 +120,7 @@ template <int kBN> struct MatrixOperands {
   }
   /// The output row of row r of row tile tileM (M or more past the end);
   /// a row the epilogue may read at; whether it is stored.
-  __device__ __forceinline__ int row(int tileM, int r) const { return tileM * kBM + r; }
+  __device__ __forceinline__ int row(int tileM, int r) const { return tileM * kRows + r; }
   __device__ __forceinline__ int clamp_row(int m) const { return min(m, M - 1); }
   __device__ __forceinline__ bool stores(int m) const { return m < M; }
 };
@@ -196,12 +210,22 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   static_assert(!kHandoff || (kBN <= 128 && kMulticast == 1 && kBlocksPerSM == 1 && !kStreamK),
                 "the epilogue warpgroups take tiles 64 or 128 wide, one block a "
                 "multiprocessor, no cluster, no stream-K");
-  static_assert(kStages >= 2 && shared_bytes(kBN, kStages, kHandoff) <= kMaxSharedBytes,
-                "the stages must fit in shared memory");
   static_assert(!kStreamK || (kSchedule == Schedule::cooperative && kMulticast == 1 &&
                                kBlocksPerSM == 1),
                 "stream-K takes cooperative tiles, one block a multiprocessor, no cluster");
   constexpr bool kPingPong = kSchedule == Schedule::pingpong;
+  // Tile rows, and the consumer warpgroups that multiply them (64 rows
+  // each, cooperative; ping-pong's two take whole tiles in turn).
+  constexpr int kRows = Operands::kTileRows;
+  constexpr int kConsumers = kPingPong ? 2 : kRows / 64;
+  static_assert(kRows == kBM || (kRows == kTallRows && kBN <= 192 &&
+                                 kSchedule == Schedule::cooperative && kMulticast == 1 &&
+                                 kBlocksPerSM == 1 && !kStreamK),
+                "192-row tiles are cooperative, at most 192 wide (96 accumulators a "
+                "thread), one block a multiprocessor, no cluster, no stream-K");
+  static_assert(kStages >= 2 && shared_bytes(kBN, kStages, kHandoff, kRows) <= kMaxSharedBytes,
+                "the stages must fit in shared memory");
+  constexpr int kTileBytesA = tile_bytes_a(kRows);
   constexpr int kTileBytesB = tile_bytes_b(kBN);
   // Rows of the B tile each block of a cluster loads for all of them.
   constexpr int kRowsB = kBN / kMulticast;
@@ -219,7 +243,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB));
   // The epilogue warpgroups' handoff: half h (rows 64h .. 64h + 63) from
   // consumer h to epilogue warpgroup h.
-  float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + kStagingBytes / 4);
+  float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + staging_bytes(kRows) / 4);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
 
   // Read through a shuffle, the warpgroup index is visibly the same across
@@ -249,7 +273,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       barrier_init(&full[s], 1);
       // A lane of each consumer warp that reads the stage, in every block
       // of the cluster, arrives.
-      barrier_init(&empty[s], (kPingPong ? 4 : 8) * kMulticast);
+      barrier_init(&empty[s], (kPingPong ? 4 : 4 * kConsumers) * kMulticast);
     }
     fence_barrier_init();
   }
@@ -268,9 +292,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       if (t >= tiles)
         return;
       constexpr int kLines = (kBN + Epilogue::kPrefetchStep - 1) / Epilogue::kPrefetchStep;
-      constexpr int kThreadsReading = kPingPong ? 128 : 256;
+      constexpr int kThreadsReading = kPingPong ? 128 : 128 * kConsumers;
       const int tM = rowTile(t), n0 = columns(t);
-      for (int i = kPingPong ? lane128 : threadIdx.x - (kHandoff ? 384 : 128); i < kBM * kLines;
+      for (int i = kPingPong ? lane128 : threadIdx.x - (kHandoff ? 384 : 128); i < kRows * kLines;
            i += kThreadsReading) {
         const int m = ops.row(tM, i / kLines), n = n0 + (i % kLines) * Epilogue::kPrefetchStep;
         if (ops.stores(m) && n < N)
@@ -280,15 +304,20 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   };
   // The row input's first slice (of the first row half) on its way during
   // the main loop. GEMMs only: a convolution's rows take enough registers
-  // to compute that a 192-wide one spilled.
-  constexpr bool kEarlyInput = Epilogue::kFragments && Epilogue::kRowInput &&
+  // to compute that a 192-wide one spilled. Not with 192 rows either: at
+  // 160 registers a consumer, a bias, GELU and residual epilogue spilled
+  // with it (NVRTC, 2026-12-04).
+  constexpr bool kEarlyInput = kRows == kBM && Epilogue::kFragments && Epilogue::kRowInput &&
                                Epilogue::kRowInputEarly && !Operands::kRowsByShuffle;
 
   if (warpgroup == 0) {
     // The producer gives its registers to the consumers (one block a
     // multiprocessor: the kernel is compiled to 168 a thread, the consumers
-    // need up to 232).
-    if constexpr (kBlocksPerSM == 1)
+    // need up to 232; three consumers: 128 a thread, 24 for the producer
+    // and 160 for them, where 152 spilled a GELU and residual epilogue).
+    if constexpr (kConsumers == 3)
+      release_registers<24>();
+    else if constexpr (kBlocksPerSM == 1)
       release_registers<40>();
     // (Epilogue warpgroups: the 640 threads start with 96 registers each,
     // and setmaxnreg.inc waits until the block's pool has what it asks
@@ -305,7 +334,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
           // The whole B tile lands here: this block's rows and its peers'.
           barrier_expect_tx(&full[stage], Operands::kBytesA + kTileBytesB);
-          ops.load_a(tilesA + stage * (kBM * kBK), tileM, k, &full[stage]);
+          ops.load_a(tilesA + stage * (kRows * kBK), tileM, k, &full[stage]);
           if constexpr (kMulticast > 1)
             ops.load_b_multicast(tilesB + stage * (kBN * kBK) + rank * kRowsB * kBK,
                                  blockN + rank * kRowsB, k, &full[stage],
@@ -350,6 +379,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   } else {
     if constexpr (kHandoff)
       claim_registers<112>();
+    else if constexpr (kConsumers == 3)
+      claim_registers<160>();
     else if constexpr (kBlocksPerSM == 1)
       claim_registers<232>();
     const int consumer = warpgroup - 1;
@@ -395,7 +426,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       for (int k = kBegin; k < kEnd; ++k, ++it) {
         int stage = it % kStages;
         barrier_wait(&full[stage], (it / kStages) & 1);
-        const T *a = tilesA + stage * (kBM * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
+        const T *a = tilesA + stage * (kRows * kBK) + (kPingPong ? 0 : consumer * 64 * kBK);
         const T *b = tilesB + stage * (kBN * kBK);
         wgmma_fence();
 #pragma unroll
@@ -537,13 +568,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
 }
 
 template <typename T, int kBN, int kStages, Schedule kSchedule, int kMulticast,
-          int kBlocksPerSM, bool kStreamK = false, typename Epilogue>
+          int kBlocksPerSM, bool kStreamK = false, int kRows = kBM, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue,
                                            float *workspace = nullptr) {
   wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK>(
-      MatrixOperands<kBN>{mapA, mapB, M, K}, N, epilogue, workspace);
+      MatrixOperands<kBN, kRows>{mapA, mapB, M, K}, N, epilogue, workspace);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

@@ -116,6 +116,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   if (std::optional<std::string> problem = wgmmaConfigProblem(config))
     return refuse(*problem);
   ArrayRef<int64_t> tile = config.getTile();
+  if (tile[0] != 128)
+    return refuse("its row tiles are boxes of at most 128 output pixels: tiles [128, ...]");
   ArrayRef<int64_t> pixels = config.getPixelTile();
   if (pixels.size() != 3)
     return refuse("it needs a pixel_tile [images, rows, columns]");

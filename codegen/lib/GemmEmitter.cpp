@@ -106,9 +106,16 @@ std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef elemen
 
 std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfigAttr config) {
   ArrayRef<int64_t> tile = config.getTile();
-  if (tile.size() != 3 || tile[0] != 128 || tile[2] != 64 ||
+  if (tile.size() != 3 || (tile[0] != 128 && tile[0] != 192) || tile[2] != 64 ||
       !llvm::is_contained({64, 128, 192, 256}, tile[1]))
-    return "its template implements tiles [128, 64 | 128 | 192 | 256, 64] only";
+    return "its template implements tiles [128 | 192, 64 | 128 | 192 | 256, 64] only";
+  // Three consumer warpgroups hold a 192-row tile: 96 accumulators a thread
+  // at most, in registers that nothing else may claim.
+  if (tile[0] == 192 && (tile[1] > 192 || config.getSchedule() != WgmmaSchedule::cooperative ||
+                         config.getMulticast() != 1 || config.getBlocksPerSm() != 1 ||
+                         config.getStreamK()))
+    return "a 192-row tile is at most 192 wide, cooperative, with no multicast, one block a "
+           "multiprocessor and no stream_k";
   // Whether the ring fits an image's shared memory is kiln-lower-launches'
   // question: the emitter knows no GPU.
   if (config.getStages() < 2)
@@ -318,6 +325,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const bool handoff = hopper && config.getSchedule() == WgmmaSchedule::epilogue_warpgroups;
   if (handoff)
     threads = 640;
+  // A warpgroup a 64-row band of a cooperative tile, and the producer's.
+  const int64_t tileRows = hopper ? config.getTile()[0] : 128;
+  if (hopper && tileRows != 128)
+    threads = static_cast<unsigned>(128 * (1 + tileRows / 64));
+  // Warpgroups past three exist in the sm_90a image only: the others'
+  // mma.sync loop is compiled for (and launched with) 384 threads, whose
+  // registers it needs.
+  const bool sm90aThreads = hopper && threads != 384;
   // The sm_90a variant is persistent over 128 x 256 tiles on a 1-D grid of
   // at most one block per H200 multiprocessor; its mma.sync fallback walks
   // 128 x 128 tiles on the same grid.
@@ -358,7 +373,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                    wgmmaScheduleName(config.getSchedule()) + ", " +
                    std::to_string(config.getMulticast()) + ", " +
                    std::to_string(config.getBlocksPerSm()) +
-                   (config.getStreamK() ? ", true" : "") + ">(map0, map1, " + sizes +
+                   (config.getStreamK() ? ", true"
+                    : tileRows != 128   ? ", false, " + std::to_string(tileRows)
+                                        : "") +
+                   ">(map0, map1, " + sizes +
                    (config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n") +
                    "#else\n  " + pointerCall + "#endif\n"
              : "  " + pointerCall;
@@ -385,18 +403,19 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const int64_t multicast = config.getMulticast();
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
-    kernel.grid[0] = persistentGrid((M + 127) / 128, (N + tileWidth - 1) / tileWidth, multicast,
+    kernel.grid[0] = persistentGrid((M + tileRows - 1) / tileRows,
+                                    (N + tileWidth - 1) / tileWidth, multicast,
                                     config.getGridLimit());
     kernel.grid[1] = 1;
-    kernel.dynamicSharedBytes =
-        static_cast<unsigned>(wgmmaSharedBytes(tileWidth, config.getStages(), handoff));
+    kernel.dynamicSharedBytes = static_cast<unsigned>(
+        wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows));
     kernel.otherImagesSharedBytes = 0;
-    if (handoff)
+    if (sm90aThreads)
       kernel.otherImagesBlock = 384;
     kernel.clusterBlocks = static_cast<unsigned>(multicast);
     // Each block of a cluster loads its share of B's rows.
     kernel.tensorMaps = {
-        TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, 128, 64),
+        TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, static_cast<unsigned>(tileRows), 64),
         TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
                              static_cast<unsigned>(tileWidth / multicast), 64)};
     // A batch's blocks would share one partial tile each.
@@ -413,11 +432,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                    : 0,
                           /*splitCluster=*/hopper && multicast > 1,
                           /*workspace=*/kernel.workspaceBytes != 0,
-                          // The epilogue warpgroups exist in the sm_90a
-                          // image only: the others' mma.sync loop is
-                          // compiled for (and launched with) 384 threads,
-                          // whose registers it needs.
-                          handoff ? "KILN_WGMMA_THREADS" : "");
+                          sm90aThreads ? "KILN_WGMMA_THREADS" : "");
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
       (narrow ? "#include \"kiln_gemm_narrow.cuh\"\nstatic_assert(kiln::narrow::kThreads == " +
@@ -430,7 +445,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
             : "") +
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
                     std::to_string(config.getTile()[1]) + ", " +
-                    std::to_string(config.getStages()) + (handoff ? ", true" : "") +
+                    std::to_string(config.getStages()) +
+                    (handoff ? ", true" : tileRows != 128 ? ", false" : "") +
+                    (tileRows != 128 ? ", " + std::to_string(tileRows) : "") +
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
@@ -439,9 +456,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
               : "") +
       (hopper && multicast > 1 ? clusterPreamble(multicast) : "") +
       (hopper ? wgmmaBlocksPreamble(config.getBlocksPerSm()) : "") +
-      (handoff ? "// Five warpgroups in the sm_90a image, three elsewhere.\n" +
-                     defineInSm90a("KILN_WGMMA_THREADS", std::to_string(threads), "384")
-               : "") +
+      (sm90aThreads ? "// " + std::to_string(threads / 128) +
+                          " warpgroups in the sm_90a image, three elsewhere.\n" +
+                          defineInSm90a("KILN_WGMMA_THREADS", std::to_string(threads), "384")
+                    : "") +
       "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",

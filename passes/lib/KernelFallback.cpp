@@ -4,8 +4,8 @@
 // partial tiles, a multicast cluster, two blocks a multiprocessor, then the
 // schedules that hold more per thread (ping-pong: a whole tile a
 // warpgroup; the epilogue warpgroups: five warpgroups in one register
-// file; the overlapped attention: two tiles' scores), then tiles wider
-// than 128 (a cooperative 192 or 256-wide tile holds 96 or 128
+// file; the overlapped attention: two tiles' scores), then 192-row tiles
+// (four warpgroups in one register file), then tiles wider than 128 (a cooperative 192 or 256-wide tile holds 96 or 128
 // accumulators a thread). Each step keeps the stages, which fit in the
 // shared memory of the configuration before (none of these needs more).
 //
@@ -55,6 +55,11 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
     std::string step =
         "the cooperative schedule (not " + stringifyWgmmaSchedule(schedule).str() + ")";
     schedule = WgmmaSchedule::cooperative;
+    return with(step);
+  }
+  if (tile.size() == 3 && tile[0] != 128) {
+    std::string step = "128-row tiles (not " + std::to_string(tile[0]) + ")";
+    tile[0] = 128;
     return with(step);
   }
   if (tile.size() == 3 && tile[1] > 128) {

@@ -54,7 +54,7 @@ std::string kiln::attentionKnobsError(int64_t rows) {
 }
 
 std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast,
-                                  int64_t blocksPerSM) {
+                                  int64_t blocksPerSM, int64_t rows) {
   if (schedule != "auto" && schedule != "cooperative" && schedule != "pingpong" &&
       schedule != "epilogue_warpgroups")
     return "--wgmma-schedule must be auto, cooperative, pingpong or epilogue_warpgroups, got '" +
@@ -65,6 +65,13 @@ std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast
   if (blocksPerSM < 0 || blocksPerSM > 2)
     return "--wgmma-blocks-per-sm must be 0 (the cost model's choice), 1 or 2, got " +
            std::to_string(blocksPerSM);
+  if (rows != 0 && rows != 128 && rows != 192)
+    return "--wgmma-rows must be 0 (the cost model's choice), 128 or 192, got " +
+           std::to_string(rows);
+  if (rows == 192 && ((schedule != "auto" && schedule != "cooperative") || multicast == 2 ||
+                      blocksPerSM == 2))
+    return "--wgmma-rows=192 takes the cooperative schedule, one block a multiprocessor and "
+           "no multicast";
   if (schedule == "epilogue_warpgroups" && (multicast == 2 || blocksPerSM == 2))
     return "--wgmma-schedule=epilogue_warpgroups takes one block a multiprocessor and no "
            "multicast";

@@ -62,6 +62,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaMulticast = options.wgmmaMulticast;
     select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;
     select.wgmmaStreamK = options.wgmmaStreamK;
+    select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;
     select.attentionOverlap = options.attentionOverlap;

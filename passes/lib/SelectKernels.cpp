@@ -24,7 +24,9 @@
 //                     wgmma, [N, K] B, K % 8 == 0
 //                                     -> gemm_wgmma, persistent: cooperative
 //                                        tiles 128 x 64 to 256 or ping-pong
-//                                        128 x 64 or 128, whichever the cost
+//                                        128 x 64 or 128 (with wgmma-rows 0
+//                                        or 192: cooperative 192 x 192),
+//                                        whichever the cost
 //                                        model (wgmmaTile: tiles a block,
 //                                        k-steps, epilogue overlap) says
 //                                        ends first; at most 96 accumulators
@@ -112,6 +114,7 @@ struct SplitKKnobs {
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
+  int64_t wgmmaRows;         // 0: the cost model's choice, else 128 or 192
   int64_t attentionRows;     // 0: the cost model's choice
   bool wgmmaStreamK;
   bool attentionWgmma;
@@ -161,7 +164,7 @@ Choice splitK(MLIRContext *context, KernelVariant variant, int64_t smallTiles, i
   return {config(context, variant, {64, 64, knobs.kTile}, knobs.stages, split), why};
 }
 
-/// The Hopper GEMM's tile: 128 x width x 64, the consumer warpgroups'
+/// The Hopper GEMM's tile: rows x width x 64, the consumer warpgroups'
 /// schedule, and the deepest ring of stages (at most 6) that fits in
 /// shared memory.
 struct WgmmaTile {
@@ -170,6 +173,7 @@ struct WgmmaTile {
   int64_t multicast;
   std::string why;
   int64_t blocksPerSM = 1;
+  int64_t rows = 128;
 };
 /// Two blocks a multiprocessor compile within 80 registers a thread:
 /// cooperative 64-wide tiles only.
@@ -182,6 +186,7 @@ struct WgmmaCandidate {
   WgmmaSchedule schedule;
   int64_t width;
   double perColumn;
+  int64_t rows = 128;
   /// fp32 accumulators per consumer thread.
   int64_t accumulators() const {
     return width / 2 * (schedule == WgmmaSchedule::pingpong ? 2 : 1);
@@ -197,7 +202,13 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
     {WgmmaSchedule::cooperative, 128, 1.15}, {WgmmaSchedule::cooperative, 64, 1.3},
     {WgmmaSchedule::pingpong, 128, 1.15},    {WgmmaSchedule::pingpong, 64, 1.3},
     {WgmmaSchedule::epilogue_warpgroups, 128, 1.15},
-    {WgmmaSchedule::epilogue_warpgroups, 64, 1.3}};
+    {WgmmaSchedule::epilogue_warpgroups, 64, 1.3},
+    {WgmmaSchedule::cooperative, 192, 1.0, 192}};
+/// A 192-row tile's main loop takes 1.5 times a 128-row one's k-steps; its
+/// epilogue as long (three consumer warpgroups store 64 rows each, as two
+/// do for 128). Its A tile is reused over 192 columns and its B tile over
+/// 192 rows: per output, the operands' shared-memory traffic of a 128 x
+/// 256 tile, hence 256's cost a column.
 /// An epilogue that reads an input at every output element (a residual):
 /// beside 128 accumulators per thread (a 256-wide cooperative tile), ptxas
 /// issues those loads one at a time, each a round trip to memory
@@ -237,9 +248,9 @@ constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
 bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
                     bool convResidual, std::string &why) {
   if (tile.schedule != WgmmaSchedule::cooperative || tile.multicast != 1 ||
-      tile.blocksPerSM != 1 || batch != 1) {
+      tile.blocksPerSM != 1 || batch != 1 || tile.rows != 128) {
     why = "not stream_k: it takes one cooperative block a multiprocessor, no cluster, "
-          "batch 1";
+          "batch 1, 128-row tiles";
     return false;
   }
   if (convResidual && tile.width > 128) {
@@ -338,23 +349,33 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
                              candidate.schedule != WgmmaSchedule::cooperative))
       continue;
-    int64_t blocks = ceilDiv(ceilDiv(s.M, 128), multicast) * multicast *
+    // 192 rows: GEMMs (a convolution's pixel boxes are 128), one block a
+    // multiprocessor, no cluster; taken as the knob says.
+    const bool tall = candidate.rows != 128;
+    if (tall && (conv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
+      continue;
+    if (!tall && knobs.wgmmaRows == 192 && !conv && multicast == 1 && blocksPerSM == 1)
+      continue;
+    int64_t blocks = ceilDiv(ceilDiv(s.M, candidate.rows), multicast) * multicast *
                      ceilDiv(s.N, candidate.width) * s.batch;
     int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
+    const double rowSteps = k * static_cast<double>(candidate.rows) / 128;
     // The epilogue warpgroups: each tile's epilogue beside the next main
     // loop, the tensor cores' time n k unless the epilogues take longer.
-    double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e)
+    double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (rowSteps + e)
                    : candidate.handoff()                            ? std::max(n * k, n * e) + e
                    : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
     double cost = steps * candidate.width * candidate.perColumn;
-    std::string name = scheduleName(candidate.schedule) + " 128 x " + str(candidate.width) +
+    std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +
+                       str(candidate.width) +
                        (multicast > 1 ? " multicast " + str(multicast) : "");
     considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
                   " tiles, " + str(n) + " a block";
     if (best.width == 0 || cost < bestCost) {
       int64_t stages = 2;
       while (stages < 6 &&
-             wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff()) * blocksPerSM <=
+             wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(),
+                              candidate.rows) * blocksPerSM <=
                                target.maxDynamicSharedBytes)
         ++stages;
       best = {candidate.width,
@@ -363,7 +384,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
               candidate.schedule,
               multicast,
               name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
-              blocksPerSM};
+              blocksPerSM,
+              candidate.rows};
       bestCost = cost;
     }
   }
@@ -465,7 +487,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     const bool streamed = knobs.wgmmaStreamK &&
                           streamKApplies(tile, s.batch, blocks, ceilDiv(s.K, 64),
                                          /*convResidual=*/false, streamK);
-    return Choice{config(context, KernelVariant::gemm_wgmma, {128, tile.width, 64}, tile.stages,
+    return Choice{config(context, KernelVariant::gemm_wgmma, {tile.rows, tile.width, 64}, tile.stages,
                          1, streamed ? blocks : std::min<int64_t>(tile.tiles, blocks), {},
                          tile.schedule, tile.multicast, tile.blocksPerSM, streamed),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
@@ -775,7 +797,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     std::string knobsError = splitKKnobsError(splitKMaxBlocks, splitKMinK, splitKTile,
                                               splitKStages, multiprocessors);
     if (knobsError.empty())
-      knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast, wgmmaBlocksPerSM);
+      knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows);
     if (knobsError.empty())
       knobsError = attentionKnobsError(attentionRows);
     if (knobsError.empty())
@@ -795,7 +817,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
                       poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
-                      wgmmaMulticast, wgmmaBlocksPerSM, attentionRows, wgmmaStreamK,
+                      wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
                       attentionWgmma, attentionOverlap};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

@@ -30,9 +30,35 @@ func.func @mma_tile(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<
 // -----
 
 // The Hopper template takes 128, 192 or 256 columns...
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its template implements tiles [128, 64 | 128 | 192 | 256, 64] only
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its template implements tiles [128 | 192, 64 | 128 | 192 | 256, 64] only
 func.func @wgmma_tile(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 160, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
+// ...and 192 rows only as cooperative tiles at most 192 wide (three
+// consumer warpgroups, 96 accumulators a thread).
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative, with no multicast, one block a multiprocessor and no stream_k
+func.func @wgmma_tall_wide(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 256, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative, with no multicast, one block a multiprocessor and no stream_k
+func.func @wgmma_tall_pingpong(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 3, grid_limit = 132, schedule = pingpong>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
     %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
     kiln.yield %l : tensor<4096x768xf16>

@@ -341,7 +341,13 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 1, "
       "schedule = epilogue_warpgroups>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 3, "
-      "schedule = epilogue_warpgroups>"};
+      "schedule = epilogue_warpgroups>",
+      // 192-row tiles (three consumer warpgroups): blocks walking two tiles
+      // each, one block walking all of them through a 2-stage ring, and a
+      // grid larger than the tile count.
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 3>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 2, grid_limit = 1>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 4, grid_limit = 132>"};
   return configs;
 }
 

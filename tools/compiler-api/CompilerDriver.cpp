@@ -111,7 +111,7 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
                            selection.splitKStages, selection.multiprocessors);
   if (error.empty())
     error = wgmmaKnobsError(selection.wgmmaSchedule, selection.wgmmaMulticast,
-                            selection.wgmmaBlocksPerSM);
+                            selection.wgmmaBlocksPerSM, selection.wgmmaRows);
   if (error.empty())
     error = attentionKnobsError(selection.attentionRows);
   if (error.empty())
@@ -180,6 +180,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
   pipeline.wgmmaStreamK = selection.wgmmaStreamK;
+  pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
   pipeline.attentionRows = selection.attentionRows;
@@ -256,6 +257,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-multicast=" + std::to_string(selection.wgmmaMulticast));
   if (selection.wgmmaBlocksPerSM != defaults.wgmmaBlocksPerSM)
     option("--wgmma-blocks-per-sm=" + std::to_string(selection.wgmmaBlocksPerSM));
+  if (selection.wgmmaRows != defaults.wgmmaRows)
+    option("--wgmma-rows=" + std::to_string(selection.wgmmaRows));
   if (selection.wgmmaStreamK != defaults.wgmmaStreamK)
     option(std::string("--wgmma-stream-k=") + (selection.wgmmaStreamK ? "true" : "false"));
   if (selection.attentionWgmma != defaults.attentionWgmma)

@@ -148,6 +148,13 @@ cl::opt<int64_t> wgmmaBlocksPerSM(
              "(the selection stage's choice, the default), 1 or 2 (twice the warps for "
              "epilogue-bound kernels, half the shared memory and registers each)"),
     cl::init(0), cl::cat(kilnCategory));
+cl::opt<int64_t> wgmmaRows(
+    "wgmma-rows",
+    cl::desc("rows of the Hopper GEMM's tiles: 128 (the default), 192 (192 x 192 cooperative "
+             "tiles with three consumer warpgroups, where they fit) or 0 (the selection "
+             "stage's cost model: 192 where its row tiles fill the multiprocessors in whole "
+             "waves, as ViT's 6304 rows do); convolutions keep 128"),
+    cl::init(128), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaStreamK(
     "wgmma-stream-k",
     cl::desc("where the Hopper GEMM's tiles fill its last wave of blocks only partly (ViT's "
@@ -441,6 +448,7 @@ int main(int argc, char **argv) {
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
   selection.wgmmaStreamK = wgmmaStreamK;
+  selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;
   selection.attentionRows = attentionRows;

@@ -32,9 +32,10 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
 /// Empty when `schedule` names a Hopper main-loop schedule the selection
 /// stage takes (auto, cooperative, pingpong) and `multicast` a cluster size
 /// and `blocksPerSM` a count of blocks a multiprocessor (0: the cost
-/// model's, 1, 2), else the error.
+/// model's, 1, 2) and `rows` the tiles' rows (0: the cost model's, 128,
+/// 192), else the error.
 std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
-                            int64_t blocksPerSM);
+                            int64_t blocksPerSM, int64_t rows = 128);
 /// "" when --attention-rows is 0, 64 or 128, else the message.
 std::string attentionKnobsError(int64_t rows);
 /// "" or why --gemm-gemv-rows is out of range (0 to 32).

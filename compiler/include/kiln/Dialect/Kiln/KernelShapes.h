@@ -87,15 +87,16 @@ struct MiddleReductionShape {
   int64_t outer = 1, length = 1, inner = 1, vector = 1;
 };
 
-/// The Hopper GEMM's (gemm_wgmma) dynamic shared memory for 128 x `tileN`
-/// x 64 tiles in a ring of `stages`: the stages (A 16 KiB, B tileN * 128
-/// bytes), 36 KiB of epilogue staging, with `handoff` (the epilogue
-/// warpgroups' schedule) a tile of fp32 accumulators, and 1 KiB of
-/// alignment. The code generator asserts it against
-/// kiln::sm90::shared_bytes in the kernel's source; the selection stage
-/// sizes the ring with it.
-constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff = false) {
-  return stages * (128 * 64 * 2 + tileN * 64 * 2) + 8 * 16 * 72 * 4 +
+/// The Hopper GEMM's (gemm_wgmma) dynamic shared memory for `rows` x
+/// `tileN` x 64 tiles in a ring of `stages`: the stages (A rows * 128
+/// bytes, B tileN * 128), 4.5 KiB of epilogue staging a consumer warp (36
+/// KiB for 128 rows), with `handoff` (the epilogue warpgroups' schedule) a
+/// tile of fp32 accumulators, and 1 KiB of alignment. The code generator
+/// asserts it against kiln::sm90::shared_bytes in the kernel's source; the
+/// selection stage sizes the ring with it.
+constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff = false,
+                                   int64_t rows = 128) {
+  return stages * (rows * 64 * 2 + tileN * 64 * 2) + rows / 16 * 16 * 72 * 4 +
          (handoff ? 128 * tileN * 4 : 0) + 1024;
 }
 /// conv_stem's output rows per tile, and its static shared memory for a
