@@ -4,19 +4,16 @@
 # On the GPU machine, after scripts/gpu-pack.sh here:
 #   scripts/gpu-ab.sh PART...
 # PART:
-#   tests      the kernel tests of the variants (stream-K, attention_wgmma)
-#              and the families they touch
-#   gemm       bench/gemm_vs_torch.py --set transformer: default,
-#              --wgmma-stream-k, then KILN_EPILOGUE_FRAGMENTS=late-residual
-#              (a tile's first residual slice copied when its epilogue
-#              starts, not before its main loop)
+#   tests      the kernel tests of the variants (192-row GEMM tiles)
+#   gemm       bench/gemm_vs_torch.py --set transformer: default, then
+#              --wgmma-rows=0 (192-row tiles where the cost model takes
+#              them), then --wgmma-rows=192 (wherever they fit)
 #   attention  bench/attention_vs_sdpa.py at batch 32: default (attention_wgmma
 #              on sm_90, its softmax beside P V), --attention-overlap=false
 #              (softmax and products in turn), then --attention-wgmma=false
 #              (attention_mma)
 #   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
-#              PyTorch, settings interleaved): default, --wgmma-stream-k,
-#              --attention-overlap=false, --attention-wgmma=false
+#              PyTorch, settings interleaved): default, --wgmma-rows=0
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -47,15 +44,14 @@ for part in "$@"; do
   case $part in
     tests)
       TAIL=6 run kernel-tests "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*StreamK*:*Wgmma*:*ConvHopper*:*Attention*:*Fragment*' ;;
+        --gtest_filter='*TallTiles*' ;;
     gemm)
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"
-      run gemm-stream-k python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
-        --set transformer --kiln-flag=--wgmma-stream-k --markdown "$out/gemm-stream-k.md"
-      KILN_EPILOGUE_FRAGMENTS=late-residual run gemm-late-residual python3 \
-        "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" --set transformer \
-        --markdown "$out/gemm-late-residual.md" ;;
+      run gemm-rows-model python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
+        --set transformer --kiln-flag=--wgmma-rows=0 --markdown "$out/gemm-rows-model.md"
+      run gemm-rows-192 python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
+        --set transformer --kiln-flag=--wgmma-rows=192 --markdown "$out/gemm-rows-192.md" ;;
     attention)
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json" \
@@ -69,8 +65,7 @@ for part in "$@"; do
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
-        --setting "" --setting "--wgmma-stream-k" --setting "--attention-overlap=false" \
-        --setting "--attention-wgmma=false" ;;
+        --setting "" --setting "--wgmma-rows=0" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

@@ -204,11 +204,16 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
     {WgmmaSchedule::epilogue_warpgroups, 128, 1.15},
     {WgmmaSchedule::epilogue_warpgroups, 64, 1.3},
     {WgmmaSchedule::cooperative, 192, 1.0, 192}};
-/// A 192-row tile's main loop takes 1.5 times a 128-row one's k-steps; its
-/// epilogue as long (three consumer warpgroups store 64 rows each, as two
-/// do for 128). Its A tile is reused over 192 columns and its B tile over
-/// 192 rows: per output, the operands' shared-memory traffic of a 128 x
-/// 256 tile, hence 256's cost a column.
+/// A 192-row tile's main loop and epilogue take 1.5 times a 128-row one's
+/// (the epilogue's stores and residual reads are the tile's bytes, whatever
+/// the warps that issue them). Its A tile is reused over 192 columns and
+/// its B tile over 192 rows: per output, the operands' shared-memory
+/// traffic of a 128 x 256 tile, hence 256's cost a column. Measured on the
+/// H200 (2026-12-04, GEMMs alone), where it says 192 rows: ViT's FFN
+/// down-projection 53.6 -> 45.0 us, output projection 18.5 -> 15.0, FFN
+/// up-projection 58.8 -> 55.8; BERT's QKV 24.2 -> 24.5 (even), and where it
+/// says 128: ViT's QKV (ping-pong 34.6, 192 rows 35.8), BERT's FFN
+/// down-projection (29.1 against 39.2: 88 tiles on 132 multiprocessors).
 /// An epilogue that reads an input at every output element (a residual):
 /// beside 128 accumulators per thread (a 256-wide cooperative tile), ptxas
 /// issues those loads one at a time, each a round trip to memory
@@ -359,10 +364,10 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     int64_t blocks = ceilDiv(ceilDiv(s.M, candidate.rows), multicast) * multicast *
                      ceilDiv(s.N, candidate.width) * s.batch;
     int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
-    const double rowSteps = k * static_cast<double>(candidate.rows) / 128;
+    const double rowScale = static_cast<double>(candidate.rows) / 128;
     // The epilogue warpgroups: each tile's epilogue beside the next main
     // loop, the tensor cores' time n k unless the epilogues take longer.
-    double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (rowSteps + e)
+    double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e) * rowScale
                    : candidate.handoff()                            ? std::max(n * k, n * e) + e
                    : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
     double cost = steps * candidate.width * candidate.perColumn;

@@ -1,6 +1,6 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-stream-k=true}))" | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-stream-k=true explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-stream-k=true wgmma-rows=128}))" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-stream-k=true explain=true wgmma-rows=128}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=128}))" | FileCheck %s --check-prefix=OFF
 
 // Stream-K in the Hopper GEMM (--wgmma-stream-k): ViT-B/16's FFN
 // down-projection at batch 32 is 200 tiles of 128 x 192 on 132

@@ -1,15 +1,16 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=DEFAULT
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=0}))" | FileCheck %s --check-prefix=MODEL
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=128}))" | FileCheck %s --check-prefix=SHORT
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=MODEL
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=192}))" | FileCheck %s --check-prefix=TALL
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=96}))" 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=192 wgmma-schedule=pingpong}))" 2>&1 | FileCheck %s --check-prefix=BADTALL
 
-// 192-row tiles where the cost model finds them faster (wgmma-rows=0):
+// 192-row tiles where the cost model finds them faster (wgmma-rows=0, the
+// default):
 // ViT's FFN down-projection at batch 32 (6304 rows) in 33 x 4 = 132 tiles
 // of 192 x 192, one wave, where 128 x 192 tiles make 200 (two waves, the
 // second half empty); 3 stages of 48 KiB fit beside the staging.
-// DEFAULT-LABEL: func.func @vit_down(
-//       DEFAULT:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>
+// SHORT-LABEL: func.func @vit_down(
+//       SHORT:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>
 // MODEL-LABEL: func.func @vit_down(
 //       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
 // TALL-LABEL: func.func @vit_down(

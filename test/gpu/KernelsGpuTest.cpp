@@ -299,6 +299,17 @@ TEST(KernelsGpu, LinearEpilogueFp16OddSizes) {
   expectMatchesReference(linear(512, 384, 1024, "f16"));
 }
 
+/// 192-row tiles (three consumer warpgroups): blocks walking two tiles
+/// each, one block walking all of them through a 2-stage ring, and a grid
+/// larger than the tile count.
+static const std::vector<std::string> &tallWgmmaConfigs() {
+  static const std::vector<std::string> configs = {
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 3>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 2, grid_limit = 1>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 4, grid_limit = 132>"};
+  return configs;
+}
+
 /// The Hopper GEMM's forced configurations: each tile width, a short ring,
 /// and persistent grids smaller than the tile count.
 static const std::vector<std::string> &wgmmaConfigs() {
@@ -341,14 +352,29 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 1, "
       "schedule = epilogue_warpgroups>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 3, "
-      "schedule = epilogue_warpgroups>",
-      // 192-row tiles (three consumer warpgroups): blocks walking two tiles
-      // each, one block walking all of them through a 2-stage ring, and a
-      // grid larger than the tile count.
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 3>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 2, grid_limit = 1>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 4, grid_limit = 132>"};
-  return configs;
+      "schedule = epilogue_warpgroups>"};
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> both = configs;
+    both.insert(both.end(), tallWgmmaConfigs().begin(), tallWgmmaConfigs().end());
+    return both;
+  }();
+  return all;
+}
+
+// The Hopper GEMM on 192-row tiles: every epilogue path (element by
+// element with odd N, fragments with and without a residual, bias-free),
+// M, N and K off every tile multiple, more row tiles than a 192-row tile
+// count rounds to.
+TEST(KernelsGpu, LinearWgmmaTallTiles) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : tallWgmmaConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 500, 712, "f16", kernel));
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
+    expectMatchesReference(linear(700, 504, 200, "bf16", kernel));
+    expectMatchesReference(biasFreeLinear(300, 504, 712, "f16", kernel));
+    expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+  }
 }
 
 // The Hopper GEMM at each tile width the selection stage may choose, on a

@@ -74,7 +74,7 @@ struct KernelSelection {
   std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong
   int64_t wgmmaMulticast = 0;         // 0: the cost model's, else 1 or 2
   int64_t wgmmaBlocksPerSM = 0;       // 0: the cost model's, else 1 or 2
-  int64_t wgmmaRows = 128;            // 0: the cost model's, else 128 or 192
+  int64_t wgmmaRows = 0;              // 0: the cost model's, else 128 or 192
   int64_t attentionRows = 0;          // 0: the cost model's, else 64 or 128
   bool wgmmaStreamK = false;           // stream-K in the Hopper GEMM's last waves
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma

@@ -150,11 +150,11 @@ cl::opt<int64_t> wgmmaBlocksPerSM(
     cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> wgmmaRows(
     "wgmma-rows",
-    cl::desc("rows of the Hopper GEMM's tiles: 128 (the default), 192 (192 x 192 cooperative "
-             "tiles with three consumer warpgroups, where they fit) or 0 (the selection "
-             "stage's cost model: 192 where its row tiles fill the multiprocessors in whole "
-             "waves, as ViT's 6304 rows do); convolutions keep 128"),
-    cl::init(128), cl::cat(kilnCategory));
+    cl::desc("rows of the Hopper GEMM's tiles: 0 (the selection stage's cost model, the "
+             "default: 192 x 192 cooperative tiles with three consumer warpgroups where they "
+             "fill the multiprocessors in fewer waves, as ViT's 6304 rows do), 128, or 192 "
+             "(wherever they fit); convolutions keep 128"),
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaStreamK(
     "wgmma-stream-k",
     cl::desc("where the Hopper GEMM's tiles fill its last wave of blocks only partly (ViT's "

@@ -494,7 +494,7 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"wgmmaBlocksPerSM", "wgmma-blocks-per-sm", "int64_t", /*default=*/"0",
            "blocks of gemm_wgmma and conv_wgmma a multiprocessor runs at once: 0 (the "
            "cost model), 1 or 2">,
-    Option<"wgmmaRows", "wgmma-rows", "int64_t", /*default=*/"128",
+    Option<"wgmmaRows", "wgmma-rows", "int64_t", /*default=*/"0",
            "rows of gemm_wgmma's tiles: 0 (the cost model: 128, or 192 x 192 "
            "cooperative tiles with three consumer warpgroups), 128 or 192; "
            "convolutions keep 128">,

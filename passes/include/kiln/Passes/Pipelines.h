@@ -97,7 +97,7 @@ struct GraphPipelineOptions
   Option<int64_t> wgmmaRows{
       *this, "wgmma-rows",
       llvm::cl::desc("rows of the Hopper GEMM's tiles: 0 (the cost model), 128 or 192"),
-      llvm::cl::init(128)};
+      llvm::cl::init(0)};
   Option<bool> wgmmaStreamK{
       *this, "wgmma-stream-k",
       llvm::cl::desc("the Hopper GEMM shares its last waves' tiles by k-iterations"),
