@@ -174,6 +174,8 @@ struct WgmmaTile {
   std::string why;
   int64_t blocksPerSM = 1;
   int64_t rows = 128;
+  /// Outputs the busiest block computes: its tiles times a tile's outputs.
+  int64_t blockOutputs = 0;
 };
 /// Two blocks a multiprocessor compile within 80 registers a thread:
 /// cooperative 64-wide tiles only.
@@ -332,6 +334,9 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                                       : kPingPongOverheadGemm;
   WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   double bestCost = 0;
+  // The best of 128 rows, against which 192 rows must save work.
+  WgmmaTile bestShort{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
+  double bestShortCost = 0;
   std::string considered;
   const std::string &schedule = knobs.wgmmaSchedule;
   // Pairs need clusters and a second row tile to share B with.
@@ -376,7 +381,14 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                        (multicast > 1 ? " multicast " + str(multicast) : "");
     considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
                   " tiles, " + str(n) + " a block";
-    if (best.width == 0 || cost < bestCost) {
+    const int64_t blockOutputs = n * candidate.rows * candidate.width;
+    const bool bestSoFar = best.width == 0 || cost < bestCost;
+    if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
+      bestShort = {candidate.width, 0, blocks, candidate.schedule, multicast, name, blocksPerSM,
+                   candidate.rows, blockOutputs};
+      bestShortCost = cost;
+    }
+    if (bestSoFar) {
       int64_t stages = 2;
       while (stages < 6 &&
              wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(),
@@ -390,9 +402,28 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
               multicast,
               name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
               blocksPerSM,
-              candidate.rows};
+              candidate.rows,
+              blockOutputs};
       bestCost = cost;
     }
+  }
+  // 192 rows only where they take work off the busiest block: where the
+  // cost model's factors call it cheaper for the same or more outputs a
+  // block, it was not (the FFN's 4096 x 1024 x 4096 down-projection with a
+  // residual: 132 tiles of 192 x 192 against two of 128 x 128 on most
+  // blocks, 4 us slower on the H200, 2026-12-04).
+  if (best.rows != 128 && bestShort.width != 0 && best.blockOutputs >= bestShort.blockOutputs) {
+    considered += "; not " + str(best.rows) + " rows: " + str(best.blockOutputs) +
+                  " outputs a block against " + str(bestShort.blockOutputs);
+    int64_t stages = 2;
+    while (stages < 6 && wgmmaSharedBytes(bestShort.width, stages + 1,
+                                          bestShort.schedule ==
+                                              WgmmaSchedule::epilogue_warpgroups) *
+                                 blocksPerSM <=
+                             target.maxDynamicSharedBytes)
+      ++stages;
+    bestShort.stages = stages;
+    best = bestShort;
   }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
              str(multiprocessors) + " multiprocessors" +
