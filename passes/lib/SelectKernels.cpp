@@ -382,28 +382,29 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
                   " tiles, " + str(n) + " a block";
     const int64_t blockOutputs = n * candidate.rows * candidate.width;
-    const bool bestSoFar = best.width == 0 || cost < bestCost;
-    if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
-      bestShort = {candidate.width, 0, blocks, candidate.schedule, multicast, name, blocksPerSM,
-                   candidate.rows, blockOutputs};
-      bestShortCost = cost;
-    }
-    if (bestSoFar) {
+    auto tile = [&] {
       int64_t stages = 2;
       while (stages < 6 &&
              wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(),
                               candidate.rows) * blocksPerSM <=
-                               target.maxDynamicSharedBytes)
+                 target.maxDynamicSharedBytes)
         ++stages;
-      best = {candidate.width,
-              stages,
-              blocks,
-              candidate.schedule,
-              multicast,
-              name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
-              blocksPerSM,
-              candidate.rows,
-              blockOutputs};
+      return WgmmaTile{candidate.width,
+                       stages,
+                       blocks,
+                       candidate.schedule,
+                       multicast,
+                       name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
+                       blocksPerSM,
+                       candidate.rows,
+                       blockOutputs};
+    };
+    if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
+      bestShort = tile();
+      bestShortCost = cost;
+    }
+    if (best.width == 0 || cost < bestCost) {
+      best = tile();
       bestCost = cost;
     }
   }
@@ -415,14 +416,6 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   if (best.rows != 128 && bestShort.width != 0 && best.blockOutputs >= bestShort.blockOutputs) {
     considered += "; not " + str(best.rows) + " rows: " + str(best.blockOutputs) +
                   " outputs a block against " + str(bestShort.blockOutputs);
-    int64_t stages = 2;
-    while (stages < 6 && wgmmaSharedBytes(bestShort.width, stages + 1,
-                                          bestShort.schedule ==
-                                              WgmmaSchedule::epilogue_warpgroups) *
-                                 blocksPerSM <=
-                             target.maxDynamicSharedBytes)
-      ++stages;
-    bestShort.stages = stages;
     best = bestShort;
   }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
