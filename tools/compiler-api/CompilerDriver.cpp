@@ -1,6 +1,7 @@
 //===- CompilerDriver.cpp - TorchScript to a .kiln artifact ---------------===//
 
 #include "CompilerDriver.h"
+#include "kiln/GitHash.h"
 
 #include <chrono>
 

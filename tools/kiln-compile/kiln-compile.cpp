@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompilerDriver.h"
+#include "kiln/GitHash.h"
 #include "KilnVerify.h"
 
 #include "kiln/Passes/CostModel.h"
