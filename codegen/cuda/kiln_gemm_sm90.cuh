@@ -54,7 +54,6 @@ namespace kiln::sm90 {
 /// empty (N = 768: 96 tiles of 128 x 256 on 132 multiprocessors, 128 of
 /// 128 x 192), and free shared memory for more stages.
 constexpr int kBM = 128, kBK = 64, kThreads = 384;
-constexpr int kTileBytesA = kBM * kBK * 2;
 /// The cooperative schedule's taller tile: three consumer warpgroups.
 constexpr int kTallRows = 192;
 __host__ __device__ constexpr int tile_bytes_a(int rows) { return rows * kBK * 2; }
@@ -63,7 +62,6 @@ __host__ __device__ constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
 /// around in shared memory (pitch 72 floats: conflict-free float2 writes).
 constexpr int kStagingCols = 64, kStagingPitch = 72;
 constexpr int kWarpStagingBytes = 16 * kStagingPitch * 4;
-constexpr int kStagingBytes = 8 * kWarpStagingBytes;
 /// A tile's staging: a slice for each consumer warp (4 a 64-row band).
 __host__ __device__ constexpr int staging_bytes(int rows) {
   return rows / 16 * kWarpStagingBytes;

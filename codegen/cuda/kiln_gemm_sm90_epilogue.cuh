@@ -160,7 +160,7 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
 /// and ldmatrix's 16-byte rows and the 16-byte row copies are free of bank
 /// conflicts): the results, then the row input's slice.
 constexpr int kFragmentPitch = kStagingCols + 8;
-static_assert(2 * 16 * kFragmentPitch * 2 <= 16 * kStagingPitch * 4,
+static_assert(2 * 16 * kFragmentPitch * 2 <= kWarpStagingBytes,
               "a warp's staging holds its results' and its row input's slices as halves");
 __device__ __forceinline__ unsigned short *row_input_slice(float *staging) {
   return reinterpret_cast<unsigned short *>(staging) + 16 * kFragmentPitch;

@@ -360,11 +360,12 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                              candidate.schedule != WgmmaSchedule::cooperative))
       continue;
     // 192 rows: GEMMs (a convolution's pixel boxes are 128), one block a
-    // multiprocessor, no cluster; taken as the knob says.
+    // multiprocessor, no cluster; taken as the knob says (wgmmaKnobsError
+    // has refused 192 with a cluster or two blocks a multiprocessor).
     const bool tall = candidate.rows != 128;
     if (tall && (conv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
       continue;
-    if (!tall && knobs.wgmmaRows == 192 && !conv && multicast == 1 && blocksPerSM == 1)
+    if (!tall && knobs.wgmmaRows == 192 && !conv)
       continue;
     int64_t blocks = ceilDiv(ceilDiv(s.M, candidate.rows), multicast) * multicast *
                      ceilDiv(s.N, candidate.width) * s.batch;
