@@ -13,8 +13,9 @@
 //   5. conv_wgmma (sm_90a, kiln_conv_sm90.cuh): the implicit GEMM on the
 //      Hopper GEMM's TMA + wgmma loop, each A tile one TMA box of NHWC
 //      input pixels per filter tap; path 3 on the same grid elsewhere;
-//   6. conv_stem (few input channels): the whole weight and an im2col tile
-//      in shared memory, mma.sync over all of K, every image.
+//   6. conv_stem (few input channels): the whole weight and KH input rows
+//      (or an im2col tile) in shared memory, mma.sync over all of K, every
+//      image.
 // Every path ends in the same epilogue functor: (m, o, acc) -> acc + bias,
 // rounded to the element type, then the group's ops at idx = m * O + o.
 // The input may be `kiln.permute %arg [0, 2, 3, 1]` of an NCHW argument:
@@ -297,6 +298,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   const int64_t C = conv.getInput().getType().getShape()[3];
   // Tile [1, 8, P]: 8 channels of P adjacent output columns a thread.
   ArrayRef<int64_t> tile = config.getTile();
+  const StemGeometry stem = stemGeometryOf(*convShape);
   const int64_t columns = tile.size() == 3 ? tile[2] : 0;
   const bool vectorizedDepthwise = depthwise && tile.size() == 3 && tile[0] == 1 &&
                                    tile[1] == 8 && (columns == 1 || columns == 2 || columns == 4);
@@ -345,12 +347,18 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     if (!tensorCores || groups != 1 || O > 128)
       return refuse("conv_stem needs fp16 or bf16 operands, one group and at most 128 output "
                     "channels");
-    if (stemSharedBytes(convShape->reduction, O) > kStaticSharedBytes)
-      return refuse("its weight and im2col tile do not fit in 48 KiB of shared memory");
+    if (stem.sharedBytes() > kStaticSharedBytes)
+      return refuse("its weight and input tiles do not fit in 48 KiB of shared memory");
+    if (tile.size() != 3 || tile[0] != kStemRows || tile[1] != ceilDiv(O, 16) * 16 ||
+        tile[2] != stem.reduction())
+      return refuse("conv_stem's tile is [" + std::to_string(kStemRows) + ", " +
+                    std::to_string(ceilDiv(O, 16) * 16) + ", " +
+                    std::to_string(stem.reduction()) +
+                    "] here (output positions, output channels and K rounded up to 16 " +
+                    (stem.rows() ? "a filter row" : "as a whole") + ")");
     if (config.getGridLimit() <= 0)
       return refuse("the persistent grid needs a grid_limit (blocks at most)");
-    kernel.grid[0] =
-        static_cast<unsigned>(std::min(ceilDiv(M, kStemRows), config.getGridLimit()));
+    kernel.grid[0] = static_cast<unsigned>(std::min(stem.tiles(), config.getGridLimit()));
     call = "kiln::conv::conv_stem<" + shapeName + ">(" + x + ", " + weight;
   } else {
     int64_t tile = tensorCores ? 128 : 64;
@@ -372,8 +380,10 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
              ", \"the code generator's grid must match the kernel's channel slices\");\n";
   if (variant == KernelVariant::conv_stem)
     shape += "static_assert(kiln::conv::stem::shared_bytes<" + shapeName + ">() == " +
-             std::to_string(stemSharedBytes(convShape->reduction, O)) +
-             ", \"the code generator's shared memory must match the kernel's\");\n";
+             std::to_string(stem.sharedBytes()) +
+             " && kiln::conv::stem::reduction<" + shapeName + ">() == " +
+             std::to_string(stem.reduction()) +
+             ", \"the code generator's shared memory and K must match the kernel's\");\n";
   std::string launch =
       variant != KernelVariant::conv_split_k
           // Without a minimum, ptxas holds the vectorized depthwise loop to

@@ -600,15 +600,20 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
            << target.arch << " has none";
   // Few input channels (a stem: C = 3): every im2col element is its own
   // gather, so the whole weight stays in shared memory and all of K runs
-  // per tile of output rows.
-  if (s.groups == 1 && s.inChannelsPerGroup < 8 && s.outChannels <= 128 &&
-      stemSharedBytes(s.reduction, s.outChannels) <= kStaticSharedBytes)
-    return Choice{config(context, KernelVariant::conv_stem,
-                         {kStemRows, ceilDiv(s.outChannels, 16) * 16, ceilDiv(s.reduction, 16) * 16},
-                         0, 1, int64_t(target.multiprocessors) * 4),
-                  "conv_stem: " + str(s.inChannelsPerGroup) +
-                      " input channels, the weight and an im2col tile of " + str(kStemRows) +
-                      " rows in shared memory"};
+  // per tile of output positions, read from rows of the input where they
+  // line up (StemGeometry::rows).
+  if (s.groups == 1 && s.inChannelsPerGroup < 8 && s.outChannels <= 128) {
+    StemGeometry stem = stemGeometryOf(s);
+    if (stem.sharedBytes() <= kStaticSharedBytes)
+      return Choice{config(context, KernelVariant::conv_stem,
+                           {kStemRows, ceilDiv(s.outChannels, 16) * 16, stem.reduction()}, 0, 1,
+                           int64_t(target.multiprocessors) * 4),
+                    "conv_stem: " + str(s.inChannelsPerGroup) + " input channels, the weight and " +
+                        (stem.rows() ? str(stem.KH) + " input rows of " + str(kStemRows) +
+                                           " output columns"
+                                     : "an im2col tile of " + str(kStemRows) + " rows") +
+                        " in shared memory"};
+  }
   int64_t perGroup = s.outChannels / s.groups;
   int64_t bigTiles = ceilDiv(s.M, 128) * ceilDiv(perGroup, 128) * s.groups;
   bool splitAligned = !s.layoutChange && s.inChannelsPerGroup % 8 == 0;

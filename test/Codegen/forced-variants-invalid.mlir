@@ -188,9 +188,23 @@ func.func @stem_wide(%x: tensor<1x16x16x3xf16>, %w: tensor<200x3x3x3xf16>) -> te
 
 // -----
 
-// A 7x7 filter over 6 channels: K = 294, and the weight with 64 rows of
-// im2col no longer fit in 48 KiB.
-// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: its weight and im2col tile do not fit in 48 KiB of shared memory
+// A forced conv_stem tile names the K its path runs: ResNet's 7x7 stem reads
+// 7 input rows, 21 of K each padded to 32, not 147 padded to 160.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: conv_stem's tile is [64, 64, 224] here (output positions, output channels and K rounded up to 16 a filter row)
+func.func @stem_tile(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>) -> tensor<1x32x32x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x64x64x3xf16>, tensor<64x7x7x3xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 64, 160], grid_limit = 528>} -> tensor<1x32x32x64xf16> {
+  ^bb0(%a: tensor<1x64x64x3xf16>, %aw: tensor<64x7x7x3xf16>):
+    %y = kiln.conv2d %a, %aw strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x64x64x3xf16>, tensor<64x7x7x3xf16>) -> tensor<1x32x32x64xf16>
+    kiln.yield %y : tensor<1x32x32x64xf16>
+  }
+  return %0 : tensor<1x32x32x64xf16>
+}
+
+// -----
+
+// A 7x7 filter over 6 channels: K = 336 as 7 rows of 42 padded to 48, and
+// the weight alone no longer fits in 48 KiB.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: its weight and input tiles do not fit in 48 KiB of shared memory
 func.func @stem_deep(%x: tensor<1x16x16x6xf16>, %w: tensor<128x7x7x6xf16>) -> tensor<1x16x16x128xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x6xf16>, tensor<128x7x7x6xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 128, 304], grid_limit = 528>} -> tensor<1x16x16x128xf16> {
   ^bb0(%a: tensor<1x16x16x6xf16>, %aw: tensor<128x7x7x6xf16>):

@@ -172,8 +172,9 @@ std::vector<ConvCase> convCases() {
       {1, 15, 15, 3, 8, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, false, true},
       {1, 12, 12, 24, 40, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", false, true},
       // conv_stem (C < 8): ResNet's 7x7 stem on ragged sizes (several tiles,
-      // the last one partial); 24 outputs (padded to 32), bf16; NCHW with
-      // dilation and 120 outputs; one input channel, 5x5.
+      // the last one partial); 24 outputs (padded to 32), bf16 (both on input
+      // rows); NCHW with dilation and 120 outputs; one input channel, 5x5
+      // (both im2col: stride 1 over an odd channel count).
       {3, 37, 41, 3, 64, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "f16"},
       {2, 30, 33, 3, 24, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, false},
       {2, 19, 23, 5, 120, 3, 3, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, "f16", true, true, true},
@@ -211,6 +212,13 @@ std::vector<ConvCase> convCases() {
        kDepthwise8x2},
       {4, 17, 17, 32, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 32, "f16", true, true, false,
        "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 3>"},
+      // conv_stem on input rows: ResNet's stem from NCHW over 71 output
+      // columns (a row's second tile holds 7) with a residual; 4 channels,
+      // asymmetric padding, bf16, NHWC; 2 channels at stride 1 with row
+      // dilation over 70 columns (K = 5 rows of 10 padded to 16).
+      {2, 141, 141, 3, 64, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "f16", true, true, true},
+      {2, 33, 50, 4, 40, 3, 3, {2, 2}, {0, 1, 2, 1}, {1, 1}, 1, "bf16"},
+      {1, 20, 70, 2, 16, 5, 5, {1, 1}, {2, 2, 2, 2}, {2, 1}, 1, "f16", true, false, true},
   };
 }
 
@@ -315,7 +323,7 @@ const std::map<std::string, std::vector<int>> &convCaseSets() {
       {"ConvFp32Simt", {0, 1, 2}},
       {"ConvFp32GroupedDepthwise1x1Nchw", {3, 4, 5, 6}},
       {"ConvFp16StemAndStrided", {7, 8, 15}},
-      {"ConvStemFewChannels", {16, 17, 18, 19}},
+      {"ConvStemFewChannels", {16, 17, 18, 19, 31, 32, 33}},
       {"Conv1x1AsGemm", {9, 10}},
       {"ConvGroupedDepthwiseNchwReduced", {11, 12, 13, 14, 20, 21, 22, 23, 24, 25}},
       {"ConvDepthwiseColumns", {26, 27, 28, 29, 30}}};

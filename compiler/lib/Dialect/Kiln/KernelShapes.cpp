@@ -46,6 +46,23 @@ std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
   return shape;
 }
 
+StemGeometry kiln::stemGeometryOf(const ConvShape &shape) {
+  Conv2dOp conv = shape.conv;
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  StemGeometry g;
+  g.batch = out[0];
+  g.outH = out[1];
+  g.outW = out[2];
+  g.KH = w[1];
+  g.KW = w[2];
+  g.C = shape.inChannelsPerGroup;
+  g.SW = conv.getStrides()[1];
+  g.DW = conv.getDilation()[1];
+  g.O = shape.outChannels;
+  return g;
+}
+
 std::optional<GemmShape> kiln::gemmShapeOf(FusionOp group) {
   if (std::optional<ConvShape> conv = convShapeOf(group)) {
     if (!conv->plainGemm)

@@ -12,6 +12,7 @@
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/StridedView.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace kiln {
@@ -99,16 +100,42 @@ constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff =
   return stages * (rows * 64 * 2 + tileN * 64 * 2) + rows / 16 * 16 * 72 * 4 +
          (handoff ? 128 * tileN * 4 : 0) + 1024;
 }
-/// conv_stem's output rows per tile, and its static shared memory for a
-/// reduction of K and O output channels: the weight and the im2col tile at
-/// a pitch of K rounded up to 16 plus 8, its offset tables and two tiles'
-/// row tables (asserted against kiln::conv::stem::shared_bytes in the
-/// kernel's source).
+/// conv_stem's output positions per tile, and what decides its path
+/// (kiln_conv_stem.cuh): a tile of 64 adjacent outputs of one output row
+/// reads KH rows of the input once ("rows") where no column dilation and
+/// SW * C even keep A's 4-byte fragments aligned in them; any other stem
+/// gathers im2col rows of 64 consecutive output positions.
 constexpr int64_t kStemRows = 64;
-constexpr int64_t stemSharedBytes(int64_t K, int64_t O) {
-  const int64_t kPadded = (K + 15) / 16 * 16, oPadded = (O + 15) / 16 * 16;
-  return (kStemRows + oPadded) * (kPadded + 8) * 2 + kPadded * 8 + kStemRows * 32;
-}
+struct StemGeometry {
+  int64_t batch = 0, outH = 0, outW = 0, KH = 0, KW = 0, C = 0, SW = 1, DW = 1, O = 0;
+  constexpr bool rows() const { return DW == 1 && (SW * C) % 2 == 0; }
+  /// A filter row's reduction (rows: padded to 16 each).
+  constexpr int64_t rowReduction() const { return (KW * C + 15) / 16 * 16; }
+  /// The K a tile runs: KH padded filter rows, or K rounded up to 16.
+  constexpr int64_t reduction() const {
+    return rows() ? KH * rowReduction() : (KH * KW * C + 15) / 16 * 16;
+  }
+  constexpr int64_t tiles() const {
+    return rows() ? batch * outH * ((outW + kStemRows - 1) / kStemRows)
+                  : (batch * outH * outW + kStemRows - 1) / kStemRows;
+  }
+  /// Static shared memory (asserted against kiln::conv::stem::shared_bytes
+  /// in the kernel's source): the weight at a pitch of the reduction plus
+  /// 8, then two input patches of KH rows (rows) or the im2col tile, its
+  /// offset tables and two tiles' row tables.
+  constexpr int64_t sharedBytes() const {
+    const int64_t oPadded = (O + 15) / 16 * 16, pitch = reduction() + 8;
+    if (rows()) {
+      const int64_t columns = (kStemRows - 1) * SW + KW;
+      const int64_t reach = (kStemRows - 1) * SW * C + rowReduction();
+      const int64_t rowLength = (std::max(columns * C, reach) + 7) / 8 * 8;
+      return oPadded * pitch * 2 + 2 * KH * rowLength * 2;
+    }
+    return (kStemRows + oPadded) * pitch * 2 + reduction() * 8 + kStemRows * 32;
+  }
+};
+/// The geometry of a conv_stem candidate (one group).
+StemGeometry stemGeometryOf(const ConvShape &shape);
 /// The most static shared memory a block may declare.
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// The longest row normalization_warp holds: 32 registers a lane.
