@@ -179,55 +179,56 @@ __device__ __forceinline__ void conv_stem_rows(const T *__restrict__ x, const T 
     (&patch[0][0])[e] = from_float<T>(0.0f);
   __syncthreads();
 
-  // The gather: element e of a tile's patch, in the order the input stores
-  // it (NCHW: (kh, c, column), a warp's lanes along one row of one channel;
-  // NHWC: (kh, column * C + c), a row's pixels contiguous), each into a
-  // register of its own, zero in the padding; committed to the patch at
-  // (kh, column * C + c) at the next tile.
-  constexpr int kPerThread = (P::Elements + kThreads - 1) / kThreads;
-  unsigned short staged[kPerThread];
+  // The gather: the patch's rows as the input stores them (NCHW: a row of
+  // Columns pixels for each (kh, c); NHWC: a row of Columns * C values for
+  // each kh). Warp w takes rows w, w + 8, ..., its lanes 32 adjacent values
+  // of a row at a time, so the only arithmetic per value is its bounds test
+  // and address; each into a register of its own, zero in the padding, and
+  // committed to the patch at (kh, column * C + c) at the next tile.
+  constexpr int kSourceRows = S::kNchw ? S::KH * S::C : S::KH;
+  constexpr int kSourceLength = S::kNchw ? P::Columns : P::Columns * S::C;
+  constexpr int kSourceWidth = S::kNchw ? S::W : S::W * S::C;
+  constexpr int kRowsPerWarp = (kSourceRows + kThreads / 32 - 1) / (kThreads / 32);
+  constexpr int kChunks = (kSourceLength + 31) / 32;
+  unsigned short staged[kRowsPerWarp][kChunks];
   auto gather = [&](int tile) {
     const int outputRow = tile / P::TilesPerRow; // n * OH + oh
     const int n = outputRow / S::OH, oh = outputRow % S::OH;
     const int iw0 = (tile % P::TilesPerRow) * kBM * S::SW - S::PL;
     const int ih0 = oh * S::SH - S::PT;
 #pragma unroll
-    for (int p = 0; p < kPerThread; ++p) {
-      const int e = tid + p * kThreads;
-      staged[p] = 0;
-      if (P::Elements % kThreads != 0 && e >= P::Elements)
-        continue;
-      int kh, c, column;
-      if constexpr (S::kNchw) {
-        kh = e / (S::C * P::Columns);
-        c = (e / P::Columns) % S::C;
-        column = e % P::Columns;
-      } else {
-        kh = e / (S::C * P::Columns);
-        c = e % S::C;
-        column = (e / S::C) % P::Columns;
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+      const int row = warp + kThreads / 32 * q;
+      const int kh = S::kNchw ? row / S::C : row, c = S::kNchw ? row % S::C : 0;
+      const int ih = ih0 + kh * S::DH;
+      const bool rowInside = row < kSourceRows && (unsigned)ih < (unsigned)S::H;
+      // The row's first value (in the padding where iw0 < 0).
+      const int first = S::kNchw ? ((n * S::C + c) * S::H + ih) * S::W + iw0
+                                 : ((n * S::H + ih) * S::W + iw0) * S::C;
+      const int start = (S::kNchw ? iw0 : iw0 * S::C) + lane;
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        staged[q][j] = 0;
+        if (rowInside && lane + 32 * j < kSourceLength &&
+            (unsigned)(start + 32 * j) < (unsigned)kSourceWidth)
+          staged[q][j] =
+              *reinterpret_cast<const unsigned short *>(x + (first + lane + 32 * j));
       }
-      const int ih = ih0 + kh * S::DH, iw = iw0 + column;
-      if ((unsigned)ih < (unsigned)S::H && (unsigned)iw < (unsigned)S::W)
-        staged[p] = *reinterpret_cast<const unsigned short *>(x + input_offset<S>(n, ih, iw, c));
     }
   };
   auto commit = [&](int buffer) {
     unsigned short *to = reinterpret_cast<unsigned short *>(patch[buffer]);
 #pragma unroll
-    for (int p = 0; p < kPerThread; ++p) {
-      const int e = tid + p * kThreads;
-      if (P::Elements % kThreads != 0 && e >= P::Elements)
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+      const int row = warp + kThreads / 32 * q;
+      if (row >= kSourceRows)
         break;
-      int kh, rest;
-      if constexpr (S::kNchw) {
-        kh = e / (S::C * P::Columns);
-        rest = (e % P::Columns) * S::C + (e / P::Columns) % S::C;
-      } else {
-        kh = e / (S::C * P::Columns);
-        rest = e % (S::C * P::Columns);
-      }
-      to[kh * P::RowLength + rest] = staged[p];
+      const int kh = S::kNchw ? row / S::C : row, c = S::kNchw ? row % S::C : 0;
+      unsigned short *rowAt = to + kh * P::RowLength + c + lane * (S::kNchw ? S::C : 1);
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j)
+        if (lane + 32 * j < kSourceLength)
+          rowAt[32 * j * (S::kNchw ? S::C : 1)] = staged[q][j];
     }
   };
 

@@ -394,7 +394,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
           // need more than half the registers).
           ? kernelOpen(group, name, kThreads, 0,
                        variant == KernelVariant::conv_stem
-                           ? (O <= 64 ? 2u : 1u)
+                           ? (O > 64 ? 1u : stem.rows() ? 4u : 2u)
                            : unsigned(!depthwise || vectorizedDepthwise))
           : kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + preamble +
