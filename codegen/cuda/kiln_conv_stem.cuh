@@ -8,8 +8,8 @@
 // Opad / 2 columns, in one of two ways:
 //
 //   Rows of the input (stem::kRowPatch: no column dilation, SW * C even):
-//   a tile is 64 adjacent outputs of one output row, and what it reads is
-//   KH input rows of (64 - 1) * SW + KW pixels: the "patch", copied to
+//   a tile is 128 adjacent outputs of one output row, and what it reads is
+//   KH input rows of (128 - 1) * SW + KW pixels: the "patch", copied to
 //   shared memory once per tile (NCHW or NHWC, zero in the padding). Within
 //   one filter row kh, the reduction index r = kw * C + c of output column
 //   ow sits at patch offset ow * SW * C + r: A's fragments are 4-byte loads
@@ -17,16 +17,16 @@
 //   row's K padded to 16 with zero weights and A masked to zero there.
 //   Each input element is loaded from global memory once per tile instead
 //   of once per window that covers it (KH * KW / (SH * SW) times: 12 for
-//   ResNet's 7x7 stride-2 stem).
+//   ResNet's 7x7 stride-2 stem). Dynamic shared memory (the code generator
+//   sizes it with stem::shared_bytes).
 //
 //   im2col (any other stem): the im2col rows of 64 consecutive output
 //   positions gathered into shared memory through per-row and per-k offset
-//   tables, K padded to 16 as a whole.
+//   tables, K padded to 16 as a whole; static shared memory, at most 48
+//   KiB, so several blocks share a multiprocessor.
 //
 // Both gather the next tile into registers while this tile's math and
-// epilogue run, and commit it to shared memory at the next tile. Both fit
-// the 48 KiB of static shared memory (the code generator checks
-// stem::shared_bytes), so several blocks share a multiprocessor.
+// epilogue run, and commit it to shared memory at the next tile.
 // Included by kiln_conv.cuh.
 //
 //===----------------------------------------------------------------------===//
@@ -55,6 +55,8 @@ constexpr int max_of(int a, int b) { return a > b ? a : b; }
 
 /// The row path's sizes, in halves unless named otherwise.
 template <typename S> struct RowPatch {
+  /// Output columns a tile takes.
+  static constexpr int Tile = 128;
   /// A filter row's reduction (kw, c) and the same padded to mma's k.
   static constexpr int RowK = S::KW * S::C;
   static constexpr int RowKp = (RowK + 15) / 16 * 16;
@@ -64,22 +66,31 @@ template <typename S> struct RowPatch {
   /// Between the windows of adjacent output columns.
   static constexpr int Step = S::SW * S::C;
   /// Input columns a tile reads.
-  static constexpr int Columns = (kBM - 1) * S::SW + S::KW;
+  static constexpr int Columns = (Tile - 1) * S::SW + S::KW;
   /// A patch row: the tile's pixels, and as far as the last column's
   /// padded filter row reads (masked), rounded to 16 bytes.
-  static constexpr int RowLength = (max_of(Columns * S::C, (kBM - 1) * Step + RowKp) + 7) / 8 * 8;
-  static constexpr int Elements = S::KH * Columns * S::C;
-  static constexpr int TilesPerRow = (S::OW + kBM - 1) / kBM;
+  static constexpr int RowLength = (max_of(Columns * S::C, (Tile - 1) * Step + RowKp) + 7) / 8 * 8;
+  static constexpr int PatchHalves = S::KH * RowLength;
+  /// The results staged for 16-byte stores: a row of Opad halves a column,
+  /// 16 bytes apart from a multiple of 32 (conflict-free in both layouts).
+  static constexpr int OutPitch = Opad + 8;
+  static constexpr int TilesPerRow = (S::OW + Tile - 1) / Tile;
   static constexpr int Tiles = S::N * S::OH * TilesPerRow;
+  /// Warps along the output channels (two where each then has at least 32)
+  /// and along the columns, and a warp's 16-row fragments and 8-column
+  /// blocks.
+  static constexpr int WarpsN = Opad >= 64 ? 2 : 1, WarpsM = kThreads / 32 / WarpsN;
+  static constexpr int FragmentsM = Tile / WarpsM / 16, BlocksN = Opad / WarpsN / 8;
 };
 
 /// Shared memory a conv_stem block uses (the code generator checks it):
-/// the row path's weight and two patches; the im2col path's weight, im2col
-/// tile, offset tables and two tiles' row tables.
+/// the row path's weight, two patches and the staged results (dynamic);
+/// the im2col path's weight, im2col tile, offset tables and two tiles' row
+/// tables (static).
 template <typename S> __host__ __device__ constexpr int shared_bytes() {
   if constexpr (kRowPatch<S>) {
     using P = RowPatch<S>;
-    return P::Opad * P::Pitch * 2 + 2 * S::KH * P::RowLength * 2;
+    return (P::Opad * P::Pitch + 2 * P::PatchHalves + P::Tile * P::OutPitch) * 2;
   } else {
     using Z = Sizes<S>;
     return (kBM + Z::Opad) * Z::Pitch * 2 + Z::Kp * 8 + kBM * 32;
@@ -158,25 +169,31 @@ __device__ __forceinline__ void load_weight(T (*Bs)[Pitch], const T *__restrict_
 }
 } // namespace stem
 
-/// The row path (stem::kRowPatch; see the file comment).
+/// The row path (stem::kRowPatch; see the file comment): a tile of 128
+/// output columns, 8 warps of FragmentsM x 16 rows by BlocksN x 8 columns
+/// (32 x 32 at 64 output channels: each A and B fragment read from shared
+/// memory serves two products), results through shared memory into
+/// 16-byte stores where the epilogue allows (Epilogue::kFragments).
 template <typename S, typename T, typename Epilogue>
 __device__ __forceinline__ void conv_stem_rows(const T *__restrict__ x, const T *__restrict__ w,
                                                const Epilogue &epilogue) {
   using P = stem::RowPatch<S>;
-  constexpr int kBM = stem::kBM, kThreads = stem::kThreads, NT = P::Opad / 16;
+  constexpr int kThreads = stem::kThreads, kWarps = kThreads / 32;
+  constexpr int FM = P::FragmentsM, NT = P::BlocksN;
   static_assert(P::Opad <= 128, "at most 128 output channels");
-  static_assert(stem::shared_bytes<S>() <= 48 * 1024, "static shared memory");
   static_assert(P::Step % 2 == 0 && P::RowLength % 8 == 0, "4-byte A fragments");
-  __shared__ __align__(16) T Bs[P::Opad][P::Pitch];
-  __shared__ __align__(16) T patch[2][S::KH * P::RowLength];
+  extern __shared__ __align__(16) unsigned char stemShared[];
+  T(*Bs)[P::Pitch] = reinterpret_cast<T(*)[P::Pitch]>(stemShared);
+  T *patches = reinterpret_cast<T *>(stemShared) + P::Opad * P::Pitch;
+  T *staged = patches + 2 * P::PatchHalves;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int warpM = warp & 3, warpN = warp >> 2;
+  const int warpM = warp % P::WarpsM, warpN = warp / P::WarpsM;
   stem::load_weight<T, S::O, P::Opad, P::Pitch, S::KH, P::RowK, P::RowKp>(Bs, w);
   // A patch row's tail past the tile's pixels is read only under a mask;
   // zeroed once all the same, so that no read sees uninitialized memory.
-  for (int e = tid; e < 2 * S::KH * P::RowLength; e += kThreads)
-    (&patch[0][0])[e] = from_float<T>(0.0f);
+  for (int e = tid; e < 2 * P::PatchHalves; e += kThreads)
+    patches[e] = from_float<T>(0.0f);
   __syncthreads();
 
   // The gather: the patch's rows as the input stores them (NCHW: a row of
@@ -188,17 +205,17 @@ __device__ __forceinline__ void conv_stem_rows(const T *__restrict__ x, const T 
   constexpr int kSourceRows = S::kNchw ? S::KH * S::C : S::KH;
   constexpr int kSourceLength = S::kNchw ? P::Columns : P::Columns * S::C;
   constexpr int kSourceWidth = S::kNchw ? S::W : S::W * S::C;
-  constexpr int kRowsPerWarp = (kSourceRows + kThreads / 32 - 1) / (kThreads / 32);
+  constexpr int kRowsPerWarp = (kSourceRows + kWarps - 1) / kWarps;
   constexpr int kChunks = (kSourceLength + 31) / 32;
-  unsigned short staged[kRowsPerWarp][kChunks];
+  unsigned short gathered[kRowsPerWarp][kChunks];
   auto gather = [&](int tile) {
     const int outputRow = tile / P::TilesPerRow; // n * OH + oh
     const int n = outputRow / S::OH, oh = outputRow % S::OH;
-    const int iw0 = (tile % P::TilesPerRow) * kBM * S::SW - S::PL;
+    const int iw0 = (tile % P::TilesPerRow) * P::Tile * S::SW - S::PL;
     const int ih0 = oh * S::SH - S::PT;
 #pragma unroll
     for (int q = 0; q < kRowsPerWarp; ++q) {
-      const int row = warp + kThreads / 32 * q;
+      const int row = warp + kWarps * q;
       const int kh = S::kNchw ? row / S::C : row, c = S::kNchw ? row % S::C : 0;
       const int ih = ih0 + kh * S::DH;
       const bool rowInside = row < kSourceRows && (unsigned)ih < (unsigned)S::H;
@@ -208,19 +225,19 @@ __device__ __forceinline__ void conv_stem_rows(const T *__restrict__ x, const T 
       const int start = (S::kNchw ? iw0 : iw0 * S::C) + lane;
 #pragma unroll
       for (int j = 0; j < kChunks; ++j) {
-        staged[q][j] = 0;
+        gathered[q][j] = 0;
         if (rowInside && lane + 32 * j < kSourceLength &&
             (unsigned)(start + 32 * j) < (unsigned)kSourceWidth)
-          staged[q][j] =
+          gathered[q][j] =
               *reinterpret_cast<const unsigned short *>(x + (first + lane + 32 * j));
       }
     }
   };
   auto commit = [&](int buffer) {
-    unsigned short *to = reinterpret_cast<unsigned short *>(patch[buffer]);
+    unsigned short *to = reinterpret_cast<unsigned short *>(patches + buffer * P::PatchHalves);
 #pragma unroll
     for (int q = 0; q < kRowsPerWarp; ++q) {
-      const int row = warp + kThreads / 32 * q;
+      const int row = warp + kWarps * q;
       if (row >= kSourceRows)
         break;
       const int kh = S::kNchw ? row / S::C : row, c = S::kNchw ? row % S::C : 0;
@@ -228,14 +245,15 @@ __device__ __forceinline__ void conv_stem_rows(const T *__restrict__ x, const T 
 #pragma unroll
       for (int j = 0; j < kChunks; ++j)
         if (lane + 32 * j < kSourceLength)
-          rowAt[32 * j * (S::kNchw ? S::C : 1)] = staged[q][j];
+          rowAt[32 * j * (S::kNchw ? S::C : 1)] = gathered[q][j];
     }
   };
 
   // A fragments of m16n8k16: this lane's rows (output columns) lane / 4 and
-  // +8, reduction pairs 2 (lane % 4) and +8. In a filter row's last k step,
-  // pairs at or past RowK are masked to zero: their weights are zero, but
-  // the patch there holds the next pixel, which may not be finite.
+  // +8 of each fragment, reduction pairs 2 (lane % 4) and +8. In a filter
+  // row's last k step, pairs at or past RowK are masked to zero: their
+  // weights are zero, but the patch there holds the next pixel, which may
+  // not be finite.
   const int g = lane >> 2, t = lane & 3;
   constexpr int kSteps = P::RowKp / 16;
   auto mask_of = [](int k) {
@@ -243,62 +261,109 @@ __device__ __forceinline__ void conv_stem_rows(const T *__restrict__ x, const T 
   };
   const unsigned maskLow = mask_of((kSteps - 1) * 16 + 2 * t);
   const unsigned maskHigh = mask_of((kSteps - 1) * 16 + 2 * t + 8);
-  const int aOffset = (warpM * 16 + g) * P::Step + 2 * t;
+  const int warpRow = warpM * FM * 16, warpColumn = warpN * NT * 8;
+  const int aOffset = (warpRow + g) * P::Step + 2 * t;
 
   if (blockIdx.x < P::Tiles)
     gather(blockIdx.x);
   for (int tile = blockIdx.x, buffer = 0; tile < P::Tiles; tile += gridDim.x, buffer ^= 1) {
     // The buffer's last reader was the tile before the previous one, and
-    // every thread passed the previous tile's barrier after it.
+    // every thread passed the previous tile's barrier after it (and after
+    // its reads of the staged results).
     commit(buffer);
     __syncthreads();
     if (tile + gridDim.x < P::Tiles)
       gather(tile + gridDim.x);
 
-    float acc[NT][4];
+    float acc[FM][NT][4];
 #pragma unroll
-    for (int j = 0; j < NT; ++j)
+    for (int f = 0; f < FM; ++f)
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        acc[j][q] = 0.0f;
-    const T *rows = patch[buffer] + aOffset;
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          acc[f][j][q] = 0.0f;
+    const T *rows = patches + buffer * P::PatchHalves + aOffset;
 #pragma unroll
     for (int kh = 0; kh < S::KH; ++kh)
 #pragma unroll
       for (int s = 0; s < kSteps; ++s) {
-        const T *at = rows + kh * P::RowLength + s * 16;
-        unsigned a[4];
-        a[0] = *reinterpret_cast<const unsigned *>(at);
-        a[1] = *reinterpret_cast<const unsigned *>(at + 8 * P::Step);
-        a[2] = *reinterpret_cast<const unsigned *>(at + 8);
-        a[3] = *reinterpret_cast<const unsigned *>(at + 8 * P::Step + 8);
-        if (s == kSteps - 1 && P::RowK % 16 != 0) {
-          a[0] &= maskLow;
-          a[1] &= maskLow;
-          a[2] &= maskHigh;
-          a[3] &= maskHigh;
+        unsigned a[FM][4];
+#pragma unroll
+        for (int f = 0; f < FM; ++f) {
+          const T *at = rows + (16 * f) * P::Step + kh * P::RowLength + s * 16;
+          a[f][0] = *reinterpret_cast<const unsigned *>(at);
+          a[f][1] = *reinterpret_cast<const unsigned *>(at + 8 * P::Step);
+          a[f][2] = *reinterpret_cast<const unsigned *>(at + 8);
+          a[f][3] = *reinterpret_cast<const unsigned *>(at + 8 * P::Step + 8);
+          if (s == kSteps - 1 && P::RowK % 16 != 0) {
+            a[f][0] &= maskLow;
+            a[f][1] &= maskLow;
+            a[f][2] &= maskHigh;
+            a[f][3] &= maskHigh;
+          }
         }
         const int kk = kh * P::RowKp + s * 16;
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
           unsigned b[2];
-          ldmatrix_x2(b, &Bs[warpN * (NT * 8) + j * 8 + (lane & 7)][kk + ((lane >> 3) & 1) * 8]);
-          MmaName<T>::mma(acc[j], a, b);
+          ldmatrix_x2(b, &Bs[warpColumn + j * 8 + (lane & 7)][kk + ((lane >> 3) & 1) * 8]);
+#pragma unroll
+          for (int f = 0; f < FM; ++f)
+            MmaName<T>::mma(acc[f][j], a[f], b);
         }
       }
 
     const int outputRow = tile / P::TilesPerRow;
-    const int ow0 = (tile % P::TilesPerRow) * kBM;
-    int m[2], at[2];
-    bool stores[2];
+    const int ow0 = (tile % P::TilesPerRow) * P::Tile;
+    // Output column ow of this tile's row, and one in range to compute at.
+    auto position = [&](int ow) { return outputRow * S::OW + ow; };
+    auto in_range = [&](int ow) { return outputRow * S::OW + min(ow, S::OW - 1); };
+    if constexpr (Epilogue::kFragments) {
+      // Each pair rounded into one register and staged as a row of
+      // halves per output column; then the block stores whole rows, 16
+      // bytes a lane. A row input (a residual) is read as the pair it
+      // adds to.
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int ow = ow0 + warpM * 16 + g + 8 * h;
-      m[h] = outputRow * S::OW + ow;
-      at[h] = outputRow * S::OW + min(ow, S::OW - 1);
-      stores[h] = ow < S::OW;
+      for (int f = 0; f < FM; ++f)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = warpRow + 16 * f + g + 8 * h, at = in_range(ow0 + r);
+#pragma unroll
+          for (int j = 0; j < NT; ++j) {
+            const int o = min(warpColumn + j * 8 + 2 * t, S::O - 2);
+            unsigned input = 0;
+            if constexpr (Epilogue::kRowInput)
+              input = *reinterpret_cast<const unsigned *>(epilogue.row_input_at(at, o));
+            *reinterpret_cast<unsigned *>(staged + r * P::OutPitch + warpColumn + j * 8 +
+                                          2 * t) =
+                epilogue.compute_packed(at, o, acc[f][j][2 * h], acc[f][j][2 * h + 1], input);
+          }
+        }
+      __syncthreads();
+      constexpr int kRowChunks = P::Opad / 8;
+#pragma unroll
+      for (int e = tid; e < P::Tile * kRowChunks; e += kThreads) {
+        const int r = e / kRowChunks, o = (e % kRowChunks) * 8;
+        if (ow0 + r < S::OW && o < S::O)
+          epilogue.store_chunk(position(ow0 + r), o,
+                               *reinterpret_cast<const uint4 *>(staged + r * P::OutPitch + o));
+      }
+    } else {
+#pragma unroll
+      for (int f = 0; f < FM; ++f) {
+        int m[2], at[2];
+        bool stores[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int ow = ow0 + warpRow + 16 * f + g + 8 * h;
+          m[h] = position(ow);
+          at[h] = in_range(ow);
+          stores[h] = ow < S::OW;
+        }
+        stem::store_tile<S>(acc[f], epilogue, m, at, stores, warpColumn);
+      }
     }
-    stem::store_tile<S>(acc, epilogue, m, at, stores, warpN * (NT * 8));
   }
 }
 

@@ -347,11 +347,14 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     if (!tensorCores || groups != 1 || O > 128)
       return refuse("conv_stem needs fp16 or bf16 operands, one group and at most 128 output "
                     "channels");
-    if (stem.sharedBytes() > kStaticSharedBytes)
-      return refuse("its weight and input tiles do not fit in 48 KiB of shared memory");
-    if (tile.size() != 3 || tile[0] != kStemRows || tile[1] != ceilDiv(O, 16) * 16 ||
+    if (!stem.fits())
+      return refuse(stem.rows() ? "its weight, input rows and results do not fit in 227 KiB of "
+                                  "shared memory"
+                                : "its weight and im2col tile do not fit in 48 KiB of shared "
+                                  "memory");
+    if (tile.size() != 3 || tile[0] != stem.tileRows() || tile[1] != ceilDiv(O, 16) * 16 ||
         tile[2] != stem.reduction())
-      return refuse("conv_stem's tile is [" + std::to_string(kStemRows) + ", " +
+      return refuse("conv_stem's tile is [" + std::to_string(stem.tileRows()) + ", " +
                     std::to_string(ceilDiv(O, 16) * 16) + ", " +
                     std::to_string(stem.reduction()) +
                     "] here (output positions, output channels and K rounded up to 16 " +
@@ -359,6 +362,8 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     if (config.getGridLimit() <= 0)
       return refuse("the persistent grid needs a grid_limit (blocks at most)");
     kernel.grid[0] = static_cast<unsigned>(std::min(stem.tiles(), config.getGridLimit()));
+    if (stem.rows())
+      kernel.dynamicSharedBytes = static_cast<unsigned>(stem.sharedBytes());
     call = "kiln::conv::conv_stem<" + shapeName + ">(" + x + ", " + weight;
   } else {
     int64_t tile = tensorCores ? 128 : 64;
@@ -388,13 +393,12 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
       variant != KernelVariant::conv_split_k
           // Without a minimum, ptxas holds the vectorized depthwise loop to
           // 32 registers and spills (C = 96); with one it takes 40. The stem
-          // asks for two blocks per multiprocessor up to 64 output channels:
-          // alone, its staged gather takes 174 registers and one block would
-          // leave the loads' latency to itself (past 64, the accumulators
-          // need more than half the registers).
+          // asks for StemGeometry::blocksPerSM: alone, its gather staged in
+          // registers would take them all and one block would leave the
+          // loads' latency to itself.
           ? kernelOpen(group, name, kThreads, 0,
                        variant == KernelVariant::conv_stem
-                           ? (O > 64 ? 1u : stem.rows() ? 4u : 2u)
+                           ? unsigned(stem.blocksPerSM())
                            : unsigned(!depthwise || vectorizedDepthwise))
           : kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + preamble +
@@ -402,7 +406,9 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                                       {epilogueName, "int m, int o", "m, o", "",
                                        "    const long long idx = (long long)m * " +
                                            std::to_string(O) + "LL + o;\n",
-                                       /*pairs=*/O % 2 == 0},
+                                       /*pairs=*/O % 2 == 0,
+                                       /*chunks=*/variant == KernelVariant::conv_stem &&
+                                           stem.rows() && O % 8 == 0},
                                       epilogue) +
                   "\n" + launch + "  const " + epilogueName +
                   " epilogue{" + epilogueInitializers(group) + "};\n  " + call +

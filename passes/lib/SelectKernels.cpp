@@ -604,12 +604,12 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
   // line up (StemGeometry::rows).
   if (s.groups == 1 && s.inChannelsPerGroup < 8 && s.outChannels <= 128) {
     StemGeometry stem = stemGeometryOf(s);
-    if (stem.sharedBytes() <= kStaticSharedBytes)
+    if (stem.fits())
       return Choice{config(context, KernelVariant::conv_stem,
-                           {kStemRows, ceilDiv(s.outChannels, 16) * 16, stem.reduction()}, 0, 1,
-                           int64_t(target.multiprocessors) * 4),
+                           {stem.tileRows(), ceilDiv(s.outChannels, 16) * 16, stem.reduction()}, 0,
+                           1, int64_t(target.multiprocessors) * (stem.rows() ? stem.blocksPerSM() : 4)),
                     "conv_stem: " + str(s.inChannelsPerGroup) + " input channels, the weight and " +
-                        (stem.rows() ? str(stem.KH) + " input rows of " + str(kStemRows) +
+                        (stem.rows() ? str(stem.KH) + " input rows of " + str(stem.tileRows()) +
                                            " output columns"
                                      : "an im2col tile of " + str(kStemRows) + " rows") +
                         " in shared memory"};

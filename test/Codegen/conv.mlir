@@ -163,15 +163,15 @@ func.func @grp(%x: tensor<2x7x7x10xbf16>, %w: tensor<6x3x3x5xbf16>, %b: tensor<6
 // The frontend's NCHW -> NHWC permute fused into the stem convolution: the
 // loader reads the NCHW input in place. Three input channels make it a
 // conv_stem on rows of the input (stride 2 x 3 channels keep A's fragments
-// 4-byte aligned): a persistent block per output row of 8 (tiles of 64
+// 4-byte aligned): a persistent block per output row of 8 (tiles of 128
 // output columns), 3 filter rows of 9 padded to 16 (K = 48), 8 outputs to
-// 16; the weight (16 x 56 halves) and two patches (3 rows of 400 halves)
-// in static shared memory, asserted.
-// CHECK-LABEL: // === kernel nchw_k0 grid(8, 1, 1) block(256) shared(0) inputs(3) outputs(1)
+// 16; the weight (16 x 56 halves), two patches (3 rows of 784 halves) and
+// the results (128 x 24 halves) in dynamic shared memory, asserted.
+// CHECK-LABEL: // === kernel nchw_k0 grid(8, 1, 1) block(256) shared(17344) inputs(3) outputs(1)
 //       CHECK:   static constexpr int C = 3;
 //       CHECK:   static constexpr bool kNchw = true;
 //  CHECK-NEXT: };
-//  CHECK-NEXT: static_assert(kiln::conv::stem::shared_bytes<{{kiln_[0-9A-F]+}}_shape>() == 6592 && kiln::conv::stem::reduction<{{kiln_[0-9A-F]+}}_shape>() == 48,
+//  CHECK-NEXT: static_assert(kiln::conv::stem::shared_bytes<{{kiln_[0-9A-F]+}}_shape>() == 17344 && kiln::conv::stem::reduction<{{kiln_[0-9A-F]+}}_shape>() == 48,
 //       CHECK:   kiln::conv::conv_stem<{{kiln_[0-9A-F]+}}_shape>(in0, in1, epilogue);
 func.func @nchw(%x: tensor<1x3x15x15xf16>, %w: tensor<8x3x3x3xf16>, %b: tensor<8xf16>) -> tensor<1x8x8x8xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x3x15x15xf16>, tensor<8x3x3x3xf16>, tensor<8xf16>) -> tensor<1x8x8x8xf16> {

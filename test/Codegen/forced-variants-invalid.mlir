@@ -190,7 +190,7 @@ func.func @stem_wide(%x: tensor<1x16x16x3xf16>, %w: tensor<200x3x3x3xf16>) -> te
 
 // A forced conv_stem tile names the K its path runs: ResNet's 7x7 stem reads
 // 7 input rows, 21 of K each padded to 32, not 147 padded to 160.
-// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: conv_stem's tile is [64, 64, 224] here (output positions, output channels and K rounded up to 16 a filter row)
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: conv_stem's tile is [128, 64, 224] here (output positions, output channels and K rounded up to 16 a filter row)
 func.func @stem_tile(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>) -> tensor<1x32x32x64xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x64x64x3xf16>, tensor<64x7x7x3xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 64, 160], grid_limit = 528>} -> tensor<1x32x32x64xf16> {
   ^bb0(%a: tensor<1x64x64x3xf16>, %aw: tensor<64x7x7x3xf16>):
@@ -202,16 +202,32 @@ func.func @stem_tile(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>) -> ten
 
 // -----
 
-// A 7x7 filter over 6 channels: K = 336 as 7 rows of 42 padded to 48, and
-// the weight alone no longer fits in 48 KiB.
-// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: its weight and input tiles do not fit in 48 KiB of shared memory
-func.func @stem_deep(%x: tensor<1x16x16x6xf16>, %w: tensor<128x7x7x6xf16>) -> tensor<1x16x16x128xf16> {
-  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x6xf16>, tensor<128x7x7x6xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 128, 304], grid_limit = 528>} -> tensor<1x16x16x128xf16> {
-  ^bb0(%a: tensor<1x16x16x6xf16>, %aw: tensor<128x7x7x6xf16>):
-    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x16x16x6xf16>, tensor<128x7x7x6xf16>) -> tensor<1x16x16x128xf16>
+// Over 5 channels at stride 1 the stem gathers im2col rows (a window
+// starts 10 bytes after its neighbour): K = 245 padded to 256, and the
+// weight with 64 rows of im2col no longer fit in 48 KiB of static shared
+// memory.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: its weight and im2col tile do not fit in 48 KiB of shared memory
+func.func @stem_deep(%x: tensor<1x16x16x5xf16>, %w: tensor<128x7x7x5xf16>) -> tensor<1x16x16x128xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x5xf16>, tensor<128x7x7x5xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 128, 256], grid_limit = 528>} -> tensor<1x16x16x128xf16> {
+  ^bb0(%a: tensor<1x16x16x5xf16>, %aw: tensor<128x7x7x5xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x16x16x5xf16>, tensor<128x7x7x5xf16>) -> tensor<1x16x16x128xf16>
     kiln.yield %y : tensor<1x16x16x128xf16>
   }
   return %0 : tensor<1x16x16x128xf16>
+}
+
+// -----
+
+// On rows of 6 channels an 11x11 filter's weight alone (128 x 888 halves)
+// is past the 227 KiB a block may have.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: its weight, input rows and results do not fit in 227 KiB of shared memory
+func.func @stem_wide_rows(%x: tensor<1x32x32x6xf16>, %w: tensor<128x11x11x6xf16>) -> tensor<1x32x32x128xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x32x32x6xf16>, tensor<128x11x11x6xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [128, 128, 880], grid_limit = 264>} -> tensor<1x32x32x128xf16> {
+  ^bb0(%a: tensor<1x32x32x6xf16>, %aw: tensor<128x11x11x6xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [5, 5, 5, 5] dilation = [1, 1] groups = 1 : (tensor<1x32x32x6xf16>, tensor<128x11x11x6xf16>) -> tensor<1x32x32x128xf16>
+    kiln.yield %y : tensor<1x32x32x128xf16>
+  }
+  return %0 : tensor<1x32x32x128xf16>
 }
 
 // -----

@@ -186,26 +186,26 @@ func.func @conv3x3_batch1(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>
 // would take 14 boxes (16 x 1 x 7), a quarter of the GPU's tiles, so K is
 // split instead; the stride-2 1x1 downsampling reads every second input
 // pixel (a box of 8 x 4 x 4 outputs spans 8 x 8 inputs). The NCHW stem
-// (C = 3) cannot be TMA boxes: it is a conv_stem (64 output columns of one
+// (C = 3) cannot be TMA boxes: it is a conv_stem (128 output columns of one
 // row per tile, 64 channels, its 7 filter rows of 21 each padded to 32: K
-// = 224; four blocks per multiprocessor) on every target. A grouped convolution keeps mma.sync.
+// = 224; two blocks per multiprocessor) on every target. A grouped convolution keeps mma.sync.
 // With conv-wgmma=false: K split where 128 x 128 tiles do not fill the GPU,
 // mma.sync elsewhere.
 // SM90-LABEL: func.func @boxes(
 //       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3>
 //       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
-//       SM90:   #kiln.kernel<variant = conv_stem, tile = [64, 64, 224], grid_limit = 528>
+//       SM90:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 264>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 // HCONV-LABEL: func.func @boxes(
 //       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 98, pixel_tile = [32, 2, 2]>
 //       HCONV:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
 //       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, pixel_tile = [8, 4, 4], schedule = pingpong>
-//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [64, 64, 224], grid_limit = 528>
+//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 264>
 //       HCONV:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 // SM80-LABEL: func.func @boxes(
 //   SM80-NOT:   conv_wgmma
-//       SM80:   #kiln.kernel<variant = conv_stem, tile = [64, 64, 224], grid_limit = 432>
+//       SM80:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 216>
 //   SM80-NOT:   conv_wgmma
 func.func @boxes(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>,
                  %b: tensor<32x7x7x512xf16>, %wb: tensor<128x3x3x512xf16>,
@@ -246,18 +246,19 @@ func.func @boxes(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>,
 
 // conv_stem only where few channels make every im2col element a gather and
 // the weight fits beside the tile: MobileNetV3's 3 -> 16 stem at batch 32
-// is one, on input rows (3 filter rows of 9 each padded to 16: K = 48); 3
+// is one, on input rows (3 filter rows of 9 each padded to 16: K = 48;
+// four blocks per multiprocessor, the most up to 32 outputs); 3
 // -> 256 outputs are past its 128, and 8 input channels load as 16-byte
 // vectors (conv_wgmma, or mma.sync without it). At stride 1 over 3
 // channels the rows' 4-byte A fragments would not be aligned: an im2col
 // tile (K = 27 padded to 32).
 // HCONV-LABEL: func.func @stems(
-//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [64, 16, 48], grid_limit = 528>
+//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [128, 16, 48], grid_limit = 528>
 //       HCONV:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 //       HCONV:   #kiln.kernel<variant = conv_wgmma,
 //       HCONV:   #kiln.kernel<variant = conv_stem, tile = [64, 32, 32], grid_limit = 528>
 // SM90-LABEL: func.func @stems(
-//       SM90:   #kiln.kernel<variant = conv_stem, tile = [64, 16, 48], grid_limit = 528>
+//       SM90:   #kiln.kernel<variant = conv_stem, tile = [128, 16, 48], grid_limit = 528>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 //       SM90:   #kiln.kernel<variant = conv_stem, tile = [64, 32, 32], grid_limit = 528>

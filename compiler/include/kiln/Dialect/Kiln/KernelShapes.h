@@ -100,15 +100,19 @@ constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff =
   return stages * (rows * 64 * 2 + tileN * 64 * 2) + rows / 16 * 16 * 72 * 4 +
          (handoff ? 128 * tileN * 4 : 0) + 1024;
 }
-/// conv_stem's output positions per tile, and what decides its path
-/// (kiln_conv_stem.cuh): a tile of 64 adjacent outputs of one output row
-/// reads KH rows of the input once ("rows") where no column dilation and
-/// SW * C even keep A's 4-byte fragments aligned in them; any other stem
-/// gathers im2col rows of 64 consecutive output positions.
-constexpr int64_t kStemRows = 64;
+/// conv_stem's paths (kiln_conv_stem.cuh): a tile of 128 adjacent outputs
+/// of one output row reads KH rows of the input once ("rows") where no
+/// column dilation and SW * C even keep A's 4-byte fragments aligned in
+/// them; any other stem gathers im2col rows of 64 consecutive output
+/// positions.
+constexpr int64_t kStemRows = 64, kStemRowTile = 128;
+/// The most dynamic shared memory a block may take on sm_80 and sm_90.
+constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;
 struct StemGeometry {
   int64_t batch = 0, outH = 0, outW = 0, KH = 0, KW = 0, C = 0, SW = 1, DW = 1, O = 0;
   constexpr bool rows() const { return DW == 1 && (SW * C) % 2 == 0; }
+  /// Output positions a tile takes.
+  constexpr int64_t tileRows() const { return rows() ? kStemRowTile : kStemRows; }
   /// A filter row's reduction (rows: padded to 16 each).
   constexpr int64_t rowReduction() const { return (KW * C + 15) / 16 * 16; }
   /// The K a tile runs: KH padded filter rows, or K rounded up to 16.
@@ -116,22 +120,39 @@ struct StemGeometry {
     return rows() ? KH * rowReduction() : (KH * KW * C + 15) / 16 * 16;
   }
   constexpr int64_t tiles() const {
-    return rows() ? batch * outH * ((outW + kStemRows - 1) / kStemRows)
+    return rows() ? batch * outH * ((outW + kStemRowTile - 1) / kStemRowTile)
                   : (batch * outH * outW + kStemRows - 1) / kStemRows;
   }
-  /// Static shared memory (asserted against kiln::conv::stem::shared_bytes
-  /// in the kernel's source): the weight at a pitch of the reduction plus
-  /// 8, then two input patches of KH rows (rows) or the im2col tile, its
-  /// offset tables and two tiles' row tables.
+  /// Shared memory (asserted against kiln::conv::stem::shared_bytes in the
+  /// kernel's source): the weight at a pitch of the reduction plus 8; then
+  /// (rows, dynamic) two input patches of KH rows and the results of a tile
+  /// as halves at a pitch of O rounded to 16 plus 8, or (im2col, static)
+  /// the im2col tile, its offset tables and two tiles' row tables.
   constexpr int64_t sharedBytes() const {
     const int64_t oPadded = (O + 15) / 16 * 16, pitch = reduction() + 8;
     if (rows()) {
-      const int64_t columns = (kStemRows - 1) * SW + KW;
-      const int64_t reach = (kStemRows - 1) * SW * C + rowReduction();
+      const int64_t columns = (kStemRowTile - 1) * SW + KW;
+      const int64_t reach = (kStemRowTile - 1) * SW * C + rowReduction();
       const int64_t rowLength = (std::max(columns * C, reach) + 7) / 8 * 8;
-      return oPadded * pitch * 2 + 2 * KH * rowLength * 2;
+      return (oPadded * pitch + 2 * KH * rowLength + kStemRowTile * (oPadded + 8)) * 2;
     }
     return (kStemRows + oPadded) * pitch * 2 + reduction() * 8 + kStemRows * 32;
+  }
+  /// Whether the path's shared memory fits: dynamic up to the device's
+  /// limit (rows), static up to 48 KiB (im2col).
+  constexpr bool fits() const {
+    return sharedBytes() <= (rows() ? kMaxDynamicSharedBytes : 48 * 1024);
+  }
+  /// Blocks a multiprocessor runs at once (the launch bounds' minimum), as
+  /// many as shared memory allows up to: rows, four up to 32 output channels
+  /// (a tile's math is short, and other blocks' hide its gather's latency;
+  /// 64 registers a thread), two past that; im2col, two up to 64 output
+  /// channels (past that the accumulators need more than half the
+  /// registers).
+  constexpr int64_t blocksPerSM() const {
+    const int64_t wanted = rows() ? (O <= 32 ? 4 : 2) : (O <= 64 ? 2 : 1);
+    return std::max<int64_t>(1, std::min(wanted, (rows() ? kMaxDynamicSharedBytes : 227 * 1024) /
+                                                     sharedBytes()));
   }
 };
 /// The geometry of a conv_stem candidate (one group).
