@@ -72,13 +72,27 @@ constexpr int kEpilogueRows = 8;
 /// The epilogue warpgroups' schedule: a tile's fp32 accumulators handed
 /// from the consumers to the epilogue warpgroups through shared memory.
 __host__ __device__ constexpr int handoff_bytes(int bn) { return kBM * bn * 4; }
+/// A warp's slice of a 16-bit row input (a residual) for the fragments
+/// epilogue: 16 rows of 64 values at a pitch of 72.
+constexpr int kInputSliceBytes = 16 * (kStagingCols + 8) * 2;
+/// Whether a GEMM's ping-pong warps copy both row halves' row-input slices
+/// before the main loop: with 64-wide tiles each half's epilogue is one
+/// slice, and a 1x1 convolution over few channels (one k-step) is all
+/// epilogue, so the second half would otherwise wait a whole round trip of
+/// its own. The second slices lie past the staging (where the epilogue
+/// warpgroups' handoff would be), one a consumer warp.
+__host__ __device__ constexpr bool second_input_slices(bool pingpong, int bn, int rows,
+                                                       int blocksPerSM) {
+  return pingpong && bn == kStagingCols && rows == kBM && blocksPerSM == 1;
+}
 /// Dynamic shared memory: the stages, the epilogue staging, the handoff
-/// (the epilogue warpgroups' schedule) and 1 KiB to align the stages to
-/// 1024.
+/// (the epilogue warpgroups' schedule) or the second row-input slices,
+/// and 1 KiB to align the stages to 1024.
 __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff = false,
-                                               int rows = kBM) {
+                                               int rows = kBM, bool secondInputs = false) {
   return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows) +
-         (handoff ? handoff_bytes(bn) : 0) + 1024;
+         (handoff ? handoff_bytes(bn) : 0) + (secondInputs ? rows / 16 * kInputSliceBytes : 0) +
+         1024;
 }
 /// The most a block may use (227 KiB on sm_90).
 constexpr int kMaxSharedBytes = 232448;
@@ -221,7 +235,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                  kBlocksPerSM == 1 && !kStreamK),
                 "192-row tiles are cooperative, at most 192 wide (96 accumulators a "
                 "thread), one block a multiprocessor, no cluster, no stream-K");
-  static_assert(kStages >= 2 && shared_bytes(kBN, kStages, kHandoff, kRows) <= kMaxSharedBytes,
+  // GEMMs only: a convolution's rows (computed by shuffles) do not take the
+  // early copy at all.
+  constexpr bool kSecondInputs =
+      !Operands::kRowsByShuffle && second_input_slices(kPingPong, kBN, kRows, kBlocksPerSM);
+  static_assert(kStages >= 2 &&
+                    shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
   constexpr int kTileBytesA = tile_bytes_a(kRows);
   constexpr int kTileBytesB = tile_bytes_b(kBN);
@@ -242,6 +261,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // The epilogue warpgroups' handoff: half h (rows 64h .. 64h + 63) from
   // consumer h to epilogue warpgroup h.
   float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + staging_bytes(kRows) / 4);
+  unsigned short *const secondInputs =
+      reinterpret_cast<unsigned short *>(stagingBase + staging_bytes(kRows) / 4);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
 
   // Read through a shuffle, the warpgroup index is visibly the same across
@@ -363,7 +384,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       const int warpRow = half * 64 + warp * 16;
       prefetch_epilogue(tile + clusters);
       if constexpr (kEarlyInput)
-        copy_first_row_input(ops, N, epilogue, staging, tileM, blockN, warpRow);
+        copy_first_row_input(ops, N, epilogue, row_input_slice(staging), tileM, blockN,
+                             warpRow);
       named_barrier_sync(kHandoffFullBarrier + half, 256);
       if constexpr (Epilogue::kFragments)
         store_fragments<kBN>(ops, N, epilogue, acc, staging, tileM, blockN, warpRow,
@@ -387,6 +409,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // Row halves of a tile this warpgroup multiplies: its own 64 rows
     // (cooperative) or both (ping-pong).
     constexpr int kHalves = kPingPong ? 2 : 1;
+    // The second row half's first row-input slice, copied before the main
+    // loop too (kSecondInputs: ping-pong, 64 wide).
+    constexpr bool kEarlySecond = kEarlyInput && kSecondInputs && !kHandoff;
+    unsigned short *const secondInput =
+        secondInputs + (consumer * 4 + warp) * (kInputSliceBytes / 2);
     // Tiles this warpgroup takes: its cluster's j-th tile, for j = first,
     // first + step, ...
     const int first = kPingPong ? consumer : 0, step = kPingPong ? 2 : 1;
@@ -452,7 +479,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
         if constexpr (Epilogue::kFragments)
           store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
-                               earlyInput && h == 0);
+                               earlyInput && (h == 0 || kEarlySecond),
+                               kEarlySecond && h == 1 ? secondInput : nullptr);
         else
           store_accumulators<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
       }
@@ -534,8 +562,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         if (kPingPong && j > 0)
           named_barrier_sync(kTurnBarrier + consumer, 256);
         if constexpr (kEarlyInput && !kHandoff)
-          copy_first_row_input(ops, N, epilogue, staging, tileM, blockN,
+          copy_first_row_input(ops, N, epilogue, row_input_slice(staging), tileM, blockN,
                                (kPingPong ? 0 : consumer) * 64 + warp * 16);
+        if constexpr (kEarlySecond)
+          copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN, 64 + warp * 16);
         int it = j * kTiles;
         const int previous = multiply(d, 0, kTiles, it);
         // The other warpgroup's turn, if it has a next tile.

@@ -162,6 +162,7 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
 constexpr int kFragmentPitch = kStagingCols + 8;
 static_assert(2 * 16 * kFragmentPitch * 2 <= kWarpStagingBytes,
               "a warp's staging holds its results' and its row input's slices as halves");
+static_assert(16 * kFragmentPitch * 2 == kInputSliceBytes, "a row-input slice's bytes");
 __device__ __forceinline__ unsigned short *row_input_slice(float *staging) {
   return reinterpret_cast<unsigned short *>(staging) + 16 * kFragmentPitch;
 }
@@ -199,18 +200,20 @@ __device__ __forceinline__ void copy_row_input(const Operands &ops, int N, const
   cp_async_commit();
 }
 
-/// The row input's first slice of a tile, copied before its main loop
-/// (Epilogue::kRowInputEarly) so that the epilogue does not start on a
-/// round trip to L2: store_fragments is then told it is there.
+/// The row input's first slice of a tile (of rows warpRow ..), copied into
+/// `inputSlice` before its main loop (Epilogue::kRowInputEarly) so that the
+/// epilogue does not start on a round trip to L2: store_fragments is then
+/// told it is there.
 template <typename Operands, typename Epilogue>
 __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
-                                                     const Epilogue &epilogue, float *staging,
-                                                     int tileM, int blockN, int warpRow) {
+                                                     const Epilogue &epilogue,
+                                                     unsigned short *inputSlice, int tileM,
+                                                     int blockN, int warpRow) {
   const int lane = threadIdx.x % 32;
   const int laneRow = Operands::kRowsByShuffle ? ops.row(tileM, warpRow + (lane & 15)) : 0;
   int chunkRows[4];
   row_copy_rows(ops, tileM, warpRow, laneRow, chunkRows);
-  copy_row_input(ops, N, epilogue, row_input_slice(staging), chunkRows, blockN, 0);
+  copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, 0);
 }
 
 /// One warp's share of a tile's epilogue where the epilogue runs on the
@@ -230,7 +233,8 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Epilogue &epilogue,
                                                 const Accumulators &acc,
                                                 float *staging, int tileM, int blockN,
-                                                int warpRow, bool firstInputCopied = false) {
+                                                int warpRow, bool firstInputCopied = false,
+                                                unsigned short *inputSlice = nullptr) {
   constexpr int kSlices = kBN / kStagingCols;
   const int lane = threadIdx.x % 32;
   // Accumulator layout of m64nNk16 (see store_accumulators): this lane's
@@ -252,7 +256,10 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
   const int chunkColumn = 8 * (lane % 8);
   constexpr int kPitch = kFragmentPitch;
   unsigned short *slice = reinterpret_cast<unsigned short *>(staging);
-  unsigned short *inputSlice = row_input_slice(staging);
+  // The row input's slices: the staging's own, or (a first slice copied
+  // before the main loop) where the caller put it.
+  if (!inputSlice)
+    inputSlice = row_input_slice(staging);
   // stmatrix and ldmatrix: lane l gives the address of row l % 8 of matrix
   // l / 8; matrices 0..3 are a 16 x 16 block's top-left, bottom-left,
   // top-right and bottom-right 8 x 8.

@@ -329,6 +329,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const int64_t tileRows = hopper ? config.getTile()[0] : 128;
   if (hopper && tileRows != 128)
     threads = static_cast<unsigned>(128 * (1 + tileRows / 64));
+  // Ping-pong 64-wide tiles keep both row halves' first row-input slices.
+  const bool secondInputs =
+      hopper && wgmmaSecondInputSlices(config.getSchedule() == WgmmaSchedule::pingpong,
+                                       config.getTile()[1], tileRows, config.getBlocksPerSm());
   // Warpgroups past three exist in the sm_90a image only: the others'
   // mma.sync loop is compiled for (and launched with) 384 threads, whose
   // registers it needs.
@@ -408,7 +412,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                     config.getGridLimit());
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes = static_cast<unsigned>(
-        wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows));
+        wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows, secondInputs));
     kernel.otherImagesSharedBytes = 0;
     if (sm90aThreads)
       kernel.otherImagesBlock = 384;
@@ -446,8 +450,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
                     std::to_string(config.getTile()[1]) + ", " +
                     std::to_string(config.getStages()) +
-                    (handoff ? ", true" : tileRows != 128 ? ", false" : "") +
-                    (tileRows != 128 ? ", " + std::to_string(tileRows) : "") +
+                    (handoff ? ", true" : tileRows != 128 || secondInputs ? ", false" : "") +
+                    (tileRows != 128 || secondInputs ? ", " + std::to_string(tileRows) : "") +
+                    (secondInputs ? ", true" : "") +
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +

@@ -385,9 +385,15 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     const int64_t blockOutputs = n * candidate.rows * candidate.width;
     auto tile = [&] {
       int64_t stages = 2;
+      // (The second row-input slices counted for convolutions too, which
+      // do not take them: the stages come out the same.)
+      const bool secondInputs =
+          wgmmaSecondInputSlices(candidate.schedule == WgmmaSchedule::pingpong, candidate.width,
+                                 candidate.rows, blocksPerSM);
       while (stages < 6 &&
-             wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(),
-                              candidate.rows) * blocksPerSM <=
+             wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(), candidate.rows,
+                              secondInputs) *
+                     blocksPerSM <=
                  target.maxDynamicSharedBytes)
         ++stages;
       return WgmmaTile{candidate.width,

@@ -124,6 +124,32 @@ func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<3
 
 // -----
 
+// Ping-pong over 64-wide tiles (ResNet's 1x1 convolutions with a residual):
+// a row half's epilogue is one slice, so both halves' first slices are
+// copied before the wgmmas (4 copies a half), the second into a slice of
+// its own past the staging (2304 bytes a consumer warp), and none after.
+// CHECK-LABEL: // === kernel pingpong_residual_k0 grid(4, 1, 1) block(384) shared(203776)
+//       CHECK: static_assert(kiln::sm90::shared_bytes(64, 6, false, 128, true) == 203776,
+// PTX-LABEL: // === ptx pingpong_residual_k0
+// PTX-COUNT-8: cp.async.cg.shared.global
+//   PTX-NOT: cp.async.cg.shared.global
+//       PTX: wgmma.mma_async
+//   PTX-NOT: cp.async.cg.shared.global
+//       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+//   PTX-NOT: cp.async.cg.shared.global
+//       PTX: // === ptx
+func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 4, schedule = pingpong>} -> tensor<300x256xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
+    %s = kiln.add %l, %br : tensor<300x256xf16>
+    kiln.yield %s : tensor<300x256xf16>
+  }
+  return %0 : tensor<300x256xf16>
+}
+
+// -----
+
 // Two row-varying inputs: staged.
 // CHECK-LABEL: // === kernel two_inputs_k0
 //       CHECK:   static constexpr bool kFragments = false;

@@ -109,12 +109,14 @@ func.func @big(%a: tensor<40000x60000xf16>, %b: tensor<60000xf16>) -> tensor<400
 
 // A linear with bias and residual on fp16 large enough to fill the GPU:
 // one source holds the Hopper path (TMA tensor maps in, wgmma, sm_90a only;
-// ping-pong over 160 tiles of 128 x 64, a ring of 6 stages) and the mma.sync
-// main loop for other GPUs; the epilogue rounds the GEMM result to fp16
-// first.
-// CHECK-LABEL: // === kernel gemm_k0 grid(132, 1, 1) block(384) shared(185344) inputs(4) outputs(1)
+// ping-pong over 160 tiles of 128 x 64, a ring of 6 stages, and a second
+// residual slice a consumer warp: both row halves' first slices are copied
+// before the main loop) and the mma.sync main loop for other GPUs; the
+// epilogue rounds the GEMM result to fp16 first.
+// CHECK-LABEL: // === kernel gemm_k0 grid(132, 1, 1) block(384) shared(203776) inputs(4) outputs(1)
 //       CHECK: #include "kiln_gemm.cuh"
 //       CHECK: #include "kiln_gemm_sm90.cuh"
+//  CHECK-NEXT: static_assert(kiln::sm90::shared_bytes(64, 6, false, 128, true) == 203776,
 // The epilogue functor's compute() loads and computes, its store() stores:
 // the main loops compute many elements before storing any. element()
 // computes one element from its accumulator and its residual, which

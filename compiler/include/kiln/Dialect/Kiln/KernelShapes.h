@@ -96,9 +96,17 @@ struct MiddleReductionShape {
 /// asserts it against kiln::sm90::shared_bytes in the kernel's source; the
 /// selection stage sizes the ring with it.
 constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff = false,
-                                   int64_t rows = 128) {
+                                   int64_t rows = 128, bool secondInputs = false) {
   return stages * (rows * 64 * 2 + tileN * 64 * 2) + rows / 16 * 16 * 72 * 4 +
-         (handoff ? 128 * tileN * 4 : 0) + 1024;
+         (handoff ? 128 * tileN * 4 : 0) + (secondInputs ? rows / 16 * 16 * 72 * 2 : 0) + 1024;
+}
+/// Whether a Hopper GEMM's ping-pong warps copy both row halves' first
+/// row-input slices before the main loop, the second into 2304 bytes a
+/// consumer warp past the staging (kiln::sm90::second_input_slices; a
+/// convolution's kernel never does, but its selection may count them).
+constexpr bool wgmmaSecondInputSlices(bool pingpong, int64_t tileN, int64_t rows,
+                                      int64_t blocksPerSM) {
+  return pingpong && tileN == 64 && rows == 128 && blocksPerSM == 1;
 }
 /// conv_stem's paths (kiln_conv_stem.cuh): a tile of 128 adjacent outputs
 /// of one output row reads KH rows of the input once ("rows") where no
