@@ -361,6 +361,15 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                     (stem.rows() ? "a filter row" : "as a whole") + ")");
     if (config.getGridLimit() <= 0)
       return refuse("the persistent grid needs a grid_limit (blocks at most)");
+    const int64_t blocks = config.getBlocksPerSm();
+    if (!stem.rows() && blocks != 1)
+      return refuse("over an im2col tile its blocks a multiprocessor follow from O: "
+                    "blocks_per_sm = 1");
+    if (stem.rows() && (blocks < 1 || blocks * stem.sharedBytes() > kMaxDynamicSharedBytes))
+      return refuse("its shared memory (" + std::to_string(stem.sharedBytes()) +
+                    " bytes) allows at most " +
+                    std::to_string(kMaxDynamicSharedBytes / stem.sharedBytes()) +
+                    " blocks a multiprocessor, not " + std::to_string(blocks));
     kernel.grid[0] = static_cast<unsigned>(std::min(stem.tiles(), config.getGridLimit()));
     if (stem.rows())
       kernel.dynamicSharedBytes = static_cast<unsigned>(stem.sharedBytes());
@@ -393,12 +402,13 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
       variant != KernelVariant::conv_split_k
           // Without a minimum, ptxas holds the vectorized depthwise loop to
           // 32 registers and spills (C = 96); with one it takes 40. The stem
-          // asks for StemGeometry::blocksPerSM: alone, its gather staged in
+          // asks for the selection's blocks a multiprocessor (input rows) or
+          // StemGeometry::blocksPerSM (im2col): alone, its gather staged in
           // registers would take them all and one block would leave the
           // loads' latency to itself.
           ? kernelOpen(group, name, kThreads, 0,
                        variant == KernelVariant::conv_stem
-                           ? unsigned(stem.blocksPerSM())
+                           ? unsigned(stem.rows() ? config.getBlocksPerSm() : stem.blocksPerSM())
                            : unsigned(!depthwise || vectorizedDepthwise))
           : kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + preamble +

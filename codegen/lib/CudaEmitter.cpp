@@ -334,10 +334,17 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
     keyText += '\0' + name + '\0' + contents;
   // Fault injection for the tests of what follows a rejection (the
   // compiler's retry with a safer configuration): a kernel whose source
-  // holds KILN_TEST_REJECT's text gets a ptxas performance warning of its
-  // own in its report, before the cache is asked.
-  if (const char *reject = std::getenv("KILN_TEST_REJECT");
-      reject && *reject && kernel.source.find(reject) != std::string::npos) {
+  // holds KILN_TEST_REJECT's text (each of its "&&"-separated texts) gets a
+  // ptxas performance warning of its own in its report, before the cache
+  // is asked.
+  auto holdsAll = [&](llvm::StringRef texts) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    texts.split(parts, "&&");
+    return llvm::all_of(parts, [&](llvm::StringRef part) {
+      return kernel.source.find(part.str()) != std::string::npos;
+    });
+  };
+  if (const char *reject = std::getenv("KILN_TEST_REJECT"); reject && *reject && holdsAll(reject)) {
     error = ptxasRejection(kernel.name, arch,
                            std::string("ptxas warning : (C7599) KILN_TEST_REJECT: the source "
                                        "holds '") +

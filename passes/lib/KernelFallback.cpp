@@ -1,14 +1,15 @@
 //===- KernelFallback.cpp - a safer configuration after a rejection -------===//
 //
-// One step a retry, the costliest register demand first: stream-K's
-// partial tiles, a multicast cluster, two blocks a multiprocessor, then the
-// schedules that hold more per thread (ping-pong: a whole tile a
-// warpgroup; the epilogue warpgroups: five warpgroups in one register
-// file; the overlapped attention: two tiles' scores), then 192-row tiles
-// (four warpgroups in one register file), then tiles wider than 128 (a
-// cooperative 192 or 256-wide tile holds 96 or 128 accumulators a
-// thread). Each step keeps the stages, which fit in the
-// shared memory of the configuration before (none of these needs more).
+// One step a retry, the costliest register demand first. The stem on input
+// rows: half its blocks a multiprocessor. The Hopper GEMM and convolution:
+// stream-K's partial tiles, a multicast cluster, two blocks a
+// multiprocessor, then the schedules that hold more per thread (ping-pong:
+// a whole tile a warpgroup; the epilogue warpgroups: five warpgroups in one
+// register file; the overlapped attention: two tiles' scores), then 192-row
+// tiles (four warpgroups in one register file), then tiles wider than 128
+// (a cooperative 192 or 256-wide tile holds 96 or 128 accumulators a
+// thread). Each step keeps the stages, which fit in the shared memory of
+// the configuration before (none of these needs more).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,13 +25,25 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   int64_t multicast = config.getMulticast(), blocksPerSM = config.getBlocksPerSm();
   bool streamK = config.getStreamK();
   WgmmaSchedule schedule = config.getSchedule();
+  int64_t gridLimit = config.getGridLimit();
   auto with = [&](std::string step) {
     why = std::move(step);
     return KernelConfigAttr::get(context, variant, tile, config.getStages(),
-                                 config.getSplitK(), config.getGridLimit(),
-                                 config.getPixelTile(), schedule, multicast, blocksPerSM,
-                                 streamK);
+                                 config.getSplitK(), gridLimit, config.getPixelTile(), schedule,
+                                 multicast, blocksPerSM, streamK);
   };
+  // The stem on input rows: half the blocks a multiprocessor, each with
+  // twice the registers (its persistent grid shrinks alike).
+  if (variant == KernelVariant::conv_stem) {
+    if (blocksPerSM <= 1)
+      return std::nullopt;
+    std::string step = std::to_string(blocksPerSM / 2) +
+                       (blocksPerSM / 2 == 1 ? " block" : " blocks") +
+                       " a multiprocessor (not " + std::to_string(blocksPerSM) + ")";
+    gridLimit = gridLimit / blocksPerSM * (blocksPerSM / 2);
+    blocksPerSM /= 2;
+    return with(step);
+  }
   if (variant == KernelVariant::attention_wgmma) {
     if (schedule == WgmmaSchedule::overlapped) {
       schedule = WgmmaSchedule::cooperative;

@@ -610,13 +610,19 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
   // line up (StemGeometry::rows).
   if (s.groups == 1 && s.inChannelsPerGroup < 8 && s.outChannels <= 128) {
     StemGeometry stem = stemGeometryOf(s);
+    // Input rows: the blocks a multiprocessor runs are the selection's
+    // (the retry of a kernel ptxas spilled halves them); the im2col tile's
+    // follow from O in its launch bounds.
+    const int64_t blocks = stem.rows() ? stem.blocksPerSM() : 1;
     if (stem.fits())
       return Choice{config(context, KernelVariant::conv_stem,
                            {stem.tileRows(), ceilDiv(s.outChannels, 16) * 16, stem.reduction()}, 0,
-                           1, int64_t(target.multiprocessors) * (stem.rows() ? stem.blocksPerSM() : 4)),
+                           1, int64_t(target.multiprocessors) * (stem.rows() ? blocks : 4), {},
+                           WgmmaSchedule::cooperative, 1, blocks),
                     "conv_stem: " + str(s.inChannelsPerGroup) + " input channels, the weight and " +
                         (stem.rows() ? str(stem.KH) + " input rows of " + str(stem.tileRows()) +
-                                           " output columns"
+                                           " output columns, " + str(blocks) +
+                                           " blocks a multiprocessor"
                                      : "an im2col tile of " + str(kStemRows) + " rows") +
                         " in shared memory"};
   }

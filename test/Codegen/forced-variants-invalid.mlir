@@ -202,6 +202,34 @@ func.func @stem_tile(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>) -> ten
 
 // -----
 
+// The stem on input rows: as many blocks a multiprocessor as its shared
+// memory allows (ResNet's stem takes 70528 bytes: three).
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: its shared memory (70528 bytes) allows at most 3 blocks a multiprocessor, not 4
+func.func @stem_blocks(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>) -> tensor<1x32x32x64xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x64x64x3xf16>, tensor<64x7x7x3xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 528, blocks_per_sm = 4>} -> tensor<1x32x32x64xf16> {
+  ^bb0(%a: tensor<1x64x64x3xf16>, %aw: tensor<64x7x7x3xf16>):
+    %y = kiln.conv2d %a, %aw strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x64x64x3xf16>, tensor<64x7x7x3xf16>) -> tensor<1x32x32x64xf16>
+    kiln.yield %y : tensor<1x32x32x64xf16>
+  }
+  return %0 : tensor<1x32x32x64xf16>
+}
+
+// -----
+
+// Over an im2col tile the stem's blocks a multiprocessor follow from its
+// output channels, not from the configuration.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_stem: over an im2col tile its blocks a multiprocessor follow from O: blocks_per_sm = 1
+func.func @stem_im2col_blocks(%x: tensor<8x9x9x3xf16>, %w: tensor<16x3x3x3xf16>) -> tensor<8x9x9x16xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<8x9x9x3xf16>, tensor<16x3x3x3xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [64, 16, 32], grid_limit = 528, blocks_per_sm = 2>} -> tensor<8x9x9x16xf16> {
+  ^bb0(%a: tensor<8x9x9x3xf16>, %aw: tensor<16x3x3x3xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<8x9x9x3xf16>, tensor<16x3x3x3xf16>) -> tensor<8x9x9x16xf16>
+    kiln.yield %y : tensor<8x9x9x16xf16>
+  }
+  return %0 : tensor<8x9x9x16xf16>
+}
+
+// -----
+
 // Over 5 channels at stride 1 the stem gathers im2col rows (a window
 // starts 10 bytes after its neighbour): K = 245 padded to 256, and the
 // weight with 64 rows of im2col no longer fit in 48 KiB of static shared

@@ -195,17 +195,17 @@ func.func @conv3x3_batch1(%x: tensor<1x7x7x512xf16>, %w: tensor<512x3x3x512xf16>
 //       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3>
 //       SM90:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
-//       SM90:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 264>
+//       SM90:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 264, blocks_per_sm = 2>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 // HCONV-LABEL: func.func @boxes(
 //       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 98, pixel_tile = [32, 2, 2]>
 //       HCONV:   #kiln.kernel<variant = conv_split_k, tile = [64, 64, 64], stages = 3, split_k = 4>
 //       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, pixel_tile = [8, 4, 4], schedule = pingpong>
-//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 264>
+//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 264, blocks_per_sm = 2>
 //       HCONV:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 // SM80-LABEL: func.func @boxes(
 //   SM80-NOT:   conv_wgmma
-//       SM80:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 216>
+//       SM80:   #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 216, blocks_per_sm = 2>
 //   SM80-NOT:   conv_wgmma
 func.func @boxes(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>,
                  %b: tensor<32x7x7x512xf16>, %wb: tensor<128x3x3x512xf16>,
@@ -253,12 +253,12 @@ func.func @boxes(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf16>,
 // channels the rows' 4-byte A fragments would not be aligned: an im2col
 // tile (K = 27 padded to 32).
 // HCONV-LABEL: func.func @stems(
-//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [128, 16, 48], grid_limit = 528>
+//       HCONV:   #kiln.kernel<variant = conv_stem, tile = [128, 16, 48], grid_limit = 528, blocks_per_sm = 4>
 //       HCONV:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 //       HCONV:   #kiln.kernel<variant = conv_wgmma,
 //       HCONV:   #kiln.kernel<variant = conv_stem, tile = [64, 32, 32], grid_limit = 528>
 // SM90-LABEL: func.func @stems(
-//       SM90:   #kiln.kernel<variant = conv_stem, tile = [128, 16, 48], grid_limit = 528>
+//       SM90:   #kiln.kernel<variant = conv_stem, tile = [128, 16, 48], grid_limit = 528, blocks_per_sm = 4>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 //       SM90:   #kiln.kernel<variant = conv_mma, tile = [128, 128, 32]>
 //       SM90:   #kiln.kernel<variant = conv_stem, tile = [64, 32, 32], grid_limit = 528>

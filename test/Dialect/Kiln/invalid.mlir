@@ -1028,3 +1028,28 @@ module {
   // expected-error @+1 {{has no kernel function named 'k' in its source}}
   kiln.cuda_kernel @k elementwise source "extern \"C\" __global__ void other(float *y) {}"
 }
+// -----
+
+// conv_stem runs 1, 2 or 4 blocks a multiprocessor.
+func.func @stem_three_blocks(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>) -> tensor<1x32x32x64xf16> {
+  // expected-error @+1 {{conv_stem's blocks_per_sm must be 1, 2 or 4, got 3}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x64x64x3xf16>, tensor<64x7x7x3xf16>) {kiln.kernel = #kiln.kernel<variant = conv_stem, tile = [128, 64, 224], grid_limit = 396, blocks_per_sm = 3>} -> tensor<1x32x32x64xf16> {
+  ^bb0(%a: tensor<1x64x64x3xf16>, %aw: tensor<64x7x7x3xf16>):
+    %y = kiln.conv2d %a, %aw strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 1 : (tensor<1x64x64x3xf16>, tensor<64x7x7x3xf16>) -> tensor<1x32x32x64xf16>
+    kiln.yield %y : tensor<1x32x32x64xf16>
+  }
+  return %0 : tensor<1x32x32x64xf16>
+}
+
+// -----
+
+// Other kernels than the Hopper GEMM, convolution and stem take one block.
+func.func @conv_mma_blocks(%x: tensor<1x16x16x16xf16>, %w: tensor<16x3x3x16xf16>) -> tensor<1x16x16x16xf16> {
+  // expected-error @+1 {{only gemm_wgmma, conv_wgmma and conv_stem take blocks_per_sm}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x16xf16>, tensor<16x3x3x16xf16>) {kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32], blocks_per_sm = 2>} -> tensor<1x16x16x16xf16> {
+  ^bb0(%a: tensor<1x16x16x16xf16>, %aw: tensor<16x3x3x16xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x16x16x16xf16>, tensor<16x3x3x16xf16>) -> tensor<1x16x16x16xf16>
+    kiln.yield %y : tensor<1x16x16x16xf16>
+  }
+  return %0 : tensor<1x16x16x16xf16>
+}

@@ -88,9 +88,14 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     if (multicast != 2)
       return emitError() << "multicast must be 1 or 2, got " << multicast;
   }
-  if (blocksPerSM != 1) {
+  // The stem on input rows: up to four blocks (its launch bounds' minimum;
+  // the code generator checks their shared memory).
+  if (variant == KernelVariant::conv_stem && blocksPerSM != 1) {
+    if (blocksPerSM != 2 && blocksPerSM != 4)
+      return emitError() << "conv_stem's blocks_per_sm must be 1, 2 or 4, got " << blocksPerSM;
+  } else if (blocksPerSM != 1) {
     if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
-      return emitError() << "only gemm_wgmma and conv_wgmma take blocks_per_sm";
+      return emitError() << "only gemm_wgmma, conv_wgmma and conv_stem take blocks_per_sm";
     if (blocksPerSM != 2)
       return emitError() << "blocks_per_sm must be 1 or 2, got " << blocksPerSM;
     // Compiled within 80 registers a thread: a cooperative 64-wide tile's

@@ -154,11 +154,12 @@ struct StemGeometry {
   /// Blocks a multiprocessor runs at once (the launch bounds' minimum), as
   /// many as shared memory allows up to: rows, four up to 32 output channels
   /// (a tile's math is short, and other blocks' hide its gather's latency;
-  /// 64 registers a thread), two past that; im2col, two up to 64 output
-  /// channels (past that the accumulators need more than half the
-  /// registers).
+  /// 64 registers a thread), two up to 64, one past that (96 outputs
+  /// spilled at two); im2col, two up to 64 output channels (past that the
+  /// accumulators need more than half the registers). Where ptxas spills
+  /// all the same, the retry halves the rows path's.
   constexpr int64_t blocksPerSM() const {
-    const int64_t wanted = rows() ? (O <= 32 ? 4 : 2) : (O <= 64 ? 2 : 1);
+    const int64_t wanted = rows() ? (O <= 32 ? 4 : O <= 64 ? 2 : 1) : (O <= 64 ? 2 : 1);
     return std::max<int64_t>(1, std::min(wanted, (rows() ? kMaxDynamicSharedBytes : 227 * 1024) /
                                                      sharedBytes()));
   }

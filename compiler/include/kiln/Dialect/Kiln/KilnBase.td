@@ -222,6 +222,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       share a multiprocessor (1 or 2): two give an epilogue-bound kernel
       twice the warps; they need their stages to fit in shared memory twice
       and, compiled within 80 registers a thread, cooperative 64-wide tiles.
+      For `conv_stem` on input rows (tile [128, ...]), 1, 2 or 4: its
+      launch bounds' minimum, within its shared memory.
     - `stream_k`: for `gemm_wgmma` and `conv_wgmma` (cooperative, no
       multicast, one block a multiprocessor), the blocks share the tiles of
       the last waves (or, under one wave, all of them) by
