@@ -219,6 +219,9 @@ std::vector<ConvCase> convCases() {
       {2, 141, 141, 3, 64, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "f16", true, true, true},
       {2, 33, 50, 4, 40, 3, 3, {2, 2}, {0, 1, 2, 1}, {1, 1}, 1, "bf16"},
       {1, 20, 70, 2, 16, 5, 5, {1, 1}, {2, 2, 2, 2}, {2, 1}, 1, "f16", true, false, true},
+      // One block a multiprocessor past 64 outputs: 96 (SqueezeNet's, two
+      // warps along them), NCHW over 150 output columns, bf16.
+      {1, 40, 300, 3, 96, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "bf16", true, false, true},
   };
 }
 
@@ -323,7 +326,7 @@ const std::map<std::string, std::vector<int>> &convCaseSets() {
       {"ConvFp32Simt", {0, 1, 2}},
       {"ConvFp32GroupedDepthwise1x1Nchw", {3, 4, 5, 6}},
       {"ConvFp16StemAndStrided", {7, 8, 15}},
-      {"ConvStemFewChannels", {16, 17, 18, 19, 31, 32, 33}},
+      {"ConvStemFewChannels", {16, 17, 18, 19, 31, 32, 33, 34}},
       {"Conv1x1AsGemm", {9, 10}},
       {"ConvGroupedDepthwiseNchwReduced", {11, 12, 13, 14, 20, 21, 22, 23, 24, 25}},
       {"ConvDepthwiseColumns", {26, 27, 28, 29, 30}}};
