@@ -411,7 +411,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     constexpr int kHalves = kPingPong ? 2 : 1;
     // The second row half's first row-input slice, copied before the main
     // loop too (kSecondInputs: ping-pong, 64 wide).
-    constexpr bool kEarlySecond = kEarlyInput && kSecondInputs && !kHandoff;
+    constexpr bool kEarlySecond = kEarlyInput && kSecondInputs;
     unsigned short *const secondInput =
         secondInputs + (consumer * 4 + warp) * (kInputSliceBytes / 2);
     // Tiles this warpgroup takes: its cluster's j-th tile, for j = first,

@@ -347,7 +347,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     if (!tensorCores || groups != 1 || O > 128)
       return refuse("conv_stem needs fp16 or bf16 operands, one group and at most 128 output "
                     "channels");
-    if (!stem.fits())
+    if (!stem.fits(kMaxDynamicSharedBytes))
       return refuse(stem.rows() ? "its weight, input rows and results do not fit in 227 KiB of "
                                   "shared memory"
                                 : "its weight and im2col tile do not fit in 48 KiB of shared "

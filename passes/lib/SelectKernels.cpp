@@ -613,8 +613,11 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
     // Input rows: the blocks a multiprocessor runs are the selection's
     // (the retry of a kernel ptxas spilled halves them); the im2col tile's
     // follow from O in its launch bounds.
-    const int64_t blocks = stem.rows() ? stem.blocksPerSM() : 1;
-    if (stem.fits())
+    const int64_t blocks =
+        stem.rows() ? std::clamp<int64_t>(target.maxDynamicSharedBytes / stem.sharedBytes(), 1,
+                                          stem.blocksPerSM())
+                    : 1;
+    if (stem.fits(target.maxDynamicSharedBytes))
       return Choice{config(context, KernelVariant::conv_stem,
                            {stem.tileRows(), ceilDiv(s.outChannels, 16) * 16, stem.reduction()}, 0,
                            1, int64_t(target.multiprocessors) * (stem.rows() ? blocks : 4), {},

@@ -114,7 +114,11 @@ constexpr bool wgmmaSecondInputSlices(bool pingpong, int64_t tileN, int64_t rows
 /// them; any other stem gathers im2col rows of 64 consecutive output
 /// positions.
 constexpr int64_t kStemRows = 64, kStemRowTile = 128;
-/// The most dynamic shared memory a block may take on sm_80 and sm_90.
+/// The most static shared memory a block may declare.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// The most dynamic shared memory a block of any target kiln knows may take
+/// (sm_90's 227 KiB; the selection stage asks its target, the code
+/// generator, which serves every image, this bound).
 constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;
 struct StemGeometry {
   int64_t batch = 0, outH = 0, outW = 0, KH = 0, KW = 0, C = 0, SW = 1, DW = 1, O = 0;
@@ -146,28 +150,25 @@ struct StemGeometry {
     }
     return (kStemRows + oPadded) * pitch * 2 + reduction() * 8 + kStemRows * 32;
   }
-  /// Whether the path's shared memory fits: dynamic up to the device's
-  /// limit (rows), static up to 48 KiB (im2col).
-  constexpr bool fits() const {
-    return sharedBytes() <= (rows() ? kMaxDynamicSharedBytes : 48 * 1024);
+  /// Whether the path's shared memory fits: dynamic up to what a block
+  /// may take (rows), static up to 48 KiB (im2col).
+  constexpr bool fits(int64_t maxDynamicBytes) const {
+    return sharedBytes() <= (rows() ? maxDynamicBytes : kStaticSharedBytes);
   }
-  /// Blocks a multiprocessor runs at once (the launch bounds' minimum), as
-  /// many as shared memory allows up to: rows, four up to 32 output channels
-  /// (a tile's math is short, and other blocks' hide its gather's latency;
-  /// 64 registers a thread), two up to 64, one past that (96 outputs
-  /// spilled at two); im2col, two up to 64 output channels (past that the
-  /// accumulators need more than half the registers). Where ptxas spills
-  /// all the same, the retry halves the rows path's.
+  /// Blocks a multiprocessor should run at once (the launch bounds'
+  /// minimum; the selection stage bounds the rows path's by its target's
+  /// shared memory): rows, four up to 32 output channels (a tile's math is
+  /// short, and other blocks' hide its gather's latency; 64 registers a
+  /// thread), two up to 64, one past that (96 outputs spilled at two);
+  /// im2col, two up to 64 output channels (past that the accumulators need
+  /// more than half the registers). Where ptxas spills all the same, the
+  /// retry halves the rows path's.
   constexpr int64_t blocksPerSM() const {
-    const int64_t wanted = rows() ? (O <= 32 ? 4 : O <= 64 ? 2 : 1) : (O <= 64 ? 2 : 1);
-    return std::max<int64_t>(1, std::min(wanted, (rows() ? kMaxDynamicSharedBytes : 227 * 1024) /
-                                                     sharedBytes()));
+    return rows() ? (O <= 32 ? 4 : O <= 64 ? 2 : 1) : (O <= 64 ? 2 : 1);
   }
 };
 /// The geometry of a conv_stem candidate (one group).
 StemGeometry stemGeometryOf(const ConvShape &shape);
-/// The most static shared memory a block may declare.
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// The longest row normalization_warp holds: 32 registers a lane.
 constexpr int64_t kWarpRowMaxLength = 1024;
 
