@@ -250,11 +250,12 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
   case FusionKind::gemm_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k) ||
            variant == KernelVariant::gemm_tf32 || variant == KernelVariant::gemm_narrow ||
-           variant == KernelVariant::gemm_gemv;
+           variant == KernelVariant::gemm_gemv || variant == KernelVariant::gemm_stream;
   case FusionKind::conv_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
            variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem ||
-           variant == KernelVariant::gemm_narrow || variant == KernelVariant::gemm_gemv;
+           variant == KernelVariant::gemm_narrow || variant == KernelVariant::gemm_gemv ||
+           variant == KernelVariant::gemm_stream;
   case FusionKind::attention:
     return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt ||
            variant == KernelVariant::attention_wgmma;

@@ -256,6 +256,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   bool splitK = variant == KernelVariant::gemm_split_k;
   bool narrow = variant == KernelVariant::gemm_narrow;
   bool gemv = variant == KernelVariant::gemm_gemv;
+  bool stream = variant == KernelVariant::gemm_stream;
+  // gemm_stream's stages hold the row input beside A wherever the epilogue
+  // reads one (used where the functor takes it as pairs, kRowInput).
+  const bool streamRowInput = stream && !epilogue.elementLoads.empty();
   std::optional<SplitKPipeline> pipeline;
   switch (variant) {
   case KernelVariant::gemm_simt:
@@ -310,9 +314,27 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (!config.getTile().empty())
       return refuse("it takes no tile (a block per column)");
     break;
+  case KernelVariant::gemm_stream:
+    if (!tensorCores || !kMajorB || K % 8 != 0 || N % 8 != 0 || K > 256 || N > 256 ||
+        batch != 1)
+      return refuse("streaming A past a resident weight takes fp16/bf16 operands, a [N, K] B, "
+                    "K % 8 == 0 and N % 8 == 0, both at most 256, and no batch");
+    if (failed(expectTile({kStreamRows, kStreamChunk, (K + 15) / 16 * 16})))
+      return failure();
+    if (config.getStages() < 2 || config.getStages() > kStreamMaxStages)
+      return refuse("its cp.async ring takes 2 to " + std::to_string(kStreamMaxStages) +
+                    " stages");
+    if (config.getGridLimit() <= 0)
+      return refuse("its grid-stride loop needs a grid_limit (blocks at most)");
+    if (config.getBlocksPerSm() * streamSharedBytes(N, K, config.getStages(), streamRowInput) >
+        kMaxDynamicSharedBytes)
+      return refuse(std::to_string(config.getBlocksPerSm()) + " blocks of " +
+                    std::to_string(streamSharedBytes(N, K, config.getStages(), streamRowInput)) +
+                    " bytes of shared memory do not fit a multiprocessor");
+    break;
   default:
     return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k, "
-                  "gemm_narrow or gemm_gemv");
+                  "gemm_narrow, gemm_gemv or gemm_stream");
   }
   int64_t split = config.getSplitK();
   if (split != 1 && !splitK)
@@ -365,6 +387,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
                   " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
                   " + bOffset, epilogue);\n";
+  if (stream)
+    pointerCall = "kiln::stream_gemm<" + cudaType(element) + ", " + std::to_string(N) + ", " +
+                  std::to_string(K) + ", " + std::to_string(config.getStages()) + ", " +
+                  (streamRowInput ? "true" : "false") + ">(in" +
+                  std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
+                  std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + std::to_string(M) +
+                  ", epilogue);\n";
   if (narrow)
     pointerCall = "kiln::narrow_gemm<" + cudaType(element) + ", " + std::to_string(N) + ", " +
                   std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
@@ -404,6 +433,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.grid[0] = static_cast<unsigned>(N);
     kernel.grid[1] = 1;
   }
+  if (stream) {
+    kernel.grid[0] = gridStrideBlocks(group, M, kStreamRows);
+    kernel.grid[1] = 1;
+    kernel.dynamicSharedBytes = static_cast<unsigned>(
+        streamSharedBytes(N, K, config.getStages(), streamRowInput));
+  }
   const int64_t multicast = config.getMulticast();
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
@@ -431,9 +466,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   std::string open =
       splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
              : kernelOpen(group, name, threads, kernel.tensorMaps.size(),
-                          hopper   ? static_cast<unsigned>(config.getBlocksPerSm())
-                          : narrow ? narrowBlocksPerSM(N)
-                                   : 0,
+                          hopper || stream ? static_cast<unsigned>(config.getBlocksPerSm())
+                          : narrow         ? narrowBlocksPerSM(N)
+                                           : 0,
                           /*splitCluster=*/hopper && multicast > 1,
                           /*workspace=*/kernel.workspaceBytes != 0,
                           sm90aThreads ? "KILN_WGMMA_THREADS" : "");
@@ -442,6 +477,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       (narrow ? "#include \"kiln_gemm_narrow.cuh\"\nstatic_assert(kiln::narrow::kThreads == " +
                     std::to_string(threads) + ", \"the launch's block must match the kernel's "
                     "staging tiles\");\n"
+              : "") +
+      (stream ? "#include \"kiln_gemm_stream.cuh\"\nstatic_assert(kiln::stream::kThreads == " +
+                    std::to_string(threads) + " && kiln::stream::shared_bytes(" +
+                    std::to_string(N) + ", " + std::to_string(K) + ", " +
+                    std::to_string(config.getStages()) + ", " +
+                    (streamRowInput ? "true" : "false") + ") == " +
+                    std::to_string(kernel.dynamicSharedBytes) +
+                    ", \"the launch's block and shared memory must match the kernel's\");\n"
               : "") +
       (gemv ? "#include \"kiln_gemm_gemv.cuh\"\nstatic_assert(kiln::gemv::threads(" +
                   std::to_string(M) + ") == " + std::to_string(threads) +
@@ -471,7 +514,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                            "    const long long idx = batchBase + (long long)m * " +
                                std::to_string(N) + "LL + n;\n",
                            /*pairs=*/N % 2 == 0,
-                           /*chunks=*/hopper && N % 8 == 0},
+                           /*chunks=*/(hopper || stream) && N % 8 == 0},
                           epilogue) +
       "\n" + open +
       batchOffsets +

@@ -32,9 +32,9 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
                                  config.getSplitK(), gridLimit, config.getPixelTile(), schedule,
                                  multicast, blocksPerSM, streamK);
   };
-  // The stem on input rows: half the blocks a multiprocessor, each with
-  // twice the registers (its persistent grid shrinks alike).
-  if (variant == KernelVariant::conv_stem) {
+  // The stem on input rows and the streaming GEMM: half the blocks a
+  // multiprocessor, each with twice the registers (the grid shrinks alike).
+  if (variant == KernelVariant::conv_stem || variant == KernelVariant::gemm_stream) {
     if (blocksPerSM <= 1)
       return std::nullopt;
     std::string step = std::to_string(blocksPerSM / 2) +

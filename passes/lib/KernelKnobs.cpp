@@ -33,6 +33,15 @@ std::string kiln::narrowKnobsError(int64_t fmas) {
   return "";
 }
 
+std::string kiln::streamKnobsError(int64_t intensity) {
+  // K N / (K + N) is at most 128 where both are at most 256.
+  if (intensity < 0 || intensity > 128)
+    return "--gemm-stream-intensity must be 0 (never) to 128 (every GEMM of K and N up to 256), "
+           "got " +
+           std::to_string(intensity);
+  return "";
+}
+
 std::string kiln::depthwiseKnobsError(int64_t columns) {
   if (columns != 1 && columns != 2 && columns != 4)
     return "--depthwise-columns must be 1, 2 or 4, got " + std::to_string(columns);

@@ -55,6 +55,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.convWgmma = options.convWgmma;
     select.gemmNarrowFmas = options.gemmNarrowFmas;
     select.gemmGemvRows = options.gemmGemvRows;
+    select.gemmStreamIntensity = options.gemmStreamIntensity;
     select.depthwiseColumns = options.depthwiseColumns;
     select.elementwiseUnroll = options.elementwiseUnroll;
     select.poolVector = options.poolVector;

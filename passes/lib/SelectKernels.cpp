@@ -12,6 +12,12 @@
 //                     6144: a 24 KiB fp32 weight),
 //                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
+//                     [N, K] B, batch 1, K % 8 == N % 8 == 0, both
+//                     <= 256, K N / (K + N) <= gemm-stream-intensity
+//                     (32 by default), rows >= 128 * M, two blocks'
+//                     stages (2 to 4) in shared memory
+//                                     -> gemm_stream, the weight in shared
+//                                        memory, A through a cp.async ring
 //                     [N, K] B, M <= gemm-gemv-rows (8 by default,
 //                     at most 32), N M K batch 2 bytes <= 16 MiB
 //                                     -> gemm_gemv, a block per column
@@ -108,6 +114,7 @@ struct SplitKKnobs {
   bool convWgmma;
   int64_t gemmNarrowFmas; // 0: never gemm_narrow
   int64_t gemmGemvRows; // 0: never gemm_gemv
+  int64_t gemmStreamIntensity; // 0: never gemm_stream
   bool poolVector;
   int64_t depthwiseColumns; // output columns a vectorized depthwise thread takes
   int64_t elementwiseUnroll; // elements an elementwise thread takes a step
@@ -488,6 +495,35 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                          int64_t(target.multiprocessors) * 16),
                   "gemm_narrow: " + shape + ", a thread per row on CUDA cores (K <= 128, " +
                       str(s.K * s.N) + " FMAs a row, " + str(s.M * s.batch) + " rows)"};
+  // Bandwidth, not math, past that (MobileNet's and EfficientNet's 1x1
+  // convolutions over 56 x 56 and 112 x 112 pixels at batch 32): K N / (K +
+  // N) FLOPs a byte moved, at most gemm-stream-intensity, and a 128-row tile
+  // for every multiprocessor. On the H200 the persistent wgmma GEMM took
+  // such layers at 0.9-1.5 TB/s, 2-2.8x cuDNN's time (2026-12-04): one
+  // block a multiprocessor waiting on its epilogues. gemm_stream keeps the
+  // weight in shared memory and two blocks on each multiprocessor, with the
+  // deepest ring of A tiles (and residual tiles) that lets two fit.
+  if (knobs.gemmStreamIntensity > 0 && s.kMajorB && s.batch == 1 && s.K % 8 == 0 &&
+      s.N % 8 == 0 && s.K <= 256 && s.N <= 256 &&
+      s.K * s.N <= knobs.gemmStreamIntensity * (s.K + s.N) &&
+      ceilDiv(s.M, kStreamRows) >= target.multiprocessors) {
+    const bool residual = readsResidual(group);
+    // Each block also costs the multiprocessor 1 KiB of shared memory.
+    int64_t stages = kStreamMaxStages;
+    while (stages >= 2 &&
+           2 * (streamSharedBytes(s.N, s.K, stages, residual) + 1024) > target.maxDynamicSharedBytes)
+      --stages;
+    if (stages >= 2)
+      return Choice{config(context, KernelVariant::gemm_stream,
+                           {kStreamRows, kStreamChunk, (s.K + 15) / 16 * 16}, stages, 1,
+                           int64_t(target.multiprocessors) * 2, {}, WgmmaSchedule::cooperative, 1,
+                           2),
+                    "gemm_stream: " + shape + ", " + str(s.K * s.N / (s.K + s.N)) +
+                        " FLOPs a byte moved (at most " + str(knobs.gemmStreamIntensity) +
+                        "): the weight in shared memory, " + str(stages) + " stages of " +
+                        str(kStreamRows) + " rows" + (residual ? " and their residual" : "") +
+                        ", two blocks a multiprocessor"};
+  }
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
   bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0;
   // As for convolutions: wgmma on 64-wide tiles that fill half the GPU
@@ -857,6 +893,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     if (knobsError.empty())
       knobsError = narrowKnobsError(gemmNarrowFmas);
     if (knobsError.empty())
+      knobsError = streamKnobsError(gemmStreamIntensity);
+    if (knobsError.empty())
       knobsError = elementwiseKnobsError(elementwiseUnroll);
     if (!knobsError.empty()) {
       fn.emitError(knobsError);
@@ -865,7 +903,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
-                      poolVector, depthwiseColumns, elementwiseUnroll,
+                      gemmStreamIntensity, poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
                       attentionWgmma, attentionOverlap};

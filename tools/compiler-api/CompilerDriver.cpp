@@ -122,6 +122,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   if (error.empty())
     error = narrowKnobsError(selection.gemmNarrowFmas);
   if (error.empty())
+    error = streamKnobsError(selection.gemmStreamIntensity);
+  if (error.empty())
     error = elementwiseKnobsError(selection.elementwiseUnroll);
   if (!error.empty())
     return std::nullopt;
@@ -174,6 +176,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.convWgmma = selection.convWgmma;
   pipeline.gemmNarrowFmas = selection.gemmNarrowFmas;
   pipeline.gemmGemvRows = selection.gemmGemvRows;
+  pipeline.gemmStreamIntensity = selection.gemmStreamIntensity;
   pipeline.depthwiseColumns = selection.depthwiseColumns;
   pipeline.elementwiseUnroll = selection.elementwiseUnroll;
   pipeline.poolVector = selection.poolVector;
@@ -244,6 +247,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--conv-wgmma=") + (selection.convWgmma ? "true" : "false"));
   if (selection.gemmNarrowFmas != defaults.gemmNarrowFmas)
     option("--gemm-narrow-fmas=" + std::to_string(selection.gemmNarrowFmas));
+  if (selection.gemmStreamIntensity != defaults.gemmStreamIntensity)
+    option("--gemm-stream-intensity=" + std::to_string(selection.gemmStreamIntensity));
   if (selection.gemmGemvRows != defaults.gemmGemvRows)
     option("--gemm-gemv-rows=" + std::to_string(selection.gemmGemvRows));
   if (selection.depthwiseColumns != defaults.depthwiseColumns)

@@ -105,6 +105,12 @@ cl::opt<int64_t> gemmNarrowFmas(
              "most this many FMAs a row (K x N) on CUDA cores, a thread per row: 0 (never) to "
              "6144 (default 256: where it beat the tensor cores on the GPU)"),
     cl::init(256), cl::cat(kilnCategory));
+cl::opt<int64_t> gemmStreamIntensity(
+    "gemm-stream-intensity",
+    cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) over many rows with K and N at most "
+             "256, N % 8 == 0 and at most this many FLOPs a byte moved (K N / (K + N)) with A "
+             "streamed past a weight in shared memory: 0 (never) to 128 (default 32)"),
+    cl::init(32), cl::cat(kilnCategory));
 cl::opt<int64_t> gemmGemvRows(
     "gemm-gemv-rows",
     cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of at most this many rows with a "
@@ -442,6 +448,7 @@ int main(int argc, char **argv) {
   selection.convWgmma = convWgmma;
   selection.gemmNarrowFmas = gemmNarrowFmas;
   selection.gemmGemvRows = gemmGemvRows;
+  selection.gemmStreamIntensity = gemmStreamIntensity;
   selection.depthwiseColumns = depthwiseColumns;
   selection.elementwiseUnroll = elementwiseUnroll;
   selection.poolVector = poolVector;

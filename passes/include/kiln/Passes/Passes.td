@@ -470,6 +470,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "fp16/bf16 GEMMs over many rows with K <= 128 and at most this many "
            "FMAs a row (K x N; 0: none) run as gemm_narrow, a thread per row on "
            "CUDA cores">,
+    Option<"gemmStreamIntensity", "gemm-stream-intensity", "int64_t", /*default=*/"32",
+           "fp16/bf16 GEMMs over many rows with K and N at most 256 whose FLOPs a "
+           "byte moved (K N / (K + N)) are at most this (0: none) run as "
+           "gemm_stream, A streamed past a weight in shared memory">,
     Option<"gemmGemvRows", "gemm-gemv-rows", "int64_t", /*default=*/"8",
            "fp16/bf16 GEMMs of at most this many rows (0 to 32; 0: none) run as "
            "gemm_gemv (a block per column, K across a warp's lanes)">,

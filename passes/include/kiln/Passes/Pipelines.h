@@ -63,6 +63,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("GEMMs of at most this many FMAs a row (K x N; 0: none) run as "
                      "gemm_narrow, a thread per row on CUDA cores"),
       llvm::cl::init(256)};
+  Option<int64_t> gemmStreamIntensity{
+      *this, "gemm-stream-intensity",
+      llvm::cl::desc("GEMMs of at most this many FLOPs a byte moved (K N / (K + N); 0: none) "
+                     "run as gemm_stream, A streamed past a weight in shared memory"),
+      llvm::cl::init(32)};
   Option<int64_t> gemmGemvRows{*this, "gemm-gemv-rows",
                                llvm::cl::desc("GEMMs of at most this many rows (0 to 32) run "
                                               "as gemm_gemv, a block per column"),

@@ -144,7 +144,12 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       // Attention on Hopper (kiln_attention_sm90.cuh): TMA loads of Q, K
       // and V through tensor maps of the projections, wgmma for both
       // products, a producer warp and a consumer warpgroup.
-      I32EnumAttrCase<"attention_wgmma", 20>]> {
+      I32EnumAttrCase<"attention_wgmma", 20>,
+      // Bandwidth-bound GEMMs (a short K or few columns over many rows:
+      // MobileNet's 1x1 convolutions): the weight in shared memory, tiles of
+      // A streamed through a cp.async ring, mma.sync, two blocks a
+      // multiprocessor (kiln_gemm_stream.cuh).
+      I32EnumAttrCase<"gemm_stream", 21>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }
@@ -224,6 +229,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       and, compiled within 80 registers a thread, cooperative 64-wide tiles.
       For `conv_stem` on input rows (tile [128, ...]), 1, 2 or 4: its
       launch bounds' minimum, within its shared memory.
+      For `gemm_stream` (tile [128, 64, K padded to 16], 2 to 4 stages), 1
+      or 2: its launch bounds' minimum.
     - `stream_k`: for `gemm_wgmma` and `conv_wgmma` (cooperative, no
       multicast, one block a multiprocessor), the blocks share the tiles of
       the last waves (or, under one wave, all of them) by
