@@ -33,7 +33,9 @@ std::string kiln::narrowKnobsError(int64_t fmas) {
   return "";
 }
 
-std::string kiln::streamKnobsError(int64_t intensity) {
+std::string kiln::streamKnobsError(int64_t intensity, int64_t blocks) {
+  if (blocks < 2 || blocks > 4)
+    return "--gemm-stream-blocks must be 2, 3 or 4, got " + std::to_string(blocks);
   // K N / (K + N) is at most 128 where both are at most 256.
   if (intensity < 0 || intensity > 128)
     return "--gemm-stream-intensity must be 0 (never) to 128 (every GEMM of K and N up to 256), "

@@ -56,6 +56,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.gemmNarrowFmas = options.gemmNarrowFmas;
     select.gemmGemvRows = options.gemmGemvRows;
     select.gemmStreamIntensity = options.gemmStreamIntensity;
+    select.gemmStreamBlocks = options.gemmStreamBlocks;
     select.depthwiseColumns = options.depthwiseColumns;
     select.elementwiseUnroll = options.elementwiseUnroll;
     select.poolVector = options.poolVector;

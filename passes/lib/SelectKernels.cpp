@@ -115,6 +115,7 @@ struct SplitKKnobs {
   int64_t gemmNarrowFmas; // 0: never gemm_narrow
   int64_t gemmGemvRows; // 0: never gemm_gemv
   int64_t gemmStreamIntensity; // 0: never gemm_stream
+  int64_t gemmStreamBlocks;    // gemm_stream's blocks a multiprocessor, at most
   bool poolVector;
   int64_t depthwiseColumns; // output columns a vectorized depthwise thread takes
   int64_t elementwiseUnroll; // elements an elementwise thread takes a step
@@ -508,21 +509,26 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
       s.K * s.N <= knobs.gemmStreamIntensity * (s.K + s.N) &&
       ceilDiv(s.M, kStreamRows) >= target.multiprocessors) {
     const bool residual = readsResidual(group);
-    // Each block also costs the multiprocessor 1 KiB of shared memory.
-    int64_t stages = kStreamMaxStages;
-    while (stages >= 2 &&
-           2 * (streamSharedBytes(s.N, s.K, stages, residual) + 1024) > target.maxDynamicSharedBytes)
-      --stages;
-    if (stages >= 2)
+    // gemm-stream-blocks blocks a multiprocessor with the deepest ring that
+    // fits them, else fewer, down to two. Each block also costs the
+    // multiprocessor 1 KiB of shared memory.
+    for (int64_t blocks = knobs.gemmStreamBlocks; blocks >= 2; --blocks) {
+      int64_t stages = kStreamMaxStages;
+      while (stages >= 2 && blocks * (streamSharedBytes(s.N, s.K, stages, residual) + 1024) >
+                                target.maxDynamicSharedBytes)
+        --stages;
+      if (stages < 2)
+        continue;
       return Choice{config(context, KernelVariant::gemm_stream,
                            {kStreamRows, kStreamChunk, (s.K + 15) / 16 * 16}, stages, 1,
-                           int64_t(target.multiprocessors) * 2, {}, WgmmaSchedule::cooperative, 1,
-                           2),
+                           int64_t(target.multiprocessors) * blocks, {},
+                           WgmmaSchedule::cooperative, 1, blocks),
                     "gemm_stream: " + shape + ", " + str(s.K * s.N / (s.K + s.N)) +
                         " FLOPs a byte moved (at most " + str(knobs.gemmStreamIntensity) +
                         "): the weight in shared memory, " + str(stages) + " stages of " +
                         str(kStreamRows) + " rows" + (residual ? " and their residual" : "") +
-                        ", two blocks a multiprocessor"};
+                        ", " + str(blocks) + " blocks a multiprocessor"};
+    }
   }
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
   bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0;
@@ -893,7 +899,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     if (knobsError.empty())
       knobsError = narrowKnobsError(gemmNarrowFmas);
     if (knobsError.empty())
-      knobsError = streamKnobsError(gemmStreamIntensity);
+      knobsError = streamKnobsError(gemmStreamIntensity, gemmStreamBlocks);
     if (knobsError.empty())
       knobsError = elementwiseKnobsError(elementwiseUnroll);
     if (!knobsError.empty()) {
@@ -903,7 +909,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
-                      gemmStreamIntensity, poolVector, depthwiseColumns, elementwiseUnroll,
+                      gemmStreamIntensity, gemmStreamBlocks, poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
                       attentionWgmma, attentionOverlap};

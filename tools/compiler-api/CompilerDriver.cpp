@@ -122,7 +122,7 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   if (error.empty())
     error = narrowKnobsError(selection.gemmNarrowFmas);
   if (error.empty())
-    error = streamKnobsError(selection.gemmStreamIntensity);
+    error = streamKnobsError(selection.gemmStreamIntensity, selection.gemmStreamBlocks);
   if (error.empty())
     error = elementwiseKnobsError(selection.elementwiseUnroll);
   if (!error.empty())
@@ -177,6 +177,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.gemmNarrowFmas = selection.gemmNarrowFmas;
   pipeline.gemmGemvRows = selection.gemmGemvRows;
   pipeline.gemmStreamIntensity = selection.gemmStreamIntensity;
+  pipeline.gemmStreamBlocks = selection.gemmStreamBlocks;
   pipeline.depthwiseColumns = selection.depthwiseColumns;
   pipeline.elementwiseUnroll = selection.elementwiseUnroll;
   pipeline.poolVector = selection.poolVector;
@@ -249,6 +250,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--gemm-narrow-fmas=" + std::to_string(selection.gemmNarrowFmas));
   if (selection.gemmStreamIntensity != defaults.gemmStreamIntensity)
     option("--gemm-stream-intensity=" + std::to_string(selection.gemmStreamIntensity));
+  if (selection.gemmStreamBlocks != defaults.gemmStreamBlocks)
+    option("--gemm-stream-blocks=" + std::to_string(selection.gemmStreamBlocks));
   if (selection.gemmGemvRows != defaults.gemmGemvRows)
     option("--gemm-gemv-rows=" + std::to_string(selection.gemmGemvRows));
   if (selection.depthwiseColumns != defaults.depthwiseColumns)

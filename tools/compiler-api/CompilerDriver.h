@@ -69,6 +69,7 @@ struct KernelSelection {
   int64_t gemmNarrowFmas = 256; // gemm_narrow up to this many FMAs a row (K x N)
   int64_t gemmGemvRows = 8; // GEMMs of at most this many rows as gemm_gemv
   int64_t gemmStreamIntensity = 32; // gemm_stream up to this K N / (K + N)
+  int64_t gemmStreamBlocks = 2;      // gemm_stream's blocks a multiprocessor
   int64_t depthwiseColumns = 1; // output columns a vectorized depthwise thread takes
   int64_t elementwiseUnroll = 1; // elements an elementwise thread takes a step
   bool poolVector = true;  // pooling eight channels a thread where it applies

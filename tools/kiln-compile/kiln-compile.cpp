@@ -111,6 +111,11 @@ cl::opt<int64_t> gemmStreamIntensity(
              "256, N % 8 == 0 and at most this many FLOPs a byte moved (K N / (K + N)) with A "
              "streamed past a weight in shared memory: 0 (never) to 128 (default 32)"),
     cl::init(32), cl::cat(kilnCategory));
+cl::opt<int64_t> gemmStreamBlocks(
+    "gemm-stream-blocks",
+    cl::desc("blocks of that streaming GEMM a multiprocessor runs, 2 to 4 (default 2), each "
+             "with the deepest ring of A tiles that fits them"),
+    cl::init(2), cl::cat(kilnCategory));
 cl::opt<int64_t> gemmGemvRows(
     "gemm-gemv-rows",
     cl::desc("run fp16/bf16 GEMMs (and 1x1 convolutions) of at most this many rows with a "
@@ -449,6 +454,7 @@ int main(int argc, char **argv) {
   selection.gemmNarrowFmas = gemmNarrowFmas;
   selection.gemmGemvRows = gemmGemvRows;
   selection.gemmStreamIntensity = gemmStreamIntensity;
+  selection.gemmStreamBlocks = gemmStreamBlocks;
   selection.depthwiseColumns = depthwiseColumns;
   selection.elementwiseUnroll = elementwiseUnroll;
   selection.poolVector = poolVector;

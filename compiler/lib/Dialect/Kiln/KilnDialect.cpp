@@ -95,8 +95,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
       return emitError() << "conv_stem's blocks_per_sm must be 1, 2 or 4, got " << blocksPerSM;
   } else if (variant == KernelVariant::gemm_stream) {
     // Its launch bounds' minimum (the code generator checks the stages fit).
-    if (blocksPerSM != 1 && blocksPerSM != 2)
-      return emitError() << "gemm_stream's blocks_per_sm must be 1 or 2, got " << blocksPerSM;
+    if (blocksPerSM < 1 || blocksPerSM > 4)
+      return emitError() << "gemm_stream's blocks_per_sm must be 1 to 4, got " << blocksPerSM;
     if (tile.size() == 3 && (tile[0] != 128 || tile[1] != 64 || tile[2] % 16 != 0))
       return emitError() << "a gemm_stream tile is [128, 64, K padded to 16]";
     if (stages != 0 && (stages < 2 || stages > 4))

@@ -45,7 +45,7 @@ std::string depthwiseKnobsError(int64_t columns);
 /// "" or why --gemm-narrow-fmas is out of range (0 to 6144).
 std::string narrowKnobsError(int64_t fmas);
 /// "" or why --gemm-stream-intensity is out of range (0 to 128).
-std::string streamKnobsError(int64_t intensity);
+std::string streamKnobsError(int64_t intensity, int64_t blocks);
 /// "" or why --elementwise-unroll is not 1, 2, 4 or 8.
 std::string elementwiseKnobsError(int64_t unroll);
 

@@ -474,6 +474,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "fp16/bf16 GEMMs over many rows with K and N at most 256 whose FLOPs a "
            "byte moved (K N / (K + N)) are at most this (0: none) run as "
            "gemm_stream, A streamed past a weight in shared memory">,
+    Option<"gemmStreamBlocks", "gemm-stream-blocks", "int64_t", /*default=*/"2",
+           "blocks of gemm_stream a multiprocessor runs (2 to 4), each with the "
+           "deepest ring of 2 to 4 stages that fits them; fewer (down to 2) "
+           "where none does">,
     Option<"gemmGemvRows", "gemm-gemv-rows", "int64_t", /*default=*/"8",
            "fp16/bf16 GEMMs of at most this many rows (0 to 32; 0: none) run as "
            "gemm_gemv (a block per column, K across a warp's lanes)">,

@@ -68,6 +68,9 @@ struct GraphPipelineOptions
       llvm::cl::desc("GEMMs of at most this many FLOPs a byte moved (K N / (K + N); 0: none) "
                      "run as gemm_stream, A streamed past a weight in shared memory"),
       llvm::cl::init(32)};
+  Option<int64_t> gemmStreamBlocks{
+      *this, "gemm-stream-blocks",
+      llvm::cl::desc("blocks of gemm_stream a multiprocessor runs (2 to 4)"), llvm::cl::init(2)};
   Option<int64_t> gemmGemvRows{*this, "gemm-gemv-rows",
                                llvm::cl::desc("GEMMs of at most this many rows (0 to 32) run "
                                               "as gemm_gemv, a block per column"),
