@@ -41,9 +41,12 @@ __host__ __device__ constexpr int stage_bytes(int N, int K, bool rowInput) {
   return kRows * pitch(K) * 2 + (rowInput ? kRows * pitch(N) * 2 : 0);
 }
 __host__ __device__ constexpr int chunks(int N) { return (round16(N) + kChunk - 1) / kChunk; }
-/// The results of a chunk, two chunks' worth where a tile has several.
+/// The results of two chunks: a chunk stages into the buffer the one
+/// before the previous used, whose stores every thread finished before the
+/// previous chunk's barrier, so chunks and tiles need no barrier of their
+/// own past the one between staging and storing.
 __host__ __device__ constexpr int staging_bytes(int N) {
-  return (chunks(N) > 1 ? 2 : 1) * kRows * pitch(min_of(round16(N), kChunk)) * 2;
+  return 2 * kRows * pitch(min_of(round16(N), kChunk)) * 2;
 }
 /// Dynamic shared memory a block uses (the code generator checks it).
 __host__ __device__ constexpr int shared_bytes(int N, int K, int stages, bool rowInput) {
@@ -251,10 +254,10 @@ __device__ __forceinline__ void stream_gemm(const T *__restrict__ A, const T *__
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s)
     load(blockIdx.x + s * gridDim.x, s);
-  int stage = 0;
+  int stage = 0, buffer = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     // The stage refilled here was last read by the previous tile, which
-    // every thread finished before the barrier that ended it.
+    // every thread finished before that tile's last barrier.
     load(tile + (kStages - 1) * gridDim.x, (stage + kStages - 1) % kStages);
     cp_async_wait<kStages - 1>();
     __syncthreads();
@@ -262,14 +265,16 @@ __device__ __forceinline__ void stream_gemm(const T *__restrict__ A, const T *__
     const T(*a)[AP] = tileA(stage);
     const T(*in)[RP] = tileInput(stage);
 #pragma unroll
-    for (int c = 0; c + 1 < kChunks; ++c)
+    for (int c = 0; c + 1 < kChunks; ++c, buffer ^= 1)
       stream_chunk<T, kN, Kp, kChunk, AP, RP, OP, kStaged>(c * kChunk, a, Bs, in,
-                                                           staging + (c % 2) * kRows * OP, row0,
+                                                           staging + buffer * kRows * OP, row0,
                                                            M, epilogue);
     stream_chunk<T, kN, Kp, kLastWidth, AP, RP, OP, kStaged>(
-        (kChunks - 1) * kChunk, a, Bs, in, staging + ((kChunks - 1) % 2) * kRows * OP, row0, M,
-        epilogue);
-    __syncthreads();
+        (kChunks - 1) * kChunk, a, Bs, in, staging + buffer * kRows * OP, row0, M, epilogue);
+    buffer ^= 1;
+    // Without staged results no barrier follows the last reads of the stage.
+    if constexpr (!Epilogue::kFragments)
+      __syncthreads();
     stage = (stage + 1) % kStages;
   }
   cp_async_wait<0>();

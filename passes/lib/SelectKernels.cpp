@@ -13,7 +13,7 @@
 //                     rows >= 128 * M
 //                                     -> gemm_narrow, a thread per row
 //                     [N, K] B, batch 1, K % 8 == N % 8 == 0, both
-//                     <= 256, K N / (K + N) <= gemm-stream-intensity
+//                     <= 256, K % 64 != 0, K N / (K + N) <= gemm-stream-intensity
 //                     (32 by default), rows >= 128 * M, two blocks'
 //                     stages (2 to 4) in shared memory
 //                                     -> gemm_stream, the weight in shared
@@ -503,9 +503,14 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   // such layers at 0.9-1.5 TB/s, 2-2.8x cuDNN's time (2026-12-04): one
   // block a multiprocessor waiting on its epilogues. gemm_stream keeps the
   // weight in shared memory and two blocks on each multiprocessor, with the
-  // deepest ring of A tiles (and residual tiles) that lets two fit.
+  // deepest ring of A tiles (and residual tiles) that lets two fit. Not
+  // where K is a multiple of 64, wgmma's k-step, which the wgmma GEMM then
+  // uses whole: there it stayed ahead (ResNet-50's 1x1 64 -> 64 at 56 x 56:
+  // 11.5 against 13.7 us, MobileNetV3's 64 -> 24: 10.0 against 11.1), where
+  // at K = 16 to 40 its k-step is mostly padding (EfficientNet's 16 -> 96 at
+  // 112 x 112: 63.7 us against 44.8).
   if (knobs.gemmStreamIntensity > 0 && s.kMajorB && s.batch == 1 && s.K % 8 == 0 &&
-      s.N % 8 == 0 && s.K <= 256 && s.N <= 256 &&
+      s.K % 64 != 0 && s.N % 8 == 0 && s.K <= 256 && s.N <= 256 &&
       s.K * s.N <= knobs.gemmStreamIntensity * (s.K + s.N) &&
       ceilDiv(s.M, kStreamRows) >= target.multiprocessors) {
     const bool residual = readsResidual(group);

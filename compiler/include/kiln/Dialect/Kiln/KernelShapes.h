@@ -177,11 +177,10 @@ constexpr int64_t kStreamRows = 128, kStreamChunk = 64, kStreamMaxStages = 4;
 constexpr int64_t streamPitch(int64_t v) { return (v + 15) / 16 * 16 + 8; }
 constexpr int64_t streamSharedBytes(int64_t N, int64_t K, int64_t stages, bool rowInput) {
   const int64_t paddedN = (N + 15) / 16 * 16;
-  const int64_t chunks = (paddedN + kStreamChunk - 1) / kStreamChunk;
   const int64_t width = paddedN < kStreamChunk ? paddedN : kStreamChunk;
   return (paddedN * streamPitch(K) +
           stages * kStreamRows * (streamPitch(K) + (rowInput ? streamPitch(N) : 0)) +
-          (chunks > 1 ? 2 : 1) * kStreamRows * streamPitch(width)) *
+          2 * kStreamRows * streamPitch(width)) *
          2;
 }
 /// The longest row normalization_warp holds: 32 registers a lane.
