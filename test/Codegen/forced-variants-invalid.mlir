@@ -585,3 +585,56 @@ func.func @stream_k_grid(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> te
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// The streaming GEMM stores rows in 16-byte vectors: N % 8 == 0.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_stream: streaming A past a resident weight takes fp16/bf16 operands, a [N, K] B, K % 8 == 0 and N % 8 == 0, both at most 256, and no batch
+func.func @stream_columns(%x: tensor<1000x24xf16>, %w: tensor<20x24xf16>) -> tensor<1000x20xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1000x24xf16>, tensor<20x24xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 64, 32], stages = 2, grid_limit = 8, blocks_per_sm = 2>} -> tensor<1000x20xf16> {
+  ^bb0(%a: tensor<1000x24xf16>, %bw: tensor<20x24xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x24xf16>, tensor<20x24xf16>) -> tensor<1000x20xf16>
+    kiln.yield %l : tensor<1000x20xf16>
+  }
+  return %0 : tensor<1000x20xf16>
+}
+
+// -----
+
+// Its tile's k is K padded to 16 (24 -> 32).
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_stream: its template implements the tile [128, 64, 32] only
+func.func @stream_tile_k(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tensor<1000x24xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1000x24xf16>, tensor<24x24xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 64, 64], stages = 2, grid_limit = 8, blocks_per_sm = 2>} -> tensor<1000x24xf16> {
+  ^bb0(%a: tensor<1000x24xf16>, %bw: tensor<24x24xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x24xf16>, tensor<24x24xf16>) -> tensor<1000x24xf16>
+    kiln.yield %l : tensor<1000x24xf16>
+  }
+  return %0 : tensor<1000x24xf16>
+}
+
+// -----
+
+// Two blocks of the whole 256 x 256 weight and two stages do not fit a
+// multiprocessor's shared memory.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_stream: 2 blocks of 307200 bytes of shared memory do not fit a multiprocessor
+func.func @stream_shared(%x: tensor<1000x256xf16>, %w: tensor<256x256xf16>) -> tensor<1000x256xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1000x256xf16>, tensor<256x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 64, 256], stages = 2, grid_limit = 8, blocks_per_sm = 2>} -> tensor<1000x256xf16> {
+  ^bb0(%a: tensor<1000x256xf16>, %bw: tensor<256x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x256xf16>, tensor<256x256xf16>) -> tensor<1000x256xf16>
+    kiln.yield %l : tensor<1000x256xf16>
+  }
+  return %0 : tensor<1000x256xf16>
+}
+
+// -----
+
+// Its grid-stride loop needs a grid_limit.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_stream: its grid-stride loop needs a grid_limit (blocks at most)
+func.func @stream_grid(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tensor<1000x24xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1000x24xf16>, tensor<24x24xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 64, 32], stages = 2, blocks_per_sm = 2>} -> tensor<1000x24xf16> {
+  ^bb0(%a: tensor<1000x24xf16>, %bw: tensor<24x24xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x24xf16>, tensor<24x24xf16>) -> tensor<1000x24xf16>
+    kiln.yield %l : tensor<1000x24xf16>
+  }
+  return %0 : tensor<1000x24xf16>
+}

@@ -40,6 +40,12 @@
 // PTX: // === ptx stream_k_conv_k0
 // PTX: st.release.gpu.global.b32
 // PTX: ld.acquire.gpu.global.b32
+// PTX: // === ptx streamed_k0
+// PTX: .minnctapersm 2
+// PTX: cp.async.cg.shared.global
+// PTX: ldmatrix.sync.aligned
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX: st.global.v4
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -309,4 +315,25 @@ func.func @stream_k_conv(%a: tensor<32x14x14x256xf16>, %wa: tensor<256x3x3x256xf
     kiln.yield %y : tensor<32x14x14x256xf16>
   }
   return %0 : tensor<32x14x14x256xf16>
+}
+
+// -----
+
+// A streaming GEMM (gemm_stream): MobileNetV3's 1x1 72 -> 24 with a
+// residual, over 3 x 13 x 11 pixels: two blocks of 256 threads on a
+// grid-stride loop of 128-row tiles (four here), the residual staged with A
+// in each of the two stages, 16-byte stores.
+// CHECK-LABEL: // === kernel streamed_k0 grid(2, 1, 1) block(256) shared(91648) inputs(4) outputs(1)
+//       CHECK: #include "kiln_gemm_stream.cuh"
+//       CHECK: static_assert(kiln::stream::kThreads == 256 && kiln::stream::shared_bytes(24, 72, 2, true) == 91648
+//       CHECK: __launch_bounds__(256, 2)
+//       CHECK:   kiln::stream_gemm<__half, 24, 72, 2, true>(in0 + aOffset, in1 + bOffset, 429, epilogue);
+func.func @streamed(%x: tensor<3x13x11x72xf16>, %w: tensor<24x1x1x72xf16>, %b: tensor<24xf16>, %r: tensor<3x13x11x24xf16>) -> tensor<3x13x11x24xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<3x13x11x72xf16>, tensor<24x1x1x72xf16>, tensor<24xf16>, tensor<3x13x11x24xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 64, 80], stages = 2, grid_limit = 2, blocks_per_sm = 2>} -> tensor<3x13x11x24xf16> {
+  ^bb0(%a: tensor<3x13x11x72xf16>, %aw: tensor<24x1x1x72xf16>, %ab: tensor<24xf16>, %ar: tensor<3x13x11x24xf16>):
+    %y = kiln.conv2d %a, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<3x13x11x72xf16>, tensor<24x1x1x72xf16>, tensor<24xf16>) -> tensor<3x13x11x24xf16>
+    %t = kiln.add %y, %ar : tensor<3x13x11x24xf16>
+    kiln.yield %t : tensor<3x13x11x24xf16>
+  }
+  return %0 : tensor<3x13x11x24xf16>
 }

@@ -6,17 +6,18 @@
 // gemm_narrow, a thread per row on CUDA cores, up to gemm-narrow-fmas FMAs
 // a row (K x N, 256 by default): MobileNetV3's 1x1 16 -> 16 at 112 x 112,
 // batch 32 (256), takes it by default; its 24 -> 72 at 56 x 56 (1728:
-// three passes over the row) only with a higher bound, and stays on the
-// Hopper GEMM by default. With 0, neither.
+// three passes over the row) only with a higher bound, and streams past
+// its weight by default (gemm_stream). With 0, neither: both stream.
 // ON-LABEL: func.func @few_channels(
 //       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
 //       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
+// (24 -> 72 streams past its weight by default: select-kernels-stream.mlir.)
 // DEFAULT-LABEL: func.func @few_channels(
 //       DEFAULT:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
-//       DEFAULT:   #kiln.kernel<variant = gemm_wgmma
+//       DEFAULT:   #kiln.kernel<variant = gemm_stream
 // OFF-LABEL: func.func @few_channels(
-//       OFF:   #kiln.kernel<variant = gemm_wgmma
-//       OFF:   #kiln.kernel<variant = gemm_wgmma
+//       OFF:   #kiln.kernel<variant = gemm_stream
+//       OFF:   #kiln.kernel<variant = gemm_stream
 // BAD: error: --gemm-narrow-fmas must be 0 (never) to 6144 (the largest K x N the kernel's 24 KiB weight holds), got 7000
 func.func @few_channels(%x: tensor<32x112x112x16xf16>, %w: tensor<16x1x1x16xf16>, %r: tensor<32x112x112x16xf16>,
                         %y: tensor<32x56x56x24xf16>, %v: tensor<72x1x1x24xf16>)
@@ -43,6 +44,8 @@ func.func @few_channels(%x: tensor<32x112x112x16xf16>, %w: tensor<16x1x1x16xf16>
 // elements moved: math, not bytes).
 // ON-LABEL: func.func @not_narrow(
 //   ON-NOT:   gemm_narrow
+// DEFAULT-LABEL: func.func @not_narrow(
+// OFF-LABEL: func.func @not_narrow(
 func.func @not_narrow(%x: tensor<32x56x56x40xf16>, %w: tensor<240x1x1x40xf16>,
                       %y: tensor<32x56x56x144xf16>, %v: tensor<24x1x1x144xf16>,
                       %z: tensor<32x56x56x24xf16>, %u: tensor<6x1x1x24xf16>,

@@ -1043,13 +1043,53 @@ func.func @stem_three_blocks(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>
 
 // -----
 
-// Other kernels than the Hopper GEMM, convolution and stem take one block.
+// Other kernels than the Hopper GEMM, convolution, stem and streaming GEMM
+// take one block.
 func.func @conv_mma_blocks(%x: tensor<1x16x16x16xf16>, %w: tensor<16x3x3x16xf16>) -> tensor<1x16x16x16xf16> {
-  // expected-error @+1 {{only gemm_wgmma, conv_wgmma and conv_stem take blocks_per_sm}}
+  // expected-error @+1 {{only gemm_wgmma, conv_wgmma, conv_stem and gemm_stream take blocks_per_sm}}
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x16xf16>, tensor<16x3x3x16xf16>) {kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32], blocks_per_sm = 2>} -> tensor<1x16x16x16xf16> {
   ^bb0(%a: tensor<1x16x16x16xf16>, %aw: tensor<16x3x3x16xf16>):
     %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x16x16x16xf16>, tensor<16x3x3x16xf16>) -> tensor<1x16x16x16xf16>
     kiln.yield %y : tensor<1x16x16x16xf16>
   }
   return %0 : tensor<1x16x16x16xf16>
+}
+
+// -----
+
+// gemm_stream: 1 to 4 blocks a multiprocessor, 128-row tiles of 64-column
+// chunks over K padded to 16, a ring of 2 to 4 stages.
+
+func.func @stream_blocks(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tensor<1000x24xf16> {
+  // expected-error @+1 {{gemm_stream's blocks_per_sm must be 1 to 4, got 5}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1000x24xf16>, tensor<24x24xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 64, 32], stages = 2, grid_limit = 8, blocks_per_sm = 5>} -> tensor<1000x24xf16> {
+  ^bb0(%a: tensor<1000x24xf16>, %bw: tensor<24x24xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x24xf16>, tensor<24x24xf16>) -> tensor<1000x24xf16>
+    kiln.yield %l : tensor<1000x24xf16>
+  }
+  return %0 : tensor<1000x24xf16>
+}
+
+// -----
+
+func.func @stream_tile(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tensor<1000x24xf16> {
+  // expected-error @+1 {{a gemm_stream tile is [128, 64, K padded to 16]}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1000x24xf16>, tensor<24x24xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 128, 32], stages = 2, grid_limit = 8, blocks_per_sm = 2>} -> tensor<1000x24xf16> {
+  ^bb0(%a: tensor<1000x24xf16>, %bw: tensor<24x24xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x24xf16>, tensor<24x24xf16>) -> tensor<1000x24xf16>
+    kiln.yield %l : tensor<1000x24xf16>
+  }
+  return %0 : tensor<1000x24xf16>
+}
+
+// -----
+
+func.func @stream_stages(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tensor<1000x24xf16> {
+  // expected-error @+1 {{gemm_stream's ring takes 2 to 4 stages, got 5}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<1000x24xf16>, tensor<24x24xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_stream, tile = [128, 64, 32], stages = 5, grid_limit = 8, blocks_per_sm = 2>} -> tensor<1000x24xf16> {
+  ^bb0(%a: tensor<1000x24xf16>, %bw: tensor<24x24xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x24xf16>, tensor<24x24xf16>) -> tensor<1000x24xf16>
+    kiln.yield %l : tensor<1000x24xf16>
+  }
+  return %0 : tensor<1000x24xf16>
 }
