@@ -85,13 +85,21 @@ __host__ __device__ constexpr bool second_input_slices(bool pingpong, int bn, in
                                                        int blocksPerSM) {
   return pingpong && bn == kStagingCols && rows == kBM && blocksPerSM == 1;
 }
+/// With `prefetchInputs` as well, a ping-pong warp copies its next tile's
+/// two slices while this tile runs (two more a consumer warp: the next
+/// tile's first-half slice cannot go where this tile's is, in the staging).
+__host__ __device__ constexpr int input_slices_per_warp(bool secondInputs, bool prefetchInputs) {
+  return secondInputs ? (prefetchInputs ? 3 : 1) : 0;
+}
 /// Dynamic shared memory: the stages, the epilogue staging, the handoff
-/// (the epilogue warpgroups' schedule) or the second row-input slices,
-/// and 1 KiB to align the stages to 1024.
+/// (the epilogue warpgroups' schedule) or the row-input slices past the
+/// staging, and 1 KiB to align the stages to 1024.
 __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff = false,
-                                               int rows = kBM, bool secondInputs = false) {
+                                               int rows = kBM, bool secondInputs = false,
+                                               bool prefetchInputs = false) {
   return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows) +
-         (handoff ? handoff_bytes(bn) : 0) + (secondInputs ? rows / 16 * kInputSliceBytes : 0) +
+         (handoff ? handoff_bytes(bn) : 0) +
+         rows / 16 * input_slices_per_warp(secondInputs, prefetchInputs) * kInputSliceBytes +
          1024;
 }
 /// The most a block may use (227 KiB on sm_90).
@@ -205,8 +213,8 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 /// which holds a cooperative 64-wide tile's 32 accumulators and its
 /// epilogue, not m64n128's 64 nor ping-pong's two halves (they spill).
 template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::cooperative,
-          int kMulticast = 1, int kBlocksPerSM = 1, bool kStreamK = false, typename Operands,
-          typename Epilogue>
+          int kMulticast = 1, int kBlocksPerSM = 1, bool kStreamK = false,
+          bool kPrefetchInputs = false, typename Operands, typename Epilogue>
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                const Epilogue &epilogue,
                                                float *workspace = nullptr) {
@@ -239,8 +247,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // early copy at all.
   constexpr bool kSecondInputs =
       !Operands::kRowsByShuffle && second_input_slices(kPingPong, kBN, kRows, kBlocksPerSM);
+  // The next tile's slices too (kPrefetchInputs: the code generator's
+  // choice where the ring leaves room for them).
+  constexpr bool kNextInputs = kPrefetchInputs && kSecondInputs;
   static_assert(kStages >= 2 &&
-                    shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs) <= kMaxSharedBytes,
+                    shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs, kNextInputs) <=
+                        kMaxSharedBytes,
                 "the stages must fit in shared memory");
   constexpr int kTileBytesA = tile_bytes_a(kRows);
   constexpr int kTileBytesB = tile_bytes_b(kBN);
@@ -414,6 +426,33 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     constexpr bool kEarlySecond = kEarlyInput && kSecondInputs;
     unsigned short *const secondInput =
         secondInputs + (consumer * 4 + warp) * (kInputSliceBytes / 2);
+    // kNextInputs: a tile's slices are copied at the start of this
+    // warpgroup's previous tile, a whole tile (and the other warpgroup's
+    // turn) ahead of its epilogue, into one of two sets of slices by the
+    // parity of the warpgroup's tiles: set 0 is the staging's own and the
+    // second slice, set 1 lies past all the second slices.
+    constexpr bool kPrefetch = kEarlySecond && kNextInputs;
+    unsigned short *const nextInputs =
+        secondInputs + (8 + (consumer * 4 + warp) * 2) * (kInputSliceBytes / 2);
+    auto input_slice = [&](int parity, int h) {
+      return parity == 0 ? (h == 0 ? row_input_slice(staging) : secondInput)
+                         : nextInputs + h * (kInputSliceBytes / 2);
+    };
+    // A tile's two slices, one group each (two empty groups past the last
+    // tile, so that every epilogue waits on the same count).
+    auto copy_inputs = [&](int tile, int parity) {
+      if constexpr (kPrefetch) {
+        if (tile < tiles) {
+          copy_first_row_input(ops, N, epilogue, input_slice(parity, 0), rowTile(tile),
+                               columns(tile), warp * 16);
+          copy_first_row_input(ops, N, epilogue, input_slice(parity, 1), rowTile(tile),
+                               columns(tile), 64 + warp * 16);
+        } else {
+          cp_async_commit();
+          cp_async_commit();
+        }
+      }
+    };
     // Tiles this warpgroup takes: its cluster's j-th tile, for j = first,
     // first + step, ...
     const int first = kPingPong ? consumer : 0, step = kPingPong ? 2 : 1;
@@ -473,11 +512,16 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       if (previous >= 0)
         release(previous);
     };
-    auto store = [&](Accumulators &acc, int tileM, int blockN, bool earlyInput = false) {
+    auto store = [&](Accumulators &acc, int tileM, int blockN, bool earlyInput = false,
+                     int parity = 0) {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
-        if constexpr (Epilogue::kFragments)
+        if constexpr (kPrefetch)
+          // The next tile's two groups may still be in flight.
+          store_fragments<kBN, 2>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
+                                  true, input_slice(parity, h));
+        else if constexpr (Epilogue::kFragments)
           store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                earlyInput && (h == 0 || kEarlySecond),
                                kEarlySecond && h == 1 ? secondInput : nullptr);
@@ -548,8 +592,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     } else {
       if constexpr (!kHandoff)
         prefetch_epilogue(cluster + first * clusters);
-      for (int j = first, tile = cluster + first * clusters; tile < tiles;
-           j += step, tile += step * clusters) {
+      if constexpr (kPrefetch)
+        copy_inputs(cluster + first * clusters, 0);
+      for (int j = first, tile = cluster + first * clusters, parity = 0; tile < tiles;
+           j += step, tile += step * clusters, parity ^= 1) {
         const int tileM = rowTile(tile), blockN = columns(tile);
         if constexpr (!kHandoff)
           prefetch_epilogue(tile + step * clusters);
@@ -561,11 +607,15 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         // one phase apart, where its parity would not tell them apart.
         if (kPingPong && j > 0)
           named_barrier_sync(kTurnBarrier + consumer, 256);
-        if constexpr (kEarlyInput && !kHandoff)
-          copy_first_row_input(ops, N, epilogue, row_input_slice(staging), tileM, blockN,
-                               (kPingPong ? 0 : consumer) * 64 + warp * 16);
-        if constexpr (kEarlySecond)
-          copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN, 64 + warp * 16);
+        if constexpr (kPrefetch) {
+          copy_inputs(tile + step * clusters, parity ^ 1);
+        } else {
+          if constexpr (kEarlyInput && !kHandoff)
+            copy_first_row_input(ops, N, epilogue, row_input_slice(staging), tileM, blockN,
+                                 (kPingPong ? 0 : consumer) * 64 + warp * 16);
+          if constexpr (kEarlySecond)
+            copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN, 64 + warp * 16);
+        }
         int it = j * kTiles;
         const int previous = multiply(d, 0, kTiles, it);
         // The other warpgroup's turn, if it has a next tile.
@@ -585,7 +635,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           }
           named_barrier_arrive(kHandoffFullBarrier + consumer, 256);
         } else {
-          store(d, tileM, blockN, kEarlyInput);
+          store(d, tileM, blockN, kEarlyInput, parity);
         }
       }
     }
@@ -596,12 +646,14 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
 }
 
 template <typename T, int kBN, int kStages, Schedule kSchedule, int kMulticast,
-          int kBlocksPerSM, bool kStreamK = false, int kRows = kBM, typename Epilogue>
+          int kBlocksPerSM, bool kStreamK = false, int kRows = kBM, bool kPrefetchInputs = false,
+          typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue,
                                            float *workspace = nullptr) {
-  wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK>(
+  wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK,
+                 kPrefetchInputs>(
       MatrixOperands<kBN, kRows>{mapA, mapB, M, K}, N, epilogue, workspace);
 }
 

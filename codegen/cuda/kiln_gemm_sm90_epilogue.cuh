@@ -228,7 +228,10 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
 /// takes the opposite path through the other half of the warp's staging:
 /// 16-byte asynchronous copies by rows, one slice ahead of the math, and
 /// ldmatrix back into the accumulators' layout.
-template <int kBN, typename Operands, typename Epilogue, typename Accumulators>
+/// kPendingInputs: groups of row-input copies committed after this tile's
+/// that may still be in flight (the next tile's, copied ahead).
+template <int kBN, int kPendingInputs = 0, typename Operands, typename Epilogue,
+          typename Accumulators>
 __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Epilogue &epilogue,
                                                 const Accumulators &acc,
@@ -236,6 +239,8 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 int warpRow, bool firstInputCopied = false,
                                                 unsigned short *inputSlice = nullptr) {
   constexpr int kSlices = kBN / kStagingCols;
+  static_assert(kPendingInputs == 0 || kSlices == 1,
+                "a wider tile copies its further slices here, behind any copied ahead");
   const int lane = threadIdx.x % 32;
   // Accumulator layout of m64nNk16 (see store_accumulators): this lane's
   // rows are the warp's lane / 4 and lane / 4 + 8.
@@ -274,7 +279,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
   for (int c = 0; c < kSlices; ++c) {
     unsigned inputs[kStagingCols / 16][4] = {};
     if constexpr (Epilogue::kRowInput) {
-      cp_async_wait<0>();
+      cp_async_wait<kPendingInputs>();
       __syncwarp();
 #pragma unroll
       for (int jj = 0; jj < kStagingCols / 16; ++jj)

@@ -355,6 +355,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const bool secondInputs =
       hopper && wgmmaSecondInputSlices(config.getSchedule() == WgmmaSchedule::pingpong,
                                        config.getTile()[1], tileRows, config.getBlocksPerSm());
+  // And the next tile's, copied a tile ahead, where the epilogue reads a
+  // row input and the ring the selection stage sized leaves room for them
+  // (--wgmma-residual-prefetch gives up a stage for it).
+  const bool prefetchInputs =
+      secondInputs && !config.getStreamK() && !epilogue.elementLoads.empty() &&
+      wgmmaSharedBytes(config.getTile()[1], config.getStages(), false, tileRows, true, true) <=
+          kMaxDynamicSharedBytes;
   // Warpgroups past three exist in the sm_90a image only: the others'
   // mma.sync loop is compiled for (and launched with) 384 threads, whose
   // registers it needs.
@@ -406,9 +413,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                    wgmmaScheduleName(config.getSchedule()) + ", " +
                    std::to_string(config.getMulticast()) + ", " +
                    std::to_string(config.getBlocksPerSm()) +
-                   (config.getStreamK() ? ", true"
-                    : tileRows != 128   ? ", false, " + std::to_string(tileRows)
-                                        : "") +
+                   (config.getStreamK()              ? ", true"
+                    : tileRows != 128 || prefetchInputs ? ", false, " + std::to_string(tileRows)
+                                                        : "") +
+                   (prefetchInputs ? ", true" : "") +
                    ">(map0, map1, " + sizes +
                    (config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n") +
                    "#else\n  " + pointerCall + "#endif\n"
@@ -447,7 +455,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                     config.getGridLimit());
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes = static_cast<unsigned>(
-        wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows, secondInputs));
+        wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows, secondInputs,
+                         prefetchInputs));
     kernel.otherImagesSharedBytes = 0;
     if (sm90aThreads)
       kernel.otherImagesBlock = 384;
@@ -495,7 +504,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     std::to_string(config.getStages()) +
                     (handoff ? ", true" : tileRows != 128 || secondInputs ? ", false" : "") +
                     (tileRows != 128 || secondInputs ? ", " + std::to_string(tileRows) : "") +
-                    (secondInputs ? ", true" : "") +
+                    (secondInputs ? ", true" : "") + (prefetchInputs ? ", true" : "") +
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +

@@ -64,6 +64,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaMulticast = options.wgmmaMulticast;
     select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;
     select.wgmmaStreamK = options.wgmmaStreamK;
+    select.wgmmaResidualPrefetch = options.wgmmaResidualPrefetch;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;

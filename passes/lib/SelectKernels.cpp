@@ -125,6 +125,7 @@ struct SplitKKnobs {
   int64_t wgmmaRows;         // 0: the cost model's choice, else 128 or 192
   int64_t attentionRows;     // 0: the cost model's choice
   bool wgmmaStreamK;
+  bool wgmmaResidualPrefetch;
   bool attentionWgmma;
   bool attentionOverlap;
 };
@@ -398,9 +399,15 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       const bool secondInputs =
           wgmmaSecondInputSlices(candidate.schedule == WgmmaSchedule::pingpong, candidate.width,
                                  candidate.rows, blocksPerSM);
+      // wgmma-residual-prefetch: room for the next tile's residual slices
+      // too, which the code generator then copies a tile ahead
+      // (kiln_gemm_sm90.cuh). GEMMs and 1x1 convolutions only: an implicit
+      // GEMM's shape has no anchor, and its kernel copies no slice early.
+      const bool prefetchInputs =
+          knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
       while (stages < 6 &&
              wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(), candidate.rows,
-                              secondInputs) *
+                              secondInputs, prefetchInputs) *
                      blocksPerSM <=
                  target.maxDynamicSharedBytes)
         ++stages;
@@ -917,7 +924,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       gemmStreamIntensity, gemmStreamBlocks, poolVector, depthwiseColumns, elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
-                      attentionWgmma, attentionOverlap};
+                      wgmmaResidualPrefetch, attentionWgmma, attentionOverlap};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -46,6 +46,10 @@
 // PTX: ldmatrix.sync.aligned
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: st.global.v4
+// PTX: // === ptx prefetched_residual_k0
+// PTX: cp.async.cg.shared.global
+// PTX: wgmma.mma_async
+// PTX: cp.async.wait_group 2
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -337,3 +341,23 @@ func.func @streamed(%x: tensor<3x13x11x72xf16>, %w: tensor<24x1x1x72xf16>, %b: t
   }
   return %0 : tensor<3x13x11x24xf16>
 }
+
+// -----
+
+// Ping-pong 64-wide tiles with a residual in a ring of 5 stages: room for
+// the next tile's residual slices as well (three a consumer warp), which
+// each warpgroup copies at the start of its previous tile.
+// CHECK-LABEL: // === kernel prefetched_residual_k0 grid(3, 1, 1) block(384) shared(216064) inputs(3) outputs(1)
+//       CHECK: static_assert(kiln::sm90::shared_bytes(64, 5, false, 128, true, true) == 216064
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 64, 5, kiln::sm90::Schedule::pingpong, 1, 1, false, 128, true>(map0, map1, 1000, 504, 256, epilogue);
+func.func @prefetched_residual(%x: tensor<1000x256xf16>, %w: tensor<504x256xf16>, %r: tensor<1000x504xf16>) -> tensor<1000x504xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<1000x256xf16>, tensor<504x256xf16>, tensor<1000x504xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 5, grid_limit = 3, schedule = pingpong>} -> tensor<1000x504xf16> {
+  ^bb0(%a: tensor<1000x256xf16>, %bw: tensor<504x256xf16>, %br: tensor<1000x504xf16>):
+    %l = kiln.linear %a, %bw : (tensor<1000x256xf16>, tensor<504x256xf16>) -> tensor<1000x504xf16>
+    %t = kiln.add %l, %br : tensor<1000x504xf16>
+    %y = kiln.relu %t : tensor<1000x504xf16>
+    kiln.yield %y : tensor<1000x504xf16>
+  }
+  return %0 : tensor<1000x504xf16>
+}
+

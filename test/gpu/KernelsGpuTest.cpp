@@ -326,6 +326,10 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "schedule = pingpong>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 1, "
       "schedule = pingpong>",
+      // Five stages leave 64-wide ping-pong tiles room to copy the next
+      // tile's residual slices a tile ahead (--wgmma-residual-prefetch).
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 5, grid_limit = 3, "
+      "schedule = pingpong>",
       // Clusters of two sharing B by multicast: an odd count of row tiles
       // (a block computes a tile past M), uneven tiles per cluster, both
       // schedules, a 2-stage ring. (256 wide, whose 128 accumulators leave

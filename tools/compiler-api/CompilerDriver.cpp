@@ -185,6 +185,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
   pipeline.wgmmaStreamK = selection.wgmmaStreamK;
+  pipeline.wgmmaResidualPrefetch = selection.wgmmaResidualPrefetch;
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
@@ -270,6 +271,9 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-rows=" + std::to_string(selection.wgmmaRows));
   if (selection.wgmmaStreamK != defaults.wgmmaStreamK)
     option(std::string("--wgmma-stream-k=") + (selection.wgmmaStreamK ? "true" : "false"));
+  if (selection.wgmmaResidualPrefetch != defaults.wgmmaResidualPrefetch)
+    option(std::string("--wgmma-residual-prefetch=") +
+           (selection.wgmmaResidualPrefetch ? "true" : "false"));
   if (selection.attentionWgmma != defaults.attentionWgmma)
     option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
   if (selection.attentionOverlap != defaults.attentionOverlap)

@@ -174,6 +174,13 @@ cl::opt<bool> wgmmaStreamK(
              "tiles by k-iterations, split tiles finished through a workspace past the "
              "arena (default false: not yet measured on the GPU)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaResidualPrefetch(
+    "wgmma-residual-prefetch",
+    cl::desc("ping-pong 64-wide Hopper GEMM tiles that read a residual (ResNet-50's 1x1 "
+             "convolutions into a residual add) keep 5 stages instead of 6 and copy each tile's "
+             "residual slices at the start of the warpgroup's previous tile (default false: not "
+             "yet measured on the GPU)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> attentionWgmma(
     "attention-wgmma",
     cl::desc("run attention on Hopper with TMA loads and wgmma for both products where the "
@@ -462,6 +469,7 @@ int main(int argc, char **argv) {
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
   selection.wgmmaStreamK = wgmmaStreamK;
+  selection.wgmmaResidualPrefetch = wgmmaResidualPrefetch;
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;

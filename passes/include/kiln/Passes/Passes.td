@@ -509,6 +509,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"wgmmaStreamK", "wgmma-stream-k", "bool", /*default=*/"false",
            "gemm_wgmma shares the tiles of its last waves by k-iterations where "
            "they fill the GPU partly (stream_k); false until measured on the GPU">,
+    Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
+           "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
+           "stage (6 -> 5) so that each tile's residual slices are copied a tile "
+           "ahead; false until measured on the GPU">,
     Option<"attentionWgmma", "attention-wgmma", "bool", /*default=*/"true",
            "attention on Hopper with TMA and wgmma (attention_wgmma) where the head "
            "size is 64 or 128 and q, k and v are rows of their projections; false: "

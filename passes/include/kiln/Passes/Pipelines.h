@@ -110,6 +110,10 @@ struct GraphPipelineOptions
       *this, "wgmma-stream-k",
       llvm::cl::desc("the Hopper GEMM shares its last waves' tiles by k-iterations"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaResidualPrefetch{
+      *this, "wgmma-residual-prefetch",
+      llvm::cl::desc("ping-pong 64-wide Hopper GEMM tiles with a residual copy it a tile ahead"),
+      llvm::cl::init(false)};
   Option<bool> attentionWgmma{
       *this, "attention-wgmma",
       llvm::cl::desc("attention on Hopper with TMA and wgmma where it applies"),
