@@ -14,6 +14,10 @@
 #              (attention_mma)
 #   sweep      bench/sweep_knobs.py over the zoo at batch 32 (checked against
 #              PyTorch, settings interleaved): default, --wgmma-rows=0
+#   residual   the kernel tests of the Hopper GEMM configs (64-wide ping-pong
+#              tiles copying residual slices a tile ahead among them), then
+#              ResNet-50 at batch 32 launch by launch (kiln-run --profile):
+#              default against --wgmma-residual-prefetch, compare_profiles.py
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -22,7 +26,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -66,6 +70,17 @@ for part in "$@"; do
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \
         --setting "" --setting "--wgmma-rows=0" ;;
+    residual)
+      TAIL=6 run residual-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmma*:*WgmmaLateResidual*:*WgmmaEarlyResidual*:*Conv1x1*'
+      for setting in default prefetch; do
+        flags=$([ $setting = prefetch ] && echo --kiln-flag=--wgmma-residual-prefetch)
+        run "residual-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models resnet50 --batches 32 --kiln-only --profile --raw-dir "$out/raw-$setting" \
+          $flags
+      done
+      run residual-compare python3 "$root/bench/compare_profiles.py" \
+        "$out/raw-default/resnet50_b32.txt" "$out/raw-prefetch/resnet50_b32.txt" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
