@@ -20,11 +20,22 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace kiln::testing {
+
+/// An environment variable set for one scope: KILN_EPILOGUE_FRAGMENTS and
+/// KILN_EPILOGUE_PAIRS (the code generator reads them per kernel; the
+/// kernel cache keys on the source, which they change), KILN_GPU_TEST_OFFSET
+/// (the GPU executor's placement).
+struct ScopedSetting {
+  const char *name;
+  ScopedSetting(const char *name, const char *value) : name(name) { setenv(name, value, 1); }
+  ~ScopedSetting() { unsetenv(name); }
+};
 
 inline void skipWithoutGpu() {
   try {

@@ -49,6 +49,7 @@ using kiln::testing::movement;
 using kiln::testing::poolCases;
 using kiln::testing::randomInputs;
 using kiln::testing::reduceCases;
+using kiln::testing::ScopedSetting;
 using kiln::testing::tensorType;
 using kiln::testing::toleranceOf;
 
@@ -404,15 +405,6 @@ TEST(KernelsGpu, LinearWgmmaBiasFree) {
     expectMatchesReference(biasFreeLinear(129, 200, 72, "bf16", kernel));
   }
 }
-
-/// An environment variable set for one scope: KILN_EPILOGUE_FRAGMENTS (the
-/// code generator reads it per kernel; the kernel cache keys on the source,
-/// which it changes), KILN_GPU_TEST_OFFSET (the GPU executor's placement).
-struct ScopedSetting {
-  const char *name;
-  ScopedSetting(const char *name, const char *value) : name(name) { setenv(name, value, 1); }
-  ~ScopedSetting() { unsetenv(name); }
-};
 
 // The epilogue computed on the accumulators' registers and stored in
 // 16-byte row chunks (one 16-bit result, N % 8 == 0): bias + GELU, then

@@ -19,6 +19,7 @@ using kiln::testing::ConvCase;
 using kiln::testing::conv;
 using kiln::testing::expectCompilesForBothImages;
 using kiln::testing::expectMatchesReference;
+using kiln::testing::ScopedSetting;
 using kiln::testing::tensorType;
 
 namespace {
@@ -70,12 +71,6 @@ ConvCase streamConv() {
   return {3, 13, 11, 16, 24, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
           streamConfig(c)};
 }
-
-struct ScopedSetting {
-  const char *name;
-  ScopedSetting(const char *name, const char *value) : name(name) { setenv(name, value, 1); }
-  ~ScopedSetting() { unsetenv(name); }
-};
 
 std::vector<std::string> streamIrs() {
   std::vector<std::string> irs;
