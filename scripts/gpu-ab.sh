@@ -18,6 +18,10 @@
 #              tiles copying residual slices a tile ahead among them), then
 #              ResNet-50 at batch 32 launch by launch (kiln-run --profile):
 #              default against --wgmma-residual-prefetch, compare_profiles.py
+#   stream     the streaming GEMM's kernel tests, then MobileNetV3 and
+#              EfficientNet-B0 at batch 32 launch by launch: default against
+#              --gemm-narrow-fmas=0 (MobileNetV3's 16 -> 16 with a residual
+#              streamed instead of a thread per row)
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -26,7 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -81,6 +85,17 @@ for part in "$@"; do
       done
       run residual-compare python3 "$root/bench/compare_profiles.py" \
         "$out/raw-default/resnet50_b32.txt" "$out/raw-prefetch/resnet50_b32.txt" ;;
+    stream)
+      TAIL=6 run stream-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*StreamGemm*:*NarrowGemm*'
+      for setting in default no-narrow; do
+        flags=$([ $setting = no-narrow ] && echo --kiln-flag=--gemm-narrow-fmas=0)
+        run "stream-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models mobilenet_v3_large efficientnet_b0 --batches 32 --kiln-only --profile \
+          --raw-dir "$out/raw-stream-$setting" $flags
+      done
+      run stream-compare python3 "$root/bench/compare_profiles.py" \
+        "$out/raw-stream-default/mobilenet_v3_large_b32.txt" \
+        "$out/raw-stream-no-narrow/mobilenet_v3_large_b32.txt" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
