@@ -1,0 +1,285 @@
+//===- HopperTiles.cpp - the Hopper GEMM's tile, schedule and ring --------===//
+//
+// kiln-select-kernels' cost model for gemm_wgmma and conv_wgmma: which tile
+// width, rows and schedule finish a GEMM's tiles soonest on the target's
+// multiprocessors, the deepest ring of stages that fits, and whether
+// stream-K shares the last waves (see SelectKernels.cpp's file comment).
+//
+//===----------------------------------------------------------------------===//
+
+#include "HopperTiles.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln;
+
+namespace kiln::selection {
+
+namespace {
+/// Two blocks a multiprocessor compile within 80 registers a thread:
+/// cooperative 64-wide tiles only.
+constexpr int64_t kTwoBlockWidth = 64;
+
+/// A tile shape and schedule the Hopper main loop implements. A narrower
+/// tile pays more per column: it reuses each loaded A tile over fewer
+/// columns and runs as many epilogues per column.
+struct WgmmaCandidate {
+  WgmmaSchedule schedule;
+  int64_t width;
+  double perColumn;
+  int64_t rows = 128;
+  /// fp32 accumulators per consumer thread.
+  int64_t accumulators() const {
+    return width / 2 * (schedule == WgmmaSchedule::pingpong ? 2 : 1);
+  }
+  bool handoff() const { return schedule == WgmmaSchedule::epilogue_warpgroups; }
+};
+/// 64 wide for few output columns: a 1x1 convolution to 16 or 24 channels
+/// (EfficientNet, MobileNet) in a 128-wide tile computed 8 or 5 times the
+/// epilogue it stores, and a convolution of 64 output channels left half of
+/// one idle. GEMMs and convolutions choose among the same candidates.
+constexpr WgmmaCandidate kWgmmaCandidates[] = {
+    {WgmmaSchedule::cooperative, 256, 1.0}, {WgmmaSchedule::cooperative, 192, 1.05},
+    {WgmmaSchedule::cooperative, 128, 1.15}, {WgmmaSchedule::cooperative, 64, 1.3},
+    {WgmmaSchedule::pingpong, 128, 1.15},    {WgmmaSchedule::pingpong, 64, 1.3},
+    {WgmmaSchedule::epilogue_warpgroups, 128, 1.15},
+    {WgmmaSchedule::epilogue_warpgroups, 64, 1.3},
+    {WgmmaSchedule::cooperative, 192, 1.0, 192}};
+/// A 192-row tile's main loop and epilogue take 1.5 times a 128-row one's
+/// (the epilogue's stores and residual reads are the tile's bytes, whatever
+/// the warps that issue them). Its A tile is reused over 192 columns and
+/// its B tile over 192 rows: per output, the operands' shared-memory
+/// traffic of a 128 x 256 tile, hence 256's cost a column. Measured on the
+/// H200 (2026-12-04, GEMMs alone), where it says 192 rows: ViT's FFN
+/// down-projection 53.6 -> 45.0 us, output projection 18.5 -> 15.0, FFN
+/// up-projection 58.8 -> 55.8; BERT's QKV 24.2 -> 24.5 (even), and where it
+/// says 128: ViT's QKV (ping-pong 34.6, 192 rows 35.8), BERT's FFN
+/// down-projection (29.1 against 39.2: 88 tiles on 132 multiprocessors).
+/// An epilogue that reads an input at every output element (a residual):
+/// beside 128 accumulators per thread (a 256-wide cooperative tile), ptxas
+/// issues those loads one at a time, each a round trip to memory
+/// (ResNet-50's 1x1 + residual at 56 x 56: 7x cuDNN's time); with 96 or
+/// fewer it keeps a slice's 16 loads in flight together.
+constexpr int64_t kResidualMaxAccumulators = 96;
+/// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
+/// converting, the fused ops and the stores of 128 x width outputs.
+constexpr double kEpilogueSteps = 6;
+/// Stream-K where the blocks would idle this share of the waves' time (the
+/// last wave's empty part) and up to this many waves: streamed tiles split
+/// in two or three cost a partial tile's write and read each, which a
+/// nearly full last wave does not pay back (BERT's QKV: 384 tiles on 132,
+/// 3% idle).
+constexpr double kStreamKMinIdle = 0.15;
+constexpr int64_t kStreamKMaxWaves = 4;
+/// Ping-pong's overlap is not free: the epilogue takes issue slots beside
+/// the other warpgroup's wgmmas, the turns order the main loops, and one
+/// warpgroup issues twice the wgmmas of a cooperative one. Fitted on the
+/// H200, GEMMs alone against each other. For GEMMs since the epilogue
+/// takes columns in pairs (2026-12-02, evening): 128-wide ping-pong tiles
+/// beat cooperative 256 on every FFN up-projection (BERT's with GELU 38.5
+/// against 40.7 us, GPT-2's 35.6 against 40.1, ViT's 61.0 against 66.2, and
+/// with a bias alone 29.9 against 32.4) and lost to cooperative 192 on the
+/// down-projections (K = 3072: 32.3 against 27.4) and BERT's QKV (26.7
+/// against 25.0). Convolutions keep the factor fitted before (cooperative
+/// within 1% of the chosen mix on the CNNs) until they are measured again.
+constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
+
+} // namespace
+
+/// Whether stream-K (StreamKPlan, codegen/cuda/kiln_stream_k.cuh) takes the tile:
+/// blocks idle for at least kStreamKMinIdle of the waves' time (the last
+/// wave's empty part: a quarter of ViT's down-projection at 1.5 waves; or,
+/// under one wave, the blocks without a tile), at most kStreamKMaxWaves
+/// waves, and two k-steps or more for every block. `why` says which.
+/// A convolution's tile wider than 128 with a residual is left alone: its
+/// pixel indexing, the residual's loads and stream-K's state spill there.
+bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
+                    bool convResidual, std::string &why) {
+  if (tile.schedule != WgmmaSchedule::cooperative || tile.multicast != 1 ||
+      tile.blocksPerSM != 1 || batch != 1 || tile.rows != 128) {
+    why = "not stream_k: it takes one cooperative block a multiprocessor, no cluster, "
+          "batch 1, 128-row tiles";
+    return false;
+  }
+  if (convResidual && tile.width > 128) {
+    why = "not stream_k: a convolution's " + str(tile.width) +
+          "-wide tile with a residual has no registers to spare";
+    return false;
+  }
+  const int64_t waves = ceilDiv(tile.tiles, blocks);
+  const double idle = 1.0 - static_cast<double>(tile.tiles) / static_cast<double>(waves * blocks);
+  const std::string idleShare = std::to_string(static_cast<int>(idle * 100 + 0.5)) + "%";
+  const std::string tiles = str(tile.tiles) + " tiles on " + str(blocks) + " blocks";
+  if (idle < kStreamKMinIdle) {
+    why = "not stream_k: " + tiles + " leave " + idleShare + " of the waves idle";
+    return false;
+  }
+  if (waves > kStreamKMaxWaves) {
+    why = "not stream_k: " + tiles + " are more than " + str(kStreamKMaxWaves) + " waves";
+    return false;
+  }
+  const int64_t streamed = tile.tiles < blocks ? tile.tiles : blocks + tile.tiles % blocks;
+  if (streamed * kSteps < 2 * blocks) {
+    why = "not stream_k: " + tiles + " of " + str(kSteps) +
+          " k-steps give a block fewer than two";
+    return false;
+  }
+  why = "stream_k: " + tiles + " leave " + idleShare + " of the waves idle; " +
+        (tile.tiles < blocks ? "all" : "the last " + str(streamed)) +
+        " shared by k-iterations";
+  return true;
+}
+
+/// Whether the group's epilogue reads a group input at every output element
+/// (an input of the result's shape used by an op other than the GEMM or
+/// convolution and its layout change).
+bool readsResidual(FusionOp group) {
+  Block &body = group.getBody().front();
+  ArrayRef<int64_t> result = cast<RankedTensorType>(group.getResult(0).getType()).getShape();
+  for (BlockArgument argument : body.getArguments()) {
+    if (cast<RankedTensorType>(argument.getType()).getShape() != result)
+      continue;
+    for (Operation *user : argument.getUsers())
+      if (!isa<LinearOp, MatmulOp, BatchMatmulOp, Conv2dOp, PermuteOp>(user))
+        return true;
+  }
+  return false;
+}
+
+static std::string scheduleName(WgmmaSchedule schedule) {
+  return stringifyWgmmaSchedule(schedule).str();
+}
+
+/// The candidate whose tiles finish soonest. A persistent block walks
+/// n = ceil(blocks' tiles / multiprocessors) tiles. Cooperative, each
+/// tile's main loop (k steps) and epilogue (e) follow each other: n (k + e).
+/// Ping-pong, one warpgroup's epilogue runs beside the other's main loop:
+/// the tensor cores need n k + e, each warpgroup ceil(n / 2) (k + e).
+/// Multicast pairs of blocks take row tiles two at a time (an odd last one
+/// is computed and not stored) and read B from L2 once for both. N = 768 at
+/// M = 4096: 96 cooperative tiles of 128 x 256 leave 36 of 132
+/// multiprocessors idle, 128 of 128 x 192 fill all but 4.
+///
+/// Multicast is taken only when asked for: on the H200 the transformer
+/// GEMMs read a third of L2's bandwidth without it (Nsight Compute), and
+/// pairs were no faster on any of them and up to 1.3x slower with a GELU
+/// epilogue (2026-12-02).
+WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp group,
+                    const SplitKKnobs &knobs) {
+  const bool residual = readsResidual(group);
+  const int64_t multiprocessors = target.multiprocessors;
+  const double k = static_cast<double>(ceilDiv(std::max<int64_t>(s.K, 1), 64));
+  const double e = kEpilogueSteps;
+  const double pingPongOverhead = group.getKind() == FusionKind::conv_epilogue
+                                      ? kPingPongOverheadConv
+                                      : kPingPongOverheadGemm;
+  WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
+  double bestCost = 0;
+  // The best of 128 rows, against which 192 rows must save work.
+  WgmmaTile bestShort{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
+  double bestShortCost = 0;
+  std::string considered;
+  const std::string &schedule = knobs.wgmmaSchedule;
+  // Pairs need clusters and a second row tile to share B with.
+  int64_t multicast = knobs.wgmmaMulticast == 0 ? 1 : knobs.wgmmaMulticast;
+  if (multicast > 1 && (!target.clusters || ceilDiv(s.M, 128) < multicast))
+    multicast = 1;
+  // Two blocks a multiprocessor only when asked for (not yet measured).
+  const int64_t blocksPerSM = knobs.wgmmaBlocksPerSM == 2 ? 2 : 1;
+  // The epilogue warpgroups only when asked for (not yet measured), and
+  // for GEMMs alone: a convolution asking for them takes the cost model's.
+  const bool conv = group.getKind() == FusionKind::conv_epilogue;
+  const bool anySchedule =
+      schedule == "auto" || (conv && schedule == "epilogue_warpgroups");
+  for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
+    if (anySchedule ? candidate.handoff()
+                    : scheduleName(candidate.schedule) != schedule)
+      continue;
+    if (residual && candidate.accumulators() > kResidualMaxAccumulators)
+      continue;
+    if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
+                             candidate.schedule != WgmmaSchedule::cooperative))
+      continue;
+    // 192 rows: GEMMs (a convolution's pixel boxes are 128), one block a
+    // multiprocessor, no cluster; taken as the knob says (wgmmaKnobsError
+    // has refused 192 with a cluster or two blocks a multiprocessor).
+    const bool tall = candidate.rows != 128;
+    if (tall && (conv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
+      continue;
+    if (!tall && knobs.wgmmaRows == 192 && !conv)
+      continue;
+    int64_t blocks = ceilDiv(ceilDiv(s.M, candidate.rows), multicast) * multicast *
+                     ceilDiv(s.N, candidate.width) * s.batch;
+    int64_t n = ceilDiv(blocks, multiprocessors / multicast * multicast * blocksPerSM);
+    const double rowScale = static_cast<double>(candidate.rows) / 128;
+    // The epilogue warpgroups: each tile's epilogue beside the next main
+    // loop, the tensor cores' time n k unless the epilogues take longer.
+    double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e) * rowScale
+                   : candidate.handoff()                            ? std::max(n * k, n * e) + e
+                   : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
+    double cost = steps * candidate.width * candidate.perColumn;
+    std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +
+                       str(candidate.width) +
+                       (multicast > 1 ? " multicast " + str(multicast) : "");
+    considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
+                  " tiles, " + str(n) + " a block";
+    const int64_t blockOutputs = n * candidate.rows * candidate.width;
+    auto tile = [&] {
+      int64_t stages = 2;
+      // (The second row-input slices counted for convolutions too, which
+      // do not take them: the stages come out the same.)
+      const bool secondInputs =
+          wgmmaSecondInputSlices(candidate.schedule == WgmmaSchedule::pingpong, candidate.width,
+                                 candidate.rows, blocksPerSM);
+      // wgmma-residual-prefetch: room for the next tile's residual slices
+      // too, which the code generator then copies a tile ahead
+      // (kiln_gemm_sm90.cuh). GEMMs and 1x1 convolutions only: an implicit
+      // GEMM's shape has no anchor, and its kernel copies no slice early.
+      const bool prefetchInputs =
+          knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
+      while (stages < 6 &&
+             wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(), candidate.rows,
+                              secondInputs, prefetchInputs) *
+                     blocksPerSM <=
+                 target.maxDynamicSharedBytes)
+        ++stages;
+      return WgmmaTile{candidate.width,
+                       stages,
+                       blocks,
+                       candidate.schedule,
+                       multicast,
+                       name + (blocksPerSM == 2 ? ", two a multiprocessor" : ""),
+                       blocksPerSM,
+                       candidate.rows,
+                       blockOutputs};
+    };
+    if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
+      bestShort = tile();
+      bestShortCost = cost;
+    }
+    if (best.width == 0 || cost < bestCost) {
+      best = tile();
+      bestCost = cost;
+    }
+  }
+  // 192 rows only where they take work off the busiest block: where the
+  // cost model's factors call it cheaper for the same or more outputs a
+  // block, it was not (the FFN's 4096 x 1024 x 4096 down-projection with a
+  // residual: 132 tiles of 192 x 192 against two of 128 x 128 on most
+  // blocks, 4 us slower on the H200, 2026-12-04).
+  if (best.rows != 128 && bestShort.width != 0 && best.blockOutputs >= bestShort.blockOutputs) {
+    considered += "; not " + str(best.rows) + " rows: " + str(best.blockOutputs) +
+                  " outputs a block against " + str(bestShort.blockOutputs);
+    best = bestShort;
+  }
+  best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
+             str(multiprocessors) + " multiprocessors" +
+             (residual ? "; a residual: at most " + str(kResidualMaxAccumulators) +
+                             " accumulators a thread"
+                       : "") +
+             ")";
+  return best;
+}
+
+} // namespace kiln::selection

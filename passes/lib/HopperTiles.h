@@ -1,0 +1,70 @@
+//===- HopperTiles.h - the selection stage's Hopper GEMM cost model ---------===//
+//
+// Shared by kiln-select-kernels (SelectKernels.cpp) and the cost model of
+// the Hopper GEMM's tiles (HopperTiles.cpp): the knobs the pass reads, and
+// the tile, schedule and ring it picks for gemm_wgmma and conv_wgmma.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/Dialect/Kiln/KernelShapes.h"
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Target/Target.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kiln::selection {
+
+/// The pass's options, as the selection reads them.
+struct SplitKKnobs {
+  int64_t maxBlocks, minK, kTile, stages;
+  bool convWgmma;
+  int64_t gemmNarrowFmas; // 0: never gemm_narrow
+  int64_t gemmGemvRows; // 0: never gemm_gemv
+  int64_t gemmStreamIntensity; // 0: never gemm_stream
+  int64_t gemmStreamBlocks;    // gemm_stream's blocks a multiprocessor, at most
+  bool poolVector;
+  int64_t depthwiseColumns; // output columns a vectorized depthwise thread takes
+  int64_t elementwiseUnroll; // elements an elementwise thread takes a step
+  std::string wgmmaSchedule; // auto, cooperative or pingpong
+  int64_t wgmmaMulticast;    // 0: the cost model's choice
+  int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
+  int64_t wgmmaRows;         // 0: the cost model's choice, else 128 or 192
+  int64_t attentionRows;     // 0: the cost model's choice
+  bool wgmmaStreamK;
+  bool wgmmaResidualPrefetch;
+  bool attentionWgmma;
+  bool attentionOverlap;
+};
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline std::string str(int64_t v) { return std::to_string(v); }
+
+/// The Hopper GEMM's tile: rows x width x 64, the consumer warpgroups'
+/// schedule, and the deepest ring of stages (at most 6) that fits in
+/// shared memory.
+struct WgmmaTile {
+  int64_t width, stages, tiles;
+  WgmmaSchedule schedule;
+  int64_t multicast;
+  std::string why;
+  int64_t blocksPerSM = 1;
+  int64_t rows = 128;
+  /// Outputs the busiest block computes: its tiles times a tile's outputs.
+  int64_t blockOutputs = 0;
+};
+
+/// The candidate whose tiles finish soonest (HopperTiles.cpp).
+WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp group,
+                    const SplitKKnobs &knobs);
+/// Whether stream-K takes the tile; `why` says why or why not.
+bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
+                    bool convResidual, std::string &why);
+/// Whether the group's epilogue reads a group input at every output element
+/// (an input of the result's shape used by an op other than the GEMM or
+/// convolution and its layout change).
+bool readsResidual(FusionOp group);
+
+} // namespace kiln::selection
