@@ -590,14 +590,16 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         store(d, tileM, blockN);
       });
     } else {
-      if constexpr (!kHandoff)
+      // With kPrefetch the row input's copies a tile ahead pull it from
+      // memory already: no L2 prefetch of the same lines beside them.
+      if constexpr (!kHandoff && !kPrefetch)
         prefetch_epilogue(cluster + first * clusters);
       if constexpr (kPrefetch)
         copy_inputs(cluster + first * clusters, 0);
       for (int j = first, tile = cluster + first * clusters, parity = 0; tile < tiles;
            j += step, tile += step * clusters, parity ^= 1) {
         const int tileM = rowTile(tile), blockN = columns(tile);
-        if constexpr (!kHandoff)
+        if constexpr (!kHandoff && !kPrefetch)
           prefetch_epilogue(tile + step * clusters);
         Accumulators d;
         clear(d);

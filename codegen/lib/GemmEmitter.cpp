@@ -260,6 +260,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // gemm_stream's stages hold the row input beside A wherever the epilogue
   // reads one (used where the functor takes it as pairs, kRowInput).
   const bool streamRowInput = stream && !epilogue.elementLoads.empty();
+  const int64_t streamBytes =
+      stream ? streamSharedBytes(N, K, config.getStages(), streamRowInput) : 0;
   std::optional<SplitKPipeline> pipeline;
   switch (variant) {
   case KernelVariant::gemm_simt:
@@ -326,10 +328,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     " stages");
     if (config.getGridLimit() <= 0)
       return refuse("its grid-stride loop needs a grid_limit (blocks at most)");
-    if (config.getBlocksPerSm() * streamSharedBytes(N, K, config.getStages(), streamRowInput) >
-        kMaxDynamicSharedBytes)
+    if (config.getBlocksPerSm() * streamBytes > kMaxDynamicSharedBytes)
       return refuse(std::to_string(config.getBlocksPerSm()) + " blocks of " +
-                    std::to_string(streamSharedBytes(N, K, config.getStages(), streamRowInput)) +
+                    std::to_string(streamBytes) +
                     " bytes of shared memory do not fit a multiprocessor");
     break;
   default:
@@ -444,8 +445,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   if (stream) {
     kernel.grid[0] = gridStrideBlocks(group, M, kStreamRows);
     kernel.grid[1] = 1;
-    kernel.dynamicSharedBytes = static_cast<unsigned>(
-        streamSharedBytes(N, K, config.getStages(), streamRowInput));
+    kernel.dynamicSharedBytes = static_cast<unsigned>(streamBytes);
   }
   const int64_t multicast = config.getMulticast();
   if (hopper) {

@@ -1,15 +1,16 @@
 //===- KernelFallback.cpp - a safer configuration after a rejection -------===//
 //
 // One step a retry, the costliest register demand first. The stem on input
-// rows: half its blocks a multiprocessor. The Hopper GEMM and convolution:
-// stream-K's partial tiles, a multicast cluster, two blocks a
-// multiprocessor, then the schedules that hold more per thread (ping-pong:
-// a whole tile a warpgroup; the epilogue warpgroups: five warpgroups in one
-// register file; the overlapped attention: two tiles' scores), then 192-row
-// tiles (four warpgroups in one register file), then tiles wider than 128
-// (a cooperative 192 or 256-wide tile holds 96 or 128 accumulators a
-// thread). Each step keeps the stages, which fit in the shared memory of
-// the configuration before (none of these needs more).
+// rows and the streaming GEMM: half their blocks a multiprocessor. The
+// Hopper GEMM and convolution: stream-K's partial tiles, a multicast
+// cluster, two blocks a multiprocessor, then the schedules that hold more
+// per thread (ping-pong: a whole tile a warpgroup; the epilogue
+// warpgroups: five warpgroups in one register file; the overlapped
+// attention: two tiles' scores), then 192-row tiles (four warpgroups in one
+// register file), then tiles wider than 128 (a cooperative 192 or 256-wide
+// tile holds 96 or 128 accumulators a thread). Each step keeps the stages,
+// which fit in the shared memory of the configuration before (none of these
+// needs more).
 //
 //===----------------------------------------------------------------------===//
 

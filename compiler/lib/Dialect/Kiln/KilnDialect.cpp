@@ -103,7 +103,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
       return emitError() << "gemm_stream's ring takes 2 to 4 stages, got " << stages;
   } else if (blocksPerSM != 1) {
     if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
-      return emitError() << "only gemm_wgmma, conv_wgmma, conv_stem and gemm_stream take blocks_per_sm";
+      return emitError()
+             << "only gemm_wgmma, conv_wgmma, conv_stem and gemm_stream take blocks_per_sm";
     if (blocksPerSM != 2)
       return emitError() << "blocks_per_sm must be 1 or 2, got " << blocksPerSM;
     // Compiled within 80 registers a thread: a cooperative 64-wide tile's
