@@ -18,6 +18,10 @@
 #              tiles copying residual slices a tile ahead among them), then
 #              ResNet-50 at batch 32 launch by launch (kiln-run --profile):
 #              default against --wgmma-residual-prefetch, compare_profiles.py
+#   tall       the 192-row tile tests (1x1 convolutions among them), then
+#              the CNNs at batch 32 launch by launch: --wgmma-rows=128 (no
+#              192-row tiles), the default (the cost model's 192-row tiles
+#              for 1x1 convolutions), --wgmma-rows=192 (wherever they fit)
 #   stream     the streaming GEMM's kernel tests, then MobileNetV3 and
 #              EfficientNet-B0 at batch 32 launch by launch: default against
 #              --gemm-narrow-fmas=0 (MobileNetV3's 16 -> 16 with a residual
@@ -30,7 +34,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -96,9 +100,34 @@ for part in "$@"; do
       run stream-compare python3 "$root/bench/compare_profiles.py" \
         "$out/raw-stream-default/mobilenet_v3_large_b32.txt" \
         "$out/raw-stream-no-narrow/mobilenet_v3_large_b32.txt" ;;
+    tall)
+      TAIL=6 run tall-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*Conv1x1TallTiles*:*LinearWgmmaTallTiles*:*Conv1x1AsGemm*:*StreamGemm*:*NarrowGemm*'
+      for setting in rows-128 default rows-192; do
+        flags=$(case $setting in rows-128) echo --kiln-flag=--wgmma-rows=128 ;;
+                rows-192) echo --kiln-flag=--wgmma-rows=192 ;; esac)
+        run "tall-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 --kiln-only \
+          --profile --raw-dir "$out/raw-tall-$setting" $flags
+      done
+      # EfficientNet-B0's 1x1 16 -> 96 at batch 1 takes 192 rows too.
+      for setting in rows-128 default; do
+        flags=$([ $setting = rows-128 ] && echo --kiln-flag=--wgmma-rows=128)
+        run "tall-b1-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models efficientnet_b0 --batches 1 --kiln-only --profile \
+          --raw-dir "$out/raw-tall-$setting" $flags
+      done
+      run tall-compare-efficientnet_b0-b1 python3 "$root/bench/compare_profiles.py" \
+        "$out/raw-tall-rows-128/efficientnet_b0_b1.txt" "$out/raw-tall-default/efficientnet_b0_b1.txt"
+      for model in resnet50 mobilenet_v3_large efficientnet_b0; do
+        for setting in default rows-192; do
+          run "tall-compare-$model-$setting" python3 "$root/bench/compare_profiles.py" \
+            "$out/raw-tall-rows-128/${model}_b32.txt" "$out/raw-tall-$setting/${model}_b32.txt"
+        done
+      done ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
-tar czf "$out/ab.tar.gz" -C "$out" $(cd "$out" && ls -- *.log *.md *.json 2>/dev/null)
+tar czf "$out/ab.tar.gz" -C "$out" $(cd "$out" && ls -d -- *.log *.md *.json raw-* 2>/dev/null)
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL) (all of it: $out/ab.tar.gz)"
 exit $status

@@ -45,7 +45,8 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
     {WgmmaSchedule::pingpong, 128, 1.15},    {WgmmaSchedule::pingpong, 64, 1.3},
     {WgmmaSchedule::epilogue_warpgroups, 128, 1.15},
     {WgmmaSchedule::epilogue_warpgroups, 64, 1.3},
-    {WgmmaSchedule::cooperative, 192, 1.0, 192}};
+    {WgmmaSchedule::cooperative, 192, 1.0, 192}, {WgmmaSchedule::cooperative, 128, 1.05, 192},
+    {WgmmaSchedule::cooperative, 64, 1.25, 192}};
 /// A 192-row tile's main loop and epilogue take 1.5 times a 128-row one's
 /// (the epilogue's stores and residual reads are the tile's bytes, whatever
 /// the warps that issue them). Its A tile is reused over 192 columns and
@@ -84,6 +85,24 @@ constexpr int64_t kStreamKMaxWaves = 4;
 /// against 25.0). Convolutions keep the factor fitted before (cooperative
 /// within 1% of the chosen mix on the CNNs) until they are measured again.
 constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
+/// A 1x1 convolution takes 192-row tiles (over the cost model's 128-row
+/// choice, when that is 64 wide or under a wave) only where they come in at
+/// most two waves, each with this share of the multiprocessors busy. On the
+/// H200 at batch 32 (2026-12-04, launch by launch, every 1x1 convolution of
+/// ResNet-50, MobileNetV3 and EfficientNet-B0 on 128 and on 192 rows), 192
+/// rows won on one or two full waves: ResNet-50's 512 -> 128 at 28 x 28 13.5
+/// -> 12.4 us, 1024 -> 512 at 14 x 14 17.6 -> 14.8, 1024 -> 256 11.6 -> 11.0,
+/// 256 -> 1024 12.0 -> 11.5; MobileNetV3's and EfficientNet's 40 -> 240 at
+/// 28 x 28 16.3 -> 13.3 and 16.9 -> 14.7, 80 -> 480 at 14 x 14 10.3 -> 9.4,
+/// 120 -> 40 + residual 9.7 -> 8.8, 112 -> 672 12.7 -> 10.4. They lost on
+/// four waves (ResNet-50's 56 x 56 layers, up to 1.17x with a residual),
+/// under a full wave (every 7 x 7 layer, up to 1.15x; 14 x 14 to 80 or 112
+/// channels, 66 tiles) and against 128-wide tiles on three full waves
+/// (ResNet-50's 512 -> 256 at 28 x 28, 16.9 -> 17.5). With a residual, 64
+/// wide only: 128 wide lost even on two waves (ResNet-50's 256 -> 1024 +
+/// residual at 14 x 14, 15.3 -> 15.5).
+constexpr int64_t kTallPointwiseMaxWaves = 2;
+constexpr int64_t kTallPointwiseMinBusyPercent = 95;
 
 } // namespace
 
@@ -190,6 +209,13 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   // The epilogue warpgroups only when asked for (not yet measured), and
   // for GEMMs alone: a convolution asking for them takes the cost model's.
   const bool conv = group.getKind() == FusionKind::conv_epilogue;
+  // An implicit GEMM's shape has no anchor; a 1x1 convolution run as a GEMM
+  // is a GEMM's rows of pixels and may take 192 of them.
+  const bool implicitConv = conv && s.anchor == nullptr;
+  const bool pointwiseConv = conv && !implicitConv;
+  // A 1x1 convolution's 192-row tile, chosen by its waves (below).
+  WgmmaTile bestTall{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
+  int64_t bestTallWaves = 0, bestTallArea = 0;
   const bool anySchedule =
       schedule == "auto" || (conv && schedule == "epilogue_warpgroups");
   for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
@@ -201,13 +227,17 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
                              candidate.schedule != WgmmaSchedule::cooperative))
       continue;
-    // 192 rows: GEMMs (a convolution's pixel boxes are 128), one block a
-    // multiprocessor, no cluster; taken as the knob says (wgmmaKnobsError
+    // 192 rows: GEMMs and 1x1 convolutions (an implicit GEMM's pixel boxes
+    // are 128), one block a multiprocessor, no cluster; taken as the knob says (wgmmaKnobsError
     // has refused 192 with a cluster or two blocks a multiprocessor).
     const bool tall = candidate.rows != 128;
-    if (tall && (conv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
+    if (tall && (implicitConv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
       continue;
-    if (!tall && knobs.wgmmaRows == 192 && !conv)
+    if (!tall && knobs.wgmmaRows == 192 && !implicitConv)
+      continue;
+    // 192 rows narrower than 192: 1x1 convolutions, or forced (GEMMs' cost
+    // model was fitted without them).
+    if (tall && candidate.width != 192 && !pointwiseConv && knobs.wgmmaRows != 192)
       continue;
     int64_t blocks = ceilDiv(ceilDiv(s.M, candidate.rows), multicast) * multicast *
                      ceilDiv(s.N, candidate.width) * s.batch;
@@ -258,6 +288,20 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       bestShort = tile();
       bestShortCost = cost;
     }
+    if (tall && pointwiseConv && knobs.wgmmaRows == 0) {
+      // Fewest waves, then the least padded area computed.
+      const int64_t waves = ceilDiv(blocks, multiprocessors);
+      const int64_t area = blocks * candidate.rows * candidate.width;
+      if (waves <= kTallPointwiseMaxWaves && (!residual || candidate.width == 64) &&
+          blocks * 100 >= waves * multiprocessors * kTallPointwiseMinBusyPercent &&
+          (bestTall.width == 0 || waves < bestTallWaves ||
+           (waves == bestTallWaves && area < bestTallArea))) {
+        bestTall = tile();
+        bestTallWaves = waves;
+        bestTallArea = area;
+      }
+      continue;
+    }
     if (best.width == 0 || cost < bestCost) {
       best = tile();
       bestCost = cost;
@@ -272,6 +316,19 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     considered += "; not " + str(best.rows) + " rows: " + str(best.blockOutputs) +
                   " outputs a block against " + str(bestShort.blockOutputs);
     best = bestShort;
+  }
+  // 1x1 convolutions: 192 rows where the 128-row choice is 64 wide (its
+  // wgmma reads A and B for half the math of a 128-wide one) or fills less
+  // than one wave, and the 192-row tiles fill the GPU in one or two waves.
+  if (pointwiseConv && knobs.wgmmaRows == 0) {
+    if (bestTall.width != 0 && (bestShort.width == 64 || bestShort.tiles < multiprocessors)) {
+      considered += "; " + str(bestTall.rows) + " rows: " + str(bestTall.tiles) + " tiles in " +
+                    str(bestTallWaves) + " waves against " + str(bestShort.width) + "-wide " +
+                    str(bestShort.tiles);
+      best = bestTall;
+    } else {
+      best = bestShort;
+    }
   }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
              str(multiprocessors) + " multiprocessors" +

@@ -6,18 +6,18 @@
 // For the primary target image (its multiprocessor count M, its tensor
 // cores, whether it has clusters):
 //
-//   GEMM, fp16/bf16   [N, K] B, K % 8 == 0, K <= 128, N % 4 == 0,
-//                     K * N <= 16 (K + 2N),
-//                     K * N <= gemm-narrow-fmas (256 by default, at most
-//                     6144: a 24 KiB fp32 weight),
-//                     rows >= 128 * M
-//                                     -> gemm_narrow, a thread per row
-//                     [N, K] B, batch 1, K % 8 == N % 8 == 0, both
+//   GEMM, fp16/bf16   [N, K] B, batch 1, K % 8 == N % 8 == 0, both
 //                     <= 256, K % 64 != 0, K N / (K + N) <= gemm-stream-intensity
 //                     (32 by default), rows >= 128 * M, two blocks'
 //                     stages (2 to 4) in shared memory
 //                                     -> gemm_stream, the weight in shared
 //                                        memory, A through a cp.async ring
+//                     else [N, K] B, K % 8 == 0, K <= 128, N % 4 == 0,
+//                     K * N <= 16 (K + 2N),
+//                     K * N <= gemm-narrow-fmas (256 by default, at most
+//                     6144: a 24 KiB fp32 weight),
+//                     rows >= 128 * M
+//                                     -> gemm_narrow, a thread per row
 //                     [N, K] B, M <= gemm-gemv-rows (8 by default,
 //                     at most 32), N M K batch 2 bytes <= 16 MiB
 //                                     -> gemm_gemv, a block per column
@@ -188,28 +188,10 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     return Choice{config(context, KernelVariant::gemm_gemv),
                   "gemm_gemv: " + shape + ", a block per column, K across a warp's lanes (" +
                       str(s.M) + " rows)"};
-  // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
-  // of 16 to 144 channels at batch 32): bytes, not math. The weight as fp32
-  // in shared memory (the knob's bound keeps it within 24 KiB). Rows enough for a
-  // block of 128 on every multiprocessor, and a row's K x N FMAs within 16
-  // per byte-pair it moves (K + 2N: its input, output and a residual), so
-  // CUDA cores (about 33 TFMA/s on an H200) keep up with memory (about 3.5
-  // TB/s): 1x1 64 -> 64 would not. Measured on the GPU machine
-  // (2026-12-03, compare_profiles.py), it pays only at the fewest FMAs a
-  // row: MobileNetV3's 16 -> 16 + residual at 112 x 112, batch 32, 42.3 ->
-  // 23.1 us (K N = 256); 16 -> 64 (1024) went 43.1 -> 55.4, 64 -> 24 (1536)
-  // 10.8 -> 27.0. So K N <= gemm-narrow-fmas, 256 by default.
-  if (s.K * s.N <= knobs.gemmNarrowFmas && s.kMajorB && s.K % 8 == 0 && s.K <= 128 &&
-      s.N % 4 == 0 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
-      s.M * s.batch >= 128 * target.multiprocessors)
-    return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
-                         int64_t(target.multiprocessors) * 16),
-                  "gemm_narrow: " + shape + ", a thread per row on CUDA cores (K <= 128, " +
-                      str(s.K * s.N) + " FMAs a row, " + str(s.M * s.batch) + " rows)"};
-  // Bandwidth, not math, past that (MobileNet's and EfficientNet's 1x1
-  // convolutions over 56 x 56 and 112 x 112 pixels at batch 32): K N / (K +
-  // N) FLOPs a byte moved, at most gemm-stream-intensity, and a 128-row tile
-  // for every multiprocessor. On the H200 the persistent wgmma GEMM took
+  // Bandwidth, not math (MobileNet's and EfficientNet's 1x1 convolutions
+  // over 56 x 56 and 112 x 112 pixels at batch 32): K N / (K + N) FLOPs
+  // a byte moved, at most gemm-stream-intensity, and a 128-row tile for
+  // every multiprocessor. On the H200 the persistent wgmma GEMM took
   // such layers at 0.9-1.5 TB/s, 2-2.8x cuDNN's time (2026-12-04): one
   // block a multiprocessor waiting on its epilogues. gemm_stream keeps the
   // weight in shared memory and two blocks on each multiprocessor, with the
@@ -245,6 +227,26 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                         ", " + str(blocks) + " blocks a multiprocessor"};
     }
   }
+  // Few columns and a short K over many rows (MobileNet's 1x1 convolutions
+  // of 16 to 144 channels at batch 32): bytes, not math. The weight as fp32
+  // in shared memory (the knob's bound keeps it within 24 KiB). Rows enough for a
+  // block of 128 on every multiprocessor, and a row's K x N FMAs within 16
+  // per byte-pair it moves (K + 2N: its input, output and a residual), so
+  // CUDA cores (about 33 TFMA/s on an H200) keep up with memory (about 3.5
+  // TB/s): 1x1 64 -> 64 would not. Measured on the GPU machine
+  // (2026-12-03, compare_profiles.py), it pays only at the fewest FMAs a
+  // row: MobileNetV3's 16 -> 16 + residual at 112 x 112, batch 32, 42.3 ->
+  // 23.1 us (K N = 256); 16 -> 64 (1024) went 43.1 -> 55.4, 64 -> 24 (1536)
+  // 10.8 -> 27.0. So K N <= gemm-narrow-fmas, 256 by default, and only where
+  // gemm_stream does not apply: it took that 16 -> 16 + residual from 23.3
+  // to 18.2 us (2026-12-04).
+  if (s.K * s.N <= knobs.gemmNarrowFmas && s.kMajorB && s.K % 8 == 0 && s.K <= 128 &&
+      s.N % 4 == 0 && s.K * s.N <= 16 * (s.K + 2 * s.N) &&
+      s.M * s.batch >= 128 * target.multiprocessors)
+    return Choice{config(context, KernelVariant::gemm_narrow, {}, 0, 1,
+                         int64_t(target.multiprocessors) * 16),
+                  "gemm_narrow: " + shape + ", a thread per row on CUDA cores (K <= 128, " +
+                      str(s.K * s.N) + " FMAs a row, " + str(s.M * s.batch) + " rows)"};
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
   bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0;
   // As for convolutions: wgmma on 64-wide tiles that fill half the GPU

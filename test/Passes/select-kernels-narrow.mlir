@@ -1,19 +1,19 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow-fmas=6144}))" | FileCheck %s --check-prefix=ON
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow-fmas=6144 gemm-stream-intensity=0}))" | FileCheck %s --check-prefix=ON
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=DEFAULT
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow-fmas=0}))" | FileCheck %s --check-prefix=OFF
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{gemm-narrow-fmas=7000}))" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // gemm_narrow, a thread per row on CUDA cores, up to gemm-narrow-fmas FMAs
-// a row (K x N, 256 by default): MobileNetV3's 1x1 16 -> 16 at 112 x 112,
-// batch 32 (256), takes it by default; its 24 -> 72 at 56 x 56 (1728:
-// three passes over the row) only with a higher bound, and streams past
-// its weight by default (gemm_stream). With 0, neither: both stream.
+// a row (K x N, 256 by default), where gemm_stream does not take the GEMM:
+// MobileNetV3's 1x1 16 -> 16 at 112 x 112, batch 32 (256), and its 24 -> 72
+// at 56 x 56 (1728: three passes over the row) stream past their weights
+// by default; without gemm_stream (gemm-stream-intensity=0) and with a
+// higher bound, both go narrow. With gemm-narrow-fmas=0, neither.
 // ON-LABEL: func.func @few_channels(
 //       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
 //       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
-// (24 -> 72 streams past its weight by default: select-kernels-stream.mlir.)
 // DEFAULT-LABEL: func.func @few_channels(
-//       DEFAULT:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
+//       DEFAULT:   #kiln.kernel<variant = gemm_stream
 //       DEFAULT:   #kiln.kernel<variant = gemm_stream
 // OFF-LABEL: func.func @few_channels(
 //       OFF:   #kiln.kernel<variant = gemm_stream
@@ -78,4 +78,24 @@ func.func @not_narrow(%x: tensor<32x56x56x40xf16>, %w: tensor<240x1x1x40xf16>,
     kiln.yield %c : tensor<32x56x56x64xf16>
   }
   return %0, %1, %2, %3, %4 : tensor<32x56x56x240xf16>, tensor<32x56x56x24xf16>, tensor<32x56x56x6xf16>, tensor<32x14x14x16xf16>, tensor<32x56x56x64xf16>
+}
+
+// -----
+
+// K a multiple of 64, which gemm_stream leaves to wgmma: a 1x1 64 -> 4 at
+// 56 x 56 (256 FMAs a row) goes narrow by default; with
+// gemm-narrow-fmas=0, to the Hopper GEMM.
+// ON-LABEL: func.func @narrow_by_default(
+//       ON:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
+// DEFAULT-LABEL: func.func @narrow_by_default(
+//       DEFAULT:   #kiln.kernel<variant = gemm_narrow, grid_limit = 2112>
+// OFF-LABEL: func.func @narrow_by_default(
+//       OFF:   #kiln.kernel<variant = gemm_wgmma
+func.func @narrow_by_default(%x: tensor<32x56x56x64xf16>, %w: tensor<4x1x1x64xf16>) -> tensor<32x56x56x4xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x64xf16>, tensor<4x1x1x64xf16>) -> tensor<32x56x56x4xf16> {
+  ^bb0(%a: tensor<32x56x56x64xf16>, %aw: tensor<4x1x1x64xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<4x1x1x64xf16>) -> tensor<32x56x56x4xf16>
+    kiln.yield %c : tensor<32x56x56x4xf16>
+  }
+  return %0 : tensor<32x56x56x4xf16>
 }

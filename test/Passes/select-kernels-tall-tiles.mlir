@@ -31,11 +31,11 @@ func.func @vit_down(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>, %r: ten
 
 // BERT's (4096 rows): 22 row tiles of 192 make 88 tiles, two thirds of the
 // multiprocessors, where 128 x 192 tiles make 128: the model keeps 128
-// rows; forced, 192.
+// rows; forced, 192 rows 128 wide (132 tiles).
 // MODEL-LABEL: func.func @bert_down(
 //       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
 // TALL-LABEL: func.func @bert_down(
-//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 88>
+//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132>
 func.func @bert_down(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x3072xf16>, %bw: tensor<768x3072xf16>, %res: tensor<4096x768xf16>):
@@ -74,4 +74,96 @@ func.func @bert_qkv(%x: tensor<4096x768xf16>, %w: tensor<2304x768xf16>) -> tenso
     kiln.yield %l : tensor<4096x2304xf16>
   }
   return %0 : tensor<4096x2304xf16>
+}
+
+// -----
+
+// 1x1 convolutions at batch 32 take 192 rows where the 128-row choice is
+// 64 wide (or under a wave) and 192-row tiles fill the GPU in one or two
+// waves: ResNet-50's 512 -> 128 at 28 x 28 (131 tiles of 192 x 128, where
+// 128 rows give 392 ping-pong tiles 64 wide); MobileNetV3's 120 -> 40 +
+// residual at 28 x 28 (131 of 192 x 64: with a residual, 64 wide only).
+// MODEL-LABEL: func.func @pointwise_one_wave(
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 131>
+// SHORT-LABEL: func.func @pointwise_one_wave(
+//       SHORT:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+// MODEL-LABEL: func.func @pointwise_residual(
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 5, grid_limit = 131>
+func.func @pointwise_one_wave(%x: tensor<32x28x28x512xf16>, %w: tensor<128x1x1x512xf16>) -> tensor<32x28x28x128xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x28x28x512xf16>, tensor<128x1x1x512xf16>) -> tensor<32x28x28x128xf16> {
+  ^bb0(%a: tensor<32x28x28x512xf16>, %aw: tensor<128x1x1x512xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x28x28x512xf16>, tensor<128x1x1x512xf16>) -> tensor<32x28x28x128xf16>
+    %r = kiln.relu %c : tensor<32x28x28x128xf16>
+    kiln.yield %r : tensor<32x28x28x128xf16>
+  }
+  return %0 : tensor<32x28x28x128xf16>
+}
+func.func @pointwise_residual(%x: tensor<32x28x28x120xf16>, %w: tensor<40x1x1x120xf16>, %r: tensor<32x28x28x40xf16>) -> tensor<32x28x28x40xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x28x28x120xf16>, tensor<40x1x1x120xf16>, tensor<32x28x28x40xf16>) -> tensor<32x28x28x40xf16> {
+  ^bb0(%a: tensor<32x28x28x120xf16>, %aw: tensor<40x1x1x120xf16>, %ar: tensor<32x28x28x40xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x28x28x120xf16>, tensor<40x1x1x120xf16>) -> tensor<32x28x28x40xf16>
+    %s = kiln.add %c, %ar : tensor<32x28x28x40xf16>
+    kiln.yield %s : tensor<32x28x28x40xf16>
+  }
+  return %0 : tensor<32x28x28x40xf16>
+}
+
+// -----
+
+// Not 192 rows: ResNet-50's 2048 -> 512 at 7 x 7 (72 tiles of 192 x 64,
+// under a wave), its 64 -> 256 + residual at 56 x 56 (four waves), its
+// 512 -> 256 at 28 x 28 (the 128-row choice is 128 wide), and its 256 ->
+// 1024 + residual at 14 x 14 (192 x 128 with a residual). Forced, each
+// takes them.
+// MODEL-LABEL: func.func @pointwise_under_a_wave(
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
+// MODEL-LABEL: func.func @pointwise_four_waves(
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
+// MODEL-LABEL: func.func @pointwise_wide(
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128,
+// MODEL-LABEL: func.func @pointwise_wide_residual(
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
+// TALL-LABEL: func.func @pointwise_under_a_wave(
+//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192,
+// TALL-LABEL: func.func @pointwise_four_waves(
+//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192,
+// TALL-LABEL: func.func @pointwise_wide(
+//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192,
+// TALL-LABEL: func.func @pointwise_wide_residual(
+//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128,
+func.func @pointwise_under_a_wave(%x: tensor<32x7x7x2048xf16>, %w: tensor<512x1x1x2048xf16>) -> tensor<32x7x7x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x7x7x2048xf16>, tensor<512x1x1x2048xf16>) -> tensor<32x7x7x512xf16> {
+  ^bb0(%a: tensor<32x7x7x2048xf16>, %aw: tensor<512x1x1x2048xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x2048xf16>, tensor<512x1x1x2048xf16>) -> tensor<32x7x7x512xf16>
+    %r = kiln.relu %c : tensor<32x7x7x512xf16>
+    kiln.yield %r : tensor<32x7x7x512xf16>
+  }
+  return %0 : tensor<32x7x7x512xf16>
+}
+func.func @pointwise_four_waves(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %r: tensor<32x56x56x256xf16>) -> tensor<32x56x56x256xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>, tensor<32x56x56x256xf16>) -> tensor<32x56x56x256xf16> {
+  ^bb0(%a: tensor<32x56x56x64xf16>, %aw: tensor<256x1x1x64xf16>, %ar: tensor<32x56x56x256xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16>
+    %s = kiln.add %c, %ar : tensor<32x56x56x256xf16>
+    kiln.yield %s : tensor<32x56x56x256xf16>
+  }
+  return %0 : tensor<32x56x56x256xf16>
+}
+func.func @pointwise_wide(%x: tensor<32x28x28x512xf16>, %w: tensor<256x1x1x512xf16>) -> tensor<32x28x28x256xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x28x28x512xf16>, tensor<256x1x1x512xf16>) -> tensor<32x28x28x256xf16> {
+  ^bb0(%a: tensor<32x28x28x512xf16>, %aw: tensor<256x1x1x512xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x28x28x512xf16>, tensor<256x1x1x512xf16>) -> tensor<32x28x28x256xf16>
+    %r = kiln.relu %c : tensor<32x28x28x256xf16>
+    kiln.yield %r : tensor<32x28x28x256xf16>
+  }
+  return %0 : tensor<32x28x28x256xf16>
+}
+func.func @pointwise_wide_residual(%x: tensor<32x14x14x256xf16>, %w: tensor<1024x1x1x256xf16>, %r: tensor<32x14x14x1024xf16>) -> tensor<32x14x14x1024xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x14x14x256xf16>, tensor<1024x1x1x256xf16>, tensor<32x14x14x1024xf16>) -> tensor<32x14x14x1024xf16> {
+  ^bb0(%a: tensor<32x14x14x256xf16>, %aw: tensor<1024x1x1x256xf16>, %ar: tensor<32x14x14x1024xf16>):
+    %c = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x14x14x256xf16>, tensor<1024x1x1x256xf16>) -> tensor<32x14x14x1024xf16>
+    %s = kiln.add %c, %ar : tensor<32x14x14x1024xf16>
+    kiln.yield %s : tensor<32x14x14x1024xf16>
+  }
+  return %0 : tensor<32x14x14x1024xf16>
 }

@@ -85,11 +85,11 @@ func.func @batch32_down_projection(%x: tensor<4096x3072xf16>, %w: tensor<768x307
 
 // -----
 
-// A 1x1 convolution runs on the GEMM main loop but keeps the convolutions'
-// ping-pong overhead: ResNet-50's 1024 -> 512 at 14 x 14 stays cooperative
-// (as a GEMM of the same shape, it would take ping-pong 128 x 64 tiles).
+// A 1x1 convolution runs on the GEMM main loop with the 1x1 convolutions'
+// rules: ResNet-50's 1024 -> 512 at 14 x 14 takes one wave of 192 x 128
+// tiles (select-kernels-tall-tiles.mlir).
 // SM90-LABEL: func.func @conv1x1_batch32(
-//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132>
 func.func @conv1x1_batch32(%x: tensor<32x14x14x1024xf16>, %w: tensor<512x1x1x1024xf16>, %b: tensor<512xf16>) -> tensor<32x14x14x512xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<32x14x14x1024xf16>, tensor<512x1x1x1024xf16>, tensor<512xf16>) -> tensor<32x14x14x512xf16> {
   ^bb0(%ax: tensor<32x14x14x1024xf16>, %aw: tensor<512x1x1x1024xf16>, %ab: tensor<512xf16>):

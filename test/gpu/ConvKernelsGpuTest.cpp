@@ -24,6 +24,7 @@ using namespace kiln;
 using kiln::testing::ConvCase;
 using kiln::testing::conv;
 using kiln::testing::convCases;
+using kiln::testing::expectCompilesForBothImages;
 using kiln::testing::expectMatchesReference;
 using kiln::testing::hopperConvCases;
 using kiln::testing::movement;
@@ -377,6 +378,43 @@ TEST(KernelsGpu, Conv1x1AsGemm) {
   auto cases = convCases();
   for (int i : convCaseSets().at("Conv1x1AsGemm"))
     expectMatchesReference(conv(cases[i]));
+}
+
+// 1x1 convolutions on the Hopper GEMM's 192-row tiles (three consumer
+// warpgroups), each width the selection stage may give them: pixel counts
+// off 192 (585, 196, 98), K off 64, a residual, bf16, grids smaller than
+// the tile count.
+static std::vector<ConvCase> tallConv1x1Cases() {
+  auto forced = [](int64_t width, int64_t stages, int64_t gridLimit) {
+    return "#kiln.kernel<variant = gemm_wgmma, tile = [192, " + std::to_string(width) +
+           ", 64], stages = " + std::to_string(stages) +
+           ", grid_limit = " + std::to_string(gridLimit) + ">";
+  };
+  return {
+      {3, 13, 15, 72, 200, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
+       forced(64, 5, 7)},
+      {4, 7, 7, 520, 136, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "bf16", true, false, false,
+       forced(128, 4, 132)},
+      {1, 14, 14, 112, 672, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
+       forced(192, 3, 2)},
+      {2, 7, 7, 256, 64, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", false, true, false,
+       forced(64, 5, 132)},
+  };
+}
+
+TEST(KernelsGpu, Conv1x1TallTiles) {
+  KILN_REQUIRE_GPU();
+  for (const ConvCase &c : tallConv1x1Cases())
+    expectMatchesReference(conv(c));
+}
+
+// Needs NVRTC, not a GPU: the same kernels compile for sm_90a and sm_80
+// without a spill.
+TEST(KernelsGpu, Conv1x1TallTilesCompile) {
+  std::vector<std::string> irs;
+  for (const ConvCase &c : tallConv1x1Cases())
+    irs.push_back(conv(c));
+  expectCompilesForBothImages(irs);
 }
 
 TEST(KernelsGpu, ConvGroupedDepthwiseNchwReduced) {
