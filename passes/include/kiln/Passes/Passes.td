@@ -503,16 +503,17 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "blocks of gemm_wgmma and conv_wgmma a multiprocessor runs at once: 0 (the "
            "cost model), 1 or 2">,
     Option<"wgmmaRows", "wgmma-rows", "int64_t", /*default=*/"0",
-           "rows of gemm_wgmma's tiles: 0 (the cost model: 128, or 192 x 192 "
+           "rows of gemm_wgmma's tiles: 0 (the cost model: 128, or 192-row "
            "cooperative tiles with three consumer warpgroups), 128 or 192; "
-           "convolutions keep 128">,
+           "implicit-GEMM convolutions keep 128">,
     Option<"wgmmaStreamK", "wgmma-stream-k", "bool", /*default=*/"false",
            "gemm_wgmma shares the tiles of its last waves by k-iterations where "
-           "they fill the GPU partly (stream_k); false until measured on the GPU">,
+           "they fill the GPU partly (stream_k); false: slower on ResNet-50 at batch 32 "
+           "and even on ViT's down-projection (2026-12-03)">,
     Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
            "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "
-           "ahead; false until measured on the GPU">,
+           "ahead; false: slower on ResNet-50 at batch 32 (2026-12-04)">,
     Option<"attentionWgmma", "attention-wgmma", "bool", /*default=*/"true",
            "attention on Hopper with TMA and wgmma (attention_wgmma) where the head "
            "size is 64 or 128 and q, k and v are rows of their projections; false: "
