@@ -215,7 +215,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   const bool pointwiseConv = conv && !implicitConv;
   // A 1x1 convolution's 192-row tile, chosen by its waves (below).
   WgmmaTile bestTall{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
-  int64_t bestTallWaves = 0, bestTallArea = 0;
+  auto waves = [&](int64_t tiles) { return ceilDiv(tiles, multiprocessors); };
   const bool anySchedule =
       schedule == "auto" || (conv && schedule == "epilogue_warpgroups");
   for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
@@ -228,8 +228,9 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                              candidate.schedule != WgmmaSchedule::cooperative))
       continue;
     // 192 rows: GEMMs and 1x1 convolutions (an implicit GEMM's pixel boxes
-    // are 128), one block a multiprocessor, no cluster; taken as the knob says (wgmmaKnobsError
-    // has refused 192 with a cluster or two blocks a multiprocessor).
+    // are 128), one block a multiprocessor, no cluster; taken as the knob
+    // says (wgmmaKnobsError has refused 192 with a cluster or two blocks a
+    // multiprocessor).
     const bool tall = candidate.rows != 128;
     if (tall && (implicitConv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
       continue;
@@ -290,16 +291,13 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     }
     if (tall && pointwiseConv && knobs.wgmmaRows == 0) {
       // Fewest waves, then the least padded area computed.
-      const int64_t waves = ceilDiv(blocks, multiprocessors);
       const int64_t area = blocks * candidate.rows * candidate.width;
-      if (waves <= kTallPointwiseMaxWaves && (!residual || candidate.width == 64) &&
-          blocks * 100 >= waves * multiprocessors * kTallPointwiseMinBusyPercent &&
-          (bestTall.width == 0 || waves < bestTallWaves ||
-           (waves == bestTallWaves && area < bestTallArea))) {
+      if (waves(blocks) <= kTallPointwiseMaxWaves && (!residual || candidate.width == 64) &&
+          blocks * 100 >= waves(blocks) * multiprocessors * kTallPointwiseMinBusyPercent &&
+          (bestTall.width == 0 || waves(blocks) < waves(bestTall.tiles) ||
+           (waves(blocks) == waves(bestTall.tiles) &&
+            area < bestTall.tiles * bestTall.rows * bestTall.width)))
         bestTall = tile();
-        bestTallWaves = waves;
-        bestTallArea = area;
-      }
       continue;
     }
     if (best.width == 0 || cost < bestCost) {
@@ -320,15 +318,12 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   // 1x1 convolutions: 192 rows where the 128-row choice is 64 wide (its
   // wgmma reads A and B for half the math of a 128-wide one) or fills less
   // than one wave, and the 192-row tiles fill the GPU in one or two waves.
-  if (pointwiseConv && knobs.wgmmaRows == 0) {
-    if (bestTall.width != 0 && (bestShort.width == 64 || bestShort.tiles < multiprocessors)) {
-      considered += "; " + str(bestTall.rows) + " rows: " + str(bestTall.tiles) + " tiles in " +
-                    str(bestTallWaves) + " waves against " + str(bestShort.width) + "-wide " +
-                    str(bestShort.tiles);
-      best = bestTall;
-    } else {
-      best = bestShort;
-    }
+  // (best is the 128-row choice here: the loop left 192 rows to this.)
+  if (bestTall.width != 0 && (best.width == 64 || best.tiles < multiprocessors)) {
+    considered += "; " + str(bestTall.rows) + " rows: " + str(bestTall.tiles) + " tiles in " +
+                  str(waves(bestTall.tiles)) + " waves against " + str(best.width) + "-wide " +
+                  str(best.tiles);
+    best = bestTall;
   }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
              str(multiprocessors) + " multiprocessors" +
