@@ -10,7 +10,8 @@ report after it, as `models_vs_torch.py --profile --raw-dir` writes them;
 the two are compiles of the same model and batch that differ in a
 selection flag (`--kiln-flag=--gemm-gemv-rows=32`), so their launches are
 the same groups in the same order, each timed by the mean device time of
-its kernel. Launches whose ops or result differ between the two are not
+its kernel (or, where both profiles have them, by the launches timed
+alone: kiln-run --time-launches). Launches whose ops or result differ between the two are not
 the same group: the comparison is refused, naming the first such launch.
 
 Prints the launches by how much they changed (the --top largest either
@@ -25,7 +26,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_profile import ProfileError, parse_profile  # noqa: E402
 
 
-def launch_us(profile, launch):
+def launch_us(profile, launch, alone):
+    """The launch timed alone (kiln-run --time-launches) when both profiles
+    have it, else its kernel's mean inside the model."""
+    if alone:
+        return launch["alone_ms"] * 1e3
     return profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
 
 
@@ -38,6 +43,7 @@ def paired_launches(before, after):
     if len(before["launches"]) != len(after["launches"]):
         raise ProfileError(f"{len(before['launches'])} launches against "
                            f"{len(after['launches'])}: not the same groups")
+    alone = bool(before.get("alone_repetitions") and after.get("alone_repetitions"))
     pairs = []
     for first, second in zip(before["launches"], after["launches"]):
         if (first["ops"], first["shape"], first["dtype"]) != (
@@ -45,7 +51,7 @@ def paired_launches(before, after):
             raise ProfileError(
                 f"launch {first['index']}: {', '.join(first['ops'])} -> {describe(first)} "
                 f"against {', '.join(second['ops'])} -> {describe(second)}: not the same group")
-        pairs.append((first, launch_us(before, first), launch_us(after, second)))
+        pairs.append((first, launch_us(before, first, alone), launch_us(after, second, alone)))
     return pairs
 
 

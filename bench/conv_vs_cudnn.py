@@ -10,9 +10,13 @@ efficientnet_b0_b32.txt) holding `kiln-run --profile`'s output followed by
 kiln-compile's per-launch report, as models_vs_torch.py --raw-dir writes
 them. For each one:
 
-- kiln's side: the launches whose ops contain conv2d, each timed by the mean
-  device time of its kernel in the profile (the whole model run many times;
-  kernels are de-duplicated, so launches of one kernel share its mean);
+- kiln's side: the launches whose ops contain conv2d, each timed alone as
+  cuDNN is (kiln-run --time-launches: back-to-back launches of it replayed
+  from one CUDA graph), and inside the model (the mean device time of its
+  kernel in the profile: the whole model run many times, each launch
+  between two events of its own; kernels are de-duplicated, so launches of
+  one kernel share its mean). A profile without the launches timed alone
+  gives the in-model times alone;
 - PyTorch's side: the torchvision model (random weights, eval, fp16,
   channels_last) runs one forward with hooks on every nn.Conv2d, which record
   each convolution's shapes and parameters in execution order;
@@ -73,8 +77,13 @@ from timing import graph_ms  # noqa: E402
 warnings.filterwarnings("ignore")
 
 METHOD = ("cuDNN: mean device time per call of N calls replayed back to back from one CUDA "
-          "graph between two CUDA events; kiln: mean per launch from kiln-run --profile "
-          "inside the whole model, bias and epilogue included")
+          "graph between two CUDA events; kiln: the same for each launch of the model alone "
+          "(kiln-run --time-launches), bias and epilogue included; 'in model' is the launch's "
+          "kernel's mean inside the whole model (kiln-run --profile: each launch between two "
+          "events of its own, without the programmatic overlap of an unprofiled run)")
+METHOD_IN_MODEL = ("cuDNN: mean device time per call of N calls replayed back to back from one "
+                   "CUDA graph between two CUDA events; kiln: mean per launch from kiln-run "
+                   "--profile inside the whole model, bias and epilogue included")
 WINDOW = 3        # kiln may run independent convolutions out of PyTorch's order
 MAX_FUSED = 2     # convolutions one launch may cover
 REL_TOL = 0.03
@@ -185,16 +194,32 @@ def pytorch_pool_us(pool, launches):
     return graph_ms(call, launches=launches) * 1e3
 
 
+def timed_alone(path):
+    try:
+        return parse_profile(path).get("alone_repetitions") is not None
+    except (ProfileError, OSError):
+        return False
+
+
+def kiln_us(profile, launch):
+    """The launch alone where the profile has it (kiln-run --time-launches,
+    timed as cuDNN is), else its kernel's mean inside the model; and the
+    latter."""
+    in_model = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
+    alone = launch.get("alone_ms")
+    return (alone * 1e3 if alone is not None else in_model), in_model
+
+
 def pool_rows(profile, matched, launches):
     rows = []
     for launch, pool in matched:
-        kiln_us = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
+        kiln, _ = kiln_us(profile, launch)
         torch_us = pytorch_pool_us(pool, launches)
         rows.append({"launch": launch["index"], "module": pool["module"], "kind": pool["kind"],
                      "window": f"{pool['kernel_size'][0]}x{pool['kernel_size'][1]} "
                                f"s{pool['stride'][0]}",
-                     "result": "x".join(map(str, launch["shape"])), "kiln_us": kiln_us,
-                     "pytorch_us": torch_us, "ratio": kiln_us / torch_us})
+                     "result": "x".join(map(str, launch["shape"])), "kiln_us": kiln,
+                     "pytorch_us": torch_us, "ratio": kiln / torch_us})
     return rows
 
 
@@ -372,7 +397,7 @@ def measure(profile, convs, matched, launches, cache, with_bias):
     for launch, indices in matched:
         covered = [convs[i] for i in indices]
         mflop = sum(conv["mflop"] for conv in covered)
-        kiln_us = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
+        kiln, in_model = kiln_us(profile, launch)
         cudnn_us = sum(cudnn_ms(conv, launches, cache, with_bias) for conv in covered) * 1e3
         epilogue = fused_epilogue(launch, covered)
         fused_ms = cudnn_fused_ms(covered[0], epilogue, launches, cache) if epilogue else None
@@ -384,11 +409,12 @@ def measure(profile, convs, matched, launches, cache, with_bias):
             "launch": launch["index"], "ops": ", ".join(launch["ops"]),
             "kernel": launch["kernel"], "convs": [describe(conv) for conv in covered],
             "modules": [conv["module"] for conv in covered], "class": conv_class(covered),
-            "conv_mflop": mflop, "kiln_mflop": launch["mflop"], "kiln_us": kiln_us,
-            "cudnn_us": cudnn_us, "ratio": kiln_us / cudnn_us, "kiln_tflops": mflop / kiln_us,
+            "conv_mflop": mflop, "kiln_mflop": launch["mflop"], "kiln_us": kiln,
+            "kiln_in_model_us": in_model,
+            "cudnn_us": cudnn_us, "ratio": kiln / cudnn_us, "kiln_tflops": mflop / kiln,
             "cudnn_fused": epilogue if fused_ms is not None else None,
             "cudnn_fused_us": fused_ms * 1e3 if fused_ms is not None else None,
-            "like_us": like_us, "like_ratio": kiln_us / like_us})
+            "like_us": like_us, "like_ratio": kiln / like_us})
     return rows
 
 
@@ -412,24 +438,35 @@ def summarize(rows, profile):
                            for cls in ("dense", "depthwise", "mixed")
                            if any(r["class"] == cls for r in rows)}
     summary["run_us"] = profile["run_ms"] * 1e3 if profile["run_ms"] else None
+    summary["alone"] = profile.get("alone_repetitions") is not None
+    summary["kiln_in_model_us"] = sum(r["kiln_in_model_us"] for r in rows)
     return summary
 
 
 def markdown(profile, rows, summary):
     title = f"### {profile['model']}, batch {profile['batch']}"
+    alone = summary["alone"]
     lines = [title, "",
-             "| launch # | kiln ops | conv(s) | MFLOP | kiln µs | cuDNN µs | kiln/cuDNN "
-             "| cuDNN fused µs | kiln/fused | kiln TFLOP/s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| launch # | kiln ops | conv(s) | MFLOP | kiln µs | "
+             + ("kiln in model µs | " if alone else "")
+             + "cuDNN µs | kiln/cuDNN | cuDNN fused µs | kiln/fused | kiln TFLOP/s |",
+             "|---|---|---|---|---|" + ("---|" if alone else "") + "---|---|---|---|---|"]
     for r in rows:
         fused = (f"{r['cudnn_fused_us']:.1f} ({r['cudnn_fused']}) | {r['like_ratio']:.2f}x"
                  if r["cudnn_fused"] else "- | -")
+        in_model = f"{r['kiln_in_model_us']:.1f} | " if alone else ""
         lines.append(f"| {r['launch']} | {r['ops']} | {' + '.join(r['convs'])} | "
-                     f"{r['conv_mflop']:.1f} | {r['kiln_us']:.1f} | {r['cudnn_us']:.1f} | "
+                     f"{r['conv_mflop']:.1f} | {r['kiln_us']:.1f} | {in_model}"
+                     f"{r['cudnn_us']:.1f} | "
                      f"{r['ratio']:.2f}x | {fused} | {r['kiln_tflops']:.1f} |")
     by_launch = {r["launch"]: r for r in rows}
-    share = (f" ({summary['kiln_us'] / summary['run_us']:.0%} of kiln's "
-             f"{summary['run_us']:.1f} µs run)" if summary["run_us"] else "")
+    if alone:
+        share = (f" each alone; {summary['kiln_in_model_us']:.1f} µs in the model"
+                 + (f", {summary['kiln_in_model_us'] / summary['run_us']:.0%} of its "
+                    f"{summary['run_us']:.1f} µs profiled run" if summary["run_us"] else ""))
+    else:
+        share = (f" ({summary['kiln_us'] / summary['run_us']:.0%} of kiln's "
+                 f"{summary['run_us']:.1f} µs run)" if summary["run_us"] else "")
     lines += ["",
               f"**{profile['model']} b{profile['batch']}**: {summary['launches']} conv launches, "
               f"kiln {summary['kiln_us']:.1f} µs{share}, cuDNN {summary['cudnn_us']:.1f} µs, "
@@ -459,11 +496,11 @@ def dry_run_text(profile, convs, matched):
     lines = [f"{profile['model']} b{profile['batch']}: {len(matched)} conv launches matched "
              f"to {len(convs)} convolutions"]
     for launch, indices in matched:
-        kiln_us = profile["kernels"][launch["kernel"]]["mean_ms"] * 1e3
+        kiln, _ = kiln_us(profile, launch)
         parts = " + ".join(f"#{i} {convs[i]['module']} {describe(convs[i])} "
                            f"{convs[i]['mflop']:.3f}" for i in indices)
         lines.append(f"  launch {launch['index']:3d} {launch['mflop']:10.3f} MFLOP "
-                     f"{kiln_us:7.1f} µs  <- {parts}")
+                     f"{kiln:7.1f} µs  <- {parts}")
     return "\n".join(lines)
 
 
@@ -490,8 +527,11 @@ def main():
         # As a user tuning for speed would run PyTorch: cuDNN picks each
         # convolution's algorithm by timing them.
         torch.backends.cudnn.benchmark = True
+        # The profiles say how kiln was timed; the header says it for all.
+        alone = all(timed_alone(p) for p in args.profiles)
+        method = METHOD if alone else METHOD_IN_MODEL
         header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Timing: "
-                  f"{METHOD.replace('N calls', f'{args.launches} calls')}"
+                  f"{method.replace('N calls', f'{args.launches} calls')}"
                   f"{'; cuDNN with a bias' if args.bias else '; cuDNN without a bias'}.")
         device, dtype = "cuda", torch.float16
     print(header + "\n")

@@ -14,6 +14,10 @@ KERNEL_ROW = re.compile(
     r"(?P<mean>[\d.]+)\s+[\d.]+%\s*$")
 RUNS_ROW = re.compile(r"^(?P<runs>\d+) runs, (?P<ms>[\d.]+) ms of device time per run")
 LAUNCH_HEADER = re.compile(r"^kiln kernels of @forward\s*$")
+# kiln-run --time-launches: each launch alone, back to back from a graph.
+ALONE_HEADER = re.compile(r"^launches timed alone \((?P<repetitions>\d+) back to back")
+ALONE_ROW = re.compile(
+    r"^\s+(?P<launch>\d+)\s+(?P<kernel>kiln_\w+)\s+(?P<kind>\S+)\s+(?P<mean>[\d.]+)\s*$")
 LAUNCH_ROW = re.compile(
     r"^\s*(?P<index>\d+)\s+(?P<kind>\S+)\s+(?P<ops>\S.*?)\s+"
     r"(?P<shape>\d+(?:x\d+)*)x(?P<dtype>[a-z]+\d*)\s+(?P<mflop>[\d.]+)\s+"
@@ -32,8 +36,17 @@ def parse_profile(path):
     with open(path) as f:
         lines = f.read().splitlines()
     kernels, launches, runs, run_ms = {}, [], None, None
+    alone, alone_repetitions = {}, None
     in_launches = False
     for number, line in enumerate(lines, 1):
+        header = ALONE_HEADER.match(line)
+        if header:
+            alone_repetitions = int(header["repetitions"])
+            continue
+        row = ALONE_ROW.match(line) if alone_repetitions and not in_launches else None
+        if row:
+            alone[int(row["launch"])] = {"kernel": row["kernel"], "mean_ms": float(row["mean"])}
+            continue
         if LAUNCH_HEADER.match(line):
             if in_launches or launches:
                 raise ProfileError(f"{path}:{number}: a second 'kiln kernels of @forward'")
@@ -84,5 +97,15 @@ def parse_profile(path):
         if odd:
             print(f"warning: {path}: calls of {', '.join(odd[:3])} are not their launches "
                   f"times {runs} runs: is the report of the profiled compile?", file=sys.stderr)
+    if alone:
+        # Each launch's own time (kiln-run --time-launches), where the
+        # profile's is its kernel's mean inside the model.
+        for launch in launches:
+            timed = alone.get(launch["index"])
+            if not timed or timed["kernel"] != launch["kernel"]:
+                raise ProfileError(f"{path}: launch {launch['index']} is not timed alone as "
+                                   f"{launch['kernel']}: is the report of the profiled compile?")
+            launch["alone_ms"] = timed["mean_ms"]
     return {"model": named["model"], "batch": int(named["batch"]), "kernels": kernels,
-            "launches": launches, "runs": runs, "run_ms": run_ms}
+            "launches": launches, "runs": runs, "run_ms": run_ms,
+            "alone_repetitions": alone_repetitions}

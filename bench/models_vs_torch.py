@@ -507,7 +507,7 @@ def measure(name, batch, args, torch_builds=None):
         row["roofline_fraction"] = row["roofline_ms"] / row["kiln_ms"]
     if args.profile:
         profiled = run([f"{args.bin}/kiln-run", os.path.join(work, "model.kiln"), *feeds,
-                        "--device-io", "--profile", "--bench", "20"])
+                        "--device-io", "--profile", "--bench", "20", "--time-launches", "100"])
         row.update(profile_rows(profiled.stdout + profiled.stderr))
         if args.raw_dir:
             # The whole profile and report, for reading kernel by kernel.

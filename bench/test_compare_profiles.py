@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Unit tests of compare_profiles.py (and the profile reader under it): the
 launches pair up by index, a launch of another group refuses the
-comparison, and the sums add each launch's kernel mean."""
+comparison, the sums add each launch's kernel mean, and launches timed
+alone are read and used where both profiles have them."""
 import os
 import sys
 import tempfile
@@ -12,9 +13,10 @@ import compare_profiles  # noqa: E402
 from kiln_profile import ProfileError, parse_profile  # noqa: E402
 
 
-def profile_text(kernels, launches, runs=10):
+def profile_text(kernels, launches, runs=10, alone=None):
     """kiln-run --profile's table and kiln-compile's launch report:
-    kernels {name: (kind, mean ms)}, launches [(kind, ops, result, kernel)]."""
+    kernels {name: (kind, mean ms)}, launches [(kind, ops, result, kernel)];
+    with `alone` [ms per launch], kiln-run --time-launches's table too."""
     calls = {}
     for _, _, _, kernel in launches:
         calls[kernel] = calls.get(kernel, 0) + runs
@@ -23,7 +25,14 @@ def profile_text(kernels, launches, runs=10):
     for name, (kind, mean) in kernels.items():
         lines.append(f"{name}  {kind:<15} {calls[name]:>5} {mean * calls[name]:>12.4f} "
                      f"{mean:>12.4f}   10.0%")
-    lines += [f"{runs} runs, 1.0000 ms of device time per run (first start to last end)", "",
+    lines.append(f"{runs} runs, 1.0000 ms of device time per run (first start to last end)")
+    if alone is not None:
+        lines += ["launches timed alone (100 back to back each, replayed from a CUDA graph)",
+                  "  launch  kernel                 kind              mean ms"]
+        for index, ((kind, _, _, kernel), ms) in enumerate(zip(launches, alone)):
+            lines.append(f"  {index:>6}  {kernel:<22} {kind:<14} {ms:>10.5f}")
+        lines.append(f"{len(alone)} launches alone: {sum(alone):.4f} ms together")
+    lines += ["",
               "kiln kernels of @forward",
               "  #   kind           ops                    result              MFLOP    "
               "KiB moved  kernel"]
@@ -63,6 +72,35 @@ class CompareProfilesTest(unittest.TestCase):
         self.assertNotIn("| 1 | elementwise", text)
         self.assertIn("- all 2 launches: 47.3 -> 28.1 µs (-19.2)", text)
         self.assertIn("- conv_epilogue: 1 launches, 42.3 -> 23.1 µs (-19.2)", text)
+
+    def test_launches_timed_alone_when_both_have_them(self):
+        launches = [("conv_epilogue", "conv2d, relu", "32x56x56x64xf16", "kiln_AA"),
+                    ("conv_epilogue", "conv2d, relu", "32x56x56x64xf16", "kiln_AA")]
+        kernels = {"kiln_AA": ("conv_epilogue", 0.0200)}
+        with tempfile.TemporaryDirectory() as tmp:
+            before = self.write(os.path.join(tmp, "a"), "resnet50_b32.txt",
+                                profile_text(kernels, launches, alone=[0.01512, 0.01498]))
+            after = self.write(os.path.join(tmp, "b"), "resnet50_b32.txt",
+                               profile_text(kernels, launches, alone=[0.01301, 0.01311]))
+            plain = self.write(os.path.join(tmp, "c"), "resnet50_b32.txt",
+                               profile_text(kernels, launches))
+            first = parse_profile(before)
+            self.assertEqual(first["alone_repetitions"], 100)
+            self.assertEqual([l["alone_ms"] for l in first["launches"]], [0.01512, 0.01498])
+            self.assertIsNone(parse_profile(plain)["alone_repetitions"])
+            pairs = compare_profiles.paired_launches(first, parse_profile(after))
+            self.assertEqual([(round(p[1], 2), round(p[2], 2)) for p in pairs],
+                             [(15.12, 13.01), (14.98, 13.11)])
+            # One side without them: both by the kernels' means in the model.
+            pairs = compare_profiles.paired_launches(first, parse_profile(plain))
+            self.assertEqual([(round(p[1], 1), round(p[2], 1)) for p in pairs],
+                             [(20.0, 20.0), (20.0, 20.0)])
+            # A launch timed alone as another kernel: the files are of two compiles.
+            with open(before) as f:
+                text = f.read().replace("       0  kiln_AA", "       0  kiln_ZZ")
+            mixed = self.write(os.path.join(tmp, "d"), "resnet50_b32.txt", text)
+            with self.assertRaisesRegex(ProfileError, "launch 0 is not timed alone as kiln_AA"):
+                parse_profile(mixed)
 
     def test_refuses_launches_of_other_groups(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -26,6 +26,9 @@
 #              EfficientNet-B0 at batch 32 launch by launch: default against
 #              --gemm-narrow-fmas=0 (MobileNetV3's 16 -> 16 with a residual
 #              streamed instead of a thread per row)
+#   alone      the zoo at batch 32, each launch also timed alone (kiln-run
+#              --time-launches, as cuDNN's and cuBLAS's kernels are timed),
+#              then bench/conv_vs_cudnn.py on the CNNs' profiles
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -34,7 +37,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -125,6 +128,13 @@ for part in "$@"; do
             "$out/raw-tall-rows-128/${model}_b32.txt" "$out/raw-tall-$setting/${model}_b32.txt"
         done
       done ;;
+    alone)
+      run alone-models python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+        --models resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2 --batches 32 \
+        --kiln-only --profile --raw-dir "$out/raw-alone"
+      run alone-conv python3 "$root/bench/conv_vs_cudnn.py" "$out/raw-alone/resnet50_b32.txt" \
+        "$out/raw-alone/mobilenet_v3_large_b32.txt" "$out/raw-alone/efficientnet_b0_b32.txt" \
+        --markdown "$out/conv-alone.md" --json "$out/conv-alone.json" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

@@ -57,6 +57,8 @@ struct Session::Impl {
   /// Points the plan's input and output buffers at these addresses: tensor
   /// maps are re-encoded, parameters rebuilt and the graph marked stale.
   void bind(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs);
+  /// Launch `index` of the plan on the session's stream.
+  void launchOne(size_t index, bool programmaticDependent);
   void launchPlan(bool profile);
   void captureGraph();
   CUdeviceptr ownBuffer(std::vector<std::unique_ptr<rt::DeviceBuffer>> &buffers, size_t index,

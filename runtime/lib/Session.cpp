@@ -148,9 +148,35 @@ void Session::Impl::bind(const std::vector<CUdeviceptr> &inputs,
   graphCurrent = false;
 }
 
+void Session::Impl::launchOne(size_t index, bool programmaticDependent) {
+  const LaunchEntry &launch = m.plan->launches[index];
+  const Driver &cu = Driver::get();
+  if (programmaticDependent) {
+    CUlaunchAttribute dependent{};
+    dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = launch.grid[0];
+    config.gridDimY = launch.grid[1];
+    config.gridDimZ = launch.grid[2];
+    config.blockDimX = launch.block;
+    config.blockDimY = 1;
+    config.blockDimZ = 1;
+    config.sharedMemBytes = launch.sharedBytes;
+    config.hStream = stream->handle();
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    KILN_CU_CHECK(cu.cuLaunchKernelEx(&config, m.functions[launch.kernel],
+                                      parameters[index].data(), nullptr));
+  } else {
+    KILN_CU_CHECK(cu.cuLaunchKernel(m.functions[launch.kernel], launch.grid[0], launch.grid[1],
+                                    launch.grid[2], launch.block, 1, 1, launch.sharedBytes,
+                                    stream->handle(), parameters[index].data(), nullptr));
+  }
+}
+
 void Session::Impl::launchPlan(bool profile) {
   const Artifact &a = m.artifact;
-  const Driver &cu = Driver::get();
   const std::vector<LaunchEntry> &launches = m.plan->launches;
   for (size_t index = 0; index < launches.size(); ++index) {
     const LaunchEntry &launch = launches[index];
@@ -160,29 +186,7 @@ void Session::Impl::launchPlan(bool profile) {
     // Unprofiled, each kernel after the first is a programmatic dependent of
     // the one before: it launches while that one drains and waits for it in
     // its first instruction. Profiling times kernels one at a time.
-    if (m.programmaticLaunch && !profile && index > 0) {
-      CUlaunchAttribute dependent{};
-      dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      dependent.value.programmaticStreamSerializationAllowed = 1;
-      CUlaunchConfig config{};
-      config.gridDimX = launch.grid[0];
-      config.gridDimY = launch.grid[1];
-      config.gridDimZ = launch.grid[2];
-      config.blockDimX = launch.block;
-      config.blockDimY = 1;
-      config.blockDimZ = 1;
-      config.sharedMemBytes = launch.sharedBytes;
-      config.hStream = stream->handle();
-      config.attrs = &dependent;
-      config.numAttrs = 1;
-      KILN_CU_CHECK(cu.cuLaunchKernelEx(&config, m.functions[launch.kernel],
-                                        parameters[index].data(), nullptr));
-    } else {
-      KILN_CU_CHECK(cu.cuLaunchKernel(m.functions[launch.kernel], launch.grid[0],
-                                      launch.grid[1], launch.grid[2], launch.block, 1, 1,
-                                      launch.sharedBytes, stream->handle(),
-                                      parameters[index].data(), nullptr));
-    }
+    launchOne(index, m.programmaticLaunch && !profile && index > 0);
     if (profile)
       profiler->end(stream->handle());
   }
@@ -328,6 +332,59 @@ float Session::timeLaunches(int repetitions, bool graph) {
   stop.record(s.stream->handle());
   s.stream->synchronize();
   return stop.since(start) / repetitions;
+}
+
+std::vector<LaunchTime> Session::timeEachLaunch(int repetitions) {
+  Impl &s = *impl_;
+  if (!s.bound)
+    throw Error("timeEachLaunch needs a run first (it keeps that run's inputs and outputs)");
+  if (repetitions <= 0)
+    throw Error("timeEachLaunch needs a positive repetition count");
+  s.m.context->makeCurrent();
+  const Driver &cu = Driver::get();
+  const Artifact &a = s.m.artifact;
+  CUstream stream = s.stream->handle();
+  std::vector<LaunchTime> times;
+  for (size_t index = 0; index < s.m.plan->launches.size(); ++index) {
+    // One graph of the launch repeated, as a vendor library's kernel is
+    // timed: the launches follow one another on the device with no host in
+    // between and no programmatic overlap, and the repetitions leave the
+    // caches as that kernel alone leaves them. The plan's sizes and
+    // addresses do not change between repetitions, so none reads or writes
+    // out of bounds; values may (an in-place launch compounds).
+    KILN_CU_CHECK(cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CUgraph captured = nullptr;
+    try {
+      for (int r = 0; r < repetitions; ++r)
+        s.launchOne(index, false);
+    } catch (...) {
+      cu.cuStreamEndCapture(stream, &captured);
+      if (captured)
+        cu.cuGraphDestroy(captured);
+      throw;
+    }
+    KILN_CU_CHECK(cu.cuStreamEndCapture(stream, &captured));
+    CUgraphExec replay = nullptr;
+    CUresult instantiated = cu.cuGraphInstantiate(&replay, captured, 0);
+    cu.cuGraphDestroy(captured);
+    KILN_CU_CHECK(instantiated);
+    try {
+      KILN_CU_CHECK(cu.cuGraphLaunch(replay, stream)); // uploads the graph, warms the caches
+      Event start, stop;
+      start.record(stream);
+      KILN_CU_CHECK(cu.cuGraphLaunch(replay, stream));
+      stop.record(stream);
+      s.stream->synchronize();
+      const LaunchEntry &launch = s.m.plan->launches[index];
+      times.push_back({index, a.kernels[launch.kernel].name, a.kernels[launch.kernel].kind,
+                       stop.since(start) / repetitions});
+    } catch (...) {
+      cu.cuGraphExecDestroy(replay);
+      throw;
+    }
+    cu.cuGraphExecDestroy(replay);
+  }
+  return times;
 }
 
 std::vector<KernelProfile> Session::profile() const {

@@ -393,15 +393,23 @@ fi
 prepare json-folder
 expect_error json-folder "--json: '$out/missing' is not a folder" \
   "$bin/kiln-run" "$kiln" --json "$out/missing/run.json"
+prepare time-launches-zero
+expect_error time-launches-zero "--time-launches takes a positive count" \
+  "$bin/kiln-run" "$kiln" --time-launches 0
 prepare json
 case=json cases=$((cases + 1))
-(cd "$work/json/cwd" && "$bin/kiln-run" "$kiln" --bench 2 --profile --json "$out/run.json") \
+(cd "$work/json/cwd" && "$bin/kiln-run" "$kiln" --bench 2 --profile --time-launches 3 \
+  --json "$out/run.json") \
   >/dev/null 2>"$work/json.stderr" || fail "kiln-run --json failed"
 if python3 -c 'import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["ok"] is True and report["outputs"][0]["name"], report
-assert report["bench"]["runs"] == 2 and report["profile"], report' "$out/run.json" 2>"$work/json.check"; then
-  echo "ok   [$case] kiln-run --json writes outputs, bench and profile"
+assert report["bench"]["runs"] == 2 and report["profile"], report
+alone = report["launches_alone"]
+assert alone["repetitions"] == 3, alone
+assert [l["launch"] for l in alone["launches"]] == list(range(report["launches"])), alone' \
+  "$out/run.json" 2>"$work/json.check"; then
+  echo "ok   [$case] kiln-run --json writes outputs, bench, profile and launches timed alone"
 else
   fail "kiln-run --json: $(tail -1 "$work/json.check")"
 fi

@@ -111,6 +111,34 @@ TEST_F(SessionTest, EachSessionsArenaStartsZeroed) {
   EXPECT_GE(counter("zeroed-bytes") - zeroed, model->arenaBytes());
 }
 
+// Each launch alone: one graph of its repetitions, replayed twice (warm-up,
+// then timed), none of them programmatic; the session's own graph stays.
+TEST_F(SessionTest, EachLaunchTimedAloneFromItsOwnGraph) {
+  Session session(model);
+  HostIO io(*model);
+  EXPECT_THROW(session.timeEachLaunch(3), Error) << "nothing bound before the first run";
+  session.run(io.in, io.out);
+  EXPECT_THROW(session.timeEachLaunch(0), Error);
+  unsigned long long captures = counter("captures"), launches = counter("launches"),
+                     graphLaunches = counter("graph-launches"),
+                     dependent = counter("dependent-launches");
+  std::vector<LaunchTime> times = session.timeEachLaunch(3);
+  ASSERT_EQ(times.size(), model->launchCount());
+  for (size_t i = 0; i < times.size(); ++i) {
+    EXPECT_EQ(times[i].launch, i);
+    EXPECT_FALSE(times[i].kernel.empty());
+    EXPECT_FALSE(times[i].kind.empty());
+    EXPECT_GE(times[i].meanMs, 0.0);
+  }
+  EXPECT_EQ(counter("captures"), captures + model->launchCount());
+  EXPECT_EQ(counter("graph-launches"), graphLaunches + 2 * model->launchCount());
+  EXPECT_EQ(counter("launches"), launches + 2 * 3 * model->launchCount());
+  EXPECT_EQ(counter("dependent-launches"), dependent);
+  captures = counter("captures");
+  session.run(io.in, io.out);
+  EXPECT_EQ(counter("captures"), captures) << "the run's own graph is kept";
+}
+
 TEST_F(SessionTest, PlainLaunchesWithoutGraphs) {
   Session session(model, {/*cudaGraph=*/false, /*profile=*/false});
   HostIO io(*model);

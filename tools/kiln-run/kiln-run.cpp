@@ -3,7 +3,8 @@
 //   kiln-run model.kiln [--input NAME=FILE.npy ...] [--check REF.npy ...]
 //            [--tolerance T] [--save-inputs DIR] [--save-outputs DIR]
 //            [--bench N] [--seed S] [--device-io] [--no-graph]
-//            [--profile] [--trace FILE.json] [--threads T] [--json FILE]
+//            [--profile] [--time-launches N] [--trace FILE.json] [--threads T]
+//            [--json FILE]
 //
 // Inputs not given as .npy are drawn at random (normal for floats). --check
 // compares each output, in order, with a reference by relative L2 error
@@ -12,6 +13,8 @@
 // device time of the launch plan as plain launches and as CUDA graph
 // replays. --device-io keeps inputs and outputs in device memory (used in
 // place). --profile prints per-kernel times; --trace writes a Chrome trace.
+// --time-launches N times each launch alone, N back to back from a CUDA
+// graph, as vendor libraries' kernels are timed.
 // --threads T runs T sessions of the one model on T threads at once and
 // checks that each reproduces the single session's outputs bit for bit.
 // Exit status: 0, 1 for an error, 2 for a usage error, 3 for a failed check.
@@ -53,7 +56,8 @@ constexpr int kExitError = 1, kExitUsage = 2, kExitCheckFailed = 3;
 constexpr const char *kUsage =
     "usage: kiln-run model.kiln [--input NAME=FILE.npy]... [--check REF.npy]... "
     "[--tolerance T] [--save-inputs DIR] [--save-outputs DIR] [--bench N] [--seed S] [--device N] "
-    "[--device-io] [--no-graph] [--profile] [--trace FILE.json] [--threads T] [--json FILE]\n";
+    "[--device-io] [--no-graph] [--profile] [--time-launches N] [--trace FILE.json] [--threads T] "
+    "[--json FILE]\n";
 
 constexpr const char *kHelp =
     "\nRuns a .kiln artifact on this machine's GPU; checks and times it.\n\n"
@@ -70,6 +74,9 @@ constexpr const char *kHelp =
     "  --device-io            keep inputs and outputs in device memory\n"
     "  --no-graph             launch kernel by kernel instead of replaying a CUDA graph\n"
     "  --profile              per-kernel times; --trace FILE.json also a Chrome trace\n"
+    "  --time-launches N      each launch timed alone: N launches of it back to back,\n"
+    "                         replayed from a CUDA graph between two events (after the\n"
+    "                         checks: the repetitions overwrite intermediates)\n"
     "  --threads T            run T sessions at once and check each against the first\n"
     "  --json FILE            also write what the run found (outputs, checks, bench,\n"
     "                         profile) as one JSON object\n"
@@ -200,7 +207,7 @@ struct Options {
   std::map<std::string, std::string> inputFiles;
   std::vector<std::string> checks;
   double tolerance = -1;
-  int bench = 0, threads = 0, device = 0;
+  int bench = 0, threads = 0, device = 0, timeLaunches = 0;
   unsigned seed = 1234;
   bool deviceIO = false, graph = true, profile = false;
 };
@@ -254,6 +261,10 @@ Options parse(int argc, char **argv) {
       o.saveInputsDir = value();
     } else if (arg == "--bench") {
       o.bench = number(value());
+    } else if (arg == "--time-launches") {
+      o.timeLaunches = number(value());
+      if (o.timeLaunches == 0)
+        usage("--time-launches takes a positive count");
     } else if (arg == "--threads") {
       o.threads = number(value());
     } else if (arg == "--device") {
@@ -632,6 +643,26 @@ int run(int argc, char **argv) {
       npy::writeFileAtomically(o.tracePath, session.chromeTrace());
       std::printf("  trace: %s\n", o.tracePath.c_str());
     }
+  }
+  if (o.timeLaunches > 0) {
+    std::vector<LaunchTime> times = session.timeEachLaunch(o.timeLaunches);
+    std::printf("launches timed alone (%d back to back each, replayed from a CUDA graph)\n"
+                "  launch  kernel                 kind              mean ms\n",
+                o.timeLaunches);
+    double together = 0;
+    std::vector<std::string> rows;
+    for (const LaunchTime &t : times) {
+      std::printf("  %6zu  %-22s %-14s %10.5f\n", t.launch, t.kernel.c_str(), t.kind.c_str(),
+                  t.meanMs);
+      together += t.meanMs;
+      rows.push_back(JsonReport::object({{"launch", std::to_string(t.launch)},
+                                         {"kernel", JsonReport::str(t.kernel)},
+                                         {"kind", JsonReport::str(t.kind)},
+                                         {"mean_ms", JsonReport::num(t.meanMs)}}));
+    }
+    std::printf("%zu launches alone: %.4f ms together\n", times.size(), together);
+    report.add("launches_alone", JsonReport::object({{"repetitions", std::to_string(o.timeLaunches)},
+                                                     {"launches", JsonReport::array(rows)}}));
   }
   if (o.threads > 0) {
     std::vector<std::string> expected = buffers.outputs;

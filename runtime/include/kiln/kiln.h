@@ -160,6 +160,13 @@ struct KernelProfile {
   double totalMs = 0, meanMs = 0, percentOfRun = 0;
 };
 
+/// One launch of the plan timed alone (Session::timeEachLaunch).
+struct LaunchTime {
+  size_t launch = 0; // its place in the plan
+  std::string kernel, kind;
+  double meanMs = 0; // device time per launch, back to back
+};
+
 /// One profiled operation; start times of all sessions of a model share
 /// one origin.
 struct TraceEvent {
@@ -184,6 +191,16 @@ public:
   /// Device milliseconds per repetition of the launch plan alone (the I/O
   /// of the last run stays bound), as plain launches or as graph replays.
   float timeLaunches(int repetitions, bool graph);
+
+  /// Each launch of the plan timed alone, the way a vendor library's kernel
+  /// is: `repetitions` launches of it back to back, replayed from one CUDA
+  /// graph between two events, after one replay that warms the caches. In
+  /// the model a kernel also pays for the launch before it (no programmatic
+  /// overlap here) and finds cold what its predecessor did not leave in the
+  /// cache; this is the kernel's own time. The I/O of the last run stays
+  /// bound; intermediates are overwritten with what their launches compute
+  /// again (an in-place launch compounds: do not read outputs afterwards).
+  std::vector<LaunchTime> timeEachLaunch(int repetitions);
 
   /// Profiler (SessionOptions::profile): kernels sorted by total time.
   std::vector<KernelProfile> profile() const;
