@@ -29,6 +29,10 @@
 #   alone      the zoo at batch 32, each launch also timed alone (kiln-run
 #              --time-launches, as cuDNN's and cuBLAS's kernels are timed),
 #              then bench/conv_vs_cudnn.py on the CNNs' profiles
+#   alone-ab   ResNet-50 at batch 32, each launch timed alone, under the Hopper
+#              main loop's switches one at a time (cooperative, multicast 2,
+#              two blocks a multiprocessor, 128 rows, 192 rows), each against
+#              the default with compare_profiles.py
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -37,7 +41,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -135,6 +139,21 @@ for part in "$@"; do
       run alone-conv python3 "$root/bench/conv_vs_cudnn.py" "$out/raw-alone/resnet50_b32.txt" \
         "$out/raw-alone/mobilenet_v3_large_b32.txt" "$out/raw-alone/efficientnet_b0_b32.txt" \
         --markdown "$out/conv-alone.md" --json "$out/conv-alone.json" ;;
+    alone-ab)
+      for setting in default cooperative multicast-2 blocks-2 rows-128 rows-192; do
+        flags=$(case $setting in
+                cooperative) echo --kiln-flag=--wgmma-schedule=cooperative ;;
+                multicast-2) echo --kiln-flag=--wgmma-multicast=2 ;;
+                blocks-2) echo --kiln-flag=--wgmma-blocks-per-sm=2 ;;
+                rows-128) echo --kiln-flag=--wgmma-rows=128 ;;
+                rows-192) echo --kiln-flag=--wgmma-rows=192 ;; esac)
+        run "alone-ab-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models resnet50 --batches 32 --kiln-only --profile \
+          --raw-dir "$out/raw-alone-$setting" $flags
+        [ $setting = default ] && continue
+        TAIL=40 run "alone-ab-compare-$setting" python3 "$root/bench/compare_profiles.py" \
+          --top 40 "$out/raw-alone-default/resnet50_b32.txt" "$out/raw-alone-$setting/resnet50_b32.txt"
+      done ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
