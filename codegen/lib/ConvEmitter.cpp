@@ -417,8 +417,9 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                                        "    const long long idx = (long long)m * " +
                                            std::to_string(O) + "LL + o;\n",
                                        /*pairs=*/O % 2 == 0,
-                                       /*chunks=*/variant == KernelVariant::conv_stem &&
-                                           stem.rows() && O % 8 == 0},
+                                       /*chunks=*/(variant == KernelVariant::conv_stem &&
+                                                   stem.rows() && O % 8 == 0) ||
+                                           (vectorizedDepthwise && columns == 1)},
                                       epilogue) +
                   "\n" + launch + "  const " + epilogueName +
                   " epilogue{" + epilogueInitializers(group) + "};\n  " + call +
