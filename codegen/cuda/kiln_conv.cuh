@@ -297,11 +297,16 @@ __device__ __forceinline__ void depthwise_columns(const T *__restrict__ x,
 
 /// Depthwise (G == C, one input channel per group). kEightChannels: each
 /// block holds the filters of a slice of up to 128 channels (grid y;
-/// depthwise::slice) transposed to [tap][channel] in shared memory (as fp32
-/// for one column a thread); each thread computes 8 consecutive channels of
-/// one output position per step, one 16-byte input load per tap, where one
-/// thread per element would issue 16 2-byte loads, and stores them as one
-/// 16-byte chunk where the epilogue packs them; blocks of 256 threads take
+/// depthwise::slice) transposed to [tap][channel] in shared memory; each
+/// thread computes 8 consecutive channels of one output position per step,
+/// one 16-byte load of input and of filter per tap, where one thread per
+/// element would issue 16 2-byte loads, and stores them as one 16-byte
+/// chunk where the epilogue packs them (one column a thread). The loop is
+/// bound by its loads' latency, not by instructions or bandwidth: on the
+/// H200 it ran fastest with the most threads (blocks_per_sm 8, 32 registers
+/// a thread, against 40 under a minimum of one: 3-8% faster). fp32 filters
+/// in shared memory (no conversions, twice the shared traffic) lost 1.5x
+/// even held to 40 registers, filters held in registers (112) 1.3-1.5x; blocks of 256 threads take
 /// pixels<S>() positions (grid x); with kColumns > 1 a position is kColumns
 /// adjacent output columns (depthwise_columns). Otherwise one thread per output element
 /// (m, o) on a grid-stride loop; output channel o reads input channel o /
@@ -335,15 +340,10 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
         depthwise_columns<S, kColumns, kSlice>(x, filters, group, c, q, epilogue);
       return;
     } else {
-      // The filters converted to fp32 once, in shared memory: a tap is then
-      // two 16-byte shared loads, where 2-byte filters cost eight
-      // conversions a tap on every output position (half the loop's
-      // instructions with the input's own eight; the depthwise layers ran
-      // at 1.3-1.5 TB/s, instruction-bound).
-      __shared__ __align__(16) float filters[kTaps][kSlice];
+      __shared__ __align__(16) T filters[kTaps][kSlice];
       for (int e = threadIdx.x; e < kTaps * kSlice; e += blockDim.x) {
         const int tap = e / kSlice, c = e % kSlice;
-        filters[tap][c] = c0 + c < S::C ? to_float(w[(c0 + c) * kTaps + tap]) : 0.0f;
+        filters[tap][c] = c0 + c < S::C ? w[(c0 + c) * kTaps + tap] : from_float<T>(0.0f);
       }
       __syncthreads();
       const int group = threadIdx.x % kGroups, c = c0 + group * 8;
@@ -356,35 +356,20 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
 #pragma unroll
         for (int i = 0; i < 8; ++i)
           acc[i] = 0.0f;
-        auto tap = [&](const T *p, int t) {
-          const uint4 in = *reinterpret_cast<const uint4 *>(p);
-          const float4 f0 = *reinterpret_cast<const float4 *>(&filters[t][group * 8]);
-          const float4 f1 = *reinterpret_cast<const float4 *>(&filters[t][group * 8 + 4]);
-          const T *ie = reinterpret_cast<const T *>(&in);
-          const float fe[8] = {f0.x, f0.y, f0.z, f0.w, f1.x, f1.y, f1.z, f1.w};
+        for_each_tap<S>(win, [&](int ih, int iw, int tap) {
+          const uint4 in =
+              *reinterpret_cast<const uint4 *>(x + input_offset<S>(win.n, ih, iw, c));
+          const uint4 f = *reinterpret_cast<const uint4 *>(&filters[tap][group * 8]);
+          const T *ie = reinterpret_cast<const T *>(&in), *fe = reinterpret_cast<const T *>(&f);
 #pragma unroll
           for (int i = 0; i < 8; ++i)
-            acc[i] = fmaf(to_float(ie[i]), fe[i], acc[i]);
-        };
-        // Windows wholly inside the input (all but the border's) take
-        // their taps at constant offsets from one address, unchecked.
-        const bool inside = win.ih >= 0 && win.ih + (S::KH - 1) * S::DH < S::H &&
-                            win.iw >= 0 && win.iw + (S::KW - 1) * S::DW < S::W;
-        if (inside) {
-          const T *origin = x + input_offset<S>(win.n, win.ih, win.iw, c);
-#pragma unroll
-          for (int kh = 0; kh < S::KH; ++kh)
-#pragma unroll
-            for (int kw = 0; kw < S::KW; ++kw)
-              tap(origin + (kh * S::DH * S::W + kw * S::DW) * S::C, kh * S::KW + kw);
-        } else {
-          for_each_tap<S>(win, [&](int ih, int iw, int t) {
-            tap(x + input_offset<S>(win.n, ih, iw, c), t);
-          });
-        }
+            acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
+        });
         if constexpr (Epilogue::kFragments) {
           // Eight channels packed and stored as one 16-byte chunk, where
-          // pairs would be four 4-byte stores a thread.
+          // pairs are four 4-byte stores a thread (2-6% of the kernel's
+          // time on EfficientNet-B0's layers at batch 32, and fewer values
+          // live at the end of the loop).
           uint4 inputs{}, chunk;
           if constexpr (Epilogue::kRowInput)
             inputs = *reinterpret_cast<const uint4 *>(epilogue.row_input_at(m, c));

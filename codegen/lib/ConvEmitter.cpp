@@ -400,8 +400,9 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
              ", \"the code generator's shared memory and K must match the kernel's\");\n";
   std::string launch =
       variant != KernelVariant::conv_split_k
-          // Without a minimum, ptxas holds the vectorized depthwise loop to
-          // 32 registers and spills (C = 96); with one it takes 40. The stem
+          // The vectorized depthwise kernel's minimum is the selection's
+          // blocks a multiprocessor (8: 32 registers, within which its loop
+          // stores eight channels as one chunk without spilling). The stem
           // asks for the selection's blocks a multiprocessor (input rows) or
           // StemGeometry::blocksPerSM (im2col): alone, its gather staged in
           // registers would take them all and one block would leave the
@@ -409,7 +410,8 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
           ? kernelOpen(group, name, kThreads, 0,
                        variant == KernelVariant::conv_stem
                            ? unsigned(stem.rows() ? config.getBlocksPerSm() : stem.blocksPerSM())
-                           : unsigned(!depthwise || vectorizedDepthwise))
+                       : vectorizedDepthwise ? unsigned(config.getBlocksPerSm())
+                                             : unsigned(!depthwise))
           : kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1, /*splitCluster=*/true);
   kernel.source = header(group, kernel.kind) + "#include \"kiln_conv.cuh\"\n" + preamble +
                   "\n" + shape + "\n" + emitEpilogueFunctor(group,

@@ -2,6 +2,7 @@
 //
 // One step a retry, the costliest register demand first. The stem on input
 // rows and the streaming GEMM: half their blocks a multiprocessor. The
+// depthwise convolution: a minimum of one block (ptxas's registers). The
 // Hopper GEMM and convolution: stream-K's partial tiles, a multicast
 // cluster, two blocks a multiprocessor, then the schedules that hold more
 // per thread (ping-pong: a whole tile a warpgroup; the epilogue
@@ -43,6 +44,16 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
                        " a multiprocessor (not " + std::to_string(blocksPerSM) + ")";
     gridLimit = gridLimit / blocksPerSM * (blocksPerSM / 2);
     blocksPerSM /= 2;
+    return with(step);
+  }
+  // The depthwise kernel: ptxas's own register count (the launch bounds'
+  // minimum of one block).
+  if (variant == KernelVariant::conv_depthwise) {
+    if (blocksPerSM <= 1)
+      return std::nullopt;
+    std::string step = "ptxas's own registers (not " + std::to_string(blocksPerSM) +
+                       " blocks a multiprocessor)";
+    blocksPerSM = 1;
     return with(step);
   }
   if (variant == KernelVariant::attention_wgmma) {

@@ -113,12 +113,17 @@ func.func @dwv(%x: tensor<2x9x9x32xf16>, %w: tensor<32x3x3x1xf16>, %b: tensor<32
 // -----
 
 // 144 channels: two even slices of 72 (grid y), 9 threads a position, so a
-// block takes 28 positions and 392 take 14 blocks a slice.
+// block takes 28 positions and 392 take 14 blocks a slice. Eight blocks a
+// multiprocessor are the launch bounds' minimum; the epilogue packs eight
+// channels for one 16-byte store.
 // CHECK-LABEL: // === kernel dw144_k0 grid(14, 2, 1) block(256) shared(0) inputs(3) outputs(1)
 //       CHECK: static_assert(kiln::conv::depthwise::slice<{{kiln_[0-9A-F]+}}_shape>() == 72,
+//       CHECK: static constexpr bool kFragments = true;
+//       CHECK: void store_chunk(int m, int o, uint4 chunk) const {
+//       CHECK: __launch_bounds__(256, 8) {{kiln_[0-9A-F]+}}(
 //       CHECK:   kiln::conv::conv_depthwise<{{kiln_[0-9A-F]+}}_shape, true>(in0, in1, epilogue);
 func.func @dw144(%x: tensor<2x14x14x144xf16>, %w: tensor<144x3x3x1xf16>, %b: tensor<144xf16>) -> tensor<2x14x14x144xf16> {
-  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>} -> tensor<2x14x14x144xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, blocks_per_sm = 8>} -> tensor<2x14x14x144xf16> {
   ^bb0(%ax: tensor<2x14x14x144xf16>, %aw: tensor<144x3x3x1xf16>, %ab: tensor<144xf16>):
     %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 144 : (tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) -> tensor<2x14x14x144xf16>
     kiln.yield %y : tensor<2x14x14x144xf16>
@@ -132,6 +137,8 @@ func.func @dw144(%x: tensor<2x14x14x144xf16>, %w: tensor<144x3x3x1xf16>, %b: ten
 // outputs are 4 groups (the last of 2), 2 x 14 x 4 = 112 groups of 28 a
 // block: 4 blocks a slice.
 // CHECK-LABEL: // === kernel dw144x4_k0 grid(4, 2, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK: static constexpr bool kFragments = false;
+//       CHECK: __launch_bounds__(256, 1) {{kiln_[0-9A-F]+}}(
 //       CHECK:   kiln::conv::conv_depthwise<{{kiln_[0-9A-F]+}}_shape, true, 4>(in0, in1, epilogue);
 func.func @dw144x4(%x: tensor<2x14x14x144xf16>, %w: tensor<144x3x3x1xf16>, %b: tensor<144xf16>) -> tensor<2x14x14x144xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 2112>} -> tensor<2x14x14x144xf16> {

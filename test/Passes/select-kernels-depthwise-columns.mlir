@@ -6,14 +6,15 @@
 // thread by default, four with depthwise-columns=4 (451584 threads of 8
 // channels, a quarter as many still fill the GPU). At 28 x 28, batch 4
 // (56448 threads) a quarter would not: one column either way. At 7 x 7,
-// batch 1, a thread per element.
+// batch 1, a thread per element. One column a thread takes eight blocks a
+// multiprocessor (32 registers a thread); several columns, ptxas's count.
 // ONE-LABEL: func.func @depthwise(
-//       ONE:   #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>
-//       ONE:   #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>
+//       ONE:   #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, blocks_per_sm = 8>
+//       ONE:   #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, blocks_per_sm = 8>
 //       ONE:   #kiln.kernel<variant = conv_depthwise, grid_limit = 2112>
 // FOUR-LABEL: func.func @depthwise(
 //       FOUR:   #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 4], grid_limit = 2112>
-//       FOUR:   #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>
+//       FOUR:   #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, blocks_per_sm = 8>
 //       FOUR:   #kiln.kernel<variant = conv_depthwise, grid_limit = 2112>
 // BAD: error: --depthwise-columns must be 1, 2 or 4, got 3
 func.func @depthwise(%x: tensor<32x56x56x144xf16>, %w: tensor<144x3x3x1xf16>,

@@ -122,10 +122,10 @@ func.func @fp32_gemm(%x: tensor<4096x768xf32>, %w: tensor<3072x768xf32>) -> tens
 // thread would leave 25088 threads); at batch 32, 8 channels a thread.
 // SM90-LABEL: func.func @depthwise(
 //       SM90:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, grid_limit = 2112>
-//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, blocks_per_sm = 8>
 // SM80-LABEL: func.func @depthwise(
 //       SM80:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, grid_limit = 1728>
-//       SM80:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 1728>
+//       SM80:   kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 1728, blocks_per_sm = 8>
 func.func @depthwise(%x: tensor<1x56x56x64xf16>, %w: tensor<64x3x3x1xf16>, %b: tensor<64xf16>) -> tensor<1x56x56x64xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<1x56x56x64xf16>, tensor<64x3x3x1xf16>, tensor<64xf16>) -> tensor<1x56x56x64xf16> {
   ^bb0(%ax: tensor<1x56x56x64xf16>, %aw: tensor<64x3x3x1xf16>, %ab: tensor<64xf16>):

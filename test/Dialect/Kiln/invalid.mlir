@@ -1043,13 +1043,28 @@ func.func @stem_three_blocks(%x: tensor<1x64x64x3xf16>, %w: tensor<64x7x7x3xf16>
 
 // -----
 
-// Other kernels than the Hopper GEMM, convolution, stem and streaming GEMM
-// take one block.
+// Other kernels than the Hopper GEMM, convolution, stem, streaming GEMM and
+// depthwise convolution take one block.
 func.func @conv_mma_blocks(%x: tensor<1x16x16x16xf16>, %w: tensor<16x3x3x16xf16>) -> tensor<1x16x16x16xf16> {
-  // expected-error @+1 {{only gemm_wgmma, conv_wgmma, conv_stem and gemm_stream take blocks_per_sm}}
+  // expected-error @+1 {{only gemm_wgmma, conv_wgmma, conv_stem, gemm_stream and conv_depthwise take blocks_per_sm}}
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x16xf16>, tensor<16x3x3x16xf16>) {kiln.kernel = #kiln.kernel<variant = conv_mma, tile = [128, 128, 32], blocks_per_sm = 2>} -> tensor<1x16x16x16xf16> {
   ^bb0(%a: tensor<1x16x16x16xf16>, %aw: tensor<16x3x3x16xf16>):
     %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<1x16x16x16xf16>, tensor<16x3x3x16xf16>) -> tensor<1x16x16x16xf16>
+    kiln.yield %y : tensor<1x16x16x16xf16>
+  }
+  return %0 : tensor<1x16x16x16xf16>
+}
+
+// -----
+
+// conv_depthwise: 1 to 8 blocks a multiprocessor (its launch bounds' minimum
+// over 256 threads).
+
+func.func @depthwise_blocks(%x: tensor<1x16x16x16xf16>, %w: tensor<16x3x3x1xf16>) -> tensor<1x16x16x16xf16> {
+  // expected-error @+1 {{conv_depthwise's blocks_per_sm must be 1 to 8, got 9}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x16x16x16xf16>, tensor<16x3x3x1xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 8, blocks_per_sm = 9>} -> tensor<1x16x16x16xf16> {
+  ^bb0(%a: tensor<1x16x16x16xf16>, %aw: tensor<16x3x3x1xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 : (tensor<1x16x16x16xf16>, tensor<16x3x3x1xf16>) -> tensor<1x16x16x16xf16>
     kiln.yield %y : tensor<1x16x16x16xf16>
   }
   return %0 : tensor<1x16x16x16xf16>

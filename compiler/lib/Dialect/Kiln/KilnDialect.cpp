@@ -93,6 +93,11 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   if (variant == KernelVariant::conv_stem && blocksPerSM != 1) {
     if (blocksPerSM != 2 && blocksPerSM != 4)
       return emitError() << "conv_stem's blocks_per_sm must be 1, 2 or 4, got " << blocksPerSM;
+  } else if (variant == KernelVariant::conv_depthwise && blocksPerSM != 1) {
+    // Its launch bounds' minimum over 256-thread blocks: 8 holds a thread to
+    // 32 registers.
+    if (blocksPerSM < 1 || blocksPerSM > 8)
+      return emitError() << "conv_depthwise's blocks_per_sm must be 1 to 8, got " << blocksPerSM;
   } else if (variant == KernelVariant::gemm_stream) {
     // Its launch bounds' minimum (the code generator checks the stages fit).
     if (blocksPerSM < 1 || blocksPerSM > 4)
@@ -104,7 +109,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   } else if (blocksPerSM != 1) {
     if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
       return emitError()
-             << "only gemm_wgmma, conv_wgmma, conv_stem and gemm_stream take blocks_per_sm";
+             << "only gemm_wgmma, conv_wgmma, conv_stem, gemm_stream and conv_depthwise take "
+                "blocks_per_sm";
     if (blocksPerSM != 2)
       return emitError() << "blocks_per_sm must be 1 or 2, got " << blocksPerSM;
     // Compiled within 80 registers a thread: a cooperative 64-wide tile's

@@ -230,7 +230,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       For `conv_stem` on input rows (tile [128, ...]), 1, 2 or 4: its
       launch bounds' minimum, within its shared memory.
       For `gemm_stream` (tile [128, 64, K padded to 16], 2 to 4 stages), 1
-      to 4: its launch bounds' minimum.
+      to 4: its launch bounds' minimum. For `conv_depthwise`, 1 to 8: its
+      launch bounds' minimum (8: 32 registers a thread).
     - `stream_k`: for `gemm_wgmma` and `conv_wgmma` (cooperative, no
       multicast, one block a multiprocessor), the blocks share the tiles of
       the last waves (or, under one wave, all of them) by
