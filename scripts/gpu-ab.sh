@@ -36,10 +36,10 @@
 #   depthwise  MobileNetV3 and EfficientNet-B0 at batch 32, each launch timed
 #              alone, with 1, 2 and 4 adjacent output columns a depthwise
 #              thread (--depthwise-columns), each against 1
-#   depthwise-filters  the depthwise kernel tests, then MobileNetV3 and
+#   depthwise-eight-blocks  the depthwise kernel tests, then MobileNetV3 and
 #              EfficientNet-B0 at batch 32 (each launch alone) against the
-#              profiles in $BEFORE (default: the 2026-12-04 run with 2-byte
-#              filters in shared memory and stores in pairs)
+#              profiles in $BEFORE (default: the 2026-12-04 run before
+#              eight blocks a multiprocessor and 16-byte stores)
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -48,7 +48,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-filters)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -172,16 +172,16 @@ for part in "$@"; do
             --top 20 "$out/raw-depthwise-1/${model}_b32.txt" "$out/raw-depthwise-$columns/${model}_b32.txt"
         done
       done ;;
-    depthwise-filters)
+    depthwise-eight-blocks)
       TAIL=6 run depthwise-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*Depthwise*:*ConvFp32*:*ConvGrouped*:*ConvFp16*'
       run depthwise-models python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
         --models mobilenet_v3_large efficientnet_b0 --batches 32 --kiln-only --profile \
-        --raw-dir "$out/raw-depthwise-filters"
+        --raw-dir "$out/raw-depthwise-eight-blocks"
       before=${BEFORE:-$root/bench/results/2026-12-04-depthwise/raw-depthwise-1}
       for model in mobilenet_v3_large efficientnet_b0; do
-        TAIL=40 run "depthwise-filters-$model" python3 "$root/bench/compare_profiles.py" \
-          --top 30 "$before/${model}_b32.txt" "$out/raw-depthwise-filters/${model}_b32.txt"
+        TAIL=40 run "depthwise-eight-blocks-$model" python3 "$root/bench/compare_profiles.py" \
+          --top 30 "$before/${model}_b32.txt" "$out/raw-depthwise-eight-blocks/${model}_b32.txt"
       done ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
