@@ -300,17 +300,17 @@ __device__ __forceinline__ void depthwise_columns(const T *__restrict__ x,
 /// depthwise::slice) transposed to [tap][channel] in shared memory; each
 /// thread computes 8 consecutive channels of one output position per step,
 /// one 16-byte load of input and of filter per tap, where one thread per
-/// element would issue 16 2-byte loads, and stores them as one 16-byte
-/// chunk where the epilogue packs them (one column a thread). The loop is
-/// bound by its loads' latency, not by instructions or bandwidth: on the
-/// H200 it ran fastest with the most threads (blocks_per_sm 8, 32 registers
-/// a thread, against 40 under a minimum of one: 3-8% faster). fp32 filters
-/// in shared memory (no conversions, twice the shared traffic) lost 1.5x
-/// even held to 40 registers, filters held in registers (112) 1.3-1.5x; blocks of 256 threads take
-/// pixels<S>() positions (grid x); with kColumns > 1 a position is kColumns
-/// adjacent output columns (depthwise_columns). Otherwise one thread per output element
-/// (m, o) on a grid-stride loop; output channel o reads input channel o /
-/// (O / C).
+/// element would issue 16 2-byte loads, and stores them as one 16-byte chunk
+/// where the epilogue packs them; blocks of 256 threads take pixels<S>()
+/// positions (grid x); with kColumns > 1 a position is kColumns adjacent
+/// output columns (depthwise_columns). The loop is bound by its loads'
+/// latency, not by instructions or bandwidth: on the H200 it ran fastest
+/// with the most threads (blocks_per_sm 8, 32 registers a thread, against
+/// ptxas's own 40: 3-8% faster), while fp32 filters in shared memory (no
+/// conversions, twice the shared traffic) lost 1.5x even held to 40
+/// registers, and filters held in registers (112) 1.3-1.5x. Otherwise one
+/// thread per output element (m, o) on a grid-stride loop; output channel o
+/// reads input channel o / (O / C).
 template <typename S, bool kEightChannels = false, int kColumns = 1, typename T,
           typename Epilogue>
 __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
@@ -324,63 +324,52 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
                   "one, two or four output columns a thread");
     constexpr int kTaps = S::KH * S::KW, kSlice = depthwise::slice<S>();
     constexpr int kGroups = kSlice / 8, kPixels = depthwise::pixels<S>();
+    __shared__ __align__(16) T filters[kTaps][kSlice];
     const int c0 = blockIdx.y * kSlice;
+    for (int e = threadIdx.x; e < kTaps * kSlice; e += blockDim.x) {
+      const int tap = e / kSlice, c = e % kSlice;
+      filters[tap][c] = c0 + c < S::C ? w[(c0 + c) * kTaps + tap] : from_float<T>(0.0f);
+    }
+    __syncthreads();
+    const int group = threadIdx.x % kGroups, c = c0 + group * 8;
+    if (threadIdx.x >= kPixels * kGroups || c >= S::C)
+      return;
     if constexpr (kColumns > 1) {
-      __shared__ __align__(16) T filters[kTaps][kSlice];
-      for (int e = threadIdx.x; e < kTaps * kSlice; e += blockDim.x) {
-        const int tap = e / kSlice, c = e % kSlice;
-        filters[tap][c] = c0 + c < S::C ? w[(c0 + c) * kTaps + tap] : from_float<T>(0.0f);
-      }
-      __syncthreads();
-      const int group = threadIdx.x % kGroups, c = c0 + group * 8;
-      if (threadIdx.x >= kPixels * kGroups || c >= S::C)
-        return;
       for (int q = blockIdx.x * kPixels + threadIdx.x / kGroups;
            q < depthwise::column_groups<S, kColumns>(); q += gridDim.x * kPixels)
         depthwise_columns<S, kColumns, kSlice>(x, filters, group, c, q, epilogue);
       return;
-    } else {
-      __shared__ __align__(16) T filters[kTaps][kSlice];
-      for (int e = threadIdx.x; e < kTaps * kSlice; e += blockDim.x) {
-        const int tap = e / kSlice, c = e % kSlice;
-        filters[tap][c] = c0 + c < S::C ? w[(c0 + c) * kTaps + tap] : from_float<T>(0.0f);
-      }
-      __syncthreads();
-      const int group = threadIdx.x % kGroups, c = c0 + group * 8;
-      if (threadIdx.x >= kPixels * kGroups || c >= S::C)
-        return;
-      for (int m = blockIdx.x * kPixels + threadIdx.x / kGroups; m < D::M;
-           m += gridDim.x * kPixels) {
-        const Window win = window_of<S>(m);
-        float acc[8];
+    }
+    for (int m = blockIdx.x * kPixels + threadIdx.x / kGroups; m < D::M;
+         m += gridDim.x * kPixels) {
+      const Window win = window_of<S>(m);
+      float acc[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        acc[i] = 0.0f;
+      for_each_tap<S>(win, [&](int ih, int iw, int tap) {
+        const uint4 in = *reinterpret_cast<const uint4 *>(x + input_offset<S>(win.n, ih, iw, c));
+        const uint4 f = *reinterpret_cast<const uint4 *>(&filters[tap][group * 8]);
+        const T *ie = reinterpret_cast<const T *>(&in), *fe = reinterpret_cast<const T *>(&f);
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-          acc[i] = 0.0f;
-        for_each_tap<S>(win, [&](int ih, int iw, int tap) {
-          const uint4 in =
-              *reinterpret_cast<const uint4 *>(x + input_offset<S>(win.n, ih, iw, c));
-          const uint4 f = *reinterpret_cast<const uint4 *>(&filters[tap][group * 8]);
-          const T *ie = reinterpret_cast<const T *>(&in), *fe = reinterpret_cast<const T *>(&f);
-#pragma unroll
-          for (int i = 0; i < 8; ++i)
-            acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
-        });
-        if constexpr (Epilogue::kFragments) {
-          // Eight channels packed and stored as one 16-byte chunk, where
-          // pairs are four 4-byte stores a thread (2-6% of the kernel's
-          // time on EfficientNet-B0's layers at batch 32, and fewer values
-          // live at the end of the loop).
-          uint4 inputs{}, chunk;
-          if constexpr (Epilogue::kRowInput)
-            inputs = *reinterpret_cast<const uint4 *>(epilogue.row_input_at(m, c));
-          chunk.x = epilogue.compute_packed(m, c, acc[0], acc[1], inputs.x);
-          chunk.y = epilogue.compute_packed(m, c + 2, acc[2], acc[3], inputs.y);
-          chunk.z = epilogue.compute_packed(m, c + 4, acc[4], acc[5], inputs.z);
-          chunk.w = epilogue.compute_packed(m, c + 6, acc[6], acc[7], inputs.w);
-          epilogue.store_chunk(m, c, chunk);
-        } else {
-          store_eight_channels(epilogue, m, c, acc);
-        }
+          acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
+      });
+      if constexpr (Epilogue::kFragments) {
+        // Eight channels packed and stored as one 16-byte chunk, where
+        // pairs are four 4-byte stores a thread (2-6% of the kernel's
+        // time on EfficientNet-B0's layers at batch 32, and fewer values
+        // live at the end of the loop).
+        uint4 inputs{}, chunk;
+        if constexpr (Epilogue::kRowInput)
+          inputs = *reinterpret_cast<const uint4 *>(epilogue.row_input_at(m, c));
+        chunk.x = epilogue.compute_packed(m, c, acc[0], acc[1], inputs.x);
+        chunk.y = epilogue.compute_packed(m, c + 2, acc[2], acc[3], inputs.y);
+        chunk.z = epilogue.compute_packed(m, c + 4, acc[4], acc[5], inputs.z);
+        chunk.w = epilogue.compute_packed(m, c + 6, acc[6], acc[7], inputs.w);
+        epilogue.store_chunk(m, c, chunk);
+      } else {
+        store_eight_channels(epilogue, m, c, acc);
       }
     }
     return;

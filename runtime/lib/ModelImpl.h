@@ -10,6 +10,7 @@
 #include "kiln/runtime/Device.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,6 +61,9 @@ struct Session::Impl {
   /// Launch `index` of the plan on the session's stream.
   void launchOne(size_t index, bool programmaticDependent);
   void launchPlan(bool profile);
+  /// What `enqueue` issues on the session's stream, captured as a graph
+  /// (the caller destroys it).
+  CUgraph capture(const std::function<void()> &enqueue);
   void captureGraph();
   CUdeviceptr ownBuffer(std::vector<std::unique_ptr<rt::DeviceBuffer>> &buffers, size_t index,
                         const TensorInfo &info, const char *role);

@@ -192,14 +192,14 @@ void Session::Impl::launchPlan(bool profile) {
   }
 }
 
-void Session::Impl::captureGraph() {
+CUgraph Session::Impl::capture(const std::function<void()> &enqueue) {
   const Driver &cu = Driver::get();
   // Thread-local capture: other sessions keep launching and allocating on
   // their own threads while this one records.
   KILN_CU_CHECK(cu.cuStreamBeginCapture(stream->handle(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   CUgraph captured = nullptr;
   try {
-    launchPlan(false);
+    enqueue();
   } catch (...) {
     cu.cuStreamEndCapture(stream->handle(), &captured);
     if (captured)
@@ -207,6 +207,12 @@ void Session::Impl::captureGraph() {
     throw;
   }
   KILN_CU_CHECK(cu.cuStreamEndCapture(stream->handle(), &captured));
+  return captured;
+}
+
+void Session::Impl::captureGraph() {
+  const Driver &cu = Driver::get();
+  CUgraph captured = capture([&] { launchPlan(false); });
   bool updated = false;
   if (graph) {
     CUgraphExecUpdateResultInfo info{};
@@ -352,18 +358,10 @@ std::vector<LaunchTime> Session::timeEachLaunch(int repetitions) {
     // caches as that kernel alone leaves them. The plan's sizes and
     // addresses do not change between repetitions, so none reads or writes
     // out of bounds; values may (an in-place launch compounds).
-    KILN_CU_CHECK(cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    CUgraph captured = nullptr;
-    try {
+    CUgraph captured = s.capture([&] {
       for (int r = 0; r < repetitions; ++r)
         s.launchOne(index, false);
-    } catch (...) {
-      cu.cuStreamEndCapture(stream, &captured);
-      if (captured)
-        cu.cuGraphDestroy(captured);
-      throw;
-    }
-    KILN_CU_CHECK(cu.cuStreamEndCapture(stream, &captured));
+    });
     CUgraphExec replay = nullptr;
     CUresult instantiated = cu.cuGraphInstantiate(&replay, captured, 0);
     cu.cuGraphDestroy(captured);
