@@ -40,6 +40,9 @@
 #              EfficientNet-B0 at batch 32 (each launch alone) against the
 #              profiles in $BEFORE (default: the 2026-12-04 run before
 #              eight blocks a multiprocessor and 16-byte stores)
+#   depthwise-patches  the depthwise kernel tests (2-D patches among them),
+#              then MobileNetV3 and EfficientNet-B0 at batch 32, each launch
+#              alone: default against --depthwise-patches
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -48,7 +51,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -182,6 +185,20 @@ for part in "$@"; do
       for model in mobilenet_v3_large efficientnet_b0; do
         TAIL=40 run "depthwise-eight-blocks-$model" python3 "$root/bench/compare_profiles.py" \
           --top 30 "$before/${model}_b32.txt" "$out/raw-depthwise-eight-blocks/${model}_b32.txt"
+      done ;;
+    depthwise-patches)
+      TAIL=6 run depthwise-patch-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*Depthwise*:*ConvGrouped*'
+      for setting in default patches; do
+        flags=$([ $setting = patches ] && echo --kiln-flag=--depthwise-patches)
+        run "depthwise-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models mobilenet_v3_large efficientnet_b0 --batches 32 --kiln-only --profile \
+          --raw-dir "$out/raw-depthwise-$setting" $flags
+      done
+      for model in mobilenet_v3_large efficientnet_b0; do
+        TAIL=40 run "depthwise-patches-$model" python3 "$root/bench/compare_profiles.py" \
+          --top 20 "$out/raw-depthwise-default/${model}_b32.txt" \
+          "$out/raw-depthwise-patches/${model}_b32.txt"
       done ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac

@@ -206,6 +206,22 @@ template <typename S> __host__ __device__ constexpr int pixels() { return 256 / 
 template <typename S, int kColumns> __host__ __device__ constexpr int column_groups() {
   return S::N * S::OH * ((S::OW + kColumns - 1) / kColumns);
 }
+/// The input pixels a kTH x kTW patch of outputs reads: rows, columns.
+template <typename S, int kTH> __host__ __device__ constexpr int patch_rows() {
+  return (kTH - 1) * S::SH + (S::KH - 1) * S::DH + 1;
+}
+template <typename S, int kTW> __host__ __device__ constexpr int patch_columns() {
+  return (kTW - 1) * S::SW + (S::KW - 1) * S::DW + 1;
+}
+/// Output patches of kTH x kTW over the batch (the grid's x walks them).
+template <typename S, int kTH, int kTW> __host__ __device__ constexpr int patches() {
+  return S::N * ((S::OH + kTH - 1) / kTH) * ((S::OW + kTW - 1) / kTW);
+}
+/// Shared bytes of conv_depthwise_patches: the slice's filters and input
+/// patch (the code generator checks the same sum against its budget).
+template <typename S, int kTH, int kTW> __host__ __device__ constexpr int patch_shared_bytes() {
+  return (S::KH * S::KW + patch_rows<S, kTH>() * patch_columns<S, kTW>()) * slice<S>() * 2;
+}
 } // namespace depthwise
 
 /// Channels c .. c + 7 of output position m: in pairs where the epilogue
@@ -295,6 +311,102 @@ __device__ __forceinline__ void depthwise_columns(const T *__restrict__ x,
   }
 }
 
+/// The epilogue of eight channels c .. c + 7 of output position m: one
+/// 16-byte chunk where the epilogue packs them, else in pairs.
+template <typename Epilogue>
+__device__ __forceinline__ void store_depthwise_chunk(const Epilogue &epilogue, int m, int c,
+                                                      const float (&acc)[8]) {
+  if constexpr (Epilogue::kFragments) {
+    uint4 inputs{}, chunk;
+    if constexpr (Epilogue::kRowInput)
+      inputs = *reinterpret_cast<const uint4 *>(epilogue.row_input_at(m, c));
+    chunk.x = epilogue.compute_packed(m, c, acc[0], acc[1], inputs.x);
+    chunk.y = epilogue.compute_packed(m, c + 2, acc[2], acc[3], inputs.y);
+    chunk.z = epilogue.compute_packed(m, c + 4, acc[4], acc[5], inputs.z);
+    chunk.w = epilogue.compute_packed(m, c + 6, acc[6], acc[7], inputs.w);
+    epilogue.store_chunk(m, c, chunk);
+  } else {
+    store_eight_channels(epilogue, m, c, acc);
+  }
+}
+
+/// Depthwise over 2-D patches of kTH x kTW outputs (pixel_tile [1, kTH,
+/// kTW]; not yet measured on the GPU, off unless the selection stage is
+/// asked for it). The one-column kernel below waits on its loads: a block's
+/// row segment reads its 3 or 5 input rows from L2, each row fetched again
+/// by the blocks above and below, and a thread has one tap's load in flight
+/// at a time within its registers. Here a block copies its patch's whole
+/// input window for its slice of channels into shared memory with cp.async
+/// (every load in flight at once, no registers held) and computes the
+/// patch from there, each input row read from L2 once per patch instead of
+/// once per output row. Threads as in the one-column kernel: 8 channels of
+/// an output position each, 256 / (slice / 8) positions a pass.
+template <typename S, int kTH, int kTW, typename T, typename Epilogue>
+__device__ __forceinline__ void conv_depthwise_patches(const T *__restrict__ x,
+                                                       const T *__restrict__ w,
+                                                       const Epilogue &epilogue) {
+  static_assert(depthwise_vectorized<S, T>(),
+                "8 channels a thread need O == C, C % 8 == 0, NHWC and 2-byte elements");
+  constexpr int kTaps = S::KH * S::KW, kSlice = depthwise::slice<S>();
+  constexpr int kGroups = kSlice / 8, kPositions = depthwise::pixels<S>();
+  constexpr int kRows = depthwise::patch_rows<S, kTH>();
+  constexpr int kColumns = depthwise::patch_columns<S, kTW>();
+  constexpr int kPatchesH = (S::OH + kTH - 1) / kTH, kPatchesW = (S::OW + kTW - 1) / kTW;
+  static_assert(depthwise::patch_shared_bytes<S, kTH, kTW>() <= 48 * 1024,
+                "a patch's input window and filters fit the static shared memory");
+  __shared__ __align__(16) T filters[kTaps][kSlice];
+  __shared__ __align__(16) T window[kRows * kColumns][kSlice];
+  const int c0 = blockIdx.y * kSlice;
+  for (int e = threadIdx.x; e < kTaps * kSlice; e += blockDim.x) {
+    const int tap = e / kSlice, c = e % kSlice;
+    filters[tap][c] = c0 + c < S::C ? w[(c0 + c) * kTaps + tap] : from_float<T>(0.0f);
+  }
+  const int group = threadIdx.x % kGroups, c = c0 + group * 8;
+  const bool computes = threadIdx.x < kPositions * kGroups && c < S::C;
+  for (int patch = blockIdx.x; patch < depthwise::patches<S, kTH, kTW>(); patch += gridDim.x) {
+    const int pw = patch % kPatchesW, t = patch / kPatchesW;
+    const int n = t / kPatchesH, oh0 = t % kPatchesH * kTH, ow0 = pw * kTW;
+    const int ih0 = oh0 * S::SH - S::PT, iw0 = ow0 * S::SW - S::PL;
+    // The previous patch's reads are done before its window is replaced.
+    __syncthreads();
+    for (int e = threadIdx.x; e < kRows * kColumns * kGroups; e += blockDim.x) {
+      const int g = e % kGroups, pixel = e / kGroups;
+      const int ih = ih0 + pixel / kColumns, iw = iw0 + pixel % kColumns, ce = c0 + g * 8;
+      const bool inside = (unsigned)ih < (unsigned)S::H && (unsigned)iw < (unsigned)S::W &&
+                          ce < S::C;
+      // Outside the input (the padding, a slice's idle groups): zeros.
+      cp_async16(&window[pixel][g * 8], inside ? x + input_offset<S>(n, ih, iw, ce) : x, inside);
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    if (!computes)
+      continue;
+    for (int q = threadIdx.x / kGroups; q < kTH * kTW; q += kPositions) {
+      const int r = q / kTW, col = q % kTW, oh = oh0 + r, ow = ow0 + col;
+      if (oh >= S::OH || ow >= S::OW)
+        continue;
+      float acc[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        acc[i] = 0.0f;
+#pragma unroll
+      for (int kh = 0; kh < S::KH; ++kh)
+#pragma unroll
+        for (int kw = 0; kw < S::KW; ++kw) {
+          const int pixel = (r * S::SH + kh * S::DH) * kColumns + col * S::SW + kw * S::DW;
+          const uint4 in = *reinterpret_cast<const uint4 *>(&window[pixel][group * 8]);
+          const uint4 f = *reinterpret_cast<const uint4 *>(&filters[kh * S::KW + kw][group * 8]);
+          const T *ie = reinterpret_cast<const T *>(&in), *fe = reinterpret_cast<const T *>(&f);
+#pragma unroll
+          for (int i = 0; i < 8; ++i)
+            acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
+        }
+      store_depthwise_chunk(epilogue, (n * S::OH + oh) * S::OW + ow, c, acc);
+    }
+  }
+}
+
 /// Depthwise (G == C, one input channel per group). kEightChannels: each
 /// block holds the filters of a slice of up to 128 channels (grid y;
 /// depthwise::slice) transposed to [tap][channel] in shared memory; each
@@ -355,22 +467,10 @@ __device__ __forceinline__ void conv_depthwise(const T *__restrict__ x,
         for (int i = 0; i < 8; ++i)
           acc[i] = fmaf(to_float(ie[i]), to_float(fe[i]), acc[i]);
       });
-      if constexpr (Epilogue::kFragments) {
-        // Eight channels packed and stored as one 16-byte chunk, where
-        // pairs are four 4-byte stores a thread (2-6% of the kernel's
-        // time on EfficientNet-B0's layers at batch 32, and fewer values
-        // live at the end of the loop).
-        uint4 inputs{}, chunk;
-        if constexpr (Epilogue::kRowInput)
-          inputs = *reinterpret_cast<const uint4 *>(epilogue.row_input_at(m, c));
-        chunk.x = epilogue.compute_packed(m, c, acc[0], acc[1], inputs.x);
-        chunk.y = epilogue.compute_packed(m, c + 2, acc[2], acc[3], inputs.y);
-        chunk.z = epilogue.compute_packed(m, c + 4, acc[4], acc[5], inputs.z);
-        chunk.w = epilogue.compute_packed(m, c + 6, acc[6], acc[7], inputs.w);
-        epilogue.store_chunk(m, c, chunk);
-      } else {
-        store_eight_channels(epilogue, m, c, acc);
-      }
+      // One 16-byte store where pairs were four 4-byte ones: 2-6% of the
+      // kernel's time on EfficientNet-B0's layers at batch 32, and fewer
+      // values live at the end of the loop.
+      store_depthwise_chunk(epilogue, m, c, acc);
     }
     return;
   }

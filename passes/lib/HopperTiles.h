@@ -27,6 +27,7 @@ struct SplitKKnobs {
   int64_t gemmStreamBlocks;    // gemm_stream's blocks a multiprocessor, at most
   bool poolVector;
   int64_t depthwiseColumns; // output columns a vectorized depthwise thread takes
+  bool depthwisePatches;    // one column a thread: 2-D patches staged in shared memory
   int64_t elementwiseUnroll; // elements an elementwise thread takes a step
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice

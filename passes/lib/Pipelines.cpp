@@ -58,6 +58,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.gemmStreamIntensity = options.gemmStreamIntensity;
     select.gemmStreamBlocks = options.gemmStreamBlocks;
     select.depthwiseColumns = options.depthwiseColumns;
+    select.depthwisePatches = options.depthwisePatches;
     select.elementwiseUnroll = options.elementwiseUnroll;
     select.poolVector = options.poolVector;
     select.wgmmaSchedule = options.wgmmaSchedule;

@@ -54,7 +54,10 @@
 //                     otherwise       -> normalization (a row per block)
 //   convolution       depthwise       -> conv_depthwise; tile [1, 8, P]
 //                                        (P: depthwise-columns, 1 by
-//                                        default)
+//                                        default; with depthwise-patches,
+//                                        P = 1 takes pixel_tile [1, R, C]:
+//                                        R x C output patches in shared
+//                                        memory)
 //                                        (8 channels a thread) for fp16/bf16
 //                                        NHWC, C % 8 == 0, and M * C / 8
 //                                        >= 256 threads per multiprocessor
@@ -97,6 +100,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Debug.h"
 
+#include <array>
+#include <optional>
 #include <string>
 
 #define DEBUG_TYPE "kiln-select-kernels"
@@ -114,6 +119,33 @@ namespace {
 
 /// The vectorized depthwise kernel's launch bounds' minimum (see below).
 constexpr int64_t kDepthwiseBlocksPerSM = 8;
+/// depthwise-patches: the largest patch of outputs (rows, columns) whose
+/// input window and filters, for a slice of up to 128 channels, leave eight
+/// blocks and more room on a multiprocessor (24 KiB each); none where
+/// even 1 x 8 would not.
+constexpr std::array<std::array<int64_t, 2>, 5> kDepthwisePatches = {
+    {{4, 8}, {4, 4}, {2, 8}, {2, 4}, {1, 8}}};
+constexpr int64_t kDepthwisePatchSharedBytes = 24 * 1024;
+/// Its launch bounds' minimum: four blocks (64 registers a thread; its
+/// window in shared memory, not registers, keeps the loads in flight). At
+/// eight (32 registers) NVRTC spilled EfficientNet-B0's dw3x3 32 and 144 at
+/// batch 32, at six (40) a bf16 stride-2 dilated case in the sm_80 image.
+constexpr int64_t kDepthwisePatchBlocksPerSM = 4;
+
+std::optional<std::array<int64_t, 2>> depthwisePatch(const ConvShape &s) {
+  Conv2dOp conv = s.conv;
+  ArrayRef<int64_t> weight = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> strides = conv.getStrides(), dilation = conv.getDilation();
+  const int64_t channels = s.groups * s.inChannelsPerGroup;
+  const int64_t slices = ceilDiv(channels, 128), slice = (ceilDiv(channels, slices) + 7) / 8 * 8;
+  for (const std::array<int64_t, 2> &patch : kDepthwisePatches) {
+    const int64_t rows = (patch[0] - 1) * strides[0] + (weight[1] - 1) * dilation[0] + 1,
+                  columns = (patch[1] - 1) * strides[1] + (weight[2] - 1) * dilation[1] + 1;
+    if ((weight[1] * weight[2] + rows * columns) * slice * 2 <= kDepthwisePatchSharedBytes)
+      return patch;
+  }
+  return std::nullopt;
+}
 
 /// A variant and the reasons it was taken (and the others refused).
 struct Choice {
@@ -349,8 +381,18 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
         vectorThreads / knobs.depthwiseColumns >= int64_t(target.multiprocessors) * 256
             ? knobs.depthwiseColumns
             : 1;
-    if (halfPrecision(s.element) && s.outChannels == channels && channels % 8 == 0 &&
-        !s.layoutChange && vectorThreads >= int64_t(target.multiprocessors) * 256)
+    const bool vectorized = halfPrecision(s.element) && s.outChannels == channels &&
+                            channels % 8 == 0 && !s.layoutChange &&
+                            vectorThreads >= int64_t(target.multiprocessors) * 256;
+    if (vectorized && columns == 1 && knobs.depthwisePatches)
+      if (std::optional<std::array<int64_t, 2>> patch = depthwisePatch(s))
+        return Choice{config(context, KernelVariant::conv_depthwise, {1, 8, 1}, 0, 1,
+                             int64_t(target.multiprocessors) * 16, {1, (*patch)[0], (*patch)[1]},
+                             WgmmaSchedule::cooperative, 1, kDepthwisePatchBlocksPerSM),
+                      "conv_depthwise: one filter per channel, 8 channels a thread over " +
+                          str((*patch)[0]) + " x " + str((*patch)[1]) +
+                          " patches of outputs staged in shared memory (depthwise-patches)"};
+    if (vectorized)
       // One column a thread: eight 256-thread blocks a multiprocessor (32
       // registers a thread). The loop waits on its loads, and on the H200
       // the most threads ran EfficientNet-B0's depthwise layers at batch 32
@@ -635,7 +677,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     const TargetImage &target = description->primary();
     SplitKKnobs knobs{splitKMaxBlocks > 0 ? splitKMaxBlocks : 2 * target.multiprocessors,
                       splitKMinK, splitKTile, splitKStages, convWgmma, gemmNarrowFmas, gemmGemvRows,
-                      gemmStreamIntensity, gemmStreamBlocks, poolVector, depthwiseColumns, elementwiseUnroll,
+                      gemmStreamIntensity, gemmStreamBlocks, poolVector, depthwiseColumns, depthwisePatches,
+                      elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
                       wgmmaResidualPrefetch, attentionWgmma, attentionOverlap};

@@ -133,6 +133,23 @@ func.func @dw144(%x: tensor<2x14x14x144xf16>, %w: tensor<144x3x3x1xf16>, %b: ten
 
 // -----
 
+// 2-D patches of 4 x 8 outputs (pixel_tile [1, 4, 8]): 14 x 14 outputs are
+// 4 x 2 patches an image, 16 over the batch, a block each, in two slices
+// of 72 channels; the window and filters in shared memory.
+// CHECK-LABEL: // === kernel dw144p_k0 grid(16, 2, 1) block(256) shared(0) inputs(3) outputs(1)
+//       CHECK: __launch_bounds__(256, 4) {{kiln_[0-9A-F]+}}(
+//       CHECK:   kiln::conv::conv_depthwise_patches<{{kiln_[0-9A-F]+}}_shape, 4, 8>(in0, in1, epilogue);
+func.func @dw144p(%x: tensor<2x14x14x144xf16>, %w: tensor<144x3x3x1xf16>, %b: tensor<144xf16>) -> tensor<2x14x14x144xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b : tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, pixel_tile = [1, 4, 8], blocks_per_sm = 4>} -> tensor<2x14x14x144xf16> {
+  ^bb0(%ax: tensor<2x14x14x144xf16>, %aw: tensor<144x3x3x1xf16>, %ab: tensor<144xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 144 : (tensor<2x14x14x144xf16>, tensor<144x3x3x1xf16>, tensor<144xf16>) -> tensor<2x14x14x144xf16>
+    kiln.yield %y : tensor<2x14x14x144xf16>
+  }
+  return %0 : tensor<2x14x14x144xf16>
+}
+
+// -----
+
 // Four adjacent output columns a thread (tile [1, 8, 4]): rows of 14
 // outputs are 4 groups (the last of 2), 2 x 14 x 4 = 112 groups of 28 a
 // block: 4 blocks a slice.

@@ -273,6 +273,34 @@ func.func @dw_vector_odd(%x: tensor<1x8x8x12xf16>, %w: tensor<12x3x3x1xf16>) -> 
 
 // -----
 
+// A patch of outputs takes one column a thread.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_depthwise: a pixel tile takes 8 channels of one output column a thread (tile [1, 8, 1]) and patches of one image ([1, rows, columns])
+func.func @dw_patch_columns(%x: tensor<1x8x8x16xf16>, %w: tensor<16x3x3x1xf16>) -> tensor<1x8x8x16xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x8x8x16xf16>, tensor<16x3x3x1xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 2], grid_limit = 2112, pixel_tile = [1, 4, 8]>} -> tensor<1x8x8x16xf16> {
+  ^bb0(%a: tensor<1x8x8x16xf16>, %aw: tensor<16x3x3x1xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 16 : (tensor<1x8x8x16xf16>, tensor<16x3x3x1xf16>) -> tensor<1x8x8x16xf16>
+    kiln.yield %y : tensor<1x8x8x16xf16>
+  }
+  return %0 : tensor<1x8x8x16xf16>
+}
+
+// -----
+
+// A patch whose input window and filters pass the static shared memory:
+// 8 x 16 outputs of a 7 x 7 stride-2 window read 21 x 37 pixels of 128
+// channels.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_depthwise: a patch of 8 x 16 outputs: its input window and filters take 211456 bytes of shared memory, past the 49152 a kernel has statically
+func.func @dw_patch_large(%x: tensor<1x56x56x128xf16>, %w: tensor<128x7x7x1xf16>) -> tensor<1x28x28x128xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x56x56x128xf16>, tensor<128x7x7x1xf16>) {kiln.kernel = #kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, pixel_tile = [1, 8, 16]>} -> tensor<1x28x28x128xf16> {
+  ^bb0(%a: tensor<1x56x56x128xf16>, %aw: tensor<128x7x7x1xf16>):
+    %y = kiln.conv2d %a, %aw strides = [2, 2] padding = [3, 3, 3, 3] dilation = [1, 1] groups = 128 : (tensor<1x56x56x128xf16>, tensor<128x7x7x1xf16>) -> tensor<1x28x28x128xf16>
+    kiln.yield %y : tensor<1x28x28x128xf16>
+  }
+  return %0 : tensor<1x28x28x128xf16>
+}
+
+// -----
+
 // A reduction split over a cluster reads the group's input raw.
 // CHECK: error: 'kiln.fusion' op cannot run as a reduction split over 8 blocks: it needs a group input reduced over a middle run of dimensions whose inner size is a whole number of 16-byte vectors (at most 256)
 func.func @split_with_prologue(%x: tensor<32x56x56x96xf16>) -> tensor<32x1x1x96xf16> {

@@ -85,6 +85,13 @@ std::string reduce(std::vector<int64_t> shape, const std::string &op, std::vecto
 const char *const kDepthwise8 =
     "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112, "
     "blocks_per_sm = 8>";
+/// 2-D patches of rows x columns outputs (the selection stage's launch
+/// bounds: four blocks a multiprocessor).
+std::string depthwisePatch(int64_t rows, int64_t columns, int64_t gridLimit = 2112) {
+  return "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = " +
+         std::to_string(gridLimit) + ", pixel_tile = [1, " + std::to_string(rows) + ", " +
+         std::to_string(columns) + "], blocks_per_sm = 4>";
+}
 const char *const kDepthwise8OneBlock =
     "#kiln.kernel<variant = conv_depthwise, tile = [1, 8, 1], grid_limit = 2112>";
 const char *const kDepthwise8x2 =
@@ -229,6 +236,21 @@ std::vector<ConvCase> convCases() {
       // One block a multiprocessor past 64 outputs: 96 (SqueezeNet's, two
       // warps along them), NCHW over 150 output columns, bf16.
       {1, 40, 300, 3, 96, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, "bf16", true, false, true},
+      // Depthwise over 2-D patches staged in shared memory (pixel_tile):
+      // outputs that are no multiple of the patch either way, two slices of
+      // channels (the second partial, 184) with a residual; stride 2 with
+      // dilation in bf16; 5x5 with a residual; a grid limit small enough
+      // that blocks walk several patches; one-row patches.
+      {2, 13, 11, 144, 144, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 144, "f16", true, true, false,
+       depthwisePatch(4, 8)},
+      {3, 9, 7, 184, 184, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 184, "f16", true, true, false,
+       depthwisePatch(4, 4)},
+      {3, 17, 15, 72, 72, 3, 3, {2, 2}, {2, 2, 2, 2}, {2, 2}, 72, "bf16", true, false, false,
+       depthwisePatch(2, 4)},
+      {2, 15, 14, 48, 48, 5, 5, {1, 1}, {2, 2, 2, 2}, {1, 1}, 48, "f16", true, true, false,
+       depthwisePatch(4, 8, 3)},
+      {1, 10, 23, 32, 32, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 32, "f16", true, false, false,
+       depthwisePatch(1, 8)},
   };
 }
 
@@ -336,7 +358,8 @@ const std::map<std::string, std::vector<int>> &convCaseSets() {
       {"ConvStemFewChannels", {16, 17, 18, 19, 31, 32, 33, 34}},
       {"Conv1x1AsGemm", {9, 10}},
       {"ConvGroupedDepthwiseNchwReduced", {11, 12, 13, 14, 20, 21, 22, 23, 24, 25}},
-      {"ConvDepthwiseColumns", {26, 27, 28, 29, 30}}};
+      {"ConvDepthwiseColumns", {26, 27, 28, 29, 30}},
+      {"ConvDepthwisePatches", {35, 36, 37, 38, 39}}};
   return sets;
 }
 
@@ -435,6 +458,14 @@ TEST(KernelsGpu, ConvDepthwiseColumns) {
   KILN_REQUIRE_GPU();
   auto cases = convCases();
   for (int i : convCaseSets().at("ConvDepthwiseColumns"))
+    expectMatchesReference(conv(cases[i]));
+}
+
+// Depthwise over 2-D patches of outputs staged in shared memory.
+TEST(KernelsGpu, ConvDepthwisePatches) {
+  KILN_REQUIRE_GPU();
+  auto cases = convCases();
+  for (int i : convCaseSets().at("ConvDepthwisePatches"))
     expectMatchesReference(conv(cases[i]));
 }
 

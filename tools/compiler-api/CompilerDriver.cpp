@@ -179,6 +179,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.gemmStreamIntensity = selection.gemmStreamIntensity;
   pipeline.gemmStreamBlocks = selection.gemmStreamBlocks;
   pipeline.depthwiseColumns = selection.depthwiseColumns;
+  pipeline.depthwisePatches = selection.depthwisePatches;
   pipeline.elementwiseUnroll = selection.elementwiseUnroll;
   pipeline.poolVector = selection.poolVector;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
@@ -257,6 +258,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--gemm-gemv-rows=" + std::to_string(selection.gemmGemvRows));
   if (selection.depthwiseColumns != defaults.depthwiseColumns)
     option("--depthwise-columns=" + std::to_string(selection.depthwiseColumns));
+  if (selection.depthwisePatches != defaults.depthwisePatches)
+    option(std::string("--depthwise-patches=") + (selection.depthwisePatches ? "true" : "false"));
   if (selection.elementwiseUnroll != defaults.elementwiseUnroll)
     option("--elementwise-unroll=" + std::to_string(selection.elementwiseUnroll));
   if (selection.poolVector != defaults.poolVector)

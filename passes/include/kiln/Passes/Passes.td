@@ -485,6 +485,11 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "adjacent output columns (1, 2 or 4) a thread of the vectorized "
            "depthwise convolution takes, each input column loaded once for "
            "all of them; 1 until more are measured on the GPU">,
+    Option<"depthwisePatches", "depthwise-patches", "bool", /*default=*/"false",
+           "run vectorized depthwise convolutions of one column a thread over 2-D "
+           "patches of outputs whose input window a block stages in shared "
+           "memory (pixel_tile [1, rows, columns]); off until measured on the "
+           "GPU">,
     Option<"elementwiseUnroll", "elementwise-unroll", "int64_t", /*default=*/"1",
            "elements (1, 2, 4 or 8) an elementwise kernel's thread takes a step "
            "of its grid-stride loop, every load before the first store; 1 until "

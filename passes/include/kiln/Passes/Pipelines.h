@@ -79,6 +79,11 @@ struct GraphPipelineOptions
       *this, "depthwise-columns",
       llvm::cl::desc("adjacent output columns (1, 2 or 4) a vectorized depthwise thread takes"),
       llvm::cl::init(1)};
+  Option<bool> depthwisePatches{
+      *this, "depthwise-patches",
+      llvm::cl::desc("vectorized depthwise convolutions over 2-D patches of outputs staged in "
+                     "shared memory"),
+      llvm::cl::init(false)};
   Option<int64_t> elementwiseUnroll{
       *this, "elementwise-unroll",
       llvm::cl::desc("elements (1, 2, 4 or 8) an elementwise thread takes a step"),
