@@ -312,7 +312,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   // The channels a grid row of the vectorized depthwise kernel takes, as
   // kiln::conv::depthwise::slice computes them (at most 128, split evenly
   // in 8-channel groups).
-  const int64_t slices = ceilDiv(C, 128), slice = (ceilDiv(C, slices) + 7) / 8 * 8;
+  const int64_t slice = depthwiseSlice(C);
   // pixel_tile [1, TH, TW] on one column a thread: a block computes patches
   // of TH x TW outputs from their input window in shared memory
   // (kiln::conv::conv_depthwise_patches).
@@ -322,17 +322,12 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     return refuse("a pixel tile takes 8 channels of one output column a thread (tile [1, 8, "
                   "1]) and patches of one image ([1, rows, columns])");
   if (patches) {
-    const int64_t kernelH = conv.getWeight().getType().getShape()[1],
-                  kernelW = conv.getWeight().getType().getShape()[2];
-    ArrayRef<int64_t> strides = conv.getStrides(), dilation = conv.getDilation();
-    const int64_t windowRows = (patch[1] - 1) * strides[0] + (kernelH - 1) * dilation[0] + 1,
-                  windowColumns = (patch[2] - 1) * strides[1] + (kernelW - 1) * dilation[1] + 1;
-    const int64_t shared = (kernelH * kernelW + windowRows * windowColumns) * slice * 2;
-    if (shared > 48 * 1024)
+    const int64_t shared = depthwisePatchSharedBytes(*convShape, patch[1], patch[2]);
+    if (shared > kStaticSharedBytes)
       return refuse("a patch of " + std::to_string(patch[1]) + " x " +
                     std::to_string(patch[2]) + " outputs: its input window and filters take " +
-                    std::to_string(shared) +
-                    " bytes of shared memory, past the 49152 a kernel has statically");
+                    std::to_string(shared) + " bytes of shared memory, past the " +
+                    std::to_string(kStaticSharedBytes) + " a kernel has statically");
     kernel.grid[0] = static_cast<unsigned>(
         std::min(out[0] * ceilDiv(out[1], patch[1]) * ceilDiv(out[2], patch[2]),
                  std::max<int64_t>(config.getGridLimit(), 1)));

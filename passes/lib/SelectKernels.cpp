@@ -133,17 +133,9 @@ constexpr int64_t kDepthwisePatchSharedBytes = 24 * 1024;
 constexpr int64_t kDepthwisePatchBlocksPerSM = 4;
 
 std::optional<std::array<int64_t, 2>> depthwisePatch(const ConvShape &s) {
-  Conv2dOp conv = s.conv;
-  ArrayRef<int64_t> weight = conv.getWeight().getType().getShape();
-  ArrayRef<int64_t> strides = conv.getStrides(), dilation = conv.getDilation();
-  const int64_t channels = s.groups * s.inChannelsPerGroup;
-  const int64_t slices = ceilDiv(channels, 128), slice = (ceilDiv(channels, slices) + 7) / 8 * 8;
-  for (const std::array<int64_t, 2> &patch : kDepthwisePatches) {
-    const int64_t rows = (patch[0] - 1) * strides[0] + (weight[1] - 1) * dilation[0] + 1,
-                  columns = (patch[1] - 1) * strides[1] + (weight[2] - 1) * dilation[1] + 1;
-    if ((weight[1] * weight[2] + rows * columns) * slice * 2 <= kDepthwisePatchSharedBytes)
+  for (const std::array<int64_t, 2> &patch : kDepthwisePatches)
+    if (depthwisePatchSharedBytes(s, patch[0], patch[1]) <= kDepthwisePatchSharedBytes)
       return patch;
-  }
   return std::nullopt;
 }
 

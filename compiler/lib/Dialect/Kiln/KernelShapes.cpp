@@ -63,6 +63,16 @@ StemGeometry kiln::stemGeometryOf(const ConvShape &shape) {
   return g;
 }
 
+int64_t kiln::depthwisePatchSharedBytes(const ConvShape &shape, int64_t rows, int64_t columns) {
+  Conv2dOp conv = shape.conv;
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> strides = conv.getStrides(), dilation = conv.getDilation();
+  const int64_t windowRows = (rows - 1) * strides[0] + (w[1] - 1) * dilation[0] + 1,
+                windowColumns = (columns - 1) * strides[1] + (w[2] - 1) * dilation[1] + 1;
+  return (w[1] * w[2] + windowRows * windowColumns) *
+         depthwiseSlice(shape.groups * shape.inChannelsPerGroup) * 2;
+}
+
 std::optional<GemmShape> kiln::gemmShapeOf(FusionOp group) {
   if (std::optional<ConvShape> conv = convShapeOf(group)) {
     if (!conv->plainGemm)

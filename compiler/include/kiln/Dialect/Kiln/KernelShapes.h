@@ -174,6 +174,18 @@ struct StemGeometry {
 /// The geometry of a conv_stem candidate (one group).
 StemGeometry stemGeometryOf(const ConvShape &shape);
 
+/// The channels a grid row of the vectorized conv_depthwise takes
+/// (kiln::conv::depthwise::slice): at most 128, split evenly in 8-channel
+/// groups over as few slices as that takes.
+constexpr int64_t depthwiseSlice(int64_t channels) {
+  const int64_t slices = (channels + 127) / 128;
+  return ((channels + slices - 1) / slices + 7) / 8 * 8;
+}
+/// The static shared memory of conv_depthwise over `rows` x `columns`
+/// patches of outputs (kiln::conv::depthwise::patch_shared_bytes): a slice's
+/// filters and the patch's input window, 2-byte elements.
+int64_t depthwisePatchSharedBytes(const ConvShape &shape, int64_t rows, int64_t columns);
+
 /// gemm_stream (kiln_gemm_stream.cuh, whose kiln::stream::shared_bytes this
 /// mirrors): 128-row tiles, the weight and `stages` tiles of A (and of the
 /// row input, where staged) in dynamic shared memory, chunks of 64 columns.
