@@ -274,6 +274,12 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
         launch.emitOpError("names kernel ") << config.getKernel() << ", which the module lacks";
         return std::nullopt;
       }
+      if (config.getScalars().size() > fmt::kMaxScalars) {
+        launch.emitOpError("passes ")
+            << config.getScalars().size() << " integers; the artifact holds at most "
+            << fmt::kMaxScalars;
+        return std::nullopt;
+      }
       auto [it, inserted] = kernelIndex.try_emplace(kernel, kernelOps.size());
       if (inserted) {
         kernelOps.push_back(kernel);
@@ -411,9 +417,7 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
         plan.put<uint32_t>(workspace->second);
       ArrayAttr maps = config.getTensorMaps();
       plan.put<uint32_t>(maps ? maps.size() : 0);
-      if (!maps)
-        continue;
-      for (Attribute attribute : maps) {
+      for (Attribute attribute : maps ? maps.getValue() : ArrayRef<Attribute>()) {
         auto map = cast<TensorMapAttr>(attribute);
         Value input = launch.getInputs()[map.getInput()];
         plan.put<uint32_t>(bufferOf.lookup(input));
@@ -426,6 +430,9 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
         for (size_t d = 0; d < map.getDims().size(); ++d)
           plan.put<uint32_t>(d < map.getStrides().size() ? map.getStrides()[d] : 1);
       }
+      plan.put<uint32_t>(config.getScalars().size());
+      for (int64_t value : config.getScalars())
+        plan.put<int64_t>(value);
     }
   };
   plan.put<uint32_t>(archs.size() + 1);

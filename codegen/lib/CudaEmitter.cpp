@@ -42,7 +42,8 @@ using namespace kiln::codegen::detail;
 std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
                                              unsigned threads, unsigned tensorMaps,
                                              unsigned minBlocks, bool splitCluster,
-                                             bool workspace, StringRef threadsText) {
+                                             bool workspace, StringRef threadsText,
+                                             ArrayRef<std::string> integers) {
   // A Hopper main loop asks for two blocks a multiprocessor in its sm_90a
   // image only (wgmmaBlocksPreamble): the other images' mma.sync loop
   // needs its registers.
@@ -67,6 +68,8 @@ std::string kiln::codegen::detail::kernelOpen(FusionOp group, StringRef name,
                      " *__restrict__ out" + std::to_string(index));
   if (workspace)
     params.push_back("float *__restrict__ workspace");
+  for (const std::string &integer : integers)
+    params.push_back("const long long " + integer);
   for (size_t i = 0; i < params.size(); ++i)
     text += (i ? ", " : "") + params[i];
   // Every kernel opens by waiting for the kernel before it, so that the
@@ -87,11 +90,16 @@ EmittedKernel kiln::codegen::detail::kernelFor(FusionOp group, StringRef name, S
   return kernel;
 }
 
-std::string kiln::codegen::detail::header(FusionOp group, StringRef family) {
+std::string kiln::codegen::detail::header(FusionOp group, StringRef family,
+                                         bool withLocation) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "// kiln " << family << " kernel for the group at ";
-  group.getLoc().print(os);
+  if (withLocation) {
+    os << "// kiln " << family << " kernel for the group at ";
+    group.getLoc().print(os);
+  } else {
+    os << "// kiln " << family << " kernel, sizes given at launch";
+  }
   os << "\n#include \"kiln_common.cuh\"\n";
   return text;
 }

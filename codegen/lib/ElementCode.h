@@ -79,6 +79,9 @@ public:
   llvm::SmallVector<unsigned> columnLoads;
   /// The offset of element `index` in input `argument` (broadcasting).
   std::string offsetOf(mlir::BlockArgument argument);
+  /// Whether the code so far computes a coordinate of the iteration shape
+  /// (a broadcast or a data movement): it then names the shape's sizes.
+  bool indexesByShape() const { return !coordinates.empty(); }
 
   std::string code;
 

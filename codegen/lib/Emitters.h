@@ -46,13 +46,18 @@ std::string gridStrideLoop(const std::string &var, int64_t count);
 /// in front of the launch bounds. `workspace` adds the last parameter,
 /// `float *workspace` (EmittedKernel::workspaceBytes). `threadsText`, where
 /// given, is the launch bounds' thread count in place of `threads` (a macro
-/// whose value differs between images).
+/// whose value differs between images). `integers` name the `long long`
+/// parameters that follow (EmittedKernel::scalars).
 std::string kernelOpen(FusionOp group, llvm::StringRef name, unsigned threads,
                        unsigned tensorMaps = 0, unsigned minBlocks = 0,
                        bool splitCluster = false, bool workspace = false,
-                       llvm::StringRef threadsText = {});
-/// The comment naming the group's location and the common include.
-std::string header(FusionOp group, llvm::StringRef family);
+                       llvm::StringRef threadsText = {},
+                       llvm::ArrayRef<std::string> integers = {});
+/// The comment naming the group's location and the common include. Without
+/// `withLocation`, the comment names none: a kernel whose sizes are given
+/// at launch is then the same text for every group of its configuration
+/// and epilogue, in any model, and so one kernel-cache entry.
+std::string header(FusionOp group, llvm::StringRef family, bool withLocation = true);
 /// A kernel of fusion kind `kind` for `group`, named `name`, its parameter
 /// counts taken from the group; the emitter fills in the launch and source.
 EmittedKernel kernelFor(FusionOp group, llvm::StringRef name, llvm::StringRef kind);

@@ -340,6 +340,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   int64_t split = config.getSplitK();
   if (split != 1 && !splitK)
     return refuse("only gemm_split_k splits K");
+  // runtime_sizes: M, N and K are the kernel's last parameters and its
+  // source names no size, so every group of this configuration and
+  // epilogue shares the kernel (and its compile).
+  const bool runtimeSizes = config.getRuntimeSizes();
+  if (runtimeSizes && (variant != KernelVariant::gemm_wgmma || batch != 1 || N % 8 != 0))
+    return refuse("sizes at run time take gemm_wgmma, no batch and N % 8 == 0");
+  if (runtimeSizes && epilogue.indexesByShape())
+    return refuse("sizes at run time: its epilogue indexes an input by the result's shape (a "
+                  "broadcast or a data movement), which would name the sizes");
   // gemm_gemv: a warp per 8 rows (kiln::gemv::threads).
   unsigned threads = splitK || narrow ? 128
                      : gemv      ? static_cast<unsigned>(32 * ((M + 7) / 8))
@@ -379,7 +388,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
           : std::string(variant == KernelVariant::gemm_tf32 ? "kiln::tf32_gemm<"
                                                             : "kiln::simt_gemm<") +
                 (kMajorB ? "true" : "false") + ">";
-  std::string sizes = std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K);
+  std::string sizes = runtimeSizes ? "(int)size_m, (int)size_n, (int)size_k"
+                                   : std::to_string(M) + ", " + std::to_string(N) + ", " +
+                                         std::to_string(K);
   std::string pointerCall = mmaLoop + "(in" + std::to_string(lhsArg.getArgNumber()) +
                             " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) +
                             " + bOffset, " + sizes + ", epilogue);\n";
@@ -425,6 +436,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
 
   EmittedKernel kernel = kernelFor(group, name, plan.kind);
   kernel.block = threads;
+  if (runtimeSizes)
+    kernel.scalars = {M, N, K};
   kernel.grid[0] = static_cast<unsigned>((N + tileN - 1) / tileN);
   kernel.grid[1] = static_cast<unsigned>((M + tileM - 1) / tileM);
   kernel.grid[2] = static_cast<unsigned>(batch);
@@ -480,9 +493,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                            : 0,
                           /*splitCluster=*/hopper && multicast > 1,
                           /*workspace=*/kernel.workspaceBytes != 0,
-                          sm90aThreads ? "KILN_WGMMA_THREADS" : "");
+                          sm90aThreads ? "KILN_WGMMA_THREADS" : "",
+                          runtimeSizes ? std::vector<std::string>{"size_m", "size_n", "size_k"}
+                                       : std::vector<std::string>{});
   kernel.source =
-      header(group, kernel.kind) + "#include \"kiln_gemm.cuh\"\n" +
+      header(group, kernel.kind, /*withLocation=*/!runtimeSizes) +
+      "#include \"kiln_gemm.cuh\"\n" +
       (narrow ? "#include \"kiln_gemm_narrow.cuh\"\nstatic_assert(kiln::narrow::kThreads == " +
                     std::to_string(threads) + ", \"the launch's block must match the kernel's "
                     "staging tiles\");\n"
@@ -519,15 +535,20 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     : "") +
       "\n" +
       emitEpilogueFunctor(group,
-                          {epilogueName, "int m, int n", "m, n", "  long long batchBase;\n",
+                          {epilogueName, "int m, int n", "m, n",
+                           runtimeSizes ? "  long long batchBase;\n  long long columns;\n"
+                                        : "  long long batchBase;\n",
                            "    const long long idx = batchBase + (long long)m * " +
-                               std::to_string(N) + "LL + n;\n",
+                               (runtimeSizes ? std::string("columns") : std::to_string(N) + "LL") +
+                               " + n;\n",
                            /*pairs=*/N % 2 == 0,
                            /*chunks=*/(hopper || stream) && N % 8 == 0},
                           epilogue) +
       "\n" + open +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
-      ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n" + mainLoop + "}\n";
+      (runtimeSizes ? std::string(", 0LL, size_n};\n")
+                    : ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n") +
+      mainLoop + "}\n";
   return kernel;
 }

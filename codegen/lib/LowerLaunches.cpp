@@ -50,7 +50,8 @@ LaunchConfigAttr imageConfig(MLIRContext *context, const EmittedKernel &kernel,
     maps.push_back(tensorMapAttr(context, map));
   return LaunchConfigAttr::get(context, image.arch, symbol, grid, launch.block,
                                launch.dynamicSharedBytes, cluster,
-                               maps.empty() ? ArrayAttr() : ArrayAttr::get(context, maps));
+                               maps.empty() ? ArrayAttr() : ArrayAttr::get(context, maps),
+                               kernel.scalars);
 }
 
 struct LowerLaunches : public kiln::impl::KilnLowerLaunchesBase<LowerLaunches> {

@@ -38,6 +38,7 @@ struct SplitKKnobs {
   bool wgmmaResidualPrefetch;
   bool attentionWgmma;
   bool attentionOverlap;
+  bool runtimeSizes; // gemm_wgmma: M, N and K at launch where the epilogue allows
 };
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -3,7 +3,9 @@
 // One step a retry, the costliest register demand first. The stem on input
 // rows and the streaming GEMM: half their blocks a multiprocessor. The
 // depthwise convolution: a minimum of one block (ptxas's registers). The
-// Hopper GEMM and convolution: stream-K's partial tiles, a multicast
+// Hopper GEMM and convolution: sizes given at launch (which the kernel
+// holds in registers, and bounds it can no longer drop), stream-K's
+// partial tiles, a multicast
 // cluster, two blocks a multiprocessor, then the schedules that hold more
 // per thread (ping-pong: a whole tile a warpgroup; the epilogue
 // warpgroups: five warpgroups in one register file; the overlapped
@@ -26,13 +28,14 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   llvm::SmallVector<int64_t> tile(config.getTile());
   int64_t multicast = config.getMulticast(), blocksPerSM = config.getBlocksPerSm();
   bool streamK = config.getStreamK();
+  bool runtimeSizes = config.getRuntimeSizes();
   WgmmaSchedule schedule = config.getSchedule();
   int64_t gridLimit = config.getGridLimit();
   auto with = [&](std::string step) {
     why = std::move(step);
     return KernelConfigAttr::get(context, variant, tile, config.getStages(),
                                  config.getSplitK(), gridLimit, config.getPixelTile(), schedule,
-                                 multicast, blocksPerSM, streamK);
+                                 multicast, blocksPerSM, streamK, runtimeSizes);
   };
   // The stem on input rows and the streaming GEMM: half the blocks a
   // multiprocessor, each with twice the registers (the grid shrinks alike).
@@ -65,6 +68,12 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   }
   if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
     return std::nullopt;
+  // Sizes known to ptxas first: held in registers, runtime ones spilled
+  // 192-row tiles' epilogues (which the selection now keeps them from).
+  if (runtimeSizes) {
+    runtimeSizes = false;
+    return with("sizes in the source (not given at launch)");
+  }
   if (streamK) {
     streamK = false;
     return with("no stream-K");

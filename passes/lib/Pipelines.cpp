@@ -59,6 +59,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.gemmStreamBlocks = options.gemmStreamBlocks;
     select.depthwiseColumns = options.depthwiseColumns;
     select.depthwisePatches = options.depthwisePatches;
+    select.runtimeSizes = options.runtimeSizes;
     select.elementwiseUnroll = options.elementwiseUnroll;
     select.poolVector = options.poolVector;
     select.wgmmaSchedule = options.wgmmaSchedule;

@@ -161,9 +161,53 @@ KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<in
                         int64_t stages = 0, int64_t splitK = 1, int64_t gridLimit = 0,
                         ArrayRef<int64_t> pixelTile = {},
                         WgmmaSchedule schedule = WgmmaSchedule::cooperative,
-                        int64_t multicast = 1, int64_t blocksPerSM = 1, bool streamK = false) {
+                        int64_t multicast = 1, int64_t blocksPerSM = 1, bool streamK = false,
+                        bool runtimeSizes = false) {
   return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile,
-                               schedule, multicast, blocksPerSM, streamK);
+                               schedule, multicast, blocksPerSM, streamK, runtimeSizes);
+}
+
+/// Whether a gemm_wgmma group on 128-row tiles can take its sizes at run
+/// time (runtime-sizes; on 192-row tiles, ViT-B/16's at batch 32, ptxas
+/// spilled the epilogue with the sizes in registers): without a batch, N % 8 == 0 (the epilogue's pairs and 16-byte chunks
+/// need no check of N), and an epilogue of elementwise ops that reads
+/// nothing but the bias by column and inputs of the result's shape at the
+/// element's own index. Anything else indexes by the result's shape, which
+/// the source would then name.
+bool runtimeSizesApply(FusionOp group, const GemmShape &s, std::string &why) {
+  if (s.batch != 1 || s.N % 8 != 0) {
+    why = "sizes in the source: runtime sizes take no batch and N % 8 == 0";
+    return false;
+  }
+  Block &body = group.getBody().front();
+  ArrayRef<int64_t> result = cast<RankedTensorType>(s.anchor->getResult(0).getType()).getShape();
+  Value bias;
+  if (auto linear = dyn_cast<LinearOp>(s.anchor))
+    bias = linear.getBias();
+  for (Operation &op : body.without_terminator())
+    if (&op != s.anchor && !op.hasTrait<kiln::OpTrait::KilnElementwise>() && !isa<ConstantOp>(op)) {
+      why = "sizes in the source: its epilogue's " + op.getName().getStringRef().str() +
+            " indexes by the result's shape";
+      return false;
+    }
+  for (BlockArgument argument : body.getArguments()) {
+    if (argument == s.anchor->getOperand(0) || argument == s.anchor->getOperand(1) ||
+        argument == bias)
+      continue;
+    auto type = cast<RankedTensorType>(argument.getType());
+    if (type.getShape() != result && type.getNumElements() != 1) {
+      why = "sizes in the source: its epilogue broadcasts input " +
+            str(argument.getArgNumber()) + " over the result";
+      return false;
+    }
+  }
+  for (Value value : cast<YieldOp>(body.getTerminator()).getValues())
+    if (cast<RankedTensorType>(value.getType()).getShape() != result) {
+      why = "sizes in the source: a result of another shape than the GEMM's";
+      return false;
+    }
+  why = "sizes at run time";
+  return true;
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -308,11 +352,16 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     const bool streamed = knobs.wgmmaStreamK &&
                           streamKApplies(tile, s.batch, blocks, ceilDiv(s.K, 64),
                                          /*convResidual=*/false, streamK);
+    std::string sizes = "sizes in the source: runtime sizes spill a 192-row tile's epilogue";
+    const bool runtimeSizes =
+        knobs.runtimeSizes && tile.rows == 128 && runtimeSizesApply(group, s, sizes);
     return Choice{config(context, KernelVariant::gemm_wgmma, {tile.rows, tile.width, 64}, tile.stages,
                          1, streamed ? blocks : std::min<int64_t>(tile.tiles, blocks), {},
-                         tile.schedule, tile.multicast, tile.blocksPerSM, streamed),
+                         tile.schedule, tile.multicast, tile.blocksPerSM, streamed,
+                         runtimeSizes),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
-                      refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "")};
+                      refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "") +
+                      (knobs.runtimeSizes ? "; " + sizes : "")};
   }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma
@@ -673,7 +722,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
-                      wgmmaResidualPrefetch, attentionWgmma, attentionOverlap};
+                      wgmmaResidualPrefetch, attentionWgmma, attentionOverlap, runtimeSizes};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

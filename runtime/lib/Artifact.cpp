@@ -480,8 +480,8 @@ TensorMapEntry readTensorMap(Cursor &c, const Artifact &a, const LaunchEntry &la
 }
 
 /// Launches of one kernel pass the same parameters in every plan:
-/// (pointers, tensor maps) per kernel.
-using KernelParameters = std::vector<std::pair<int64_t, int64_t>>;
+/// (pointers, tensor maps, integers) per kernel.
+using KernelParameters = std::vector<std::array<int64_t, 3>>;
 
 void readLaunches(Cursor &c, Artifact &a, LaunchPlan &launchPlan, KernelParameters &parameters) {
   uint32_t launches = c.count(32, "launches");
@@ -524,22 +524,34 @@ void readLaunches(Cursor &c, Artifact &a, LaunchPlan &launchPlan, KernelParamete
     }
     // The smallest tensor map: rank 2 (12 + 2 * 16 bytes).
     uint32_t maps = c.count(44, "tensor maps");
-    if (argc * sizeof(uint64_t) + maps * fmt::kTensorMapBytes > fmt::kMaxParameterBytes)
-      c.fail(name + " passes " + std::to_string(argc) + " pointers and " +
-             std::to_string(maps) + " tensor maps, over the " +
-             std::to_string(fmt::kMaxParameterBytes) + "-byte parameter space");
+    size_t mapsStart = c.position();
     for (uint32_t m = 0; m < maps; ++m)
       e.tensorMaps.push_back(
           readTensorMap(c, a, e, "tensor map " + std::to_string(m) + " of " + name));
+    uint32_t scalars = c.count(8, "integer arguments");
+    if (scalars > fmt::kMaxScalars)
+      c.fail(name + " passes " + std::to_string(scalars) + " integers (at most " +
+             std::to_string(fmt::kMaxScalars) + ")");
+    for (uint32_t s = 0; s < scalars; ++s)
+      e.scalars.push_back(c.read<int64_t>());
+    if ((argc + scalars) * sizeof(uint64_t) + maps * fmt::kTensorMapBytes >
+        fmt::kMaxParameterBytes)
+      c.failAt(mapsStart - 4, name + " passes " + std::to_string(argc) + " pointers, " +
+                                  std::to_string(maps) + " tensor maps and " +
+                                  std::to_string(scalars) + " integers, over the " +
+                                  std::to_string(fmt::kMaxParameterBytes) +
+                                  "-byte parameter space");
+    const std::array<int64_t, 3> passed = {argc, maps, scalars};
     auto &expected = parameters[e.kernel];
-    if (expected.first < 0)
-      expected = {argc, maps};
-    else if (expected != std::pair<int64_t, int64_t>(argc, maps))
+    if (expected[0] < 0)
+      expected = passed;
+    else if (expected != passed)
       c.failAt(start, name + " passes kernel '" + a.kernels[e.kernel].name + "' " +
-                          std::to_string(argc) + " pointers and " + std::to_string(maps) +
-                          " tensor maps; an earlier launch passed " +
-                          std::to_string(expected.first) + " and " +
-                          std::to_string(expected.second));
+                          std::to_string(argc) + " pointers, " + std::to_string(maps) +
+                          " tensor maps and " + std::to_string(scalars) +
+                          " integers; an earlier launch passed " + std::to_string(expected[0]) +
+                          ", " + std::to_string(expected[1]) + " and " +
+                          std::to_string(expected[2]));
     launchPlan.launches.push_back(std::move(e));
   }
 }
@@ -550,7 +562,7 @@ void readPlans(Cursor &c, Artifact &a) {
   if (plans == 0 || plans > fmt::kMaxPlans)
     c.fail(std::to_string(plans) + " launch plans (1 to " + std::to_string(fmt::kMaxPlans) +
            ")");
-  KernelParameters parameters(a.kernels.size(), {-1, -1});
+  KernelParameters parameters(a.kernels.size(), {-1, -1, -1});
   for (uint32_t p = 0; p < plans; ++p) {
     LaunchPlan plan;
     plan.arch = c.string(32);

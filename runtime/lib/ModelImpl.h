@@ -85,6 +85,7 @@ struct Session::Impl {
   std::vector<CUdeviceptr> addresses;                 // per plan buffer
   std::vector<std::vector<rt::TensorMap>> tensorMaps; // per launch
   std::vector<std::vector<CUdeviceptr>> arguments;    // per launch
+  std::vector<std::vector<long long>> scalars;        // per launch
   std::vector<std::vector<void *>> parameters;        // per launch
   CUgraphExec graph = nullptr;
   bool graphCurrent = false;

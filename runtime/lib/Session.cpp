@@ -127,6 +127,7 @@ void Session::Impl::bind(const std::vector<CUdeviceptr> &inputs,
   const std::vector<LaunchEntry> &launches = m.plan->launches;
   tensorMaps.assign(launches.size(), {});
   arguments.assign(launches.size(), {});
+  scalars.assign(launches.size(), {});
   parameters.assign(launches.size(), {});
   for (size_t index = 0; index < launches.size(); ++index) {
     const LaunchEntry &launch = launches[index];
@@ -141,6 +142,9 @@ void Session::Impl::bind(const std::vector<CUdeviceptr> &inputs,
       parameters[index].push_back(&map);
     for (CUdeviceptr &pointer : arguments[index])
       parameters[index].push_back(&pointer);
+    scalars[index].assign(launch.scalars.begin(), launch.scalars.end());
+    for (long long &value : scalars[index])
+      parameters[index].push_back(&value);
   }
   boundInputs = inputs;
   boundOutputs = outputs;

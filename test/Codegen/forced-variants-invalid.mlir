@@ -666,3 +666,31 @@ func.func @stream_grid(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tensor
   }
   return %0 : tensor<1000x24xf16>
 }
+
+// -----
+
+// Sizes at run time cannot hold an epilogue that indexes an input by the
+// result's shape: a per-column scale that is not the bias.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: sizes at run time: its epilogue indexes an input by the result's shape (a broadcast or a data movement), which would name the sizes
+func.func @runtime_sizes_broadcast(%x: tensor<4096x1024xf16>, %w: tensor<4096x1024xf16>, %s: tensor<4096xf16>) -> tensor<4096x4096xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %s : tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, runtime_sizes = true>} -> tensor<4096x4096xf16> {
+  ^bb0(%a: tensor<4096x1024xf16>, %bw: tensor<4096x1024xf16>, %bs: tensor<4096xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x1024xf16>, tensor<4096x1024xf16>) -> tensor<4096x4096xf16>
+    %m = kiln.mul %l, %bs : tensor<4096x4096xf16>, tensor<4096xf16> -> tensor<4096x4096xf16>
+    kiln.yield %m : tensor<4096x4096xf16>
+  }
+  return %0 : tensor<4096x4096xf16>
+}
+
+// -----
+
+// Nor an N that is not a multiple of 8 (the epilogue would check it).
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: sizes at run time take gemm_wgmma, no batch and N % 8 == 0
+func.func @runtime_sizes_odd_n(%x: tensor<4096x1024xf16>, %w: tensor<1001x1024xf16>) -> tensor<4096x1001xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x1024xf16>, tensor<1001x1024xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, runtime_sizes = true>} -> tensor<4096x1001xf16> {
+  ^bb0(%a: tensor<4096x1024xf16>, %bw: tensor<1001x1024xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x1024xf16>, tensor<1001x1024xf16>) -> tensor<4096x1001xf16>
+    kiln.yield %l : tensor<4096x1001xf16>
+  }
+  return %0 : tensor<4096x1001xf16>
+}

@@ -92,6 +92,7 @@ void checkInvariants(const Artifact &a, const uint8_t *data, size_t size) {
     require(l.sharedBytes <= fmt::kMaxSharedBytes);
     for (uint32_t b : l.buffers)
       require(b < a.buffers.size());
+    require(l.scalars.size() <= fmt::kMaxScalars);
     for (const kiln::rt::TensorMapEntry &m : l.tensorMaps) {
       require(m.buffer < a.buffers.size());
       const size_t rank = m.dims.size();

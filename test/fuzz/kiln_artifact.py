@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads and writes .kiln artifacts (format version 8) to forge test inputs.
+"""Reads and writes .kiln artifacts (format version 9) to forge test inputs.
 
     kiln_artifact.py forge IN OUT [--version N] [--kind KIND] [--block N]
                                   [--grid X,Y,Z] [--stub-images]
@@ -21,7 +21,7 @@ import struct
 import sys
 
 MAGIC = b"KILNART\0"
-VERSION = 8
+VERSION = 9
 HEADER_BYTES = 24
 ENTRY_BYTES = 32
 SIGNATURE, KERNELS, PLAN, WEIGHTS, METADATA = 1, 2, 3, 4, 5
@@ -70,6 +70,11 @@ class Reader:
         values = struct.unpack_from("<" + fmt, self.data, self.pos)
         self.pos += struct.calcsize("<" + fmt)
         return values if len(values) > 1 else values[0]
+
+    def take_list(self, kind, count):
+        values = list(struct.unpack_from("<" + kind * count, self.data, self.pos))
+        self.pos += struct.calcsize("<" + kind * count)
+        return values
 
     def bytes(self, n):
         out = self.data[self.pos:self.pos + n]
@@ -129,8 +134,9 @@ def read(data):
                 strides = list(plan.take("I" * rank))
                 maps.append({"buffer": buffer, "dtype": dtype, "dims": dims, "box": box,
                              "strides": strides})
+            scalars = plan.take_list("q", plan.take("I"))
             launches.append({"kernel": kernel, "grid": grid, "block": block, "shared": shared,
-                             "args": args, "maps": maps})
+                             "args": args, "maps": maps, "scalars": scalars})
         plans.append({"arch": arch, "launches": launches})
     about = Reader(sections[METADATA])
     metadata = [(about.str(), about.str()) for _ in range(about.take("I"))]
@@ -174,6 +180,9 @@ def write(a):
                 plan += struct.pack("<" + "Q" * rank, *m["dims"])
                 plan += struct.pack("<" + "I" * rank, *m["box"])
                 plan += struct.pack("<" + "I" * rank, *m["strides"])
+            scalars = l.get("scalars", [])
+            plan += struct.pack("<I", len(scalars)) + struct.pack("<" + "q" * len(scalars),
+                                                                  *scalars)
 
     about = struct.pack("<I", len(a["metadata"]))
     about += b"".join(s(key) + s(value) for key, value in a["metadata"])

@@ -63,6 +63,11 @@ MODELS = {
     # kernel (2-D tensor maps) rather than split-K, gemm_gemv or gemm_narrow.
     "mlp_f16": (lambda: Mlp().half(), lambda: (torch.randn(8, 16).half(),), "sm_90a,sm_80",
                 ["--multiprocessors", "4", "--gemm-gemv-rows=0", "--gemm-narrow-fmas=0"]),
+    # The same with its first GEMM's sizes given at launch (integers after
+    # its pointers).
+    "mlp_sizes_f16": (lambda: Mlp().half(), lambda: (torch.randn(8, 16).half(),), "sm_90a,sm_80",
+                      ["--multiprocessors", "4", "--gemm-gemv-rows=0", "--gemm-narrow-fmas=0",
+                       "--runtime-sizes"]),
     # The second convolution reads NHWC: a Hopper implicit GEMM with 4-D and
     # 3-D tensor maps (the first reads the NCHW input through a permute).
     "conv_f16": (lambda: torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
@@ -125,6 +130,8 @@ def mangled(data):
         dims=[8] * 6, box=[1] * 6, strides=[1] * 6))
     forge("map-stride-9", lambda b: b["plans"][0]["launches"][0]["maps"][0]["strides"].__setitem__(1, 9))
     forge("map-box-row", lambda b: b["plans"][0]["launches"][0]["maps"][0]["box"].__setitem__(0, 72))
+    forge("scalars-17", lambda b: b["plans"][0]["launches"][0].update(scalars=[1] * 17))
+    forge("scalars-differ", lambda b: b["plans"][0]["launches"][0].update(scalars=[4096, 1024, 64]))
     forge("plan-arch", lambda b: b["plans"][0].update(arch="sm_86"))
     forge("plan-twice", lambda b: b["plans"].append(dict(b["plans"][0])))
     forge("metadata-escape", lambda b: b.update(metadata=[("source.name", "m\x1b[2J.pt")]))

@@ -200,6 +200,9 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
       params.push_back(&map);
     for (CUdeviceptr &p : pointers)
       params.push_back(&p);
+    std::vector<long long> scalars(kernel.scalars.begin(), kernel.scalars.end());
+    for (long long &value : scalars)
+      params.push_back(&value);
     // The launch the artifact's plan would hold for this image.
     unsigned shared = codegen::launchInImage(kernel, *image).dynamicSharedBytes;
     if (shared > 48 * 1024)

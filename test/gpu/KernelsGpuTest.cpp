@@ -419,6 +419,69 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
   }
 }
 
+/// `config` with its sizes given at launch (runtime_sizes).
+static std::string withRuntimeSizes(std::string config) {
+  config.insert(config.size() - 1, ", runtime_sizes = true");
+  return config;
+}
+
+/// One module, two GEMMs of one configuration and epilogue at different
+/// sizes: one kernel, launched with each one's integers.
+static std::string twoSizes(int64_t m1, int64_t m2, int64_t n, int64_t k, const std::string &type,
+                            const std::string &kernel) {
+  auto t = [&](std::string s) { return "tensor<" + s + "x" + type + ">"; };
+  std::string w = t(std::to_string(n) + "x" + std::to_string(k)), b = t(std::to_string(n));
+  std::string body;
+  std::vector<std::string> xs, ys;
+  for (int64_t m : {m1, m2}) {
+    xs.push_back(t(std::to_string(m) + "x" + std::to_string(k)));
+    ys.push_back(t(std::to_string(m) + "x" + std::to_string(n)));
+  }
+  for (int i = 0; i < 2; ++i)
+    body += "  %" + std::to_string(i) + " = kiln.fusion gemm_epilogue ins(%x" +
+            std::to_string(i) + ", %w, %b : " + xs[i] + ", " + w + ", " + b +
+            ") {kiln.kernel = " + kernel + "} -> " + ys[i] + " {\n  ^bb0(%a: " + xs[i] +
+            ", %bw: " + w + ", %bb: " + b + "):\n    %l = kiln.linear %a, %bw, %bb : (" + xs[i] +
+            ", " + w + ", " + b + ") -> " + ys[i] + "\n    %g = kiln.gelu %l : " + ys[i] +
+            "\n    kiln.yield %g : " + ys[i] + "\n  }\n";
+  return "func.func @f(%x0: " + xs[0] + ", %x1: " + xs[1] + ", %w: " + w + ", %b: " + b +
+         ") -> (" + ys[0] + ", " + ys[1] + ") {\n" + body + "  return %0, %1 : " + ys[0] + ", " +
+         ys[1] + "\n}\n";
+}
+
+/// The Hopper configurations whose sizes are given at launch in the tests:
+/// each schedule, 64 to 256 wide, multicast and two blocks a
+/// multiprocessor. (A 192-row tile spills a GELU and residual epilogue with
+/// runtime sizes; kiln-compile retries it with sizes in the source.)
+static std::vector<std::string> runtimeSizeConfigs() {
+  std::vector<std::string> configs;
+  for (size_t i : {2, 4, 5, 9, 12, 14})
+    configs.push_back(withRuntimeSizes(wgmmaConfigs()[i]));
+  return configs;
+}
+
+// Sizes given at launch: M, N and K off every tile multiple with a
+// residual, bias + GELU alone, bf16, and one kernel launched at two sizes.
+TEST(KernelsGpu, LinearWgmmaRuntimeSizes) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : runtimeSizeConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel));
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
+    expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+    expectMatchesReference(twoSizes(77, 520, 136, 264, "f16", kernel));
+  }
+}
+
+// Needs NVRTC, not a GPU: the runtime-size kernels compile for both
+// images without a spill.
+TEST(KernelsGpu, RuntimeSizesCompile) {
+  std::vector<std::string> irs;
+  for (const std::string &kernel : runtimeSizeConfigs())
+    irs.push_back(linear(300, 504, 712, "f16", kernel));
+  expectCompilesForBothImages(irs);
+}
+
 // KILN_EPILOGUE_FRAGMENTS=late-residual: the residual's first slice of a
 // tile copied when its epilogue starts, not before its main loop as by
 // default (every tile width, schedule, multicast and two-blocks config;

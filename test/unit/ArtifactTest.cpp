@@ -115,6 +115,9 @@ std::string serialize(const Artifact &a, uint32_t version = fmt::kVersion) {
       for (uint32_t stride : m.elementStrides)
         plan.put<uint32_t>(stride);
     }
+    plan.put<uint32_t>(l.scalars.size());
+    for (int64_t value : l.scalars)
+      plan.put<int64_t>(value);
   }
   }
 
@@ -379,11 +382,11 @@ TEST(Artifact, CorruptionIsAnError) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(ArtifactForgery, Versions) {
-  EXPECT_ARTIFACT_ERROR(serialize(good, 7), "artifact format version 7; this runtime reads "
-                                            "version 8: recompile the model (at byte 8)");
-  EXPECT_ARTIFACT_ERROR(serialize(good, 9),
-                        "artifact format version 9 is newer than this runtime, which reads "
-                        "version 8");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 8), "artifact format version 8; this runtime reads "
+                                            "version 9: recompile the model (at byte 8)");
+  EXPECT_ARTIFACT_ERROR(serialize(good, 10),
+                        "artifact format version 10 is newer than this runtime, which reads "
+                        "version 9");
 }
 
 TEST_F(ArtifactForgery, Header) {
@@ -547,6 +550,23 @@ TEST(Artifact, MetadataRoundTrips) {
   EXPECT_EQ(back.metadata, a.metadata);
 }
 
+TEST(Artifact, LaunchIntegersRoundTrip) {
+  std::string bytes = readArtifact();
+  ASSERT_FALSE(bytes.empty()) << "fixture artifact missing";
+  Artifact a = Artifact::parse(bytes, "fixture");
+  ASSERT_FALSE(a.plans.empty());
+  ASSERT_FALSE(a.plans[0].launches.empty());
+  // Every launch of a kernel passes as many: give them all the same three.
+  const uint32_t kernel = a.plans[0].launches[0].kernel;
+  for (LaunchPlan &plan : a.plans)
+    for (LaunchEntry &launch : plan.launches)
+      if (launch.kernel == kernel)
+        launch.scalars = {4096, -1, int64_t(1) << 40};
+  Artifact back = Artifact::parse(serialize(a), "round trip");
+  EXPECT_EQ(back.plans[0].launches[0].scalars,
+            (std::vector<int64_t>{4096, -1, int64_t(1) << 40}));
+}
+
 TEST_F(ArtifactForgery, Kernels) {
   ForgedCase cases[] = {
       {"kind", [](Artifact &a) { a.kernels[0].kind = "fancy"; },
@@ -635,7 +655,21 @@ TEST_F(ArtifactForgery, Launches) {
        "launch 0 of the sm_90a plan names buffer 1000 of"},
       {"parameters",
        [](Artifact &a) { a.plans[0].launches[0].buffers.resize(513, a.plans[0].launches[0].buffers[0]); },
-       "passes 513 pointers and 2 tensor maps, over the 4096-byte parameter space"},
+       "passes 513 pointers, 2 tensor maps and 0 integers, over the 4096-byte parameter space"},
+      {"integers in the parameter space",
+       [](Artifact &a) {
+         a.plans[0].launches[0].buffers.resize(480, a.plans[0].launches[0].buffers[0]);
+         a.plans[0].launches[0].scalars = {1, 2, 3};
+       },
+       "passes 480 pointers, 2 tensor maps and 3 integers, over the 4096-byte parameter space"},
+      {"integers", [](Artifact &a) { a.plans[0].launches[0].scalars.assign(17, 1); },
+       "launch 0 of the sm_90a plan passes 17 integers (at most 16)"},
+      {"integers differ",
+       [](Artifact &a) {
+         a.plans[0].launches.push_back(a.plans[0].launches[0]);
+         a.plans[0].launches[2].scalars = {4096};
+       },
+       "launch 2 of the sm_90a plan passes kernel"},
       {"argc", [](Artifact &a) { a.plans[0].launches.push_back(a.plans[0].launches[0]); a.plans[0].launches[2].buffers.pop_back(); },
        "launch 2 of the sm_90a plan passes kernel"},
   };

@@ -180,6 +180,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.gemmStreamBlocks = selection.gemmStreamBlocks;
   pipeline.depthwiseColumns = selection.depthwiseColumns;
   pipeline.depthwisePatches = selection.depthwisePatches;
+  pipeline.runtimeSizes = selection.runtimeSizes;
   pipeline.elementwiseUnroll = selection.elementwiseUnroll;
   pipeline.poolVector = selection.poolVector;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
@@ -260,6 +261,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--depthwise-columns=" + std::to_string(selection.depthwiseColumns));
   if (selection.depthwisePatches != defaults.depthwisePatches)
     option(std::string("--depthwise-patches=") + (selection.depthwisePatches ? "true" : "false"));
+  if (selection.runtimeSizes != defaults.runtimeSizes)
+    option(std::string("--runtime-sizes=") + (selection.runtimeSizes ? "true" : "false"));
   if (selection.elementwiseUnroll != defaults.elementwiseUnroll)
     option("--elementwise-unroll=" + std::to_string(selection.elementwiseUnroll));
   if (selection.poolVector != defaults.poolVector)

@@ -72,6 +72,7 @@ struct KernelSelection {
   int64_t gemmStreamBlocks = 2;      // gemm_stream's blocks a multiprocessor
   int64_t depthwiseColumns = 1; // output columns a vectorized depthwise thread takes
   bool depthwisePatches = false; // one column a thread over 2-D patches in shared memory
+  bool runtimeSizes = false; // Hopper GEMMs take M, N and K at launch where they can
   int64_t elementwiseUnroll = 1; // elements an elementwise thread takes a step
   bool poolVector = true;  // pooling eight channels a thread where it applies
   std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong

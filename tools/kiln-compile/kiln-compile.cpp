@@ -134,6 +134,13 @@ cl::opt<bool> depthwisePatches(
              "staging its patch's input window in shared memory (default false: not yet "
              "measured on the GPU)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> runtimeSizes(
+    "runtime-sizes",
+    cl::desc("compile Hopper GEMMs without a batch, whose epilogue reads only a bias and "
+             "inputs of the result's shape, for sizes given at launch: one kernel for every "
+             "GEMM of a configuration, whatever its sizes (default false: not yet measured "
+             "on the GPU)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> elementwiseUnroll(
     "elementwise-unroll",
     cl::desc("elements (1, 2, 4 or 8) a thread of an elementwise kernel takes a step of its "
@@ -473,6 +480,7 @@ int main(int argc, char **argv) {
   selection.gemmStreamBlocks = gemmStreamBlocks;
   selection.depthwiseColumns = depthwiseColumns;
   selection.depthwisePatches = depthwisePatches;
+  selection.runtimeSizes = runtimeSizes;
   selection.elementwiseUnroll = elementwiseUnroll;
   selection.poolVector = poolVector;
   selection.wgmmaSchedule = wgmmaSchedule;

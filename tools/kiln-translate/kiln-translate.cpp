@@ -87,6 +87,11 @@ int main(int argc, char **argv) {
           }
           if (l.workspace)
             os << " workspace(" << l.workspace[0] << ", " << l.workspace[1] << ")";
+          if (!l.config.getScalars().empty()) {
+            os << " integers(";
+            llvm::interleaveComma(l.config.getScalars(), os);
+            os << ")";
+          }
           os << "\n";
           // Tensor maps as the runtime will encode them (sizes innermost first).
           if (ArrayAttr maps = l.config.getTensorMaps())

@@ -1108,3 +1108,16 @@ func.func @stream_stages(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tens
   }
   return %0 : tensor<1000x24xf16>
 }
+
+// -----
+
+// Sizes at run time are the Hopper GEMM's alone.
+func.func @runtime_sizes_mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  // expected-error @+1 {{runtime_sizes takes gemm_wgmma}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32], runtime_sizes = true>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}

@@ -49,9 +49,13 @@ struct EmittedKernel {
   unsigned dynamicSharedBytes = 0;
   /// Kernel parameters, in order: the tensor maps, the group's inputs
   /// (`const T *`), its results (`T *`), then, with workspaceBytes, a
-  /// `float *workspace`.
+  /// `float *workspace`, then one `long long` for each of `scalars`.
   std::vector<TensorMapArg> tensorMaps;
   unsigned numInputs = 0, numOutputs = 0;
+  /// The values a kernel that takes its sizes at run time is launched with
+  /// (its source names none of them, so groups of one configuration and any
+  /// sizes share one kernel).
+  std::vector<int64_t> scalars;
   /// Device memory the kernel keeps between launches (stream-K's flags and
   /// partial tiles): zero when a session starts, and left as the kernel
   /// found it. kiln-lower-launches reserves it past the arena.

@@ -44,7 +44,7 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                                        int64_t stages, int64_t splitK, int64_t gridLimit,
                                        ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule,
                                        int64_t multicast, int64_t blocksPerSM,
-                                       bool streamK) {
+                                       bool streamK, bool runtimeSizes) {
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
                        << " values";
@@ -123,5 +123,7 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
        schedule != WgmmaSchedule::cooperative || multicast != 1 || blocksPerSM != 1))
     return emitError() << "stream_k takes gemm_wgmma or conv_wgmma with the cooperative "
                           "schedule, no multicast and one block a multiprocessor";
+  if (runtimeSizes && variant != KernelVariant::gemm_wgmma)
+    return emitError() << "runtime_sizes takes gemm_wgmma";
   return success();
 }

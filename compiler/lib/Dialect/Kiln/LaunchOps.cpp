@@ -35,7 +35,8 @@ LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError
 LogicalResult LaunchConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                        StringRef arch, FlatSymbolRefAttr kernel,
                                        ArrayRef<int64_t> grid, int64_t block, int64_t shared,
-                                       ArrayRef<int64_t> cluster, ArrayAttr tensorMaps) {
+                                       ArrayRef<int64_t> cluster, ArrayAttr tensorMaps,
+                                       ArrayRef<int64_t> scalars) {
   if (arch.empty())
     return emitError() << "a launch configuration names its image's architecture";
   if (!kernel)

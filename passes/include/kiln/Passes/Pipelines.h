@@ -84,6 +84,10 @@ struct GraphPipelineOptions
       llvm::cl::desc("vectorized depthwise convolutions over 2-D patches of outputs staged in "
                      "shared memory"),
       llvm::cl::init(false)};
+  Option<bool> runtimeSizes{
+      *this, "runtime-sizes",
+      llvm::cl::desc("Hopper GEMMs that take M, N and K at launch where their epilogue allows"),
+      llvm::cl::init(false)};
   Option<int64_t> elementwiseUnroll{
       *this, "elementwise-unroll",
       llvm::cl::desc("elements (1, 2, 4 or 8) an elementwise thread takes a step"),

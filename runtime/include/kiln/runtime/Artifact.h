@@ -104,6 +104,8 @@ struct LaunchEntry {
   uint32_t block = 1, sharedBytes = 0;
   std::vector<uint32_t> buffers;
   std::vector<TensorMapEntry> tensorMaps;
+  /// Passed after the pointers, as `long long` (a kernel's sizes).
+  std::vector<int64_t> scalars;
 };
 
 /// The launches of one image (`arch`: a kernel image name, `sm_90a`,

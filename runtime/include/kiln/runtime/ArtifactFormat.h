@@ -28,9 +28,10 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
 /// 1 GB/s, on every write and every load). 7: one launch plan per image
 /// (an image's launches carry its own shared memory). 8: a session's arena
 /// is zero when it starts, and a launch may take a workspace in it (past
-/// every planned buffer) that its kernel leaves as it found it. Readers
-/// accept exactly this version.
-constexpr uint32_t kVersion = 8;
+/// every planned buffer) that its kernel leaves as it found it. 9: a launch
+/// passes 64-bit integers after its pointers (the sizes of a kernel that
+/// takes them at run time). Readers accept exactly this version.
+constexpr uint32_t kVersion = 9;
 /// Launch plans of one artifact (one per image, PTX included).
 constexpr uint32_t kMaxPlans = 16;
 constexpr size_t kHeaderBytes = 24;
@@ -45,10 +46,13 @@ constexpr uint32_t kMaxBlockThreads = 1024;
 constexpr uint32_t kMaxGridX = 0x7fffffff;
 constexpr uint32_t kMaxGridYZ = 65535;
 constexpr uint32_t kMaxSharedBytes = 227 * 1024;
-/// Kernel parameters: 8-byte pointers after 128-byte tensor maps, within the
-/// classic 4 KiB parameter space.
+/// Kernel parameters: 8-byte pointers after 128-byte tensor maps, then
+/// 8-byte integers, within the classic 4 KiB parameter space.
 constexpr size_t kMaxParameterBytes = 4096;
 constexpr size_t kTensorMapBytes = 128;
+/// Integers a launch passes: a GEMM's sizes take three; the bound keeps a
+/// forged count from reserving memory.
+constexpr uint32_t kMaxScalars = 16;
 /// TMA tensor maps: rank, box and traversal-stride limits of
 /// cuTensorMapEncodeTiled; a box row is at most the 128-byte swizzle span.
 constexpr uint32_t kMinTensorMapRank = 2, kMaxTensorMapRank = 5;

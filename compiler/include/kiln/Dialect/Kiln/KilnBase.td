@@ -237,6 +237,12 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       the last waves (or, under one wave, all of them) by
       k-iterations rather than by tiles, finishing split tiles through a
       workspace the launch reserves past the arena (kiln_gemm_sm90.cuh).
+    - `runtime_sizes`: for `gemm_wgmma` without a batch, the kernel takes
+      M, N and K as launch arguments instead of constants in its source, so
+      that every GEMM of one configuration and epilogue, whatever its sizes,
+      runs one kernel (one compile, one kernel-cache entry). Its epilogue
+      may read only the bias by column and inputs of the result's shape at
+      the element's own index; N is a multiple of 8.
 
     `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
@@ -255,7 +261,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     Kiln_WgmmaScheduleParameter:$schedule,
     DefaultValuedParameter<"int64_t", "1">:$multicast,
     DefaultValuedParameter<"int64_t", "1">:$blocks_per_sm,
-    DefaultValuedParameter<"bool", "false">:$stream_k);
+    DefaultValuedParameter<"bool", "false">:$stream_k,
+    DefaultValuedParameter<"bool", "false">:$runtime_sizes);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -291,7 +298,10 @@ def Kiln_LaunchConfigAttr : AttrDef<Kiln_Dialect, "LaunchConfig"> {
     One per target image of a `kiln.launch`: the `kiln.cuda_kernel` it runs
     in the image named `arch`, its grid, its block of `block` threads, its
     dynamic shared memory in bytes, the thread-block cluster its image
-    compiles in (`cluster`, empty: none) and the tensor maps it takes. Images
+    compiles in (`cluster`, empty: none), the tensor maps it takes and the
+    64-bit integers it passes after its pointers (`scalars`: the sizes of a
+    kernel that takes them at run time, so that one image serves every
+    shape of its configuration). Images
     differ where the kernel's code does: a Hopper kernel's sm_90a image runs
     a TMA pipeline in dynamic shared memory and clusters; its other images
     run the mma.sync loop of the same source with neither.
@@ -306,7 +316,8 @@ def Kiln_LaunchConfigAttr : AttrDef<Kiln_Dialect, "LaunchConfig"> {
     "int64_t":$block,
     DefaultValuedParameter<"int64_t", "0">:$shared,
     Kiln_TileParameter:$cluster,
-    OptionalParameter<"::mlir::ArrayAttr">:$tensor_maps);
+    OptionalParameter<"::mlir::ArrayAttr">:$tensor_maps,
+    Kiln_TileParameter:$scalars);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -1,0 +1,35 @@
+// RUN: kiln-translate --kiln-to-cuda %s | FileCheck %s
+
+// A Hopper GEMM with runtime_sizes names no size in its source: M, N and K
+// are its last parameters, the epilogue's row stride a member. Two GEMMs of
+// one configuration and epilogue, at different sizes (a model's batch 1
+// and batch 32 layers, or two models), launch one kernel with their own
+// integers, grids and tensor maps.
+// CHECK-LABEL: // === kernel sizes_k0 grid(16, 1, 1) block(384) shared(185344) inputs(3) outputs(1) integers(4096, 4096, 1024)
+//       CHECK: // tensor map of in0: dims [1024, 4096] box [64, 128]
+//       CHECK: struct [[NAME:kiln_[0-9A-F]+]]_epilogue {
+//       CHECK:   long long columns;
+//   CHECK-NOT: 4096LL
+//       CHECK:     const long long idx = batchBase + (long long)m * columns + n;
+//       CHECK: __global__ void __launch_bounds__(384, 1) [[NAME]](const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __half *__restrict__ in0, const __half *__restrict__ in1, const __half *__restrict__ in2, __half *__restrict__ out0, const long long size_m, const long long size_n, const long long size_k) {
+//       CHECK:   const [[NAME]]_epilogue epilogue{in0, in1, in2, out0, 0LL, size_n};
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 256, 3, kiln::sm90::Schedule::cooperative, 1, 1>(map0, map1, (int)size_m, (int)size_n, (int)size_k, epilogue);
+//       CHECK:   kiln::mma_gemm_persistent<__half, true>(in0 + aOffset, in1 + bOffset, (int)size_m, (int)size_n, (int)size_k, epilogue);
+//       CHECK: // === kernel sizes_k1 grid(16, 1, 1) block(384) shared(185344) inputs(3) outputs(1) integers(100, 4096, 1024)
+//       CHECK: // tensor map of in0: dims [1024, 100] box [64, 128]
+//       CHECK: __global__ void __launch_bounds__(384, 1) [[NAME]](
+func.func @sizes(%x: tensor<4096x1024xf16>, %w: tensor<4096x1024xf16>, %b: tensor<4096xf16>, %y: tensor<100x1024xf16>) -> (tensor<4096x4096xf16>, tensor<100x4096xf16>) {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 16, runtime_sizes = true>} -> tensor<4096x4096xf16> {
+  ^bb0(%a: tensor<4096x1024xf16>, %bw: tensor<4096x1024xf16>, %bb: tensor<4096xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) -> tensor<4096x4096xf16>
+    %g = kiln.gelu %l : tensor<4096x4096xf16>
+    kiln.yield %g : tensor<4096x4096xf16>
+  }
+  %1 = kiln.fusion gemm_epilogue ins(%y, %w, %b : tensor<100x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 16, runtime_sizes = true>} -> tensor<100x4096xf16> {
+  ^bb0(%a: tensor<100x1024xf16>, %bw: tensor<4096x1024xf16>, %bb: tensor<4096xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<100x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) -> tensor<100x4096xf16>
+    %g = kiln.gelu %l : tensor<100x4096xf16>
+    kiln.yield %g : tensor<100x4096xf16>
+  }
+  return %0, %1 : tensor<4096x4096xf16>, tensor<100x4096xf16>
+}

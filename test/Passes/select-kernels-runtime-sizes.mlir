@@ -1,0 +1,52 @@
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=DEFAULT
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{runtime-sizes=true explain=true}))" 2>&1 | FileCheck %s
+
+// With runtime-sizes, a Hopper GEMM without a batch whose epilogue reads
+// only its bias and inputs of the result's shape takes M, N and K at
+// launch. Anything that indexes by the result's shape keeps the sizes in
+// the source: a vector broadcast over the rows, N % 8 != 0.
+// DEFAULT-NOT: runtime_sizes
+
+// CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes at run time
+// CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes at run time
+// CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes in the source: its epilogue broadcasts input 2 over the result
+// CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes in the source: runtime sizes take no batch and N % 8 == 0
+// CHECK-LABEL: func.func @ffn(
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, {{.*}}, runtime_sizes = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, {{.*}}, runtime_sizes = true>
+func.func @ffn(%x: tensor<32x128x1024xf16>, %w1: tensor<4096x1024xf16>, %b1: tensor<4096xf16>, %w2: tensor<1024x4096xf16>, %b2: tensor<1024xf16>) -> tensor<32x128x1024xf16> {
+  %up = kiln.fusion gemm_epilogue ins(%x, %w1, %b1 : tensor<32x128x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) -> tensor<32x128x4096xf16> {
+  ^bb0(%a: tensor<32x128x1024xf16>, %w: tensor<4096x1024xf16>, %b: tensor<4096xf16>):
+    %l = kiln.linear %a, %w, %b : (tensor<32x128x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) -> tensor<32x128x4096xf16>
+    %g = kiln.gelu %l : tensor<32x128x4096xf16>
+    kiln.yield %g : tensor<32x128x4096xf16>
+  }
+  %down = kiln.fusion gemm_epilogue ins(%up, %w2, %b2, %x : tensor<32x128x4096xf16>, tensor<1024x4096xf16>, tensor<1024xf16>, tensor<32x128x1024xf16>) -> tensor<32x128x1024xf16> {
+  ^bb0(%a: tensor<32x128x4096xf16>, %w: tensor<1024x4096xf16>, %b: tensor<1024xf16>, %r: tensor<32x128x1024xf16>):
+    %l = kiln.linear %a, %w, %b : (tensor<32x128x4096xf16>, tensor<1024x4096xf16>, tensor<1024xf16>) -> tensor<32x128x1024xf16>
+    %s = kiln.add %l, %r : tensor<32x128x1024xf16>
+    kiln.yield %s : tensor<32x128x1024xf16>
+  }
+  return %down : tensor<32x128x1024xf16>
+}
+
+// CHECK-LABEL: func.func @kept_in_source(
+//   CHECK-NOT:   runtime_sizes
+//       CHECK:   return
+func.func @kept_in_source(%x: tensor<4096x1024xf16>, %w: tensor<4096x1024xf16>, %scale: tensor<4096xf16>, %wo: tensor<1001x1024xf16>) -> (tensor<4096x4096xf16>, tensor<4096x1001xf16>) {
+  %scaled = kiln.fusion gemm_epilogue ins(%x, %w, %scale : tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) -> tensor<4096x4096xf16> {
+  ^bb0(%a: tensor<4096x1024xf16>, %bw0: tensor<4096x1024xf16>, %s: tensor<4096xf16>):
+    %l = kiln.linear %a, %bw0 : (tensor<4096x1024xf16>, tensor<4096x1024xf16>) -> tensor<4096x4096xf16>
+    %m = kiln.mul %l, %s : tensor<4096x4096xf16>, tensor<4096xf16> -> tensor<4096x4096xf16>
+    kiln.yield %m : tensor<4096x4096xf16>
+  }
+  %odd = kiln.fusion gemm_epilogue ins(%x, %wo : tensor<4096x1024xf16>, tensor<1001x1024xf16>) -> tensor<4096x1001xf16> {
+  ^bb0(%a: tensor<4096x1024xf16>, %bw0: tensor<1001x1024xf16>):
+    %l = kiln.linear %a, %bw0 : (tensor<4096x1024xf16>, tensor<1001x1024xf16>) -> tensor<4096x1001xf16>
+    kiln.yield %l : tensor<4096x1001xf16>
+  }
+  return %scaled, %odd : tensor<4096x4096xf16>, tensor<4096x1001xf16>
+}
+
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{runtime-sizes=true wgmma-rows=192 explain=true}))" 2>&1 | FileCheck %s --check-prefix=TALL
+// TALL: remark: {{.*}}cooperative 192 x 192 tiles{{.*}}; sizes in the source: runtime sizes spill a 192-row tile's epilogue
