@@ -43,6 +43,10 @@
 #   depthwise-patches  the depthwise kernel tests (2-D patches among them),
 #              then MobileNetV3 and EfficientNet-B0 at batch 32, each launch
 #              alone: default against --depthwise-patches
+#   runtime-sizes  the Hopper GEMM tests with sizes given at launch, then
+#              BERT-base, the GPT-2 block, the FFN and ViT-B/16 at batch 32
+#              and 1, launch by launch (checked against PyTorch): default
+#              against --runtime-sizes
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -51,7 +55,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -199,6 +203,22 @@ for part in "$@"; do
         TAIL=40 run "depthwise-patches-$model" python3 "$root/bench/compare_profiles.py" \
           --top 20 "$out/raw-depthwise-default/${model}_b32.txt" \
           "$out/raw-depthwise-patches/${model}_b32.txt"
+      done ;;
+    runtime-sizes)
+      TAIL=6 run runtime-size-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmmaRuntimeSizes*:*LinearWgmmaEveryTileWidth*'
+      for setting in default sizes; do
+        flags=$([ $setting = sizes ] && echo --kiln-flag=--runtime-sizes)
+        run "runtime-sizes-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+          "$work/models" --models bert gpt2_block ffn vit_b_16 --batches 32 1 --kiln-only \
+          --profile --raw-dir "$out/raw-runtime-sizes-$setting" $flags
+      done
+      for model in bert gpt2_block ffn vit_b_16; do
+        for batch in 32 1; do
+          TAIL=30 run "runtime-sizes-$model-b$batch" python3 "$root/bench/compare_profiles.py" \
+            --top 10 "$out/raw-runtime-sizes-default/${model}_b$batch.txt" \
+            "$out/raw-runtime-sizes-sizes/${model}_b$batch.txt"
+        done
       done ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac

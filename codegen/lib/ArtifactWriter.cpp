@@ -365,8 +365,10 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
                   std::to_string(file.getLine()) + ": " + error;
         return std::nullopt;
       }
-      ++(out->fromCache ? stats.cachedImages : stats.compiledImages);
-      if (!out->fromCache)
+      ++(out->fromCache     ? stats.cachedImages
+         : out->fromLibrary ? stats.libraryImages
+                            : stats.compiledImages);
+      if (!out->fromCache && !out->fromLibrary)
         stats.imageTimes.push_back(
             {sources[k].name, sources[k].kind, archs[t], result.cpuSeconds});
       kernels.string(archs[t]);

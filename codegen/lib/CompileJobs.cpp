@@ -3,7 +3,7 @@
 // Protocol: before forking, the parent maps one shared page holding the next
 // job's index. Each worker takes indices from it until none is left, runs
 // the job, and writes one frame per job to its pipe:
-//   u32 job, u8 ok, u8 fromCache, f64 cpuSeconds,
+//   u32 job, u8 ok, u8 origin (1: the cache, 2: the kernel library), f64 cpuSeconds,
 //   then cubin, ptx, log and error, each a u64 length and the bytes.
 // The parent reads every pipe as data arrives (a cubin is larger than a
 // pipe's buffer), then reaps the workers. A job that no frame answered (its
@@ -86,7 +86,9 @@ bool writeAll(int fd, const std::string &bytes) {
     std::string frame;
     append<uint32_t>(frame, index);
     append<uint8_t>(frame, result.output ? 1 : 0);
-    append<uint8_t>(frame, result.output && result.output->fromCache ? 1 : 0);
+    append<uint8_t>(frame, result.output ? (result.output->fromCache ? 1 : 0) |
+                                               (result.output->fromLibrary ? 2 : 0)
+                                         : 0);
     append<double>(frame, result.cpuSeconds);
     appendString(frame, result.output ? result.output->cubin : "");
     appendString(frame, result.output ? result.output->ptx : "");
@@ -120,11 +122,11 @@ void takeFrames(std::string &buffer, std::vector<CompileJobResult> &results,
   while (true) {
     const size_t frameStart = at;
     uint32_t index = 0;
-    uint8_t ok = 0, fromCache = 0;
+    uint8_t ok = 0, origin = 0;
     double seconds = 0;
     NvrtcOutput output;
     std::string error;
-    if (!read(index) || !read(ok) || !read(fromCache) || !read(seconds) ||
+    if (!read(index) || !read(ok) || !read(origin) || !read(seconds) ||
         !readString(output.cubin) || !readString(output.ptx) || !readString(output.log) ||
         !readString(error)) {
       at = frameStart;
@@ -132,7 +134,8 @@ void takeFrames(std::string &buffer, std::vector<CompileJobResult> &results,
     }
     if (index >= results.size())
       continue;
-    output.fromCache = fromCache != 0;
+    output.fromCache = (origin & 1) != 0;
+    output.fromLibrary = (origin & 2) != 0;
     results[index].output = ok ? std::optional<NvrtcOutput>(std::move(output)) : std::nullopt;
     results[index].error = std::move(error);
     results[index].cpuSeconds = seconds;

@@ -360,22 +360,30 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
                                reject + "'");
     return std::nullopt;
   }
+  // FNV-1a from two offset bases: a 128-bit key.
+  char hash[40];
+  std::snprintf(hash, sizeof(hash), "%016llx%016llx",
+                (unsigned long long)artifact::fnv1a64(keyText, 1469598103934665603ull),
+                (unsigned long long)artifact::fnv1a64(keyText, 0x9e3779b97f4a7c15ull));
+  const std::string key = std::string(hash) + "-" + arch;
+  // A verified entry whose cubin is not an ELF file was not written by this
+  // code: it is recompiled (and, in the cache, replaced) like a corrupted one.
+  auto entry = [&](const std::optional<KernelCache> &folder) -> std::optional<NvrtcOutput> {
+    if (!folder)
+      return std::nullopt;
+    auto found = folder->lookup(key);
+    if (!found || found->cubin.compare(0, 4, "\x7f" "ELF") != 0)
+      return std::nullopt;
+    return found;
+  };
   std::optional<KernelCache> cache = KernelCache::fromEnvironment();
-  std::string key;
-  if (cache) {
-    // FNV-1a from two offset bases: a 128-bit key.
-    char hash[40];
-    std::snprintf(hash, sizeof(hash), "%016llx%016llx",
-                  (unsigned long long)artifact::fnv1a64(keyText, 1469598103934665603ull),
-                  (unsigned long long)artifact::fnv1a64(keyText, 0x9e3779b97f4a7c15ull));
-    key = std::string(hash) + "-" + arch;
-    // A verified entry whose cubin is not an ELF file was not written by
-    // this code: it is recompiled and replaced like a corrupted one.
-    auto cached = cache->lookup(key);
-    if (cached && cached->cubin.compare(0, 4, "\x7f" "ELF") == 0) {
-      cached->fromCache = true;
-      return cached;
-    }
+  if (auto cached = entry(cache)) {
+    cached->fromCache = true;
+    return cached;
+  }
+  if (auto built = entry(KernelCache::library())) {
+    built->fromLibrary = true;
+    return built;
   }
 
   auto compiled = compileWithNvrtc(kernel.source, kernel.name, options, error);

@@ -118,6 +118,22 @@ std::optional<KernelCache> KernelCache::fromEnvironment() {
   return cache;
 }
 
+std::optional<KernelCache> KernelCache::library() {
+  fs::path folder;
+  std::error_code ec;
+  if (const char *env = std::getenv("KILN_KERNEL_LIBRARY")) {
+    folder = env;
+  } else {
+    fs::path binary = fs::read_symlink("/proc/self/exe", ec);
+    if (ec)
+      return std::nullopt;
+    folder = binary.parent_path().parent_path() / "share" / "kiln" / "kernels";
+  }
+  if (folder.empty() || !fs::is_directory(folder, ec))
+    return std::nullopt;
+  return KernelCache(folder);
+}
+
 fs::path KernelCache::entryPath(const std::string &key) const {
   return folder_ / (key + kEntrySuffix);
 }

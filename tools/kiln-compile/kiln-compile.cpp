@@ -644,9 +644,10 @@ int main(int argc, char **argv) {
       return fail(error);
     if (verbose)
       llvm::errs() << llvm::format(
-          "kiln-compile: %zu kernel images: %zu from the cache, %zu compiled in %.2f s\n",
-          stats.cachedImages + stats.compiledImages, stats.cachedImages, stats.compiledImages,
-          stats.kernelSeconds);
+          "kiln-compile: %zu kernel images: %zu from the cache, %zu from the kernel library, "
+          "%zu compiled in %.2f s\n",
+          stats.cachedImages + stats.libraryImages + stats.compiledImages, stats.cachedImages,
+          stats.libraryImages, stats.compiledImages, stats.kernelSeconds);
     // The slowest compiles: they run concurrently, so the first bounds the
     // phase however many cores there are.
     if (verbose)
@@ -665,6 +666,7 @@ int main(int argc, char **argv) {
                                               {"seconds", image.seconds}});
     jsonReport["kernel_images"] =
         llvm::json::Object{{"cached", static_cast<int64_t>(stats.cachedImages)},
+                           {"library", static_cast<int64_t>(stats.libraryImages)},
                            {"compiled", static_cast<int64_t>(stats.compiledImages)},
                            {"nvrtc_seconds", stats.kernelSeconds},
                            {"compiled_seconds", std::move(imageTimes)}};

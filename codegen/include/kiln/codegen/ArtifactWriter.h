@@ -29,7 +29,7 @@ struct ArtifactStats {
   size_t launches = 0, distinctKernels = 0, weightBytes = 0;
   /// Kernel images (one per kernel and architecture) read from the kernel
   /// cache and compiled with NVRTC, and the seconds spent on them.
-  size_t cachedImages = 0, compiledImages = 0;
+  size_t cachedImages = 0, libraryImages = 0, compiledImages = 0;
   double kernelSeconds = 0;
   /// Each image NVRTC compiled (cache hits left out), slowest first: kernel
   /// name, kind, architecture and the compiling thread's CPU seconds.

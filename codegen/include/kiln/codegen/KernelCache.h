@@ -37,6 +37,12 @@ public:
   /// when KILN_NO_CACHE is set or no folder can be made. The first call in a
   /// process removes stale temporary files there.
   static std::optional<KernelCache> fromEnvironment();
+  /// The kernel library, read-only: entries of this layout that
+  /// kiln-kernel-library wrote for kernels whose sizes are given at launch,
+  /// so that no model's compile pays for them. $KILN_KERNEL_LIBRARY (empty:
+  /// none), else share/kiln/kernels beside the running binary's folder
+  /// (build/bin -> build/share/kiln/kernels), where that folder exists.
+  static std::optional<KernelCache> library();
 
   explicit KernelCache(std::filesystem::path folder) : folder_(std::move(folder)) {}
 

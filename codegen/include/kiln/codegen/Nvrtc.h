@@ -36,6 +36,8 @@ struct NvrtcOutput {
   std::string log;
   /// Read from the kernel cache rather than compiled.
   bool fromCache = false;
+  /// Read from the kernel library built with kiln (KernelCache::library).
+  bool fromLibrary = false;
 };
 
 /// Compiles `source` (named `name` in diagnostics). On failure returns nothing
