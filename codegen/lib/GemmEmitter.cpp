@@ -344,8 +344,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // source names no size, so every group of this configuration and
   // epilogue shares the kernel (and its compile).
   const bool runtimeSizes = config.getRuntimeSizes();
-  if (runtimeSizes && (variant != KernelVariant::gemm_wgmma || batch != 1 || N % 8 != 0))
-    return refuse("sizes at run time take gemm_wgmma, no batch and N % 8 == 0");
+  if (runtimeSizes && ((!hopper && !splitK) || batch != 1 || N % 8 != 0))
+    return refuse("sizes at run time take gemm_wgmma or gemm_split_k, no batch and N % 8 == 0");
   if (runtimeSizes && epilogue.indexesByShape())
     return refuse("sizes at run time: its epilogue indexes an input by the result's shape (a "
                   "broadcast or a data movement), which would name the sizes");
@@ -485,17 +485,19 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     setStreamKLaunch(config, tileWidth, kernel);
   }
   std::string epilogueName = name.str() + "_epilogue";
+  const std::vector<std::string> sizeParameters =
+      runtimeSizes ? std::vector<std::string>{"size_m", "size_n", "size_k"}
+                   : std::vector<std::string>{};
   std::string open =
-      splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true)
+      splitK ? kernelOpen(group, name, threads, 0, /*minBlocks=*/1, /*splitCluster=*/true,
+                          /*workspace=*/false, "", sizeParameters)
              : kernelOpen(group, name, threads, kernel.tensorMaps.size(),
                           hopper || stream ? static_cast<unsigned>(config.getBlocksPerSm())
                           : narrow         ? narrowBlocksPerSM(N)
                                            : 0,
                           /*splitCluster=*/hopper && multicast > 1,
                           /*workspace=*/kernel.workspaceBytes != 0,
-                          sm90aThreads ? "KILN_WGMMA_THREADS" : "",
-                          runtimeSizes ? std::vector<std::string>{"size_m", "size_n", "size_k"}
-                                       : std::vector<std::string>{});
+                          sm90aThreads ? "KILN_WGMMA_THREADS" : "", sizeParameters);
   kernel.source =
       header(group, kernel.kind, /*withLocation=*/!runtimeSizes) +
       "#include \"kiln_gemm.cuh\"\n" +

@@ -2,10 +2,10 @@
 //
 // One step a retry, the costliest register demand first. The stem on input
 // rows and the streaming GEMM: half their blocks a multiprocessor. The
-// depthwise convolution: a minimum of one block (ptxas's registers). The
-// Hopper GEMM and convolution: sizes given at launch (which the kernel
-// holds in registers, and bounds it can no longer drop), stream-K's
-// partial tiles, a multicast
+// depthwise convolution: a minimum of one block (ptxas's registers). Before
+// any of those, a GEMM's sizes given at launch (which the kernel holds in
+// registers, and bounds it can no longer drop). The Hopper GEMM and
+// convolution: stream-K's partial tiles, a multicast
 // cluster, two blocks a multiprocessor, then the schedules that hold more
 // per thread (ping-pong: a whole tile a warpgroup; the epilogue
 // warpgroups: five warpgroups in one register file; the overlapped
@@ -37,6 +37,13 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
                                  config.getSplitK(), gridLimit, config.getPixelTile(), schedule,
                                  multicast, blocksPerSM, streamK, runtimeSizes);
   };
+  // Sizes known to ptxas first (the Hopper and split-K GEMMs): held in
+  // registers, runtime ones spilled 192-row tiles' epilogues (which the
+  // selection now keeps them from).
+  if (runtimeSizes) {
+    runtimeSizes = false;
+    return with("sizes in the source (not given at launch)");
+  }
   // The stem on input rows and the streaming GEMM: half the blocks a
   // multiprocessor, each with twice the registers (the grid shrinks alike).
   if (variant == KernelVariant::conv_stem || variant == KernelVariant::gemm_stream) {
@@ -68,12 +75,6 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   }
   if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
     return std::nullopt;
-  // Sizes known to ptxas first: held in registers, runtime ones spilled
-  // 192-row tiles' epilogues (which the selection now keeps them from).
-  if (runtimeSizes) {
-    runtimeSizes = false;
-    return with("sizes in the source (not given at launch)");
-  }
   if (streamK) {
     streamK = false;
     return with("no stream-K");

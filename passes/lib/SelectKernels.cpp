@@ -41,6 +41,11 @@
 //                                        waves leave 15%+ of blocks idle
 //                                        (streamKApplies; convolutions too)
 //                     otherwise       -> gemm_mma, 128 x 128
+//                     runtime-sizes (off by default): gemm_split_k, and
+//                     gemm_wgmma on 128-row tiles, without a batch, N % 8
+//                     == 0, an elementwise epilogue over the bias and
+//                     inputs of the result's shape
+//                                     -> runtime_sizes: M, N, K at launch
 //   GEMM, fp32        kiln.tf32 (--precision tf32), tensor cores
 //                                     -> gemm_tf32: mma.sync m16n8k8 on
 //                                        128 x 128 tiles
@@ -167,13 +172,14 @@ KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<in
                                schedule, multicast, blocksPerSM, streamK, runtimeSizes);
 }
 
-/// Whether a gemm_wgmma group on 128-row tiles can take its sizes at run
-/// time (runtime-sizes; on 192-row tiles, ViT-B/16's at batch 32, ptxas
-/// spilled the epilogue with the sizes in registers): without a batch, N % 8 == 0 (the epilogue's pairs and 16-byte chunks
-/// need no check of N), and an epilogue of elementwise ops that reads
-/// nothing but the bias by column and inputs of the result's shape at the
-/// element's own index. Anything else indexes by the result's shape, which
-/// the source would then name.
+/// Whether a GEMM group (gemm_split_k, or gemm_wgmma on 128-row tiles: on
+/// 192-row ones, ViT-B/16's at batch 32, ptxas spilled the epilogue with
+/// the sizes in registers) can take its sizes at run time (runtime-sizes):
+/// without a batch, N % 8 == 0 (the epilogue's pairs and 16-byte chunks need
+/// no check of N), and an epilogue of elementwise ops that reads nothing
+/// but the bias by column and inputs of the result's shape at the element's
+/// own index. Anything else indexes by the result's shape, which the source
+/// would then name.
 bool runtimeSizesApply(FusionOp group, const GemmShape &s, std::string &why) {
   if (s.batch != 1 || s.N % 8 != 0) {
     why = "sizes in the source: runtime sizes take no batch and N % 8 == 0";
@@ -212,14 +218,17 @@ bool runtimeSizesApply(FusionOp group, const GemmShape &s, std::string &why) {
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
 Choice splitK(MLIRContext *context, KernelVariant variant, int64_t smallTiles, int64_t K,
-              const TargetImage &target, const SplitKKnobs &knobs, std::string why) {
+              const TargetImage &target, const SplitKKnobs &knobs, std::string why,
+              bool runtimeSizes = false) {
   int64_t split = target.clusters ? splitFactor(smallTiles, K, knobs) : 1;
   why += "; split " + str(split) +
          (target.clusters ? " (" + str(smallTiles) + " tiles of 64 x 64, at most " +
                                 str(knobs.maxBlocks) + " blocks, K / split >= " +
                                 str(knobs.minK) + ")"
                           : " (" + target.arch + " has no clusters)");
-  return {config(context, variant, {64, 64, knobs.kTile}, knobs.stages, split), why};
+  return {config(context, variant, {64, 64, knobs.kTile}, knobs.stages, split, 0, {},
+                 WgmmaSchedule::cooperative, 1, 1, false, runtimeSizes),
+          why};
 }
 
 FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetImage &target,
@@ -329,7 +338,9 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   int64_t narrowTiles = rowTiles * ceilDiv(s.N, 64);
   bool fills = bigTiles >= target.multiprocessors / 4 ||
                (wgmma && rowTiles >= 4 && narrowTiles >= target.multiprocessors / 2);
-  if (splitAligned && !fills)
+  if (splitAligned && !fills) {
+    std::string sizes;
+    const bool runtimeSizes = knobs.runtimeSizes && runtimeSizesApply(group, s, sizes);
     return splitK(context, KernelVariant::gemm_split_k,
                   ceilDiv(s.M, 64) * ceilDiv(s.N, 64) * s.batch, s.K, target, knobs,
                   "gemm_split_k: " + shape + " is " + str(bigTiles) +
@@ -337,7 +348,10 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       str(target.multiprocessors) + " multiprocessors" +
                       (wgmma && rowTiles >= 4
                            ? ", and " + str(narrowTiles) + " of 128 x 64, under half"
-                           : ""));
+                           : "") +
+                      (knobs.runtimeSizes ? "; " + sizes : ""),
+                  runtimeSizes);
+  }
   std::string refusedSplit =
       !splitAligned ? "not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0"
       : bigTiles >= target.multiprocessors / 4

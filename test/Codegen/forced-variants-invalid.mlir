@@ -685,7 +685,7 @@ func.func @runtime_sizes_broadcast(%x: tensor<4096x1024xf16>, %w: tensor<4096x10
 // -----
 
 // Nor an N that is not a multiple of 8 (the epilogue would check it).
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: sizes at run time take gemm_wgmma, no batch and N % 8 == 0
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: sizes at run time take gemm_wgmma or gemm_split_k, no batch and N % 8 == 0
 func.func @runtime_sizes_odd_n(%x: tensor<4096x1024xf16>, %w: tensor<1001x1024xf16>) -> tensor<4096x1001xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x1024xf16>, tensor<1001x1024xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, runtime_sizes = true>} -> tensor<4096x1001xf16> {
   ^bb0(%a: tensor<4096x1024xf16>, %bw: tensor<1001x1024xf16>):

@@ -1,4 +1,4 @@
-// RUN: kiln-translate --kiln-to-cuda %s | FileCheck %s
+// RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
 
 // A Hopper GEMM with runtime_sizes names no size in its source: M, N and K
 // are its last parameters, the epilogue's row stride a member. Two GEMMs of
@@ -32,4 +32,23 @@ func.func @sizes(%x: tensor<4096x1024xf16>, %w: tensor<4096x1024xf16>, %b: tenso
     kiln.yield %g : tensor<100x4096xf16>
   }
   return %0, %1 : tensor<4096x4096xf16>, tensor<100x4096xf16>
+}
+
+// -----
+
+// Split K across a cluster (a batch-1 layer): the same parameters, the
+// same functor, the split-K template called with them.
+// CHECK-LABEL: // === kernel split_k0 grid(192, 2, 1) block(128) shared({{[0-9]+}}) inputs(3) outputs(1) cluster(4, 1, 1) integers(128, 3072, 768)
+//       CHECK: // kiln gemm_epilogue kernel, sizes given at launch
+//       CHECK:     const long long idx = batchBase + (long long)m * columns + n;
+//       CHECK: , const long long size_m, const long long size_n, const long long size_k) {
+//       CHECK:   kiln::splitk_gemm<__half, true, 4, 64, 3>(in0 + aOffset, in1 + bOffset, (int)size_m, (int)size_n, (int)size_k, epilogue);
+func.func @split(%x: tensor<128x768xf16>, %w: tensor<3072x768xf16>, %b: tensor<3072xf16>) -> tensor<128x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<128x768xf16>, tensor<3072x768xf16>, tensor<3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64], stages = 3, split_k = 4, runtime_sizes = true>} -> tensor<128x3072xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<3072x768xf16>, %bb: tensor<3072xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<128x768xf16>, tensor<3072x768xf16>, tensor<3072xf16>) -> tensor<128x3072xf16>
+    %g = kiln.gelu %l : tensor<128x3072xf16>
+    kiln.yield %g : tensor<128x3072xf16>
+  }
+  return %0 : tensor<128x3072xf16>
 }

@@ -449,14 +449,19 @@ static std::string twoSizes(int64_t m1, int64_t m2, int64_t n, int64_t k, const 
          ys[1] + "\n}\n";
 }
 
-/// The Hopper configurations whose sizes are given at launch in the tests:
-/// each schedule, 64 to 256 wide, multicast and two blocks a
-/// multiprocessor. (A 192-row tile spills a GELU and residual epilogue with
+/// The configurations whose sizes are given at launch in the tests: the
+/// Hopper GEMM's schedules, 64 to 256 wide, multicast and two blocks a
+/// multiprocessor, and split K. (A 192-row tile spills a GELU and residual epilogue with
 /// runtime sizes; kiln-compile retries it with sizes in the source.)
 static std::vector<std::string> runtimeSizeConfigs() {
   std::vector<std::string> configs;
   for (size_t i : {2, 4, 5, 9, 12, 14})
     configs.push_back(withRuntimeSizes(wgmmaConfigs()[i]));
+  // K split 4 and 2 ways across a cluster (batch-1 layers), 3 and 2 stages.
+  configs.push_back("#kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64], stages = 3, "
+                    "split_k = 4, runtime_sizes = true>");
+  configs.push_back("#kiln.kernel<variant = gemm_split_k, tile = [64, 64, 32], stages = 2, "
+                    "split_k = 2, runtime_sizes = true>");
   return configs;
 }
 

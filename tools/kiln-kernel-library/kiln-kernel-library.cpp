@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
 
   // The grid: transformer and MLP widths, rows from a few tiles to many
   // waves, so that the cost model's every 128-row choice comes up.
-  const std::vector<int64_t> ms = orDefault(rows, {512, 2048, 8192});
+  const std::vector<int64_t> ms = orDefault(rows, {128, 512, 2048, 8192});
   const std::vector<int64_t> ns =
       orDefault(columns, {256, 512, 768, 1024, 1536, 2048, 2304, 3072, 4096, 5120, 8192});
   const std::vector<int64_t> ks = orDefault(depths, {256, 768, 1024, 2048, 3072, 4096});

@@ -123,7 +123,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
        schedule != WgmmaSchedule::cooperative || multicast != 1 || blocksPerSM != 1))
     return emitError() << "stream_k takes gemm_wgmma or conv_wgmma with the cooperative "
                           "schedule, no multicast and one block a multiprocessor";
-  if (runtimeSizes && variant != KernelVariant::gemm_wgmma)
-    return emitError() << "runtime_sizes takes gemm_wgmma";
+  if (runtimeSizes && variant != KernelVariant::gemm_wgmma &&
+      variant != KernelVariant::gemm_split_k)
+    return emitError() << "runtime_sizes takes gemm_wgmma or gemm_split_k";
   return success();
 }

@@ -237,7 +237,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       the last waves (or, under one wave, all of them) by
       k-iterations rather than by tiles, finishing split tiles through a
       workspace the launch reserves past the arena (kiln_gemm_sm90.cuh).
-    - `runtime_sizes`: for `gemm_wgmma` without a batch, the kernel takes
+    - `runtime_sizes`: for `gemm_wgmma` and `gemm_split_k` without a
+      batch, the kernel takes
       M, N and K as launch arguments instead of constants in its source, so
       that every GEMM of one configuration and epilogue, whatever its sizes,
       runs one kernel (one compile, one kernel-cache entry). Its epilogue
