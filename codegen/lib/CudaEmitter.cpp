@@ -326,21 +326,37 @@ kiln::codegen::emitModuleKernels(ModuleOp module) {
   return kernels;
 }
 
-std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
-                                                        const std::string &arch,
-                                                        std::string &error) {
+namespace {
+NvrtcOptions kernelOptions(const std::string &arch) {
   NvrtcOptions options;
   options.arch = arch;
   options.headers = deviceHeaders();
   options.extraOptions = {"--ptxas-options=-v", "-lineinfo"};
+  return options;
+}
+} // namespace
 
-  // Key: the source, every header, the options, the target and NVRTC's
-  // version; anything that changes the binary changes the key.
+std::string kiln::codegen::kernelCacheKey(const EmittedKernel &kernel, const std::string &arch) {
+  // The source, every header, the options, the target and NVRTC's version:
+  // anything that changes the binary changes the key.
+  NvrtcOptions options = kernelOptions(arch);
   std::string keyText = kernel.source + '\0' + arch + '\0' + nvrtcVersion();
   for (const std::string &option : options.extraOptions)
     keyText += '\0' + option;
   for (const auto &[name, contents] : options.headers)
     keyText += '\0' + name + '\0' + contents;
+  // FNV-1a from two offset bases: a 128-bit key.
+  char hash[40];
+  std::snprintf(hash, sizeof(hash), "%016llx%016llx",
+                (unsigned long long)artifact::fnv1a64(keyText, 1469598103934665603ull),
+                (unsigned long long)artifact::fnv1a64(keyText, 0x9e3779b97f4a7c15ull));
+  return std::string(hash) + "-" + arch;
+}
+
+std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
+                                                        const std::string &arch,
+                                                        std::string &error) {
+  NvrtcOptions options = kernelOptions(arch);
   // Fault injection for the tests of what follows a rejection (the
   // compiler's retry with a safer configuration): a kernel whose source
   // holds KILN_TEST_REJECT's text (each of its "&&"-separated texts) gets a
@@ -360,12 +376,7 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
                                reject + "'");
     return std::nullopt;
   }
-  // FNV-1a from two offset bases: a 128-bit key.
-  char hash[40];
-  std::snprintf(hash, sizeof(hash), "%016llx%016llx",
-                (unsigned long long)artifact::fnv1a64(keyText, 1469598103934665603ull),
-                (unsigned long long)artifact::fnv1a64(keyText, 0x9e3779b97f4a7c15ull));
-  const std::string key = std::string(hash) + "-" + arch;
+  const std::string key = kernelCacheKey(kernel, arch);
   // A verified entry whose cubin is not an ELF file was not written by this
   // code: it is recompiled (and, in the cache, replaced) like a corrupted one.
   auto entry = [&](const std::optional<KernelCache> &folder) -> std::optional<NvrtcOutput> {

@@ -82,6 +82,11 @@ public:
   /// Whether the code so far computes a coordinate of the iteration shape
   /// (a broadcast or a data movement): it then names the shape's sizes.
   bool indexesByShape() const { return !coordinates.empty(); }
+  /// Whether it computes a coordinate other than `dim`'s (a normalization's
+  /// rows, where only the row length `dim` may be named).
+  bool indexesByShapeBeyond(unsigned dim) const {
+    return llvm::any_of(coordinates, [&](const auto &entry) { return entry.first != dim; });
+  }
 
   std::string code;
 

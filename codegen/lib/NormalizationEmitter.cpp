@@ -283,6 +283,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
   }
 
   EmittedKernel kernel = kernelFor(group, name, "normalization");
+  // runtime_sizes: the row count is the kernel's last parameter and its
+  // source names none (the row length stays: the row's registers are laid
+  // out for it), so every group of one row length, epilogue and layout
+  // shares the kernel.
+  const bool runtimeRows = configOf(group).getRuntimeSizes();
+  const unsigned lastDim = static_cast<unsigned>(type.getRank() - 1);
+  if (runtimeRows && (code->load.indexesByShapeBeyond(lastDim) ||
+                      code->store.indexesByShapeBeyond(lastDim)))
+    return group.emitOpError("cannot run as ")
+           << stringifyKernelVariant(configOf(group).getVariant())
+           << " with its rows given at launch: an input is indexed by the row (a broadcast "
+              "or a data movement), which would name the row count";
+  if (runtimeRows)
+    kernel.scalars = {rows};
+  const std::string rowCount = runtimeRows ? "row_count" : std::to_string(rows) + "LL";
+  const std::vector<std::string> rowParameter =
+      runtimeRows ? std::vector<std::string>{"row_count"} : std::vector<std::string>{};
   std::string loadLoop, storeLoop, vectorConstants;
   if (vector) {
     // Views into a buffer may start anywhere: each pointer's alignment is
@@ -313,13 +330,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
     // A minimum of one block: with none, ptxas spilled rows of 96 to 768
     // (Swin V2's layer norms) that fit in 72 to 123 registers.
     kernel.source =
-        header(group, kernel.kind) + kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1) +
+        header(group, kernel.kind, /*withLocation=*/!runtimeRows) +
+        kernelOpen(group, name, kernel.block, 0, /*minBlocks=*/1, false, false, "",
+                   rowParameter) +
         "  constexpr int L = " + std::to_string(rowLength) +
         (vector ? vectorConstants : ", kPerLane = (L + 31) / 32;\n") +
         "  const int lane = threadIdx.x & 31;\n"
         "  const long long warps = (long long)gridDim.x * (blockDim.x / 32);\n"
         "  for (long long r = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < " +
-        std::to_string(rows) + "LL; r += warps) {\n"
+        rowCount + "; r += warps) {\n"
         "  float row[kPerLane];\n" + loadLoop + statistics + storeLoop + "  }\n}\n";
     return kernel;
   }
@@ -328,11 +347,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
   kernel.grid[0] = static_cast<unsigned>(std::min<int64_t>(rows, 65535LL * 32));
   kernel.dynamicSharedBytes = static_cast<unsigned>(rowLength * sizeof(float));
   kernel.source =
-      header(group, kernel.kind) + kernelOpen(group, name, threads, 0, /*minBlocks=*/1) +
+      header(group, kernel.kind, /*withLocation=*/!runtimeRows) +
+      kernelOpen(group, name, threads, 0, /*minBlocks=*/1, false, false, "", rowParameter) +
       "  extern __shared__ float row[];\n  __shared__ float scratch[32];\n"
       "  constexpr int L = " + std::to_string(rowLength) + ";\n"
-      "  for (long long r = blockIdx.x; r < " + std::to_string(rows) +
-      "LL; r += gridDim.x) {\n" + loadLoop + "  __syncthreads();\n" + statistics + storeLoop +
+      "  for (long long r = blockIdx.x; r < " + rowCount + "; r += gridDim.x) {\n" + loadLoop + "  __syncthreads();\n" + statistics + storeLoop +
       "  __syncthreads();\n  }\n}\n";
   return kernel;
 }

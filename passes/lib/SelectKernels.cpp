@@ -57,6 +57,10 @@
 //   normalization     2+ rows of <= 1024 -> normalization_warp (a row
 //                                        per warp, in registers)
 //                     otherwise       -> normalization (a row per block)
+//                     runtime-sizes, elementwise ops over rows, row
+//                     vectors and single elements
+//                                     -> runtime_sizes: the row count at
+//                                        launch
 //   convolution       depthwise       -> conv_depthwise; tile [1, 8, P]
 //                                        (P: depthwise-columns, 1 by
 //                                        default; with depthwise-patches,
@@ -213,6 +217,42 @@ bool runtimeSizesApply(FusionOp group, const GemmShape &s, std::string &why) {
       return false;
     }
   why = "sizes at run time";
+  return true;
+}
+
+/// Whether a normalization group can take its row count at run time
+/// (runtime-sizes): elementwise ops around the anchor, and every input of
+/// the anchor's shape, a vector along the row (a layer norm's weight and
+/// bias) or one element, so that its kernel indexes by the row length
+/// alone.
+bool runtimeRowsApply(FusionOp group, const NormalizationShape &shape, std::string &why) {
+  Block &body = group.getBody().front();
+  ArrayRef<int64_t> rowShape =
+      cast<RankedTensorType>(shape.anchor->getResult(0).getType()).getShape();
+  for (Operation &op : body.without_terminator())
+    if (&op != shape.anchor && !op.hasTrait<kiln::OpTrait::KilnElementwise>() &&
+        !isa<ConstantOp>(op)) {
+      why = "rows in the source: its " + op.getName().getStringRef().str() +
+            " indexes by the rows";
+      return false;
+    }
+  for (BlockArgument argument : body.getArguments()) {
+    auto type = cast<RankedTensorType>(argument.getType());
+    ArrayRef<int64_t> dims = type.getShape();
+    const bool alongRow = !dims.empty() && dims.back() == rowShape.back() &&
+                          llvm::all_of(dims.drop_back(), [](int64_t d) { return d == 1; });
+    if (dims != rowShape && !alongRow && type.getNumElements() != 1) {
+      why = "rows in the source: input " + str(argument.getArgNumber()) +
+            " is indexed by the row";
+      return false;
+    }
+  }
+  for (Value value : cast<YieldOp>(body.getTerminator()).getValues())
+    if (cast<RankedTensorType>(value.getType()).getShape() != rowShape) {
+      why = "rows in the source: a result of another shape than the rows'";
+      return false;
+    }
+  why = "rows at run time";
   return true;
 }
 
@@ -650,17 +690,22 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
     std::optional<NormalizationShape> shape = normalizationShapeOf(group);
     if (!shape)
       return group.emitOpError("a normalization group needs a layer_norm or softmax");
+    std::string rows;
+    const bool runtimeRows = knobs.runtimeSizes && runtimeRowsApply(group, *shape, rows);
+    rows = knobs.runtimeSizes ? "; " + rows : "";
     // One row takes a block: a warp would leave the rest of the GPU idle
     // (and ptxas spills the one-trip row loop of the warp kernel).
     if (shape->rowLength <= kWarpRowMaxLength && shape->rows >= 2)
-      return Choice{config(context, KernelVariant::normalization_warp),
+      return Choice{config(context, KernelVariant::normalization_warp, {}, 0, 1, 0, {},
+                           WgmmaSchedule::cooperative, 1, 1, false, runtimeRows),
                     "normalization_warp: " + str(shape->rows) + " rows of " +
                         str(shape->rowLength) + " elements, at most " +
-                        str(kWarpRowMaxLength) + " (32 registers a lane)"};
-    return Choice{config(context, KernelVariant::normalization),
+                        str(kWarpRowMaxLength) + " (32 registers a lane)" + rows};
+    return Choice{config(context, KernelVariant::normalization, {}, 0, 1, 0, {},
+                         WgmmaSchedule::cooperative, 1, 1, false, runtimeRows),
                   "normalization: " + str(shape->rows) + " rows of " + str(shape->rowLength) +
                       " elements (a warp per row needs 2 or more rows of at most " +
-                      str(kWarpRowMaxLength) + ")"};
+                      str(kWarpRowMaxLength) + ")" + rows};
   }
   case FusionKind::pooling: {
     // Eight channels of a pixel a thread, one 16-byte load per window

@@ -694,3 +694,17 @@ func.func @runtime_sizes_odd_n(%x: tensor<4096x1024xf16>, %w: tensor<1001x1024xf
   }
   return %0 : tensor<4096x1001xf16>
 }
+
+// -----
+
+// A normalization's rows at launch cannot hold an input indexed by the row.
+// CHECK: error: 'kiln.fusion' op cannot run as normalization_warp with its rows given at launch: an input is indexed by the row (a broadcast or a data movement), which would name the row count
+func.func @runtime_rows_broadcast(%x: tensor<64x256xf16>, %s: tensor<64x1xf16>) -> tensor<64x256xf16> {
+  %0 = kiln.fusion normalization ins(%x, %s : tensor<64x256xf16>, tensor<64x1xf16>) {kiln.kernel = #kiln.kernel<variant = normalization_warp, runtime_sizes = true>} -> tensor<64x256xf16> {
+  ^bb0(%a: tensor<64x256xf16>, %as: tensor<64x1xf16>):
+    %y = kiln.layer_norm %a axis = 1 eps = 1.0e-05 : (tensor<64x256xf16>) -> tensor<64x256xf16>
+    %z = kiln.mul %y, %as : tensor<64x256xf16>, tensor<64x1xf16> -> tensor<64x256xf16>
+    kiln.yield %z : tensor<64x256xf16>
+  }
+  return %0 : tensor<64x256xf16>
+}

@@ -52,3 +52,21 @@ func.func @split(%x: tensor<128x768xf16>, %w: tensor<3072x768xf16>, %b: tensor<3
   }
   return %0 : tensor<128x3072xf16>
 }
+
+// -----
+
+// A layer norm with its row count given at launch: the row loop's bound is
+// the kernel's last parameter; the row length stays a constant.
+// CHECK-LABEL: // === kernel norm_k0 grid(513, 1, 1) block(256) shared(0) inputs(3) outputs(1) integers(4101)
+//       CHECK: // kiln normalization kernel, sizes given at launch
+//       CHECK: __half *__restrict__ out0, const long long row_count) {
+//       CHECK:   constexpr int L = 768, kV = 8
+//       CHECK: r < row_count; r += warps) {
+func.func @norm(%x: tensor<4101x768xf16>, %w: tensor<768xf16>, %b: tensor<768xf16>) -> tensor<4101x768xf16> {
+  %0 = kiln.fusion normalization ins(%x, %w, %b : tensor<4101x768xf16>, tensor<768xf16>, tensor<768xf16>) {kiln.kernel = #kiln.kernel<variant = normalization_warp, runtime_sizes = true>} -> tensor<4101x768xf16> {
+  ^bb0(%a: tensor<4101x768xf16>, %aw: tensor<768xf16>, %ab: tensor<768xf16>):
+    %y = kiln.layer_norm %a weight %aw bias %ab axis = 1 eps = 1.0e-05 : (tensor<4101x768xf16>, tensor<768xf16>, tensor<768xf16>) -> tensor<4101x768xf16>
+    kiln.yield %y : tensor<4101x768xf16>
+  }
+  return %0 : tensor<4101x768xf16>
+}

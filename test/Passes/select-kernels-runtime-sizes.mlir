@@ -66,3 +66,26 @@ func.func @split(%x: tensor<1x128x768xf16>, %w: tensor<3072x768xf16>, %b: tensor
   }
   return %up : tensor<1x128x3072xf16>
 }
+
+// A layer norm's row count is given at launch, its row length stays; not
+// where an input is indexed by the row (a per-row scale).
+// NORM: remark: {{.*}}normalization_warp: 4096 rows of 1024 elements{{.*}}; rows at run time
+// NORM: remark: {{.*}}normalization_warp: 4096 rows of 1024 elements{{.*}}; rows in the source: input 1 is indexed by the row
+// NORM-LABEL: func.func @norms(
+//       NORM:   #kiln.kernel<variant = normalization_warp, runtime_sizes = true>
+//       NORM:   #kiln.kernel<variant = normalization_warp>
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{runtime-sizes=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=NORM
+func.func @norms(%x: tensor<4096x1024xf16>, %w: tensor<1024xf16>, %b: tensor<1024xf16>, %s: tensor<4096x1xf16>) -> (tensor<4096x1024xf16>, tensor<4096x1024xf16>) {
+  %n = kiln.fusion normalization ins(%x, %w, %b : tensor<4096x1024xf16>, tensor<1024xf16>, tensor<1024xf16>) -> tensor<4096x1024xf16> {
+  ^bb0(%a: tensor<4096x1024xf16>, %aw: tensor<1024xf16>, %ab: tensor<1024xf16>):
+    %y = kiln.layer_norm %a weight %aw bias %ab axis = 1 eps = 1.0e-05 : (tensor<4096x1024xf16>, tensor<1024xf16>, tensor<1024xf16>) -> tensor<4096x1024xf16>
+    kiln.yield %y : tensor<4096x1024xf16>
+  }
+  %m = kiln.fusion normalization ins(%x, %s : tensor<4096x1024xf16>, tensor<4096x1xf16>) -> tensor<4096x1024xf16> {
+  ^bb0(%a: tensor<4096x1024xf16>, %as: tensor<4096x1xf16>):
+    %y = kiln.layer_norm %a axis = 1 eps = 1.0e-05 : (tensor<4096x1024xf16>) -> tensor<4096x1024xf16>
+    %z = kiln.mul %y, %as : tensor<4096x1024xf16>, tensor<4096x1xf16> -> tensor<4096x1024xf16>
+    kiln.yield %z : tensor<4096x1024xf16>
+  }
+  return %n, %m : tensor<4096x1024xf16>, tensor<4096x1024xf16>
+}

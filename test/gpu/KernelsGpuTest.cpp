@@ -465,6 +465,35 @@ static std::vector<std::string> runtimeSizeConfigs() {
   return configs;
 }
 
+/// `ir` with its first fusion group's kernel configuration forced.
+static std::string withKernel(std::string ir, const std::string &kernel) {
+  size_t group = ir.find("kiln.fusion ");
+  size_t arrow = ir.find(") -> ", group);
+  ir.insert(arrow + 1, " {kiln.kernel = " + kernel + "}");
+  return ir;
+}
+
+/// Normalizations with their row count given at launch: rows in registers
+/// (16-byte vectors, and one element at a time where the row length is not
+/// a whole number of them), and a row per block; layer norms, an RMSNorm
+/// and a softmax; a residual add before, results before and after.
+static std::vector<std::string> runtimeRowCases() {
+  const std::string warp = "#kiln.kernel<variant = normalization_warp, runtime_sizes = true>";
+  const std::string block = "#kiln.kernel<variant = normalization, runtime_sizes = true>";
+  return {withKernel(layerNorm(4101, 768, "f16"), warp),
+          withKernel(layerNorm(9, 1024, "f32"), warp),
+          withKernel(layerNorm(7, 2056, "bf16"), block),
+          withKernel(rmsNorm(7, 1000, "f16"), warp),
+          withKernel(softmax(37, 128, "f16"), warp)};
+}
+
+// Rows given at launch: every layout of the normalization kernels.
+TEST(KernelsGpu, NormalizationRuntimeRows) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &ir : runtimeRowCases())
+    expectMatchesReference(ir);
+}
+
 // Sizes given at launch: M, N and K off every tile multiple with a
 // residual, bias + GELU alone, bf16, and one kernel launched at two sizes.
 TEST(KernelsGpu, LinearWgmmaRuntimeSizes) {
@@ -478,12 +507,15 @@ TEST(KernelsGpu, LinearWgmmaRuntimeSizes) {
   }
 }
 
-// Needs NVRTC, not a GPU: the runtime-size kernels compile for both
-// images without a spill.
+// Needs NVRTC, not a GPU: the kernels with sizes given at launch (the
+// GEMMs' and the normalizations' rows) compile for both images without a
+// spill.
 TEST(KernelsGpu, RuntimeSizesCompile) {
   std::vector<std::string> irs;
   for (const std::string &kernel : runtimeSizeConfigs())
     irs.push_back(linear(300, 504, 712, "f16", kernel));
+  for (const std::string &ir : runtimeRowCases())
+    irs.push_back(ir);
   expectCompilesForBothImages(irs);
 }
 

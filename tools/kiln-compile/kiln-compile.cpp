@@ -136,10 +136,11 @@ cl::opt<bool> depthwisePatches(
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> runtimeSizes(
     "runtime-sizes",
-    cl::desc("compile Hopper GEMMs without a batch, whose epilogue reads only a bias and "
-             "inputs of the result's shape, for sizes given at launch: one kernel for every "
-             "GEMM of a configuration, whatever its sizes (default false: not yet measured "
-             "on the GPU)"),
+    cl::desc("compile split-K and Hopper GEMMs without a batch, whose epilogue reads only a "
+             "bias and inputs of the result's shape, for sizes given at launch, and "
+             "normalizations for a row count given at launch: one kernel for every layer of "
+             "a configuration, whatever its sizes, which the kernel library can hold "
+             "(default false: not yet measured on the GPU)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> elementwiseUnroll(
     "elementwise-unroll",

@@ -2,13 +2,15 @@
 //
 //   kiln-kernel-library -o build/share/kiln/kernels
 //
-// Compiles the Hopper GEMM kernels that take their sizes at launch
-// (--runtime-sizes) into a folder laid out like the kernel cache, which
-// kiln-compile reads before compiling (KernelCache::library). The kernels
-// are found the way a model's are: a grid of linear layers (rows x
-// columns x depth), each with one of the common epilogues and in fp16 and
-// bf16, goes through kiln's graph pipeline, and every group the selection
-// stage gives runtime sizes contributes its kernel. Only those: a library
+// Compiles the kernels that take their sizes at launch (--runtime-sizes:
+// the Hopper and split-K GEMMs, and the normalizations' row counts) into a
+// folder laid out like the kernel cache, which kiln-compile reads before
+// compiling (KernelCache::library). The kernels are found the way a
+// model's are: a grid of linear layers (rows x columns x depth), each with
+// one of the common epilogues, and of layer norms and RMSNorms over common
+// hidden sizes at common epsilons, in fp16 and bf16, goes through kiln's
+// graph pipeline, and every group the selection stage gives runtime sizes
+// contributes its kernel. Only those: a library
 // entry must serve any model whose layer has that configuration and
 // epilogue, at any size, and a kernel with sizes in its source would
 // serve one shape only. A kernel that ptxas refuses (a model's compile
@@ -35,8 +37,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 using namespace mlir;
 namespace codegen = kiln::codegen;
@@ -63,6 +67,13 @@ cl::list<int64_t> columns("columns", cl::desc("output features (N) of the grid's
                           cl::CommaSeparated, cl::cat(category));
 cl::list<int64_t> depths("depths", cl::desc("input features (K) of the grid's layers"),
                          cl::CommaSeparated, cl::cat(category));
+cl::list<std::string> norms("norms",
+                           cl::desc("normalizations over rows (default layer_norm,rms_norm; "
+                                    "none: no normalization kernels)"),
+                           cl::CommaSeparated, cl::cat(category));
+cl::list<int64_t> normLengths("norm-lengths",
+                              cl::desc("row lengths (hidden sizes) of the normalizations"),
+                              cl::CommaSeparated, cl::cat(category));
 cl::opt<int64_t> multiprocessors("multiprocessors",
                                  cl::desc("the GPU's multiprocessors the selection plans for "
                                           "(default: the first architecture's)"),
@@ -115,6 +126,23 @@ std::optional<std::string> layer(const std::string &epilogue, const std::string 
          " : " + y + "\n  }\n";
 }
 
+/// A function of one normalization over rows of `length` (a layer norm
+/// with weight and bias, or an RMSNorm with a weight), at `eps`.
+std::string normalization(const std::string &norm, const std::string &dtype, int64_t length,
+                          const std::string &eps, size_t index) {
+  const std::string x = "tensor<8192x" + std::to_string(length) + "x" + dtype + ">";
+  const std::string v = "tensor<" + std::to_string(length) + "x" + dtype + ">";
+  const std::string name =
+      "@" + norm + "_" + std::to_string(length) + "_" + std::to_string(index);
+  if (norm == "rms_norm")
+    return "  func.func " + name + "(%x: " + x + ", %w: " + v + ") -> " + x +
+           " {\n    %n = kiln.layer_norm %x weight %w axis = 1 eps = " + eps + " rms : (" + x +
+           ", " + v + ") -> " + x + "\n    return %n : " + x + "\n  }\n";
+  return "  func.func " + name + "(%x: " + x + ", %w: " + v + ", %b: " + v + ") -> " + x +
+         " {\n    %n = kiln.layer_norm %x weight %w bias %b axis = 1 eps = " + eps + " : (" +
+         x + ", " + v + ", " + v + ") -> " + x + "\n    return %n : " + x + "\n  }\n";
+}
+
 template <typename T> std::vector<T> orDefault(const cl::list<T> &given, std::vector<T> fallback) {
   return given.empty() ? fallback : std::vector<T>(given.begin(), given.end());
 }
@@ -159,10 +187,22 @@ int main(int argc, char **argv) {
     if (v <= 0 || v > (1 << 20))
       return fail("sizes run from 1 to 2^20, got " + std::to_string(v));
 
-  MLIRContext context;
-  context.loadDialect<kiln::KilnDialect, func::FuncDialect>();
-  std::map<std::string, LibraryKernel> bySource;
-  for (const std::string &dtype : orDefault(dtypes, {"f16", "bf16"}))
+  const std::vector<std::string> normKinds = orDefault(norms, {"layer_norm", "rms_norm"});
+  for (const std::string &norm : normKinds)
+    if (norm != "layer_norm" && norm != "rms_norm" && norm != "none")
+      return fail("unknown normalization '" + norm + "' (layer_norm, rms_norm or none)");
+  const std::vector<int64_t> lengths = orDefault(
+      normLengths, {256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096, 5120, 8192});
+  for (int64_t v : lengths)
+    if (v <= 0 || v > 12288)
+      return fail("row lengths run from 1 to 12288 (the row kernel's shared memory), got " +
+                  std::to_string(v));
+
+  // One module per type and epilogue (the layers), and per type (the
+  // normalizations: layer norms at the epsilons of PyTorch, LLaMA and
+  // BERT, RMSNorms at LLaMA's and PyTorch's).
+  std::vector<std::pair<std::string, std::string>> modules; // (label, IR)
+  for (const std::string &dtype : orDefault(dtypes, {"f16", "bf16"})) {
     for (const std::string &epilogue :
          orDefault(epilogues, std::vector<std::string>(std::begin(kEpilogues),
                                                        std::end(kEpilogues)))) {
@@ -171,47 +211,77 @@ int main(int argc, char **argv) {
         for (int64_t n : ns)
           for (int64_t k : ks)
             text += *layer(epilogue, dtype, m, n, k);
-      text += "}\n";
-      OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-      if (!module)
-        return fail("the grid's IR did not parse (" + epilogue + ", " + dtype + ")");
-      PassManager pm(&context);
-      kiln::GraphPipelineOptions pipeline;
-      pipeline.targets = targets;
-      pipeline.multiprocessors = multiprocessors > 0
-                                     ? multiprocessors.getValue()
-                                     : int64_t(description->primary().multiprocessors);
-      pipeline.runtimeSizes = true;
-      kiln::buildGraphPipeline(pm, pipeline);
-      if (failed(pm.run(*module)))
-        return fail("the graph pipeline failed on the grid (" + epilogue + ", " + dtype + ")");
-      bool emitted = true;
-      module->walk([&](kiln::FusionOp group) {
-        auto config = group->getAttrOfType<kiln::KernelConfigAttr>(kiln::attr::kKernel);
-        if (!config || !config.getRuntimeSizes())
-          return;
-        FailureOr<codegen::EmittedKernel> anonymous = codegen::emitKernel(group, "kiln_kernel");
-        if (failed(anonymous)) {
-          emitted = false;
-          return;
-        }
-        if (bySource.count(anonymous->source))
-          return;
-        FailureOr<codegen::EmittedKernel> named =
-            codegen::emitKernel(group, codegen::kernelSymbol(anonymous->source));
-        if (failed(named)) {
-          emitted = false;
-          return;
-        }
-        std::string what;
-        llvm::raw_string_ostream os(what);
-        os << dtype << " " << epilogue << " " << config;
-        bySource.emplace(anonymous->source, LibraryKernel{*named, what});
-      });
-      if (!emitted)
-        return fail("a kernel of the grid did not emit (" + epilogue + ", " + dtype + ")");
+      modules.emplace_back(dtype + " " + epilogue, text + "}\n");
     }
+    for (const std::string &norm : normKinds) {
+      if (norm == "none")
+        continue;
+      std::string text = "module {\n";
+      const std::vector<std::string> epsilons =
+          norm == "rms_norm" ? std::vector<std::string>{"1.0e-06", "1.0e-05"}
+                             : std::vector<std::string>{"1.0e-05", "1.0e-06", "1.0e-12"};
+      for (int64_t length : lengths)
+        for (size_t e = 0; e < epsilons.size(); ++e)
+          text += normalization(norm, dtype, length, epsilons[e], e);
+      modules.emplace_back(dtype + " " + norm, text + "}\n");
+    }
+  }
 
+  MLIRContext context;
+  context.loadDialect<kiln::KilnDialect, func::FuncDialect>();
+  std::map<std::string, LibraryKernel> bySource;
+  for (const auto &[label, text] : modules) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+    if (!module)
+      return fail("the grid's IR did not parse (" + label + ")");
+    PassManager pm(&context);
+    kiln::GraphPipelineOptions pipeline;
+    pipeline.targets = targets;
+    pipeline.multiprocessors = multiprocessors > 0
+                                   ? multiprocessors.getValue()
+                                   : int64_t(description->primary().multiprocessors);
+    pipeline.runtimeSizes = true;
+    kiln::buildGraphPipeline(pm, pipeline);
+    if (failed(pm.run(*module)))
+      return fail("the graph pipeline failed on the grid (" + label + ")");
+    bool emitted = true;
+    module->walk([&](kiln::FusionOp group) {
+      auto config = group->getAttrOfType<kiln::KernelConfigAttr>(kiln::attr::kKernel);
+      if (!config || !config.getRuntimeSizes())
+        return;
+      FailureOr<codegen::EmittedKernel> anonymous = codegen::emitKernel(group, "kiln_kernel");
+      if (failed(anonymous)) {
+        emitted = false;
+        return;
+      }
+      if (bySource.count(anonymous->source))
+        return;
+      FailureOr<codegen::EmittedKernel> named =
+          codegen::emitKernel(group, codegen::kernelSymbol(anonymous->source));
+      if (failed(named)) {
+        emitted = false;
+        return;
+      }
+      std::string what;
+      llvm::raw_string_ostream os(what);
+      os << label << " " << config;
+      bySource.emplace(anonymous->source, LibraryKernel{*named, what});
+    });
+    if (!emitted)
+      return fail("a kernel of the grid did not emit (" + label + ")");
+  }
+
+  // The build removes entries it did not make: only in a folder of its own
+  // (a library's, with its MANIFEST, or an empty one), never in a kernel
+  // cache given by mistake.
+  {
+    std::error_code ec;
+    namespace fs = std::filesystem;
+    if (fs::exists(output.getValue(), ec) && !fs::exists(output + "/MANIFEST", ec) &&
+        !fs::is_empty(output.getValue(), ec))
+      return fail("'" + output + "' holds files and no MANIFEST file, so it is not a kernel library (give an "
+                  "empty folder or a library's)");
+  }
   if (std::error_code made = llvm::sys::fs::create_directories(output); made)
     return fail("cannot make '" + output + "': " + made.message());
   // The compiles go through the kernel cache, which is the library's folder
@@ -252,6 +322,20 @@ int main(int argc, char **argv) {
       llvm::errs() << "kiln-kernel-library: " << entry.kernel.name << " " << arch << " "
                    << entry.what << "\n";
   }
+  // Entries of an earlier build that this one has not made (kernels whose
+  // source has changed since) would never be read again: removed.
+  std::set<std::string> current;
+  for (size_t i = 0; i < work.size(); ++i)
+    current.insert(codegen::kernelCacheKey(kernels[work[i].first]->kernel, targets[work[i].second]) +
+                   ".kernel");
+  size_t removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(output.getValue(), ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->path().extension() == ".kernel" && !current.count(it->path().filename().string())) {
+      std::error_code ignored;
+      removed += std::filesystem::remove(it->path(), ignored) ? 1 : 0;
+    }
   {
     std::ofstream file(output + "/MANIFEST");
     file << "# kernel, image, type, epilogue, configuration: the kernels whose sizes are given "
@@ -260,9 +344,12 @@ int main(int argc, char **argv) {
     if (!file)
       return fail("cannot write '" + output + "/MANIFEST'");
   }
-  llvm::errs() << "kiln-kernel-library: " << kernels.size() << " kernels, "
-               << (kept + compiled) << " images in " << output << " (" << compiled
+  auto count = [](size_t n, const char *noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  };
+  llvm::errs() << "kiln-kernel-library: " << count(kernels.size(), "kernel") << ", "
+               << count(kept + compiled, "image") << " in " << output << " (" << compiled
                << " compiled, " << kept << " already there, " << refused
-               << " refused by ptxas and left out)\n";
+               << " refused by ptxas and left out; " << removed << " stale entries removed)\n";
   return 0;
 }

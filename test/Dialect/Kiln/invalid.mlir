@@ -1111,9 +1111,10 @@ func.func @stream_stages(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tens
 
 // -----
 
-// Sizes at run time are the Hopper and split-K GEMMs' alone.
+// Sizes at run time are the Hopper and split-K GEMMs' and the
+// normalizations' (their rows) alone.
 func.func @runtime_sizes_mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
-  // expected-error @+1 {{runtime_sizes takes gemm_wgmma or gemm_split_k}}
+  // expected-error @+1 {{runtime_sizes takes gemm_wgmma, gemm_split_k, normalization or normalization_warp}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32], runtime_sizes = true>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
     %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>

@@ -98,6 +98,9 @@ std::string kernelSymbol(llvm::StringRef source);
 /// an emitter or a kernel op left outside any group.
 mlir::FailureOr<std::vector<EmittedKernel>> emitModuleKernels(mlir::ModuleOp module);
 
+/// The kernel cache's (and library's) key of `kernel` compiled for `arch`.
+std::string kernelCacheKey(const EmittedKernel &kernel, const std::string &arch);
+
 /// Compiles `kernel` for `arch` with NVRTC and checks ptxas' report: a kernel
 /// that spills registers or uses a stack frame is rejected. Returns the
 /// cubin and PTX, or nothing with `error` set.

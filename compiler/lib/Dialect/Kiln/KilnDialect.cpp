@@ -124,7 +124,9 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     return emitError() << "stream_k takes gemm_wgmma or conv_wgmma with the cooperative "
                           "schedule, no multicast and one block a multiprocessor";
   if (runtimeSizes && variant != KernelVariant::gemm_wgmma &&
-      variant != KernelVariant::gemm_split_k)
-    return emitError() << "runtime_sizes takes gemm_wgmma or gemm_split_k";
+      variant != KernelVariant::gemm_split_k && variant != KernelVariant::normalization &&
+      variant != KernelVariant::normalization_warp)
+    return emitError() << "runtime_sizes takes gemm_wgmma, gemm_split_k, normalization or "
+                          "normalization_warp";
   return success();
 }

@@ -491,9 +491,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "memory (pixel_tile [1, rows, columns]); off until measured on the "
            "GPU">,
     Option<"runtimeSizes", "runtime-sizes", "bool", /*default=*/"false",
-           "give gemm_wgmma kernels without a batch whose epilogue reads only a "
-           "bias and inputs of the result's shape their M, N and K at launch "
-           "(runtime_sizes), so that one kernel serves every size of its "
+           "give gemm_split_k and 128-row gemm_wgmma kernels without a batch whose "
+           "epilogue reads only a bias and inputs of the result's shape their M, N "
+           "and K at launch, and normalizations over rows and row vectors their "
+           "row count (runtime_sizes), so that one kernel serves every size of its "
            "configuration; off until measured on the GPU">,
     Option<"elementwiseUnroll", "elementwise-unroll", "int64_t", /*default=*/"1",
            "elements (1, 2, 4 or 8) an elementwise kernel's thread takes a step "

@@ -86,7 +86,8 @@ struct GraphPipelineOptions
       llvm::cl::init(false)};
   Option<bool> runtimeSizes{
       *this, "runtime-sizes",
-      llvm::cl::desc("Hopper GEMMs that take M, N and K at launch where their epilogue allows"),
+      llvm::cl::desc("GEMMs that take M, N and K, and normalizations that take their row "
+                     "count, at launch where their epilogue allows"),
       llvm::cl::init(false)};
   Option<int64_t> elementwiseUnroll{
       *this, "elementwise-unroll",

@@ -238,12 +238,14 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       k-iterations rather than by tiles, finishing split tiles through a
       workspace the launch reserves past the arena (kiln_gemm_sm90.cuh).
     - `runtime_sizes`: for `gemm_wgmma` and `gemm_split_k` without a
-      batch, the kernel takes
-      M, N and K as launch arguments instead of constants in its source, so
-      that every GEMM of one configuration and epilogue, whatever its sizes,
-      runs one kernel (one compile, one kernel-cache entry). Its epilogue
-      may read only the bias by column and inputs of the result's shape at
-      the element's own index; N is a multiple of 8.
+      batch, the kernel takes M, N and K as launch arguments instead of
+      constants in its source, so that every GEMM of one configuration and
+      epilogue, whatever its sizes, runs one kernel (one compile, one
+      kernel-cache entry). Its epilogue may read only the bias by column
+      and inputs of the result's shape at the element's own index; N is a
+      multiple of 8. For `normalization` and `normalization_warp`, the row
+      count alone (the row length stays in the source), where no input is
+      indexed by the row.
 
     `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
