@@ -372,6 +372,8 @@ def compile_kiln(work, row, args):
     images = compiled.get("kernel_images", {})
     row["kiln_images_compiled"] = images.get("compiled", 0)
     row["kiln_images_cached"] = images.get("cached", 0)
+    # From the kernel library built with kiln ($KILN_KERNEL_LIBRARY).
+    row["kiln_images_library"] = images.get("library", 0)
     # NVRTC's wall time inside the code-generation phase, and the slowest
     # images: with every core busy, the slowest single image bounds it.
     row["kiln_nvrtc_s"] = images.get("nvrtc_seconds", 0)

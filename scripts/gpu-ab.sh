@@ -43,10 +43,14 @@
 #   depthwise-patches  the depthwise kernel tests (2-D patches among them),
 #              then MobileNetV3 and EfficientNet-B0 at batch 32, each launch
 #              alone: default against --depthwise-patches
-#   runtime-sizes  the Hopper GEMM tests with sizes given at launch, then
-#              BERT-base, the GPT-2 block, the FFN and ViT-B/16 at batch 32
-#              and 1, launch by launch (checked against PyTorch): default
-#              against --runtime-sizes
+#   runtime-sizes  the GEMM and normalization tests with sizes given at
+#              launch, then BERT-base, the GPT-2 block, the FFN and ViT-B/16
+#              at batch 32 and 1, launch by launch (checked against
+#              PyTorch): default against --runtime-sizes; then the kernel
+#              library built here (kiln-kernel-library, 16 cores) and every
+#              zoo model's cold compile with --runtime-sizes and the
+#              library, against the default (models_vs_torch.py
+#              --build-times --kiln-only)
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -206,7 +210,7 @@ for part in "$@"; do
       done ;;
     runtime-sizes)
       TAIL=6 run runtime-size-tests "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*LinearWgmmaRuntimeSizes*:*LinearWgmmaEveryTileWidth*'
+        --gtest_filter='*LinearWgmmaRuntimeSizes*:*NormalizationRuntimeRows*:*LinearWgmmaEveryTileWidth*'
       for setting in default sizes; do
         flags=$([ $setting = sizes ] && echo --kiln-flag=--runtime-sizes)
         run "runtime-sizes-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
@@ -219,7 +223,15 @@ for part in "$@"; do
             --top 10 "$out/raw-runtime-sizes-default/${model}_b$batch.txt" \
             "$out/raw-runtime-sizes-sizes/${model}_b$batch.txt"
         done
-      done ;;
+      done
+      TAIL=3 run kernel-library "$bin/kiln-kernel-library" -o "$work/kernel-library"
+      zoo="resnet50 mobilenet_v3_large efficientnet_b0 ffn gpt2_block vit_b_16 bert gpt2"
+      run build-times-default python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+        --models $zoo --batches 32 1 --build-times --kiln-only --json "$out/build-times-default.json"
+      KILN_KERNEL_LIBRARY="$work/kernel-library" run build-times-library python3 \
+        "$root/bench/models_vs_torch.py" "$bin" "$work/models" --models $zoo --batches 32 1 \
+        --build-times --kiln-only --kiln-flag=--runtime-sizes \
+        --json "$out/build-times-library.json" ;;
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

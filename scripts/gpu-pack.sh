@@ -13,7 +13,7 @@ bundle=$root/gpu-bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/bin"
 
-for tool in kiln-opt kiln-translate kiln-compile kiln-run kiln-info kiln-device-smoke kiln-api-example; do
+for tool in kiln-opt kiln-translate kiln-compile kiln-run kiln-info kiln-kernel-library kiln-device-smoke kiln-api-example; do
   cp "$build/bin/$tool" "$bundle/bin/"
 done
 for test in kiln-runtime-tests kiln-runtime-gpu-tests kiln-codegen-tests kiln-kernels-gpu-tests; do

@@ -69,4 +69,16 @@ bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_
 /// convolution and its layout change).
 bool readsResidual(FusionOp group);
 
+/// runtime-sizes (RuntimeSizes.cpp): whether a GEMM group (gemm_split_k,
+/// or gemm_wgmma on 128-row tiles: on 192-row ones, ViT-B/16's at batch
+/// 32, ptxas spilled the epilogue with the sizes in registers) can take M,
+/// N and K at launch: no batch, N % 8 == 0 (the epilogue's pairs and
+/// 16-byte chunks need no check of N), an elementwise epilogue over the
+/// bias by column and inputs of the result's shape. `why` says why or why
+/// not, for the remarks.
+bool runtimeSizesApply(FusionOp group, const GemmShape &s, std::string &why);
+/// Whether a normalization group can take its row count at launch: its
+/// inputs are rows, row vectors or single elements.
+bool runtimeRowsApply(FusionOp group, const NormalizationShape &shape, std::string &why);
+
 } // namespace kiln::selection

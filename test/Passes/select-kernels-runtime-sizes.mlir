@@ -9,7 +9,7 @@
 
 // CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes at run time
 // CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes at run time
-// CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes in the source: its epilogue broadcasts input 2 over the result
+// CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes in the source: input 2 is broadcast over the result
 // CHECK: remark: {{.*}}gemm_wgmma: {{.*}}; sizes in the source: runtime sizes take no batch and N % 8 == 0
 // CHECK-LABEL: func.func @ffn(
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, {{.*}}, runtime_sizes = true>
@@ -70,7 +70,7 @@ func.func @split(%x: tensor<1x128x768xf16>, %w: tensor<3072x768xf16>, %b: tensor
 // A layer norm's row count is given at launch, its row length stays; not
 // where an input is indexed by the row (a per-row scale).
 // NORM: remark: {{.*}}normalization_warp: 4096 rows of 1024 elements{{.*}}; rows at run time
-// NORM: remark: {{.*}}normalization_warp: 4096 rows of 1024 elements{{.*}}; rows in the source: input 1 is indexed by the row
+// NORM: remark: {{.*}}normalization_warp: 4096 rows of 1024 elements{{.*}}; rows in the source: input 1 is broadcast over the result
 // NORM-LABEL: func.func @norms(
 //       NORM:   #kiln.kernel<variant = normalization_warp, runtime_sizes = true>
 //       NORM:   #kiln.kernel<variant = normalization_warp>
