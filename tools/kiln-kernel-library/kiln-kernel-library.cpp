@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/GitHash.h"
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
@@ -25,6 +26,7 @@
 #include "kiln/Target/Target.h"
 #include "kiln/codegen/CompileJobs.h"
 #include "kiln/codegen/CudaEmitter.h"
+#include "kiln/codegen/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -32,6 +34,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -157,6 +160,12 @@ struct LibraryKernel {
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kiln-kernel-library " << KILN_VERSION
+       << (std::string(KILN_GIT_HASH).empty() ? "" : " (") << KILN_GIT_HASH
+       << (std::string(KILN_GIT_HASH).empty() ? "" : ")") << "\n  LLVM/MLIR "
+       << LLVM_VERSION_STRING << "\n  NVRTC " << codegen::nvrtcVersion() << "\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "kiln-kernel-library: builds the kernels that take their sizes at launch into a folder "
