@@ -38,6 +38,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -450,7 +451,7 @@ bool writeAtomically(const std::string &path, const std::string &text, std::stri
 }
 } // namespace
 
-int main(int argc, char **argv) {
+static int compileMain(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
@@ -713,4 +714,16 @@ int main(int argc, char **argv) {
       return fail(error);
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  int status = compileMain(argc, argv);
+  // Every output is closed and renamed into place by now. Exiting the usual
+  // way would run LibTorch's static destructors, which unregister its
+  // thousands of operators one at a time: 0.09 s of the FFN's 0.5 s compile
+  // on two cores, for memory the process is about to give back anyway.
+  llvm::outs().flush();
+  llvm::errs().flush();
+  std::fflush(nullptr);
+  llvm::sys::Process::Exit(status, /*NoCleanup=*/true);
 }

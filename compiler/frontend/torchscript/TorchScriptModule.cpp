@@ -446,8 +446,8 @@ std::vector<InputSpec> TorchScriptModule::tracedInputs() const {
         if (!elements[i].isTensor())
           return {};
         at::Tensor tensor = elements[i].toTensor();
-        InputSpec spec{names[i], tensor.sizes().vec(),
-                       dtypeName(tensor.scalar_type())};
+        InputSpec spec{names[i], tensor.sizes().vec(), dtypeName(tensor.scalar_type()),
+                       std::nullopt};
         if (spec.dtype.empty())
           return {};
         specs.push_back(spec);
@@ -511,11 +511,13 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
         }
       }
     }
-  // Random inputs, matched to graph inputs by name.
+  // Inputs matched to graph inputs by name: meta tensors of the declared
+  // shapes first (no values: drawing a batch-32 activation's random values
+  // took longer than the FFN's whole import), random values only for a run
+  // on the CPU.
   std::vector<at::Tensor> tensors(names.size());
-  std::vector<std::string> drawnIntegers;
+  std::vector<const InputSpec *> specOf(names.size(), nullptr);
   int64_t exampleBytes = 0;
-  at::manual_seed(0);
   for (const InputSpec &spec : specs) {
     auto it = std::find(names.begin(), names.end(), spec.name);
     if (it == names.end()) {
@@ -524,12 +526,13 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
       return false;
     }
     c10::ScalarType type = *scalarTypeOf(spec.dtype);
-    at::Tensor &tensor = tensors[it - names.begin()];
-    if (tensor.defined()) {
+    size_t index = it - names.begin();
+    if (specOf[index]) {
       error = "input '" + spec.name + "' is declared twice";
       return false;
     }
-    // The run below holds every example input in host memory at once.
+    specOf[index] = &spec;
+    // A run on the CPU holds every example input in host memory at once.
     exampleBytes += c10::multiply_integers(spec.shape) * c10::elementSize(type);
     long pages = ::sysconf(_SC_PHYS_PAGES), pageBytes = ::sysconf(_SC_PAGE_SIZE);
     if (pages > 0 && pageBytes > 0 && exampleBytes / pageBytes >= pages) {
@@ -540,12 +543,9 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
       return false;
     }
     try {
-      bool drawn = false;
-      tensor = exampleInput(spec, drawn);
-      if (drawn)
-        drawnIntegers.push_back(spec.name);
+      tensors[index] = at::empty(spec.shape, at::TensorOptions().dtype(type).device(c10::kMeta));
     } catch (const std::exception &e) {
-      error = "cannot make a random example of input '" + formatInputSpec(spec) +
+      error = "cannot make an example of input '" + formatInputSpec(spec) +
               "' to learn the model's shapes: " + firstLines(e.what());
       return false;
     }
@@ -576,23 +576,37 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
                    : onCpu.empty() ? "on meta tensors"
                                    : "on meta tensors (on CPU tensors of ones: " + onCpu + ")";
   if (!ran) {
+    std::vector<std::string> drawnIntegers;
     stack.clear();
     if (self)
       stack.push_back(*self);
-    for (const at::Tensor &tensor : tensors)
-      stack.emplace_back(tensor);
-    try {
-      torch::jit::Code code(state.graph, "forward");
-      torch::jit::InterpreterState interpreter(code);
-      interpreter.run(stack);
-      ran = true;
-    } catch (const std::exception &e) {
-      std::string declared;
-      for (const InputSpec &spec : specs)
-        declared += (declared.empty() ? "" : ", ") + formatInputSpec(spec);
-      error = "the model fails on inputs of the declared shapes (" + declared + ") " +
-              summarizeInterpreterError(e.what()) + drawnIntegersHint(drawnIntegers);
+    at::manual_seed(0);
+    bool drawnAll = true;
+    for (size_t i = 0; i < tensors.size() && drawnAll; ++i) {
+      try {
+        bool drawn = false;
+        stack.emplace_back(exampleInput(*specOf[i], drawn));
+        if (drawn)
+          drawnIntegers.push_back(specOf[i]->name);
+      } catch (const std::exception &e) {
+        error = "cannot make a random example of input '" + formatInputSpec(*specOf[i]) +
+                "' to learn the model's shapes: " + firstLines(e.what());
+        drawnAll = false;
+      }
     }
+    if (drawnAll)
+      try {
+        torch::jit::Code code(state.graph, "forward");
+        torch::jit::InterpreterState interpreter(code);
+        interpreter.run(stack);
+        ran = true;
+      } catch (const std::exception &e) {
+        std::string declared;
+        for (const InputSpec &spec : specs)
+          declared += (declared.empty() ? "" : ", ") + formatInputSpec(spec);
+        error = "the model fails on inputs of the declared shapes (" + declared + ") " +
+                summarizeInterpreterError(e.what()) + drawnIntegersHint(drawnIntegers);
+      }
   }
   if (ran)
     for (size_t i = 0; i < observed.size(); ++i) {
@@ -609,7 +623,8 @@ bool TorchScriptModule::specialize(const std::vector<InputSpec> &specs,
   if (!ran)
     return false;
   for (size_t i = 0; i < tensors.size(); ++i)
-    state.tensorInputs[i]->setType(c10::TensorType::create(tensors[i]));
+    state.tensorInputs[i]->setType(
+        c10::TensorType::create(tensors[i])->withDevice(c10::Device(c10::kCPU)));
 
   // Sizes are constants now: fold aten::size and the list arithmetic on it,
   // then masks built by writing into slices, and what is computed from them.
