@@ -117,7 +117,8 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
                                                         const std::vector<std::string> &archs,
                                                         ArtifactStats &stats, std::string &error,
                                                         const ArtifactMetadata &metadata,
-                                                        unsigned compileJobs) {
+                                                        unsigned compileJobs,
+                                                        const std::string &kernelLibrary) {
   for (uint32_t raw = 0; raw <= getMaxEnumValForFusionKind(); ++raw)
     if (auto kind = symbolizeFusionKind(raw);
         kind && !fmt::isKernelKind(stringifyFusionKind(*kind))) {
@@ -326,7 +327,7 @@ std::optional<ArtifactImage> kiln::codegen::writeArtifact(func::FuncOp fn,
       jobs.size(),
       [&](size_t i, std::string &jobError) {
         const auto &[kernel, target] = jobs[order[i]];
-        return compileKernel(sources[kernel], archs[target], jobError);
+        return compileKernel(sources[kernel], archs[target], jobError, kernelLibrary);
       },
       /*workers=*/compileJobs, /*useProcesses=*/!processes || std::string(processes) != "0");
   std::vector<CompileJobResult> compiled(jobs.size());

@@ -355,7 +355,8 @@ std::string kiln::codegen::kernelCacheKey(const EmittedKernel &kernel, const std
 
 std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
                                                         const std::string &arch,
-                                                        std::string &error) {
+                                                        std::string &error,
+                                                        const std::string &kernelLibrary) {
   NvrtcOptions options = kernelOptions(arch);
   // Fault injection for the tests of what follows a rejection (the
   // compiler's retry with a safer configuration): a kernel whose source
@@ -392,7 +393,7 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
     cached->fromCache = true;
     return cached;
   }
-  if (auto built = entry(KernelCache::library())) {
+  if (auto built = entry(KernelCache::library(kernelLibrary))) {
     built->fromLibrary = true;
     return built;
   }

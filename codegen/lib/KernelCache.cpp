@@ -118,10 +118,12 @@ std::optional<KernelCache> KernelCache::fromEnvironment() {
   return cache;
 }
 
-std::optional<KernelCache> KernelCache::library() {
+std::optional<KernelCache> KernelCache::library(const std::string &chosen) {
   fs::path folder;
   std::error_code ec;
-  if (const char *env = std::getenv("KILN_KERNEL_LIBRARY")) {
+  if (!chosen.empty()) {
+    folder = chosen;
+  } else if (const char *env = std::getenv("KILN_KERNEL_LIBRARY")) {
     folder = env;
   } else {
     fs::path binary = fs::read_symlink("/proc/self/exe", ec);

@@ -1,6 +1,7 @@
 //===- ApiExample.cpp - compile at load time and run, through kiln.h ------===//
 //
 //   kiln-api-example model.pt [NAME:SHAPE:DTYPE ...] [--io DIR]
+//                    [--runtime-sizes] [--kernel-library DIR]
 //
 // What a C++ inference server does with kiln: compile a TorchScript archive
 // in memory when it starts, load the artifact, and serve from sessions (here
@@ -108,22 +109,30 @@ void writeArray(const std::string &dir, const std::string &role, const kiln::Ten
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string ioDir;
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i] == "--io") {
-      if (i + 1 == args.size()) {
-        std::fprintf(stderr, "kiln-api-example: --io needs a folder\n");
-        return 1;
-      }
-      ioDir = args[i + 1];
-      args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
-      break;
+  kiln::CompileOptions options;
+  for (size_t i = 0; i < args.size();) {
+    if (args[i] == "--runtime-sizes") {
+      options.runtimeSizes = true;
+      args.erase(args.begin() + static_cast<long>(i));
+      continue;
     }
+    if (args[i] != "--io" && args[i] != "--kernel-library") {
+      ++i;
+      continue;
+    }
+    if (i + 1 == args.size()) {
+      std::fprintf(stderr, "kiln-api-example: %s needs a folder\n", args[i].c_str());
+      return 1;
+    }
+    (args[i] == "--io" ? ioDir : options.kernelLibrary) = args[i + 1];
+    args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+  }
   if (args.empty()) {
-    std::fprintf(stderr, "usage: kiln-api-example model.pt [NAME:SHAPE:DTYPE ...] [--io DIR]\n");
+    std::fprintf(stderr, "usage: kiln-api-example model.pt [NAME:SHAPE:DTYPE ...] [--io DIR] "
+                         "[--runtime-sizes] [--kernel-library DIR]\n");
     return 1;
   }
   try {
-    kiln::CompileOptions options;
     options.inputs.assign(args.begin() + 1, args.end());
     options.precision = "fp16";
     auto start = std::chrono::steady_clock::now();

@@ -23,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -336,12 +337,22 @@ bool retryRejectedKernel(mlir::ModuleOp optimized, const std::string &kernel,
 }
 } // namespace
 
+bool driver::checkKernelLibrary(const std::string &folder, std::string &error) {
+  if (folder.empty() || llvm::sys::fs::is_directory(folder))
+    return true;
+  error = "kernel library '" + folder + "': " +
+          (llvm::sys::fs::exists(folder) ? "not a folder" : "no such folder") +
+          " (kiln-kernel-library -o FOLDER builds one)";
+  return false;
+}
+
 std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
                                                  const std::vector<std::string> &archs,
                                                  codegen::ArtifactStats &stats,
                                                  std::string &error,
                                                  const codegen::ArtifactMetadata &metadata,
-                                                 unsigned compileJobs) {
+                                                 unsigned compileJobs,
+                                                 const std::string &kernelLibrary) {
   // A kernel whose ptxas report kiln refuses (a spill, a performance
   // warning) is retried with a safer configuration of its groups, a step at
   // a time, rather than failing the model; the kernels compiled before are
@@ -362,7 +373,7 @@ std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
     stats.notes = std::move(notes);
     std::string attemptError;
     auto image = codegen::writeArtifact(*functions.begin(), archs, stats, attemptError, metadata,
-                                        compileJobs);
+                                        compileJobs, kernelLibrary);
     if (image)
       return image;
     error = attemptError.empty() ? "cannot write the artifact (see the diagnostics above)"
@@ -380,7 +391,8 @@ std::optional<codegen::ArtifactImage> driver::writeArtifact(Compilation &c,
 bool driver::compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
                                const std::string &computePrecision,
                                const std::string &ioDtype,
-                               const std::vector<std::string> &archs, std::string &bytes,
+                               const std::vector<std::string> &archs, bool runtimeSizes,
+                               const std::string &kernelLibrary, std::string &bytes,
                                std::string &error) {
   // Diagnostics become part of the one error the caller gets, instead of
   // going to stderr of a process that may be a server.
@@ -401,6 +413,7 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   std::optional<Precision> precision = parsePrecision(computePrecision, ioDtype, error);
   KernelSelection selection;
   selection.archs = archs;
+  selection.runtimeSizes = runtimeSizes;
   std::optional<TargetDescription> targets;
   // An unknown architecture fails before the import, not after it.
   auto archsKnown = [&] {
@@ -411,12 +424,14 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   };
   if (archs.empty())
     error = "no target architectures given";
-  else if (precision && (targets = describeTargets(selection, error)) && archsKnown() &&
+  else if (checkKernelLibrary(kernelLibrary, error) && precision &&
+           (targets = describeTargets(selection, error)) && archsKnown() &&
            importModel(path, inputs, context, compilation, error) &&
            optimize(compilation, *precision, *targets, selection, error)) {
     auto written =
         writeArtifact(compilation, targets->archs(), stats, error,
-                      artifactMetadata(path, compilation, *precision, targets->archs(), selection));
+                      artifactMetadata(path, compilation, *precision, targets->archs(), selection),
+                      /*compileJobs=*/0, kernelLibrary);
     if (written) {
       bytes = written->bytes();
       ok = true;

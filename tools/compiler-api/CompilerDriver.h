@@ -134,14 +134,20 @@ std::optional<codegen::ArtifactImage> writeArtifact(Compilation &compilation,
                                          const std::vector<std::string> &archs,
                                          codegen::ArtifactStats &stats, std::string &error,
                                          const codegen::ArtifactMetadata &metadata = {},
-                                         unsigned compileJobs = 0);
+                                         unsigned compileJobs = 0,
+                                         const std::string &kernelLibrary = {});
+
+/// A kernel library folder the caller named: empty (the default places), or
+/// a folder that exists. Otherwise false with `error` naming it.
+bool checkKernelLibrary(const std::string &folder, std::string &error);
 
 /// All of it, with MLIR's error diagnostics appended to `error` rather than
 /// printed: what kiln::compileModel (kiln/compile.h) runs.
 /// (Plain strings: CompileApi.cpp, built apart, declares it again.)
 bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
                        const std::string &precision, const std::string &ioDtype,
-                       const std::vector<std::string> &archs, std::string &bytes,
+                       const std::vector<std::string> &archs, bool runtimeSizes,
+                       const std::string &kernelLibrary, std::string &bytes,
                        std::string &error);
 
 } // namespace kiln::driver

@@ -143,6 +143,12 @@ cl::opt<bool> runtimeSizes(
              "a configuration, whatever its sizes, which the kernel library can hold "
              "(default false: not yet measured on the GPU)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<std::string> kernelLibrary(
+    "kernel-library",
+    cl::desc("the kernel library's folder (kiln-kernel-library -o's), read for kernels with "
+             "runtime sizes after the kernel cache (default: $KILN_KERNEL_LIBRARY, else "
+             "share/kiln/kernels beside kiln-compile's folder)"),
+    cl::value_desc("folder"), cl::cat(kilnCategory));
 cl::opt<int64_t> elementwiseUnroll(
     "elementwise-unroll",
     cl::desc("elements (1, 2, 4 or 8) a thread of an elementwise kernel takes a step of its "
@@ -483,6 +489,8 @@ static int compileMain(int argc, char **argv) {
   selection.depthwiseColumns = depthwiseColumns;
   selection.depthwisePatches = depthwisePatches;
   selection.runtimeSizes = runtimeSizes;
+  if (!driver::checkKernelLibrary(kernelLibrary, error))
+    return fail(error);
   selection.elementwiseUnroll = elementwiseUnroll;
   selection.poolVector = poolVector;
   selection.wgmmaSchedule = wgmmaSchedule;
@@ -636,7 +644,7 @@ static int compileMain(int argc, char **argv) {
         compilation, targets->archs(), stats, error,
         driver::artifactMetadata(modelPath, compilation, *precisionChoice, targets->archs(),
                                  selection),
-        static_cast<unsigned>(jobs));
+        static_cast<unsigned>(jobs), kernelLibrary);
     // Kernels retried with a safer configuration after ptxas' report was
     // refused: the artifact is not the one selected, and the user may care.
     if (!quiet)

@@ -88,12 +88,14 @@ struct ArtifactImage {
 /// compile). `archs` are real targets (`sm_90a`, `sm_80`), each launch has a
 /// configuration for each; PTX for the oldest of them is added for forward
 /// compatibility. `compileJobs`: NVRTC compiles at once, each in a worker
-/// process (0: one per core).
+/// process (0: one per core). `kernelLibrary`: the kernel library's folder
+/// (empty: KernelCache::library's default).
 std::optional<ArtifactImage> writeArtifact(mlir::func::FuncOp function,
                                          const std::vector<std::string> &archs,
                                          ArtifactStats &stats, std::string &error,
                                          const ArtifactMetadata &metadata = {},
-                                         unsigned compileJobs = 0);
+                                         unsigned compileJobs = 0,
+                                         const std::string &kernelLibrary = {});
 
 } // namespace kiln::codegen
 

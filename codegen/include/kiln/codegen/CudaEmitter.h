@@ -103,10 +103,13 @@ std::string kernelCacheKey(const EmittedKernel &kernel, const std::string &arch)
 
 /// Compiles `kernel` for `arch` with NVRTC and checks ptxas' report: a kernel
 /// that spills registers or uses a stack frame is rejected. Returns the
-/// cubin and PTX, or nothing with `error` set.
+/// cubin and PTX, or nothing with `error` set. Before NVRTC, the kernel
+/// cache and then the kernel library (`kernelLibrary`, else where
+/// KernelCache::library looks) are asked for it.
 std::optional<NvrtcOutput> compileKernel(const EmittedKernel &kernel,
                                          const std::string &arch,
-                                         std::string &error);
+                                         std::string &error,
+                                         const std::string &kernelLibrary = {});
 
 /// The device headers every kernel includes (`kiln_common.cuh`, ...), as
 /// (include name, contents) pairs for NVRTC.

@@ -42,7 +42,8 @@ public:
   /// so that no model's compile pays for them. $KILN_KERNEL_LIBRARY (empty:
   /// none), else share/kiln/kernels beside the running binary's folder
   /// (build/bin -> build/share/kiln/kernels), where that folder exists.
-  static std::optional<KernelCache> library();
+  /// A non-empty `folder` (the caller's choice) comes before both.
+  static std::optional<KernelCache> library(const std::string &folder = {});
 
   explicit KernelCache(std::filesystem::path folder) : folder_(std::move(folder)) {}
 

@@ -34,6 +34,15 @@ struct CompileOptions {
   /// Cubins per target, newest first (`native`: this machine's GPU); kernels
   /// are selected for the first; PTX of the last rides along for newer GPUs.
   std::vector<std::string> archs = {"sm_90a", "sm_80"};
+  /// Kernels that take their sizes at launch where the selection allows
+  /// (kiln-compile --runtime-sizes): one kernel serves every layer of its
+  /// configuration, and it can come from the kernel library.
+  bool runtimeSizes = false;
+  /// The kernel library's folder (kiln-kernel-library's output), read for
+  /// kernels with runtime sizes after the kernel cache; empty:
+  /// $KILN_KERNEL_LIBRARY, else share/kiln/kernels beside the running
+  /// program's folder. A folder named here must exist.
+  std::string kernelLibrary;
 };
 
 /// Compiles a torch.export archive (`.pt2`, from torch.export.save) or a
