@@ -232,7 +232,8 @@ def where_time_goes(rows):
     return lines
 
 
-COMPILE_PHASES = [("load, specialize and import", "import"), ("graph passes", "passes"),
+COMPILE_PHASES = [("process start", "start"),
+                  ("load, specialize and import", "import"), ("graph passes", "passes"),
                   ("code generation, kernels and artifact", "kernels and artifact"),
                   ("write", "write")]
 # The bar: a cold compile (empty kernel cache) within 3 s, and within a

@@ -38,11 +38,15 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <optional>
+#include <sstream>
 #include <string>
 
 #include <signal.h>
@@ -343,6 +347,37 @@ llvm::json::Object reportToJson(const FusionReport &report) {
   return object;
 }
 
+/// Seconds since this process started: /proc/self/stat's start time (clock
+/// ticks after boot, 10 ms each) against CLOCK_BOOTTIME. What it shows is
+/// the time before main, LibTorch's static initializers registering its
+/// operators (0.2 s or more, as long as a small model's whole compile);
+/// nothing where it cannot be read.
+std::optional<double> secondsSinceProcessStart() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text;
+  if (!std::getline(stat, text))
+    return std::nullopt;
+  // The command name, in parentheses, may hold spaces: count from its end.
+  size_t close = text.rfind(')');
+  if (close == std::string::npos)
+    return std::nullopt;
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  for (int index = 3; index <= 22; ++index) // starttime is field 22
+    if (!(fields >> field))
+      return std::nullopt;
+  char *end = nullptr;
+  unsigned long long ticks = std::strtoull(field.c_str(), &end, 10);
+  long perSecond = ::sysconf(_SC_CLK_TCK);
+  timespec now{};
+  if (end == field.c_str() || *end != '\0' || perSecond <= 0 ||
+      ::clock_gettime(CLOCK_BOOTTIME, &now) != 0)
+    return std::nullopt;
+  double seconds = static_cast<double>(now.tv_sec) + now.tv_nsec * 1e-9 -
+                   static_cast<double>(ticks) / static_cast<double>(perSecond);
+  return seconds >= 0 ? std::optional<double>(seconds) : std::nullopt;
+}
+
 int fail(const std::string &message) {
   llvm::errs() << "kiln-compile: error: " << message << "\n";
   return 1;
@@ -538,14 +573,18 @@ static int compileMain(int argc, char **argv) {
   // -v: one line per phase, with its seconds.
   auto phaseStart = std::chrono::steady_clock::now();
   llvm::json::Array phases; // --report-json
-  auto phase = [&](const std::string &what) {
-    auto now = std::chrono::steady_clock::now();
-    double seconds = std::chrono::duration<double>(now - phaseStart).count();
+  auto record = [&](const std::string &what, double seconds) {
     if (verbose)
       llvm::errs() << llvm::format("kiln-compile: %-40s %6.2f s\n", what.c_str(), seconds);
     phases.push_back(llvm::json::Object{{"phase", what}, {"seconds", seconds}});
+  };
+  auto phase = [&](const std::string &what) {
+    auto now = std::chrono::steady_clock::now();
+    record(what, std::chrono::duration<double>(now - phaseStart).count());
     phaseStart = now;
   };
+  if (std::optional<double> started = secondsSinceProcessStart())
+    record("process start", *started);
   llvm::json::Object jsonReport{{"model", modelPath.getValue()},
                                 {"precision", precision.getValue()},
                                 {"targets", llvm::json::Array(targets->archs())}};
