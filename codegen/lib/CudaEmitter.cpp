@@ -334,12 +334,11 @@ NvrtcOptions kernelOptions(const std::string &arch) {
   options.extraOptions = {"--ptxas-options=-v", "-lineinfo"};
   return options;
 }
-} // namespace
 
-std::string kiln::codegen::kernelCacheKey(const EmittedKernel &kernel, const std::string &arch) {
-  // The source, every header, the options, the target and NVRTC's version:
-  // anything that changes the binary changes the key.
-  NvrtcOptions options = kernelOptions(arch);
+/// The source, every header, the options, the target and NVRTC's version:
+/// anything that changes the binary changes the key.
+std::string cacheKey(const EmittedKernel &kernel, const NvrtcOptions &options) {
+  const std::string &arch = options.arch;
   std::string keyText = kernel.source + '\0' + arch + '\0' + nvrtcVersion();
   for (const std::string &option : options.extraOptions)
     keyText += '\0' + option;
@@ -351,6 +350,11 @@ std::string kiln::codegen::kernelCacheKey(const EmittedKernel &kernel, const std
                 (unsigned long long)artifact::fnv1a64(keyText, 1469598103934665603ull),
                 (unsigned long long)artifact::fnv1a64(keyText, 0x9e3779b97f4a7c15ull));
   return std::string(hash) + "-" + arch;
+}
+} // namespace
+
+std::string kiln::codegen::kernelCacheKey(const EmittedKernel &kernel, const std::string &arch) {
+  return cacheKey(kernel, kernelOptions(arch));
 }
 
 std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &kernel,
@@ -377,7 +381,9 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
                                reject + "'");
     return std::nullopt;
   }
-  const std::string key = kernelCacheKey(kernel, arch);
+  std::optional<KernelCache> cache = KernelCache::fromEnvironment();
+  std::optional<KernelCache> library = KernelCache::library(kernelLibrary);
+  const std::string key = cache || library ? cacheKey(kernel, options) : std::string();
   // A verified entry whose cubin is not an ELF file was not written by this
   // code: it is recompiled (and, in the cache, replaced) like a corrupted one.
   auto entry = [&](const std::optional<KernelCache> &folder) -> std::optional<NvrtcOutput> {
@@ -388,12 +394,11 @@ std::optional<NvrtcOutput> kiln::codegen::compileKernel(const EmittedKernel &ker
       return std::nullopt;
     return found;
   };
-  std::optional<KernelCache> cache = KernelCache::fromEnvironment();
   if (auto cached = entry(cache)) {
     cached->fromCache = true;
     return cached;
   }
-  if (auto built = entry(KernelCache::library(kernelLibrary))) {
+  if (auto built = entry(library)) {
     built->fromLibrary = true;
     return built;
   }
