@@ -15,6 +15,7 @@ bundle=$root/gpu-bundle
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
 [ -d "$bundle/bin" ] || { echo "gpu-run: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
+"$root/scripts/gpu-unpack.sh"
 
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))' 2>/dev/null || true)
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${torch_dir:+:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+#===- scripts/gpu-unpack.sh - unpack the bundle's compressed tools ---------===#
+#
+# On the GPU machine: scripts/gpu-pack.sh ships the tools that only a few
+# steps need (kiln-api-example, kiln-kernel-library) xz-compressed, to keep
+# the bundle and the tree within the 64 MiB that may travel. This unpacks
+# them beside the others, once; the scripts that call them run it first.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$root/gpu-bundle/bin
+for packed in "$bin"/*.xz; do
+  [ -e "$packed" ] || continue
+  tool=${packed%.xz}
+  [ -x "$tool" ] && continue
+  # Python's lzma, not xz(1): the GPU machine's image need not have xz-utils.
+  python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
+    "$packed" "$tool.partial"
+  chmod +x "$tool.partial"
+  mv "$tool.partial" "$tool"
+done
