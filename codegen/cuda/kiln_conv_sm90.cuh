@@ -49,7 +49,14 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
   /// per tile and the epilogue shuffles it to the warp (computed per row,
   /// the indices of eight rows spill 192-wide tiles).
   static constexpr bool kRowsByShuffle = true;
+  /// The weight is [Cout, taps, C]: K-major.
+  static constexpr bool kTransB = false;
   const sm90::TensorMap &input, &weight;
+
+  template <typename T>
+  static __device__ __forceinline__ unsigned long long b_descriptor(const T *b, int kk) {
+    return sm90::descriptor(b + kk * 16);
+  }
 
   __device__ __forceinline__ int tiles_m() const { return P::kTiles; }
   __device__ __forceinline__ int k_tiles() const { return S::KH * S::KW * kChannelBlocks; }

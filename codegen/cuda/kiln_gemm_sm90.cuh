@@ -111,32 +111,75 @@ static_assert(kStreamKTileRows == kBM, "stream-K's partial tiles are the main lo
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-/// A plain GEMM's operands: 2-D tensor maps of A [M, K] (boxes 64 x kRows)
-/// and B [N, K] (boxes 64 x kBN); tile rows are consecutive output rows.
-template <int kBN, int kRows = kBM> struct MatrixOperands {
+/// A plain GEMM's operands: tensor maps of A [M, K] (boxes 64 x kRows) and
+/// B, tile rows consecutive output rows.
+///  - B [N, K] (a linear's weight; boxes 64 x kBN), or with kMnMajorB a
+///    [K, N] B (matmul's right operand), loaded as kBN / 64 boxes of 64
+///    columns x 64 k-rows, each 8 KiB of 128-byte rows: the MN-major layout
+///    descriptor_mn describes, its 64-wide groups 8 KiB apart.
+///  - kBatched: 3-D maps with the batch outermost, the block's batch in
+///    `batchA` and `batchB` (0 for an operand broadcast over the batch).
+///    Each z-plane of the grid is one batch, so rows stay within it.
+template <int kBN, int kRows = kBM, bool kMnMajorB = false, bool kBatched = false>
+struct MatrixOperands {
   const TensorMap &mapA, &mapB;
-  int M, K;
+  int M, K, N;
+  int batchA = 0, batchB = 0;
   static constexpr int kTileRows = kRows;
+  static constexpr bool kTransB = kMnMajorB;
   static constexpr unsigned kBytesA = tile_bytes_a(kRows);
   static constexpr int kEpilogueRows = sm90::kEpilogueRows;
   /// Whether row() is worth computing once per tile and lane and passing
   /// around by shuffles (here it is one add).
   static constexpr bool kRowsByShuffle = false;
+  /// Bytes between the 64-column groups of an MN-major B stage.
+  static constexpr unsigned kGroupBytes = 64 * kBK * 2;
   __device__ __forceinline__ int tiles_m() const { return (M + kRows - 1) / kRows; }
   __device__ __forceinline__ int k_tiles() const { return (K + kBK - 1) / kBK; }
   __device__ __forceinline__ void load_a(void *dst, int tileM, int k,
                                          unsigned long long *bar) const {
-    tma_load_2d(dst, mapA, k * kBK, tileM * kRows, bar);
+    if constexpr (kBatched)
+      tma_load_3d(dst, mapA, k * kBK, tileM * kRows, batchA, bar);
+    else
+      tma_load_2d(dst, mapA, k * kBK, tileM * kRows, bar);
   }
   __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
                                          unsigned long long *bar) const {
-    tma_load_2d(dst, mapB, k * kBK, blockN, bar);
+    if constexpr (kMnMajorB) {
+      // A group wholly past N is loaded from the last group in bounds
+      // instead: its columns are never stored, and every box then lies
+      // (partly) inside the tensor, so the stage's byte count holds.
+      const int lastGroup = (N - 1) / 64 * 64;
+#pragma unroll
+      for (int g = 0; g < kBN / 64; ++g) {
+        void *group = static_cast<unsigned char *>(dst) + g * kGroupBytes;
+        const int n = min(blockN + g * 64, lastGroup);
+        if constexpr (kBatched)
+          tma_load_3d(group, mapB, n, k * kBK, batchB, bar);
+        else
+          tma_load_2d(group, mapB, n, k * kBK, bar);
+      }
+    } else if constexpr (kBatched) {
+      tma_load_3d(dst, mapB, k * kBK, blockN, batchB, bar);
+    } else {
+      tma_load_2d(dst, mapB, k * kBK, blockN, bar);
+    }
   }
-  /// B's box from column blockN into every block of the cluster in `blocks`.
+  /// B's box from column blockN into every block of the cluster in `blocks`
+  /// (a [N, K] B without a batch: the emitter takes no cluster otherwise).
   __device__ __forceinline__ void load_b_multicast(void *dst, int blockN, int k,
                                                    unsigned long long *bar,
                                                    unsigned short blocks) const {
+    static_assert(!kMnMajorB && !kBatched, "multicast loads a [N, K] B without a batch");
     tma_load_2d_multicast(dst, mapB, k * kBK, blockN, bar, blocks);
+  }
+  /// The wgmma descriptor of B's k-step kk (16 deep) in a stage at `b`.
+  template <typename T>
+  static __device__ __forceinline__ unsigned long long b_descriptor(const T *b, int kk) {
+    if constexpr (kMnMajorB)
+      return descriptor_mn(b + kk * 16 * 64, kGroupBytes);
+    else
+      return descriptor(b + kk * 16);
   }
   /// The output row of row r of row tile tileM (M or more past the end);
   /// a row the epilogue may read at; whether it is stored.
@@ -497,8 +540,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         for (int kk = 0; kk < kBK / 16; ++kk)
 #pragma unroll
           for (int h = 0; h < kHalves; ++h)
-            Wgmma<T, kBN>::run(acc[h], descriptor(a + h * 64 * kBK + kk * 16),
-                               descriptor(b + kk * 16));
+            Wgmma<T, kBN, Operands::kTransB>::run(acc[h], descriptor(a + h * 64 * kBK + kk * 16),
+                                                  Operands::b_descriptor(b, kk));
         wgmma_commit();
         wgmma_wait<1>();
         if (previous >= 0)
@@ -656,7 +699,26 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
                                            float *workspace = nullptr) {
   wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK,
                  kPrefetchInputs>(
-      MatrixOperands<kBN, kRows>{mapA, mapB, M, K}, N, epilogue, workspace);
+      MatrixOperands<kBN, kRows>{mapA, mapB, M, K, N}, N, epilogue, workspace);
+}
+
+/// matmul and bmm: B [K, N] (kMnMajorB) or [N, K], a batch on the grid's z
+/// planes (kBatched) where each operand is batched (`batchedA`, `batchedB`)
+/// or broadcast over it. No cluster: a multicast B would be shared by row
+/// tiles of one batch only.
+template <typename T, int kBN, int kStages, Schedule kSchedule, int kBlocksPerSM,
+          bool kStreamK, int kRows, bool kPrefetchInputs, bool kMnMajorB, bool kBatched,
+          typename Epilogue>
+__device__ __forceinline__ void wgmma_matmul(const TensorMap &mapA, const TensorMap &mapB,
+                                             int M, int N, int K, bool batchedA, bool batchedB,
+                                             const Epilogue &epilogue,
+                                             float *workspace = nullptr) {
+  static_assert(!kBatched || !kStreamK, "stream-K's partial tiles take one batch");
+  const int z = kBatched ? static_cast<int>(blockIdx.z) : 0;
+  wgmma_mainloop<T, kBN, kStages, kSchedule, 1, kBlocksPerSM, kStreamK, kPrefetchInputs>(
+      MatrixOperands<kBN, kRows, kMnMajorB, kBatched>{mapA, mapB, M, K, N, batchedA ? z : 0,
+                                                      batchedB ? z : 0},
+      N, epilogue, workspace);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

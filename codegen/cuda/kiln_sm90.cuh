@@ -192,8 +192,9 @@ __device__ __forceinline__ unsigned long long descriptor(const void *p) {
 
 /// wgmma m64nNk16 into a warpgroup's N / 2 fp32 accumulators per thread,
 /// for the tile widths the selection stage may choose (64: convolutions of
-/// 64 output channels).
-template <typename T, int N> struct Wgmma;
+/// 64 output channels). kTransB = 1 reads B as an MN-major tile (a [K, N]
+/// operand stored N-contiguous, described by descriptor_mn): matmul's.
+template <typename T, int N, int kTransB = 0> struct Wgmma;
 /// m64n16k16: attention's ragged last key tile of at most 16 keys.
 #define KILN_WGMMA_M64N16K16(TYPE, PTXTYPE)                                    \
   template <> struct Wgmma<TYPE, 16> {                                         \
@@ -213,15 +214,15 @@ template <typename T, int N> struct Wgmma;
 KILN_WGMMA_M64N16K16(__half, "f16")
 KILN_WGMMA_M64N16K16(__nv_bfloat16, "bf16")
 #undef KILN_WGMMA_M64N16K16
-#define KILN_WGMMA_M64N64K16(TYPE, PTXTYPE)                                    \
-  template <> struct Wgmma<TYPE, 64> {                                         \
+#define KILN_WGMMA_M64N64K16(TYPE, PTXTYPE, TRANSB)                                    \
+  template <> struct Wgmma<TYPE, 64, TRANSB> {                                         \
     static __device__ __forceinline__ void run(float (&d)[4][8],               \
                                                unsigned long long a,           \
                                                unsigned long long b) {         \
       asm volatile(                                                            \
           "{\n"                                                              \
           "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTXTYPE "." PTXTYPE    \
-          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 0;\n"                             \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, " #TRANSB ";\n"                             \
           "}\n"                                                              \
           : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
             "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
@@ -230,18 +231,20 @@ KILN_WGMMA_M64N16K16(__nv_bfloat16, "bf16")
           : "l"(a), "l"(b));                                                   \
     }                                                                          \
   };
-KILN_WGMMA_M64N64K16(__half, "f16")
-KILN_WGMMA_M64N64K16(__nv_bfloat16, "bf16")
+KILN_WGMMA_M64N64K16(__half, "f16", 0)
+KILN_WGMMA_M64N64K16(__half, "f16", 1)
+KILN_WGMMA_M64N64K16(__nv_bfloat16, "bf16", 0)
+KILN_WGMMA_M64N64K16(__nv_bfloat16, "bf16", 1)
 #undef KILN_WGMMA_M64N64K16
-#define KILN_WGMMA_M64N128K16(TYPE, PTXTYPE)                                   \
-  template <> struct Wgmma<TYPE, 128> {                                        \
+#define KILN_WGMMA_M64N128K16(TYPE, PTXTYPE, TRANSB)                                   \
+  template <> struct Wgmma<TYPE, 128, TRANSB> {                                        \
     static __device__ __forceinline__ void run(float (&d)[8][8],              \
                                                unsigned long long a,           \
                                                unsigned long long b) {         \
       asm volatile(                                                            \
           "{\n"                                                              \
           "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTXTYPE "." PTXTYPE   \
-          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, 0;\n"                             \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, " #TRANSB ";\n"                             \
           "}\n"                                                              \
           : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
             "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
@@ -254,18 +257,20 @@ KILN_WGMMA_M64N64K16(__nv_bfloat16, "bf16")
           : "l"(a), "l"(b));                                                   \
     }                                                                          \
   };
-KILN_WGMMA_M64N128K16(__half, "f16")
-KILN_WGMMA_M64N128K16(__nv_bfloat16, "bf16")
+KILN_WGMMA_M64N128K16(__half, "f16", 0)
+KILN_WGMMA_M64N128K16(__half, "f16", 1)
+KILN_WGMMA_M64N128K16(__nv_bfloat16, "bf16", 0)
+KILN_WGMMA_M64N128K16(__nv_bfloat16, "bf16", 1)
 #undef KILN_WGMMA_M64N128K16
-#define KILN_WGMMA_M64N192K16(TYPE, PTXTYPE)                                   \
-  template <> struct Wgmma<TYPE, 192> {                                        \
+#define KILN_WGMMA_M64N192K16(TYPE, PTXTYPE, TRANSB)                                   \
+  template <> struct Wgmma<TYPE, 192, TRANSB> {                                        \
     static __device__ __forceinline__ void run(float (&d)[12][8],              \
                                                unsigned long long a,           \
                                                unsigned long long b) {         \
       asm volatile(                                                            \
           "{\n"                                                              \
           "wgmma.mma_async.sync.aligned.m64n192k16.f32." PTXTYPE "." PTXTYPE   \
-          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, 1, 1, 1, 0, 0;\n"                             \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, 1, 1, 1, 0, " #TRANSB ";\n"                             \
           "}\n"                                                              \
           : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
             "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
@@ -282,18 +287,20 @@ KILN_WGMMA_M64N128K16(__nv_bfloat16, "bf16")
           : "l"(a), "l"(b));                                                   \
     }                                                                          \
   };
-KILN_WGMMA_M64N192K16(__half, "f16")
-KILN_WGMMA_M64N192K16(__nv_bfloat16, "bf16")
+KILN_WGMMA_M64N192K16(__half, "f16", 0)
+KILN_WGMMA_M64N192K16(__half, "f16", 1)
+KILN_WGMMA_M64N192K16(__nv_bfloat16, "bf16", 0)
+KILN_WGMMA_M64N192K16(__nv_bfloat16, "bf16", 1)
 #undef KILN_WGMMA_M64N192K16
-#define KILN_WGMMA_M64N256K16(TYPE, PTXTYPE)                                   \
-  template <> struct Wgmma<TYPE, 256> {                                        \
+#define KILN_WGMMA_M64N256K16(TYPE, PTXTYPE, TRANSB)                                   \
+  template <> struct Wgmma<TYPE, 256, TRANSB> {                                        \
     static __device__ __forceinline__ void run(float (&d)[16][8],              \
                                                unsigned long long a,           \
                                                unsigned long long b) {         \
       asm volatile(                                                            \
           "{\n"                                                              \
           "wgmma.mma_async.sync.aligned.m64n256k16.f32." PTXTYPE "." PTXTYPE   \
-          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 0;\n"                             \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, " #TRANSB ";\n"                             \
           "}\n"                                                              \
           : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),\
             "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]),\
@@ -314,8 +321,10 @@ KILN_WGMMA_M64N192K16(__nv_bfloat16, "bf16")
           : "l"(a), "l"(b));                                                   \
     }                                                                          \
   };
-KILN_WGMMA_M64N256K16(__half, "f16")
-KILN_WGMMA_M64N256K16(__nv_bfloat16, "bf16")
+KILN_WGMMA_M64N256K16(__half, "f16", 0)
+KILN_WGMMA_M64N256K16(__half, "f16", 1)
+KILN_WGMMA_M64N256K16(__nv_bfloat16, "bf16", 0)
+KILN_WGMMA_M64N256K16(__nv_bfloat16, "bf16", 1)
 #undef KILN_WGMMA_M64N256K16
 
 /// wgmma shared-memory descriptor of an MN-major operand in 128-byte

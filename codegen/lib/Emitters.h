@@ -165,6 +165,9 @@ struct GemmPlan {
   mlir::Value bias; // [N], added in fp32 before rounding; may be null
   bool kMajorB = true;
   int64_t M = 0, N = 0, K = 0, batch = 1;
+  /// Each operand's batch elements (GemmShape): 1 or `batch` for the
+  /// Hopper GEMM's 3-D maps.
+  int64_t batchA = 1, batchB = 1;
   std::string batchOffsets = "  const long long aOffset = 0, bOffset = 0;\n";
   std::string kind = "gemm_epilogue";
 };

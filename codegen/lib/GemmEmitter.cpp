@@ -73,6 +73,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemm(FusionOp group, StringR
   plan.N = N;
   plan.K = K;
   plan.batch = batch;
+  plan.batchA = shape->batchA;
+  plan.batchB = shape->batchB;
   return emitGemmKernel(group, name, plan);
 }
 
@@ -286,9 +288,22 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return failure();
     break;
   case KernelVariant::gemm_wgmma:
-    // TMA needs 16-byte global strides (K % 8 == 0) and a K-major B.
-    if (!tensorCores || !kMajorB || K % 8 != 0)
-      return refuse("TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0");
+    // TMA needs 16-byte global strides: K % 8 == 0, and N % 8 == 0 for a
+    // [K, N] B.
+    if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))
+      return refuse("TMA + wgmma needs fp16/bf16 operands, K % 8 == 0 and, for a [K, N] B, "
+                    "N % 8 == 0");
+    if (batch != 1 && !((plan.batchA == 1 || plan.batchA == batch) &&
+                        (plan.batchB == 1 || plan.batchB == batch)))
+      return refuse("its batch needs each operand batched whole or not at all (one tensor map "
+                    "dimension)");
+    if (config.getMulticast() != 1 && (!kMajorB || batch != 1))
+      return refuse("multicast shares a [N, K] B between row tiles of one matrix: no batch, no "
+                    "[K, N] B");
+    // Within the 80 registers of two blocks a multiprocessor, a [K, N] B's
+    // GELU and residual epilogue spilled (NVRTC, 2026-12-05).
+    if (config.getBlocksPerSm() != 1 && (!kMajorB || batch != 1))
+      return refuse("two blocks a multiprocessor take a [N, K] B without a batch");
     if (std::optional<std::string> problem = wgmmaConfigProblem(config))
       return refuse(*problem);
     break;
@@ -418,7 +433,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
                   " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) + " + bOffset, " +
                   std::to_string(M) + ", epilogue);\n";
+  // matmul and bmm: B [K, N], a batch on the grid's z planes.
+  const bool matmulOperands = hopper && (!kMajorB || batch != 1);
+  auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
+  std::string matmulCall;
+  if (matmulOperands)
+    matmulCall = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_matmul<" +
+                 cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
+                 std::to_string(config.getStages()) + ", " +
+                 wgmmaScheduleName(config.getSchedule()) + ", " +
+                 std::to_string(config.getBlocksPerSm()) + ", " + flag(config.getStreamK()) +
+                 ", " + std::to_string(tileRows) + ", " + flag(prefetchInputs) + ", " +
+                 flag(!kMajorB) + ", " + flag(batch != 1) + ">(map0, map1, " + sizes + ", " +
+                 flag(plan.batchA != 1) + ", " + flag(plan.batchB != 1) +
+                 (config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n") +
+                 "#else\n  " + pointerCall + "#endif\n";
   std::string mainLoop =
+      matmulOperands ? matmulCall :
       hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
                    cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
                    std::to_string(config.getStages()) + ", " +
@@ -474,11 +505,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (sm90aThreads)
       kernel.otherImagesBlock = 384;
     kernel.clusterBlocks = static_cast<unsigned>(multicast);
-    // Each block of a cluster loads its share of B's rows.
+    // Each block of a cluster loads its share of B's rows; a [K, N] B
+    // comes in boxes of 64 columns (128-byte rows, the swizzle's width).
     kernel.tensorMaps = {
         TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, static_cast<unsigned>(tileRows), 64),
-        TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
-                             static_cast<unsigned>(tileWidth / multicast), 64)};
+        kMajorB ? TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
+                                       static_cast<unsigned>(tileWidth / multicast), 64)
+                : TensorMapArg::matrix(rhsArg.getArgNumber(), K, N, 64, 64)};
+    // A batch: a third, outermost dimension (1 where the operand is
+    // broadcast over it), a matrix a box.
+    if (batch != 1) {
+      kernel.tensorMaps[0].dims.push_back(plan.batchA);
+      kernel.tensorMaps[1].dims.push_back(plan.batchB);
+      for (TensorMapArg &map : kernel.tensorMaps) {
+        map.box.push_back(1);
+        map.elementStrides.push_back(1);
+      }
+    }
     // A batch's blocks would share one partial tile each.
     if (config.getStreamK() && batch != 1)
       return refuse("stream_k takes batch 1");

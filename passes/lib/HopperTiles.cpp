@@ -200,12 +200,16 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   double bestShortCost = 0;
   std::string considered;
   const std::string &schedule = knobs.wgmmaSchedule;
-  // Pairs need clusters and a second row tile to share B with.
+  // Pairs need clusters and a second row tile to share B with: a [N, K] B
+  // without a batch (the kernel's multicast loads).
   int64_t multicast = knobs.wgmmaMulticast == 0 ? 1 : knobs.wgmmaMulticast;
-  if (multicast > 1 && (!target.clusters || ceilDiv(s.M, 128) < multicast))
+  if (multicast > 1 &&
+      (!target.clusters || ceilDiv(s.M, 128) < multicast || !s.kMajorB || s.batch != 1))
     multicast = 1;
   // Two blocks a multiprocessor only when asked for (not yet measured).
-  const int64_t blocksPerSM = knobs.wgmmaBlocksPerSM == 2 ? 2 : 1;
+  // (And a [N, K] B without a batch: GemmEmitter.cpp says why.)
+  const int64_t blocksPerSM =
+      knobs.wgmmaBlocksPerSM == 2 && s.kMajorB && s.batch == 1 ? 2 : 1;
   // The epilogue warpgroups only when asked for (not yet measured), and
   // for GEMMs alone: a convolution asking for them takes the cost model's.
   const bool conv = group.getKind() == FusionKind::conv_epilogue;

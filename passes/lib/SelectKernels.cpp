@@ -27,7 +27,8 @@
 //                     tiles of 128 and tiles of 128 x 64 >= M / 2
 //                                     -> gemm_split_k, 64 x 64 tiles, K
 //                                        split 2/4/8 ways across a cluster
-//                     wgmma, [N, K] B, K % 8 == 0
+//                     wgmma, K % 8 == 0 (N % 8 == 0 for a [K, N] B),
+//                     each operand batched whole or not at all
 //                                     -> gemm_wgmma, persistent: cooperative
 //                                        tiles 128 x 64 to 256 or ping-pong
 //                                        128 x 64 or 128 (with wgmma-rows 0
@@ -287,7 +288,10 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                   "gemm_narrow: " + shape + ", a thread per row on CUDA cores (K <= 128, " +
                       str(s.K * s.N) + " FMAs a row, " + str(s.M * s.batch) + " rows)"};
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
-  bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.kMajorB && s.K % 8 == 0;
+  // TMA's 16-byte strides: K % 8 == 0, and N % 8 == 0 for a [K, N] B; a
+  // batch as a third tensor-map dimension of each operand.
+  bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.K % 8 == 0 &&
+               (s.kMajorB || s.N % 8 == 0) && s.wholeBatches();
   // As for convolutions: wgmma on 64-wide tiles that fill half the GPU
   // beats K split over mma.sync (ResNet-50's 1x1 2048 -> 512 at 7 x 7,
   // batch 32: 13 row tiles, split K took 26.3 us against cuDNN's 7.2;
@@ -340,7 +344,11 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma
           ? "not gemm_wgmma: " + target.arch + " has no wgmma"
-          : "not gemm_wgmma: it needs a [N, K] B with K % 8 == 0 (TMA's 16-byte strides)";
+          : !s.wholeBatches()
+              ? "not gemm_wgmma: an operand broadcast along some batch dimensions and not "
+                "others"
+              : "not gemm_wgmma: it needs K % 8 == 0 and, for a [K, N] B, N % 8 == 0 (TMA's "
+                "16-byte strides)";
   return Choice{config(context, KernelVariant::gemm_mma, {128, 128, 32}),
                 "gemm_mma: " + shape + "; " + refusedSplit + "; " + refusedWgmma};
 }

@@ -3,10 +3,49 @@
 // A forced variant the group cannot run as is refused, naming the variant
 // and what it needs; nothing is emitted for it.
 
-// TMA needs a K-major B: a matmul's [K, N] weight cannot take wgmma.
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: TMA + wgmma needs fp16/bf16 operands, a [N, K] B and K % 8 == 0
-func.func @wgmma_on_matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>} -> tensor<4096x3072xf16> {
+// TMA needs 16-byte strides: a matmul's [K, N] B with N % 8 != 0 cannot
+// take wgmma.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: TMA + wgmma needs fp16/bf16 operands, K % 8 == 0 and, for a [K, N] B, N % 8 == 0
+func.func @wgmma_on_ragged_matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3070xf16>) -> tensor<4096x3070xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3070xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>} -> tensor<4096x3070xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3070xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3070xf16>) -> tensor<4096x3070xf16>
+    kiln.yield %l : tensor<4096x3070xf16>
+  }
+  return %0 : tensor<4096x3070xf16>
+}
+
+// -----
+
+// A batch walked by 3-D tensor maps: each operand batched whole or shared
+// by every batch, not broadcast along one dimension of two.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its batch needs each operand batched whole or not at all (one tensor map dimension)
+func.func @wgmma_partial_broadcast(%x: tensor<2x1x64x64xf16>, %w: tensor<2x3x64x64xf16>) -> tensor<2x3x64x64xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<2x1x64x64xf16>, tensor<2x3x64x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 3, grid_limit = 132>} -> tensor<2x3x64x64xf16> {
+  ^bb0(%a: tensor<2x1x64x64xf16>, %bw: tensor<2x3x64x64xf16>):
+    %l = kiln.batch_matmul %a, %bw : (tensor<2x1x64x64xf16>, tensor<2x3x64x64xf16>) -> tensor<2x3x64x64xf16>
+    kiln.yield %l : tensor<2x3x64x64xf16>
+  }
+  return %0 : tensor<2x3x64x64xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: multicast shares a [N, K] B between row tiles of one matrix: no batch, no [K, N] B
+func.func @wgmma_matmul_multicast(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, multicast = 2>} -> tensor<4096x3072xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3072xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16>
+    kiln.yield %l : tensor<4096x3072xf16>
+  }
+  return %0 : tensor<4096x3072xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: two blocks a multiprocessor take a [N, K] B without a batch
+func.func @wgmma_matmul_two_blocks(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 264, blocks_per_sm = 2>} -> tensor<4096x3072xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3072xf16>):
     %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16>
     kiln.yield %l : tensor<4096x3072xf16>

@@ -361,3 +361,62 @@ func.func @prefetched_residual(%x: tensor<1000x256xf16>, %w: tensor<504x256xf16>
   return %0 : tensor<1000x504xf16>
 }
 
+
+// -----
+
+// matmul's [K, N] B on the Hopper GEMM: boxes of 64 columns x 64 k-rows
+// (128-byte rows), read by wgmma as an MN-major operand (trans-b).
+// CHECK-LABEL: // === kernel matmul_wgmma_k0 grid(4, 1, 1) block(384)
+//       CHECK: // tensor map of in0: dims [712, 300] box [64, 128]
+//       CHECK: // tensor map of in1: dims [504, 712] box [64, 64]
+//       CHECK:   kiln::sm90::wgmma_matmul<__half, 128, 5, kiln::sm90::Schedule::pingpong, 1, false, 128, false, true, false>(map0, map1, 300, 504, 712, false, false, epilogue);
+//       CHECK: #else
+//       CHECK:   kiln::mma_gemm_persistent<__half, false>(in0 + aOffset, in1 + bOffset, 300, 504, 712, epilogue);
+// PTX: // === ptx matmul_wgmma_k0
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, 1, 1, 1, 0, 1;
+func.func @matmul_wgmma(%x: tensor<300x712xf16>, %w: tensor<712x504xf16>) -> tensor<300x504xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x712xf16>, tensor<712x504xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4, schedule = pingpong>} -> tensor<300x504xf16> {
+  ^bb0(%a: tensor<300x712xf16>, %bw: tensor<712x504xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<300x712xf16>, tensor<712x504xf16>) -> tensor<300x504xf16>
+    %g = kiln.gelu %l : tensor<300x504xf16>
+    kiln.yield %g : tensor<300x504xf16>
+  }
+  return %0 : tensor<300x504xf16>
+}
+
+// -----
+
+// A batch of both operands: 3-D maps (the batch outermost, a matrix a box)
+// and a z plane of the grid for each batch, whose persistent blocks walk
+// that batch's tiles.
+// CHECK-LABEL: // === kernel bmm_wgmma_k0 grid(3, 1, 6) block(384)
+//       CHECK: // tensor map of in0: dims [136, 200, 6] box [64, 128, 1]
+//       CHECK: // tensor map of in1: dims [72, 136, 6] box [64, 64, 1]
+//       CHECK:   kiln::sm90::wgmma_matmul<__nv_bfloat16, 64, 4, kiln::sm90::Schedule::cooperative, 1, false, 128, false, true, true>(map0, map1, 200, 72, 136, true, true, epilogue);
+// PTX: // === ptx bmm_wgmma_k0
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0, 1;
+// PTX: cp.async.bulk.tensor.3d
+func.func @bmm_wgmma(%x: tensor<2x3x200x136xbf16>, %w: tensor<2x3x136x72xbf16>) -> tensor<2x3x200x72xbf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<2x3x200x136xbf16>, tensor<2x3x136x72xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 4, grid_limit = 3>} -> tensor<2x3x200x72xbf16> {
+  ^bb0(%a: tensor<2x3x200x136xbf16>, %bw: tensor<2x3x136x72xbf16>):
+    %l = kiln.batch_matmul %a, %bw : (tensor<2x3x200x136xbf16>, tensor<2x3x136x72xbf16>) -> tensor<2x3x200x72xbf16>
+    kiln.yield %l : tensor<2x3x200x72xbf16>
+  }
+  return %0 : tensor<2x3x200x72xbf16>
+}
+
+// -----
+
+// One A for a batch of Bs: A's map keeps a batch of 1, read at z = 0.
+// CHECK-LABEL: // === kernel shared_lhs_k0 grid(4, 1, 4) block(384)
+//       CHECK: // tensor map of in0: dims [64, 130, 1] box [64, 128, 1]
+//       CHECK: // tensor map of in1: dims [200, 64, 4] box [64, 64, 1]
+//       CHECK:   kiln::sm90::wgmma_matmul<__half, 192, 3, kiln::sm90::Schedule::cooperative, 1, false, 128, false, true, true>(map0, map1, 130, 200, 64, false, true, epilogue);
+func.func @shared_lhs(%x: tensor<130x64xf16>, %w: tensor<4x64x200xf16>) -> tensor<4x130x200xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<130x64xf16>, tensor<4x64x200xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 3, grid_limit = 132>} -> tensor<4x130x200xf16> {
+  ^bb0(%a: tensor<130x64xf16>, %bw: tensor<4x64x200xf16>):
+    %l = kiln.batch_matmul %a, %bw : (tensor<130x64xf16>, tensor<4x64x200xf16>) -> tensor<4x130x200xf16>
+    kiln.yield %l : tensor<4x130x200xf16>
+  }
+  return %0 : tensor<4x130x200xf16>
+}

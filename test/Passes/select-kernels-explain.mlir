@@ -27,16 +27,58 @@ func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
 
 // -----
 
-// A matmul's [K, N] B cannot feed TMA + wgmma here: mma.sync, and why.
+// A matmul's [K, N] B feeds TMA + wgmma as an MN-major operand.
 // CHECK-LABEL: func.func @matmul
 func.func @matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
-  // expected-remark @+1 {{gemm_mma: 4096 x 3072 x 768; not gemm_split_k: 384 tiles of 128 x 256 fill a quarter of 132 multiprocessors; not gemm_wgmma: it needs a [N, K] B with K % 8 == 0 (TMA's 16-byte strides)}}
+  // expected-remark @+1 {{gemm_wgmma: 4096 x 3072 x 768 on sm_90a; pingpong 128 x 128 tiles, 5 stages}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3072xf16>):
     %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16>
     kiln.yield %l : tensor<4096x3072xf16>
   }
   return %0 : tensor<4096x3072xf16>
+}
+
+// -----
+
+// Not with N % 8 != 0 (B's rows are not 16-byte strides): mma.sync, and why.
+// CHECK-LABEL: func.func @ragged_matmul
+func.func @ragged_matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3070xf16>) -> tensor<4096x3070xf16> {
+  // expected-remark @+1 {{gemm_mma: 4096 x 3070 x 768; not gemm_split_k: K % 8 (or N % 8 for a [K, N] B) is not 0; not gemm_wgmma: it needs K % 8 == 0 and, for a [K, N] B, N % 8 == 0 (TMA's 16-byte strides)}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3070xf16>) -> tensor<4096x3070xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3070xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3070xf16>) -> tensor<4096x3070xf16>
+    kiln.yield %l : tensor<4096x3070xf16>
+  }
+  return %0 : tensor<4096x3070xf16>
+}
+
+// -----
+
+// A batch of attention-like products, each operand batched whole: wgmma,
+// a z plane a batch. Broadcast along one batch dimension of two: mma.sync.
+// CHECK-LABEL: func.func @bmm
+func.func @bmm(%x: tensor<32x12x128x64xf16>, %w: tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16> {
+  // expected-remark @+1 {{gemm_wgmma: 128 x 128 x 64 (batch 384) on sm_90a}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<32x12x128x64xf16>, tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16> {
+  ^bb0(%a: tensor<32x12x128x64xf16>, %bw: tensor<32x12x64x128xf16>):
+    %l = kiln.batch_matmul %a, %bw : (tensor<32x12x128x64xf16>, tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16>
+    kiln.yield %l : tensor<32x12x128x128xf16>
+  }
+  return %0 : tensor<32x12x128x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @partly_broadcast_bmm
+func.func @partly_broadcast_bmm(%x: tensor<32x1x128x64xf16>, %w: tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16> {
+  // expected-remark @+1 {{not gemm_wgmma: an operand broadcast along some batch dimensions and not others}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<32x1x128x64xf16>, tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16> {
+  ^bb0(%a: tensor<32x1x128x64xf16>, %bw: tensor<32x12x64x128xf16>):
+    %l = kiln.batch_matmul %a, %bw : (tensor<32x1x128x64xf16>, tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16>
+    kiln.yield %l : tensor<32x12x128x128xf16>
+  }
+  return %0 : tensor<32x12x128x128xf16>
 }
 
 // -----

@@ -108,6 +108,18 @@ std::optional<GemmShape> kiln::gemmShapeOf(FusionOp group) {
     shape.M = lhsShape[lhsShape.size() - 2];
     for (int64_t d : resultType.getShape().drop_back(2))
       shape.batch *= d;
+    ArrayRef<int64_t> rhsShape =
+        cast<RankedTensorType>(anchor->getOperand(1).getType()).getShape();
+    for (int64_t d : lhsShape.drop_back(2))
+      shape.batchA *= d;
+    for (int64_t d : rhsShape.drop_back(2))
+      shape.batchB *= d;
+    // One B for every batch of A: A's matrices are consecutive rows of one
+    // [batch x M, K] matrix, and so are C's.
+    if (shape.batchB == 1 && shape.batchA == shape.batch) {
+      shape.M *= shape.batch;
+      shape.batch = shape.batchA = 1;
+    }
   }
   return shape;
 }

@@ -19,11 +19,22 @@ namespace kiln {
 
 /// C[M, N] = A[M, K] B, `batch` times: B is [N, K] (`kMajorB`, nn.Linear
 /// and 1x1 convolutions) or [K, N] (matmul), broadcast over the batch.
+/// `batchA` and `batchB` are the batch elements of each operand's own
+/// (broadcast) batch dimensions: 1 (shared by every batch), `batch` (one
+/// matrix each), or between (broadcast along some dimensions). A matmul
+/// whose B has no batch is one GEMM over all of A's rows (batch 1).
 struct GemmShape {
   mlir::Operation *anchor = nullptr;
   int64_t M = 0, N = 0, K = 0, batch = 1;
+  int64_t batchA = 1, batchB = 1;
   bool kMajorB = true;
   mlir::Type element;
+
+  /// Each operand one matrix a batch or one for all: a batch that 3-D
+  /// tensor maps walk (the Hopper GEMM's).
+  bool wholeBatches() const {
+    return (batchA == 1 || batchA == batch) && (batchB == 1 || batchB == batch);
+  }
 };
 
 /// An NHWC convolution as an implicit GEMM per group: M output pixels,
