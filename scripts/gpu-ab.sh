@@ -51,6 +51,9 @@
 #              zoo model's cold compile with --runtime-sizes and the
 #              library, against the default (models_vs_torch.py
 #              --build-times --kiln-only)
+#   matmul     the kernel tests of matmul and bmm on the Hopper GEMM (a [K, N]
+#              B, a batch on the grid), then bench/matmul_vs_torch.py
+#              (products of two activations against cuBLAS)
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -60,7 +63,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -209,6 +212,11 @@ for part in "$@"; do
           --top 20 "$out/raw-depthwise-default/${model}_b32.txt" \
           "$out/raw-depthwise-patches/${model}_b32.txt"
       done ;;
+    matmul)
+      TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*Matmul*:*LinearWgmmaEveryTileWidth*'
+      run matmul-bench python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
+        --markdown "$out/matmul.md" ;;
     runtime-sizes)
       TAIL=6 run runtime-size-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmmaRuntimeSizes*:*NormalizationRuntimeRows*:*LinearWgmmaEveryTileWidth*'

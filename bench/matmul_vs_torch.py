@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""kiln's matmul and bmm kernels (products of two activations) against cuBLAS.
+
+    matmul_vs_torch.py BIN_DIR WORK_DIR [--markdown OUT.md] [--kiln-flag=FLAG ...]
+
+Each case is `x @ y` in fp16 between two inputs of a traced module (no
+weight: B arrives [K, N], N-contiguous, as matmul's right operand does),
+alone or followed by a GELU. kiln compiles it (one fused kernel), checks it
+with kiln-run against PyTorch's fp32 result and times it as "plain launches"
+(the mean device time of back-to-back launches between CUDA events). In the
+same process PyTorch times torch.matmul (cuBLAS) and torch.matmul + GELU
+the same way (timing.back_to_back_ms). Prints TFLOP/s and kiln's ratio to
+each. Run on the GPU machine.
+"""
+import argparse
+import os
+import re
+import subprocess
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from timing import METHOD, back_to_back_ms
+
+LAUNCHES = 100
+
+# (label, lhs shape, rhs shape, epilogue)
+CASES = [
+    ("2-D, one matrix", (4096, 768), (768, 3072), "none"),
+    ("2-D + GELU", (4096, 768), (768, 3072), "gelu"),
+    ("tokens x shared B", (32, 196, 768), (768, 768), "none"),
+    ("attention scores (BERT, b32)", (32, 12, 128, 64), (32, 12, 64, 128), "none"),
+    ("attention P V (BERT, b32)", (32, 12, 128, 128), (32, 12, 128, 64), "none"),
+    ("attention scores (ViT, b32)", (32, 12, 200, 64), (32, 12, 64, 200), "none"),
+    ("token mixing (Mixer, b32)", (32, 768, 196), (196, 384), "gelu"),
+]
+
+
+class Product(torch.nn.Module):
+    def __init__(self, epilogue):
+        super().__init__()
+        self.epilogue = epilogue
+
+    def forward(self, x, y):
+        z = torch.matmul(x, y)
+        return F.gelu(z) if self.epilogue == "gelu" else z
+
+
+def name_of(lhs, rhs, epilogue, flags):
+    shape = "_".join("x".join(map(str, s)) for s in (lhs, rhs))
+    return f"matmul_{shape}_{epilogue}{re.sub(r'[^A-Za-z0-9]+', '_', ''.join(flags))}"
+
+
+def kiln(bin_dir, work, lhs, rhs, epilogue, flags):
+    """kiln's kernel: (ms, rel L2, verdict, kernel configurations)."""
+    name = name_of(lhs, rhs, epilogue, flags)
+    torch.manual_seed(0)
+    module = Product(epilogue).eval()
+    x = torch.randn(*lhs, dtype=torch.float16)
+    y = torch.randn(*rhs, dtype=torch.float16) / rhs[-2] ** 0.5
+    path = os.path.join(work, name + ".pt")
+    traced = torch.jit.trace(module, (x, y))
+    torch.jit.save(traced, path)
+    artifact = os.path.join(work, name + ".kiln")
+    subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
+                   capture_output=True, text=True)
+    ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
+                        capture_output=True, text=True).stdout
+    configs = re.findall(r"#kiln\.kernel<([^>]*)>", ir)
+    folder = os.path.join(work, name)
+    os.makedirs(folder, exist_ok=True)
+    feeds = []
+    names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
+    for input_name, value in zip(names, (x, y)):
+        np.save(os.path.join(folder, f"{input_name}.npy"), value.numpy())
+        feeds += ["--input", f"{input_name}={folder}/{input_name}.npy"]
+    with torch.no_grad():
+        reference = module(x.float().cuda(), y.float().cuda()).cpu()
+    np.save(os.path.join(folder, "ref.npy"), reference.numpy())
+    out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, "--check",
+                          f"{folder}/ref.npy", "--bench", str(LAUNCHES)],
+                         capture_output=True, text=True)
+    text = out.stdout + out.stderr
+    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+    timed = re.search(r"plain launches ([0-9.]+) ms", text)
+    if not timed:
+        raise RuntimeError(f"kiln-run on {name}: {text.strip()[-400:]}")
+    return (float(timed.group(1)), check.group(1) if check else "?",
+            check.group(2) if check else "FAIL", "; ".join(configs))
+
+
+def torch_times(lhs, rhs):
+    """cuBLAS's torch.matmul alone, and followed by a GELU (eager)."""
+    x = torch.randn(*lhs, device="cuda", dtype=torch.float16)
+    y = torch.randn(*rhs, device="cuda", dtype=torch.float16)
+    alone = back_to_back_ms(lambda: torch.matmul(x, y), launches=LAUNCHES)
+    gelu = back_to_back_ms(lambda: F.gelu(torch.matmul(x, y)), launches=LAUNCHES)
+    return alone, gelu
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin")
+    parser.add_argument("work")
+    parser.add_argument("--markdown", help="also write the table as Markdown")
+    parser.add_argument("--kiln-flag", action="append", default=[],
+                        help="a kiln-compile flag for every case (repeatable)")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. "
+              f"Timing: {METHOD}, {LAUNCHES} calls.")
+    print(header)
+    rows = ["| product | lhs @ rhs | epilogue | kiln us | kiln TFLOP/s | cuBLAS us "
+            "| kiln speedup | check | kiln's kernel |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    status = 0
+    for label, lhs, rhs, epilogue in CASES:
+        batch = int(np.prod(np.broadcast_shapes(lhs[:-2], rhs[:-2]))) if len(lhs) > 2 else 1
+        flops = 2 * batch * lhs[-2] * lhs[-1] * rhs[-1]
+        alone, gelu = torch_times(lhs, rhs)
+        theirs = gelu if epilogue == "gelu" else alone
+        shapes = f"{list(lhs)} @ {list(rhs)}"
+        try:
+            ms, error, verdict, config = kiln(args.bin, args.work, lhs, rhs, epilogue,
+                                              args.kiln_flag)
+        except (subprocess.CalledProcessError, RuntimeError) as e:
+            why = (getattr(e, "stderr", None) or str(e)).strip().splitlines()[:1]
+            rows.append(f"| {label} | {shapes} | {epilogue} | - | - | {theirs * 1e3:.1f} | - "
+                        f"| kiln failed: {' '.join(why)} | - |")
+            print(rows[-1], flush=True)
+            status = 1
+            continue
+        if verdict != "ok":
+            status = 1
+        rows.append(f"| {label} | {shapes} | {epilogue} | {ms * 1e3:.1f} | "
+                    f"{flops / ms / 1e9:.0f} | {theirs * 1e3:.1f} | {theirs / ms:.2f}x | "
+                    f"{error} {verdict} | `{config}` |")
+        print(rows[-1], flush=True)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(header + "\n\n" + "\n".join(rows) + "\n")
+    raise SystemExit(status)
+
+
+if __name__ == "__main__":
+    main()
