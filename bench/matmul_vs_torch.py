@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from timing import METHOD, back_to_back_ms
+from timing import METHOD, back_to_back_ms, kiln_checked_ms
 
 LAUNCHES = 100
 
@@ -68,26 +68,12 @@ def kiln(bin_dir, work, lhs, rhs, epilogue, flags):
     ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
                         capture_output=True, text=True).stdout
     configs = re.findall(r"#kiln\.kernel<([^>]*)>", ir)
-    folder = os.path.join(work, name)
-    os.makedirs(folder, exist_ok=True)
-    feeds = []
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
-    for input_name, value in zip(names, (x, y)):
-        np.save(os.path.join(folder, f"{input_name}.npy"), value.numpy())
-        feeds += ["--input", f"{input_name}={folder}/{input_name}.npy"]
     with torch.no_grad():
         reference = module(x.float().cuda(), y.float().cuda()).cpu()
-    np.save(os.path.join(folder, "ref.npy"), reference.numpy())
-    out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, "--check",
-                          f"{folder}/ref.npy", "--bench", str(LAUNCHES)],
-                         capture_output=True, text=True)
-    text = out.stdout + out.stderr
-    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
-    timed = re.search(r"plain launches ([0-9.]+) ms", text)
-    if not timed:
-        raise RuntimeError(f"kiln-run on {name}: {text.strip()[-400:]}")
-    return (float(timed.group(1)), check.group(1) if check else "?",
-            check.group(2) if check else "FAIL", "; ".join(configs))
+    ms, error, verdict = kiln_checked_ms(bin_dir, artifact, os.path.join(work, name),
+                                         dict(zip(names, (x, y))), reference, LAUNCHES)
+    return ms, error, verdict, "; ".join(configs)
 
 
 def torch_times(lhs, rhs):

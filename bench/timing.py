@@ -6,8 +6,12 @@ is timed here the same way, so the two columns of a kernel benchmark are
 alike: a single synchronized call between events would add the launch and
 Python's dispatch to PyTorch's figure alone.
 """
+import os
+import re
+import subprocess
 import time
 
+import numpy as np
 import torch
 
 METHOD = ("mean device time per call of back-to-back calls between two CUDA events "
@@ -76,3 +80,25 @@ def median_ms(fn, runs):
         times.append((time.perf_counter() - start) * 1e3)
     times.sort()
     return times[len(times) // 2]
+
+
+def kiln_checked_ms(bin_dir, artifact, folder, inputs, reference, launches, extra=()):
+    """kiln-run's plain-launch time of `artifact` on `inputs` (input name ->
+    CPU tensor, saved into `folder`), checked against `reference`: (ms,
+    rel L2, "ok" or "FAIL")."""
+    os.makedirs(folder, exist_ok=True)
+    feeds = []
+    for name, value in inputs.items():
+        np.save(os.path.join(folder, f"{name}.npy"), value.numpy())
+        feeds += ["--input", f"{name}={folder}/{name}.npy"]
+    np.save(os.path.join(folder, "ref.npy"), reference.numpy())
+    out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, "--check",
+                          f"{folder}/ref.npy", *extra, "--bench", str(launches)],
+                         capture_output=True, text=True)
+    text = out.stdout + out.stderr
+    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
+    timed = re.search(r"plain launches ([0-9.]+) ms", text)
+    if not timed:
+        raise RuntimeError(f"kiln-run on {artifact}: {text.strip()[-400:]}")
+    return (float(timed.group(1)), check.group(1) if check else "?",
+            check.group(2) if check else "FAIL")
