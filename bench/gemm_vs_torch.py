@@ -35,7 +35,7 @@ import subprocess
 import torch
 import torch.nn.functional as F
 
-from timing import METHOD, back_to_back_ms, kiln_checked_ms
+from timing import METHOD, back_to_back_ms, kiln_checked_ms, kiln_compiled
 
 LAUNCHES = 100  # back to back, on both sides
 
@@ -119,11 +119,7 @@ def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto", extra_flags=()):
     artifact = os.path.join(work, name + ".kiln")
     flags = [f"--wgmma-schedule={schedule}", f"--wgmma-multicast={multicast or 0}",
              f"--wgmma-blocks-per-sm={blocks or 0}", *extra_flags]
-    subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
-                   capture_output=True, text=True)
-    ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
-                        capture_output=True, text=True).stdout
-    configs = re.findall(r"#kiln\.kernel<([^>]*)>", ir)
+    configs = kiln_compiled(bin_dir, path, artifact, flags)
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     with torch.no_grad():
         reference = module.float().cuda()(x.float().cuda(), r.float().cuda()).cpu()

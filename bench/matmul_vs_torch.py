@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from timing import METHOD, back_to_back_ms, kiln_checked_ms
+from timing import METHOD, back_to_back_ms, kiln_checked_ms, kiln_compiled
 
 LAUNCHES = 100
 
@@ -63,11 +63,7 @@ def kiln(bin_dir, work, lhs, rhs, epilogue, flags):
     traced = torch.jit.trace(module, (x, y))
     torch.jit.save(traced, path)
     artifact = os.path.join(work, name + ".kiln")
-    subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", artifact, *flags], check=True,
-                   capture_output=True, text=True)
-    ir = subprocess.run([f"{bin_dir}/kiln-compile", path, "-o", "-", *flags], check=True,
-                        capture_output=True, text=True).stdout
-    configs = re.findall(r"#kiln\.kernel<([^>]*)>", ir)
+    configs = kiln_compiled(bin_dir, path, artifact, flags)
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     with torch.no_grad():
         reference = module(x.float().cuda(), y.float().cuda()).cpu()

@@ -102,3 +102,14 @@ def kiln_checked_ms(bin_dir, artifact, folder, inputs, reference, launches, extr
         raise RuntimeError(f"kiln-run on {artifact}: {text.strip()[-400:]}")
     return (float(timed.group(1)), check.group(1) if check else "?",
             check.group(2) if check else "FAIL")
+
+
+def kiln_compiled(bin_dir, model, artifact, flags=()):
+    """Compiles `model` into `artifact` with kiln-compile `flags`; returns the
+    kernel configurations kiln-select-kernels chose (from the IR it prints
+    with `-o -`)."""
+    subprocess.run([f"{bin_dir}/kiln-compile", model, "-o", artifact, *flags], check=True,
+                   capture_output=True, text=True)
+    ir = subprocess.run([f"{bin_dir}/kiln-compile", model, "-o", "-", *flags], check=True,
+                        capture_output=True, text=True).stdout
+    return re.findall(r"#kiln\.kernel<([^>]*)>", ir)
