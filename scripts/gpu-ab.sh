@@ -53,7 +53,8 @@
 #              --build-times --kiln-only)
 #   matmul     the kernel tests of matmul and bmm on the Hopper GEMM (a [K, N]
 #              B, a batch on the grid), then bench/matmul_vs_torch.py
-#              (products of two activations against cuBLAS)
+#              (products of two activations against cuBLAS): default
+#              (mma.sync, split K), then --wgmma-matmul
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -215,8 +216,10 @@ for part in "$@"; do
     matmul)
       TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*Matmul*:*LinearWgmmaEveryTileWidth*'
-      run matmul-bench python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
-        --markdown "$out/matmul.md" ;;
+      run matmul-default python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
+        --markdown "$out/matmul-default.md"
+      run matmul-wgmma python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
+        --kiln-flag=--wgmma-matmul --markdown "$out/matmul-wgmma.md" ;;
     runtime-sizes)
       TAIL=6 run runtime-size-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmmaRuntimeSizes*:*NormalizationRuntimeRows*:*LinearWgmmaEveryTileWidth*'

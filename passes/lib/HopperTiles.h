@@ -39,6 +39,7 @@ struct SplitKKnobs {
   bool attentionWgmma;
   bool attentionOverlap;
   bool runtimeSizes; // gemm_wgmma: M, N and K at launch where the epilogue allows
+  bool wgmmaMatmul;  // matmul and bmm (a [K, N] B, a batch) as gemm_wgmma
 };
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -60,6 +60,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.depthwiseColumns = options.depthwiseColumns;
     select.depthwisePatches = options.depthwisePatches;
     select.runtimeSizes = options.runtimeSizes;
+    select.wgmmaMatmul = options.wgmmaMatmul;
     select.elementwiseUnroll = options.elementwiseUnroll;
     select.poolVector = options.poolVector;
     select.wgmmaSchedule = options.wgmmaSchedule;

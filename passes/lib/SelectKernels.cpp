@@ -290,8 +290,11 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
   // TMA's 16-byte strides: K % 8 == 0, and N % 8 == 0 for a [K, N] B; a
   // batch as a third tensor-map dimension of each operand.
+  // matmul and bmm only with wgmma-matmul, until measured on the GPU.
+  const bool matmulOperands = !s.kMajorB || s.batch != 1;
   bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.K % 8 == 0 &&
-               (s.kMajorB || s.N % 8 == 0) && s.wholeBatches();
+               (s.kMajorB || s.N % 8 == 0) && s.wholeBatches() &&
+               (!matmulOperands || knobs.wgmmaMatmul);
   // As for convolutions: wgmma on 64-wide tiles that fill half the GPU
   // beats K split over mma.sync (ResNet-50's 1x1 2048 -> 512 at 7 x 7,
   // batch 32: 13 row tiles, split K took 26.3 us against cuDNN's 7.2;
@@ -347,8 +350,11 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
           : !s.wholeBatches()
               ? "not gemm_wgmma: an operand broadcast along some batch dimensions and not "
                 "others"
-              : "not gemm_wgmma: it needs K % 8 == 0 and, for a [K, N] B, N % 8 == 0 (TMA's "
-                "16-byte strides)";
+          : s.K % 8 != 0 || (!s.kMajorB && s.N % 8 != 0)
+              ? "not gemm_wgmma: it needs K % 8 == 0 and, for a [K, N] B, N % 8 == 0 (TMA's "
+                "16-byte strides)"
+              : "not gemm_wgmma: matmul and bmm take it with wgmma-matmul (not yet measured "
+                "on the GPU)";
   return Choice{config(context, KernelVariant::gemm_mma, {128, 128, 32}),
                 "gemm_mma: " + shape + "; " + refusedSplit + "; " + refusedWgmma};
 }
@@ -709,7 +715,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
-                      wgmmaResidualPrefetch, attentionWgmma, attentionOverlap, runtimeSizes};
+                      wgmmaResidualPrefetch, attentionWgmma, attentionOverlap, runtimeSizes,
+                      wgmmaMatmul};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

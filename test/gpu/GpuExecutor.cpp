@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -56,7 +57,18 @@ std::map<std::string, std::shared_ptr<rt::Module>> &moduleCache() {
 
 FailureOr<std::vector<codegen::EmittedKernel>> emitSelectedKernels(ModuleOp module) {
   PassManager pm(module.getContext());
-  pm.addNestedPass<func::FuncOp>(createKilnSelectKernels());
+  // KILN_GPU_TEST_SELECT: kiln-select-kernels' options (e.g.
+  // "wgmma-matmul=true"), for the cases that check a knob's choices.
+  const char *options = std::getenv("KILN_GPU_TEST_SELECT");
+  if (options && *options) {
+    static const bool registered = (registerKilnSelectKernels(), true);
+    (void)registered;
+    if (failed(parsePassPipeline(
+            std::string("func.func(kiln-select-kernels{") + options + "})", pm)))
+      return failure();
+  } else {
+    pm.addNestedPass<func::FuncOp>(createKilnSelectKernels());
+  }
   if (failed(pm.run(module)))
     return failure();
   return codegen::emitModuleKernels(module);

@@ -30,7 +30,8 @@ namespace kiln::testing {
 /// An environment variable set for one scope: KILN_EPILOGUE_FRAGMENTS and
 /// KILN_EPILOGUE_PAIRS (the code generator reads them per kernel; the
 /// kernel cache keys on the source, which they change), KILN_GPU_TEST_OFFSET
-/// (the GPU executor's placement).
+/// (the GPU executor's placement), KILN_GPU_TEST_SELECT (its selection
+/// pass's options).
 struct ScopedSetting {
   const char *name;
   ScopedSetting(const char *name, const char *value) : name(name) { setenv(name, value, 1); }

@@ -15,6 +15,7 @@
 
 using kiln::testing::expectCompilesForBothImages;
 using kiln::testing::expectMatchesReference;
+using kiln::testing::ScopedSetting;
 using kiln::testing::tensorType;
 
 namespace {
@@ -112,13 +113,19 @@ TEST(KernelsGpu, MatmulWgmmaForced) {
   }
 }
 
-// The selection stage's own choice on Hopper (wgmma for the larger cases,
-// split K or mma.sync for the others), checked the same way.
+// The selection stage's own choices, checked the same way: by default
+// (split K or mma.sync, on the rows of A folded into one GEMM where B has
+// no batch), and with wgmma-matmul (wgmma for the larger cases).
 TEST(KernelsGpu, MatmulSelected) {
   KILN_REQUIRE_GPU();
-  for (const MatmulCase &c : matmulCases())
-    expectMatchesReference(matmul(c, ""));
-  expectMatchesReference(matmul({{32, 128, 64}, {32, 64, 128}, {32, 128, 128}, "f16", true}, ""));
+  const MatmulCase attentionLike{{32, 128, 64}, {32, 64, 128}, {32, 128, 128}, "f16", true};
+  for (const char *options : {"", "wgmma-matmul=true"}) {
+    SCOPED_TRACE(options);
+    ScopedSetting select("KILN_GPU_TEST_SELECT", options);
+    for (const MatmulCase &c : matmulCases())
+      expectMatchesReference(matmul(c, ""));
+    expectMatchesReference(matmul(attentionLike, ""));
+  }
 }
 
 // Needs NVRTC, not a GPU: every forced case compiles for both images (the

@@ -182,6 +182,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.depthwiseColumns = selection.depthwiseColumns;
   pipeline.depthwisePatches = selection.depthwisePatches;
   pipeline.runtimeSizes = selection.runtimeSizes;
+  pipeline.wgmmaMatmul = selection.wgmmaMatmul;
   pipeline.elementwiseUnroll = selection.elementwiseUnroll;
   pipeline.poolVector = selection.poolVector;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
@@ -264,6 +265,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--depthwise-patches=") + (selection.depthwisePatches ? "true" : "false"));
   if (selection.runtimeSizes != defaults.runtimeSizes)
     option(std::string("--runtime-sizes=") + (selection.runtimeSizes ? "true" : "false"));
+  if (selection.wgmmaMatmul != defaults.wgmmaMatmul)
+    option(std::string("--wgmma-matmul=") + (selection.wgmmaMatmul ? "true" : "false"));
   if (selection.elementwiseUnroll != defaults.elementwiseUnroll)
     option("--elementwise-unroll=" + std::to_string(selection.elementwiseUnroll));
   if (selection.poolVector != defaults.poolVector)

@@ -139,6 +139,11 @@ cl::opt<bool> depthwisePatches(
              "staging its patch's input window in shared memory (default false: not yet "
              "measured on the GPU)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaMatmul(
+    "wgmma-matmul",
+    cl::desc("run matmul and bmm (products of two activations: a [K, N] B, a batch) on the "
+             "Hopper GEMM where TMA takes them (default false: not yet measured on the GPU)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> runtimeSizes(
     "runtime-sizes",
     cl::desc("compile split-K and Hopper GEMMs without a batch, whose epilogue reads only a "
@@ -524,6 +529,7 @@ static int compileMain(int argc, char **argv) {
   selection.depthwiseColumns = depthwiseColumns;
   selection.depthwisePatches = depthwisePatches;
   selection.runtimeSizes = runtimeSizes;
+  selection.wgmmaMatmul = wgmmaMatmul;
   if (!driver::checkKernelLibrary(kernelLibrary, error))
     return fail(error);
   selection.elementwiseUnroll = elementwiseUnroll;

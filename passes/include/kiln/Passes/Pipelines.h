@@ -84,6 +84,10 @@ struct GraphPipelineOptions
       llvm::cl::desc("vectorized depthwise convolutions over 2-D patches of outputs staged in "
                      "shared memory"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaMatmul{
+      *this, "wgmma-matmul",
+      llvm::cl::desc("matmul and bmm as gemm_wgmma where TMA takes them"),
+      llvm::cl::init(false)};
   Option<bool> runtimeSizes{
       *this, "runtime-sizes",
       llvm::cl::desc("GEMMs that take M, N and K, and normalizations that take their row "
