@@ -290,7 +290,9 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   bool splitAligned = s.K % 8 == 0 && (s.kMajorB || s.N % 8 == 0);
   // TMA's 16-byte strides: K % 8 == 0, and N % 8 == 0 for a [K, N] B; a
   // batch as a third tensor-map dimension of each operand.
-  // matmul and bmm only with wgmma-matmul, until measured on the GPU.
+  // matmul and bmm with wgmma-matmul (the default: on the GPU machine,
+  // 2026-12-05, 1.1-2.5x cuBLAS on five of six products where mma.sync
+  // took 0.26-0.64x).
   const bool matmulOperands = !s.kMajorB || s.batch != 1;
   bool wgmma = target.tensorCores == TensorCoreGeneration::Wgmma && s.K % 8 == 0 &&
                (s.kMajorB || s.N % 8 == 0) && s.wholeBatches() &&
@@ -353,8 +355,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
           : s.K % 8 != 0 || (!s.kMajorB && s.N % 8 != 0)
               ? "not gemm_wgmma: it needs K % 8 == 0 and, for a [K, N] B, N % 8 == 0 (TMA's "
                 "16-byte strides)"
-              : "not gemm_wgmma: matmul and bmm take it with wgmma-matmul (not yet measured "
-                "on the GPU)";
+              : "not gemm_wgmma: wgmma-matmul is off";
   return Choice{config(context, KernelVariant::gemm_mma, {128, 128, 32}),
                 "gemm_mma: " + shape + "; " + refusedSplit + "; " + refusedWgmma};
 }

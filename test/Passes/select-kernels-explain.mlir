@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" -verify-diagnostics | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true split-k-min-k=512}))" 2>&1 | FileCheck %s --check-prefix=KNOB
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true wgmma-matmul=true}))" 2>&1 | FileCheck %s --check-prefix=MATMUL
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true wgmma-matmul=false}))" 2>&1 | FileCheck %s --check-prefix=NOMATMUL
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_75}))" 2>&1 | FileCheck %s --check-prefix=SM75
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm90}))" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{split-k-k-tile=40}))" 2>&1 | FileCheck %s --check-prefix=TILE
@@ -28,12 +28,12 @@ func.func @split(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128
 
 // -----
 
-// A matmul's [K, N] B feeds TMA + wgmma as an MN-major operand, with
-// wgmma-matmul (off until measured on the GPU).
+// A matmul's [K, N] B feeds TMA + wgmma as an MN-major operand (mma.sync
+// with wgmma-matmul=false).
 // CHECK-LABEL: func.func @matmul
-// MATMUL: remark: gemm_wgmma: 4096 x 3072 x 768 on sm_90a; pingpong 128 x 128 tiles, 5 stages
+// NOMATMUL: remark: gemm_mma: 4096 x 3072 x 768; not gemm_split_k: 384 tiles of 128 x 256 fill a quarter of 132 multiprocessors; not gemm_wgmma: wgmma-matmul is off
 func.func @matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
-  // expected-remark @+1 {{gemm_mma: 4096 x 3072 x 768; not gemm_split_k: 384 tiles of 128 x 256 fill a quarter of 132 multiprocessors; not gemm_wgmma: matmul and bmm take it with wgmma-matmul (not yet measured on the GPU)}}
+  // expected-remark @+1 {{gemm_wgmma: 4096 x 3072 x 768 on sm_90a; pingpong 128 x 128 tiles, 5 stages}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3072xf16>):
     %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16>
@@ -58,14 +58,14 @@ func.func @ragged_matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3070xf16>) -> 
 
 // -----
 
-// A batch of attention-like products, each operand batched whole: wgmma
-// (with wgmma-matmul), a z plane a batch. Broadcast along one batch
-// dimension of two: mma.sync, with the knob or without.
+// A batch of attention-like products, each operand batched whole: wgmma,
+// a z plane a batch (mma.sync with wgmma-matmul=false). Broadcast along
+// one batch dimension of two: mma.sync either way.
 // CHECK-LABEL: func.func @bmm
-// MATMUL: remark: gemm_wgmma: 128 x 128 x 64 (batch 384) on sm_90a
-// MATMUL: remark: gemm_mma: 128 x 128 x 64 (batch 384); {{.*}}; not gemm_wgmma: an operand broadcast along some batch dimensions and not others
+// NOMATMUL: remark: gemm_mma: 128 x 128 x 64 (batch 384); {{.*}}; not gemm_wgmma: wgmma-matmul is off
+// NOMATMUL: remark: gemm_mma: 128 x 128 x 64 (batch 384); {{.*}}; not gemm_wgmma: an operand broadcast along some batch dimensions and not others
 func.func @bmm(%x: tensor<32x12x128x64xf16>, %w: tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16> {
-  // expected-remark @+1 {{not gemm_wgmma: matmul and bmm take it with wgmma-matmul}}
+  // expected-remark @+1 {{gemm_wgmma: 128 x 128 x 64 (batch 384) on sm_90a}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<32x12x128x64xf16>, tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16> {
   ^bb0(%a: tensor<32x12x128x64xf16>, %bw: tensor<32x12x64x128xf16>):
     %l = kiln.batch_matmul %a, %bw : (tensor<32x12x128x64xf16>, tensor<32x12x64x128xf16>) -> tensor<32x12x128x128xf16>

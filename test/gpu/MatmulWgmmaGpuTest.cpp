@@ -114,12 +114,12 @@ TEST(KernelsGpu, MatmulWgmmaForced) {
 }
 
 // The selection stage's own choices, checked the same way: by default
-// (split K or mma.sync, on the rows of A folded into one GEMM where B has
-// no batch), and with wgmma-matmul (wgmma for the larger cases).
+// (wgmma for the larger cases), and with wgmma-matmul=false (split K or
+// mma.sync, on the rows of A folded into one GEMM where B has no batch).
 TEST(KernelsGpu, MatmulSelected) {
   KILN_REQUIRE_GPU();
   const MatmulCase attentionLike{{32, 128, 64}, {32, 64, 128}, {32, 128, 128}, "f16", true};
-  for (const char *options : {"", "wgmma-matmul=true"}) {
+  for (const char *options : {"", "wgmma-matmul=false"}) {
     SCOPED_TRACE(options);
     ScopedSetting select("KILN_GPU_TEST_SELECT", options);
     for (const MatmulCase &c : matmulCases())

@@ -73,7 +73,7 @@ struct KernelSelection {
   int64_t depthwiseColumns = 1; // output columns a vectorized depthwise thread takes
   bool depthwisePatches = false; // one column a thread over 2-D patches in shared memory
   bool runtimeSizes = false; // Hopper GEMMs take M, N and K at launch where they can
-  bool wgmmaMatmul = false;  // matmul and bmm on the Hopper GEMM
+  bool wgmmaMatmul = true;   // matmul and bmm on the Hopper GEMM
   int64_t elementwiseUnroll = 1; // elements an elementwise thread takes a step
   bool poolVector = true;  // pooling eight channels a thread where it applies
   std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong

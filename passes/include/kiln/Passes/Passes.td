@@ -490,10 +490,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "patches of outputs whose input window a block stages in shared "
            "memory (pixel_tile [1, rows, columns]); off until measured on the "
            "GPU">,
-    Option<"wgmmaMatmul", "wgmma-matmul", "bool", /*default=*/"false",
+    Option<"wgmmaMatmul", "wgmma-matmul", "bool", /*default=*/"true",
            "run matmul and bmm (a [K, N] B, a batch) as gemm_wgmma where TMA takes "
            "them: K % 8 == 0, N % 8 == 0, each operand batched whole or not at "
-           "all; off until measured on the GPU">,
+           "all (false: mma.sync or split K)">,
     Option<"runtimeSizes", "runtime-sizes", "bool", /*default=*/"false",
            "give gemm_split_k and 128-row gemm_wgmma kernels without a batch whose "
            "epilogue reads only a bias and inputs of the result's shape their M, N "

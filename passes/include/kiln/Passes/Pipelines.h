@@ -87,7 +87,7 @@ struct GraphPipelineOptions
   Option<bool> wgmmaMatmul{
       *this, "wgmma-matmul",
       llvm::cl::desc("matmul and bmm as gemm_wgmma where TMA takes them"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<bool> runtimeSizes{
       *this, "runtime-sizes",
       llvm::cl::desc("GEMMs that take M, N and K, and normalizations that take their row "
