@@ -136,8 +136,8 @@ cl::opt<int64_t> depthwiseColumns(
 cl::opt<bool> depthwisePatches(
     "depthwise-patches",
     cl::desc("run vectorized depthwise convolutions over 2-D patches of outputs, each block "
-             "staging its patch's input window in shared memory (default false: not yet "
-             "measured on the GPU)"),
+             "staging its patch's input window in shared memory (default false: slower on "
+             "every depthwise layer on the GPU machine, 2026-12-05)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaMatmul(
     "wgmma-matmul",
@@ -151,7 +151,8 @@ cl::opt<bool> runtimeSizes(
              "bias and inputs of the result's shape, for sizes given at launch, and "
              "normalizations for a row count given at launch: one kernel for every layer of "
              "a configuration, whatever its sizes, which the kernel library can hold "
-             "(default false: not yet measured on the GPU)"),
+             "(default false: BERT-base at batch 32 took 1.7% longer on the GPU machine, "
+             "2026-12-05)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<std::string> kernelLibrary(
     "kernel-library",
