@@ -293,8 +293,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))
       return refuse("TMA + wgmma needs fp16/bf16 operands, K % 8 == 0 and, for a [K, N] B, "
                     "N % 8 == 0");
-    if (batch != 1 && !((plan.batchA == 1 || plan.batchA == batch) &&
-                        (plan.batchB == 1 || plan.batchB == batch)))
+    if (!GemmShape::wholeBatchesOf(batch, plan.batchA, plan.batchB))
       return refuse("its batch needs each operand batched whole or not at all (one tensor map "
                     "dimension)");
     if (config.getMulticast() != 1 && (!kMajorB || batch != 1))
@@ -433,37 +432,33 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
                   " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) + " + bOffset, " +
                   std::to_string(M) + ", epilogue);\n";
-  // matmul and bmm: B [K, N], a batch on the grid's z planes.
-  const bool matmulOperands = hopper && (!kMajorB || batch != 1);
-  auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
-  std::string matmulCall;
-  if (matmulOperands)
-    matmulCall = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_matmul<" +
-                 cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
-                 std::to_string(config.getStages()) + ", " +
-                 wgmmaScheduleName(config.getSchedule()) + ", " +
-                 std::to_string(config.getBlocksPerSm()) + ", " + flag(config.getStreamK()) +
-                 ", " + std::to_string(tileRows) + ", " + flag(prefetchInputs) + ", " +
-                 flag(!kMajorB) + ", " + flag(batch != 1) + ">(map0, map1, " + sizes + ", " +
-                 flag(plan.batchA != 1) + ", " + flag(plan.batchB != 1) +
-                 (config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n") +
-                 "#else\n  " + pointerCall + "#endif\n";
-  std::string mainLoop =
-      matmulOperands ? matmulCall :
-      hopper ? "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::wgmma_gemm<" +
-                   cudaType(element) + ", " + std::to_string(config.getTile()[1]) + ", " +
-                   std::to_string(config.getStages()) + ", " +
-                   wgmmaScheduleName(config.getSchedule()) + ", " +
-                   std::to_string(config.getMulticast()) + ", " +
-                   std::to_string(config.getBlocksPerSm()) +
-                   (config.getStreamK()              ? ", true"
-                    : tileRows != 128 || prefetchInputs ? ", false, " + std::to_string(tileRows)
-                                                        : "") +
-                   (prefetchInputs ? ", true" : "") +
-                   ">(map0, map1, " + sizes +
-                   (config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n") +
-                   "#else\n  " + pointerCall + "#endif\n"
-             : "  " + pointerCall;
+  // The Hopper loop in the sm_90a image, the mma.sync fallback elsewhere.
+  std::string mainLoop = "  " + pointerCall;
+  if (hopper) {
+    auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
+    const std::string common = cudaType(element) + ", " + std::to_string(config.getTile()[1]) +
+                               ", " + std::to_string(config.getStages()) + ", " +
+                               wgmmaScheduleName(config.getSchedule()) + ", ";
+    const std::string tail =
+        config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n";
+    std::string call;
+    if (!kMajorB || batch != 1)
+      // matmul and bmm: B [K, N], a batch on the grid's z planes.
+      call = "kiln::sm90::wgmma_matmul<" + common +
+             std::to_string(config.getBlocksPerSm()) + ", " + flag(config.getStreamK()) + ", " +
+             std::to_string(tileRows) + ", " + flag(prefetchInputs) + ", " + flag(!kMajorB) +
+             ", " + flag(batch != 1) + ">(map0, map1, " + sizes + ", " +
+             flag(plan.batchA != 1) + ", " + flag(plan.batchB != 1) + tail;
+    else
+      call = "kiln::sm90::wgmma_gemm<" + common + std::to_string(config.getMulticast()) + ", " +
+             std::to_string(config.getBlocksPerSm()) +
+             (config.getStreamK()                 ? ", true"
+              : tileRows != 128 || prefetchInputs ? ", false, " + std::to_string(tileRows)
+                                                  : "") +
+             (prefetchInputs ? ", true" : "") + ">(map0, map1, " + sizes + tail;
+    mainLoop = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  " + call + "#else\n  " + pointerCall +
+               "#endif\n";
+  }
 
   EmittedKernel kernel = kernelFor(group, name, plan.kind);
   kernel.block = threads;

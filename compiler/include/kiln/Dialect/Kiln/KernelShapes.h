@@ -32,7 +32,8 @@ struct GemmShape {
 
   /// Each operand one matrix a batch or one for all: a batch that 3-D
   /// tensor maps walk (the Hopper GEMM's).
-  bool wholeBatches() const {
+  bool wholeBatches() const { return wholeBatchesOf(batch, batchA, batchB); }
+  static bool wholeBatchesOf(int64_t batch, int64_t batchA, int64_t batchB) {
     return (batchA == 1 || batchA == batch) && (batchB == 1 || batchB == batch);
   }
 };
