@@ -395,6 +395,37 @@ def compile_kiln(work, row, args):
     return report.stderr
 
 
+def in_process_compiles(rows, args):
+    """kiln's cold compiles at load time (kiln/compile.h), every counted
+    row's model in one process (test/api/CompileTimes.cpp): LibTorch, NVRTC
+    and CUDA already loaded, as torch and Inductor are in this process when
+    torch.compile is timed, so neither side pays its libraries' start. Adds
+    kiln_in_process_s (sm_90a and sm_80, as kiln-compile's default) and
+    kiln_in_process_native_s (this GPU alone, as torch.compile builds) to
+    each row, or an in_process_error."""
+    tool = os.path.join(args.bin, "kiln-compile-times")
+    built = [r for r in rows if "error" not in r and "kiln_compile_s" in r]
+    if not built:
+        return
+    if not os.path.exists(tool):
+        print(f"  in-process compiles: no {tool} (scripts/gpu-unpack.sh unpacks it from the "
+              "bundle): left out", flush=True)
+        return
+    model_file = "model.pt2" if args.export == "pt2" else "model.pt"
+    models = [os.path.join(args.work, f"{r['model']}_b{r['batch']}", model_file) for r in built]
+    io = [] if args.kiln_io_dtype == "declared" else ["--io-dtype", args.kiln_io_dtype]
+    for key, arch in (("kiln_in_process_s", []), ("kiln_in_process_native_s", ["--arch", "native"])):
+        done = run([tool, os.path.join(args.work, "in-process-cache"), "--precision", "fp16",
+                    *io, *arch, *models])
+        if done.returncode != 0:
+            for row in built:
+                row["in_process_error"] = (done.stderr or done.stdout).strip()[-300:]
+            print(f"  in-process compiles: error: {built[0]['in_process_error']}", flush=True)
+            return
+        for row, timed in zip(built, json.loads(done.stdout)["models"]):
+            row[key] = timed["seconds"]
+
+
 def kiln_round(work, feeds, references, args, extra_env=None):
     """One round of kiln: (rel L2, verdict, median wall ms, whole output);
     every output is checked, the worst counts; the verdict is FAIL when
@@ -640,6 +671,16 @@ def main():
                   f"{row['kiln_ms']:.3f} ms, best PyTorch {best} {best_ms:.3f} ms: "
                   f"{best_ms / row['kiln_ms']:.2f}x; kiln compile {row['kiln_compile_s']:.1f} s",
                   flush=True)
+    if args.build_times:
+        # After every kiln-compile and before the first counted
+        # torch.compile, for the reason above.
+        in_process_compiles(rows, args)
+        for row in rows:
+            if "kiln_in_process_s" in row:
+                print(f"{row['model']:>20} {row['batch']:>5} kiln in process "
+                      f"{row['kiln_in_process_s']:.2f} s, --arch native "
+                      f"{row['kiln_in_process_native_s']:.2f} s", flush=True)
+        write_json()
     for row, build in torch_builds:
         try:
             build()

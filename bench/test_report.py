@@ -62,14 +62,14 @@ class ReportTest(unittest.TestCase):
                 text = f.read()
         self.assertIn("**Batch 32: 2.00x**", text)  # the full row's kiln, not 5.0 ms
         line = next(l for l in text.splitlines() if l.startswith("| resnet50 | 32 | 2.40 |"))
-        self.assertIn("| 0.80 | 0.10 | 1.30 | 0.02 | 62 | 12.0 | 0.20 | - | 40.0 | d |", line)
+        self.assertIn("| 0.80 | 0.10 | 1.30 | 0.02 | 62 | 12.0 | 0.20 | - | - | - | 40.0 | d |", line)
 
     def test_build_times_from_before_cold_builds_are_marked(self):
         full = row("resnet50", 32, [1.0], {"compile": [2.0]})
         full.update(compile_compile_s=12.0, kiln_compile_s=2.4, kiln_images_compiled=62,
                     kiln_compile_phases={"load, specialize and import": 0.8})
         text = self.render([full])
-        self.assertIn("| 12.0‡ | 0.20‡ | - | - |", text)
+        self.assertIn("| 12.0‡ | 0.20‡ | - | - | - | - |", text)
         self.assertIn("‡ Built with Inductor's and Triton's caches", text)
 
     def test_build_times_run_gives_cold_peer_builds_and_never_replaces_a_full_row(self):
@@ -77,6 +77,7 @@ class ReportTest(unittest.TestCase):
         full.update(compile_compile_s=1.8, aoti_compile_s=6.7)
         built = {"model": "ffn", "batch": 32, "kiln_compile_s": 1.2, "compile_compile_s": 4.8,
                  "kiln_images_compiled": 8, "kiln_native_compile_s": 0.6,
+                 "kiln_in_process_s": 0.48, "kiln_in_process_native_s": 0.24,
                  "kiln_compile_phases": {"load, specialize and import": 0.1}}
         with tempfile.TemporaryDirectory() as tmp:
             paths = [os.path.join(tmp, "full.json"), os.path.join(tmp, "built.json")]
@@ -93,8 +94,11 @@ class ReportTest(unittest.TestCase):
         line = next(l for l in text.splitlines() if l.startswith("| ffn | 32 | 1.20 |"))
         # torch.compile from the cold build; AOTInductor, not built there,
         # from the full run and marked as perhaps warm.
-        # kiln for this GPU alone beside it, the like for like.
-        self.assertIn("| 8 | 4.8 | 0.25 | 0.60 (0.12) | 6.7‡ | d |", line)
+        # kiln for this GPU alone beside it, then kiln compiling at load
+        # time in a warm process (both targets, this GPU alone): the like
+        # for like of torch.compile in its warm Python process.
+        self.assertIn("| 8 | 4.8 | 0.25 | 0.60 (0.12) | 0.48 (0.10) | 0.24 (0.05) | 6.7‡ | d |",
+                      line)
 
     def test_rows_from_pt2_get_their_own_table_and_never_replace_a_traced_row(self):
         traced = row("vit_b_16", 32, [3.0], {"compile": [3.3]})

@@ -13,7 +13,7 @@ bundle=$root/gpu-bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/bin"
 
-for tool in kiln-opt kiln-translate kiln-compile kiln-run kiln-info kiln-kernel-library kiln-device-smoke kiln-api-example; do
+for tool in kiln-opt kiln-translate kiln-compile kiln-run kiln-info kiln-kernel-library kiln-device-smoke kiln-api-example kiln-compile-times; do
   cp "$build/bin/$tool" "$bundle/bin/"
 done
 for test in kiln-runtime-tests kiln-runtime-gpu-tests kiln-codegen-tests kiln-kernels-gpu-tests; do
@@ -48,7 +48,7 @@ for bin in "$bundle"/bin/*; do
 done
 # Tools that only a few steps run travel compressed too (about a quarter of
 # their size); scripts/gpu-unpack.sh restores them there.
-xz -9 -f "$bundle"/bin/kiln-api-example "$bundle"/bin/kiln-kernel-library
+xz -9 -f "$bundle"/bin/kiln-api-example "$bundle"/bin/kiln-kernel-library "$bundle"/bin/kiln-compile-times
 # What travels is the bundle and the tracked tree together.
 size=$(du -sm "$bundle" | cut -f1)
 tree=$(( $(cd "$root" && git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1) / 1048576 + 1 ))

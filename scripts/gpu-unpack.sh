@@ -2,9 +2,10 @@
 #===- scripts/gpu-unpack.sh - unpack the bundle's compressed tools ---------===#
 #
 # On the GPU machine: scripts/gpu-pack.sh ships the tools that only a few
-# steps need (kiln-api-example, kiln-kernel-library) xz-compressed, to keep
-# the bundle and the tree within the 64 MiB that may travel. This unpacks
-# them beside the others, once; the scripts that call them run it first.
+# steps need (kiln-api-example, kiln-kernel-library, kiln-compile-times)
+# xz-compressed, to keep the bundle and the tree within the 64 MiB that may
+# travel. This unpacks them beside the others, once; the scripts that call
+# them run it first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/gpu-bundle/bin
