@@ -55,6 +55,15 @@
 #              B, a batch on the grid), then bench/matmul_vs_torch.py
 #              (products of two activations against cuBLAS): default
 #              (mma.sync, split K), then --wgmma-matmul
+#   two-blocks the Hopper convolution tests (two blocks a multiprocessor with a
+#              residual among them), then ResNet-50 at batch 32, each launch
+#              alone, twice: default (two blocks a multiprocessor for short-K
+#              residual epilogues) against --wgmma-blocks-per-sm=1, then
+#              bench/conv_vs_cudnn.py on the second default profile
+#   in-process cold compiles at load time in one warm process
+#              (kiln-compile-times) beside kiln-compile's: the FFN and the
+#              GPT-2 block with torch.compile's builds, then every zoo model
+#              with kiln's alone (models_vs_torch.py --build-times)
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -64,7 +73,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks in-process)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -213,6 +222,29 @@ for part in "$@"; do
           --top 20 "$out/raw-depthwise-default/${model}_b32.txt" \
           "$out/raw-depthwise-patches/${model}_b32.txt"
       done ;;
+    two-blocks)
+      TAIL=6 run two-blocks-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
+      for round in 1 2; do
+        for setting in default one-block; do
+          flags=$([ $setting = one-block ] && echo --kiln-flag=--wgmma-blocks-per-sm=1)
+          run "two-blocks-$setting-$round" python3 "$root/bench/models_vs_torch.py" "$bin" \
+            "$work/models" --models resnet50 --batches 32 --kiln-only --profile \
+            --raw-dir "$out/raw-two-blocks-$setting-$round" $flags
+        done
+        TAIL=20 run "two-blocks-compare-$round" python3 "$root/bench/compare_profiles.py" \
+          --top 12 "$out/raw-two-blocks-one-block-$round/resnet50_b32.txt" \
+          "$out/raw-two-blocks-default-$round/resnet50_b32.txt"
+      done
+      run two-blocks-conv python3 "$root/bench/conv_vs_cudnn.py" \
+        "$out/raw-two-blocks-default-2/resnet50_b32.txt" \
+        --markdown "$out/conv-two-blocks.md" --json "$out/conv-two-blocks.json" ;;
+    in-process)
+      run in-process-small python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+        --models ffn gpt2_block --batches 1 32 --build-times --json "$out/in-process-small.json"
+      run in-process-zoo python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+        --models resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2 --batches 32 1 \
+        --build-times --kiln-only --json "$out/in-process-zoo.json" ;;
     matmul)
       TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*Matmul*:*LinearWgmmaEveryTileWidth*'

@@ -63,6 +63,19 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
 /// (ResNet-50's 1x1 + residual at 56 x 56: 7x cuDNN's time); with 96 or
 /// fewer it keeps a slice's 16 loads in flight together.
 constexpr int64_t kResidualMaxAccumulators = 96;
+/// Two blocks a multiprocessor, unasked, for an epilogue that reads a
+/// residual after a main loop of 2 to 4 k-steps, where each of the two
+/// blocks still walks at least 6 tiles: one block's residual loads and
+/// stores then run beside the other's main loop. Measured on the H200
+/// (ResNet-50 at batch 32, each launch alone, 2026-12-04): the 1x1
+/// 128 -> 512 convolutions with a residual at 28 x 28 (1568 tiles, 6 a
+/// block) 18.8 -> 17.6 us, 256 -> 512 stride 2 28.0 -> 25.6; where it
+/// stays one: 64 -> 256 at 56 x 56 (one k-step) 32.2 -> 32.4, 256 -> 1024
+/// at 14 x 14 (3 tiles a block) 11.8 -> 12.4, 512 -> 2048 (8 k-steps)
+/// 10.9 -> 12.0.
+constexpr int64_t kTwoBlockMinKSteps = 2;
+constexpr int64_t kTwoBlockMaxKSteps = 4;
+constexpr int64_t kTwoBlockMinTilesPerBlock = 6;
 /// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
 /// converting, the fused ops and the stores of 128 x width outputs.
 constexpr double kEpilogueSteps = 6;
@@ -206,10 +219,20 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   if (multicast > 1 &&
       (!target.clusters || ceilDiv(s.M, 128) < multicast || !s.kMajorB || s.batch != 1))
     multicast = 1;
-  // Two blocks a multiprocessor only when asked for (not yet measured).
-  // (And a [N, K] B without a batch: GemmEmitter.cpp says why.)
+  // Two blocks a multiprocessor where asked for, or (the cost model's
+  // choice) for a short main loop before a residual epilogue (above). Only
+  // with a [N, K] B without a batch (GemmEmitter.cpp says why), and
+  // cooperative 64-wide tiles of 128 rows, so not under another schedule
+  // or row count that was asked for.
+  const int64_t kSteps = ceilDiv(std::max<int64_t>(s.K, 1), 64);
+  const bool shortResidual =
+      knobs.wgmmaBlocksPerSM == 0 && residual && kSteps >= kTwoBlockMinKSteps &&
+      kSteps <= kTwoBlockMaxKSteps && multicast == 1 && knobs.wgmmaSchedule == "auto" &&
+      knobs.wgmmaRows != 192 &&
+      ceilDiv(ceilDiv(s.M, 128) * ceilDiv(s.N, kTwoBlockWidth) * s.batch,
+              2 * multiprocessors) >= kTwoBlockMinTilesPerBlock;
   const int64_t blocksPerSM =
-      knobs.wgmmaBlocksPerSM == 2 && s.kMajorB && s.batch == 1 ? 2 : 1;
+      (knobs.wgmmaBlocksPerSM == 2 || shortResidual) && s.kMajorB && s.batch == 1 ? 2 : 1;
   // The epilogue warpgroups only when asked for (not yet measured), and
   // for GEMMs alone: a convolution asking for them takes the cost model's.
   const bool conv = group.getKind() == FusionKind::conv_epilogue;
@@ -334,6 +357,10 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
              (residual ? "; a residual: at most " + str(kResidualMaxAccumulators) +
                              " accumulators a thread"
                        : "") +
+             (shortResidual && blocksPerSM == 2
+                  ? "; two blocks a multiprocessor: a residual after " + str(kSteps) +
+                        " k-steps"
+                  : "") +
              ")";
   return best;
 }

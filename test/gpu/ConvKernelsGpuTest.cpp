@@ -298,6 +298,13 @@ std::vector<ConvCase> hopperConvCases() {
        forced(128, 5, "[2, 7, 7]", "pingpong", 1)},
       {3, 11, 17, 24, 72, 3, 3, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, "bf16", false, false, false,
        forced(64, 6, "[2, 2, 4]", "pingpong", 5)},
+      // Two blocks a multiprocessor, as the cost model takes them for a
+      // strided 1x1 with a residual (ResNet-50's 256 -> 512 at batch 32):
+      // K = 136 (3 k-steps, the last ragged), 72 channels (a ragged 64-wide
+      // column tile), 7 x 9 outputs in 8 x 4 x 4 boxes of 3 images, 5
+      // blocks walking the tiles.
+      {3, 14, 18, 136, 72, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
+       forced(64, 3, "[8, 4, 4]", "cooperative", 5, 1, 2)},
       // Multicast pairs: an odd count of pixel tiles, both schedules.
       {2, 13, 15, 40, 200, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
        forced(128, 4, "[1, 4, 8]", "cooperative", 6, 2)},
