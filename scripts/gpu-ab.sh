@@ -62,8 +62,9 @@
 #              bench/conv_vs_cudnn.py on the second default profile
 #   in-process cold compiles at load time in one warm process
 #              (kiln-compile-times) beside kiln-compile's: the FFN and the
-#              GPT-2 block with torch.compile's builds, then every zoo model
-#              with kiln's alone (models_vs_torch.py --build-times)
+#              GPT-2 block with torch.compile's builds (models_vs_torch.py
+#              --build-times)
+#   in-process-zoo  the same for the six zoo models, kiln's builds alone
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -73,7 +74,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks in-process)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -241,7 +242,8 @@ for part in "$@"; do
         --markdown "$out/conv-two-blocks.md" --json "$out/conv-two-blocks.json" ;;
     in-process)
       run in-process-small python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
-        --models ffn gpt2_block --batches 1 32 --build-times --json "$out/in-process-small.json"
+        --models ffn gpt2_block --batches 1 32 --build-times --json "$out/in-process-small.json" ;;
+    in-process-zoo)
       run in-process-zoo python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
         --models resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2 --batches 32 1 \
         --build-times --kiln-only --json "$out/in-process-zoo.json" ;;
