@@ -60,6 +60,14 @@
 #              alone, twice: default (two blocks a multiprocessor for short-K
 #              residual epilogues) against --wgmma-blocks-per-sm=1, then
 #              bench/conv_vs_cudnn.py on the second default profile
+#   stream-k-alone  ResNet-50 at batch 32, each launch alone: default against
+#              --wgmma-stream-k (which launches it helps, if any)
+#   native-compile  the FFN at batch 32 and 1, cold kiln-compile three times
+#              each: default, --arch sm_90a, --arch native (the GPU asked
+#              about in a child), native asked here (KILN_NATIVE_QUERY=here),
+#              native with NVRTC in threads (KILN_NVRTC_PROCESSES=0); then
+#              kiln-compile-times default and native, with and without CUDA
+#              initialized first (--init-cuda)
 #   in-process cold compiles at load time in one warm process
 #              (kiln-compile-times) beside kiln-compile's: the FFN and the
 #              GPT-2 block with torch.compile's builds (models_vs_torch.py
@@ -74,7 +82,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -240,6 +248,54 @@ for part in "$@"; do
       run two-blocks-conv python3 "$root/bench/conv_vs_cudnn.py" \
         "$out/raw-two-blocks-default-2/resnet50_b32.txt" \
         --markdown "$out/conv-two-blocks.md" --json "$out/conv-two-blocks.json" ;;
+    stream-k-alone)
+      for setting in default stream-k; do
+        flags=$([ $setting = stream-k ] && echo --kiln-flag=--wgmma-stream-k)
+        run "stream-k-alone-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+          "$work/models" --models resnet50 --batches 32 --kiln-only --profile \
+          --raw-dir "$out/raw-stream-k-alone-$setting" $flags
+      done
+      TAIL=40 run stream-k-alone-compare python3 "$root/bench/compare_profiles.py" --top 30 \
+        "$out/raw-stream-k-alone-default/resnet50_b32.txt" \
+        "$out/raw-stream-k-alone-stream-k/resnet50_b32.txt" ;;
+    native-compile)
+      native=$work/native-compile
+      mkdir -p "$native"
+      for b in 32 1; do
+        python3 "$root/bench/export_transformers.py" "$native/b$b" ffn --batch $b \
+          > "$out/native-export-b$b.log" 2>&1
+      done
+      for rep in 1 2 3; do
+        for b in 32 1; do
+          for setting in default sm_90a native native-here native-threads; do
+            args=() envs=()
+            case $setting in
+              sm_90a) args=(--arch sm_90a) ;;
+              native) args=(--arch native) ;;
+              native-here) args=(--arch native); envs=(KILN_NATIVE_QUERY=here) ;;
+              native-threads) args=(--arch native); envs=(KILN_NVRTC_PROCESSES=0) ;;
+            esac
+            rm -rf "$native/cache"
+            start=$(date +%s.%N)
+            env "${envs[@]}" KILN_CACHE_DIR="$native/cache" "$bin/kiln-compile" \
+              "$native/b$b/ffn_f32.pt" --precision fp16 --io-dtype f16 "${args[@]}" -v \
+              -o "$native/ffn.kiln" > "$out/native-$setting-b$b-$rep.log" 2>&1 || status=1
+            end=$(date +%s.%N)
+            echo "native-compile $setting b$b rep $rep: $(python3 -c "print(round($end - $start, 3))") s" |
+              tee -a "$out/native-compile.txt"
+          done
+        done
+      done
+      for init in "" --init-cuda; do
+        for arch in sm_90a,sm_80 native; do
+          echo "kiln-compile-times --arch $arch $init:" >> "$out/native-compile.txt"
+          "$bin/kiln-compile-times" "$native/times" --precision fp16 --io-dtype f16 \
+            --arch $arch $init "$native/b32/ffn_f32.pt" "$native/b1/ffn_f32.pt" \
+            "$native/b32/ffn_f32.pt" "$native/b1/ffn_f32.pt" >> "$out/native-compile.txt" 2>&1 ||
+            status=1
+        done
+      done
+      tail -n 12 "$out/native-compile.txt" ;;
     in-process)
       run in-process-small python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
         --models ffn gpt2_block --batches 1 32 --build-times --json "$out/in-process-small.json" ;;

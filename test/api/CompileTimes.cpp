@@ -1,7 +1,7 @@
 //===- CompileTimes.cpp - cold compiles at load time, timed in one process -===//
 //
 //   kiln-compile-times CACHE_ROOT [--arch A,B] [--precision P] [--io-dtype D]
-//                      MODEL.pt...
+//                      [--init-cuda] MODEL.pt...
 //
 // The compile time a program that compiles at load time sees (kiln/compile.h):
 // LibTorch, NVRTC and (with --arch native) CUDA are already loaded in its
@@ -10,16 +10,21 @@
 // those libraries), then every model from an empty kernel cache of its own
 // under CACHE_ROOT (KILN_CACHE_DIR; removed after), so that no kernel comes from an earlier
 // compile. Prints one JSON object: {"warmup_s": S, "models": [{"path": P,
-// "seconds": S}, ...]}. Exits 1 on any error, naming the model.
+// "seconds": S}, ...]}. With --init-cuda the process first holds device
+// 0's primary context, as a program that runs the models it compiles does
+// (CUDA initialized before the compiler's NVRTC workers are forked). Exits
+// 1 on any error, naming the model.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/compile.h"
+#include "kiln/runtime/Device.h"
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,7 +80,7 @@ double coldCompile(const std::string &model, const std::filesystem::path &cache,
 
 int main(int argc, char **argv) {
   const char *usage = "usage: kiln-compile-times CACHE_ROOT [--arch A,B] [--precision P] "
-                      "[--io-dtype D] MODEL.pt...\n";
+                      "[--io-dtype D] [--init-cuda] MODEL.pt...\n";
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() < 2) {
     std::fputs(usage, stderr);
@@ -85,9 +90,12 @@ int main(int argc, char **argv) {
   kiln::CompileOptions options;
   options.precision = "fp16";
   std::vector<std::string> models;
+  bool initCuda = false;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string &arg = args[i];
-    if (arg == "--arch" || arg == "--precision" || arg == "--io-dtype") {
+    if (arg == "--init-cuda") {
+      initCuda = true;
+    } else if (arg == "--arch" || arg == "--precision" || arg == "--io-dtype") {
       if (i + 1 == args.size()) {
         std::fprintf(stderr, "kiln-compile-times: %s needs a value\n%s", arg.c_str(), usage);
         return 1;
@@ -112,6 +120,9 @@ int main(int argc, char **argv) {
   }
   std::string current;
   try {
+    std::unique_ptr<kiln::rt::Context> context;
+    if (initCuda)
+      context = std::make_unique<kiln::rt::Context>(0);
     current = models.front();
     const double warmup = coldCompile(current, cacheRoot / "warmup", options);
     std::string json = "{\"warmup_s\": " + std::to_string(warmup) + ", \"models\": [";

@@ -1,6 +1,7 @@
 //===- CompilerDriver.cpp - TorchScript to a .kiln artifact ---------------===//
 
 #include "CompilerDriver.h"
+#include "NativeDevice.h"
 #include "kiln/GitHash.h"
 
 #include <chrono>
@@ -92,20 +93,20 @@ bool driver::importModel(const std::string &path, const std::vector<std::string>
 std::optional<TargetDescription> driver::describeTargets(const KernelSelection &selection,
                                                          std::string &error) {
   auto native = [](std::string &why) -> std::optional<TargetImage> {
-    try {
-      rt::DeviceInfo device = rt::queryDevice(0);
-      std::optional<TargetImage> image = describeArch(device.nvrtcArch(), why);
-      if (!image) {
-        why = "native: " + device.name + " is " + device.nvrtcArch() +
-              ", which kiln has no kernels for";
-        return std::nullopt;
-      }
-      image->multiprocessors = device.multiprocessors;
-      return image;
-    } catch (const std::exception &e) {
-      why = std::string("native needs a GPU on this machine: ") + e.what();
+    std::string unavailable;
+    std::optional<rt::DeviceInfo> device = queryNativeDevice(unavailable);
+    if (!device) {
+      why = "native needs a GPU on this machine: " + unavailable;
       return std::nullopt;
     }
+    std::optional<TargetImage> image = describeArch(device->nvrtcArch(), why);
+    if (!image) {
+      why = "native: " + device->name + " is " + device->nvrtcArch() +
+            ", which kiln has no kernels for";
+      return std::nullopt;
+    }
+    image->multiprocessors = device->multiprocessors;
+    return image;
   };
   // The split-K knobs are checked here too, so that a bad one fails before
   // the model is loaded rather than in the pipeline.
