@@ -72,7 +72,8 @@ constexpr int64_t kResidualMaxAccumulators = 96;
 /// block) 18.8 -> 17.6 us, 256 -> 512 stride 2 28.0 -> 25.6; where it
 /// stays one: 64 -> 256 at 56 x 56 (one k-step) 32.2 -> 32.4, 256 -> 1024
 /// at 14 x 14 (3 tiles a block) 11.8 -> 12.4, 512 -> 2048 (8 k-steps)
-/// 10.9 -> 12.0.
+/// 10.9 -> 12.0. As the rule, twice more on 2026-12-05: 5.7 and 6.0 us
+/// off the four launches it takes.
 constexpr int64_t kTwoBlockMinKSteps = 2;
 constexpr int64_t kTwoBlockMaxKSteps = 4;
 constexpr int64_t kTwoBlockMinTilesPerBlock = 6;
