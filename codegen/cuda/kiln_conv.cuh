@@ -333,10 +333,11 @@ __device__ __forceinline__ void store_depthwise_chunk(const Epilogue &epilogue, 
 /// Depthwise over 2-D patches of kTH x kTW outputs (pixel_tile [1, kTH,
 /// kTW]; off unless the selection stage is asked for it: on the GPU
 /// machine, 2026-12-05, 1.1-1.8x the one-column kernel's time on every
-/// MobileNetV3 and EfficientNet-B0 layer at batch 32). The one-column kernel below waits on its loads: a block's
-/// row segment reads its 3 or 5 input rows from L2, each row fetched again
-/// by the blocks above and below, and a thread has one tap's load in flight
-/// at a time within its registers. Here a block copies its patch's whole
+/// MobileNetV3 and EfficientNet-B0 layer at batch 32). The one-column
+/// kernel below waits on its loads: a block's row segment reads its 3 or 5
+/// input rows from L2, each row fetched again by the blocks above and
+/// below, and a thread has one tap's load in flight at a time within its
+/// registers. Here a block copies its patch's whole
 /// input window for its slice of channels into shared memory with cp.async
 /// (every load in flight at once, no registers held) and computes the
 /// patch from there, each input row read from L2 once per patch instead of

@@ -202,7 +202,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                     const SplitKKnobs &knobs) {
   const bool residual = readsResidual(group);
   const int64_t multiprocessors = target.multiprocessors;
-  const double k = static_cast<double>(ceilDiv(std::max<int64_t>(s.K, 1), 64));
+  const int64_t kSteps = ceilDiv(std::max<int64_t>(s.K, 1), 64);
+  const double k = static_cast<double>(kSteps);
   const double e = kEpilogueSteps;
   const double pingPongOverhead = group.getKind() == FusionKind::conv_epilogue
                                       ? kPingPongOverheadConv
@@ -225,7 +226,6 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   // with a [N, K] B without a batch (GemmEmitter.cpp says why), and
   // cooperative 64-wide tiles of 128 rows, so not under another schedule
   // or row count that was asked for.
-  const int64_t kSteps = ceilDiv(std::max<int64_t>(s.K, 1), 64);
   const bool shortResidual =
       knobs.wgmmaBlocksPerSM == 0 && residual && kSteps >= kTwoBlockMinKSteps &&
       kSteps <= kTwoBlockMaxKSteps && multicast == 1 && knobs.wgmmaSchedule == "auto" &&

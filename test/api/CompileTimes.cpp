@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JsonReport.h"
 #include "kiln/compile.h"
 #include "kiln/runtime/Device.h"
 
@@ -41,25 +42,6 @@ std::vector<std::string> splitCommas(const std::string &text) {
     start = comma + 1;
   }
   return parts;
-}
-
-/// A JSON string literal of a path (quotes, backslashes and control bytes
-/// escaped).
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
 }
 
 /// Seconds of one compile of `model` with an empty kernel cache at `cache`.
@@ -124,16 +106,20 @@ int main(int argc, char **argv) {
     if (initCuda)
       context = std::make_unique<kiln::rt::Context>(0);
     current = models.front();
-    const double warmup = coldCompile(current, cacheRoot / "warmup", options);
-    std::string json = "{\"warmup_s\": " + std::to_string(warmup) + ", \"models\": [";
+    using kiln::JsonReport;
+    JsonReport report;
+    report.add("warmup_s",
+               JsonReport::num(coldCompile(current, cacheRoot / "warmup", options)));
+    std::vector<std::string> timed;
     for (size_t i = 0; i < models.size(); ++i) {
       current = models[i];
       const double seconds = coldCompile(current, cacheRoot / std::to_string(i), options);
       std::fprintf(stderr, "%s: %.3f s\n", current.c_str(), seconds);
-      json += (i ? ", " : "") + std::string("{\"path\": ") + jsonString(current) +
-              ", \"seconds\": " + std::to_string(seconds) + "}";
+      timed.push_back(JsonReport::object(
+          {{"path", JsonReport::str(current)}, {"seconds", JsonReport::num(seconds)}}));
     }
-    std::printf("%s]}\n", json.c_str());
+    report.add("models", JsonReport::array(timed));
+    std::fputs(report.text().c_str(), stdout);
     // Only the folders made here: CACHE_ROOT itself may hold other things.
     std::error_code ignored;
     std::filesystem::remove_all(cacheRoot / "warmup", ignored);
