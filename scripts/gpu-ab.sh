@@ -62,6 +62,11 @@
 #              bench/conv_vs_cudnn.py on the second default profile
 #   stream-k-alone  ResNet-50 at batch 32, each launch alone: default against
 #              --wgmma-stream-k (which launches it helps, if any)
+#   split-k    the Hopper GEMM and convolution tests (K split over pairs of
+#              blocks among them), then ResNet-50 at batch 32, each launch
+#              alone, twice: default against --wgmma-split-k (its last
+#              stage's 3x3 and 2048 -> 512 layers on pairs of 128 x 128
+#              tiles), then bench/conv_vs_cudnn.py on the second split run
 #   native-compile  the FFN at batch 32 and 1, cold kiln-compile three times
 #              each: default, --arch sm_90a, --arch native (the GPU asked
 #              about in a child), native asked here (KILN_NATIVE_QUERY=here),
@@ -82,7 +87,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -258,6 +263,23 @@ for part in "$@"; do
       TAIL=40 run stream-k-alone-compare python3 "$root/bench/compare_profiles.py" --top 30 \
         "$out/raw-stream-k-alone-default/resnet50_b32.txt" \
         "$out/raw-stream-k-alone-stream-k/resnet50_b32.txt" ;;
+    split-k)
+      TAIL=8 run split-k-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmma*:*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
+      for round in 1 2; do
+        for setting in default split-k; do
+          flags=$([ $setting = split-k ] && echo --kiln-flag=--wgmma-split-k)
+          run "split-k-$setting-$round" python3 "$root/bench/models_vs_torch.py" "$bin" \
+            "$work/models" --models resnet50 --batches 32 --kiln-only --profile \
+            --raw-dir "$out/raw-split-k-$setting-$round" $flags
+        done
+        TAIL=20 run "split-k-compare-$round" python3 "$root/bench/compare_profiles.py" \
+          --top 12 "$out/raw-split-k-default-$round/resnet50_b32.txt" \
+          "$out/raw-split-k-split-k-$round/resnet50_b32.txt"
+      done
+      run split-k-conv python3 "$root/bench/conv_vs_cudnn.py" \
+        "$out/raw-split-k-split-k-2/resnet50_b32.txt" \
+        --markdown "$out/conv-split-k.md" --json "$out/conv-split-k.json" ;;
     native-compile)
       native=$work/native-compile
       mkdir -p "$native"

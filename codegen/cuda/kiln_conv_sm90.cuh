@@ -97,12 +97,13 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
 
 template <typename S, typename T, int kBN, int kStages, sm90::Schedule kSchedule,
           int kMulticast, int kBlocksPerSM, int kNb, int kHb, int kWb, bool kStreamK = false,
-          typename Epilogue>
+          int kSplitK = 1, typename Epilogue>
 __device__ __forceinline__ void conv_wgmma(const sm90::TensorMap &input,
                                            const sm90::TensorMap &weight,
                                            const Epilogue &epilogue,
                                            float *workspace = nullptr) {
-  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK>(
+  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK, false,
+                       kSplitK>(
       ConvOperands<S, kNb, kHb, kWb>{input, weight}, S::O, epilogue, workspace);
 }
 

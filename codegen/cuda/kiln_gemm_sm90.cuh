@@ -91,16 +91,21 @@ __host__ __device__ constexpr bool second_input_slices(bool pingpong, int bn, in
 __host__ __device__ constexpr int input_slices_per_warp(bool secondInputs, bool prefetchInputs) {
   return secondInputs ? (prefetchInputs ? 3 : 1) : 0;
 }
+/// Split K across a cluster: the partial sums of one consumer's 64 rows,
+/// which a block receives from its peer (fp32, thread-minor float4s).
+__host__ __device__ constexpr int split_partial_bytes(int bn, int splitK) {
+  return splitK > 1 ? 64 * bn * 4 : 0;
+}
 /// Dynamic shared memory: the stages, the epilogue staging, the handoff
-/// (the epilogue warpgroups' schedule) or the row-input slices past the
-/// staging, and 1 KiB to align the stages to 1024.
+/// (the epilogue warpgroups' schedule), the row-input slices past the
+/// staging or a split-K partial, and 1 KiB to align the stages to 1024.
 __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff = false,
                                                int rows = kBM, bool secondInputs = false,
-                                               bool prefetchInputs = false) {
+                                               bool prefetchInputs = false, int splitK = 1) {
   return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows) +
          (handoff ? handoff_bytes(bn) : 0) +
          rows / 16 * input_slices_per_warp(secondInputs, prefetchInputs) * kInputSliceBytes +
-         1024;
+         split_partial_bytes(bn, splitK) + 1024;
 }
 /// The most a block may use (227 KiB on sm_90).
 constexpr int kMaxSharedBytes = 232448;
@@ -255,9 +260,20 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 /// whole kernel within 80 registers a thread (setmaxnreg cannot raise that),
 /// which holds a cooperative 64-wide tile's 32 accumulators and its
 /// epilogue, not m64n128's 64 nor ping-pong's two halves (they spill).
+///
+/// kSplitK = 2: for GEMMs whose tiles fill at most half the
+/// multiprocessors (ResNet-50's last stage at batch 32: 56 tiles of
+/// 128 x 128). Blocks run in clusters of two that take the same tile, each
+/// walking half of its k-steps; block r keeps rows 64r .. 64r + 63. Its
+/// other consumer warpgroup stores its partial sums into the peer's shared
+/// memory and skips the epilogue; the keeping consumer adds the peer's
+/// partial to its own and runs the epilogue of its 64 rows. So the grid
+/// fills twice the multiprocessors with 128-wide tiles where 64-wide ones
+/// would read each A tile twice as often, with no workspace and no second
+/// kernel.
 template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::cooperative,
           int kMulticast = 1, int kBlocksPerSM = 1, bool kStreamK = false,
-          bool kPrefetchInputs = false, typename Operands, typename Epilogue>
+          bool kPrefetchInputs = false, int kSplitK = 1, typename Operands, typename Epilogue>
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                const Epilogue &epilogue,
                                                float *workspace = nullptr) {
@@ -276,6 +292,14 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   static_assert(!kStreamK || (kSchedule == Schedule::cooperative && kMulticast == 1 &&
                                kBlocksPerSM == 1),
                 "stream-K takes cooperative tiles, one block a multiprocessor, no cluster");
+  static_assert(kSplitK == 1 ||
+                    (kSplitK == 2 && kSchedule == Schedule::cooperative && kMulticast == 1 &&
+                     kBlocksPerSM == 1 && !kStreamK && Operands::kTileRows == kBM &&
+                     kBN <= 128),
+                "split K takes clusters of two blocks on cooperative 128-row tiles at most "
+                "128 wide, one block a multiprocessor, no multicast, no stream-K");
+  // Blocks of a cluster: multicast pairs or split-K pairs (never both).
+  constexpr int kClusterBlocks = kMulticast * kSplitK;
   constexpr bool kPingPong = kSchedule == Schedule::pingpong;
   // Tile rows, and the consumer warpgroups that multiply them (64 rows
   // each, cooperative; ping-pong's two take whole tiles in turn).
@@ -294,8 +318,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // choice where the ring leaves room for them).
   constexpr bool kNextInputs = kPrefetchInputs && kSecondInputs;
   static_assert(kStages >= 2 &&
-                    shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs, kNextInputs) <=
-                        kMaxSharedBytes,
+                    shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs, kNextInputs,
+                                 kSplitK) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
   constexpr int kTileBytesA = tile_bytes_a(kRows);
   constexpr int kTileBytesB = tile_bytes_b(kBN);
@@ -318,7 +342,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + staging_bytes(kRows) / 4);
   unsigned short *const secondInputs =
       reinterpret_cast<unsigned short *>(stagingBase + staging_bytes(kRows) / 4);
+  // Split K: the peer's partial sums of this block's kept rows, vector v of
+  // consumer thread t at v * 128 + t (the handoff's layout).
+  float4 *const splitPartial = reinterpret_cast<float4 *>(stagingBase + staging_bytes(kRows) / 4);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
+  // Split K: "the peer's partial is here" (its 128 sending threads arrive)
+  // and "the peer has read this block's partial" (its 128 keeping threads).
+  __shared__ __align__(8) unsigned long long splitFull, splitFree;
 
   // Read through a shuffle, the warpgroup index is visibly the same across
   // each warp: ptxas otherwise takes code that depends on it (the ping-pong
@@ -329,6 +359,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // blockIdx rather than %cluster_ctarank, the compiler may re-read it
   // instead of holding a register through the epilogue.)
   const unsigned rank = blockIdx.x % kMulticast;
+  // Split K: which half of each tile's k-steps this block walks, and which
+  // 64 rows it keeps.
+  const int splitRank = static_cast<int>(blockIdx.x % kSplitK);
   // Persistent: each cluster walks cluster tiles c, c + clusters, ...; a
   // cluster tile is kMulticast consecutive row tiles (one a block) of the
   // same kBN columns. The producer runs ahead across tile boundaries, so
@@ -337,8 +370,14 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // across tiles, the same in every block of a cluster.
   const int tilesN = (N + kBN - 1) / kBN;
   const int tiles = (ops.tiles_m() + kMulticast - 1) / kMulticast * tilesN;
-  const int cluster = blockIdx.x / kMulticast, clusters = gridDim.x / kMulticast;
+  const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
   const int kTiles = ops.k_tiles();
+  // The k-steps [splitBegin, splitEnd) this block walks of every tile (all
+  // of them unless K is split; a split of one k-step leaves the second
+  // block none).
+  const int kPerSplit = (kTiles + kSplitK - 1) / kSplitK;
+  const int splitBegin = min(kTiles, splitRank * kPerSplit),
+            splitEnd = min(kTiles, splitBegin + kPerSplit);
   auto rowTile = [&](int t) { return t / tilesN * kMulticast + static_cast<int>(rank); };
   auto columns = [&](int t) { return t % tilesN * kBN; };
 
@@ -349,11 +388,15 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       // of the cluster, arrives.
       barrier_init(&empty[s], (kPingPong ? 4 : 4 * kConsumers) * kMulticast);
     }
+    if constexpr (kSplitK > 1) {
+      barrier_init(&splitFull, 128);
+      barrier_init(&splitFree, 128);
+    }
     fence_barrier_init();
   }
   // A peer's multicast copies and arrivals need this block's barriers
   // initialized.
-  if constexpr (kMulticast > 1)
+  if constexpr (kClusterBlocks > 1)
     cluster_sync();
   else
     __syncthreads();
@@ -424,7 +467,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             });
       else
         for (int tile = cluster; tile < tiles; tile += clusters)
-          produce(tile, 0, kTiles);
+          produce(tile, splitBegin, splitEnd);
     }
   } else if (kHandoff && warpgroup >= 3) {
     // An epilogue warpgroup: the epilogues of its half of every tile, each
@@ -639,6 +682,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         prefetch_epilogue(cluster + first * clusters);
       if constexpr (kPrefetch)
         copy_inputs(cluster + first * clusters, 0);
+      // Split K: whether this warpgroup keeps its 64 rows (runs their
+      // epilogue) or sends its partial sums to the peer that does.
+      const bool keeps = kSplitK == 1 || consumer == splitRank;
+      const unsigned peer = static_cast<unsigned>(1 - splitRank);
       for (int j = first, tile = cluster + first * clusters, parity = 0; tile < tiles;
            j += step, tile += step * clusters, parity ^= 1) {
         const int tileM = rowTile(tile), blockN = columns(tile);
@@ -656,13 +703,14 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           copy_inputs(tile + step * clusters, parity ^ 1);
         } else {
           if constexpr (kEarlyInput && !kHandoff)
-            copy_first_row_input(ops, N, epilogue, row_input_slice(staging), tileM, blockN,
-                                 (kPingPong ? 0 : consumer) * 64 + warp * 16);
+            if (keeps)
+              copy_first_row_input(ops, N, epilogue, row_input_slice(staging), tileM, blockN,
+                                   (kPingPong ? 0 : consumer) * 64 + warp * 16);
           if constexpr (kEarlySecond)
             copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN, 64 + warp * 16);
         }
-        int it = j * kTiles;
-        const int previous = multiply(d, 0, kTiles, it);
+        int it = j * (splitEnd - splitBegin);
+        const int previous = multiply(d, splitBegin, splitEnd, it);
         // The other warpgroup's turn, if it has a next tile.
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
@@ -679,26 +727,54 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             mine[v * 128] = make_float4(q[0], q[1], q[2], q[3]);
           }
           named_barrier_arrive(kHandoffFullBarrier + consumer, 256);
+        } else if constexpr (kSplitK > 1) {
+          if (!keeps) {
+            // Into the peer's partial once it has read the previous one.
+            if (j > 0)
+              barrier_wait_acquire_cluster(&splitFree, (j - 1) & 1);
+            const unsigned theirs = cluster_address(splitPartial + lane128, peer);
+#pragma unroll
+            for (int v = 0; v < kBN / 8; ++v) {
+              const float *q = &d[0][v / 2][(v % 2) * 4];
+              cluster_store4(theirs + v * 128 * sizeof(float4),
+                             make_float4(q[0], q[1], q[2], q[3]));
+            }
+            barrier_arrive_release_cluster(&splitFull, peer);
+            continue;
+          }
+          barrier_wait_acquire_cluster(&splitFull, j & 1);
+#pragma unroll
+          for (int v = 0; v < kBN / 8; ++v) {
+            const float4 p = splitPartial[v * 128 + lane128];
+            float *q = &d[0][v / 2][(v % 2) * 4];
+            q[0] += p.x;
+            q[1] += p.y;
+            q[2] += p.z;
+            q[3] += p.w;
+          }
+          barrier_arrive_release_cluster(&splitFree, peer);
+          store(d, tileM, blockN, kEarlyInput, parity);
         } else {
           store(d, tileM, blockN, kEarlyInput, parity);
         }
       }
     }
   }
-  // A peer may still arrive on this block's barriers until it is done.
-  if constexpr (kMulticast > 1)
+  // A peer may still arrive on this block's barriers (or store its partial
+  // into this block's shared memory) until it is done.
+  if constexpr (kClusterBlocks > 1)
     cluster_sync();
 }
 
 template <typename T, int kBN, int kStages, Schedule kSchedule, int kMulticast,
           int kBlocksPerSM, bool kStreamK = false, int kRows = kBM, bool kPrefetchInputs = false,
-          typename Epilogue>
+          int kSplitK = 1, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue,
                                            float *workspace = nullptr) {
   wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK,
-                 kPrefetchInputs>(
+                 kPrefetchInputs, kSplitK>(
       MatrixOperands<kBN, kRows>{mapA, mapB, M, K, N}, N, epilogue, workspace);
 }
 

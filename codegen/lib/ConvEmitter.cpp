@@ -130,15 +130,20 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   int64_t pixelTiles =
       ceilDiv(out[0], pixels[0]) * ceilDiv(out[1], pixels[1]) * ceilDiv(out[2], pixels[2]);
   const int64_t multicast = config.getMulticast();
+  // Split K: both blocks of a cluster on one tile (the attribute's verifier
+  // has held it to cooperative 128 x 192 or narrower, no multicast).
+  const int64_t split = config.getSplitK();
+  const int64_t clusterBlocks = multicast * split;
 
   std::string shapeName = name.str() + "_shape", epilogueName = name.str() + "_epilogue";
   std::string type = cudaType(element);
   EmittedKernel kernel = kernelFor(group, name, "conv_epilogue");
   kernel.block = 384;
-  kernel.grid[0] =
-      persistentGrid(pixelTiles, ceilDiv(out[3], width), multicast, config.getGridLimit());
-  kernel.clusterBlocks = static_cast<unsigned>(multicast);
-  kernel.dynamicSharedBytes = static_cast<unsigned>(wgmmaSharedBytes(width, config.getStages()));
+  kernel.grid[0] = persistentGrid(pixelTiles, ceilDiv(out[3], width), multicast,
+                                  config.getGridLimit(), split);
+  kernel.clusterBlocks = static_cast<unsigned>(clusterBlocks);
+  kernel.dynamicSharedBytes = static_cast<unsigned>(
+      wgmmaSharedBytes(width, config.getStages(), false, 128, false, false, split));
   kernel.otherImagesSharedBytes = 0;
   auto u = [](int64_t v) { return static_cast<unsigned>(v); };
   kernel.tensorMaps = {
@@ -159,13 +164,18 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                       std::to_string(multicast) + ", " +
                       std::to_string(config.getBlocksPerSm()) + ", " +
                       std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
-                      std::to_string(pixels[2]) + (config.getStreamK() ? ", true" : "");
+                      std::to_string(pixels[2]) +
+                      (config.getStreamK() ? ", true"
+                       : split != 1        ? ", false, " + std::to_string(split)
+                                           : "");
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_conv_sm90.cuh\"\n" +
       "static_assert(kiln::sm90::shared_bytes(" + std::to_string(width) + ", " +
-      std::to_string(config.getStages()) + ") == " + std::to_string(kernel.dynamicSharedBytes) +
+      std::to_string(config.getStages()) +
+      (split != 1 ? ", false, 128, false, false, " + std::to_string(split) : "") +
+      ") == " + std::to_string(kernel.dynamicSharedBytes) +
       ", \"the launch's shared memory must match the kernel's\");\n" +
-      (multicast > 1 ? clusterPreamble(multicast) : "") +
+      (clusterBlocks > 1 ? clusterPreamble(clusterBlocks) : "") +
       wgmmaBlocksPreamble(config.getBlocksPerSm()) + "\n" + shape + "\n" +
       emitEpilogueFunctor(group,
                           {epilogueName, "int m, int o", "m, o", "",
@@ -176,7 +186,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       "\n" +
       kernelOpen(group, name, kernel.block, kernel.tensorMaps.size(),
                  static_cast<unsigned>(config.getBlocksPerSm()),
-                 /*splitCluster=*/multicast > 1, /*workspace=*/kernel.workspaceBytes != 0) +
+                 /*splitCluster=*/clusterBlocks > 1, /*workspace=*/kernel.workspaceBytes != 0) +
       "  const " +
       epilogueName + " epilogue{" + epilogueInitializers(group) +
       "};\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::conv::conv_wgmma<" + shapeName +

@@ -91,9 +91,11 @@ std::optional<std::string> wgmmaConfigProblem(KernelConfigAttr config);
 /// layout, the flags its state). Nothing otherwise.
 void setStreamKLaunch(KernelConfigAttr config, int64_t width, EmittedKernel &kernel);
 /// The blocks of a Hopper main loop's persistent grid: whole clusters of
-/// `multicast` blocks, at most one per cluster tile and `gridLimit` in all.
+/// `multicast` blocks (each on its own row tile) or `splitK` blocks (all on
+/// one tile), at most one cluster per cluster tile and `gridLimit` blocks
+/// in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,
-                        int64_t gridLimit);
+                        int64_t gridLimit, int64_t splitK = 1);
 /// Defines KILN_WGMMA_BLOCKS_PER_SM (the Hopper main loop's blocks a
 /// multiprocessor in the sm_90a image, 1 elsewhere) where it is not 1.
 std::string wgmmaBlocksPreamble(int64_t blocksPerSM);

@@ -122,7 +122,7 @@ std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfi
   // question: the emitter knows no GPU.
   if (config.getStages() < 2)
     return "its TMA ring needs 2 or more stages";
-  if (config.getGridLimit() < config.getMulticast())
+  if (config.getGridLimit() < config.getMulticast() * config.getSplitK())
     return "the persistent grid needs a grid_limit (blocks at most) of one cluster or more";
   if (config.getStreamK() && config.getGridLimit() > sm90::kStreamKFlags)
     return "stream_k takes a grid_limit of at most " + std::to_string(sm90::kStreamKFlags) +
@@ -142,11 +142,13 @@ void kiln::codegen::detail::setStreamKLaunch(KernelConfigAttr config, int64_t wi
 }
 
 unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnTiles,
-                                               int64_t multicast, int64_t gridLimit) {
+                                               int64_t multicast, int64_t gridLimit,
+                                               int64_t splitK) {
   // Blocks come in whole clusters, and more than the tiles (or the limit,
   // one per multiprocessor) would only queue.
+  const int64_t clusterBlocks = multicast * splitK;
   int64_t clusters = (rowTiles + multicast - 1) / multicast * columnTiles;
-  return static_cast<unsigned>(std::min(clusters, gridLimit / multicast) * multicast);
+  return static_cast<unsigned>(std::min(clusters, gridLimit / clusterBlocks) * clusterBlocks);
 }
 
 namespace {
@@ -352,8 +354,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   "gemm_narrow, gemm_gemv or gemm_stream");
   }
   int64_t split = config.getSplitK();
-  if (split != 1 && !splitK)
-    return refuse("only gemm_split_k splits K");
+  if (split != 1 && !splitK && !hopper)
+    return refuse("only gemm_split_k, gemm_wgmma and conv_wgmma split K");
+  // The Hopper loop's split: a linear's [N, K] B without a batch (the
+  // kiln::sm90::wgmma_gemm path).
+  const int64_t hopperSplit = hopper ? split : 1;
+  if (hopperSplit != 1 && (!kMajorB || batch != 1))
+    return refuse("the Hopper loop splits K for a [N, K] B without a batch only");
   // runtime_sizes: M, N and K are the kernel's last parameters and its
   // source names no size, so every group of this configuration and
   // epilogue shares the kernel (and its compile).
@@ -452,10 +459,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     else
       call = "kiln::sm90::wgmma_gemm<" + common + std::to_string(config.getMulticast()) + ", " +
              std::to_string(config.getBlocksPerSm()) +
-             (config.getStreamK()                 ? ", true"
-              : tileRows != 128 || prefetchInputs ? ", false, " + std::to_string(tileRows)
-                                                  : "") +
-             (prefetchInputs ? ", true" : "") + ">(map0, map1, " + sizes + tail;
+             (config.getStreamK() ? ", true"
+              : tileRows != 128 || prefetchInputs || hopperSplit != 1
+                  ? ", false, " + std::to_string(tileRows)
+                  : "") +
+             (prefetchInputs || hopperSplit != 1 ? std::string(", ") + flag(prefetchInputs)
+                                                 : "") +
+             (hopperSplit != 1 ? ", " + std::to_string(hopperSplit) : "") + ">(map0, map1, " +
+             sizes + tail;
     mainLoop = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  " + call + "#else\n  " + pointerCall +
                "#endif\n";
   }
@@ -487,19 +498,21 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.dynamicSharedBytes = static_cast<unsigned>(streamBytes);
   }
   const int64_t multicast = config.getMulticast();
+  // Blocks of a Hopper cluster: multicast pairs or split-K pairs.
+  const int64_t clusterBlocks = multicast * hopperSplit;
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
     kernel.grid[0] = persistentGrid((M + tileRows - 1) / tileRows,
                                     (N + tileWidth - 1) / tileWidth, multicast,
-                                    config.getGridLimit());
+                                    config.getGridLimit(), hopperSplit);
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes = static_cast<unsigned>(
         wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows, secondInputs,
-                         prefetchInputs));
+                         prefetchInputs, hopperSplit));
     kernel.otherImagesSharedBytes = 0;
     if (sm90aThreads)
       kernel.otherImagesBlock = 384;
-    kernel.clusterBlocks = static_cast<unsigned>(multicast);
+    kernel.clusterBlocks = static_cast<unsigned>(clusterBlocks);
     // Each block of a cluster loads its share of B's rows; a [K, N] B
     // comes in boxes of 64 columns (128-byte rows, the swizzle's width).
     kernel.tensorMaps = {
@@ -533,7 +546,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                           hopper || stream ? static_cast<unsigned>(config.getBlocksPerSm())
                           : narrow         ? narrowBlocksPerSM(N)
                                            : 0,
-                          /*splitCluster=*/hopper && multicast > 1,
+                          /*splitCluster=*/hopper && clusterBlocks > 1,
                           /*workspace=*/kernel.workspaceBytes != 0,
                           sm90aThreads ? "KILN_WGMMA_THREADS" : "", sizeParameters);
   kernel.source =
@@ -558,16 +571,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
                     std::to_string(config.getTile()[1]) + ", " +
                     std::to_string(config.getStages()) +
-                    (handoff ? ", true" : tileRows != 128 || secondInputs ? ", false" : "") +
-                    (tileRows != 128 || secondInputs ? ", " + std::to_string(tileRows) : "") +
-                    (secondInputs ? ", true" : "") + (prefetchInputs ? ", true" : "") +
+                    (hopperSplit != 1
+                         ? ", false, 128, false, false, " + std::to_string(hopperSplit)
+                         : (handoff                          ? ", true"
+                            : tileRows != 128 || secondInputs ? ", false"
+                                                              : "") +
+                               (tileRows != 128 || secondInputs
+                                    ? ", " + std::to_string(tileRows)
+                                    : "") +
+                               (secondInputs ? ", true" : "") +
+                               (prefetchInputs ? ", true" : "")) +
                     ") == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
       (splitK ? splitClusterPreamble(split) +
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
-      (hopper && multicast > 1 ? clusterPreamble(multicast) : "") +
+      (hopper && clusterBlocks > 1 ? clusterPreamble(clusterBlocks) : "") +
       (hopper ? wgmmaBlocksPreamble(config.getBlocksPerSm()) : "") +
       (sm90aThreads ? "// " + std::to_string(threads / 128) +
                           " warpgroups in the sm_90a image, three elsewhere.\n" +

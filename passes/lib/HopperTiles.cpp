@@ -117,6 +117,13 @@ constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
 /// residual at 14 x 14, 15.3 -> 15.5).
 constexpr int64_t kTallPointwiseMaxWaves = 2;
 constexpr int64_t kTallPointwiseMinBusyPercent = 95;
+/// Split K across a cluster (--wgmma-split-k, not yet measured): a main
+/// loop of at least this many k-steps, so that each block of a pair walks
+/// 4 or more beside the exchange of 32-48 KiB of partial sums.
+constexpr int64_t kSplitMinKSteps = 8;
+/// The widths a split tile may take (192 wide, a residual epilogue spilled
+/// beside the split's own registers).
+constexpr int64_t kSplitWidths[] = {64, 128};
 
 } // namespace
 
@@ -130,7 +137,7 @@ constexpr int64_t kTallPointwiseMinBusyPercent = 95;
 bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
                     bool convResidual, std::string &why) {
   if (tile.schedule != WgmmaSchedule::cooperative || tile.multicast != 1 ||
-      tile.blocksPerSM != 1 || batch != 1 || tile.rows != 128) {
+      tile.blocksPerSM != 1 || batch != 1 || tile.rows != 128 || tile.splitK != 1) {
     why = "not stream_k: it takes one cooperative block a multiprocessor, no cluster, "
           "batch 1, 128-row tiles";
     return false;
@@ -353,6 +360,52 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                   str(best.tiles);
     best = bestTall;
   }
+  // Split K across a cluster where asked for: the narrowest cooperative
+  // 128-row tile whose pairs of blocks fit on the multiprocessors, each
+  // block walking half the k-steps of one tile. Where 64-wide tiles would
+  // take more than the multiprocessors, 128-wide pairs read each A tile
+  // half as often (ResNet-50's 3x3 512 -> 512 at 7 x 7, batch 32: 112
+  // tiles of 128 x 64, or 56 pairs of 128 x 128).
+  std::string splitWhy;
+  if (knobs.wgmmaSplitK) {
+    const bool splitFits = target.clusters && multicast == 1 && blocksPerSM == 1 &&
+                           s.kMajorB && s.batch == 1 &&
+                           (schedule == "auto" || schedule == "cooperative") &&
+                           knobs.wgmmaRows != 192;
+    if (!splitFits)
+      splitWhy = "; not split K: it takes clusters, cooperative 128-row tiles, no multicast, "
+                 "one block a multiprocessor, a [N, K] B and no batch";
+    else if (kSteps < kSplitMinKSteps)
+      splitWhy = "; not split K: " + str(kSteps) + " k-steps, under " + str(kSplitMinKSteps);
+    else {
+      splitWhy = "; not split K: pairs of blocks on 128-wide tiles or narrower take more "
+                 "than " + str(multiprocessors) + " multiprocessors";
+      for (int64_t width : kSplitWidths) {
+        const int64_t tiles = ceilDiv(s.M, 128) * ceilDiv(s.N, width);
+        if (2 * tiles > multiprocessors)
+          continue;
+        int64_t stages = 2;
+        while (stages < 6 && wgmmaSharedBytes(width, stages + 1, false, 128, false, false, 2) <=
+                                 target.maxDynamicSharedBytes)
+          ++stages;
+        best = WgmmaTile{width,
+                         stages,
+                         tiles,
+                         WgmmaSchedule::cooperative,
+                         1,
+                         "cooperative 128 x " + str(width) + ", K split over pairs of blocks",
+                         1,
+                         128,
+                         128 * width};
+        best.splitK = 2;
+        splitWhy = "; split K: " + str(tiles) + " tiles in pairs of blocks on " +
+                   str(2 * tiles) + " of " + str(multiprocessors) +
+                   " multiprocessors, " + str(ceilDiv(kSteps, 2)) + " of " + str(kSteps) +
+                   " k-steps a block";
+        break;
+      }
+    }
+  }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
              str(multiprocessors) + " multiprocessors" +
              (residual ? "; a residual: at most " + str(kResidualMaxAccumulators) +
@@ -362,7 +415,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                   ? "; two blocks a multiprocessor: a residual after " + str(kSteps) +
                         " k-steps"
                   : "") +
-             ")";
+             splitWhy + ")";
   return best;
 }
 

@@ -40,6 +40,7 @@ struct SplitKKnobs {
   bool attentionOverlap;
   bool runtimeSizes; // gemm_wgmma: M, N and K at launch where the epilogue allows
   bool wgmmaMatmul;  // matmul and bmm (a [K, N] B, a batch) as gemm_wgmma
+  bool wgmmaSplitK;  // pairs of blocks in a cluster split K under half a wave
 };
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -57,6 +58,8 @@ struct WgmmaTile {
   int64_t rows = 128;
   /// Outputs the busiest block computes: its tiles times a tile's outputs.
   int64_t blockOutputs = 0;
+  /// Blocks of a cluster that split each tile's k-steps (1: none).
+  int64_t splitK = 1;
 };
 
 /// The candidate whose tiles finish soonest (HopperTiles.cpp).

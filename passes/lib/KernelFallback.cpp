@@ -5,8 +5,8 @@
 // depthwise convolution: a minimum of one block (ptxas's registers). Before
 // any of those, a GEMM's sizes given at launch (which the kernel holds in
 // registers, and bounds it can no longer drop). The Hopper GEMM and
-// convolution: stream-K's partial tiles, a multicast
-// cluster, two blocks a multiprocessor, then the schedules that hold more
+// convolution: stream-K's partial tiles, K split over a cluster, a
+// multicast cluster, two blocks a multiprocessor, then the schedules that hold more
 // per thread (ping-pong: a whole tile a warpgroup; the epilogue
 // warpgroups: five warpgroups in one register file; the overlapped
 // attention: two tiles' scores), then 192-row tiles (four warpgroups in one
@@ -31,10 +31,11 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   bool runtimeSizes = config.getRuntimeSizes();
   WgmmaSchedule schedule = config.getSchedule();
   int64_t gridLimit = config.getGridLimit();
+  int64_t splitK = config.getSplitK();
   auto with = [&](std::string step) {
     why = std::move(step);
     return KernelConfigAttr::get(context, variant, tile, config.getStages(),
-                                 config.getSplitK(), gridLimit, config.getPixelTile(), schedule,
+                                 splitK, gridLimit, config.getPixelTile(), schedule,
                                  multicast, blocksPerSM, streamK, runtimeSizes);
   };
   // Sizes known to ptxas first (the Hopper and split-K GEMMs): held in
@@ -78,6 +79,11 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   if (streamK) {
     streamK = false;
     return with("no stream-K");
+  }
+  // (The pairs' grid limit stays: a block a tile, half of it busy.)
+  if (splitK != 1) {
+    splitK = 1;
+    return with("K not split over a cluster");
   }
   if (multicast != 1) {
     multicast = 1;

@@ -294,6 +294,27 @@ func.func @s2(%x: tensor<4x15x17x40xbf16>, %w: tensor<72x3x3x40xbf16>, %b: tenso
 
 // -----
 
+// ResNet-50's last 3x3 convolutions at batch 32 with K split over pairs of
+// blocks (kiln-select-kernels --wgmma-split-k): 14 boxes of 18 x 1 x 7
+// pixels x 4 column tiles, each pair walking 36 of the 72 k-steps, a
+// residual read by the block that keeps the rows.
+// CHECK-LABEL: // === kernel split_pairs_k0 grid(112, 1, 1) block(384) shared(201728) inputs(4) outputs(1) cluster(2, 1, 1)
+//       CHECK: static_assert(kiln::sm90::shared_bytes(128, 4, false, 128, false, false, 2) == 201728
+//       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(2, 1, 1)
+//       CHECK:   kiln::conv::conv_wgmma<{{kiln_[0-9A-F]+}}_shape, __half, 128, 4, kiln::sm90::Schedule::cooperative, 1, 1, 18, 1, 7, false, 2>(map0, map1, epilogue);
+func.func @split_pairs(%x: tensor<32x7x7x512xf16>, %w: tensor<512x3x3x512xf16>, %b: tensor<512xf16>, %r: tensor<32x7x7x512xf16>) -> tensor<32x7x7x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<32x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>, tensor<32x7x7x512xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 4, split_k = 2, grid_limit = 112, pixel_tile = [18, 1, 7]>} -> tensor<32x7x7x512xf16> {
+  ^bb0(%ax: tensor<32x7x7x512xf16>, %aw: tensor<512x3x3x512xf16>, %ab: tensor<512xf16>, %ar: tensor<32x7x7x512xf16>):
+    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x7x7x512xf16>, tensor<512x3x3x512xf16>, tensor<512xf16>) -> tensor<32x7x7x512xf16>
+    %s = kiln.add %y, %ar : tensor<32x7x7x512xf16>
+    %q = kiln.relu %s : tensor<32x7x7x512xf16>
+    kiln.yield %q : tensor<32x7x7x512xf16>
+  }
+  return %0 : tensor<32x7x7x512xf16>
+}
+
+// -----
+
 // A bias-free convolution on Hopper's ping-pong schedule: its epilogue reads
 // the accumulator through an add of -0 first (kiln::accumulator_value), as
 // a bias-free GEMM's does; converted straight from the accumulator, ptxas

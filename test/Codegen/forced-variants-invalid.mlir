@@ -747,3 +747,57 @@ func.func @runtime_rows_broadcast(%x: tensor<64x256xf16>, %s: tensor<64x1xf16>) 
   }
   return %0 : tensor<64x256xf16>
 }
+
+// -----
+
+// K split over a cluster takes the cooperative schedule (each block keeps
+// one consumer's 64 rows): a ping-pong tile is refused.
+// CHECK: error: gemm_wgmma and conv_wgmma split K over clusters of two blocks: cooperative 128-row tiles at most 128 wide, no multicast, one block a multiprocessor, no stream_k and sizes in the source
+func.func @split_k_pingpong(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, split_k = 2, grid_limit = 12, schedule = pingpong>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// At most 128 wide: beside the split's own registers, a 192-wide tile's 96
+// accumulators spilled a residual epilogue.
+// CHECK: error: gemm_wgmma and conv_wgmma split K over clusters of two blocks: cooperative 128-row tiles at most 128 wide
+func.func @split_k_wide(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 2, split_k = 2, grid_limit = 6>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// A pair is one cluster: a grid_limit of one block would launch none.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: the persistent grid needs a grid_limit (blocks at most) of one cluster or more
+func.func @split_k_one_block(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, split_k = 2, grid_limit = 1>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// matmul's [K, N] B takes the batched path, which splits no K.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: the Hopper loop splits K for a [N, K] B without a batch only
+func.func @split_k_matmul(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, split_k = 2, grid_limit = 12>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<128x768xf16>, tensor<768x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}

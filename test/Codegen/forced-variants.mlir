@@ -140,6 +140,28 @@ func.func @multicast(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>) -> tensor
 
 // -----
 
+// K split over clusters of two blocks: both take the same 128 x 128 tile (3
+// row tiles x 4 column tiles: 12 pairs, capped at 10 by grid_limit = 20),
+// each half of its 12 k-steps, and receive the peer's partial of the 64
+// rows they keep beside the ring (32 KiB).
+// CHECK-LABEL: // === kernel split_pairs_k0 grid(20, 1, 1) block(384) shared(201728) inputs(3) outputs(1) cluster(2, 1, 1)
+//       CHECK: // tensor map of in1: dims [768, 500] box [64, 128]
+//       CHECK: static_assert(kiln::sm90::shared_bytes(128, 4, false, 128, false, false, 2) == 201728
+//       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(2, 1, 1)
+//       CHECK: KILN_SPLIT_CLUSTER __launch_bounds__(384, 1)
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 4, kiln::sm90::Schedule::cooperative, 1, 1, false, 128, false, 2>(map0, map1, 300, 500, 768, epilogue);
+func.func @split_pairs(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>, %b: tensor<500xf16>) -> tensor<300x500xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<300x768xf16>, tensor<500x768xf16>, tensor<500xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, split_k = 2, grid_limit = 20>} -> tensor<300x500xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<500x768xf16>, %bb: tensor<500xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<300x768xf16>, tensor<500x768xf16>, tensor<500xf16>) -> tensor<300x500xf16>
+    %g = kiln.gelu %l : tensor<300x500xf16>
+    kiln.yield %g : tensor<300x500xf16>
+  }
+  return %0 : tensor<300x500xf16>
+}
+
+// -----
+
 // Two blocks a multiprocessor: the sm_90a image's launch bounds ask for two
 // (the other images' mma.sync loop keeps one), and the grid holds two a
 // multiprocessor's worth of tiles.

@@ -260,9 +260,10 @@ std::vector<ConvCase> convCases() {
 std::vector<ConvCase> hopperConvCases() {
   auto forced = [](int64_t width, int64_t stages, std::string pixels,
                    std::string schedule = "cooperative", int64_t gridLimit = 132,
-                   int64_t multicast = 1, int64_t blocksPerSM = 1) {
+                   int64_t multicast = 1, int64_t blocksPerSM = 1, int64_t splitK = 1) {
     return "#kiln.kernel<variant = conv_wgmma, tile = [128, " + std::to_string(width) +
-           ", 64], stages = " + std::to_string(stages) + ", grid_limit = " +
+           ", 64], stages = " + std::to_string(stages) +
+           ", split_k = " + std::to_string(splitK) + ", grid_limit = " +
            std::to_string(gridLimit) + ", pixel_tile = " + pixels + ", schedule = " + schedule +
            ", multicast = " + std::to_string(multicast) +
            ", blocks_per_sm = " + std::to_string(blocksPerSM) + ">";
@@ -313,6 +314,15 @@ std::vector<ConvCase> hopperConvCases() {
       // Two blocks a multiprocessor.
       {2, 13, 15, 40, 72, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, true, false,
        forced(64, 2, "[1, 4, 8]", "cooperative", 7, 1, 2)},
+      // K split over pairs of blocks, as --wgmma-split-k takes ResNet-50's
+      // last 3x3 convolutions: 9 k-steps split 5 + 4, two pairs walking 7
+      // pixel tiles each (the last box 2 images deep), a residual.
+      {20, 7, 7, 64, 128, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, "f16", true, true, false,
+       forced(128, 4, "[18, 1, 7]", "cooperative", 4, 1, 1, 2)},
+      // 200 channels (a ragged column tile), stride 2, bf16, more pairs
+      // allowed than tiles.
+      {2, 13, 15, 40, 200, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, "bf16", true, true, false,
+       forced(128, 3, "[1, 4, 8]", "cooperative", 132, 1, 1, 2)},
   };
 }
 

@@ -357,7 +357,17 @@ static const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 2, grid_limit = 1, "
       "schedule = epilogue_warpgroups>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 3, "
-      "schedule = epilogue_warpgroups>"};
+      "schedule = epilogue_warpgroups>",
+      // K split over pairs of blocks: three pairs walking four tiles each
+      // (the peer's partial reused tile after tile), more pairs allowed than
+      // tiles, and one pair walking every 64-wide tile through a 2-stage
+      // ring.
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, split_k = 2, "
+      "grid_limit = 6>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, split_k = 2, "
+      "grid_limit = 132>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, split_k = 2, "
+      "grid_limit = 2>"};
   static const std::vector<std::string> all = [] {
     std::vector<std::string> both = configs;
     both.insert(both.end(), tallWgmmaConfigs().begin(), tallWgmmaConfigs().end());
@@ -416,6 +426,20 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
     SCOPED_TRACE(kernel);
     expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
     expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+  }
+}
+
+// K split over pairs of blocks beyond the shapes above: one k-step (the
+// second block of a pair walks none and sends zeros) and an even count of
+// 16 split 8 + 8 with every edge ragged.
+TEST(KernelsGpu, LinearWgmmaSplitK) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : wgmmaConfigs()) {
+    if (kernel.find("split_k = 2") == std::string::npos)
+      continue;
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 64, "f16", kernel));
+    expectMatchesReference(linear(257, 384, 1000, "bf16", kernel, /*residual=*/false));
   }
 }
 

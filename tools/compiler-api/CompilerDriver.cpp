@@ -191,6 +191,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
   pipeline.wgmmaStreamK = selection.wgmmaStreamK;
   pipeline.wgmmaResidualPrefetch = selection.wgmmaResidualPrefetch;
+  pipeline.wgmmaSplitK = selection.wgmmaSplitK;
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
@@ -285,6 +286,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
   if (selection.wgmmaResidualPrefetch != defaults.wgmmaResidualPrefetch)
     option(std::string("--wgmma-residual-prefetch=") +
            (selection.wgmmaResidualPrefetch ? "true" : "false"));
+  if (selection.wgmmaSplitK != defaults.wgmmaSplitK)
+    option(std::string("--wgmma-split-k=") + (selection.wgmmaSplitK ? "true" : "false"));
   if (selection.attentionWgmma != defaults.attentionWgmma)
     option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
   if (selection.attentionOverlap != defaults.attentionOverlap)

@@ -208,6 +208,13 @@ cl::opt<bool> wgmmaStreamK(
              "arena (default false: slower on ResNet-50 at batch 32, even on ViT's "
              "down-projection)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaSplitK(
+    "wgmma-split-k",
+    cl::desc("where the Hopper GEMM's or convolution's tiles fill at most half the "
+             "multiprocessors (ResNet-50's last stage at batch 32: 56 tiles of 128 x 128 on "
+             "132), clusters of two blocks split each cooperative tile's k-steps and add "
+             "their partial sums in shared memory (default false: not yet measured)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaResidualPrefetch(
     "wgmma-residual-prefetch",
     cl::desc("ping-pong 64-wide Hopper GEMM tiles that read a residual (ResNet-50's 1x1 "
@@ -541,6 +548,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
   selection.wgmmaStreamK = wgmmaStreamK;
   selection.wgmmaResidualPrefetch = wgmmaResidualPrefetch;
+  selection.wgmmaSplitK = wgmmaSplitK;
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;

@@ -123,6 +123,18 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
        schedule != WgmmaSchedule::cooperative || multicast != 1 || blocksPerSM != 1))
     return emitError() << "stream_k takes gemm_wgmma or conv_wgmma with the cooperative "
                           "schedule, no multicast and one block a multiprocessor";
+  // The Hopper loop splits K over clusters of two blocks, each keeping 64
+  // rows of a cooperative tile and receiving the peer's partial of them in
+  // shared memory beside the ring. (192 wide, a residual epilogue spilled
+  // beside the split's own registers: NVRTC, 2026-12-05.)
+  if (splitK != 1 &&
+      (variant == KernelVariant::gemm_wgmma || variant == KernelVariant::conv_wgmma) &&
+      (splitK != 2 || schedule != WgmmaSchedule::cooperative || multicast != 1 ||
+       blocksPerSM != 1 || streamK || runtimeSizes ||
+       (tile.size() == 3 && (tile[0] != 128 || tile[1] > 128))))
+    return emitError() << "gemm_wgmma and conv_wgmma split K over clusters of two blocks: "
+                          "cooperative 128-row tiles at most 128 wide, no multicast, one block "
+                          "a multiprocessor, no stream_k and sizes in the source";
   if (runtimeSizes && variant != KernelVariant::gemm_wgmma &&
       variant != KernelVariant::gemm_split_k && variant != KernelVariant::normalization &&
       variant != KernelVariant::normalization_warp)

@@ -525,6 +525,11 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "gemm_wgmma shares the tiles of its last waves by k-iterations where "
            "they fill the GPU partly (stream_k); false: slower on ResNet-50 at batch 32 "
            "and even on ViT's down-projection (2026-12-03)">,
+    Option<"wgmmaSplitK", "wgmma-split-k", "bool", /*default=*/"false",
+           "where gemm_wgmma's or conv_wgmma's tiles fill at most half the "
+           "multiprocessors, clusters of two blocks split each cooperative tile's "
+           "k-steps and add their partial sums in shared memory (split_k = 2); "
+           "false: not yet measured">,
     Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
            "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "

@@ -124,6 +124,11 @@ struct GraphPipelineOptions
       *this, "wgmma-stream-k",
       llvm::cl::desc("the Hopper GEMM shares its last waves' tiles by k-iterations"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaSplitK{
+      *this, "wgmma-split-k",
+      llvm::cl::desc("pairs of Hopper GEMM blocks split K where the tiles fill at most half "
+                     "the multiprocessors"),
+      llvm::cl::init(false)};
   Option<bool> wgmmaResidualPrefetch{
       *this, "wgmma-residual-prefetch",
       llvm::cl::desc("ping-pong 64-wide Hopper GEMM tiles with a residual copy it a tile ahead"),

@@ -108,13 +108,15 @@ struct MiddleReductionShape {
 /// asserts it against kiln::sm90::shared_bytes in the kernel's source; the
 /// selection stage sizes the ring with it.
 /// `prefetchInputs`: two more slices a consumer warp, the next tile's
-/// (kiln::sm90::input_slices_per_warp).
+/// (kiln::sm90::input_slices_per_warp). `splitK` > 1: the peer's partial
+/// sums of 64 rows (kiln::sm90::split_partial_bytes).
 constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff = false,
                                    int64_t rows = 128, bool secondInputs = false,
-                                   bool prefetchInputs = false) {
+                                   bool prefetchInputs = false, int64_t splitK = 1) {
   return stages * (rows * 64 * 2 + tileN * 64 * 2) + rows / 16 * 16 * 72 * 4 +
          (handoff ? 128 * tileN * 4 : 0) +
-         (secondInputs ? rows / 16 * 16 * 72 * 2 * (prefetchInputs ? 3 : 1) : 0) + 1024;
+         (secondInputs ? rows / 16 * 16 * 72 * 2 * (prefetchInputs ? 3 : 1) : 0) +
+         (splitK > 1 ? 64 * tileN * 4 : 0) + 1024;
 }
 /// Whether a Hopper GEMM's ping-pong warps copy both row halves' first
 /// row-input slices before the main loop, the second into 2304 bytes a

@@ -207,6 +207,10 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       main loop, as the kernel template implements it.
     - `stages`: the depth of the shared-memory pipeline (0: the template's).
     - `split_k`: blocks of a thread-block cluster that split K (1: none).
+      For `gemm_wgmma` and `conv_wgmma`, 2: both blocks of a cluster take
+      the same cooperative tile (128 rows, at most 128 wide), each half of
+      its k-steps; block r keeps rows 64r .. 64r + 63, adds the peer's
+      partial sums of them from its shared memory and runs their epilogue.
     - `grid_limit`: the most blocks of a persistent or grid-stride launch
       (0: one block per tile).
     - `pixel_tile`: for `conv_wgmma`, the output pixels a tile's rows cover,
