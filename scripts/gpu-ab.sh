@@ -104,6 +104,27 @@ run() { # name command...: output to $out/name.log and the terminal's tail
   fi
   tail -n "${TAIL:-25}" "$out/$name.log" | sed 's/^/    /'
 }
+# ResNet-50 at batch 32, each launch alone, twice: the default against
+# `setting` (kiln-compile's `flag`), compare_profiles.py after each round,
+# then conv_vs_cudnn.py on the second round's `tabled` profile (default or
+# `setting`). Logs and profiles under `name`.
+resnet_launches_ab() { # name setting flag tabled
+  local name=$1 setting=$2 flag=$3 tabled=$4 round variant flags
+  for round in 1 2; do
+    for variant in default "$setting"; do
+      flags=$([ "$variant" = "$setting" ] && echo "--kiln-flag=$flag")
+      run "$name-$variant-$round" python3 "$root/bench/models_vs_torch.py" "$bin" \
+        "$work/models" --models resnet50 --batches 32 --kiln-only --profile \
+        --raw-dir "$out/raw-$name-$variant-$round" $flags
+    done
+    TAIL=20 run "$name-compare-$round" python3 "$root/bench/compare_profiles.py" \
+      --top 12 "$out/raw-$name-default-$round/resnet50_b32.txt" \
+      "$out/raw-$name-$setting-$round/resnet50_b32.txt"
+  done
+  run "$name-conv" python3 "$root/bench/conv_vs_cudnn.py" \
+    "$out/raw-$name-$tabled-2/resnet50_b32.txt" \
+    --markdown "$out/conv-$name.md" --json "$out/conv-$name.json"
+}
 
 for part in "$@"; do
   case $part in
@@ -239,20 +260,7 @@ for part in "$@"; do
     two-blocks)
       TAIL=6 run two-blocks-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
-      for round in 1 2; do
-        for setting in default one-block; do
-          flags=$([ $setting = one-block ] && echo --kiln-flag=--wgmma-blocks-per-sm=1)
-          run "two-blocks-$setting-$round" python3 "$root/bench/models_vs_torch.py" "$bin" \
-            "$work/models" --models resnet50 --batches 32 --kiln-only --profile \
-            --raw-dir "$out/raw-two-blocks-$setting-$round" $flags
-        done
-        TAIL=20 run "two-blocks-compare-$round" python3 "$root/bench/compare_profiles.py" \
-          --top 12 "$out/raw-two-blocks-one-block-$round/resnet50_b32.txt" \
-          "$out/raw-two-blocks-default-$round/resnet50_b32.txt"
-      done
-      run two-blocks-conv python3 "$root/bench/conv_vs_cudnn.py" \
-        "$out/raw-two-blocks-default-2/resnet50_b32.txt" \
-        --markdown "$out/conv-two-blocks.md" --json "$out/conv-two-blocks.json" ;;
+      resnet_launches_ab two-blocks one-block --wgmma-blocks-per-sm=1 default ;;
     stream-k-alone)
       for setting in default stream-k; do
         flags=$([ $setting = stream-k ] && echo --kiln-flag=--wgmma-stream-k)
@@ -266,20 +274,7 @@ for part in "$@"; do
     split-k)
       TAIL=8 run split-k-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmma*:*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
-      for round in 1 2; do
-        for setting in default split-k; do
-          flags=$([ $setting = split-k ] && echo --kiln-flag=--wgmma-split-k)
-          run "split-k-$setting-$round" python3 "$root/bench/models_vs_torch.py" "$bin" \
-            "$work/models" --models resnet50 --batches 32 --kiln-only --profile \
-            --raw-dir "$out/raw-split-k-$setting-$round" $flags
-        done
-        TAIL=20 run "split-k-compare-$round" python3 "$root/bench/compare_profiles.py" \
-          --top 12 "$out/raw-split-k-default-$round/resnet50_b32.txt" \
-          "$out/raw-split-k-split-k-$round/resnet50_b32.txt"
-      done
-      run split-k-conv python3 "$root/bench/conv_vs_cudnn.py" \
-        "$out/raw-split-k-split-k-2/resnet50_b32.txt" \
-        --markdown "$out/conv-split-k.md" --json "$out/conv-split-k.json" ;;
+      resnet_launches_ab split-k split-k --wgmma-split-k split-k ;;
     native-compile)
       native=$work/native-compile
       mkdir -p "$native"
