@@ -62,6 +62,11 @@
 #              bench/conv_vs_cudnn.py on the second default profile
 #   stream-k-alone  ResNet-50 at batch 32, each launch alone: default against
 #              --wgmma-stream-k (which launches it helps, if any)
+#   gelu-ncu   bench/gemm_vs_torch.py --set epilogues (BERT's FFN shapes with
+#              each epilogue), then Nsight Compute on the up-projection's
+#              kernels with a bias, ReLU and the erf GELU (scripts/gpu-ncu.sh:
+#              SM frequency, issue slots, what the warps stall on): whether
+#              the GELU costs latency or clock
 #   split-k    the Hopper GEMM and convolution tests (K split over pairs of
 #              blocks among them), then ResNet-50 at batch 32, each launch
 #              alone, twice: default against --wgmma-split-k (its last
@@ -87,7 +92,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -271,6 +276,13 @@ for part in "$@"; do
       TAIL=40 run stream-k-alone-compare python3 "$root/bench/compare_profiles.py" --top 30 \
         "$out/raw-stream-k-alone-default/resnet50_b32.txt" \
         "$out/raw-stream-k-alone-stream-k/resnet50_b32.txt" ;;
+    gelu-ncu)
+      run gelu-epilogues python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues" \
+        --set epilogues --markdown "$out/gemm-epilogues.md"
+      for epilogue in bias relu gelu; do
+        OUT=$out/ncu-$epilogue TAIL=40 run "gelu-ncu-$epilogue" "$root/scripts/gpu-ncu.sh" \
+          "$work/epilogues/linear_4096x3072x768_${epilogue}_auto.kiln" kiln_
+      done ;;
     split-k)
       TAIL=8 run split-k-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmma*:*ConvHopperImplicitGemm*:*WgmmaLateResidual*'

@@ -5,11 +5,13 @@
 #   scripts/gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...]
 # KERNEL: a kernel's name as kiln-run --profile prints it (kiln_5A37EB25...),
 # or the start of one. Runs kiln-run on the artifact (random inputs in device
-# memory, kernel by kernel rather than a CUDA graph) under Nsight Compute,
-# one launch of each kernel, with the sections that say where a kernel's time
-# goes: throughput against the memory and compute ceilings, the memory
-# hierarchy, occupancy, launch shape, and what the warps stall on. Clocks are
-# left as they are (--clock-control none), as every other timing here.
+# memory, kernel by kernel rather than a CUDA graph, 20 runs) under Nsight
+# Compute and profiles the sixth launch of each kernel (warm caches and
+# clocks), with the sections that say where a kernel's time goes:
+# throughput against the memory and compute ceilings, the memory hierarchy,
+# occupancy, launch shape, and what the warps stall on. Clocks are left as
+# they are (--clock-control none), as every other timing here, and the
+# summary prints the SM frequency the launch ran at.
 # Reports go to $OUT/ncu-KERNEL.txt (gpu-out/ when OUT is unset); a summary
 # of each is printed. Exit status: non-zero if any kernel's report failed
 # (hardware counters are not readable on every GPU machine's runtime).
@@ -37,12 +39,12 @@ for kernel in "$@"; do
   esac
   report=$out/ncu-$kernel.txt
   echo "=== $kernel"
-  if ncu --clock-control none --kernel-name "regex:^$kernel" --launch-count 1 \
+  if ncu --clock-control none --kernel-name "regex:^$kernel" --launch-skip 5 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
       --section LaunchStats --section WarpStateStats --section SchedulerStats \
-      "$bundle/bin/kiln-run" "$artifact" --device-io --no-graph > "$report" 2>&1 &&
+      "$bundle/bin/kiln-run" "$artifact" --device-io --no-graph --bench 20 > "$report" 2>&1 &&
      grep -q "Duration" "$report"; then
-    grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Warp Per Scheduler|No Eligible" \
+    grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Warp Per Scheduler|No Eligible" \
       "$report" | sed 's/^ */    /'
   else
     echo "    FAIL: no report for $kernel (see $report)"
