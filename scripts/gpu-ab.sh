@@ -71,7 +71,8 @@
 #              blocks among them), then ResNet-50 at batch 32, each launch
 #              alone, twice: default against --wgmma-split-k (its last
 #              stage's 3x3 and 2048 -> 512 layers on pairs of 128 x 128
-#              tiles), then bench/conv_vs_cudnn.py on the second split run
+#              tiles), then EfficientNet-B0 and MobileNetV3 once, and
+#              bench/conv_vs_cudnn.py on the split runs
 #   native-compile  the FFN at batch 32 and 1, cold kiln-compile three times
 #              each: default, --arch sm_90a, --arch native (the GPU asked
 #              about in a child), native asked here (KILN_NATIVE_QUERY=here),
@@ -109,25 +110,31 @@ run() { # name command...: output to $out/name.log and the terminal's tail
   fi
   tail -n "${TAIL:-25}" "$out/$name.log" | sed 's/^/    /'
 }
-# ResNet-50 at batch 32, each launch alone, twice: the default against
-# `setting` (kiln-compile's `flag`), compare_profiles.py after each round,
-# then conv_vs_cudnn.py on the second round's `tabled` profile (default or
-# `setting`). Logs and profiles under `name`.
-resnet_launches_ab() { # name setting flag tabled
-  local name=$1 setting=$2 flag=$3 tabled=$4 round variant flags
-  for round in 1 2; do
+# CNNs at batch 32, each launch alone, `rounds` times: the default against
+# `setting` (kiln-compile's `flag`), compare_profiles.py on each model after
+# each round, then conv_vs_cudnn.py on the last round's `tabled` profiles
+# (default or `setting`). Logs and profiles under `name`.
+cnn_launches_ab() { # name setting flag tabled rounds model...
+  local name=$1 setting=$2 flag=$3 tabled=$4 rounds=$5 round variant flags model
+  shift 5
+  local profiles=()
+  for round in $(seq "$rounds"); do
     for variant in default "$setting"; do
       flags=$([ "$variant" = "$setting" ] && echo "--kiln-flag=$flag")
       run "$name-$variant-$round" python3 "$root/bench/models_vs_torch.py" "$bin" \
-        "$work/models" --models resnet50 --batches 32 --kiln-only --profile \
+        "$work/models" --models "$@" --batches 32 --kiln-only --profile \
         --raw-dir "$out/raw-$name-$variant-$round" $flags
     done
-    TAIL=20 run "$name-compare-$round" python3 "$root/bench/compare_profiles.py" \
-      --top 12 "$out/raw-$name-default-$round/resnet50_b32.txt" \
-      "$out/raw-$name-$setting-$round/resnet50_b32.txt"
+    for model in "$@"; do
+      TAIL=20 run "$name-compare-$model-$round" python3 "$root/bench/compare_profiles.py" \
+        --top 12 "$out/raw-$name-default-$round/${model}_b32.txt" \
+        "$out/raw-$name-$setting-$round/${model}_b32.txt"
+    done
   done
-  run "$name-conv" python3 "$root/bench/conv_vs_cudnn.py" \
-    "$out/raw-$name-$tabled-2/resnet50_b32.txt" \
+  for model in "$@"; do
+    profiles+=("$out/raw-$name-$tabled-$rounds/${model}_b32.txt")
+  done
+  run "$name-conv" python3 "$root/bench/conv_vs_cudnn.py" "${profiles[@]}" \
     --markdown "$out/conv-$name.md" --json "$out/conv-$name.json"
 }
 
@@ -265,7 +272,7 @@ for part in "$@"; do
     two-blocks)
       TAIL=6 run two-blocks-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
-      resnet_launches_ab two-blocks one-block --wgmma-blocks-per-sm=1 default ;;
+      cnn_launches_ab two-blocks one-block --wgmma-blocks-per-sm=1 default 2 resnet50 ;;
     stream-k-alone)
       for setting in default stream-k; do
         flags=$([ $setting = stream-k ] && echo --kiln-flag=--wgmma-stream-k)
@@ -286,7 +293,11 @@ for part in "$@"; do
     split-k)
       TAIL=8 run split-k-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmma*:*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
-      resnet_launches_ab split-k split-k --wgmma-split-k split-k ;;
+      cnn_launches_ab split-k split-k --wgmma-split-k split-k 2 resnet50
+      # EfficientNet-B0's 1x1 projections at 14 x 14 (five launches) and
+      # two of MobileNetV3's take it too.
+      cnn_launches_ab split-k-mb-ef split-k --wgmma-split-k split-k 1 efficientnet_b0 \
+        mobilenet_v3_large ;;
     native-compile)
       native=$work/native-compile
       mkdir -p "$native"
