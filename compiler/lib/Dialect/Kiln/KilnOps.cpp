@@ -2,20 +2,20 @@
 //
 // Every verifier error names the operand, dimension and sizes involved, since
 // these errors reach users whose model failed to import or whose pass broke
-// the IR. Each message is exercised by test/Dialect/Kiln/invalid.mlir.
+// the IR. Each message is exercised by test/Dialect/Kiln/invalid.mlir. The
+// data movement's canonicalization patterns are in ViewPatterns.cpp, the
+// fusion group's verifier in FusionVerifier.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/Broadcast.h"
-#include "kiln/Dialect/Kiln/StridedView.h"
 #include "kiln/Dialect/Kiln/Window.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
-#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -637,137 +637,6 @@ OpFoldResult PermuteOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
-namespace {
-
-/// permute(reshape(permute(x))) and longer chains whose elements land in
-/// x's row-major order (NHWC -> NCHW -> flatten -> transpose, for one) are
-/// reshape(x): no data moves.
-struct ContiguousViewToReshape : OpRewritePattern<PermuteOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(PermuteOp op, PatternRewriter &rewriter) const override {
-    std::optional<StridedView> view = stridedViewOf(op.getResult());
-    if (!view || view->offset != 0 ||
-        !llvm::any_of(view->chain, [](Operation *link) { return isa<ReshapeOp>(link); }) ||
-        llvm::any_of(view->chain, [](Operation *link) { return isa<SliceOp>(link); }))
-      return failure();
-    int64_t expected = 1;
-    for (int64_t d = static_cast<int64_t>(view->shape.size()) - 1; d >= 0; --d) {
-      if (view->shape[d] != 1 && view->strides[d] != expected)
-        return failure();
-      expected *= view->shape[d];
-    }
-    if (view->root.getType() == op.getType())
-      rewriter.replaceOp(op, view->root);
-    else
-      rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), view->root);
-    return success();
-  }
-};
-
-/// Whether `value` is a function argument or a view chain of one.
-static bool viewsAnArgument(Value value) {
-  std::optional<StridedView> view = stridedViewOf(value);
-  return view && isa<BlockArgument>(view->root);
-}
-
-/// view(cast(x)) -> cast(view(x)) for a cast used once whose operand is a
-/// function argument or a view of one (the entry cast of a model compiled
-/// below its traced precision): the views then compose with the input's
-/// own layout change, and one kernel loads at the composed index and casts.
-template <typename ViewOp> struct ViewBeforeEntryCast : OpRewritePattern<ViewOp> {
-  using OpRewritePattern<ViewOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(ViewOp op, PatternRewriter &rewriter) const override {
-    auto cast = op.getInput().template getDefiningOp<CastOp>();
-    if (!cast || !cast->hasOneUse() || !viewsAnArgument(cast.getInput()))
-      return failure();
-    // A reshape lets the cast pass only on its way to a permute: the cast
-    // must end up with the last permute's shape to share its kernel.
-    if (isa<ReshapeOp>(op) &&
-        !llvm::all_of(op->getUsers(), [](Operation *user) { return isa<PermuteOp>(user); }))
-      return failure();
-    auto inputType = mlir::cast<RankedTensorType>(cast.getInput().getType());
-    Operation *moved = rewriter.clone(*op);
-    moved->setOperand(0, cast.getInput());
-    moved->getResult(0).setType(op.getType().clone(inputType.getElementType()));
-    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), moved->getResult(0));
-    return success();
-  }
-};
-
-/// A permute/reshape chain with two or more permutes whose elements are
-/// some reshape of the root, permuted (NCHW -> NHWC, then ViT's patch
-/// im2col): one reshape and one permute, so one kernel moves the data.
-struct ComposePermuteChain : OpRewritePattern<PermuteOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(PermuteOp op, PatternRewriter &rewriter) const override {
-    std::optional<StridedView> view = stridedViewOf(op.getResult());
-    if (!view || view->offset != 0 ||
-        llvm::count_if(view->chain, [](Operation *link) { return isa<PermuteOp>(link); }) < 2 ||
-        llvm::any_of(view->chain, [](Operation *link) { return isa<SliceOp>(link); }))
-      return failure();
-    // Dims of size > 1 by decreasing stride must tile memory contiguously.
-    SmallVector<int64_t> order, units;
-    for (int64_t d = 0; d < static_cast<int64_t>(view->shape.size()); ++d)
-      (view->shape[d] == 1 ? units : order).push_back(d);
-    llvm::stable_sort(order, [&](int64_t a, int64_t b) {
-      return view->strides[a] > view->strides[b];
-    });
-    int64_t expected = 1;
-    for (int64_t d : llvm::reverse(order)) {
-      if (view->strides[d] != expected)
-        return failure();
-      expected *= view->shape[d];
-    }
-    order.append(units.begin(), units.end());
-    SmallVector<int64_t> shape, permutation(order.size());
-    for (auto [position, d] : llvm::enumerate(order)) {
-      shape.push_back(view->shape[d]);
-      permutation[d] = static_cast<int64_t>(position);
-    }
-    auto type = op.getType();
-    auto reshaped = ReshapeOp::create(rewriter, op.getLoc(), type.clone(shape), view->root);
-    rewriter.replaceOpWithNewOp<PermuteOp>(op, type, reshaped,
-                                           rewriter.getDenseI64ArrayAttr(permutation));
-    return success();
-  }
-};
-
-} // namespace
-
-/// reshape(linear(reshape(x) : [rows, K]) : [rows, N]) -> linear(x) when
-/// the outer reshape gives back x's leading dims: a linear maps the last
-/// dimension and treats the others as rows, whatever their shape.
-struct LinearOverFlattenedRows : OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
-    auto linear = op.getInput().getDefiningOp<LinearOp>();
-    if (!linear || !linear->hasOneUse())
-      return failure();
-    auto flatten = linear.getInput().getDefiningOp<ReshapeOp>();
-    if (!flatten)
-      return failure();
-    ArrayRef<int64_t> original = shapeOf(flatten.getInput());
-    ArrayRef<int64_t> flat = shapeOf(flatten.getResult());
-    ArrayRef<int64_t> result = op.getType().getShape();
-    if (original.empty() || flat.empty() || result.empty() || original.back() != flat.back() ||
-        result.drop_back() != original.drop_back() ||
-        result.back() != shapeOf(linear.getResult()).back())
-      return failure();
-    rewriter.replaceOpWithNewOp<LinearOp>(op, op.getType(), flatten.getInput(),
-                                          linear.getWeight(), linear.getBias());
-    return success();
-  }
-};
-
-void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<LinearOverFlattenedRows, ViewBeforeEntryCast<ReshapeOp>>(context);
-}
-
-void PermuteOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<ContiguousViewToReshape, ComposePermuteChain, ViewBeforeEntryCast<PermuteOp>>(
-      context);
-}
-
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one input");
@@ -796,57 +665,6 @@ OpFoldResult ConcatOp::fold(FoldAdaptor) {
   if (getInputs().size() == 1)
     return getInputs()[0];
   return {};
-}
-
-/// A concat of a concat along the same dimension, the inner one used only
-/// there: one concat of all the pieces, so one kernel copies them.
-/// Inception's torch.cat([a, torch.cat([b, c], 1), d], 1) arrives nested
-/// from torch.export (TorchScript's freezing flattens it).
-struct FlattenNestedConcat : OpRewritePattern<ConcatOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
-    SmallVector<Value> inputs;
-    bool flattened = false;
-    for (Value input : op.getInputs()) {
-      auto inner = input.getDefiningOp<ConcatOp>();
-      if (inner && inner.getDim() == op.getDim() && inner->hasOneUse()) {
-        llvm::append_range(inputs, inner.getInputs());
-        flattened = true;
-      } else {
-        inputs.push_back(input);
-      }
-    }
-    if (!flattened)
-      return failure();
-    rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), inputs, op.getDim());
-    return success();
-  }
-};
-
-void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
-  patterns.add<FlattenNestedConcat>(context);
-}
-
-/// In an attention group: a permute/slice/reshape chain from a group input
-/// whose end is the attention's query, key or value (read in place by the
-/// kernel), or a permute of the attention's result keeping the last
-/// dimension last (stored in place).
-static bool isAttentionView(Operation &op, Block &body) {
-  if (auto permute = dyn_cast<PermuteOp>(op);
-      permute && permute.getInput().getDefiningOp<AttentionOp>()) {
-    ArrayRef<int64_t> order = permute.getPermutation();
-    return order.back() == static_cast<int64_t>(order.size()) - 1;
-  }
-  // A view of a group input. It need not be a strided view itself (batch
-  // and heads merged into one dimension are split again further on): the
-  // attention's operands must be, which the kernel's shapes check.
-  Value root = viewRoot(op.getResult(0));
-  if (!isa<BlockArgument>(root) || root.getParentBlock() != &body)
-    return false;
-  // Every use leads, through views, to the attention's query, key or value.
-  return onlyViewedInto(op.getResult(0), [](OpOperand &use) {
-    return isa<AttentionOp>(use.getOwner()) && use.getOperandNumber() < 3;
-  });
 }
 
 LogicalResult CumsumOp::verify() {
@@ -897,128 +715,6 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
                llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
                llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
   return whole ? OpFoldResult(getInput()) : OpFoldResult();
-}
-
-//===----------------------------------------------------------------------===//
-// FusionOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult FusionOp::verifyRegions() {
-  Block &body = getBody().front();
-  if (body.getNumArguments() != getInputs().size())
-    return emitOpError("body has ")
-           << body.getNumArguments() << " arguments but the group has "
-           << getInputs().size() << " inputs";
-  for (auto [index, pair] : llvm::enumerate(
-           llvm::zip(body.getArgumentTypes(), getInputs().getTypes())))
-    if (std::get<0>(pair) != std::get<1>(pair))
-      return emitOpError("body argument ")
-             << index << " has type " << std::get<0>(pair) << " but input "
-             << index << " has type " << std::get<1>(pair);
-  if (getResults().empty())
-    return emitOpError("must produce at least one result");
-  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
-  if (!yield)
-    return emitOpError("body must end in kiln.yield");
-  if (yield.getValues().size() != getResults().size())
-    return emitOpError("yields ")
-           << yield.getValues().size() << " values but the group has "
-           << getResults().size() << " results";
-  for (auto [index, pair] : llvm::enumerate(
-           llvm::zip(yield.getValues().getTypes(), getResults().getTypes())))
-    if (std::get<0>(pair) != std::get<1>(pair))
-      return emitOpError("yielded value ")
-             << index << " has type " << std::get<0>(pair) << " but result "
-             << index << " has type " << std::get<1>(pair);
-  // What each kernel family can hold: one anchor of its kind (the GEMM, the
-  // normalization, the convolution, the pooling, at least one reduction)
-  // plus elementwise ops and constants. Data movement that a kernel folds
-  // into its loads may sit on group inputs: permute, slice and concat in
-  // elementwise groups; the NCHW -> NHWC permute of a convolution's input.
-  // Attention groups are not constrained yet.
-  StringRef kindName = stringifyFusionKind(getKind());
-  StringRef article = StringRef("aeiou").contains(kindName.front()) ? "an " : "a ";
-  int anchors = 0;
-  for (Operation &op : body.without_terminator()) {
-    if (!isa_and_nonnull<KilnDialect>(op.getDialect()))
-      return emitOpError("body may hold only kiln ops, found '")
-             << op.getName() << "'";
-    if (isa<FusionOp>(op))
-      return emitOpError("fusion groups do not nest");
-    bool elementwise =
-        op.hasTrait<OpTrait::KilnElementwise>() || isa<ConstantOp>(op);
-    bool anchor = false;
-    bool onInputs = llvm::all_of(op.getOperands(), [&](Value v) {
-      return isa<BlockArgument>(v) && v.getParentBlock() == &body;
-    });
-    switch (getKind()) {
-    case FusionKind::elementwise:
-      if (isa<PermuteOp, SliceOp, ConcatOp, GatherOp, CumsumOp>(op)) {
-        if (!onInputs)
-          return emitOpError("an elementwise group holds '")
-                 << op.getName() << "' only on the group's inputs";
-        elementwise = true;
-      }
-      break;
-    case FusionKind::gemm_epilogue:
-      anchor = isa<LinearOp, MatmulOp, BatchMatmulOp>(op);
-      break;
-    case FusionKind::normalization:
-      anchor = isa<LayerNormOp, SoftmaxOp>(op);
-      break;
-    case FusionKind::reduction:
-      anchor = isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op);
-      break;
-    case FusionKind::conv_epilogue:
-      anchor = isa<Conv2dOp>(op);
-      if (auto permute = dyn_cast<PermuteOp>(op)) {
-        bool layoutChange =
-            onInputs && permute.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1} &&
-            permute->hasOneUse() && isa<Conv2dOp>(*permute->user_begin()) &&
-            cast<Conv2dOp>(*permute->user_begin()).getInput() == permute.getResult();
-        if (!layoutChange)
-          return emitOpError("a conv_epilogue group holds 'kiln.permute' only as the "
-                             "NCHW -> NHWC permute [0, 2, 3, 1] of an input that feeds "
-                             "the convolution's input alone");
-        elementwise = true;
-      }
-      break;
-    case FusionKind::pooling:
-      anchor = isa<Pool2dOp>(op);
-      break;
-    case FusionKind::attention:
-      anchor = isa<AttentionOp>(op);
-      if (isa<PermuteOp, SliceOp, ReshapeOp>(op)) {
-        if (!isAttentionView(op, body))
-          return emitOpError("an attention group holds '")
-                 << op.getName()
-                 << "' only as a view of an input that feeds the attention's query, key or "
-                    "value, or as a permute of the attention's result that keeps the last "
-                    "dimension last";
-        elementwise = true;
-      }
-      break;
-    }
-    anchors += anchor;
-    if (!elementwise && !anchor)
-      return emitOpError() << article << kindName << " group cannot hold '"
-                           << op.getName() << "'";
-  }
-  const char *anchorNames = nullptr;
-  switch (getKind()) {
-  case FusionKind::gemm_epilogue: anchorNames = "linear, matmul or batch_matmul"; break;
-  case FusionKind::normalization: anchorNames = "layer_norm or softmax"; break;
-  case FusionKind::conv_epilogue: anchorNames = "conv2d"; break;
-  case FusionKind::pooling: anchorNames = "pool2d"; break;
-  case FusionKind::attention: anchorNames = "attention"; break;
-  default: break;
-  }
-  if (anchorNames && anchors != 1)
-    return emitOpError() << article << kindName << " group holds exactly one "
-                         << anchorNames << ", found " << anchors;
-  if (getKind() == FusionKind::reduction && anchors == 0)
-    return emitOpError("a reduction group holds at least one reduction");
-  return success();
 }
 
 #define GET_OP_CLASSES
