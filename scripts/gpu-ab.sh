@@ -291,7 +291,9 @@ for part in "$@"; do
           "$work/epilogues/linear_4096x3072x768_${epilogue}_auto.kiln" kiln_
       done ;;
     split-k)
-      TAIL=8 run split-k-tests "$bin/kiln-kernels-gpu-tests" \
+      # A pair that waits for its peer forever would hold the call to its
+      # end: the tests get five minutes.
+      TAIL=8 run split-k-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmma*:*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
       cnn_launches_ab split-k split-k --wgmma-split-k split-k 2 resnet50
       # EfficientNet-B0's 1x1 projections at 14 x 14 (five launches) and
