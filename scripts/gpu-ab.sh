@@ -102,13 +102,14 @@ mkdir -p "$out" "$work"
 export PYTHONUNBUFFERED=1
 
 status=0
-run() { # name command...: output to $out/name.log and the terminal's tail
-  local name=$1; shift
+run() { # name command...: output to $out/name.log and the terminal's tail; its status
+  local name=$1 rc=0; shift
   echo "=== $name"
   if ! "$@" > "$out/$name.log" 2>&1; then
-    echo "    FAIL"; status=1
+    echo "    FAIL"; status=1; rc=1
   fi
   tail -n "${TAIL:-25}" "$out/$name.log" | sed 's/^/    /'
+  return $rc
 }
 # CNNs at batch 32, each launch alone, `rounds` times: the default against
 # `setting` (kiln-compile's `flag`), compare_profiles.py on each model after
@@ -293,13 +294,15 @@ for part in "$@"; do
     split-k)
       # A pair that waits for its peer forever would hold the call to its
       # end: the tests get five minutes.
-      TAIL=8 run split-k-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*LinearWgmma*:*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
-      cnn_launches_ab split-k split-k --wgmma-split-k split-k 2 resnet50
-      # EfficientNet-B0's 1x1 projections at 14 x 14 (five launches) and
-      # two of MobileNetV3's take it too.
-      cnn_launches_ab split-k-mb-ef split-k --wgmma-split-k split-k 1 efficientnet_b0 \
-        mobilenet_v3_large ;;
+      # (Models only after the tests pass: a broken pair hangs kiln-run too.)
+      if TAIL=8 run split-k-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*LinearWgmma*:*ConvHopperImplicitGemm*:*WgmmaLateResidual*'; then
+        cnn_launches_ab split-k split-k --wgmma-split-k split-k 2 resnet50
+        # EfficientNet-B0's 1x1 projections at 14 x 14 (five launches) and
+        # two of MobileNetV3's take it too.
+        cnn_launches_ab split-k-mb-ef split-k --wgmma-split-k split-k 1 efficientnet_b0 \
+          mobilenet_v3_large
+      fi ;;
     native-compile)
       native=$work/native-compile
       mkdir -p "$native"
