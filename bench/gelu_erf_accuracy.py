@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""How far kiln's erf GELU for fp16 and bf16 results lies from the exact
+GELU, over every fp16 input in [-8, 8] (the linear's result is rounded to
+fp16 before its GELU, as PyTorch rounds it).
+
+    gelu_erf_accuracy.py
+
+Two forms of Abramowitz and Stegun 7.1.26: "through 1 + erf" is
+kiln::approx::gelu_erf (codegen/cuda/kiln_common.cuh); "as a tail" writes
+Phi as erfc(|x| / sqrt 2) / 2 below 0 and 1 minus it above, so that no
+1 + erf cancels, with the constants folded (bench/NOTES.md, 2026-12-05: more
+accurate and 14% fewer instructions in a GEMM's epilogue, but ptxas spilled
+GELU + residual epilogues of 128-accumulator matmul tiles with it).
+
+The device code is emulated in fp32 numpy arithmetic (the hardware's
+rcp.approx and ex2.approx, a few fp32 ulps off, as exact); the exact GELU
+comes from math.erfc in double precision. For each form: the largest error
+in fp16 ulps of the exact result (the subnormal step below 2^-14) and how
+many fp16 results differ from the correctly rounded one. Runs without a GPU.
+"""
+import math
+
+import numpy as np
+
+f = np.float32
+INV_SQRT2 = 0.70710678118654752
+# Abramowitz and Stegun 7.1.26: erf(z) ~ 1 - t P(t) exp(-z^2), t = 1 / (1 + p z).
+P = 0.3275911
+A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def horner(t, coefficients):
+    value = np.zeros_like(t)
+    for c in reversed(coefficients):
+        value = (value + f(c)) * t
+    return value
+
+
+def through_one_plus_erf(x):
+    """0.5 x (1 + erf(x / sqrt 2)), erf's sign restored by copysign."""
+    z = x * f(INV_SQRT2)
+    a = np.abs(z)
+    t = f(1) / (f(1) + f(P) * a)
+    erf = np.copysign(f(1) - horner(t, A) * np.exp(-(a * a).astype(np.float64)).astype(f), z)
+    return f(0.5) * x * (f(1) + erf)
+
+
+def as_a_tail(x):
+    """x Phi(x) = max(x, 0) - |x| h, h = erfc(|x| / sqrt 2) / 2."""
+    t = f(1) / (f(1) + f(P * INV_SQRT2) * np.abs(x))
+    gauss = np.exp2((x * (x * f(-0.5 / math.log(2)))).astype(np.float64)).astype(f)
+    tail = horner(t, [0.5 * a for a in A]) * gauss
+    # max(x, 0) - |x| tail: one FFMA on the device (rounded once there).
+    return (np.maximum(x, f(0)).astype(np.float64) -
+            np.abs(x).astype(np.float64) * tail.astype(np.float64)).astype(f)
+
+
+def fp16_ulp(value):
+    magnitude = np.maximum(np.abs(value), 2.0 ** -14)
+    return 2.0 ** (np.floor(np.log2(magnitude)) - 10)
+
+
+def main():
+    halves = np.arange(65536, dtype=np.uint16).view(np.float16)
+    halves = halves[np.isfinite(halves) & (np.abs(halves.astype(f)) <= 8)]
+    x = halves.astype(f)
+    wide = halves.astype(np.float64)
+    exact = wide * 0.5 * np.array([math.erfc(-v * INV_SQRT2) for v in wide])
+    correctly_rounded = exact.astype(np.float16)
+    for name, form in (("through 1 + erf", through_one_plus_erf), ("as a tail", as_a_tail)):
+        y = form(x).astype(np.float64)
+        error = np.abs(y - exact) / fp16_ulp(exact)
+        worst = int(np.argmax(error))
+        differ = int(np.sum(y.astype(np.float16) != correctly_rounded))
+        print(f"{name}: at most {error[worst]:.2f} fp16 ulp (x = {x[worst]}), "
+              f"{differ} of {len(x)} fp16 results off the correctly rounded one")
+
+
+if __name__ == "__main__":
+    main()
