@@ -63,10 +63,12 @@
 #   stream-k-alone  ResNet-50 at batch 32, each launch alone: default against
 #              --wgmma-stream-k (which launches it helps, if any)
 #   gelu-ncu   bench/gemm_vs_torch.py --set epilogues (BERT's FFN shapes with
-#              each epilogue), then Nsight Compute on the up-projection's
-#              kernels with a bias, ReLU and the erf GELU (scripts/gpu-ncu.sh:
-#              SM frequency, issue slots, what the warps stall on): whether
-#              the GELU costs latency or clock
+#              each epilogue), by default and with the erf GELU written as a
+#              tail (KILN_GELU_ERF=tail: 14% fewer instructions), then Nsight
+#              Compute on the up-projection's kernels with a bias, ReLU and
+#              both GELUs (scripts/gpu-ncu.sh: SM frequency, issue slots,
+#              what the warps stall on): whether the GELU costs latency,
+#              instructions or clock
 #   split-k    the Hopper GEMM and convolution tests (K split over pairs of
 #              blocks among them), then ResNet-50 at batch 32, each launch
 #              alone, twice: default against --wgmma-split-k (its last
@@ -287,10 +289,14 @@ for part in "$@"; do
     gelu-ncu)
       run gelu-epilogues python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues" \
         --set epilogues --markdown "$out/gemm-epilogues.md"
+      KILN_GELU_ERF=tail run gelu-epilogues-tail python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+        "$work/epilogues-tail" --set epilogues --markdown "$out/gemm-epilogues-tail.md"
       for epilogue in bias relu gelu; do
         OUT=$out/ncu-$epilogue TAIL=40 run "gelu-ncu-$epilogue" "$root/scripts/gpu-ncu.sh" \
           "$work/epilogues/linear_4096x3072x768_${epilogue}_auto.kiln" kiln_
-      done ;;
+      done
+      OUT=$out/ncu-gelu-tail TAIL=40 run gelu-ncu-gelu-tail "$root/scripts/gpu-ncu.sh" \
+        "$work/epilogues-tail/linear_4096x3072x768_gelu_auto.kiln" kiln_ ;;
     split-k)
       # A pair that waits for its peer forever would hold the call to its
       # end: the tests get five minutes.

@@ -4,6 +4,8 @@
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
+// RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
+// RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
 
 // The Hopper main loop runs an epilogue on the accumulators' registers
 // (kFragments) where it has one 16-bit result at its own index, rows of
@@ -15,8 +17,12 @@
 
 // A transformer's FFN up-projection: bias + GELU, N = 200 (ragged in the
 // 128-wide tile, a multiple of 8).
+// The erf GELU as a tail (KILN_GELU_ERF=tail, a diagnostic for timing it).
 // CHECK-LABEL: // === kernel up_k0
 //   CHECK-NOT:   accumulator_value
+//       CHECK:   kiln::approx::gelu_erf(
+// TAIL-LABEL: // === kernel up_k0
+//       TAIL:   kiln::approx::gelu_erf_tail(
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
