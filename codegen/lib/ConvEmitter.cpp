@@ -131,7 +131,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       ceilDiv(out[0], pixels[0]) * ceilDiv(out[1], pixels[1]) * ceilDiv(out[2], pixels[2]);
   const int64_t multicast = config.getMulticast();
   // Split K: both blocks of a cluster on one tile (the attribute's verifier
-  // has held it to cooperative 128 x 192 or narrower, no multicast).
+  // has held it to cooperative 128 x 128 or narrower, no multicast).
   const int64_t split = config.getSplitK();
   const int64_t clusterBlocks = multicast * split;
 
