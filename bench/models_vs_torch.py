@@ -681,11 +681,12 @@ def main():
         in_process_compiles(rows, args)
         for row in rows:
             if "kiln_in_process_s" in row:
+                # (The native compiles may have failed where the others did not.)
+                native = row.get("kiln_in_process_native_s")
                 print(f"{row['model']:>20} {row['batch']:>5} kiln in process "
                       f"{row['kiln_in_process_s']:.2f} s, --arch native "
-                      f"{row['kiln_in_process_native_s']:.2f} s", flush=True)
+                      + (f"{native:.2f} s" if native is not None else "failed"), flush=True)
         write_json()
-    if args.build_times:
         for _, build in uncounted:
             build()
     for row, build in torch_builds:

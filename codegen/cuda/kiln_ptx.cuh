@@ -60,15 +60,21 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                    : "memory");
 }
-/// The address of `local` (this block's shared memory) in each of the
-/// cluster's first N blocks, for cluster_load.
+/// The address of `local` (this block's shared memory) in block `rank` of
+/// the cluster, for cluster_load and cluster_store4.
+__device__ __forceinline__ unsigned cluster_address(const void *local, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+               : "=r"(remote)
+               : "r"(smem_address(local)), "r"(rank));
+  return remote;
+}
+/// ... in each of the cluster's first N blocks.
 template <int N>
 __device__ __forceinline__ void cluster_peer_addresses(const void *local, unsigned (&peers)[N]) {
 #pragma unroll
   for (int peer = 0; peer < N; ++peer)
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                 : "=r"(peers[peer])
-                 : "r"(smem_address(local)), "r"(peer));
+    peers[peer] = cluster_address(local, static_cast<unsigned>(peer));
 }
 __device__ __forceinline__ float cluster_load(unsigned address) {
   float x;
@@ -81,6 +87,11 @@ __device__ __forceinline__ float4 cluster_load4(unsigned address) {
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
                : "r"(address));
   return v;
+}
+__device__ __forceinline__ void cluster_store4(unsigned address, float4 v) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "f"(v.x),
+               "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
 }
 #endif
 

@@ -96,29 +96,13 @@ __device__ __forceinline__ void barrier_arrive_cluster(unsigned long long *bar, 
 }
 
 /// Split K across a cluster: a block's partial sums go into its peer's
-/// shared memory (remote stores), then an arrival on the peer's barrier
+/// shared memory (cluster_store4), then an arrival on the peer's barrier
 /// that releases them at cluster scope; the peer waits with a matching
 /// cluster-scope acquire before it reads them.
-__device__ __forceinline__ unsigned cluster_address(const void *local, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-               : "=r"(remote)
-               : "r"(smem_address(local)), "r"(rank));
-  return remote;
-}
-__device__ __forceinline__ void cluster_store4(unsigned address, float4 v) {
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "f"(v.x),
-               "f"(v.y), "f"(v.z), "f"(v.w)
-               : "memory");
-}
 __device__ __forceinline__ void barrier_arrive_release_cluster(unsigned long long *bar,
                                                                unsigned rank) {
-  asm volatile("{\n"
-               ".reg .b32 remote;\n"
-               "mapa.shared::cluster.u32 remote, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
-               "}\n" ::"r"(smem_address(bar)),
-               "r"(rank)
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
+                   cluster_address(bar, rank))
                : "memory");
 }
 __device__ __forceinline__ void barrier_wait_acquire_cluster(unsigned long long *bar,

@@ -164,16 +164,15 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                       std::to_string(multicast) + ", " +
                       std::to_string(config.getBlocksPerSm()) + ", " +
                       std::to_string(pixels[0]) + ", " + std::to_string(pixels[1]) + ", " +
-                      std::to_string(pixels[2]) +
-                      (config.getStreamK() ? ", true"
-                       : split != 1        ? ", false, " + std::to_string(split)
-                                           : "");
+                      withoutTrailingDefaults({std::to_string(pixels[2]),
+                                               config.getStreamK() ? "true" : "false",
+                                               std::to_string(split)},
+                                              {"false", "1"});
   kernel.source =
       header(group, kernel.kind) + "#include \"kiln_conv_sm90.cuh\"\n" +
-      "static_assert(kiln::sm90::shared_bytes(" + std::to_string(width) + ", " +
-      std::to_string(config.getStages()) +
-      (split != 1 ? ", false, 128, false, false, " + std::to_string(split) : "") +
-      ") == " + std::to_string(kernel.dynamicSharedBytes) +
+      "static_assert(" +
+      wgmmaSharedBytesCall(width, config.getStages(), false, 128, false, false, split) +
+      " == " + std::to_string(kernel.dynamicSharedBytes) +
       ", \"the launch's shared memory must match the kernel's\");\n" +
       (clusterBlocks > 1 ? clusterPreamble(clusterBlocks) : "") +
       wgmmaBlocksPreamble(config.getBlocksPerSm()) + "\n" + shape + "\n" +

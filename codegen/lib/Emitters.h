@@ -96,6 +96,16 @@ void setStreamKLaunch(KernelConfigAttr config, int64_t width, EmittedKernel &ker
 /// in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,
                         int64_t gridLimit, int64_t splitK = 1);
+/// A C++ argument list whose last parameters have defaults: `values` joined
+/// by ", ", less the trailing values equal to the defaults of the last
+/// `defaults.size()` parameters (so that a kernel's source names only the
+/// template arguments it changes).
+std::string withoutTrailingDefaults(const std::vector<std::string> &values,
+                                    const std::vector<std::string> &defaults);
+/// kiln::sm90::shared_bytes(...) with the Hopper main loop's layout, as the
+/// kernel's source asserts it against the launch's dynamic shared memory.
+std::string wgmmaSharedBytesCall(int64_t width, int64_t stages, bool handoff, int64_t rows,
+                                 bool secondInputs, bool prefetchInputs, int64_t splitK);
 /// Defines KILN_WGMMA_BLOCKS_PER_SM (the Hopper main loop's blocks a
 /// multiprocessor in the sm_90a image, 1 elsewhere) where it is not 1.
 std::string wgmmaBlocksPreamble(int64_t blocksPerSM);

@@ -168,6 +168,31 @@ std::string kiln::codegen::detail::wgmmaBlocksPreamble(int64_t blocksPerSM) {
          defineInSm90a("KILN_WGMMA_BLOCKS_PER_SM", std::to_string(blocksPerSM), "1");
 }
 
+std::string kiln::codegen::detail::withoutTrailingDefaults(
+    const std::vector<std::string> &values, const std::vector<std::string> &defaults) {
+  size_t kept = values.size();
+  const size_t firstDefaulted = values.size() - defaults.size();
+  while (kept > firstDefaulted && values[kept - 1] == defaults[kept - 1 - firstDefaulted])
+    --kept;
+  std::string text;
+  for (size_t i = 0; i < kept; ++i)
+    text += (i ? ", " : "") + values[i];
+  return text;
+}
+
+std::string kiln::codegen::detail::wgmmaSharedBytesCall(int64_t width, int64_t stages,
+                                                        bool handoff, int64_t rows,
+                                                        bool secondInputs, bool prefetchInputs,
+                                                        int64_t splitK) {
+  auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
+  return "kiln::sm90::shared_bytes(" +
+         withoutTrailingDefaults({std::to_string(width), std::to_string(stages), flag(handoff),
+                                  std::to_string(rows), flag(secondInputs),
+                                  flag(prefetchInputs), std::to_string(splitK)},
+                                 {"false", "128", "false", "false", "1"}) +
+         ")";
+}
+
 std::string kiln::codegen::detail::wgmmaScheduleName(WgmmaSchedule schedule) {
   return std::string("kiln::sm90::Schedule::") + stringifyWgmmaSchedule(schedule).str();
 }
@@ -457,16 +482,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
              ", " + flag(batch != 1) + ">(map0, map1, " + sizes + ", " +
              flag(plan.batchA != 1) + ", " + flag(plan.batchB != 1) + tail;
     else
-      call = "kiln::sm90::wgmma_gemm<" + common + std::to_string(config.getMulticast()) + ", " +
-             std::to_string(config.getBlocksPerSm()) +
-             (config.getStreamK() ? ", true"
-              : tileRows != 128 || prefetchInputs || hopperSplit != 1
-                  ? ", false, " + std::to_string(tileRows)
-                  : "") +
-             (prefetchInputs || hopperSplit != 1 ? std::string(", ") + flag(prefetchInputs)
-                                                 : "") +
-             (hopperSplit != 1 ? ", " + std::to_string(hopperSplit) : "") + ">(map0, map1, " +
-             sizes + tail;
+      call = "kiln::sm90::wgmma_gemm<" + common +
+             withoutTrailingDefaults(
+                 {std::to_string(config.getMulticast()), std::to_string(config.getBlocksPerSm()),
+                  flag(config.getStreamK()), std::to_string(tileRows), flag(prefetchInputs),
+                  std::to_string(hopperSplit)},
+                 {"false", "128", "false", "1"}) +
+             ">(map0, map1, " + sizes + tail;
     mainLoop = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  " + call + "#else\n  " + pointerCall +
                "#endif\n";
   }
@@ -568,20 +590,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(M) + ") == " + std::to_string(threads) +
                   ", \"the launch's block must match the kernel's warps\");\n"
             : "") +
-      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(kiln::sm90::shared_bytes(" +
-                    std::to_string(config.getTile()[1]) + ", " +
-                    std::to_string(config.getStages()) +
-                    (hopperSplit != 1
-                         ? ", false, 128, false, false, " + std::to_string(hopperSplit)
-                         : (handoff                          ? ", true"
-                            : tileRows != 128 || secondInputs ? ", false"
-                                                              : "") +
-                               (tileRows != 128 || secondInputs
-                                    ? ", " + std::to_string(tileRows)
-                                    : "") +
-                               (secondInputs ? ", true" : "") +
-                               (prefetchInputs ? ", true" : "")) +
-                    ") == " + std::to_string(kernel.dynamicSharedBytes) +
+      (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(" +
+                    wgmmaSharedBytesCall(config.getTile()[1], config.getStages(), handoff,
+                                         tileRows, secondInputs, prefetchInputs, hopperSplit) +
+                    " == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +
       (splitK ? splitClusterPreamble(split) +
