@@ -69,10 +69,6 @@
 #              both GELUs (scripts/gpu-ncu.sh: SM frequency, issue slots,
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
-#   slices     the Hopper GEMM and matmul tests, then bench/gemm_vs_torch.py
-#              --set transformer: default (cooperative tiles keep two
-#              residual slices in flight), then
-#              KILN_EPILOGUE_FRAGMENTS=one-slice-ahead
 #   split-k    the Hopper GEMM and convolution tests (K split over pairs of
 #              blocks among them), then ResNet-50 at batch 32, each launch
 #              alone, twice: default against --wgmma-split-k (its last
@@ -301,15 +297,6 @@ for part in "$@"; do
       done
       OUT=$out/ncu-gelu-tail TAIL=40 run gelu-ncu-gelu-tail "$root/scripts/gpu-ncu.sh" \
         "$work/epilogues-tail/linear_4096x3072x768_gelu_auto.kiln" kiln_ ;;
-    slices)
-      if TAIL=8 run slices-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
-          --gtest_filter='*LinearWgmma*:*MatmulWgmma*:*WgmmaLateResidual*'; then
-        run slices-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
-          --set transformer --markdown "$out/gemm-transformer.md"
-        KILN_EPILOGUE_FRAGMENTS=one-slice-ahead run slices-one python3 \
-          "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-one" --set transformer \
-          --markdown "$out/gemm-one-slice.md"
-      fi ;;
     split-k)
       # A pair that waits for its peer forever would hold the call to its
       # end: the tests get five minutes.

@@ -51,7 +51,6 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
   static constexpr bool kRowsByShuffle = true;
   /// The weight is [Cout, taps, C]: K-major.
   static constexpr bool kTransB = false;
-  static constexpr bool kBatchedGrid = false;
   const sm90::TensorMap &input, &weight;
 
   template <typename T>

@@ -75,29 +75,15 @@ __host__ __device__ constexpr int handoff_bytes(int bn) { return kBM * bn * 4; }
 /// A warp's slice of a 16-bit row input (a residual) for the fragments
 /// epilogue: 16 rows of 64 values at a pitch of 72.
 constexpr int kInputSliceBytes = 16 * (kStagingCols + 8) * 2;
-/// Whether a GEMM's consumer warps copy a second row-input slice before the
-/// main loop, into one slice a consumer warp past the staging (where the
-/// epilogue warpgroups' handoff or a split-K partial would be):
-///  - ping-pong 64-wide tiles: the second row half's. Each half's epilogue
-///    is one slice, and a 1x1 convolution over few channels (one k-step) is
-///    all epilogue, so the second half would otherwise wait a whole round
-///    trip of its own.
-///  - cooperative tiles of two or three slices: the warp's rows' second
-///    slice, and then the slices alternate between the two buffers, so that
-///    the epilogue of a tile with nothing beside it (one tile a block, as
-///    BERT's FFN down-projection) waits on L2 once, not once a slice. The
-///    ring comes out the same: at 128 rows and one block a multiprocessor
-///    the 18 KiB fit beside as many stages as fit without them. Only with a
-///    row input: the code generator reserves them wherever the epilogue
-///    loads one, a superset. Not 256 wide, nor with a batch on the grid:
-///    beside 128 accumulators a thread, or 64 and a batch's indices, a
-///    GELU and a residual, ptxas spilled (NVRTC, 2026-12-05).
+/// Whether a GEMM's ping-pong warps copy both row halves' row-input slices
+/// before the main loop: with 64-wide tiles each half's epilogue is one
+/// slice, and a 1x1 convolution over few channels (one k-step) is all
+/// epilogue, so the second half would otherwise wait a whole round trip of
+/// its own. The second slices lie past the staging (where the epilogue
+/// warpgroups' handoff would be), one a consumer warp.
 __host__ __device__ constexpr bool second_input_slices(bool pingpong, int bn, int rows,
-                                                       int blocksPerSM, bool handoff = false,
-                                                       int splitK = 1, bool rowInput = false) {
-  return rows == kBM && blocksPerSM == 1 && !handoff && splitK == 1 &&
-         (pingpong ? bn == kStagingCols
-                   : (bn == 2 * kStagingCols || bn == 3 * kStagingCols) && rowInput);
+                                                       int blocksPerSM) {
+  return pingpong && bn == kStagingCols && rows == kBM && blocksPerSM == 1;
 }
 /// With `prefetchInputs` as well, a ping-pong warp copies its next tile's
 /// two slices while this tile runs (two more a consumer warp: the next
@@ -151,9 +137,6 @@ struct MatrixOperands {
   /// Whether row() is worth computing once per tile and lane and passing
   /// around by shuffles (here it is one add).
   static constexpr bool kRowsByShuffle = false;
-  /// A batch on the grid's z planes (its indices take registers that a
-  /// cooperative tile's second row-input slice cannot spare).
-  static constexpr bool kBatchedGrid = kBatched;
   /// Bytes between the 64-column groups of an MN-major B stage.
   static constexpr unsigned kGroupBytes = 64 * kBK * 2;
   __device__ __forceinline__ int tiles_m() const { return (M + kRows - 1) / kRows; }
@@ -330,12 +313,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // GEMMs only: a convolution's rows (computed by shuffles) do not take the
   // early copy at all.
   constexpr bool kSecondInputs =
-      !Operands::kRowsByShuffle &&
-      second_input_slices(kPingPong, kBN, kRows, kBlocksPerSM, kHandoff, kSplitK,
-                          Epilogue::kRowInput && !Operands::kBatchedGrid);
-  // The next tile's slices too (ping-pong; kPrefetchInputs: the code
-  // generator's choice where the ring leaves room for them).
-  constexpr bool kNextInputs = kPrefetchInputs && kSecondInputs && kPingPong;
+      !Operands::kRowsByShuffle && second_input_slices(kPingPong, kBN, kRows, kBlocksPerSM);
+  // The next tile's slices too (kPrefetchInputs: the code generator's
+  // choice where the ring leaves room for them).
+  constexpr bool kNextInputs = kPrefetchInputs && kSecondInputs;
   static_assert(kStages >= 2 &&
                     shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs, kNextInputs,
                                  kSplitK) <= kMaxSharedBytes,
@@ -528,11 +509,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     constexpr int kHalves = kPingPong ? 2 : 1;
     // The second row half's first row-input slice, copied before the main
     // loop too (kSecondInputs: ping-pong, 64 wide).
-    constexpr bool kEarlySecond = kEarlyInput && kSecondInputs && kPingPong;
-    // A cooperative warp's second slice of its rows, likewise, and then two
-    // slices in flight (kSecondInputs: 128 or 192 wide).
-    constexpr bool kEarlyNext =
-        kEarlyInput && kSecondInputs && !kPingPong && Epilogue::kRowInputTwoAhead;
+    constexpr bool kEarlySecond = kEarlyInput && kSecondInputs;
     unsigned short *const secondInput =
         secondInputs + (consumer * 4 + warp) * (kInputSliceBytes / 2);
     // kNextInputs: a tile's slices are copied at the start of this
@@ -630,9 +607,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           // The next tile's two groups may still be in flight.
           store_fragments<kBN, 2>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                   true, input_slice(parity, h));
-        else if constexpr (kEarlyNext)
-          store_fragments<kBN, 0, true>(ops, N, epilogue, acc[h], staging, tileM, blockN,
-                                        warpRow, earlyInput, nullptr, secondInput);
         else if constexpr (Epilogue::kFragments)
           store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                earlyInput && (h == 0 || kEarlySecond),
@@ -734,9 +708,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                    (kPingPong ? 0 : consumer) * 64 + warp * 16);
           if constexpr (kEarlySecond)
             copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN, 64 + warp * 16);
-          if constexpr (kEarlyNext)
-            copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN,
-                                 consumer * 64 + warp * 16, 1);
         }
         int it = j * (splitEnd - splitBegin);
         const int previous = multiply(d, splitBegin, splitEnd, it);

@@ -200,20 +200,20 @@ __device__ __forceinline__ void copy_row_input(const Operands &ops, int N, const
   cp_async_commit();
 }
 
-/// The row input's first slice of a tile (of rows warpRow ..), or slice
-/// `c`, copied into `inputSlice` before its main loop
-/// (Epilogue::kRowInputEarly) so that the epilogue does not start on a
-/// round trip to L2: store_fragments is then told it is there.
+/// The row input's first slice of a tile (of rows warpRow ..), copied into
+/// `inputSlice` before its main loop (Epilogue::kRowInputEarly) so that the
+/// epilogue does not start on a round trip to L2: store_fragments is then
+/// told it is there.
 template <typename Operands, typename Epilogue>
 __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
                                                      const Epilogue &epilogue,
                                                      unsigned short *inputSlice, int tileM,
-                                                     int blockN, int warpRow, int c = 0) {
+                                                     int blockN, int warpRow) {
   const int lane = threadIdx.x % 32;
   const int laneRow = Operands::kRowsByShuffle ? ops.row(tileM, warpRow + (lane & 15)) : 0;
   int chunkRows[4];
   row_copy_rows(ops, tileM, warpRow, laneRow, chunkRows);
-  copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, c);
+  copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, 0);
 }
 
 /// One warp's share of a tile's epilogue where the epilogue runs on the
@@ -230,24 +230,17 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
 /// ldmatrix back into the accumulators' layout.
 /// kPendingInputs: groups of row-input copies committed after this tile's
 /// that may still be in flight (the next tile's, copied ahead).
-/// kTwoAhead: the row input's slices alternate between `inputSlice` and
-/// `secondSlice`, two in flight, so that only the first two wait on L2
-/// (copied before the main loop with firstInputCopied, both together
-/// otherwise) and each later one has a slice's math to arrive in.
-template <int kBN, int kPendingInputs = 0, bool kTwoAhead = false, typename Operands,
-          typename Epilogue, typename Accumulators>
+template <int kBN, int kPendingInputs = 0, typename Operands, typename Epilogue,
+          typename Accumulators>
 __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Epilogue &epilogue,
                                                 const Accumulators &acc,
                                                 float *staging, int tileM, int blockN,
                                                 int warpRow, bool firstInputCopied = false,
-                                                unsigned short *inputSlice = nullptr,
-                                                unsigned short *secondSlice = nullptr) {
+                                                unsigned short *inputSlice = nullptr) {
   constexpr int kSlices = kBN / kStagingCols;
   static_assert(kPendingInputs == 0 || kSlices == 1,
                 "a wider tile copies its further slices here, behind any copied ahead");
-  static_assert(!kTwoAhead || (kSlices >= 2 && kPendingInputs == 0),
-                "two slices ahead take a tile of two or more, none copied a tile ahead");
   const int lane = threadIdx.x % 32;
   // Accumulator layout of m64nNk16 (see store_accumulators): this lane's
   // rows are the warp's lane / 4 and lane / 4 + 8.
@@ -276,31 +269,24 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
   // l / 8; matrices 0..3 are a 16 x 16 block's top-left, bottom-left,
   // top-right and bottom-right 8 x 8.
   const int blockOffset = ((lane & 7) + 8 * ((lane >> 3) & 1)) * kPitch + 8 * (lane >> 4);
-  auto buffer = [&](int c) { return kTwoAhead && c % 2 == 1 ? secondSlice : inputSlice; };
   auto copy_input = [&](int c) {
     if constexpr (Epilogue::kRowInput)
-      copy_row_input(ops, N, epilogue, buffer(c), chunkRows, blockN, c);
+      copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, c);
   };
-  constexpr int kAhead = kTwoAhead ? 2 : 1;
   if (!firstInputCopied)
-    for (int c = 0; c < kAhead; ++c)
-      copy_input(c);
+    copy_input(0);
 #pragma unroll
   for (int c = 0; c < kSlices; ++c) {
     unsigned inputs[kStagingCols / 16][4] = {};
     if constexpr (Epilogue::kRowInput) {
-      // Groups committed after slice c's: the next slice's, if copied.
-      if (kTwoAhead && c + 1 < kSlices)
-        cp_async_wait<1>();
-      else
-        cp_async_wait<kPendingInputs>();
+      cp_async_wait<kPendingInputs>();
       __syncwarp();
 #pragma unroll
       for (int jj = 0; jj < kStagingCols / 16; ++jj)
-        ldmatrix_x4(inputs[jj], buffer(c) + blockOffset + 16 * jj);
+        ldmatrix_x4(inputs[jj], inputSlice + blockOffset + 16 * jj);
       __syncwarp();
-      if (c + kAhead < kSlices)
-        copy_input(c + kAhead);
+      if (c + 1 < kSlices)
+        copy_input(c + 1);
     }
     unsigned packed[kStagingCols / 16][4];
 #pragma unroll

@@ -122,9 +122,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // Hopper main loops copy a tile's first slice of the row input when its
   // epilogue starts instead of before its k-steps (kRowInputEarly, the
   // default: 0.5-0.7 us faster on the transformer GEMMs with a residual on
-  // 2026-12-03, so that the epilogue does not open on a round trip to L2),
-  // "one-slice-ahead" keeps a cooperative Hopper tile's row-input slices to
-  // one in flight instead of two (kRowInputTwoAhead).
+  // 2026-12-03, so that the epilogue does not open on a round trip to L2).
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
   auto sixteenBits = [](const std::string &type) {
@@ -183,8 +181,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInputEarly = " +
          (rowInput && fragmentsMode != "late-residual" ? "true" : "false") + ";\n" +
-         "  static constexpr bool kRowInputTwoAhead = " +
-         (rowInput && fragmentsMode != "one-slice-ahead" ? "true" : "false") + ";\n" +
          fragmentMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +

@@ -407,20 +407,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const int64_t tileRows = hopper ? config.getTile()[0] : 128;
   if (hopper && tileRows != 128)
     threads = static_cast<unsigned>(128 * (1 + tileRows / 64));
-  // Ping-pong 64-wide tiles keep both row halves' first row-input slices,
-  // cooperative ones two slices of their rows where the epilogue may read
-  // a row input (the kernel's Epilogue::kRowInput implies element loads)
-  // and no batch is on the grid.
-  const bool pingpong = config.getSchedule() == WgmmaSchedule::pingpong;
+  // Ping-pong 64-wide tiles keep both row halves' first row-input slices.
   const bool secondInputs =
-      hopper && wgmmaSecondInputSlices(pingpong, config.getTile()[1], tileRows,
-                                       config.getBlocksPerSm(), handoff, hopperSplit,
-                                       !epilogue.elementLoads.empty() && batch == 1);
-  // Ping-pong: and the next tile's, copied a tile ahead, where the epilogue
-  // reads a row input and the ring the selection stage sized leaves room
-  // for them (--wgmma-residual-prefetch gives up a stage for it).
+      hopper && wgmmaSecondInputSlices(config.getSchedule() == WgmmaSchedule::pingpong,
+                                       config.getTile()[1], tileRows, config.getBlocksPerSm());
+  // And the next tile's, copied a tile ahead, where the epilogue reads a
+  // row input and the ring the selection stage sized leaves room for them
+  // (--wgmma-residual-prefetch gives up a stage for it).
   const bool prefetchInputs =
-      secondInputs && pingpong && !config.getStreamK() && !epilogue.elementLoads.empty() &&
+      secondInputs && !config.getStreamK() && !epilogue.elementLoads.empty() &&
       wgmmaSharedBytes(config.getTile()[1], config.getStages(), false, tileRows, true, true) <=
           kMaxDynamicSharedBytes;
   // Warpgroups past three exist in the sm_90a image only: the others'

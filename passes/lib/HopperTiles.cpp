@@ -295,17 +295,15 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       int64_t stages = 2;
       // (The second row-input slices counted for convolutions too, which
       // do not take them: the stages come out the same.)
-      const bool pingpong = candidate.schedule == WgmmaSchedule::pingpong;
       const bool secondInputs =
-          wgmmaSecondInputSlices(pingpong, candidate.width, candidate.rows, blocksPerSM,
-                                 candidate.handoff(), 1, residual);
+          wgmmaSecondInputSlices(candidate.schedule == WgmmaSchedule::pingpong, candidate.width,
+                                 candidate.rows, blocksPerSM);
       // wgmma-residual-prefetch: room for the next tile's residual slices
       // too, which the code generator then copies a tile ahead
       // (kiln_gemm_sm90.cuh). GEMMs and 1x1 convolutions only: an implicit
       // GEMM's shape has no anchor, and its kernel copies no slice early.
       const bool prefetchInputs =
-          knobs.wgmmaResidualPrefetch && pingpong && secondInputs && residual &&
-          s.anchor != nullptr;
+          knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
       while (stages < 6 &&
              wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(), candidate.rows,
                               secondInputs, prefetchInputs) *

@@ -50,11 +50,6 @@
 // PTX: cp.async.cg.shared.global
 // PTX: wgmma.mma_async
 // PTX: cp.async.wait_group 2
-// PTX: // === ptx two_slices_k0
-// PTX: cp.async.commit_group
-// PTX: cp.async.commit_group
-// PTX: wgmma.mma_async
-// PTX: cp.async.wait_group 1
 
 // Each kernel variant forced by a written `kiln.kernel` on a shape where
 // kiln-select-kernels would take another (it takes gemm_split_k, split 4,
@@ -384,26 +379,6 @@ func.func @prefetched_residual(%x: tensor<1000x256xf16>, %w: tensor<504x256xf16>
     %t = kiln.add %l, %br : tensor<1000x504xf16>
     %y = kiln.relu %t : tensor<1000x504xf16>
     kiln.yield %y : tensor<1000x504xf16>
-  }
-  return %0 : tensor<1000x504xf16>
-}
-
-
-// -----
-
-// A cooperative 192-wide tile with a residual: each consumer warp copies its
-// rows' first two residual slices before the main loop, the second into
-// 18 KiB past the staging (a slice a warp), beside the same 4 stages. Without
-// a row input the same tile reserves none (wgmma192 above: 201728).
-// CHECK-LABEL: // === kernel two_slices_k0 grid(3, 1, 1) block(384) shared(220160) inputs(3) outputs(1)
-//       CHECK: static_assert(kiln::sm90::shared_bytes(192, 4, false, 128, true) == 220160
-//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 4, kiln::sm90::Schedule::cooperative, 1, 1>(map0, map1, 1000, 504, 3072, epilogue);
-func.func @two_slices(%x: tensor<1000x3072xf16>, %w: tensor<504x3072xf16>, %r: tensor<1000x504xf16>) -> tensor<1000x504xf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<1000x3072xf16>, tensor<504x3072xf16>, tensor<1000x504xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 3>} -> tensor<1000x504xf16> {
-  ^bb0(%a: tensor<1000x3072xf16>, %bw: tensor<504x3072xf16>, %br: tensor<1000x504xf16>):
-    %l = kiln.linear %a, %bw : (tensor<1000x3072xf16>, tensor<504x3072xf16>) -> tensor<1000x504xf16>
-    %t = kiln.add %l, %br : tensor<1000x504xf16>
-    kiln.yield %t : tensor<1000x504xf16>
   }
   return %0 : tensor<1000x504xf16>
 }

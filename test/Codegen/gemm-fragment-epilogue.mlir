@@ -3,7 +3,6 @@
 // RUN: env KILN_EPILOGUE_FRAGMENTS=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
-// RUN: env KILN_EPILOGUE_FRAGMENTS=one-slice-ahead kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
@@ -27,7 +26,6 @@
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
-//  CHECK-NEXT:   static constexpr bool kRowInputTwoAhead = false;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
 //       CHECK:     compute_pair(m, n, acc0, acc1, first, second);
 //       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
@@ -99,7 +97,6 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = true;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = true;
-//  CHECK-NEXT:   static constexpr bool kRowInputTwoAhead = true;
 //       CHECK:   const void *row_input_at(int m, int n) const {
 //       CHECK:     return in2 + idx;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
@@ -114,9 +111,6 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // LATE-LABEL: // === kernel residual_k0
 //       LATE:   static constexpr bool kRowInputEarly = false;
-// ONE-LABEL: // === kernel residual_k0
-//       ONE:   static constexpr bool kRowInputEarly = true;
-//  ONE-NEXT:   static constexpr bool kRowInputTwoAhead = false;
 // LATEPTX-LABEL: // === ptx residual_k0
 //   LATEPTX-NOT: cp.async.cg.shared.global
 //       LATEPTX: wgmma.mma_async

@@ -118,17 +118,13 @@ constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff =
          (secondInputs ? rows / 16 * 16 * 72 * 2 * (prefetchInputs ? 3 : 1) : 0) +
          (splitK > 1 ? 64 * tileN * 4 : 0) + 1024;
 }
-/// Whether a Hopper GEMM's consumer warps copy a second row-input slice
-/// before the main loop into 2304 bytes a consumer warp past the staging:
-/// ping-pong 64-wide tiles the second row half's, cooperative tiles 128 or
-/// 192 wide their rows' second slice where the epilogue reads a row input
-/// (kiln::sm90::second_input_slices; a convolution's kernel never does, but
-/// its selection may count them).
+/// Whether a Hopper GEMM's ping-pong warps copy both row halves' first
+/// row-input slices before the main loop, the second into 2304 bytes a
+/// consumer warp past the staging (kiln::sm90::second_input_slices; a
+/// convolution's kernel never does, but its selection may count them).
 constexpr bool wgmmaSecondInputSlices(bool pingpong, int64_t tileN, int64_t rows,
-                                      int64_t blocksPerSM, bool handoff = false,
-                                      int64_t splitK = 1, bool rowInput = false) {
-  return rows == 128 && blocksPerSM == 1 && !handoff && splitK == 1 &&
-         (pingpong ? tileN == 64 : (tileN == 128 || tileN == 192) && rowInput);
+                                      int64_t blocksPerSM) {
+  return pingpong && tileN == 64 && rows == 128 && blocksPerSM == 1;
 }
 /// conv_stem's paths (kiln_conv_stem.cuh): a tile of 128 adjacent outputs
 /// of one output row reads KH rows of the input once ("rows") where no
