@@ -69,6 +69,12 @@
 #              both GELUs (scripts/gpu-ncu.sh: SM frequency, issue slots,
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
+#   two-pass   the Hopper GEMM tests (GELU and a residual), then
+#              bench/gemm_vs_torch.py --set epilogues and --set transformer
+#              by default (an epilogue with a GELU or SiLU in two passes:
+#              the linear's results packed first) and with
+#              KILN_EPILOGUE_TWO_PASS=0, then Nsight Compute on the GELU
+#              up-projection both ways (what its warps stall on)
 #   split-k    the Hopper GEMM and convolution tests (K split over pairs of
 #              blocks among them), then ResNet-50 at batch 32, each launch
 #              alone, twice: default against --wgmma-split-k (its last
@@ -297,6 +303,26 @@ for part in "$@"; do
       done
       OUT=$out/ncu-gelu-tail TAIL=40 run gelu-ncu-gelu-tail "$root/scripts/gpu-ncu.sh" \
         "$work/epilogues-tail/linear_4096x3072x768_gelu_auto.kiln" kiln_ ;;
+    two-pass)
+      if TAIL=8 run two-pass-tests timeout 200 "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*LinearWgmmaFragmentEpilogue*:*LinearWgmmaBiasFree*:*MatmulWgmmaForced*'; then
+        for setting in two one; do
+          pass=$([ $setting = one ] && echo 0 || echo 1)
+          KILN_EPILOGUE_TWO_PASS=$pass run "two-pass-epilogues-$setting" python3 \
+            "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues-$setting" --set epilogues \
+            --markdown "$out/gemm-epilogues-$setting.md"
+        done
+        for setting in two one; do
+          OUT=$out/ncu-gelu-$setting TAIL=50 run "two-pass-ncu-$setting" "$root/scripts/gpu-ncu.sh" \
+            "$work/epilogues-$setting/linear_4096x3072x768_gelu_auto.kiln" kiln_
+        done
+        for setting in two one; do
+          pass=$([ $setting = one ] && echo 0 || echo 1)
+          KILN_EPILOGUE_TWO_PASS=$pass run "two-pass-transformer-$setting" python3 \
+            "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" --set transformer \
+            --markdown "$out/gemm-transformer-$setting.md"
+        done
+      fi ;;
     split-k)
       # A pair that waits for its peer forever would hold the call to its
       # end: the tests get five minutes.
@@ -388,6 +414,6 @@ for part in "$@"; do
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
-tar czf "$out/ab.tar.gz" -C "$out" $(cd "$out" && ls -d -- *.log *.md *.json raw-* 2>/dev/null)
+tar czf "$out/ab.tar.gz" -C "$out" $(cd "$out" && ls -d -- *.log *.md *.json raw-* ncu-* 2>/dev/null)
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL) (all of it: $out/ab.tar.gz)"
 exit $status

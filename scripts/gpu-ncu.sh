@@ -42,10 +42,17 @@ for kernel in "$@"; do
   if ncu --clock-control none --kernel-name "regex:^$kernel" --launch-skip 5 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
       --section LaunchStats --section WarpStateStats --section SchedulerStats \
+      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
       "$bundle/bin/kiln-run" "$artifact" --device-io --no-graph --bench 20 > "$report" 2>&1 &&
      grep -q "Duration" "$report"; then
     grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Warp Per Scheduler|No Eligible" \
       "$report" | sed 's/^ */    /'
+    # What the warps stall on, cycles a warp per issued instruction, the
+    # largest first (averaged over every warp: the producer's waits too).
+    grep -E "smsp__average_warps_issue_stalled_" "$report" |
+      awk '{print $NF, $1}' | sort -rn | head -8 |
+      sed -e 's/smsp__average_warps_issue_stalled_//' -e 's/_per_issue_active.ratio//' \
+          -e 's/^/    stalled /'
   else
     echo "    FAIL: no report for $kernel (see $report)"
     tail -n 5 "$report" | sed 's/^/    /'
