@@ -101,7 +101,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu two-pass split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -304,18 +304,20 @@ for part in "$@"; do
       OUT=$out/ncu-gelu-tail TAIL=40 run gelu-ncu-gelu-tail "$root/scripts/gpu-ncu.sh" \
         "$work/epilogues-tail/linear_4096x3072x768_gelu_auto.kiln" kiln_ ;;
     two-pass)
+      # The timings first (gemm_vs_torch.py checks each result against
+      # PyTorch's), then the kernel tests, then the other shapes.
+      for setting in two one; do
+        pass=$([ $setting = one ] && echo 0 || echo 1)
+        TAIL=8 KILN_EPILOGUE_TWO_PASS=$pass run "two-pass-epilogues-$setting" python3 \
+          "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues-$setting" --set epilogues \
+          --markdown "$out/gemm-epilogues-$setting.md"
+      done
+      for setting in two one; do
+        OUT=$out/ncu-gelu-$setting TAIL=30 run "two-pass-ncu-$setting" "$root/scripts/gpu-ncu.sh" \
+          "$work/epilogues-$setting/linear_4096x3072x768_gelu_auto.kiln" kiln_
+      done
       if TAIL=8 run two-pass-tests timeout 200 "$bin/kiln-kernels-gpu-tests" \
           --gtest_filter='*LinearWgmmaFragmentEpilogue*:*LinearWgmmaBiasFree*:*MatmulWgmmaForced*'; then
-        for setting in two one; do
-          pass=$([ $setting = one ] && echo 0 || echo 1)
-          KILN_EPILOGUE_TWO_PASS=$pass run "two-pass-epilogues-$setting" python3 \
-            "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues-$setting" --set epilogues \
-            --markdown "$out/gemm-epilogues-$setting.md"
-        done
-        for setting in two one; do
-          OUT=$out/ncu-gelu-$setting TAIL=50 run "two-pass-ncu-$setting" "$root/scripts/gpu-ncu.sh" \
-            "$work/epilogues-$setting/linear_4096x3072x768_gelu_auto.kiln" kiln_
-        done
         for setting in two one; do
           pass=$([ $setting = one ] && echo 0 || echo 1)
           KILN_EPILOGUE_TWO_PASS=$pass run "two-pass-transformer-$setting" python3 \
