@@ -69,12 +69,6 @@
 #              both GELUs (scripts/gpu-ncu.sh: SM frequency, issue slots,
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
-#   two-pass   the Hopper GEMM tests (GELU and a residual), then
-#              bench/gemm_vs_torch.py --set epilogues and --set transformer
-#              by default (an epilogue with a GELU or SiLU in two passes:
-#              the linear's results packed first) and with
-#              KILN_EPILOGUE_TWO_PASS=0, then Nsight Compute on the GELU
-#              up-projection both ways (what its warps stall on)
 #   split-k    the Hopper GEMM and convolution tests (K split over pairs of
 #              blocks among them), then ResNet-50 at batch 32, each launch
 #              alone, twice: default against --wgmma-split-k (its last
@@ -101,7 +95,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu two-pass split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -303,28 +297,6 @@ for part in "$@"; do
       done
       OUT=$out/ncu-gelu-tail TAIL=40 run gelu-ncu-gelu-tail "$root/scripts/gpu-ncu.sh" \
         "$work/epilogues-tail/linear_4096x3072x768_gelu_auto.kiln" kiln_ ;;
-    two-pass)
-      # The timings first (gemm_vs_torch.py checks each result against
-      # PyTorch's), then the kernel tests, then the other shapes.
-      for setting in two one; do
-        pass=$([ $setting = one ] && echo 0 || echo 1)
-        TAIL=8 KILN_EPILOGUE_TWO_PASS=$pass run "two-pass-epilogues-$setting" python3 \
-          "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues-$setting" --set epilogues \
-          --markdown "$out/gemm-epilogues-$setting.md"
-      done
-      for setting in two one; do
-        OUT=$out/ncu-gelu-$setting TAIL=30 run "two-pass-ncu-$setting" "$root/scripts/gpu-ncu.sh" \
-          "$work/epilogues-$setting/linear_4096x3072x768_gelu_auto.kiln" kiln_
-      done
-      if TAIL=8 run two-pass-tests timeout 200 "$bin/kiln-kernels-gpu-tests" \
-          --gtest_filter='*LinearWgmmaFragmentEpilogue*:*LinearWgmmaBiasFree*:*MatmulWgmmaForced*'; then
-        for setting in two one; do
-          pass=$([ $setting = one ] && echo 0 || echo 1)
-          KILN_EPILOGUE_TWO_PASS=$pass run "two-pass-transformer-$setting" python3 \
-            "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" --set transformer \
-            --markdown "$out/gemm-transformer-$setting.md"
-        done
-      fi ;;
     split-k)
       # A pair that waits for its peer forever would hold the call to its
       # end: the tests get five minutes.

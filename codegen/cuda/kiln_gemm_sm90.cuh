@@ -600,22 +600,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     };
     auto store = [&](Accumulators &acc, int tileM, int blockN, bool earlyInput = false,
                      int parity = 0) {
-      if constexpr (Epilogue::kLinearPacked && !kPrefetch) {
-        // Two passes: every half's linear results rounded and packed first,
-        // so that the rest runs with half the registers free.
-        unsigned linear[kHalves][kBN / 16][4];
-#pragma unroll
-        for (int h = 0; h < kHalves; ++h)
-          pack_linear<kBN>(N, epilogue, acc[h], blockN, linear[h]);
-#pragma unroll
-        for (int h = 0; h < kHalves; ++h) {
-          const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
-          store_fragments<kBN, 0, true>(ops, N, epilogue, linear[h], staging, tileM, blockN,
-                                        warpRow, earlyInput && (h == 0 || kEarlySecond),
-                                        kEarlySecond && h == 1 ? secondInput : nullptr);
-        }
-        return;
-      }
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;

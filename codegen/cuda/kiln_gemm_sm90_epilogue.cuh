@@ -216,28 +216,6 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
   copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, 0);
 }
 
-/// The first of a two-pass epilogue (Epilogue::kLinearPacked): a 64-row
-/// half's accumulators in m64nNk16's layout (see store_accumulators), each
-/// pair of adjacent columns rounded to the linear's 16-bit type in one
-/// register, in the order store_fragments reads them: chunk i's top-left,
-/// bottom-left, top-right and bottom-right pairs. Columns past N take the
-/// last pair's column, as store_fragments computes them.
-template <int kBN, typename Epilogue, typename Accumulators>
-__device__ __forceinline__ void pack_linear(int N, const Epilogue &epilogue,
-                                            const Accumulators &acc, int blockN,
-                                            unsigned (&linear)[kBN / 16][4]) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int i = 0; i < kBN / 16; ++i) {
-    const int n = blockN + 16 * i + 2 * (lane % 4);
-    const int left = min(n, N - 2), right = min(n + 8, N - 2);
-    linear[i][0] = epilogue.linear_packed(left, acc[i][0], acc[i][1]);
-    linear[i][1] = epilogue.linear_packed(left, acc[i][2], acc[i][3]);
-    linear[i][2] = epilogue.linear_packed(right, acc[i][4], acc[i][5]);
-    linear[i][3] = epilogue.linear_packed(right, acc[i][6], acc[i][7]);
-  }
-}
-
 /// One warp's share of a tile's epilogue where the epilogue runs on the
 /// accumulators where they are (Epilogue::kFragments: one 16-bit result,
 /// rows in 16-byte chunks). Each lane computes its own pairs of adjacent
@@ -252,11 +230,8 @@ __device__ __forceinline__ void pack_linear(int N, const Epilogue &epilogue,
 /// ldmatrix back into the accumulators' layout.
 /// kPendingInputs: groups of row-input copies committed after this tile's
 /// that may still be in flight (the next tile's, copied ahead).
-/// kLinear: `acc` holds the linear's results already rounded, a pair of
-/// columns a register (pack_linear; Epilogue::kLinearPacked), not fp32
-/// accumulators.
-template <int kBN, int kPendingInputs = 0, bool kLinear = false, typename Operands,
-          typename Epilogue, typename Accumulators>
+template <int kBN, int kPendingInputs = 0, typename Operands, typename Epilogue,
+          typename Accumulators>
 __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Epilogue &epilogue,
                                                 const Accumulators &acc,
@@ -321,17 +296,10 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
       // and never stored: N is a multiple of 8, so a stored chunk is whole.
       const int n = blockN + c * kStagingCols + 16 * jj + 2 * (lane % 4);
       const int left = min(n, N - 2), right = min(n + 8, N - 2);
-      if constexpr (kLinear) {
-        packed[jj][0] = epilogue.compute_packed_linear(topAt, left, chunk[0], inputs[jj][0]);
-        packed[jj][1] = epilogue.compute_packed_linear(bottomAt, left, chunk[1], inputs[jj][1]);
-        packed[jj][2] = epilogue.compute_packed_linear(topAt, right, chunk[2], inputs[jj][2]);
-        packed[jj][3] = epilogue.compute_packed_linear(bottomAt, right, chunk[3], inputs[jj][3]);
-      } else {
-        packed[jj][0] = epilogue.compute_packed(topAt, left, chunk[0], chunk[1], inputs[jj][0]);
-        packed[jj][1] = epilogue.compute_packed(bottomAt, left, chunk[2], chunk[3], inputs[jj][1]);
-        packed[jj][2] = epilogue.compute_packed(topAt, right, chunk[4], chunk[5], inputs[jj][2]);
-        packed[jj][3] = epilogue.compute_packed(bottomAt, right, chunk[6], chunk[7], inputs[jj][3]);
-      }
+      packed[jj][0] = epilogue.compute_packed(topAt, left, chunk[0], chunk[1], inputs[jj][0]);
+      packed[jj][1] = epilogue.compute_packed(bottomAt, left, chunk[2], chunk[3], inputs[jj][1]);
+      packed[jj][2] = epilogue.compute_packed(topAt, right, chunk[4], chunk[5], inputs[jj][2]);
+      packed[jj][3] = epilogue.compute_packed(bottomAt, right, chunk[6], chunk[7], inputs[jj][3]);
     }
 #pragma unroll
     for (int jj = 0; jj < kStagingCols / 16; ++jj)

@@ -163,13 +163,6 @@ struct EpilogueFunctor {
   std::string indexCode;
   bool pairs = false;
   bool chunks = false;
-  /// Two passes (kLinearPacked: a Hopper GEMM whose epilogue applies a
-  /// transcendental to the linear's 16-bit result): `linear`, the linear's
-  /// value from `acc` at column `n` before its rounding to `linearType`, and
-  /// `afterLinear`, the epilogue's code with that rounded value bound to
-  /// `linear`. Empty / null: one pass.
-  std::string linear, linearType;
-  const ElementCode *afterLinear = nullptr;
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);

@@ -33,46 +33,6 @@ static std::string withoutRounding(const std::string &value, const std::string &
   return value.substr(prefix.size(), value.size() - prefix.size() - 2);
 }
 
-/// The two-pass epilogue's members (EpilogueFunctor::afterLinear), given
-/// the fragments' store type and row-input type ("" without a row input):
-/// linear_packed() rounds two adjacent columns' linear results into one
-/// register, compute_packed_linear() finishes them as compute_packed()
-/// would from the accumulators. The pair holds exactly the values the one
-/// pass rounds through (kiln::to_float(kiln::from_float<T>(linear))), so
-/// both give the same bits.
-static std::string linearMembers(const EpilogueFunctor &functor, const std::string &storeType,
-                                 const std::string &rowInputType) {
-  if (!functor.afterLinear)
-    return "";
-  const ElementCode &after = *functor.afterLinear;
-  std::string returned = withoutRounding(after.deferredStores[0].value, storeType);
-  std::string parameters, first, second, unpack;
-  if (!rowInputType.empty()) {
-    const std::string input = "in" + std::to_string(after.elementLoads[0]);
-    parameters = ", const " + rowInputType + " " + input + "_element";
-    unpack = "    const kiln::Pair<" + rowInputType + "> pair = *reinterpret_cast<const "
-             "kiln::Pair<" + rowInputType + "> *>(&inputs);\n";
-    first = ", pair.x";
-    second = ", pair.y";
-  }
-  const std::string signature = "(" + functor.parameters;
-  return "  __device__ __forceinline__ unsigned linear_packed(int n, float acc0, float acc1) "
-         "const {\n    return kiln::pack_pair<" + functor.linearType + ">(linear_value(n, acc0), "
-         "linear_value(n + 1, acc1));\n  }\n"
-         "  __device__ __forceinline__ float linear_value(int n, float acc) const {\n"
-         "    return " + functor.linear + ";\n  }\n"
-         "  __device__ __forceinline__ Values element_linear" + signature +
-         ", float linear" + parameters + ") const {\n" + functor.indexCode + "    (void)idx;\n" +
-         after.code + "    return Values{" + returned + "};\n  }\n"
-         "  __device__ __forceinline__ unsigned compute_packed_linear" + signature +
-         ", unsigned linear, unsigned inputs) const {\n    const kiln::Pair<" +
-         functor.linearType + "> l = *reinterpret_cast<const kiln::Pair<" + functor.linearType +
-         "> *>(&linear);\n" + unpack + "    const Values first = element_linear(" +
-         functor.arguments + ", kiln::to_float(l.x)" + first + "), second = element_linear(" +
-         functor.arguments + " + 1, kiln::to_float(l.y)" + second + ");\n"
-         "    return kiln::pack_pair<" + storeType + ">(first.r0, second.r0);\n  }\n";
-}
-
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue) {
   std::string members;
@@ -201,7 +161,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     fragmentMembers += "  __device__ __forceinline__ unsigned compute_packed" + signature +
                        ", float acc0, float acc1, unsigned inputs) const {\n" + body +
                        "    return kiln::pack_pair<" + store.type +
-                       ">(first.r0, second.r0);\n  }\n" + linearMembers(functor, store.type, rowInputType) +
+                       ">(first.r0, second.r0);\n  }\n"
                        "  __device__ __forceinline__ void store_chunk" + signature +
                        ", uint4 chunk) const {\n" + functor.indexCode +
                        "    *reinterpret_cast<uint4 *>(out" + std::to_string(store.result) +
@@ -221,8 +181,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInputEarly = " +
          (rowInput && fragmentsMode != "late-residual" ? "true" : "false") + ";\n" +
-         "  static constexpr bool kLinearPacked = " +
-         (fragments && functor.afterLinear ? "true" : "false") + ";\n" +
          fragmentMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +

@@ -20,7 +20,6 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace kiln;
@@ -262,35 +261,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return failure();
   for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
     epilogue.store(index, value);
-  // The Hopper GEMM's epilogue in two passes where it applies a
-  // transcendental (GELU, SiLU, ...) to the linear's 16-bit result: first
-  // every accumulator pair rounded into one register, then the rest on
-  // those. A warp runs a tile's epilogue while the other warpgroup's main
-  // loop holds the tensor cores, one warp a scheduler: beside 128 live
-  // accumulators ptxas has registers for two or three elements' chains at
-  // once, and the erf GELU's waits on its MUFU results then add up past
-  // the main loop's length (Nsight Compute, 2026-12-05). Half the registers
-  // free lets it interleave more. Not with a batch on the grid: its
-  // indices beside a 256-wide tile's GELU and residual spilled (NVRTC,
-  // 2026-12-05). KILN_EPILOGUE_TWO_PASS=0 keeps one pass, for timing both
-  // (the source, and so the kernel cache's key, differs).
-  ElementCode afterLinear(group, resultType.getShape(), "idx", "    ");
-  afterLinear.deferStores = true;
-  const char *twoPassSetting = std::getenv("KILN_EPILOGUE_TWO_PASS");
-  const bool twoPass =
-      configOf(group).getVariant() == KernelVariant::gemm_wgmma && !element.isF32() &&
-      batch == 1 && !(twoPassSetting && std::string(twoPassSetting) == "0") &&
-      llvm::any_of(body.without_terminator(), [](Operation &op) {
-        return isa<GeluOp, SiluOp, SigmoidOp, TanhOp, ErfOp, ExpOp>(op);
-      });
-  if (twoPass) {
-    afterLinear.bind(anchor->getResult(0), "linear");
-    for (Operation &op : body.without_terminator())
-      if (&op != anchor && failed(afterLinear.emit(&op)))
-        return failure();
-    for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
-      afterLinear.store(index, value);
-  }
 
   bool tensorCores = element.isF16() || element.isBF16();
   if (!tensorCores && !element.isF32())
@@ -644,9 +614,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                (runtimeSizes ? std::string("columns") : std::to_string(N) + "LL") +
                                " + n;\n",
                            /*pairs=*/N % 2 == 0,
-                           /*chunks=*/(hopper || stream) && N % 8 == 0,
-                           twoPass ? accumulator : "", cudaType(element),
-                           twoPass ? &afterLinear : nullptr},
+                           /*chunks=*/(hopper || stream) && N % 8 == 0},
                           epilogue) +
       "\n" + open +
       batchOffsets +

@@ -4,7 +4,6 @@
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
-// RUN: env KILN_EPILOGUE_TWO_PASS=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=ONEPASS
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
 
@@ -27,20 +26,9 @@
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
-//  CHECK-NEXT:   static constexpr bool kLinearPacked = true;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
 //       CHECK:     compute_pair(m, n, acc0, acc1, first, second);
 //       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
-// The GELU's epilogue in two passes: the linear's results (bias added,
-// rounded to fp16) packed first, the GELU on them after.
-//       CHECK:   unsigned linear_packed(int n, float acc0, float acc1) const {
-//       CHECK:     return kiln::pack_pair<__half>(linear_value(n, acc0), linear_value(n + 1, acc1));
-//       CHECK:   float linear_value(int n, float acc) const {
-//       CHECK:     return (acc + kiln::to_float(in2[n]));
-//       CHECK:   Values element_linear(int m, int n, float linear) const {
-//       CHECK:     kiln::approx::gelu_erf(linear)
-//       CHECK:   unsigned compute_packed_linear(int m, int n, unsigned linear, unsigned inputs) const {
-//       CHECK:     element_linear(m, n, kiln::to_float(l.x)), second = element_linear(m, n + 1, kiln::to_float(l.y));
 //       CHECK:   void store_chunk(int m, int n, uint4 chunk) const {
 //       CHECK:     *reinterpret_cast<uint4 *>(out0 + idx) = chunk;
 //       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5
@@ -50,11 +38,6 @@
 // OFF-LABEL: // === kernel up_k0
 //       OFF:   static constexpr bool kFragments = false;
 //   OFF-NOT:   compute_packed
-//       OFF:   static constexpr bool kLinearPacked = false;
-// ONEPASS-LABEL: // === kernel up_k0
-//       ONEPASS:   static constexpr bool kLinearPacked = false;
-//   ONEPASS-NOT:   linear_packed
-// ONEPASS-LABEL: // === kernel conv_k0
 func.func @up(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %b: tensor<200xf16>) -> tensor<300x200xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<300x64xf16>, tensor<200x64xf16>, tensor<200xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4>} -> tensor<300x200xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<200x64xf16>, %bb: tensor<200xf16>):
@@ -114,7 +97,6 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = true;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = true;
-//  CHECK-NEXT:   static constexpr bool kLinearPacked = false;
 //       CHECK:   const void *row_input_at(int m, int n) const {
 //       CHECK:     return in2 + idx;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
