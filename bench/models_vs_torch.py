@@ -424,6 +424,10 @@ def in_process_compiles(rows, args):
             return
         for row, timed in zip(built, json.loads(done.stdout)["models"]):
             row[key] = timed["seconds"]
+            # The kernel images' phase and its slowest images, beside
+            # kiln-compile's (kiln_nvrtc_s, kiln_slowest_images).
+            row[key.replace("_s", "_kernels_s", 1)] = timed.get("kernel_seconds")
+            row[key.replace("_s", "_slowest_images", 1)] = timed.get("images", [])[:5]
 
 
 def kiln_round(work, feeds, references, args, extra_env=None):

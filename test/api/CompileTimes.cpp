@@ -10,7 +10,10 @@
 // those libraries), then every model from an empty kernel cache of its own
 // under CACHE_ROOT (KILN_CACHE_DIR; removed after), so that no kernel comes from an earlier
 // compile. Prints one JSON object: {"warmup_s": S, "models": [{"path": P,
-// "seconds": S}, ...]}. With --init-cuda the process first holds device
+// "seconds": S, "kernel_seconds": S, "images_compiled": N, "images": [{"kernel":
+// K, "kind": K, "arch": A, "seconds": S}, ...]}, ...]}: the phase that
+// compiles the kernel images, and each image's CPU seconds, slowest first
+// (kiln-compile -v's, to set the two beside each other). With --init-cuda the process first holds device
 // 0's primary context, as a program that runs the models it compiles does
 // (CUDA initialized before the compiler's NVRTC workers are forked). Exits
 // 1 on any error, naming the model.
@@ -46,13 +49,13 @@ std::vector<std::string> splitCommas(const std::string &text) {
 
 /// Seconds of one compile of `model` with an empty kernel cache at `cache`.
 double coldCompile(const std::string &model, const std::filesystem::path &cache,
-                   const kiln::CompileOptions &options) {
+                   const kiln::CompileOptions &options, kiln::CompileReport &report) {
   std::filesystem::remove_all(cache);
   std::filesystem::create_directories(cache);
   if (::setenv("KILN_CACHE_DIR", cache.c_str(), 1) != 0)
     throw kiln::Error("cannot set KILN_CACHE_DIR");
   auto start = std::chrono::steady_clock::now();
-  std::string artifact = kiln::compileModel(model, options);
+  std::string artifact = kiln::compileModel(model, options, report);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (artifact.empty())
     throw kiln::Error(model + ": the compile returned no artifact");
@@ -108,15 +111,28 @@ int main(int argc, char **argv) {
     current = models.front();
     using kiln::JsonReport;
     JsonReport report;
+    kiln::CompileReport compiled;
     report.add("warmup_s",
-               JsonReport::num(coldCompile(current, cacheRoot / "warmup", options)));
+               JsonReport::num(coldCompile(current, cacheRoot / "warmup", options, compiled)));
     std::vector<std::string> timed;
     for (size_t i = 0; i < models.size(); ++i) {
       current = models[i];
-      const double seconds = coldCompile(current, cacheRoot / std::to_string(i), options);
-      std::fprintf(stderr, "%s: %.3f s\n", current.c_str(), seconds);
+      const double seconds =
+          coldCompile(current, cacheRoot / std::to_string(i), options, compiled);
+      std::fprintf(stderr, "%s: %.3f s, %zu kernel images compiled in %.3f s\n",
+                   current.c_str(), seconds, compiled.compiledImages, compiled.kernelSeconds);
+      std::vector<std::string> images;
+      for (const kiln::CompileReport::Image &image : compiled.images)
+        images.push_back(JsonReport::object({{"kernel", JsonReport::str(image.kernel)},
+                                             {"kind", JsonReport::str(image.kind)},
+                                             {"arch", JsonReport::str(image.arch)},
+                                             {"seconds", JsonReport::num(image.seconds)}}));
       timed.push_back(JsonReport::object(
-          {{"path", JsonReport::str(current)}, {"seconds", JsonReport::num(seconds)}}));
+          {{"path", JsonReport::str(current)},
+           {"seconds", JsonReport::num(seconds)},
+           {"kernel_seconds", JsonReport::num(compiled.kernelSeconds)},
+           {"images_compiled", JsonReport::num(static_cast<double>(compiled.compiledImages))},
+           {"images", JsonReport::array(images)}}));
     }
     report.add("models", JsonReport::array(timed));
     std::fputs(report.text().c_str(), stdout);

@@ -15,14 +15,27 @@ bool compileToArtifact(const std::string &path, const std::vector<std::string> &
                        const std::string &precision, const std::string &ioDtype,
                        const std::vector<std::string> &archs, bool runtimeSizes,
                        const std::string &kernelLibrary, std::string &bytes,
-                       std::string &error);
+                       std::string &error, CompileReport *report);
 } // namespace kiln::driver
 
-std::string kiln::compileModel(const std::string &path, const CompileOptions &options) {
+namespace {
+std::string compileWith(const std::string &path, const kiln::CompileOptions &options,
+                        kiln::CompileReport *report) {
   std::string bytes, error;
-  if (!driver::compileToArtifact(path, options.inputs, options.precision, options.ioDtype,
-                                 options.archs, options.runtimeSizes, options.kernelLibrary,
-                                 bytes, error))
-    throw Error("kiln: " + error);
+  if (!kiln::driver::compileToArtifact(path, options.inputs, options.precision,
+                                       options.ioDtype, options.archs, options.runtimeSizes,
+                                       options.kernelLibrary, bytes, error, report))
+    throw kiln::Error("kiln: " + error);
   return bytes;
+}
+} // namespace
+
+std::string kiln::compileModel(const std::string &path, const CompileOptions &options) {
+  return compileWith(path, options, nullptr);
+}
+
+std::string kiln::compileModel(const std::string &path, const CompileOptions &options,
+                               CompileReport &report) {
+  report = {};
+  return compileWith(path, options, &report);
 }

@@ -400,7 +400,7 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
                                const std::string &ioDtype,
                                const std::vector<std::string> &archs, bool runtimeSizes,
                                const std::string &kernelLibrary, std::string &bytes,
-                               std::string &error) {
+                               std::string &error, CompileReport *report) {
   // Diagnostics become part of the one error the caller gets, instead of
   // going to stderr of a process that may be a server.
   mlir::MLIRContext context;
@@ -443,6 +443,14 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
       bytes = written->bytes();
       ok = true;
     }
+  }
+  if (report) {
+    report->cachedImages = stats.cachedImages;
+    report->libraryImages = stats.libraryImages;
+    report->compiledImages = stats.compiledImages;
+    report->kernelSeconds = stats.kernelSeconds;
+    for (const codegen::ArtifactStats::ImageTime &image : stats.imageTimes)
+      report->images.push_back({image.kernel, image.kind, image.arch, image.seconds});
   }
   if (!ok)
     error = "cannot compile '" + path + "': " + error + diagnostics;

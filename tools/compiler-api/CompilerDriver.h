@@ -13,6 +13,7 @@
 #include "TorchScriptModule.h"
 
 #include "kiln/codegen/ArtifactWriter.h"
+#include "kiln/compile_report.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -146,11 +147,12 @@ bool checkKernelLibrary(const std::string &folder, std::string &error);
 /// All of it, with MLIR's error diagnostics appended to `error` rather than
 /// printed: what kiln::compileModel (kiln/compile.h) runs.
 /// (Plain strings: CompileApi.cpp, built apart, declares it again.)
+/// `report`, when given, learns what happened to the kernel images.
 bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
                        const std::string &precision, const std::string &ioDtype,
                        const std::vector<std::string> &archs, bool runtimeSizes,
                        const std::string &kernelLibrary, std::string &bytes,
-                       std::string &error);
+                       std::string &error, CompileReport *report);
 
 } // namespace kiln::driver
 

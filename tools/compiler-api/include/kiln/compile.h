@@ -14,6 +14,7 @@
 #ifndef KILN_COMPILE_H
 #define KILN_COMPILE_H
 
+#include "kiln/compile_report.h"
 #include "kiln/kiln.h"
 
 #include <string>
@@ -50,6 +51,9 @@ struct CompileOptions {
 /// memory; the format is read from the file. Throws kiln::Error with every
 /// diagnostic.
 std::string compileModel(const std::string &path, const CompileOptions &options = {});
+/// compileModel, and what it did with the kernel images into `report`.
+std::string compileModel(const std::string &path, const CompileOptions &options,
+                         CompileReport &report);
 
 /// compileModel under the name it had before `.pt2` archives were read.
 inline std::string compileTorchScript(const std::string &path,
