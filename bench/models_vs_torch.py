@@ -414,7 +414,7 @@ def in_process_compiles(rows, args):
     model_file = "model.pt2" if args.export == "pt2" else "model.pt"
     models = [os.path.join(args.work, f"{r['model']}_b{r['batch']}", model_file) for r in built]
     io = [] if args.kiln_io_dtype == "declared" else ["--io-dtype", args.kiln_io_dtype]
-    for key, arch in (("kiln_in_process_s", []), ("kiln_in_process_native_s", ["--arch", "native"])):
+    for prefix, arch in (("kiln_in_process", []), ("kiln_in_process_native", ["--arch", "native"])):
         done = run([tool, os.path.join(args.work, "in-process-cache"), "--precision", "fp16",
                     *io, *arch, *models])
         if done.returncode != 0:
@@ -423,11 +423,11 @@ def in_process_compiles(rows, args):
             print(f"  in-process compiles: error: {built[0]['in_process_error']}", flush=True)
             return
         for row, timed in zip(built, json.loads(done.stdout)["models"]):
-            row[key] = timed["seconds"]
+            row[prefix + "_s"] = timed["seconds"]
             # The kernel images' phase and its slowest images, beside
             # kiln-compile's (kiln_nvrtc_s, kiln_slowest_images).
-            row[key.replace("_s", "_kernels_s", 1)] = timed.get("kernel_seconds")
-            row[key.replace("_s", "_slowest_images", 1)] = timed.get("images", [])[:5]
+            row[prefix + "_kernels_s"] = timed["kernel_seconds"]
+            row[prefix + "_slowest_images"] = timed["images"][:5]
 
 
 def kiln_round(work, feeds, references, args, extra_env=None):

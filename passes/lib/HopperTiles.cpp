@@ -117,13 +117,29 @@ constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
 /// residual at 14 x 14, 15.3 -> 15.5).
 constexpr int64_t kTallPointwiseMaxWaves = 2;
 constexpr int64_t kTallPointwiseMinBusyPercent = 95;
-/// Split K across a cluster (--wgmma-split-k, not yet measured): a main
-/// loop of at least this many k-steps, so that each block of a pair walks
-/// 4 or more beside the exchange of 32-48 KiB of partial sums.
+/// Split K across a cluster (--wgmma-split-k, off: about 3 us slower a
+/// launch where it applied, 2026-12-05): a main loop of at least this many
+/// k-steps, so that each block of a pair walks 4 or more beside the
+/// exchange of 32-48 KiB of partial sums.
 constexpr int64_t kSplitMinKSteps = 8;
 /// The widths a split tile may take (192 wide, a residual epilogue spilled
 /// beside the split's own registers).
 constexpr int64_t kSplitWidths[] = {64, 128};
+
+/// The deepest ring, 2 to 6 stages, whose shared memory (wgmmaSharedBytes
+/// with these arguments, `blocksPerSM` blocks of it) fits the target.
+int64_t ringStages(const TargetImage &target, int64_t width, bool handoff, int64_t rows,
+                   bool secondInputs, bool prefetchInputs, int64_t splitK,
+                   int64_t blocksPerSM) {
+  int64_t stages = 2;
+  while (stages < 6 &&
+         wgmmaSharedBytes(width, stages + 1, handoff, rows, secondInputs, prefetchInputs,
+                          splitK) *
+                 blocksPerSM <=
+             target.maxDynamicSharedBytes)
+    ++stages;
+  return stages;
+}
 
 } // namespace
 
@@ -292,7 +308,6 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                   " tiles, " + str(n) + " a block";
     const int64_t blockOutputs = n * candidate.rows * candidate.width;
     auto tile = [&] {
-      int64_t stages = 2;
       // (The second row-input slices counted for convolutions too, which
       // do not take them: the stages come out the same.)
       const bool secondInputs =
@@ -304,14 +319,9 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       // GEMM's shape has no anchor, and its kernel copies no slice early.
       const bool prefetchInputs =
           knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
-      while (stages < 6 &&
-             wgmmaSharedBytes(candidate.width, stages + 1, candidate.handoff(), candidate.rows,
-                              secondInputs, prefetchInputs) *
-                     blocksPerSM <=
-                 target.maxDynamicSharedBytes)
-        ++stages;
       return WgmmaTile{candidate.width,
-                       stages,
+                       ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
+                                  secondInputs, prefetchInputs, 1, blocksPerSM),
                        blocks,
                        candidate.schedule,
                        multicast,
@@ -384,12 +394,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
         const int64_t tiles = ceilDiv(s.M, 128) * ceilDiv(s.N, width);
         if (2 * tiles > multiprocessors)
           continue;
-        int64_t stages = 2;
-        while (stages < 6 && wgmmaSharedBytes(width, stages + 1, false, 128, false, false, 2) <=
-                                 target.maxDynamicSharedBytes)
-          ++stages;
         best = WgmmaTile{width,
-                         stages,
+                         ringStages(target, width, false, 128, false, false, 2, 1),
                          tiles,
                          WgmmaSchedule::cooperative,
                          1,

@@ -12,6 +12,7 @@
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Target/Target.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -61,6 +62,15 @@ struct WgmmaTile {
   /// Blocks of a cluster that split each tile's k-steps (1: none).
   int64_t splitK = 1;
 };
+
+/// The grid_limit of a Hopper main loop's launch of `tile`: every block a
+/// stream-K launch may take, both blocks of each split tile's pair, else a
+/// block a tile up to `blocks`.
+inline int64_t wgmmaGridLimit(const WgmmaTile &tile, bool streamed, int64_t blocks) {
+  if (streamed)
+    return blocks;
+  return tile.splitK != 1 ? tile.splitK * tile.tiles : std::min(tile.tiles, blocks);
+}
 
 /// The candidate whose tiles finish soonest (HopperTiles.cpp).
 WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp group,

@@ -338,13 +338,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     std::string sizes = "sizes in the source: runtime sizes spill a 192-row tile's epilogue";
     const bool runtimeSizes =
         knobs.runtimeSizes && tile.rows == 128 && runtimeSizesApply(group, s, sizes);
-    // A split tile's pair of blocks (the cost model fitted the pairs to the
-    // multiprocessors).
-    const int64_t gridLimit = streamed            ? blocks
-                              : tile.splitK != 1 ? tile.splitK * tile.tiles
-                                                 : std::min<int64_t>(tile.tiles, blocks);
     return Choice{config(context, KernelVariant::gemm_wgmma, {tile.rows, tile.width, 64}, tile.stages,
-                         tile.splitK, gridLimit, {},
+                         tile.splitK, wgmmaGridLimit(tile, streamed, blocks), {},
                          tile.schedule, tile.multicast, tile.blocksPerSM, streamed,
                          runtimeSizes),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
@@ -507,11 +502,8 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
       const bool streamed = knobs.wgmmaStreamK &&
                             streamKApplies(tile, 1, blocks, gemm.K / 64,
                                            readsResidual(group), streamK);
-      const int64_t gridLimit = streamed            ? blocks
-                                : tile.splitK != 1 ? tile.splitK * tile.tiles
-                                                   : std::min<int64_t>(tile.tiles, blocks);
       return Choice{config(context, KernelVariant::conv_wgmma, {128, tile.width, 64},
-                           tile.stages, tile.splitK, gridLimit,
+                           tile.stages, tile.splitK, wgmmaGridLimit(tile, streamed, blocks),
                            {pixels.images, pixels.rows, pixels.columns}, tile.schedule,
                            tile.multicast, tile.blocksPerSM, streamed),
                     "conv_wgmma: " + pixels.why + "; " + tile.why +

@@ -10,13 +10,13 @@
 // those libraries), then every model from an empty kernel cache of its own
 // under CACHE_ROOT (KILN_CACHE_DIR; removed after), so that no kernel comes from an earlier
 // compile. Prints one JSON object: {"warmup_s": S, "models": [{"path": P,
-// "seconds": S, "kernel_seconds": S, "images_compiled": N, "images": [{"kernel":
-// K, "kind": K, "arch": A, "seconds": S}, ...]}, ...]}: the phase that
-// compiles the kernel images, and each image's CPU seconds, slowest first
-// (kiln-compile -v's, to set the two beside each other). With --init-cuda the process first holds device
-// 0's primary context, as a program that runs the models it compiles does
-// (CUDA initialized before the compiler's NVRTC workers are forked). Exits
-// 1 on any error, naming the model.
+// "seconds": S, "kernel_seconds": S, "images_compiled": N, "images":
+// [{"kernel": K, "kind": K, "arch": A, "seconds": S}, ...]}, ...]}: also the
+// phase that compiles the kernel images and each image's CPU seconds,
+// slowest first, to set beside kiln-compile -v's. With --init-cuda the
+// process first holds device 0's primary context, as a program that runs
+// the models it compiles does (CUDA initialized before the compiler's NVRTC
+// workers are forked). Exits 1 on any error, naming the model.
 //
 //===----------------------------------------------------------------------===//
 
