@@ -189,6 +189,52 @@ __device__ __forceinline__ float gelu_erf_tail(float x) {
   // x (1 - h) above 0 and x h below: one FFMA from max(x, 0).
   return fmaf(-fabsf(x), h * gauss, fmaxf(x, 0.0f));
 }
+/// GELU of two fp16 values packed as a half2, in half2 arithmetic, as
+/// max(x, 0) - a T(a), a = |x| and T(a) = x's tail below -a (Phi(-a) for
+/// the erf GELU) written 2^Q(a), Q a quintic fitted in fp16 coefficients
+/// (bench/gelu_erf_accuracy.py). Nine instructions and two MUFU.EX2.F16 a
+/// pair against about 30 and four in fp32: a GEMM's GELU epilogue runs
+/// beside the other warpgroup's wgmmas, and its cost there grows with its
+/// instructions (bench/NOTES.md, 2026-12-05). The price is accuracy: an
+/// exponent of magnitude |Q| is held to fp16's absolute precision there,
+/// so results are off by up to 0.6% (12.5 fp16 ulps), under the fp16
+/// tolerance of 1e-2. a is capped at 5.8984375, past which 2^Q is below
+/// fp16's least subnormal: the product is then exactly 0, also for an
+/// infinite x; a NaN stays NaN through the max.
+struct Half2Tail {
+  float q5, q4, q3, q2, q1, q0;
+};
+__device__ __forceinline__ unsigned gelu_half2(unsigned packed, const Half2Tail &q) {
+  const __half2 x = *reinterpret_cast<const __half2 *>(&packed);
+  const __half2 a = __hmin2(__habs2(x), __float2half2_rn(5.8984375f));
+  __half2 exponent = __float2half2_rn(q.q5);
+  exponent = __hfma2(exponent, a, __float2half2_rn(q.q4));
+  exponent = __hfma2(exponent, a, __float2half2_rn(q.q3));
+  exponent = __hfma2(exponent, a, __float2half2_rn(q.q2));
+  exponent = __hfma2(exponent, a, __float2half2_rn(q.q1));
+  exponent = __hfma2(exponent, a, __float2half2_rn(q.q0));
+  unsigned tail;
+  asm("ex2.approx.f16x2 %0, %1;"
+      : "=r"(tail)
+      : "r"(*reinterpret_cast<const unsigned *>(&exponent)));
+  const __half2 y = __hfma2(__hneg2(a), *reinterpret_cast<const __half2 *>(&tail),
+                            __hmax2_nan(x, __float2half2_rn(0.0f)));
+  return *reinterpret_cast<const unsigned *>(&y);
+}
+/// The erf GELU: at most 12.5 fp16 ulps off the exact one over every fp16
+/// input, 7.7 for x >= -3 (gelu_erf: 1.63).
+__device__ __forceinline__ unsigned gelu_erf_half2(unsigned packed) {
+  return gelu_half2(packed, {-0.00020766258239746094f, 0.004547119140625f,
+                             -0.043182373046875f, -0.47216796875f, -1.14453125f,
+                             -1.001953125f});
+}
+/// The tanh GELU (its tail sigma(-2u(a))): at most 11.7 fp16 ulps off the
+/// exact formula over every fp16 input.
+__device__ __forceinline__ unsigned gelu_tanh_half2(unsigned packed) {
+  return gelu_half2(packed, {0.0005350112915039062f, -0.013031005859375f,
+                             0.0187835693359375f, -0.54736328125f, -1.11328125f,
+                             -1.0009765625f});
+}
 } // namespace approx
 __device__ __forceinline__ float clamp(float x, float lo, float hi) {
   return x < lo ? lo : (x > hi ? hi : x);

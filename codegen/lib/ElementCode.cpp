@@ -158,6 +158,14 @@ void ElementCode::store(unsigned resultIndex, Value value, StringRef at) {
   if (deferStores) {
     deferredStores.push_back({resultIndex, at.empty() ? index : at.str(), cudaType(element),
                               heldOf(value), integers.contains(value)});
+    // An fp16 GELU's operand is an fp16 tensor in the model: rounding it
+    // first, as a packed pair must, is what PyTorch computes.
+    if (auto gelu = value.getDefiningOp<GeluOp>(); gelu && element.isF16()) {
+      deferredStores.back().halfGeluOperand = valueOf(gelu.getInput());
+      deferredStores.back().halfGelu = gelu.getApproximate() == GeluApproximation::tanh
+                                           ? "kiln::approx::gelu_tanh_half2"
+                                           : "kiln::approx::gelu_erf_half2";
+    }
     return;
   }
   // kiln::from_float has a `long long` overload: integers store exactly.

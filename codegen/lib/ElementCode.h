@@ -61,6 +61,11 @@ public:
     std::string at, type, value;
     /// Whether `value` is held as a `long long` (else a float).
     bool integer = false;
+    /// For a stored GELU of an fp16 result: its operand's expression,
+    /// which an epilogue that packs element pairs rounds to a half2 and
+    /// takes through `halfGelu` (kiln::approx::gelu_erf_half2 or
+    /// gelu_tanh_half2); empty otherwise.
+    std::string halfGeluOperand, halfGelu;
   };
   /// Also names each input read at the element's own index `in<K>_element`
   /// instead of loading `in<K>[index]`: the functor's element() takes it as

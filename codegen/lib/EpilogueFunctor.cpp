@@ -139,29 +139,56 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
       (epilogue.elementLoads.empty() ||
        (fragmentsMode != "columns" && sixteenBits(rowInputType)));
   const bool rowInput = fragments && !epilogue.elementLoads.empty();
+  // A GELU stored as fp16 runs on the packed pair in half2 arithmetic
+  // (kiln_common.cuh's kiln::approx::gelu_half2: a third of the fp32 form's
+  // instructions, at most 12.5 fp16 ulps off where the fp32 form is 1.63).
+  // KILN_GELU_HALF2=0 keeps the fp32 form, as does KILN_GELU_ERF=tail
+  // (ElementCode.cpp): diagnostics for timing and checking both ways.
+  const char *half2Setting = std::getenv("KILN_GELU_HALF2");
+  const char *erfSetting = std::getenv("KILN_GELU_ERF");
+  const bool geluHalf2 = fragments && !epilogue.deferredStores[0].halfGeluOperand.empty() &&
+                         epilogue.deferredStores[0].type == "__half" &&
+                         !(half2Setting && std::string(half2Setting) == "0") &&
+                         !(erfSetting && std::string(erfSetting) == "tail");
   std::string fragmentMembers;
   if (fragments) {
     // compute_packed takes the two row-input elements packed as the kernel
     // read them (ignored without a row input), so that one call serves both.
     const ElementCode::DeferredStore &store = epilogue.deferredStores[0];
+    // What element() computes, or with a half2 GELU, the GELU's operand
+    // (gelu_operand(): element()'s code, whose own GELU is then dead).
+    const std::string compute = geluHalf2 ? "gelu_operand(" : "element(";
+    const std::string first = geluHalf2 ? "first" : "first.r0";
+    const std::string second = geluHalf2 ? "second" : "second.r0";
+    const std::string held = geluHalf2 ? "const float" : "const Values";
+    if (geluHalf2)
+      fragmentMembers = "  __device__ __forceinline__ float gelu_operand" + signature +
+                        ", float acc" + elementParameters + ") const {\n" + functor.indexCode +
+                        "    (void)idx;\n" + epilogue.code + "    return " +
+                        withoutRounding(store.halfGeluOperand, store.type) + ";\n  }\n";
     std::string body;
     if (rowInput) {
       const std::string input = "in" + std::to_string(epilogue.elementLoads[0]);
-      fragmentMembers = "  __device__ __forceinline__ const void *row_input_at" + signature +
-                        ") const {\n" + functor.indexCode + "    return " + input +
-                        " + idx;\n  }\n";
+      fragmentMembers += "  __device__ __forceinline__ const void *row_input_at" + signature +
+                         ") const {\n" + functor.indexCode + "    return " + input +
+                         " + idx;\n  }\n";
       body = "    const kiln::Pair<" + rowInputType + "> pair = *reinterpret_cast<const "
-             "kiln::Pair<" + rowInputType + "> *>(&inputs);\n    const Values first = element(" +
-             functor.arguments + ", acc0, pair.x), second = element(" + functor.arguments +
-             " + 1, acc1, pair.y);\n";
+             "kiln::Pair<" + rowInputType + "> *>(&inputs);\n    " + held + " first = " +
+             compute + functor.arguments + ", acc0, pair.x), second = " + compute +
+             functor.arguments + " + 1, acc1, pair.y);\n";
+    } else if (geluHalf2) {
+      body = "    const float first = gelu_operand(" + functor.arguments +
+             ", acc0), second = gelu_operand(" + functor.arguments + " + 1, acc1);\n";
     } else {
       body = "    Values first, second;\n    compute_pair(" + functor.arguments +
              ", acc0, acc1, first, second);\n";
     }
+    const std::string packed = "kiln::pack_pair<" + store.type + ">(" + first + ", " + second + ")";
     fragmentMembers += "  __device__ __forceinline__ unsigned compute_packed" + signature +
                        ", float acc0, float acc1, unsigned inputs) const {\n" + body +
-                       "    return kiln::pack_pair<" + store.type +
-                       ">(first.r0, second.r0);\n  }\n"
+                       "    return " +
+                       (geluHalf2 ? store.halfGelu + "(" + packed + ")" : packed) +
+                       ";\n  }\n"
                        "  __device__ __forceinline__ void store_chunk" + signature +
                        ", uint4 chunk) const {\n" + functor.indexCode +
                        "    *reinterpret_cast<uint4 *>(out" + std::to_string(store.result) +

@@ -1,11 +1,12 @@
 // RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
-// RUN: kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
+// RUN: kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefixes=PTX,PTXHALF2
 // RUN: env KILN_EPILOGUE_FRAGMENTS=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
+// RUN: env KILN_GELU_HALF2=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=FLOAT
 
 // The Hopper main loop runs an epilogue on the accumulators' registers
 // (kFragments) where it has one 16-bit result at its own index, rows of
@@ -16,23 +17,34 @@
 // the staged fp32 epilogue (kFragments = false).
 
 // A transformer's FFN up-projection: bias + GELU, N = 200 (ragged in the
-// 128-wide tile, a multiple of 8).
-// The erf GELU as a tail (KILN_GELU_ERF=tail, a diagnostic for timing it).
+// 128-wide tile, a multiple of 8). The fragments take the erf GELU on each
+// rounded pair in half2 arithmetic (gelu_operand() is element() up to the
+// GELU); KILN_GELU_HALF2=0 keeps the fp32 GELU of element(), and
+// KILN_GELU_ERF=tail its tail form (diagnostics for timing and checking).
 // CHECK-LABEL: // === kernel up_k0
 //   CHECK-NOT:   accumulator_value
 //       CHECK:   kiln::approx::gelu_erf(
 // TAIL-LABEL: // === kernel up_k0
 //       TAIL:   kiln::approx::gelu_erf_tail(
+//       TAIL:     compute_pair(m, n, acc0, acc1, first, second);
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
+//  CHECK-NEXT:   float gelu_operand(int m, int n, float acc) const {
+//       CHECK:     return (acc + kiln::to_float(in2[n]));
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
-//       CHECK:     compute_pair(m, n, acc0, acc1, first, second);
-//       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
+//  CHECK-NEXT:     const float first = gelu_operand(m, n, acc0), second = gelu_operand(m, n + 1, acc1);
+//  CHECK-NEXT:     return kiln::approx::gelu_erf_half2(kiln::pack_pair<__half>(first, second));
 //       CHECK:   void store_chunk(int m, int n, uint4 chunk) const {
 //       CHECK:     *reinterpret_cast<uint4 *>(out0 + idx) = chunk;
 //       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5
+// FLOAT-LABEL: // === kernel up_k0
+//   FLOAT-NOT:   gelu_operand
+//       FLOAT:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
+//       FLOAT:     compute_pair(m, n, acc0, acc1, first, second);
+//       FLOAT:     return kiln::pack_pair<__half>(first.r0, second.r0);
 // PTX-LABEL: // === ptx up_k0
+//  PTXHALF2: ex2.approx.f16x2
 //       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
 //       PTX: st.global.v4
 // OFF-LABEL: // === kernel up_k0

@@ -453,6 +453,79 @@ TEST(KernelsGpu, AttentionWgmmaOverlappedCompiles) {
   expectCompilesForBothImages(attentionWgmmaCases("overlapped"));
 }
 
+/// The largest error, in fp16 ulps of the exact GELU (the subnormal step
+/// below 2^-14), of a GEMM epilogue's erf GELU over every finite fp16
+/// value: the linear is the identity times a weight that holds each value
+/// once, so the epilogue sees each exactly. Also the largest for x >= -3.
+std::pair<double, double> geluErrorOverEveryHalf(const std::string &kernel) {
+  const int64_t side = 256;
+  auto t = [&](const std::string &shape) { return "tensor<" + shape + "xf16>"; };
+  const std::string square = t("256x256"), bias = t("256");
+  const std::string ir =
+      "func.func @f(%x: " + square + ", %w: " + square + ", %b: " + bias + ") -> " + square +
+      " {\n  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : " + square + ", " + square + ", " +
+      bias + ") {kiln.kernel = " + kernel + "} -> " + square + " {\n  ^bb0(%a: " + square +
+      ", %bw: " + square + ", %bb: " + bias + "):\n    %l = kiln.linear %a, %bw, %bb : (" +
+      square + ", " + square + ", " + bias + ") -> " + square + "\n    %g = kiln.gelu %l : " +
+      square + "\n    kiln.yield %g : " + square + "\n  }\n  return %0 : " + square + "\n}\n";
+  MLIRContext context;
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
+  EXPECT_TRUE(module) << ir;
+  if (!module)
+    return {INFINITY, INFINITY};
+  auto fn = *module->getOps<func::FuncOp>().begin();
+  // Every bit pattern, infinities and NaNs replaced by 0 (a NaN weight
+  // would reach every row through its products with the identity's zeros).
+  at::Tensor bits = at::arange(65536, at::kInt).to(at::kShort).view({side, side});
+  at::Tensor weight = bits.view(at::kHalf).clone();
+  weight.masked_fill_(~at::isfinite(weight), 0);
+  at::Tensor identity = at::eye(side).to(at::kHalf);
+  at::Tensor zeros = at::zeros({side}, at::kHalf);
+  std::vector<at::Tensor> out = kiln::testing::runOnGpu(fn, {identity, weight, zeros});
+  EXPECT_EQ(out.size(), 1u);
+  if (out.size() != 1)
+    return {INFINITY, INFINITY};
+  // y = I W^T: y[m][n] = gelu(W[n][m]).
+  at::Tensor x = weight.t().to(at::kDouble).contiguous(), y = out[0].to(at::kDouble).contiguous();
+  const double *xs = x.data_ptr<double>(), *ys = y.data_ptr<double>();
+  double worst = 0, worstAboveMinus3 = 0;
+  for (int64_t i = 0; i < side * side; ++i) {
+    const double exact = xs[i] * 0.5 * std::erfc(-xs[i] / std::sqrt(2.0));
+    const double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(exact), 0x1p-14)) - 10);
+    const double error = std::fabs(ys[i] - exact) / ulp;
+    worst = std::max(worst, std::isnan(error) ? INFINITY : error);
+    if (xs[i] >= -3)
+      worstAboveMinus3 = std::max(worstAboveMinus3, std::isnan(error) ? INFINITY : error);
+  }
+  return {worst, worstAboveMinus3};
+}
+
+// The erf GELU of an fp16 GEMM epilogue over every fp16 input: packed in
+// half2 arithmetic by default (kiln::approx::gelu_erf_half2, at most 12.5
+// ulps by bench/gelu_erf_accuracy.py's emulation; MUFU.EX2.F16's own
+// error on top), in fp32 with KILN_GELU_HALF2=0 (1.63), on both
+// schedules of the Hopper GEMM's fragment epilogue.
+TEST(KernelsGpu, GeluErfOverEveryHalf) {
+  KILN_REQUIRE_GPU();
+  for (const char *kernel :
+       {"#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 3>",
+        "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 3, "
+        "schedule = pingpong>"}) {
+    SCOPED_TRACE(kernel);
+    auto [half2, half2AboveMinus3] = geluErrorOverEveryHalf(kernel);
+    std::printf("    half2 GELU: at most %.2f fp16 ulps, %.2f for x >= -3\n", half2,
+                half2AboveMinus3);
+    EXPECT_LE(half2, 16.0);
+    EXPECT_LE(half2AboveMinus3, 10.0);
+    kiln::testing::ScopedSetting fp32Gelu("KILN_GELU_HALF2", "0");
+    auto [fp32, fp32AboveMinus3] = geluErrorOverEveryHalf(kernel);
+    std::printf("    fp32 GELU: at most %.2f fp16 ulps, %.2f for x >= -3\n", fp32,
+                fp32AboveMinus3);
+    EXPECT_LE(fp32, 2.0);
+  }
+}
+
 TEST(KernelsGpu, CompareWhereBroadcastGather) {
   KILN_REQUIRE_GPU();
   for (int i : {11, 12})
