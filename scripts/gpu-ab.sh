@@ -69,11 +69,12 @@
 #              both GELUs (scripts/gpu-ncu.sh: SM frequency, issue slots,
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
-#   gelu-half2 the GELU epilogue tests (every fp16 input through a GEMM's
+#   half2      the fragment epilogue tests (every fp16 input through a GEMM's
 #              GELU, both forms), then bench/gemm_vs_torch.py --set
-#              transformer and --set epilogues: default (the GELU on packed
-#              fp16 pairs in half2 arithmetic) against KILN_GELU_HALF2=0
-#              (the fp32 GELU)
+#              transformer and --set epilogues: default (a GELU, a ReLU and
+#              a residual add on packed fp16 pairs in half2 arithmetic)
+#              against KILN_EPILOGUE_HALF2=exact (the GELU in fp32) and =0
+#              (everything in fp32)
 #   split-k    the Hopper GEMM and convolution tests (K split over pairs of
 #              blocks among them), then ResNet-50 at batch 32, each launch
 #              alone, twice: default against --wgmma-split-k (its last
@@ -100,7 +101,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu gelu-half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -302,14 +303,15 @@ for part in "$@"; do
       done
       OUT=$out/ncu-gelu-tail TAIL=40 run gelu-ncu-gelu-tail "$root/scripts/gpu-ncu.sh" \
         "$work/epilogues-tail/linear_4096x3072x768_gelu_auto.kiln" kiln_ ;;
-    gelu-half2)
-      TAIL=12 run gelu-half2-tests "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*GeluErfOverEveryHalf*:*LinearWgmmaFragmentEpilogue*:*LinearWgmmaBiasFree*:*LinearEpilogueFp16OddSizes*:*LinearWgmmaTallTiles*'
+    half2)
+      TAIL=12 run half2-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*GeluErfOverEveryHalf*:*LinearWgmmaFragmentEpilogue*:*LinearWgmmaBiasFree*:*LinearEpilogueFp16OddSizes*:*LinearWgmmaTallTiles*:*WgmmaLateResidual*:*ConvHopperImplicitGemm*'
       for set in transformer epilogues; do
-        run "gemm-$set-half2" python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/$set-half2" \
-          --set $set --markdown "$out/gemm-$set-half2.md"
-        KILN_GELU_HALF2=0 run "gemm-$set-fp32" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
-          "$work/$set-fp32" --set $set --markdown "$out/gemm-$set-fp32.md"
+        for mode in half2 exact fp32; do
+          setting=$(case $mode in half2) echo "" ;; exact) echo exact ;; fp32) echo 0 ;; esac)
+          KILN_EPILOGUE_HALF2=$setting run "gemm-$set-$mode" python3 "$root/bench/gemm_vs_torch.py" \
+            "$bin" "$work/$set-$mode" --set $set --markdown "$out/gemm-$set-$mode.md"
+        done
       done ;;
     split-k)
       # A pair that waits for its peer forever would hold the call to its

@@ -113,6 +113,20 @@ template <> __device__ __forceinline__ unsigned pack_pair<__nv_bfloat16>(float a
   return *reinterpret_cast<const unsigned *>(&h);
 }
 
+/// Two fp16 pairs added, and a pair's ReLU, in half2 arithmetic: what
+/// PyTorch computes for fp16 tensors (the exact sum rounded once; its fp32
+/// sum is exact to 24 bits, and rounding that to 11 gives the same, since
+/// 24 >= 2 * 11 + 2), with NaN kept through the ReLU.
+__device__ __forceinline__ unsigned add_half2(unsigned a, unsigned b) {
+  const __half2 sum = __hadd2(*reinterpret_cast<const __half2 *>(&a),
+                              *reinterpret_cast<const __half2 *>(&b));
+  return *reinterpret_cast<const unsigned *>(&sum);
+}
+__device__ __forceinline__ unsigned relu_half2(unsigned a) {
+  const __half2 y = __hmax2_nan(*reinterpret_cast<const __half2 *>(&a), __float2half2_rn(0.0f));
+  return *reinterpret_cast<const unsigned *>(&y);
+}
+
 // PyTorch's maximum/minimum/clamp/relu propagate NaN; fmaxf/fminf do not.
 __device__ __forceinline__ float nan_max(float a, float b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ float nan_min(float a, float b) { return (a != a || a < b) ? a : b; }

@@ -158,19 +158,47 @@ void ElementCode::store(unsigned resultIndex, Value value, StringRef at) {
   if (deferStores) {
     deferredStores.push_back({resultIndex, at.empty() ? index : at.str(), cudaType(element),
                               heldOf(value), integers.contains(value)});
-    // An fp16 GELU's operand is an fp16 tensor in the model: rounding it
-    // first, as a packed pair must, is what PyTorch computes.
-    if (auto gelu = value.getDefiningOp<GeluOp>(); gelu && element.isF16()) {
-      deferredStores.back().halfGeluOperand = valueOf(gelu.getInput());
-      deferredStores.back().halfGelu = gelu.getApproximate() == GeluApproximation::tanh
-                                           ? "kiln::approx::gelu_tanh_half2"
-                                           : "kiln::approx::gelu_erf_half2";
-    }
+    if (element.isF16())
+      findPackedSteps(value, deferredStores.back());
     return;
   }
   // kiln::from_float has a `long long` overload: integers store exactly.
   code += indent + "out" + std::to_string(resultIndex) + "[" + (at.empty() ? index : at.str()) +
           "] = kiln::from_float<" + cudaType(element) + ">(" + heldOf(value) + ");\n";
+}
+
+void ElementCode::findPackedSteps(Value value, DeferredStore &store) {
+  // Every op's operands and result are fp16 tensors in the model, each
+  // rounded as it is computed: rounding the value the steps start from
+  // into a pair, and each step's result in half2 arithmetic, is what
+  // PyTorch computes (exactly, for the add and the ReLU).
+  auto ownF16Input = [&](Value operand) {
+    auto argument = dyn_cast<BlockArgument>(operand);
+    return argument && llvm::is_contained(elementLoads, argument.getArgNumber()) &&
+           cast<RankedTensorType>(argument.getType()).getElementType().isF16();
+  };
+  llvm::SmallVector<std::string> steps;
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto gelu = dyn_cast<GeluOp>(op)) {
+      steps.push_back(gelu.getApproximate() == GeluApproximation::tanh
+                          ? "kiln::approx::gelu_tanh_half2(%)"
+                          : "kiln::approx::gelu_erf_half2(%)");
+      value = gelu.getInput();
+    } else if (auto relu = dyn_cast<ReluOp>(op)) {
+      steps.push_back("kiln::relu_half2(%)");
+      value = relu.getInput();
+    } else if (auto add = dyn_cast<AddOp>(op);
+               add && (ownF16Input(add.getLhs()) || ownF16Input(add.getRhs()))) {
+      steps.push_back("kiln::add_half2(%, inputs)");
+      value = ownF16Input(add.getRhs()) ? add.getLhs() : add.getRhs();
+    } else {
+      break;
+    }
+  }
+  if (steps.empty())
+    return;
+  store.packedBase = valueOf(value);
+  store.packedSteps.assign(steps.rbegin(), steps.rend());
 }
 
 /// The literal of a splat or scalar constant.

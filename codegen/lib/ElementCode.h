@@ -61,11 +61,14 @@ public:
     std::string at, type, value;
     /// Whether `value` is held as a `long long` (else a float).
     bool integer = false;
-    /// For a stored GELU of an fp16 result: its operand's expression,
-    /// which an epilogue that packs element pairs rounds to a half2 and
-    /// takes through `halfGelu` (kiln::approx::gelu_erf_half2 or
-    /// gelu_tanh_half2); empty otherwise.
-    std::string halfGeluOperand, halfGelu;
+    /// For an fp16 result whose last ops an epilogue that packs pairs of
+    /// elements can take in half2 arithmetic (a GELU, a ReLU, an add of an
+    /// fp16 input read at the element's own index): the expression those
+    /// ops start from, which the epilogue rounds into a pair, and each op's
+    /// call, first op first, `%` standing for the pair so far and `inputs`
+    /// for the input's pair. Empty where the result ends otherwise.
+    std::string packedBase;
+    llvm::SmallVector<std::string> packedSteps;
   };
   /// Also names each input read at the element's own index `in<K>_element`
   /// instead of loading `in<K>[index]`: the functor's element() takes it as
@@ -96,6 +99,8 @@ public:
   std::string code;
 
 private:
+  /// Fills `store`'s packedBase and packedSteps for `value`.
+  void findPackedSteps(mlir::Value value, DeferredStore &store);
   std::string fresh(const std::string &expression, bool integer = false);
   /// The exact integer expression of a value held as an integer or a bool.
   std::string integerOperand(mlir::Value value);

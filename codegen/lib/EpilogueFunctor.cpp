@@ -139,33 +139,41 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
       (epilogue.elementLoads.empty() ||
        (fragmentsMode != "columns" && sixteenBits(rowInputType)));
   const bool rowInput = fragments && !epilogue.elementLoads.empty();
-  // A GELU stored as fp16 runs on the packed pair in half2 arithmetic
-  // (kiln_common.cuh's kiln::approx::gelu_half2: a third of the fp32 form's
-  // instructions, at most 12.5 fp16 ulps off where the fp32 form is 1.63).
-  // KILN_GELU_HALF2=0 keeps the fp32 form, as does KILN_GELU_ERF=tail
-  // (ElementCode.cpp): diagnostics for timing and checking both ways.
-  const char *half2Setting = std::getenv("KILN_GELU_HALF2");
+  // Where the result's last ops are a GELU, a ReLU or an add of the row
+  // input (ElementCode's packedSteps), the fragments take them on the
+  // rounded pair in half2 arithmetic: the add and the ReLU exactly as
+  // PyTorch computes them, in a quarter of the fp32 instructions, and the
+  // GELU in a third (kiln_common.cuh's kiln::approx::gelu_half2: at most
+  // 12.5 fp16 ulps off, where the fp32 form is 1.63). KILN_EPILOGUE_HALF2
+  // is a diagnostic for timing and checking both ways: "0" keeps every op
+  // in fp32, "exact" keeps a result with a GELU among them in fp32 (as
+  // KILN_GELU_ERF=tail does, ElementCode.cpp).
+  const char *half2Setting = std::getenv("KILN_EPILOGUE_HALF2");
   const char *erfSetting = std::getenv("KILN_GELU_ERF");
-  const bool geluHalf2 = fragments && !epilogue.deferredStores[0].halfGeluOperand.empty() &&
-                         epilogue.deferredStores[0].type == "__half" &&
-                         !(half2Setting && std::string(half2Setting) == "0") &&
-                         !(erfSetting && std::string(erfSetting) == "tail");
+  const std::string half2Mode = half2Setting ? half2Setting : "";
+  bool packedSteps = fragments && epilogue.deferredStores[0].type == "__half" &&
+                     !epilogue.deferredStores[0].packedSteps.empty() && half2Mode != "0";
+  if (packedSteps && llvm::any_of(epilogue.deferredStores[0].packedSteps,
+                                  [](const std::string &step) {
+                                    return step.find("gelu") != std::string::npos;
+                                  }))
+    packedSteps = half2Mode != "exact" && !(erfSetting && std::string(erfSetting) == "tail");
   std::string fragmentMembers;
   if (fragments) {
     // compute_packed takes the two row-input elements packed as the kernel
     // read them (ignored without a row input), so that one call serves both.
     const ElementCode::DeferredStore &store = epilogue.deferredStores[0];
-    // What element() computes, or with a half2 GELU, the GELU's operand
-    // (gelu_operand(): element()'s code, whose own GELU is then dead).
-    const std::string compute = geluHalf2 ? "gelu_operand(" : "element(";
-    const std::string first = geluHalf2 ? "first" : "first.r0";
-    const std::string second = geluHalf2 ? "second" : "second.r0";
-    const std::string held = geluHalf2 ? "const float" : "const Values";
-    if (geluHalf2)
-      fragmentMembers = "  __device__ __forceinline__ float gelu_operand" + signature +
+    // What element() computes, or with packed steps what they start from
+    // (packed_base(): element()'s code, whose own last ops are then dead).
+    const std::string compute = packedSteps ? "packed_base(" : "element(";
+    const std::string first = packedSteps ? "first" : "first.r0";
+    const std::string second = packedSteps ? "second" : "second.r0";
+    const std::string held = packedSteps ? "const float" : "const Values";
+    if (packedSteps)
+      fragmentMembers = "  __device__ __forceinline__ float packed_base" + signature +
                         ", float acc" + elementParameters + ") const {\n" + functor.indexCode +
                         "    (void)idx;\n" + epilogue.code + "    return " +
-                        withoutRounding(store.halfGeluOperand, store.type) + ";\n  }\n";
+                        withoutRounding(store.packedBase, store.type) + ";\n  }\n";
     std::string body;
     if (rowInput) {
       const std::string input = "in" + std::to_string(epilogue.elementLoads[0]);
@@ -176,19 +184,24 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
              "kiln::Pair<" + rowInputType + "> *>(&inputs);\n    " + held + " first = " +
              compute + functor.arguments + ", acc0, pair.x), second = " + compute +
              functor.arguments + " + 1, acc1, pair.y);\n";
-    } else if (geluHalf2) {
-      body = "    const float first = gelu_operand(" + functor.arguments +
-             ", acc0), second = gelu_operand(" + functor.arguments + " + 1, acc1);\n";
+    } else if (packedSteps) {
+      body = "    const float first = packed_base(" + functor.arguments +
+             ", acc0), second = packed_base(" + functor.arguments + " + 1, acc1);\n";
     } else {
       body = "    Values first, second;\n    compute_pair(" + functor.arguments +
              ", acc0, acc1, first, second);\n";
     }
-    const std::string packed = "kiln::pack_pair<" + store.type + ">(" + first + ", " + second + ")";
+    body += "    unsigned packed = kiln::pack_pair<" + store.type + ">(" + first + ", " + second +
+            ");\n";
+    if (packedSteps)
+      for (const std::string &step : store.packedSteps) {
+        std::string call = step;
+        call.replace(call.find('%'), 1, "packed");
+        body += "    packed = " + call + ";\n";
+      }
     fragmentMembers += "  __device__ __forceinline__ unsigned compute_packed" + signature +
                        ", float acc0, float acc1, unsigned inputs) const {\n" + body +
-                       "    return " +
-                       (geluHalf2 ? store.halfGelu + "(" + packed + ")" : packed) +
-                       ";\n  }\n"
+                       "    return packed;\n  }\n"
                        "  __device__ __forceinline__ void store_chunk" + signature +
                        ", uint4 chunk) const {\n" + functor.indexCode +
                        "    *reinterpret_cast<uint4 *>(out" + std::to_string(store.result) +

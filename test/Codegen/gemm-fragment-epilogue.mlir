@@ -6,7 +6,7 @@
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
-// RUN: env KILN_GELU_HALF2=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=FLOAT
+// RUN: env KILN_EPILOGUE_HALF2=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=FLOAT
 
 // The Hopper main loop runs an epilogue on the accumulators' registers
 // (kFragments) where it has one 16-bit result at its own index, rows of
@@ -18,8 +18,8 @@
 
 // A transformer's FFN up-projection: bias + GELU, N = 200 (ragged in the
 // 128-wide tile, a multiple of 8). The fragments take the erf GELU on each
-// rounded pair in half2 arithmetic (gelu_operand() is element() up to the
-// GELU); KILN_GELU_HALF2=0 keeps the fp32 GELU of element(), and
+// rounded pair in half2 arithmetic (packed_base() is element() up to the
+// GELU); KILN_EPILOGUE_HALF2=0 keeps the fp32 GELU of element(), and
 // KILN_GELU_ERF=tail its tail form (diagnostics for timing and checking).
 // CHECK-LABEL: // === kernel up_k0
 //   CHECK-NOT:   accumulator_value
@@ -30,19 +30,22 @@
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
-//  CHECK-NEXT:   float gelu_operand(int m, int n, float acc) const {
+//  CHECK-NEXT:   float packed_base(int m, int n, float acc) const {
 //       CHECK:     return (acc + kiln::to_float(in2[n]));
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
-//  CHECK-NEXT:     const float first = gelu_operand(m, n, acc0), second = gelu_operand(m, n + 1, acc1);
-//  CHECK-NEXT:     return kiln::approx::gelu_erf_half2(kiln::pack_pair<__half>(first, second));
+//  CHECK-NEXT:     const float first = packed_base(m, n, acc0), second = packed_base(m, n + 1, acc1);
+//  CHECK-NEXT:     unsigned packed = kiln::pack_pair<__half>(first, second);
+//  CHECK-NEXT:     packed = kiln::approx::gelu_erf_half2(packed);
+//  CHECK-NEXT:     return packed;
 //       CHECK:   void store_chunk(int m, int n, uint4 chunk) const {
 //       CHECK:     *reinterpret_cast<uint4 *>(out0 + idx) = chunk;
 //       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 5
 // FLOAT-LABEL: // === kernel up_k0
-//   FLOAT-NOT:   gelu_operand
+//   FLOAT-NOT:   packed_base
 //       FLOAT:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
 //       FLOAT:     compute_pair(m, n, acc0, acc1, first, second);
-//       FLOAT:     return kiln::pack_pair<__half>(first.r0, second.r0);
+//       FLOAT:     unsigned packed = kiln::pack_pair<__half>(first.r0, second.r0);
+//  FLOAT-NEXT:     return packed;
 // PTX-LABEL: // === ptx up_k0
 //  PTXHALF2: ex2.approx.f16x2
 //       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
@@ -66,7 +69,7 @@ func.func @up(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %b: tensor<200xf16
 // shuffles, the same fragments.
 // CHECK-LABEL: // === kernel conv_k0
 //       CHECK:   static constexpr bool kFragments = true;
-//       CHECK:     return kiln::pack_pair<__nv_bfloat16>(first.r0, second.r0);
+//       CHECK:     unsigned packed = kiln::pack_pair<__nv_bfloat16>(first.r0, second.r0);
 //       CHECK:   kiln::conv::conv_wgmma<
 // PTX-LABEL: // === ptx conv_k0
 //       PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
@@ -113,8 +116,14 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //       CHECK:     return in2 + idx;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
 //       CHECK:     const kiln::Pair<__half> pair = *reinterpret_cast<const kiln::Pair<__half> *>(&inputs);
-//   CHECK-NOT:     compute_pair(
-//       CHECK:     return kiln::pack_pair<__half>(first.r0, second.r0);
+//  CHECK-NEXT:     const float first = packed_base(m, n, acc0, pair.x), second = packed_base(m, n + 1, acc1, pair.y);
+//  CHECK-NEXT:     unsigned packed = kiln::pack_pair<__half>(first, second);
+//  CHECK-NEXT:     packed = kiln::add_half2(packed, inputs);
+//  CHECK-NEXT:     return packed;
+// FLOAT-LABEL: // === kernel residual_k0
+//       FLOAT:     const Values first = element(m, n, acc0, pair.x), second = element(m, n + 1, acc1, pair.y);
+//  FLOAT-NEXT:     unsigned packed = kiln::pack_pair<__half>(first.r0, second.r0);
+//  FLOAT-NEXT:     return packed;
 // PTX-LABEL: // === ptx residual_k0
 //       PTX: cp.async.cg.shared.global
 //       PTX: wgmma.mma_async

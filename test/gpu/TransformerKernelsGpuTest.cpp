@@ -504,7 +504,7 @@ std::pair<double, double> geluErrorOverEveryHalf(const std::string &kernel) {
 // The erf GELU of an fp16 GEMM epilogue over every fp16 input: packed in
 // half2 arithmetic by default (kiln::approx::gelu_erf_half2, at most 12.5
 // ulps by bench/gelu_erf_accuracy.py's emulation; MUFU.EX2.F16's own
-// error on top), in fp32 with KILN_GELU_HALF2=0 (1.63), on both
+// error on top), in fp32 with KILN_EPILOGUE_HALF2=exact (1.63), on both
 // schedules of the Hopper GEMM's fragment epilogue.
 TEST(KernelsGpu, GeluErfOverEveryHalf) {
   KILN_REQUIRE_GPU();
@@ -518,7 +518,7 @@ TEST(KernelsGpu, GeluErfOverEveryHalf) {
                 half2AboveMinus3);
     EXPECT_LE(half2, 16.0);
     EXPECT_LE(half2AboveMinus3, 10.0);
-    kiln::testing::ScopedSetting fp32Gelu("KILN_GELU_HALF2", "0");
+    kiln::testing::ScopedSetting fp32Gelu("KILN_EPILOGUE_HALF2", "exact");
     auto [fp32, fp32AboveMinus3] = geluErrorOverEveryHalf(kernel);
     std::printf("    fp32 GELU: at most %.2f fp16 ulps, %.2f for x >= -3\n", fp32,
                 fp32AboveMinus3);
