@@ -451,7 +451,8 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                                        /*pairs=*/O % 2 == 0,
                                        /*chunks=*/(variant == KernelVariant::conv_stem &&
                                                    stem.rows() && O % 8 == 0) ||
-                                           (vectorizedDepthwise && columns == 1)},
+                                           (vectorizedDepthwise && columns == 1),
+                                       /*halfSteps=*/variant != KernelVariant::conv_stem},
                                       epilogue) +
                   "\n" + launch + "  const " + epilogueName +
                   " epilogue{" + epilogueInitializers(group) + "};\n  " + call +

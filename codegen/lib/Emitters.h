@@ -163,6 +163,10 @@ struct EpilogueFunctor {
   std::string indexCode;
   bool pairs = false;
   bool chunks = false;
+  /// Whether the fragments may take the result's last ops on packed fp16
+  /// pairs (EpilogueFunctor.cpp): not in the kernels where ptxas then
+  /// spilled (the stem, batched matmuls with a residual).
+  bool halfSteps = true;
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);

@@ -151,7 +151,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   const char *half2Setting = std::getenv("KILN_EPILOGUE_HALF2");
   const char *erfSetting = std::getenv("KILN_GELU_ERF");
   const std::string half2Mode = half2Setting ? half2Setting : "";
-  bool packedSteps = fragments && epilogue.deferredStores[0].type == "__half" &&
+  bool packedSteps = fragments && functor.halfSteps && epilogue.deferredStores[0].type == "__half" &&
                      !epilogue.deferredStores[0].packedSteps.empty() && half2Mode != "0";
   if (packedSteps && llvm::any_of(epilogue.deferredStores[0].packedSteps,
                                   [](const std::string &step) {

@@ -614,7 +614,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                (runtimeSizes ? std::string("columns") : std::to_string(N) + "LL") +
                                " + n;\n",
                            /*pairs=*/N % 2 == 0,
-                           /*chunks=*/(hopper || stream) && N % 8 == 0},
+                           /*chunks=*/(hopper || stream) && N % 8 == 0,
+                           /*halfSteps=*/batch == 1},
                           epilogue) +
       "\n" + open +
       batchOffsets +
