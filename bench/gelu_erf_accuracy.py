@@ -15,7 +15,9 @@ GELU + residual epilogues of 128-accumulator matmul tiles with it). And
 pairs of fp16 results: the tail as 2^Q(|x|), Q a quintic whose fp16
 coefficients were fitted to this script's measure, every step rounded to
 fp16 (ex2.approx.f16x2 taken as correctly rounded; the hardware's is up to
-2^-9.9 relative off, which the GPU test GeluErfOverEveryHalf measures).
+2^-9.9 relative off, which the GPU test GeluOverEveryHalf measures). The
+tanh GELU's two forms (kiln::approx::gelu_tanh in fp32 and
+gelu_tanh_half2) are measured against the tanh formula itself.
 
 The device code is emulated in fp32 numpy arithmetic (the hardware's
 rcp.approx and ex2.approx, a few fp32 ulps off, as exact); the exact GELU
@@ -60,13 +62,16 @@ def as_a_tail(x):
             np.abs(x).astype(np.float64) * tail.astype(np.float64)).astype(f)
 
 
-# kiln::approx::gelu_erf_half2's quintic, highest power first, and its cap.
-HALF2_Q = (-0.00020766258239746094, 0.004547119140625, -0.043182373046875,
-           -0.47216796875, -1.14453125, -1.001953125)
+# kiln::approx::gelu_erf_half2's and gelu_tanh_half2's quintics, highest
+# power first, and their cap.
+HALF2_ERF_Q = (-0.00020766258239746094, 0.004547119140625, -0.043182373046875,
+               -0.47216796875, -1.14453125, -1.001953125)
+HALF2_TANH_Q = (0.0005350112915039062, -0.013031005859375, 0.0187835693359375,
+                -0.54736328125, -1.11328125, -1.0009765625)
 HALF2_CAP = 5.8984375
 
 
-def half2(x):
+def half2(x, coefficients=HALF2_ERF_Q):
     """max(x, 0) - a 2^Q(a), a = min(|x|, cap), in fp16 arithmetic (FMAs
     rounded once)."""
     h = np.float16
@@ -76,11 +81,27 @@ def half2(x):
         return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(h)
 
     a = np.minimum(np.abs(x), h(HALF2_CAP))
-    q = np.full_like(a, h(HALF2_Q[0]))
-    for c in HALF2_Q[1:]:
+    q = np.full_like(a, h(coefficients[0]))
+    for c in coefficients[1:]:
         q = fma(q, a, np.full_like(a, h(c)))
     tail = np.exp2(q.astype(np.float64)).astype(h)
     return fma(-a, tail, np.maximum(x, h(0))).astype(f)
+
+
+def tanh_fp32(x):
+    """kiln::approx::gelu_tanh: x / (1 + exp(-2u)), u = sqrt(2 / pi) (x +
+    0.044715 x^3), in fp32 arithmetic."""
+    inner = f(0.7978845608028654) * (x + f(0.044715) * x * x * x)
+    with np.errstate(over="ignore"):
+        e = np.exp((f(-2) * inner).astype(np.float64)).astype(f)
+    return x * (f(1) / (f(1) + e))
+
+
+def exact_tanh_gelu(wide):
+    """The tanh GELU in float64, as x sigma(2u) (no cancellation below 0)."""
+    inner = 0.7978845608028654 * (wide + 0.044715 * wide ** 3)
+    with np.errstate(over="ignore"):
+        return wide / (1 + np.exp(-2 * inner))
 
 
 def fp16_ulp(value):
@@ -94,9 +115,13 @@ def main():
     x = halves.astype(f)
     wide = halves.astype(np.float64)
     exact = wide * 0.5 * np.array([math.erfc(-v * INV_SQRT2) for v in wide])
-    correctly_rounded = exact.astype(np.float16)
-    for name, form in (("through 1 + erf", through_one_plus_erf), ("as a tail", as_a_tail),
-                       ("half2", half2)):
+    exact_tanh = exact_tanh_gelu(wide)
+    for name, form, reference in (
+            ("through 1 + erf", through_one_plus_erf, exact), ("as a tail", as_a_tail, exact),
+            ("half2", half2, exact),
+            ("tanh GELU in fp32", tanh_fp32, exact_tanh),
+            ("tanh GELU in half2", lambda v: half2(v, HALF2_TANH_Q), exact_tanh)):
+        exact, correctly_rounded = reference, reference.astype(np.float16)
         y = form(x).astype(np.float64)
         error = np.abs(y - exact) / fp16_ulp(exact)
         worst = int(np.argmax(error))
