@@ -172,6 +172,15 @@ void ElementCode::findPackedSteps(Value value, DeferredStore &store) {
   // rounded as it is computed: rounding the value the steps start from
   // into a pair, and each step's result in half2 arithmetic, is what
   // PyTorch computes (exactly, for the add and the ReLU).
+  // KILN_EPILOGUE_HALF2 is a diagnostic for timing and checking both ways:
+  // "0" keeps every op in fp32, "exact" stops at a GELU (it and what it
+  // reads stay in fp32), as KILN_GELU_ERF=tail does at an erf GELU.
+  const char *half2Setting = std::getenv("KILN_EPILOGUE_HALF2");
+  const std::string mode = half2Setting ? half2Setting : "";
+  const char *erfSetting = std::getenv("KILN_GELU_ERF");
+  const bool erfTail = erfSetting && std::string(erfSetting) == "tail";
+  if (mode == "0")
+    return;
   auto ownF16Input = [&](Value operand) {
     auto argument = dyn_cast<BlockArgument>(operand);
     return argument && llvm::is_contained(elementLoads, argument.getArgNumber()) &&
@@ -180,9 +189,11 @@ void ElementCode::findPackedSteps(Value value, DeferredStore &store) {
   llvm::SmallVector<std::string> steps;
   while (Operation *op = value.getDefiningOp()) {
     if (auto gelu = dyn_cast<GeluOp>(op)) {
-      steps.push_back(gelu.getApproximate() == GeluApproximation::tanh
-                          ? "kiln::approx::gelu_tanh_half2(%)"
-                          : "kiln::approx::gelu_erf_half2(%)");
+      const bool tanh = gelu.getApproximate() == GeluApproximation::tanh;
+      if (mode == "exact" || (erfTail && !tanh))
+        break;
+      steps.push_back(tanh ? "kiln::approx::gelu_tanh_half2(%)"
+                           : "kiln::approx::gelu_erf_half2(%)");
       value = gelu.getInput();
     } else if (auto relu = dyn_cast<ReluOp>(op)) {
       steps.push_back("kiln::relu_half2(%)");

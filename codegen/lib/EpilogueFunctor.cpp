@@ -144,20 +144,10 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // rounded pair in half2 arithmetic: the add and the ReLU exactly as
   // PyTorch computes them, in a quarter of the fp32 instructions, and the
   // GELU in a third (kiln_common.cuh's kiln::approx::gelu_half2: at most
-  // 12.5 fp16 ulps off, where the fp32 form is 1.63). KILN_EPILOGUE_HALF2
-  // is a diagnostic for timing and checking both ways: "0" keeps every op
-  // in fp32, "exact" keeps a result with a GELU among them in fp32 (as
-  // KILN_GELU_ERF=tail does, ElementCode.cpp).
-  const char *half2Setting = std::getenv("KILN_EPILOGUE_HALF2");
-  const char *erfSetting = std::getenv("KILN_GELU_ERF");
-  const std::string half2Mode = half2Setting ? half2Setting : "";
-  bool packedSteps = fragments && functor.halfSteps && epilogue.deferredStores[0].type == "__half" &&
-                     !epilogue.deferredStores[0].packedSteps.empty() && half2Mode != "0";
-  if (packedSteps && llvm::any_of(epilogue.deferredStores[0].packedSteps,
-                                  [](const std::string &step) {
-                                    return step.find("gelu") != std::string::npos;
-                                  }))
-    packedSteps = half2Mode != "exact" && !(erfSetting && std::string(erfSetting) == "tail");
+  // 12.5 fp16 ulps off, where the fp32 form is 2).
+  const bool packedSteps = fragments && functor.halfSteps &&
+                           epilogue.deferredStores[0].type == "__half" &&
+                           !epilogue.deferredStores[0].packedSteps.empty();
   std::string fragmentMembers;
   if (fragments) {
     // compute_packed takes the two row-input elements packed as the kernel
@@ -168,7 +158,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     const std::string compute = packedSteps ? "packed_base(" : "element(";
     const std::string first = packedSteps ? "first" : "first.r0";
     const std::string second = packedSteps ? "second" : "second.r0";
-    const std::string held = packedSteps ? "const float" : "const Values";
     if (packedSteps)
       fragmentMembers = "  __device__ __forceinline__ float packed_base" + signature +
                         ", float acc" + elementParameters + ") const {\n" + functor.indexCode +
@@ -181,12 +170,13 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                          ") const {\n" + functor.indexCode + "    return " + input +
                          " + idx;\n  }\n";
       body = "    const kiln::Pair<" + rowInputType + "> pair = *reinterpret_cast<const "
-             "kiln::Pair<" + rowInputType + "> *>(&inputs);\n    " + held + " first = " +
-             compute + functor.arguments + ", acc0, pair.x), second = " + compute +
-             functor.arguments + " + 1, acc1, pair.y);\n";
-    } else if (packedSteps) {
-      body = "    const float first = packed_base(" + functor.arguments +
-             ", acc0), second = packed_base(" + functor.arguments + " + 1, acc1);\n";
+             "kiln::Pair<" + rowInputType + "> *>(&inputs);\n";
+    }
+    if (rowInput || packedSteps) {
+      const std::string x = rowInput ? ", pair.x)" : ")", y = rowInput ? ", pair.y)" : ")";
+      body += "    const " + std::string(packedSteps ? "float" : "Values") + " first = " +
+              compute + functor.arguments + ", acc0" + x + ", second = " + compute +
+              functor.arguments + " + 1, acc1" + y + ";\n";
     } else {
       body = "    Values first, second;\n    compute_pair(" + functor.arguments +
              ", acc0, acc1, first, second);\n";

@@ -132,6 +132,27 @@ inline std::string tensorType(std::vector<int64_t> shape, const std::string &typ
   return text + type + ">";
 }
 
+/// A linear with a bias and a GELU (`approximate`: "none" or "tanh") in
+/// one gemm_epilogue group, its configuration forced to `kernel` when given:
+/// `type` is f16, bf16 or f32.
+inline std::string linearGelu(int64_t m, int64_t n, int64_t k, const std::string &type,
+                              const std::string &kernel = "",
+                              const std::string &approximate = "none") {
+  auto t = [&](std::string s) { return "tensor<" + s + "x" + type + ">"; };
+  std::string x = t(std::to_string(m) + "x" + std::to_string(k));
+  std::string w = t(std::to_string(n) + "x" + std::to_string(k));
+  std::string b = t(std::to_string(n));
+  std::string y = t(std::to_string(m) + "x" + std::to_string(n));
+  return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ") -> " + y + " {\n"
+         "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : " + x + ", " + w + ", " + b + ")" +
+         (kernel.empty() ? "" : " {kiln.kernel = " + kernel + "}") + " -> " + y + " {\n"
+         "  ^bb0(%a: " + x + ", %bw: " + w + ", %bb: " + b + "):\n"
+         "    %l = kiln.linear %a, %bw, %bb : (" + x + ", " + w + ", " + b + ") -> " + y + "\n"
+         "    %g = kiln.gelu %l" + (approximate == "none" ? "" : " approximate = " + approximate) +
+         " : " + y + "\n"
+         "    kiln.yield %g : " + y + "\n  }\n  return %0 : " + y + "\n}\n";
+}
+
 /// Every kernel of every module in `irs` compiles with NVRTC for both
 /// images the artifact carries (sm_90a, sm_80) without a spill, a stack
 /// frame or a ptxas warning; the compiles run in worker processes, as

@@ -81,19 +81,13 @@ std::string elementwise(const std::string &shape, const std::string &type,
 /// the group's forced `#kiln.kernel<...>` configuration.
 std::string linear(int64_t m, int64_t n, int64_t k, const std::string &type,
                    const std::string &kernel = "", bool residual = true) {
+  if (!residual)
+    return kiln::testing::linearGelu(m, n, k, type, kernel);
   auto t = [&](std::string s) { return "tensor<" + s + "x" + type + ">"; };
   std::string x = t(std::to_string(m) + "x" + std::to_string(k));
   std::string w = t(std::to_string(n) + "x" + std::to_string(k));
   std::string b = t(std::to_string(n));
   std::string y = t(std::to_string(m) + "x" + std::to_string(n));
-  if (!residual)
-    return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ") -> " + y + " {\n"
-           "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : " + x + ", " + w + ", " + b + ")" +
-           (kernel.empty() ? "" : " {kiln.kernel = " + kernel + "}") + " -> " + y + " {\n"
-           "  ^bb0(%a: " + x + ", %bw: " + w + ", %bb: " + b + "):\n"
-           "    %l = kiln.linear %a, %bw, %bb : (" + x + ", " + w + ", " + b + ") -> " + y + "\n"
-           "    %g = kiln.gelu %l : " + y + "\n"
-           "    kiln.yield %g : " + y + "\n  }\n  return %0 : " + y + "\n}\n";
   return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ", %r: " + y + ") -> " + y + " {\n"
          "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : " + x + ", " + w + ", " + b + ", " + y + ")" +
          (kernel.empty() ? "" : " {kiln.kernel = " + kernel + "}") + " -> " + y + " {\n"

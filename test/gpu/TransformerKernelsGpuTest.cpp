@@ -460,16 +460,8 @@ TEST(KernelsGpu, AttentionWgmmaOverlappedCompiles) {
 /// Also the largest for x >= -3.
 std::pair<double, double> geluErrorOverEveryHalf(const std::string &kernel, bool tanh) {
   const int64_t side = 256;
-  auto t = [&](const std::string &shape) { return "tensor<" + shape + "xf16>"; };
-  const std::string square = t("256x256"), bias = t("256");
-  const std::string ir =
-      "func.func @f(%x: " + square + ", %w: " + square + ", %b: " + bias + ") -> " + square +
-      " {\n  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : " + square + ", " + square + ", " +
-      bias + ") {kiln.kernel = " + kernel + "} -> " + square + " {\n  ^bb0(%a: " + square +
-      ", %bw: " + square + ", %bb: " + bias + "):\n    %l = kiln.linear %a, %bw, %bb : (" +
-      square + ", " + square + ", " + bias + ") -> " + square + "\n    %g = kiln.gelu %l" +
-      (tanh ? " approximate = tanh" : "") + " : " + square + "\n    kiln.yield %g : " + square +
-      "\n  }\n  return %0 : " + square + "\n}\n";
+  const std::string ir = kiln::testing::linearGelu(side, side, side, "f16", kernel,
+                                                   tanh ? "tanh" : "none");
   MLIRContext context;
   context.loadDialect<KilnDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
