@@ -92,6 +92,10 @@
 #              GPT-2 block with torch.compile's builds (models_vs_torch.py
 #              --build-times)
 #   in-process-zoo  the same for the six zoo models, kiln's builds alone
+#   vendor     the exhaustive GELU test, then the vendor tables at the
+#              defaults: bench/gemm_vs_torch.py --set transformer,
+#              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
+#              32 each launch alone with bench/conv_vs_cudnn.py (as `alone`)
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -101,7 +105,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests vendor gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -145,6 +149,16 @@ cnn_launches_ab() { # name setting flag tabled rounds model...
   done
   run "$name-conv" python3 "$root/bench/conv_vs_cudnn.py" "${profiles[@]}" \
     --markdown "$out/conv-$name.md" --json "$out/conv-$name.json"
+}
+
+# The zoo at batch 32, each launch alone, then the CNNs' table against cuDNN.
+launches_alone() {
+  run alone-models python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+    --models resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2 --batches 32 \
+    --kiln-only --profile --raw-dir "$out/raw-alone"
+  run alone-conv python3 "$root/bench/conv_vs_cudnn.py" "$out/raw-alone/resnet50_b32.txt" \
+    "$out/raw-alone/mobilenet_v3_large_b32.txt" "$out/raw-alone/efficientnet_b0_b32.txt" \
+    --markdown "$out/conv-alone.md" --json "$out/conv-alone.json"
 }
 
 for part in "$@"; do
@@ -220,13 +234,15 @@ for part in "$@"; do
             "$out/raw-tall-rows-128/${model}_b32.txt" "$out/raw-tall-$setting/${model}_b32.txt"
         done
       done ;;
+    vendor)
+      TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
+      run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
+        --set transformer --markdown "$out/gemm-default.md"
+      run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
+      launches_alone ;;
     alone)
-      run alone-models python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
-        --models resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2 --batches 32 \
-        --kiln-only --profile --raw-dir "$out/raw-alone"
-      run alone-conv python3 "$root/bench/conv_vs_cudnn.py" "$out/raw-alone/resnet50_b32.txt" \
-        "$out/raw-alone/mobilenet_v3_large_b32.txt" "$out/raw-alone/efficientnet_b0_b32.txt" \
-        --markdown "$out/conv-alone.md" --json "$out/conv-alone.json" ;;
+      launches_alone ;;
     alone-ab)
       for setting in default cooperative multicast-2 blocks-2 rows-128 rows-192; do
         flags=$(case $setting in
