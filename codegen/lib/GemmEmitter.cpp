@@ -615,7 +615,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                " + n;\n",
                            /*pairs=*/N % 2 == 0,
                            /*chunks=*/(hopper || stream) && N % 8 == 0,
-                           /*halfSteps=*/batch == 1},
+                           /*halfSteps=*/batch == 1,
+                           /*columnInput=*/plan.bias ? "in" + std::to_string(cast<BlockArgument>(
+                                                                 plan.bias).getArgNumber())
+                                                     : ""},
                           epilogue) +
       "\n" + open +
       batchOffsets +
