@@ -92,12 +92,6 @@
 #              GPT-2 block with torch.compile's builds (models_vs_torch.py
 #              --build-times)
 #   in-process-zoo  the same for the six zoo models, kiln's builds alone
-#   column-prefetch  the Hopper GEMM and convolution tests (every fp16
-#              input through a GELU among them), then bench/gemm_vs_torch.py
-#              --set transformer twice, default (each tile's bias lines
-#              pulled into L1 before its main loop) against
-#              KILN_COLUMN_PREFETCH=0, then ResNet-50 at batch 32 each
-#              launch alone, both ways (compare_profiles.py)
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -111,7 +105,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests column-prefetch vendor gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests vendor gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -240,23 +234,6 @@ for part in "$@"; do
             "$out/raw-tall-rows-128/${model}_b32.txt" "$out/raw-tall-$setting/${model}_b32.txt"
         done
       done ;;
-    column-prefetch)
-      TAIL=12 run column-tests "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*GeluOverEveryHalf*:*LinearWgmma*:*LinearEpilogueFp16OddSizes*:*WgmmaLateResidual*:*ConvHopperImplicitGemm*:*MatmulWgmma*'
-      for round in 1 2; do
-        for setting in default off; do
-          KILN_COLUMN_PREFETCH=$([ $setting = off ] && echo 0) run "gemm-$setting-$round" \
-            python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" \
-            --set transformer --markdown "$out/gemm-$setting-$round.md"
-        done
-      done
-      for setting in default off; do
-        KILN_COLUMN_PREFETCH=$([ $setting = off ] && echo 0) run "resnet-$setting" \
-          python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models-$setting" \
-          --models resnet50 --batches 32 --kiln-only --profile --raw-dir "$out/raw-$setting"
-      done
-      TAIL=30 run resnet-compare python3 "$root/bench/compare_profiles.py" --top 15 \
-        "$out/raw-default/resnet50_b32.txt" "$out/raw-off/resnet50_b32.txt" ;;
     vendor)
       TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \

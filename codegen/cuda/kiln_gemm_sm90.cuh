@@ -419,18 +419,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       }
     }
   };
-  // The column input's lines (a bias) of tile t into L1 before its main
-  // loop: the epilogue's loads of it then hit L1. From L2 they wait behind
-  // each slice's wait for the row input (ptxas does not issue them ahead of
-  // a cp.async wait), a round trip a slice after the main loop, which one
-  // tile a block leaves unhidden (BERT's FFN down-projection).
-  auto prefetch_columns = [&](int t) {
-    if constexpr (Epilogue::kColumnLineStep > 0) {
-      const int lane = threadIdx.x % 32, n = columns(t) + lane * Epilogue::kColumnLineStep;
-      if (t < tiles && lane * Epilogue::kColumnLineStep < kBN && n < N)
-        epilogue.prefetch_columns_l1(n);
-    }
-  };
   // The row input's first slice (of the first row half) on its way during
   // the main loop. GEMMs only: a convolution's rows take enough registers
   // to compute that a 192-wide one spilled. Not with 192 rows either: at
@@ -493,7 +481,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       const int tileM = rowTile(tile), blockN = columns(tile);
       const int warpRow = half * 64 + warp * 16;
       prefetch_epilogue(tile + clusters);
-      prefetch_columns(tile);
       if constexpr (kEarlyInput)
         copy_first_row_input(ops, N, epilogue, row_input_slice(staging), tileM, blockN,
                              warpRow);
@@ -644,10 +631,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       plan.walk(blockIdx.x, [&](int tile, int kBegin, int kEnd, int tileStart) {
         const int tileM = rowTile(tile), blockN = columns(tile);
         const bool finishes = kEnd == kTiles;
-        if (finishes) {
+        if (finishes)
           prefetch_epilogue(tile);
-          prefetch_columns(tile);
-        }
         Accumulators d;
         clear(d);
         drain(multiply(d, kBegin, kEnd, it));
@@ -706,8 +691,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         const int tileM = rowTile(tile), blockN = columns(tile);
         if constexpr (!kHandoff && !kPrefetch)
           prefetch_epilogue(tile + step * clusters);
-        if constexpr (!kHandoff)
-          prefetch_columns(tile);
         Accumulators d;
         clear(d);
         // Ping-pong: wait for the other warpgroup to have issued its tile's

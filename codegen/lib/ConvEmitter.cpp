@@ -180,12 +180,7 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                           {epilogueName, "int m, int o", "m, o", "",
                            "    const long long idx = (long long)m * " +
                                std::to_string(out[3]) + "LL + o;\n",
-                           /*pairs=*/out[3] % 2 == 0, /*chunks=*/out[3] % 8 == 0,
-                           /*halfSteps=*/true,
-                           /*columnInput=*/conv.getBias()
-                               ? "in" + std::to_string(
-                                            cast<BlockArgument>(conv.getBias()).getArgNumber())
-                               : ""},
+                           /*pairs=*/out[3] % 2 == 0, /*chunks=*/out[3] % 8 == 0},
                           epilogue) +
       "\n" +
       kernelOpen(group, name, kernel.block, kernel.tensorMaps.size(),

@@ -167,11 +167,6 @@ struct EpilogueFunctor {
   /// pairs (EpilogueFunctor.cpp): not in the kernels where ptxas then
   /// spilled (the stem, batched matmuls with a residual).
   bool halfSteps = true;
-  /// The input read at the column alone (a bias, "in2"; empty: none): its
-  /// lines can be pulled into L1 before the main loop
-  /// (prefetch_columns_l1), where the epilogue's loads of it would
-  /// otherwise wait on L2 behind the row input's copies.
-  std::string columnInput;
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);

@@ -198,17 +198,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                        " + idx) = chunk;\n  }\n";
   }
   const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
-  // The column input's lines into L1 (kColumnLineStep: the columns one
-  // 128-byte line covers; 0: no column input). KILN_COLUMN_PREFETCH=0 is a
-  // diagnostic for timing a kernel each way.
-  std::string columnLineStep = "0", columnPrefetch;
-  const char *columnSetting = std::getenv("KILN_COLUMN_PREFETCH");
-  if (!functor.columnInput.empty() && !(columnSetting && std::string(columnSetting) == "0")) {
-    const unsigned input = std::stoul(functor.columnInput.substr(2));
-    Type element = cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
-    columnLineStep = std::to_string(128 / ((element.getIntOrFloatBitWidth() + 7) / 8));
-    columnPrefetch = "    kiln::prefetch_l1(" + functor.columnInput + " + column);\n";
-  }
   return "struct " + functor.name + " {\n" + members + functor.extraMembers +
          "  struct Values {" + values + " };\n" + element +
          "  __device__ __forceinline__ Values compute" + signature + ", float acc) const {\n" +
@@ -231,9 +220,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          (prefetchesL2.empty() ? "" : functor.indexCode + prefetchesL2) + "  }\n"
          "  __device__ __forceinline__ void prefetch_l1" + signature + ") const {\n" +
          (prefetchesL1.empty() ? "" : functor.indexCode + prefetchesL1) + "  }\n"
-         "  static constexpr int kColumnLineStep = " + columnLineStep + ";\n"
-         "  __device__ __forceinline__ void prefetch_columns_l1(int column) const {\n" +
-         columnPrefetch + "  }\n"
          "  __device__ __forceinline__ void operator()" + signature + ", float acc) const {\n"
          "    store(" + functor.arguments + ", compute(" + functor.arguments + ", acc));\n"
          "  }\n};\n";

@@ -615,10 +615,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                " + n;\n",
                            /*pairs=*/N % 2 == 0,
                            /*chunks=*/(hopper || stream) && N % 8 == 0,
-                           /*halfSteps=*/batch == 1,
-                           /*columnInput=*/plan.bias ? "in" + std::to_string(cast<BlockArgument>(
-                                                                 plan.bias).getArgNumber())
-                                                     : ""},
+                           /*halfSteps=*/batch == 1},
                           epilogue) +
       "\n" + open +
       batchOffsets +
