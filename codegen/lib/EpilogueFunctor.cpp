@@ -211,6 +211,12 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInputEarly = " +
          (rowInput && fragmentsMode != "late-residual" ? "true" : "false") + ";\n" +
+         // "registers" (a diagnostic until timed): a one-tile-a-block Hopper
+         // GEMM loads the row input's later slices into registers during its
+         // last k-steps, so that the tile's epilogue does not read them from
+         // L2 at the moment every block does.
+         "  static constexpr bool kRowInputRegisters = " +
+         (rowInput && fragmentsMode == "registers" ? "true" : "false") + ";\n" +
          fragmentMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +
