@@ -430,11 +430,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // tile's last k-steps (Epilogue::kRowInputRegisters): where each block
   // has one tile (BERT's FFN down-projection: 128 tiles), every block's
   // epilogue otherwise reads them from L2 in the same microseconds.
-  // Cooperative 128-row tiles, one block a multiprocessor (32 registers a
-  // slice of 128 x 64 under the consumers' 232).
+  // Cooperative 128-row tiles 128 or 192 wide, one block a multiprocessor
+  // (16 registers a slice past the first under the consumers' 232; beside
+  // a 256-wide tile's 128 accumulators ptxas spilled).
   constexpr bool kInputRegisters = kEarlyInput && Epilogue::kRowInputRegisters &&
                                    kSchedule == Schedule::cooperative && !kStreamK &&
-                                   kSplitK == 1 && kBlocksPerSM == 1 && kBN > kStagingCols;
+                                   kSplitK == 1 && kBlocksPerSM == 1 &&
+                                   kBN > kStagingCols && kBN <= 192;
 
   if (warpgroup == 0) {
     // The producer gives its registers to the consumers (one block a
