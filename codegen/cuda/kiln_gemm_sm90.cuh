@@ -432,8 +432,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // epilogue otherwise reads them from L2 in the same microseconds.
   // Cooperative 128-row tiles 128 or 192 wide, one block a multiprocessor
   // (16 registers a slice past the first under the consumers' 232; beside
-  // a 256-wide tile's 128 accumulators ptxas spilled).
+  // a 256-wide tile's 128 accumulators ptxas spilled, and so it did in a
+  // matmul's 192-wide tile with a GELU before the residual).
   constexpr bool kInputRegisters = kEarlyInput && Epilogue::kRowInputRegisters &&
+                                   !Operands::kTransB &&
                                    kSchedule == Schedule::cooperative && !kStreamK &&
                                    kSplitK == 1 && kBlocksPerSM == 1 &&
                                    kBN > kStagingCols && kBN <= 192;
