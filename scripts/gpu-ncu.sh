@@ -15,17 +15,38 @@
 # Reports go to $OUT/ncu-KERNEL.txt (gpu-out/ when OUT is unset); a summary
 # of each is printed. Exit status: non-zero if any kernel's report failed
 # (hardware counters are not readable on every GPU machine's runtime).
+#
+#   scripts/gpu-ncu.sh --cublas LABEL
+# The same sections for the cuBLAS kernel that F.linear runs on one shape of
+# bench/cublas_kernels.py's transformer set (LABEL: "BERT FFN down", ...),
+# to set beside a kiln kernel's; the report is $OUT/ncu-cublas-LABEL.txt.
+#
+# KILN_NCU_SOURCE=1 adds the warps' stall samples instruction by instruction:
+# $OUT/ncu-NAME.ncu-rep and the SASS with its samples, $OUT/ncu-NAME-sass.csv.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 if [ $# -lt 2 ]; then
-  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...]" >&2
+  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL" >&2
   exit 2
 fi
-artifact=$1
-shift
-[ -f "$artifact" ] || { echo "gpu-ncu: $artifact: no such artifact" >&2; exit 2; }
-[ -x "$bundle/bin/kiln-run" ] || { echo "gpu-ncu: $bundle/bin/kiln-run missing: run scripts/gpu-pack.sh first" >&2; exit 2; }
+if [ "$1" = --cublas ]; then
+  label=$2
+  # cuBLAS's GEMM kernels only: the operands' random fills run first.
+  kernels=(nvjet)
+  filter="regex:nvjet|xmma|gemm|cutlass"
+  report_names=("cublas-$(echo "$label" | tr -c 'A-Za-z0-9\n' '-')")
+  target=(python3 "$root/bench/cublas_kernels.py" --loop "$label")
+else
+  artifact=$1
+  shift
+  [ -f "$artifact" ] || { echo "gpu-ncu: $artifact: no such artifact" >&2; exit 2; }
+  [ -x "$bundle/bin/kiln-run" ] || { echo "gpu-ncu: $bundle/bin/kiln-run missing: run scripts/gpu-pack.sh first" >&2; exit 2; }
+  kernels=("$@")
+  filter=
+  report_names=("$@")
+  target=("$bundle/bin/kiln-run" "$artifact" --device-io --no-graph --bench 20)
+fi
 command -v ncu > /dev/null || { echo "gpu-ncu: ncu (Nsight Compute) is not on the PATH" >&2; exit 2; }
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
@@ -33,19 +54,34 @@ torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${torch_dir:+:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 status=0
-for kernel in "$@"; do
+for i in "${!kernels[@]}"; do
+  kernel=${kernels[$i]}
   case $kernel in
     *[!A-Za-z0-9_]*) echo "gpu-ncu: '$kernel' is not a kernel name" >&2; status=2; continue ;;
   esac
-  report=$out/ncu-$kernel.txt
-  echo "=== $kernel"
-  if ncu --clock-control none --kernel-name "regex:^$kernel" --launch-skip 5 --launch-count 1 \
+  report=$out/ncu-${report_names[$i]}.txt
+  echo "=== ${report_names[$i]}"
+  saved=$out/ncu-${report_names[$i]}
+  # KILN_NCU_SOURCE=1: also sample where the warps stall, instruction by
+  # instruction, kept as a report and as CSV of the SASS with its samples.
+  source_flags=()
+  [ "${KILN_NCU_SOURCE:-0}" = 1 ] && source_flags=(--section SourceCounters --import-source no
+                                                   -f -o "$saved")
+  if ncu --clock-control none --kernel-name "${filter:-regex:^$kernel}" --launch-skip 5 \
+      --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
       --section LaunchStats --section WarpStateStats --section SchedulerStats \
-      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-      "$bundle/bin/kiln-run" "$artifact" --device-io --no-graph --bench 20 > "$report" 2>&1 &&
+      --section ComputeWorkloadAnalysis "${source_flags[@]}" \
+      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__pipe_tensor.*_cycles_active\.avg\.pct_of_peak_sustained_active' \
+      "${target[@]}" > "$report" 2>&1 &&
+     { [ ${#source_flags[@]} = 0 ] ||
+       { ncu -i "$saved.ncu-rep" --page details >> "$report" 2>&1 &&
+         ncu -i "$saved.ncu-rep" --page source --csv --print-source sass \
+           > "$saved-sass.csv" 2> "$saved-sass.err"; }; } &&
      grep -q "Duration" "$report"; then
-    grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Warp Per Scheduler|No Eligible" \
+    # The kernel's full name: cuBLAS's says its tile and cluster.
+    grep -m1 -E '^ *(nvjet|sm90|cutlass|kiln)[A-Za-z0-9_]*' "$report" | sed 's/^ */    kernel /'
+    grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Warp Per Scheduler|No Eligible|SM Busy|Issue Slots Busy|sm__pipe_tensor" \
       "$report" | sed 's/^ */    /'
     # What the warps stall on, cycles a warp per issued instruction, the
     # largest first (averaged over every warp: the producer's waits too).
