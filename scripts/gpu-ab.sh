@@ -97,6 +97,14 @@
 #              later residual slices loaded into registers during its last
 #              k-steps), then bench/gemm_vs_torch.py --set transformer twice,
 #              default against registers
+#   vendor-kernels  the transformer GEMM table (unless vendor ran), the
+#              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
+#              and Nsight Compute on kiln's and cuBLAS's side by side where
+#              kiln is behind
+#   epilogue-source  BERT's FFN down-projection under Nsight Compute with
+#              the warps' stall samples instruction by instruction
+#              (KILN_NCU_SOURCE=1): kiln's with a bias, with the residual,
+#              and cuBLAS's F.linear
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -110,7 +118,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests residual-registers vendor gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests residual-registers vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -256,6 +264,34 @@ for part in "$@"; do
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
       launches_alone ;;
+    vendor-kernels)
+      # The kernels cuBLAS runs on the transformer shapes, then hardware
+      # counters of kiln's and cuBLAS's kernels side by side on the shapes
+      # where kiln is behind (kiln's from the vendor table's artifacts).
+      [ -f "$out/gemm-default.md" ] || run gemm-default python3 "$root/bench/gemm_vs_torch.py" \
+        "$bin" "$work/gemm" --set transformer --markdown "$out/gemm-default.md"
+      run cublas-kernels python3 "$root/bench/cublas_kernels.py" --set transformer \
+        --markdown "$out/cublas-kernels.md"
+      for shape in "BERT FFN down:4096x768x3072_residual" "ViT FFN down:6304x768x3072_residual" \
+          "ViT FFN up:6304x3072x768_gelu"; do
+        label=${shape%%:*} case_name=${shape#*:} slug=$(echo "${shape%%:*}" | tr ' ' '-')
+        OUT=$out/ncu-kiln-$slug TAIL=40 run "ncu-kiln-$slug" "$root/scripts/gpu-ncu.sh" \
+          "$work/gemm/linear_${case_name}_auto.kiln" kiln_
+        OUT=$out/ncu-cublas-$slug TAIL=40 run "ncu-cublas-$slug" "$root/scripts/gpu-ncu.sh" \
+          --cublas "$label"
+      done ;;
+    epilogue-source)
+      # Where the warps of BERT's FFN down-projection stall, instruction by
+      # instruction: kiln's kernel with a bias alone, kiln's with the
+      # residual, and cuBLAS's F.linear on the same shape.
+      run gemm-epilogues python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues" \
+        --set epilogues --markdown "$out/gemm-epilogues.md"
+      for epilogue in bias residual; do
+        KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$epilogue TAIL=40 run "ncu-source-$epilogue" \
+          "$root/scripts/gpu-ncu.sh" "$work/epilogues/linear_4096x768x3072_${epilogue}_auto.kiln" kiln_
+      done
+      KILN_NCU_SOURCE=1 OUT=$out/ncu-source-cublas TAIL=40 run ncu-source-cublas \
+        "$root/scripts/gpu-ncu.sh" --cublas "BERT FFN down" ;;
     alone)
       launches_alone ;;
     alone-ab)
