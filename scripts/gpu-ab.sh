@@ -92,11 +92,6 @@
 #              GPT-2 block with torch.compile's builds (models_vs_torch.py
 #              --build-times)
 #   in-process-zoo  the same for the six zoo models, kiln's builds alone
-#   residual-registers  the Hopper GEMM and convolution tests with
-#              KILN_EPILOGUE_FRAGMENTS=registers (a one-tile-a-block GEMM's
-#              later residual slices loaded into registers during its last
-#              k-steps), then bench/gemm_vs_torch.py --set transformer twice,
-#              default against registers
 #   vendor-kernels  the transformer GEMM table (unless vendor ran), the
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
@@ -118,7 +113,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests residual-registers vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -245,16 +240,6 @@ for part in "$@"; do
         for setting in default rows-192; do
           run "tall-compare-$model-$setting" python3 "$root/bench/compare_profiles.py" \
             "$out/raw-tall-rows-128/${model}_b32.txt" "$out/raw-tall-$setting/${model}_b32.txt"
-        done
-      done ;;
-    residual-registers)
-      KILN_EPILOGUE_FRAGMENTS=registers TAIL=12 run registers-tests "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*LinearWgmma*:*LinearEpilogueFp16OddSizes*:*WgmmaLateResidual*:*ConvHopperImplicitGemm*:*MatmulWgmma*:*FragmentEpilogue*'
-      for round in 1 2; do
-        for setting in default registers; do
-          KILN_EPILOGUE_FRAGMENTS=$([ $setting = registers ] && echo registers) run \
-            "gemm-$setting-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
-            "$work/gemm-$setting" --set transformer --markdown "$out/gemm-$setting-$round.md"
         done
       done ;;
     vendor)

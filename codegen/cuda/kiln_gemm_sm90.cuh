@@ -426,19 +426,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // with it (NVRTC, 2026-12-04).
   constexpr bool kEarlyInput = kRows == kBM && Epilogue::kFragments && Epilogue::kRowInput &&
                                Epilogue::kRowInputEarly && !Operands::kRowsByShuffle;
-  // The row input's slices past the first in registers, loaded during the
-  // tile's last k-steps (Epilogue::kRowInputRegisters): where each block
-  // has one tile (BERT's FFN down-projection: 128 tiles), every block's
-  // epilogue otherwise reads them from L2 in the same microseconds.
-  // Cooperative 128-row tiles 128 or 192 wide, one block a multiprocessor
-  // (16 registers a slice past the first under the consumers' 232; beside
-  // a 256-wide tile's 128 accumulators ptxas spilled, and so it did in a
-  // matmul's 192-wide tile with a GELU before the residual).
-  constexpr bool kInputRegisters = kEarlyInput && Epilogue::kRowInputRegisters &&
-                                   !Operands::kTransB &&
-                                   kSchedule == Schedule::cooperative && !kStreamK &&
-                                   kSplitK == 1 && kBlocksPerSM == 1 &&
-                                   kBN > kStagingCols && kBN <= 192;
 
   if (warpgroup == 0) {
     // The producer gives its registers to the consumers (one block a
@@ -583,9 +570,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // group stays in flight: after issuing step k, wait for step k-1's group
     // only and release its stage, so the tensor cores never idle on a
     // barrier between consecutive steps. Returns the last stage read, not
-    // yet released (-1: none); `previous` is one left by a run of k-steps
-    // just before these.
-    auto multiply = [&](Accumulators &acc, int kBegin, int kEnd, int &it, int previous = -1) {
+    // yet released (-1: none).
+    auto multiply = [&](Accumulators &acc, int kBegin, int kEnd, int &it) {
+      int previous = -1;
       for (int k = kBegin; k < kEnd; ++k, ++it) {
         int stage = it % kStages;
         barrier_wait(&full[stage], (it / kStages) & 1);
@@ -612,7 +599,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         release(previous);
     };
     auto store = [&](Accumulators &acc, int tileM, int blockN, bool earlyInput = false,
-                     int parity = 0, const RowInputRegisters<kBN> &later = {}) {
+                     int parity = 0) {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
@@ -620,9 +607,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           // The next tile's two groups may still be in flight.
           store_fragments<kBN, 2>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                   true, input_slice(parity, h));
-        else if constexpr (kInputRegisters)
-          store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow, true,
-                               nullptr, &later);
         else if constexpr (Epilogue::kFragments)
           store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                earlyInput && (h == 0 || kEarlySecond),
@@ -726,18 +710,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN, 64 + warp * 16);
         }
         int it = j * (splitEnd - splitBegin);
-        int previous;
-        // kInputRegisters: the row input's later slices into registers
-        // kRegisterLead k-steps before the main loop ends.
-        RowInputRegisters<kBN> later;
-        if constexpr (kInputRegisters) {
-          const int split = max(splitBegin, splitEnd - kRegisterLead);
-          previous = multiply(d, splitBegin, split, it);
-          load_row_input_registers(ops, N, epilogue, later, tileM, blockN, consumer * 64 + warp * 16);
-          previous = multiply(d, split, splitEnd, it, previous);
-        } else {
-          previous = multiply(d, splitBegin, splitEnd, it);
-        }
+        const int previous = multiply(d, splitBegin, splitEnd, it);
         // The other warpgroup's turn, if it has a next tile.
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
@@ -782,7 +755,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           barrier_arrive_release_cluster(&splitFree, peer);
           store(d, tileM, blockN, kEarlyInput, parity);
         } else {
-          store(d, tileM, blockN, kEarlyInput, parity, later);
+          store(d, tileM, blockN, kEarlyInput, parity);
         }
       }
     }

@@ -216,40 +216,6 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
   copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, 0);
 }
 
-/// k-steps before a tile's main loop ends at which its row input's later
-/// slices go into registers (kRowInputRegisters in kiln_gemm_sm90.cuh).
-constexpr int kRegisterLead = 8;
-/// A lane's pairs of a tile's row-input slices past the first, in the
-/// accumulators' layout (store_fragments' `inputs`).
-template <int kBN> struct RowInputRegisters {
-  unsigned slices[kBN > kStagingCols ? kBN / kStagingCols - 1 : 1][kStagingCols / 16][4];
-};
-
-/// This lane's pairs of the row input's slices 1.. of a tile (rows warpRow
-/// ..), loaded straight into the accumulators' layout; pairs past the
-/// output are zero.
-template <int kBN, typename Operands, typename Epilogue>
-__device__ __forceinline__ void load_row_input_registers(const Operands &ops, int N,
-                                                         const Epilogue &epilogue,
-                                                         RowInputRegisters<kBN> &later,
-                                                         int tileM, int blockN, int warpRow) {
-  const int lane = threadIdx.x % 32;
-  const int top = ops.row(tileM, warpRow + lane / 4), bottom = ops.row(tileM, warpRow + lane / 4 + 8);
-#pragma unroll
-  for (int c = 1; c < kBN / kStagingCols; ++c)
-#pragma unroll
-    for (int jj = 0; jj < kStagingCols / 16; ++jj)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int m = q & 1 ? bottom : top;
-        const int n = blockN + c * kStagingCols + 16 * jj + 2 * (lane % 4) + (q & 2 ? 8 : 0);
-        later.slices[c - 1][jj][q] =
-            ops.stores(m) && n < N
-                ? *reinterpret_cast<const unsigned *>(epilogue.row_input_at(m, n))
-                : 0u;
-      }
-}
-
 /// One warp's share of a tile's epilogue where the epilogue runs on the
 /// accumulators where they are (Epilogue::kFragments: one 16-bit result,
 /// rows in 16-byte chunks). Each lane computes its own pairs of adjacent
@@ -271,8 +237,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Accumulators &acc,
                                                 float *staging, int tileM, int blockN,
                                                 int warpRow, bool firstInputCopied = false,
-                                                unsigned short *inputSlice = nullptr,
-                                                const RowInputRegisters<kBN> *later = nullptr) {
+                                                unsigned short *inputSlice = nullptr) {
   constexpr int kSlices = kBN / kStagingCols;
   static_assert(kPendingInputs == 0 || kSlices == 1,
                 "a wider tile copies its further slices here, behind any copied ahead");
@@ -313,21 +278,14 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
 #pragma unroll
   for (int c = 0; c < kSlices; ++c) {
     unsigned inputs[kStagingCols / 16][4] = {};
-    if (later && c > 0) {
-      // Loaded during the main loop (load_row_input_registers).
-#pragma unroll
-      for (int jj = 0; jj < kStagingCols / 16; ++jj)
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-          inputs[jj][q] = later->slices[c - 1][jj][q];
-    } else if constexpr (Epilogue::kRowInput) {
+    if constexpr (Epilogue::kRowInput) {
       cp_async_wait<kPendingInputs>();
       __syncwarp();
 #pragma unroll
       for (int jj = 0; jj < kStagingCols / 16; ++jj)
         ldmatrix_x4(inputs[jj], inputSlice + blockOffset + 16 * jj);
       __syncwarp();
-      if (c + 1 < kSlices && !later)
+      if (c + 1 < kSlices)
         copy_input(c + 1);
     }
     unsigned packed[kStagingCols / 16][4];

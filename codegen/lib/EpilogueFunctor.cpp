@@ -211,13 +211,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInputEarly = " +
          (rowInput && fragmentsMode != "late-residual" ? "true" : "false") + ";\n" +
-         // "registers" (a diagnostic until timed) asks the Hopper main loop
-         // to load the row input's later slices into registers during a
-         // tile's last k-steps (it does so for the cooperative tiles it can
-         // hold them for), so that where each block has one tile the
-         // epilogues do not all read them from L2 at the same moment.
-         "  static constexpr bool kRowInputRegisters = " +
-         (rowInput && fragmentsMode == "registers" ? "true" : "false") + ";\n" +
          fragmentMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +

@@ -4,8 +4,6 @@
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
-// RUN: env KILN_EPILOGUE_FRAGMENTS=registers kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=REGISTERS
-// RUN: env KILN_EPILOGUE_FRAGMENTS=registers kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=REGPTX
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
 // RUN: env KILN_EPILOGUE_HALF2=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=FLOAT
@@ -32,7 +30,6 @@
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
-//  CHECK-NEXT:   static constexpr bool kRowInputRegisters = false;
 //  CHECK-NEXT:   float packed_base(int m, int n, float acc) const {
 //       CHECK:     return (acc + kiln::to_float(in2[n]));
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
@@ -115,20 +112,6 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = true;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = true;
-//  CHECK-NEXT:   static constexpr bool kRowInputRegisters = false;
-// REGISTERS-LABEL: // === kernel residual_k0
-//   REGISTERS:   static constexpr bool kRowInputEarly = true;
-//  REGISTERS-NEXT:   static constexpr bool kRowInputRegisters = true;
-// With =registers a 256-wide tile keeps its copies (its later slices in
-// registers spilled beside 128 accumulators).
-// REGPTX-LABEL: // === ptx residual_k0
-//   REGPTX-NOT: ld.global.u32
-//       REGPTX: wgmma.mma_async
-//       REGPTX: cp.async.wait_group
-//       REGPTX: cp.async.wait_group
-// REGPTX-LABEL: // === ptx pingpong_residual_k0
-//   REGPTX-NOT: ld.global.u32
-//       REGPTX: cp.async.wait_group
 //       CHECK:   const void *row_input_at(int m, int n) const {
 //       CHECK:     return in2 + idx;
 //       CHECK:   unsigned compute_packed(int m, int n, float acc0, float acc1, unsigned inputs) const {
@@ -279,30 +262,4 @@ func.func @epilogue_warpgroups(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %
     kiln.yield %g : tensor<300x200xf16>
   }
   return %0 : tensor<300x200xf16>
-}
-
-// -----
-
-// KILN_EPILOGUE_FRAGMENTS=registers: a cooperative 128 x 192 tile with a
-// bias and a residual loads the residual's two later slices (16 pairs a
-// lane each) during its main loop's last k-steps, so its epilogue waits
-// once, for the first slice's copy, and reads the rest from registers.
-// REGISTERS-LABEL: // === kernel residual_192_k0
-//       REGISTERS:   static constexpr bool kRowInputRegisters = true;
-// REGPTX-LABEL: // === ptx residual_192_k0
-//       REGPTX: cp.async.cg.shared.global
-// REGPTX-COUNT-32: ld.global.u32
-//       REGPTX: cp.async.wait_group
-//       REGPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-//   REGPTX-NOT: cp.async.wait_group
-//   REGPTX-NOT: ld.global.u32
-//       REGPTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
-func.func @residual_192(%x: tensor<300x64xf16>, %w: tensor<192x64xf16>, %b: tensor<192xf16>, %r: tensor<300x192xf16>) -> tensor<300x192xf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<300x64xf16>, tensor<192x64xf16>, tensor<192xf16>, tensor<300x192xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 4>} -> tensor<300x192xf16> {
-  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<192x64xf16>, %bb: tensor<192xf16>, %br: tensor<300x192xf16>):
-    %l = kiln.linear %a, %bw, %bb : (tensor<300x64xf16>, tensor<192x64xf16>, tensor<192xf16>) -> tensor<300x192xf16>
-    %s = kiln.add %l, %br : tensor<300x192xf16>
-    kiln.yield %s : tensor<300x192xf16>
-  }
-  return %0 : tensor<300x192xf16>
 }
