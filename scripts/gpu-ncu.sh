@@ -22,7 +22,8 @@
 # to set beside a kiln kernel's; the report is $OUT/ncu-cublas-LABEL.txt.
 #
 # KILN_NCU_SOURCE=1 adds the warps' stall samples instruction by instruction:
-# $OUT/ncu-NAME.ncu-rep and the SASS with its samples, $OUT/ncu-NAME-sass.csv.
+# $OUT/ncu-NAME.ncu-rep and the SASS with its samples, $OUT/ncu-NAME-sass.csv
+# (bench/sass_stalls.py lists where they gather).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
