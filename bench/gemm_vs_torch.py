@@ -11,7 +11,9 @@ against PyTorch's fp32 result, and times it as "plain launches" (the mean
 device time of back-to-back launches between CUDA events). In the same
 process PyTorch times F.linear alone (cuBLAS with its bias epilogue) and
 F.linear followed by the same epilogue (eager) the same way
-(timing.back_to_back_ms). Prints TFLOP/s and kiln's ratio to each.
+(timing.back_to_back_ms), and with a residual also cuBLAS reading it as the
+GEMM's C (torch.addmm: what the residual costs cuBLAS's own epilogue).
+Prints TFLOP/s and kiln's ratio to the first two.
 
 --schedules: compile each case once per Hopper main-loop schedule named
 (kiln-compile --wgmma-schedule), with `:N` its multicast cluster
@@ -138,7 +140,9 @@ class _OneInput(torch.nn.Module):
 
 
 def torch_times(m, n, k, epilogue):
-    """cuBLAS's F.linear alone, and followed by the epilogue (eager)."""
+    """cuBLAS's F.linear alone, followed by the epilogue (eager), and for a
+    residual cuBLAS's own fused form: torch.addmm with the residual as C,
+    which the GEMM reads in its epilogue (the bias left out: timing only)."""
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     w = torch.randn(n, k, device="cuda", dtype=torch.float16)
     b = torch.randn(n, device="cuda", dtype=torch.float16)
@@ -148,7 +152,9 @@ def torch_times(m, n, k, epilogue):
             "gelu_tanh": lambda y: F.gelu(y, approximate="tanh"),
             "residual": lambda y: y + r, "silu": F.silu, "relu": F.relu}[epilogue]
     fused = back_to_back_ms(lambda: then(F.linear(a, w, b)), launches=LAUNCHES)
-    return alone, fused
+    with_c = (back_to_back_ms(lambda: torch.addmm(r, a, w.t()), launches=LAUNCHES)
+              if epilogue == "residual" else None)
+    return alone, fused, with_c
 
 
 def main():
@@ -170,11 +176,12 @@ def main():
     schedules = args.schedules.split(",")
     rows = ["| GEMM | M x N x K | epilogue | kiln us | kiln TFLOP/s | cuBLAS F.linear us "
             "| kiln speedup over F.linear | F.linear + epilogue us | kiln speedup over that "
-            "| check | kiln's kernel |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| cuBLAS addmm, residual as C us | check | kiln's kernel |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, m, n, k, epilogue in SETS[args.set]:
         flops = 2 * m * n * k
-        alone, fused = torch_times(m, n, k, epilogue)
+        alone, fused, with_c = torch_times(m, n, k, epilogue)
+        c_column = f"{with_c * 1e3:.1f}" if with_c is not None else "-"
         for schedule in schedules:
             try:
                 ms, error, verdict, config = kiln(args.bin, args.work, m, n, k, epilogue,
@@ -182,13 +189,13 @@ def main():
             except subprocess.CalledProcessError as e:
                 why = (e.stderr or "").strip().splitlines()[:1]
                 rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | - | - | "
-                            f"{alone * 1e3:.1f} | - | {fused * 1e3:.1f} | - | "
+                            f"{alone * 1e3:.1f} | - | {fused * 1e3:.1f} | - | {c_column} | "
                             f"kiln-compile failed ({schedule}: {' '.join(why)}) | - |")
                 print(rows[-1], flush=True)
                 continue
             rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
                         f"{flops / ms / 1e9:.0f} | {alone * 1e3:.1f} | {alone / ms:.2f}x | "
-                        f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {error} {verdict} | "
+                        f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {c_column} | {error} {verdict} | "
                         f"`{config}` |")
             print(rows[-1], flush=True)
     if args.markdown:
