@@ -78,6 +78,8 @@ SETS = {
         ("BERT FFN up", 4096, 3072, 768, "residual"),
         ("BERT FFN down", 4096, 768, 3072, "bias"),
         ("BERT FFN down", 4096, 768, 3072, "residual"),
+        ("ViT FFN down", 6304, 768, 3072, "bias"),
+        ("ViT FFN down", 6304, 768, 3072, "residual"),
     ],
 }
 

@@ -96,10 +96,10 @@
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
 #              kiln is behind
-#   epilogue-source  BERT's FFN down-projection under Nsight Compute with
-#              the warps' stall samples instruction by instruction
-#              (KILN_NCU_SOURCE=1): kiln's with a bias, with the residual,
-#              and cuBLAS's F.linear
+#   epilogue-source  BERT's and ViT's FFN down-projections under Nsight
+#              Compute with the warps' stall samples instruction by
+#              instruction (KILN_NCU_SOURCE=1): kiln's with a bias, with the
+#              residual, and cuBLAS's F.linear
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -266,17 +266,21 @@ for part in "$@"; do
           --cublas "$label"
       done ;;
     epilogue-source)
-      # Where the warps of BERT's FFN down-projection stall, instruction by
+      # Where the warps of the FFN down-projections stall, instruction by
       # instruction: kiln's kernel with a bias alone, kiln's with the
       # residual, and cuBLAS's F.linear on the same shape.
       run gemm-epilogues python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues" \
         --set epilogues --markdown "$out/gemm-epilogues.md"
-      for epilogue in bias residual; do
-        KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$epilogue TAIL=40 run "ncu-source-$epilogue" \
-          "$root/scripts/gpu-ncu.sh" "$work/epilogues/linear_4096x768x3072_${epilogue}_auto.kiln" kiln_
-      done
-      KILN_NCU_SOURCE=1 OUT=$out/ncu-source-cublas TAIL=40 run ncu-source-cublas \
-        "$root/scripts/gpu-ncu.sh" --cublas "BERT FFN down" ;;
+      for shape in "BERT:4096x768x3072" "ViT:6304x768x3072"; do
+        model=${shape%%:*} size=${shape#*:}
+        for epilogue in bias residual; do
+          KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$model-$epilogue TAIL=40 \
+            run "ncu-source-$model-$epilogue" "$root/scripts/gpu-ncu.sh" \
+            "$work/epilogues/linear_${size}_${epilogue}_auto.kiln" kiln_
+        done
+        KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$model-cublas TAIL=40 run "ncu-source-$model-cublas" \
+          "$root/scripts/gpu-ncu.sh" --cublas "$model FFN down"
+      done ;;
     alone)
       launches_alone ;;
     alone-ab)
