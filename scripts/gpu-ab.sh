@@ -92,6 +92,11 @@
 #              GPT-2 block with torch.compile's builds (models_vs_torch.py
 #              --build-times)
 #   in-process-zoo  the same for the six zoo models, kiln's builds alone
+#   ring-residual  the Hopper GEMM tests with KILN_EPILOGUE_FRAGMENTS=ring
+#              (a cooperative tile's residual through the main loop's ring
+#              by TMA), then bench/gemm_vs_torch.py --set transformer twice,
+#              default against ring, and ResNet-50, BERT and ViT-B/16 at
+#              batch 32 kernel by kernel both ways
 #   vendor-kernels  the transformer GEMM table (unless vendor ran), the
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
@@ -113,7 +118,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests ring-residual vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -281,6 +286,30 @@ for part in "$@"; do
         KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$model-cublas TAIL=40 run "ncu-source-$model-cublas" \
           "$root/scripts/gpu-ncu.sh" --cublas "$model FFN down"
       done ;;
+    ring-residual)
+      # Models only after the tests pass: a ring whose barriers disagree
+      # hangs kiln-run too.
+      if KILN_EPILOGUE_FRAGMENTS=ring TAIL=12 run ring-tests timeout 420 \
+          "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*LinearWgmma*:*LinearEpilogueFp16OddSizes*:*WgmmaLateResidual*:*FragmentEpilogue*:*Conv1x1*'; then
+        for round in 1 2; do
+          for setting in default ring; do
+            KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring ] && echo ring) run "gemm-$setting-$round" \
+              python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" \
+              --set transformer --markdown "$out/gemm-$setting-$round.md"
+          done
+        done
+        for setting in default ring; do
+          KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring ] && echo ring) run "ring-models-$setting" \
+            python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models-$setting" \
+            --models resnet50 bert vit_b_16 --batches 32 --kiln-only --profile \
+            --raw-dir "$out/raw-ring-$setting"
+        done
+        for model in resnet50 bert vit_b_16; do
+          TAIL=20 run "ring-compare-$model" python3 "$root/bench/compare_profiles.py" --top 12 \
+            "$out/raw-ring-default/${model}_b32.txt" "$out/raw-ring-ring/${model}_b32.txt"
+        done
+      fi ;;
     alone)
       launches_alone ;;
     alone-ab)

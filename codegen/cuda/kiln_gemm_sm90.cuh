@@ -419,13 +419,28 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       }
     }
   };
+  // The row input's slices through the ring (Epilogue::kRowInputRing, a
+  // diagnostic until timed: KILN_EPILOGUE_FRAGMENTS=ring): the producer
+  // loads a tile's slices by TMA after its k-steps (RingInput), so that
+  // neither the consumers' copies nor an L2 prefetch read them, and a
+  // block's next tile streams in behind them. The code generator gives the
+  // functor the row input's tensor map only for these tiles.
+  constexpr bool kRingInput = Epilogue::kRowInputRing;
+  static_assert(!kRingInput || (Epilogue::kFragments && Epilogue::kRowInput &&
+                                kSchedule == Schedule::cooperative && kMulticast == 1 &&
+                                !kStreamK && kSplitK == 1 && !Operands::kRowsByShuffle &&
+                                !Operands::kTransB),
+                "the row input takes the ring in cooperative GEMM tiles without a cluster, "
+                "stream-K or split K");
+  constexpr int kRingSlices = kRingInput ? kBN / kStagingCols : 0;
   // The row input's first slice (of the first row half) on its way during
   // the main loop. GEMMs only: a convolution's rows take enough registers
   // to compute that a 192-wide one spilled. Not with 192 rows either: at
   // 160 registers a consumer, a bias, GELU and residual epilogue spilled
   // with it (NVRTC, 2026-12-04).
   constexpr bool kEarlyInput = kRows == kBM && Epilogue::kFragments && Epilogue::kRowInput &&
-                               Epilogue::kRowInputEarly && !Operands::kRowsByShuffle;
+                               Epilogue::kRowInputEarly && !Operands::kRowsByShuffle &&
+                               !kRingInput;
 
   if (warpgroup == 0) {
     // The producer gives its registers to the consumers (one block a
@@ -458,6 +473,20 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                  static_cast<unsigned short>((1u << kMulticast) - 1));
           else
             ops.load_b(tilesB + stage * (kBN * kBK), blockN, k, &full[stage]);
+        }
+        if constexpr (kRingInput) {
+          // A slice wholly past N comes from the last one in bounds (never
+          // stored): every box then lies partly inside the tensor, so its
+          // byte count holds.
+          const int lastSlice = (N - 1) / kStagingCols * kStagingCols;
+          for (int c = 0; c < kRingSlices; ++c, ++it) {
+            int stage = it % kStages;
+            if (it >= kStages)
+              barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
+            barrier_expect_tx(&full[stage], Operands::kBytesA);
+            epilogue.load_row_input_box(tilesA + stage * (kRows * kBK), ops.row(tileM, 0),
+                                        min(blockN + c * kStagingCols, lastSlice), &full[stage]);
+          }
         }
       };
       if constexpr (kStreamK)
@@ -599,7 +628,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         release(previous);
     };
     auto store = [&](Accumulators &acc, int tileM, int blockN, bool earlyInput = false,
-                     int parity = 0) {
+                     int parity = 0, const RingInput *ring = nullptr) {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
@@ -610,7 +639,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         else if constexpr (Epilogue::kFragments)
           store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                earlyInput && (h == 0 || kEarlySecond),
-                               kEarlySecond && h == 1 ? secondInput : nullptr);
+                               kEarlySecond && h == 1 ? secondInput : nullptr, ring);
         else
           store_accumulators<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
       }
@@ -678,7 +707,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     } else {
       // With kPrefetch the row input's copies a tile ahead pull it from
       // memory already: no L2 prefetch of the same lines beside them.
-      if constexpr (!kHandoff && !kPrefetch)
+      if constexpr (!kHandoff && !kPrefetch && !kRingInput)
         prefetch_epilogue(cluster + first * clusters);
       if constexpr (kPrefetch)
         copy_inputs(cluster + first * clusters, 0);
@@ -689,7 +718,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       for (int j = first, tile = cluster + first * clusters, parity = 0; tile < tiles;
            j += step, tile += step * clusters, parity ^= 1) {
         const int tileM = rowTile(tile), blockN = columns(tile);
-        if constexpr (!kHandoff && !kPrefetch)
+        if constexpr (!kHandoff && !kPrefetch && !kRingInput)
           prefetch_epilogue(tile + step * clusters);
         Accumulators d;
         clear(d);
@@ -709,7 +738,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           if constexpr (kEarlySecond)
             copy_first_row_input(ops, N, epilogue, secondInput, tileM, blockN, 64 + warp * 16);
         }
-        int it = j * (splitEnd - splitBegin);
+        int it = j * (splitEnd - splitBegin + kRingSlices);
         const int previous = multiply(d, splitBegin, splitEnd, it);
         // The other warpgroup's turn, if it has a next tile.
         if (kPingPong && tile + clusters < tiles)
@@ -754,6 +783,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           }
           barrier_arrive_release_cluster(&splitFree, peer);
           store(d, tileM, blockN, kEarlyInput, parity);
+        } else if constexpr (kRingInput) {
+          const RingInput ring{reinterpret_cast<const unsigned char *>(tilesA), full, empty, it,
+                               kStages, static_cast<unsigned>(kTileBytesA)};
+          store(d, tileM, blockN, false, parity, &ring);
         } else {
           store(d, tileM, blockN, kEarlyInput, parity);
         }

@@ -216,6 +216,43 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
   copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, 0);
 }
 
+/// The row input's slices of a tile in the main loop's ring
+/// (Epilogue::kRowInputRing): after a tile's k-steps the producer loads
+/// slice c (the tile's rows x 64 columns, by TMA with the 128-byte swizzle,
+/// the shape of an A tile) into the A half of the stage at ring position
+/// `first + c`, as if it were one more k-step. A consumer warp waits on that
+/// stage's `full` barrier, reads its 16 rows with ldmatrix and releases the
+/// stage like a k-step's: the producer refills it with the next tile's
+/// k-steps while the epilogue goes on.
+struct RingInput {
+  const unsigned char *tilesA;
+  unsigned long long *full, *empty;
+  int first, stages;
+  unsigned stageBytes;
+  __device__ __forceinline__ int stage(int c) const { return (first + c) % stages; }
+  /// Slice c once it has landed.
+  __device__ __forceinline__ const unsigned char *wait(int c) const {
+    barrier_wait(&full[stage(c)], ((first + c) / stages) & 1);
+    return tilesA + stage(c) * stageBytes;
+  }
+  /// This warp is done with slice c (one lane arrives for the warp).
+  __device__ __forceinline__ void release(int c) const {
+    __syncwarp();
+    if (threadIdx.x % 32 == 0)
+      barrier_arrive(&empty[stage(c)]);
+  }
+};
+
+/// ldmatrix's address for this lane of the 16 x 16 block jj of a warp's
+/// 16 rows from row warpRow of a 128-byte-swizzled slice (row r's 16-byte
+/// chunk q at r * 128 + (q ^ r % 8) * 16).
+__device__ __forceinline__ const unsigned char *swizzled_block(const unsigned char *slice,
+                                                               int warpRow, int jj) {
+  const int lane = threadIdx.x % 32;
+  const int r = warpRow + (lane & 7) + 8 * ((lane >> 3) & 1), q = 2 * jj + (lane >> 4);
+  return slice + r * 128 + ((q ^ (r & 7)) << 4);
+}
+
 /// One warp's share of a tile's epilogue where the epilogue runs on the
 /// accumulators where they are (Epilogue::kFragments: one 16-bit result,
 /// rows in 16-byte chunks). Each lane computes its own pairs of adjacent
@@ -237,7 +274,8 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 const Accumulators &acc,
                                                 float *staging, int tileM, int blockN,
                                                 int warpRow, bool firstInputCopied = false,
-                                                unsigned short *inputSlice = nullptr) {
+                                                unsigned short *inputSlice = nullptr,
+                                                const RingInput *ring = nullptr) {
   constexpr int kSlices = kBN / kStagingCols;
   static_assert(kPendingInputs == 0 || kSlices == 1,
                 "a wider tile copies its further slices here, behind any copied ahead");
@@ -273,12 +311,18 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
     if constexpr (Epilogue::kRowInput)
       copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, c);
   };
-  if (!firstInputCopied)
+  if (!firstInputCopied && !ring)
     copy_input(0);
 #pragma unroll
   for (int c = 0; c < kSlices; ++c) {
     unsigned inputs[kStagingCols / 16][4] = {};
-    if constexpr (Epilogue::kRowInput) {
+    if (ring) {
+      const unsigned char *ringSlice = ring->wait(c);
+#pragma unroll
+      for (int jj = 0; jj < kStagingCols / 16; ++jj)
+        ldmatrix_x4(inputs[jj], swizzled_block(ringSlice, warpRow, jj));
+      ring->release(c);
+    } else if constexpr (Epilogue::kRowInput) {
       cp_async_wait<kPendingInputs>();
       __syncwarp();
 #pragma unroll

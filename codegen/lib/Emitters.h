@@ -167,6 +167,10 @@ struct EpilogueFunctor {
   /// pairs (EpilogueFunctor.cpp): not in the kernels where ptxas then
   /// spilled (the stem, batched matmuls with a residual).
   bool halfSteps = true;
+  /// The row input's tensor map parameter ("map2") where the Hopper main
+  /// loop loads it through its ring (kiln_gemm_sm90.cuh's kRingInput): the
+  /// functor's last member points at it. Empty: none.
+  std::string rowInputMap = "";
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);

@@ -122,7 +122,10 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // Hopper main loops copy a tile's first slice of the row input when its
   // epilogue starts instead of before its k-steps (kRowInputEarly, the
   // default: 0.5-0.7 us faster on the transformer GEMMs with a residual on
-  // 2026-12-03, so that the epilogue does not open on a round trip to L2).
+  // 2026-12-03, so that the epilogue does not open on a round trip to L2),
+  // and "ring" has the GEMM emitter give a cooperative Hopper tile's row
+  // input a tensor map (EpilogueFunctor::rowInputMap) for the main loop's
+  // ring to load it through.
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
   auto sixteenBits = [](const std::string &type) {
@@ -198,7 +201,20 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                        " + idx) = chunk;\n  }\n";
   }
   const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
-  return "struct " + functor.name + " {\n" + members + functor.extraMembers +
+  // The row input through the main loop's ring: a box of the tile's rows x
+  // 64 columns from its tensor map (a TMA copy the producer issues).
+  const bool ring = !functor.rowInputMap.empty();
+  std::string ringMembers;
+  if (ring)
+    ringMembers =
+        "  const kiln::sm90::TensorMap *rowInputMap;\n"
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        "  __device__ __forceinline__ void load_row_input_box(void *dst, int m0, int n0, "
+        "unsigned long long *bar) const {\n"
+        "    kiln::sm90::tma_load_2d(dst, *rowInputMap, n0, m0, bar);\n"
+        "  }\n"
+        "#endif\n";
+  return "struct " + functor.name + " {\n" + members + functor.extraMembers + ringMembers +
          "  struct Values {" + values + " };\n" + element +
          "  __device__ __forceinline__ Values compute" + signature + ", float acc) const {\n" +
          functor.indexCode + "    return element(" + functor.arguments + ", acc" + ownLoads +
@@ -215,6 +231,8 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +
          (pairs ? functor.indexCode + pairStores : "") + "  }\n"
+         "  static constexpr bool kRowInputRing = " + (ring && rowInput ? "true" : "false") +
+         ";\n"
          "  static constexpr int kPrefetchStep = " + prefetchStep + ";\n"
          "  __device__ __forceinline__ void prefetch_l2" + signature + ") const {\n" +
          (prefetchesL2.empty() ? "" : functor.indexCode + prefetchesL2) + "  }\n"

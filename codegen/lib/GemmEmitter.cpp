@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace kiln;
@@ -520,6 +521,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.dynamicSharedBytes = static_cast<unsigned>(streamBytes);
   }
   const int64_t multicast = config.getMulticast();
+  std::string ringInputMap;
   // Blocks of a Hopper cluster: multicast pairs or split-K pairs.
   const int64_t clusterBlocks = multicast * hopperSplit;
   if (hopper) {
@@ -555,6 +557,24 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // A batch's blocks would share one partial tile each.
     if (config.getStreamK() && batch != 1)
       return refuse("stream_k takes batch 1");
+    // KILN_EPILOGUE_FRAGMENTS=ring (a diagnostic until timed): a 16-bit
+    // row input (a residual) of a cooperative tile without a cluster,
+    // stream-K or split K comes through the main loop's ring by TMA, the
+    // shape of an A tile (kiln_gemm_sm90.cuh's kRingInput).
+    const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
+    if (fragmentsSetting && std::string(fragmentsSetting) == "ring" &&
+        config.getSchedule() == WgmmaSchedule::cooperative && multicast == 1 &&
+        !config.getStreamK() && hopperSplit == 1 && batch == 1 && !runtimeSizes && kMajorB &&
+        N % 8 == 0 && epilogue.elementLoads.size() == 1) {
+      const unsigned input = epilogue.elementLoads[0];
+      Type element =
+          cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
+      if (element.isF16() || element.isBF16()) {
+        ringInputMap = "map" + std::to_string(kernel.tensorMaps.size());
+        kernel.tensorMaps.push_back(
+            TensorMapArg::matrix(input, M, N, static_cast<unsigned>(tileRows), 64));
+      }
+    }
     setStreamKLaunch(config, tileWidth, kernel);
   }
   std::string epilogueName = name.str() + "_epilogue";
@@ -615,13 +635,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                " + n;\n",
                            /*pairs=*/N % 2 == 0,
                            /*chunks=*/(hopper || stream) && N % 8 == 0,
-                           /*halfSteps=*/batch == 1},
+                           /*halfSteps=*/batch == 1, ringInputMap},
                           epilogue) +
       "\n" + open +
       batchOffsets +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
       (runtimeSizes ? std::string(", 0LL, size_n};\n")
-                    : ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL};\n") +
+                    : ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL" +
+                          (ringInputMap.empty() ? "" : ", &" + ringInputMap) + "};\n") +
       mainLoop + "}\n";
   return kernel;
 }

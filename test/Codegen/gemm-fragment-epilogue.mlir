@@ -4,6 +4,8 @@
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
+// RUN: env KILN_EPILOGUE_FRAGMENTS=ring kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=RING
+// RUN: env KILN_EPILOGUE_FRAGMENTS=ring kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=RINGPTX
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
 // RUN: env KILN_EPILOGUE_HALF2=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=FLOAT
@@ -139,6 +141,28 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //       LATEPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // COLUMNS-LABEL: // === kernel residual_k0
 //       COLUMNS:   static constexpr bool kFragments = false;
+// KILN_EPILOGUE_FRAGMENTS=ring: the residual comes through the main loop's
+// ring by TMA, a third tensor map (boxes of 64 columns x the tile's 128
+// rows) that the functor points at; no row copies and no L2 prefetch.
+// RING-LABEL: // === kernel residual_k0
+//       RING:   const kiln::sm90::TensorMap *rowInputMap;
+//       RING:     kiln::sm90::tma_load_2d(dst, *rowInputMap, n0, m0, bar);
+//       RING:   static constexpr bool kRowInputEarly = true;
+//       RING:   static constexpr bool kRowInputRing = true;
+//       RING:   const __grid_constant__ kiln::sm90::TensorMap map2,
+//       RING:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL, &map2};
+// RINGPTX-LABEL: // === ptx residual_k0
+//       RINGPTX: mov.b64 [[PARAM:%rd[0-9]+]], {{kiln_[0-9A-F]+}}_param_2;
+//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
+//       RINGPTX: wgmma.mma_async
+//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
+//       RINGPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
+//       RINGPTX: cvta.param.u64 [[MAP:%rd[0-9]+]], [[PARAM]];
+//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
+//       RINGPTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{{%r[0-9]+}}], [[[MAP]],
+//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
+//       RINGPTX: // === ptx
 func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
@@ -165,6 +189,12 @@ func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<3
 //       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 //   PTX-NOT: cp.async.cg.shared.global
 //       PTX: // === ptx
+// Ping-pong tiles keep their copies under KILN_EPILOGUE_FRAGMENTS=ring.
+// RING-LABEL: // === kernel pingpong_residual_k0
+//   RING-NOT:   rowInputMap
+//       RING:   static constexpr bool kRowInputRing = false;
+//   RING-NOT:   map2
+//       RING:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL};
 func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 4, schedule = pingpong>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
