@@ -427,11 +427,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // functor the row input's tensor map only for these tiles.
   constexpr bool kRingInput = Epilogue::kRowInputRing;
   static_assert(!kRingInput || (Epilogue::kFragments && Epilogue::kRowInput &&
-                                kSchedule == Schedule::cooperative && kMulticast == 1 &&
-                                !kStreamK && kSplitK == 1 && !Operands::kRowsByShuffle &&
-                                !Operands::kTransB),
-                "the row input takes the ring in cooperative GEMM tiles without a cluster, "
-                "stream-K or split K");
+                                (kSchedule == Schedule::cooperative ||
+                                 kSchedule == Schedule::pingpong) &&
+                                kMulticast == 1 && !kStreamK && kSplitK == 1 &&
+                                !Operands::kRowsByShuffle && !Operands::kTransB),
+                "the row input takes the ring in cooperative or ping-pong GEMM tiles without "
+                "a cluster, stream-K or split K");
   constexpr int kRingSlices = kRingInput ? kBN / kStagingCols : 0;
   // The row input's first slice (of the first row half) on its way during
   // the main loop. GEMMs only: a convolution's rows take enough registers
@@ -632,6 +633,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
+        // A ping-pong warp reads both row halves of each ring slice and
+        // releases it after the second.
+        RingInput half;
+        if (ring) {
+          half = *ring;
+          half.releases = h == kHalves - 1;
+        }
         if constexpr (kPrefetch)
           // The next tile's two groups may still be in flight.
           store_fragments<kBN, 2>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
@@ -639,7 +647,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         else if constexpr (Epilogue::kFragments)
           store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                earlyInput && (h == 0 || kEarlySecond),
-                               kEarlySecond && h == 1 ? secondInput : nullptr, ring);
+                               kEarlySecond && h == 1 ? secondInput : nullptr,
+                               ring ? &half : nullptr);
         else
           store_accumulators<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
       }
@@ -785,7 +794,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           store(d, tileM, blockN, kEarlyInput, parity);
         } else if constexpr (kRingInput) {
           const RingInput ring{reinterpret_cast<const unsigned char *>(tilesA), full, empty, it,
-                               kStages, static_cast<unsigned>(kTileBytesA)};
+                               kStages, static_cast<unsigned>(kTileBytesA), true};
           store(d, tileM, blockN, false, parity, &ring);
         } else {
           store(d, tileM, blockN, kEarlyInput, parity);

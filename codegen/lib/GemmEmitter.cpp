@@ -558,12 +558,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (config.getStreamK() && batch != 1)
       return refuse("stream_k takes batch 1");
     // KILN_EPILOGUE_FRAGMENTS=ring (a diagnostic until timed): a 16-bit
-    // row input (a residual) of a cooperative tile without a cluster,
-    // stream-K or split K comes through the main loop's ring by TMA, the
-    // shape of an A tile (kiln_gemm_sm90.cuh's kRingInput).
+    // row input (a residual) of a cooperative or 64-wide ping-pong tile
+    // without a cluster, stream-K or split K comes through the main loop's
+    // ring by TMA, the shape of an A tile (kiln_gemm_sm90.cuh's
+    // kRingInput). (A 128-wide ping-pong tile spilled 8 bytes with it.)
     const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
     if (fragmentsSetting && std::string(fragmentsSetting) == "ring" &&
-        config.getSchedule() == WgmmaSchedule::cooperative && multicast == 1 &&
+        (config.getSchedule() == WgmmaSchedule::cooperative ||
+         (config.getSchedule() == WgmmaSchedule::pingpong && tileWidth == 64)) &&
+        multicast == 1 &&
         !config.getStreamK() && hopperSplit == 1 && batch == 1 && !runtimeSizes && kMajorB &&
         N % 8 == 0 && epilogue.elementLoads.size() == 1) {
       const unsigned input = epilogue.elementLoads[0];

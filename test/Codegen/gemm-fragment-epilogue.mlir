@@ -162,7 +162,6 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
 //       RINGPTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{{%r[0-9]+}}], [[[MAP]],
 //   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-//       RINGPTX: // === ptx
 func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
@@ -189,12 +188,16 @@ func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<3
 //       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 //   PTX-NOT: cp.async.cg.shared.global
 //       PTX: // === ptx
-// Ping-pong tiles keep their copies under KILN_EPILOGUE_FRAGMENTS=ring.
+// Under KILN_EPILOGUE_FRAGMENTS=ring a ping-pong warpgroup reads both row
+// halves of each slice from the ring: no copies before the wgmmas either.
 // RING-LABEL: // === kernel pingpong_residual_k0
-//   RING-NOT:   rowInputMap
-//       RING:   static constexpr bool kRowInputRing = false;
-//   RING-NOT:   map2
-//       RING:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL};
+//       RING:   const kiln::sm90::TensorMap *rowInputMap;
+//       RING:   static constexpr bool kRowInputRing = true;
+//       RING:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL, &map2};
+// RINGPTX-LABEL: // === ptx pingpong_residual_k0
+//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
+//       RINGPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
 func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 4, schedule = pingpong>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
@@ -207,9 +210,16 @@ func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r:
 
 // -----
 
-// Two row-varying inputs: staged.
+// Two row-varying inputs: staged, and under KILN_EPILOGUE_FRAGMENTS=ring
+// neither comes through the ring.
 // CHECK-LABEL: // === kernel two_inputs_k0
 //       CHECK:   static constexpr bool kFragments = false;
+// RING-LABEL: // === kernel two_inputs_k0
+//   RING-NOT:   rowInputMap
+//       RING:   static constexpr bool kRowInputRing = false;
+//   RING-NOT:   map2
+//       RING:   epilogue{in0, in1, in2, in3, out0, (long long)blockIdx.z * 76800LL};
+// RINGPTX-LABEL: // === ptx two_inputs_k0
 func.func @two_inputs(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>, %q: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r, %q : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>, %bq: tensor<300x256xf16>):
