@@ -93,8 +93,9 @@
 #              --build-times)
 #   in-process-zoo  the same for the six zoo models, kiln's builds alone
 #   ring-residual  the Hopper GEMM tests with KILN_EPILOGUE_FRAGMENTS=ring
-#              (a cooperative tile's residual through the main loop's ring
-#              by TMA), then bench/gemm_vs_torch.py --set transformer twice,
+#              (a cooperative or 64-wide ping-pong tile's residual through
+#              the main loop's ring by TMA; about 8 minutes in all), then
+#              bench/gemm_vs_torch.py --set transformer twice,
 #              default against ring, and ResNet-50, BERT and ViT-B/16 at
 #              batch 32 kernel by kernel both ways
 #   vendor-kernels  the transformer GEMM table (unless vendor ran), the
