@@ -94,10 +94,12 @@
 #   in-process-zoo  the same for the six zoo models, kiln's builds alone
 #   ring-residual  the Hopper GEMM tests with KILN_EPILOGUE_FRAGMENTS=ring
 #              (a cooperative or 64-wide ping-pong tile's residual through
-#              the main loop's ring by TMA; about 8 minutes in all), then
-#              bench/gemm_vs_torch.py --set transformer twice,
-#              default against ring, and ResNet-50, BERT and ViT-B/16 at
-#              batch 32 kernel by kernel both ways
+#              the main loop's ring by TMA; LinearWgmmaResidualRing also
+#              runs the deeper rings of --wgmma-residual-ring), then
+#              bench/gemm_vs_torch.py --set transformer twice: the default,
+#              the ring, and the ring a stage deeper (about 8 minutes)
+#   ring-models  ResNet-50, BERT and ViT-B/16 at batch 32 kernel by kernel
+#              the same three ways, compared launch by launch
 #   vendor-kernels  the transformer GEMM table (unless vendor ran), the
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
@@ -119,7 +121,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests ring-residual vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests ring-residual ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -255,6 +257,70 @@ for part in "$@"; do
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
       launches_alone ;;
+    vendor-kernels)
+      # The kernels cuBLAS runs on the transformer shapes, then hardware
+      # counters of kiln's and cuBLAS's kernels side by side on the shapes
+      # where kiln is behind (kiln's from the vendor table's artifacts).
+      [ -f "$out/gemm-default.md" ] || run gemm-default python3 "$root/bench/gemm_vs_torch.py" \
+        "$bin" "$work/gemm" --set transformer --markdown "$out/gemm-default.md"
+      run cublas-kernels python3 "$root/bench/cublas_kernels.py" --set transformer \
+        --markdown "$out/cublas-kernels.md"
+      for shape in "BERT FFN down:4096x768x3072_residual" "ViT FFN down:6304x768x3072_residual" \
+          "ViT FFN up:6304x3072x768_gelu"; do
+        label=${shape%%:*} case_name=${shape#*:} slug=$(echo "${shape%%:*}" | tr ' ' '-')
+        OUT=$out/ncu-kiln-$slug TAIL=40 run "ncu-kiln-$slug" "$root/scripts/gpu-ncu.sh" \
+          "$work/gemm/linear_${case_name}_auto.kiln" kiln_
+        OUT=$out/ncu-cublas-$slug TAIL=40 run "ncu-cublas-$slug" "$root/scripts/gpu-ncu.sh" \
+          --cublas "$label"
+      done ;;
+    epilogue-source)
+      # Where the warps of the FFN down-projections stall, instruction by
+      # instruction: kiln's kernel with a bias alone, kiln's with the
+      # residual, and cuBLAS's F.linear on the same shape.
+      run gemm-epilogues python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/epilogues" \
+        --set epilogues --markdown "$out/gemm-epilogues.md"
+      for shape in "BERT:4096x768x3072" "ViT:6304x768x3072"; do
+        model=${shape%%:*} size=${shape#*:}
+        for epilogue in bias residual; do
+          KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$model-$epilogue TAIL=40 \
+            run "ncu-source-$model-$epilogue" "$root/scripts/gpu-ncu.sh" \
+            "$work/epilogues/linear_${size}_${epilogue}_auto.kiln" kiln_
+        done
+        KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$model-cublas TAIL=40 run "ncu-source-$model-cublas" \
+          "$root/scripts/gpu-ncu.sh" --cublas "$model FFN down"
+      done ;;
+    ring-residual)
+      # Timings only after the tests pass: a ring whose barriers disagree
+      # hangs kiln-run too.
+      if KILN_EPILOGUE_FRAGMENTS=ring TAIL=12 run ring-tests timeout 420 \
+          "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*LinearWgmma*:*LinearEpilogueFp16OddSizes*:*WgmmaLateResidual*:*FragmentEpilogue*:*Conv1x1*'; then
+        for round in 1 2; do
+          for setting in default ring deep; do
+            KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring ] && echo ring) run "gemm-$setting-$round" \
+              python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" \
+              --set transformer --markdown "$out/gemm-$setting-$round.md" \
+              $([ $setting = deep ] && echo --kiln-flag=--wgmma-residual-ring)
+          done
+        done
+      fi ;;
+    ring-models)
+      # After ring-residual's tests have passed: ResNet-50, BERT and
+      # ViT-B/16 at batch 32 kernel by kernel, the residual copied (the
+      # default), through the ring, and through a ring a stage deeper.
+      for setting in default ring deep; do
+        KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring ] && echo ring) run "ring-models-$setting" \
+          python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models-$setting" \
+          --models resnet50 bert vit_b_16 --batches 32 --kiln-only --profile \
+          --raw-dir "$out/raw-ring-$setting" \
+          $([ $setting = deep ] && echo --kiln-flag=--wgmma-residual-ring)
+      done
+      for model in resnet50 bert vit_b_16; do
+        for setting in ring deep; do
+          TAIL=20 run "ring-compare-$model-$setting" python3 "$root/bench/compare_profiles.py" \
+            --top 12 "$out/raw-ring-default/${model}_b32.txt" "$out/raw-ring-$setting/${model}_b32.txt"
+        done
+      done ;;
     vendor-kernels)
       # The kernels cuBLAS runs on the transformer shapes, then hardware
       # counters of kiln's and cuBLAS's kernels side by side on the shapes

@@ -63,8 +63,10 @@ __host__ __device__ constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
 constexpr int kStagingCols = 64, kStagingPitch = 72;
 constexpr int kWarpStagingBytes = 16 * kStagingPitch * 4;
 /// A tile's staging: a slice for each consumer warp (4 a 64-row band).
-__host__ __device__ constexpr int staging_bytes(int rows) {
-  return rows / 16 * kWarpStagingBytes;
+/// `half`: the results' half of each warp's slice alone (a fragments
+/// epilogue whose row input, if any, comes through the ring).
+__host__ __device__ constexpr int staging_bytes(int rows, bool half = false) {
+  return rows / 16 * (half ? kWarpStagingBytes / 2 : kWarpStagingBytes);
 }
 /// Rows of a staged slice whose epilogue is computed before any is stored
 /// (a GEMM's; an Operands policy sets its own).
@@ -101,8 +103,9 @@ __host__ __device__ constexpr int split_partial_bytes(int bn, int splitK) {
 /// staging or a split-K partial, and 1 KiB to align the stages to 1024.
 __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff = false,
                                                int rows = kBM, bool secondInputs = false,
-                                               bool prefetchInputs = false, int splitK = 1) {
-  return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows) +
+                                               bool prefetchInputs = false, int splitK = 1,
+                                               bool halfStaging = false) {
+  return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows, halfStaging) +
          (handoff ? handoff_bytes(bn) : 0) +
          rows / 16 * input_slices_per_warp(secondInputs, prefetchInputs) * kInputSliceBytes +
          split_partial_bytes(bn, splitK) + 1024;
@@ -317,10 +320,20 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // The next tile's slices too (kPrefetchInputs: the code generator's
   // choice where the ring leaves room for them).
   constexpr bool kNextInputs = kPrefetchInputs && kSecondInputs;
+  // A ring deeper than the full staging leaves room for (the selection
+  // stage's --wgmma-residual-ring): each warp's staging is its results'
+  // half alone, the row input coming through the ring.
+  constexpr bool kHalfStaging = shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs,
+                                             kNextInputs, kSplitK) > kMaxSharedBytes;
+  static_assert(!kHalfStaging || (Epilogue::kFragments &&
+                                  (!Epilogue::kRowInput || Epilogue::kRowInputRing)),
+                "half of a warp's staging holds 16-bit results alone");
   static_assert(kStages >= 2 &&
                     shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs, kNextInputs,
-                                 kSplitK) <= kMaxSharedBytes,
+                                 kSplitK, kHalfStaging) <= kMaxSharedBytes,
                 "the stages must fit in shared memory");
+  constexpr int kWarpStagingFloats =
+      (kHalfStaging ? kWarpStagingBytes / 2 : kWarpStagingBytes) / 4;
   constexpr int kTileBytesA = tile_bytes_a(kRows);
   constexpr int kTileBytesB = tile_bytes_b(kBN);
   // Rows of the B tile each block of a cluster loads for all of them.
@@ -339,12 +352,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       reinterpret_cast<float *>(base + kStages * (kTileBytesA + kTileBytesB));
   // The epilogue warpgroups' handoff: half h (rows 64h .. 64h + 63) from
   // consumer h to epilogue warpgroup h.
-  float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + staging_bytes(kRows) / 4);
+  constexpr int kStagingFloats = staging_bytes(kRows, kHalfStaging) / 4;
+  float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + kStagingFloats);
   unsigned short *const secondInputs =
-      reinterpret_cast<unsigned short *>(stagingBase + staging_bytes(kRows) / 4);
+      reinterpret_cast<unsigned short *>(stagingBase + kStagingFloats);
   // Split K: the peer's partial sums of this block's kept rows, vector v of
   // consumer thread t at v * 128 + t (the handoff's layout).
-  float4 *const splitPartial = reinterpret_cast<float4 *>(stagingBase + staging_bytes(kRows) / 4);
+  float4 *const splitPartial = reinterpret_cast<float4 *>(stagingBase + kStagingFloats);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
   // Split K: "the peer's partial is here" (its 128 sending threads arrive)
   // and "the peer has read this block's partial" (its 128 keeping threads).
@@ -504,7 +518,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // while the consumers run the next tile's main loop.
     claim_registers<104>();
     const int half = warpgroup - 3, warp = lane128 / 32;
-    float *staging = stagingBase + (half * 4 + warp) * 16 * kStagingPitch;
+    float *staging = stagingBase + (half * 4 + warp) * kWarpStagingFloats;
     const HandoffAccumulators acc{handoff + half * (64 * kBN / 4) + lane128};
     prefetch_epilogue(cluster);
     for (int tile = cluster; tile < tiles; tile += clusters) {
@@ -533,7 +547,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       claim_registers<232>();
     const int consumer = warpgroup - 1;
     const int warp = lane128 / 32, lane = lane128 % 32;
-    float *staging = stagingBase + (consumer * 4 + warp) * 16 * kStagingPitch;
+    float *staging = stagingBase + (consumer * 4 + warp) * kWarpStagingFloats;
     // Row halves of a tile this warpgroup multiplies: its own 64 rows
     // (cooperative) or both (ping-pong).
     constexpr int kHalves = kPingPong ? 2 : 1;

@@ -105,7 +105,8 @@ std::string withoutTrailingDefaults(const std::vector<std::string> &values,
 /// kiln::sm90::shared_bytes(...) with the Hopper main loop's layout, as the
 /// kernel's source asserts it against the launch's dynamic shared memory.
 std::string wgmmaSharedBytesCall(int64_t width, int64_t stages, bool handoff, int64_t rows,
-                                 bool secondInputs, bool prefetchInputs, int64_t splitK);
+                                 bool secondInputs, bool prefetchInputs, int64_t splitK,
+                                 bool halfStaging = false);
 /// Defines KILN_WGMMA_BLOCKS_PER_SM (the Hopper main loop's blocks a
 /// multiprocessor in the sm_90a image, 1 elsewhere) where it is not 1.
 std::string wgmmaBlocksPreamble(int64_t blocksPerSM);

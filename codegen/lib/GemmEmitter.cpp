@@ -184,13 +184,14 @@ std::string kiln::codegen::detail::withoutTrailingDefaults(
 std::string kiln::codegen::detail::wgmmaSharedBytesCall(int64_t width, int64_t stages,
                                                         bool handoff, int64_t rows,
                                                         bool secondInputs, bool prefetchInputs,
-                                                        int64_t splitK) {
+                                                        int64_t splitK, bool halfStaging) {
   auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
   return "kiln::sm90::shared_bytes(" +
          withoutTrailingDefaults({std::to_string(width), std::to_string(stages), flag(handoff),
                                   std::to_string(rows), flag(secondInputs),
-                                  flag(prefetchInputs), std::to_string(splitK)},
-                                 {"false", "128", "false", "false", "1"}) +
+                                  flag(prefetchInputs), std::to_string(splitK),
+                                  flag(halfStaging)},
+                                 {"false", "128", "false", "false", "1", "false"}) +
          ")";
 }
 
@@ -419,6 +420,38 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       secondInputs && !config.getStreamK() && !epilogue.elementLoads.empty() &&
       wgmmaSharedBytes(config.getTile()[1], config.getStages(), false, tileRows, true, true) <=
           kMaxDynamicSharedBytes;
+  // A 16-bit row input (a residual) through the main loop's ring by TMA,
+  // the shape of an A tile (kiln_gemm_sm90.cuh's kRingInput): for a
+  // cooperative or 64-wide ping-pong tile without a cluster, stream-K or
+  // split K, whose epilogue runs on fragments with that one row input
+  // (EpilogueFunctor.cpp's rule). Taken under KILN_EPILOGUE_FRAGMENTS=ring
+  // (a diagnostic until timed), and wherever the selection stage sized the
+  // ring a stage deeper than the full staging leaves room for
+  // (--wgmma-residual-ring): the staging then keeps its results' half
+  // alone (halfStaging). (A 128-wide ping-pong tile spilled 8 bytes with
+  // the ring.)
+  const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
+  const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
+  auto sixteenBits = [](Type type) { return type.isF16() || type.isBF16(); };
+  const bool ringEligible =
+      hopper && fragmentsMode != "0" && fragmentsMode != "columns" &&
+      (config.getSchedule() == WgmmaSchedule::cooperative ||
+       (config.getSchedule() == WgmmaSchedule::pingpong && config.getTile()[1] == 64)) &&
+      config.getMulticast() == 1 && !config.getStreamK() && hopperSplit == 1 && batch == 1 &&
+      !runtimeSizes && kMajorB && N % 8 == 0 && !prefetchInputs &&
+      epilogue.elementLoads.size() == 1 &&
+      sixteenBits(cast<RankedTensorType>(group.getInputs()[epilogue.elementLoads[0]].getType())
+                      .getElementType()) &&
+      epilogue.deferredStores.size() == 1 && epilogue.deferredStores[0].at == "idx" &&
+      (epilogue.deferredStores[0].type == "__half" ||
+       epilogue.deferredStores[0].type == "__nv_bfloat16");
+  const bool halfStaging =
+      ringEligible &&
+      wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
+                       prefetchInputs, hopperSplit) > kMaxDynamicSharedBytes &&
+      wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
+                       prefetchInputs, hopperSplit, true) <= kMaxDynamicSharedBytes;
+  const bool ringInput = ringEligible && (fragmentsMode == "ring" || halfStaging);
   // Warpgroups past three exist in the sm_90a image only: the others'
   // mma.sync loop is compiled for (and launched with) 384 threads, whose
   // registers it needs.
@@ -532,7 +565,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes = static_cast<unsigned>(
         wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows, secondInputs,
-                         prefetchInputs, hopperSplit));
+                         prefetchInputs, hopperSplit, halfStaging));
     kernel.otherImagesSharedBytes = 0;
     if (sm90aThreads)
       kernel.otherImagesBlock = 384;
@@ -557,26 +590,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // A batch's blocks would share one partial tile each.
     if (config.getStreamK() && batch != 1)
       return refuse("stream_k takes batch 1");
-    // KILN_EPILOGUE_FRAGMENTS=ring (a diagnostic until timed): a 16-bit
-    // row input (a residual) of a cooperative or 64-wide ping-pong tile
-    // without a cluster, stream-K or split K comes through the main loop's
-    // ring by TMA, the shape of an A tile (kiln_gemm_sm90.cuh's
-    // kRingInput). (A 128-wide ping-pong tile spilled 8 bytes with it.)
-    const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
-    if (fragmentsSetting && std::string(fragmentsSetting) == "ring" &&
-        (config.getSchedule() == WgmmaSchedule::cooperative ||
-         (config.getSchedule() == WgmmaSchedule::pingpong && tileWidth == 64)) &&
-        multicast == 1 &&
-        !config.getStreamK() && hopperSplit == 1 && batch == 1 && !runtimeSizes && kMajorB &&
-        N % 8 == 0 && epilogue.elementLoads.size() == 1) {
-      const unsigned input = epilogue.elementLoads[0];
-      Type element =
-          cast<RankedTensorType>(group.getInputs()[input].getType()).getElementType();
-      if (element.isF16() || element.isBF16()) {
-        ringInputMap = "map" + std::to_string(kernel.tensorMaps.size());
-        kernel.tensorMaps.push_back(
-            TensorMapArg::matrix(input, M, N, static_cast<unsigned>(tileRows), 64));
-      }
+    if (ringInput) {
+      ringInputMap = "map" + std::to_string(kernel.tensorMaps.size());
+      kernel.tensorMaps.push_back(TensorMapArg::matrix(
+          epilogue.elementLoads[0], M, N, static_cast<unsigned>(tileRows), 64));
     }
     setStreamKLaunch(config, tileWidth, kernel);
   }
@@ -615,7 +632,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
             : "") +
       (hopper ? "#include \"kiln_gemm_sm90.cuh\"\nstatic_assert(" +
                     wgmmaSharedBytesCall(config.getTile()[1], config.getStages(), handoff,
-                                         tileRows, secondInputs, prefetchInputs, hopperSplit) +
+                                         tileRows, secondInputs, prefetchInputs, hopperSplit,
+                                         halfStaging) +
                     " == " + std::to_string(kernel.dynamicSharedBytes) +
                     ", \"the launch's shared memory must match the kernel's\");\n"
               : "") +

@@ -128,13 +128,15 @@ constexpr int64_t kSplitWidths[] = {64, 128};
 
 /// The deepest ring, 2 to 6 stages, whose shared memory (wgmmaSharedBytes
 /// with these arguments, `blocksPerSM` blocks of it) fits the target.
+/// `halfStaging`: the staging keeps only its results' half (a residual
+/// through the ring).
 int64_t ringStages(const TargetImage &target, int64_t width, bool handoff, int64_t rows,
                    bool secondInputs, bool prefetchInputs, int64_t splitK,
-                   int64_t blocksPerSM) {
+                   int64_t blocksPerSM, bool halfStaging = false) {
   int64_t stages = 2;
   while (stages < 6 &&
          wgmmaSharedBytes(width, stages + 1, handoff, rows, secondInputs, prefetchInputs,
-                          splitK) *
+                          splitK, halfStaging) *
                  blocksPerSM <=
              target.maxDynamicSharedBytes)
     ++stages;
@@ -201,6 +203,33 @@ bool readsResidual(FusionOp group) {
         return true;
   }
   return false;
+}
+
+/// Whether the group's one result and its one residual are 16-bit, the
+/// result its only one: what the Hopper GEMM's ring can carry
+/// (--wgmma-residual-ring; the code generator checks the epilogue itself).
+static bool sixteenBitResidual(FusionOp group) {
+  auto sixteen = [](Type type) {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    return element.isF16() || element.isBF16();
+  };
+  if (group->getNumResults() != 1 || !sixteen(group.getResult(0).getType()))
+    return false;
+  Block &body = group.getBody().front();
+  ArrayRef<int64_t> result = cast<RankedTensorType>(group.getResult(0).getType()).getShape();
+  int residuals = 0;
+  for (BlockArgument argument : body.getArguments()) {
+    if (cast<RankedTensorType>(argument.getType()).getShape() != result)
+      continue;
+    for (Operation *user : argument.getUsers())
+      if (!isa<LinearOp, MatmulOp, BatchMatmulOp, Conv2dOp, PermuteOp>(user)) {
+        if (!sixteen(argument.getType()))
+          return false;
+        ++residuals;
+        break;
+      }
+  }
+  return residuals == 1;
 }
 
 static std::string scheduleName(WgmmaSchedule schedule) {
@@ -319,9 +348,20 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       // GEMM's shape has no anchor, and its kernel copies no slice early.
       const bool prefetchInputs =
           knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
+      // wgmma-residual-ring: the residual through the main loop's ring
+      // (cooperative or 64-wide ping-pong tiles of a GEMM or a 1x1
+      // convolution, a [N, K] B, no batch, no cluster): the staging keeps
+      // only its results' half, and the ring takes another stage where
+      // that half makes room; the code generator reads the deeper ring so.
+      const bool ringResidual =
+          knobs.wgmmaResidualRing && residual && !prefetchInputs && s.anchor != nullptr &&
+          s.kMajorB && s.batch == 1 && multicast == 1 && s.N % 8 == 0 &&
+          (candidate.schedule == WgmmaSchedule::cooperative ||
+           (candidate.schedule == WgmmaSchedule::pingpong && candidate.width == 64)) &&
+          sixteenBitResidual(group);
       return WgmmaTile{candidate.width,
                        ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
-                                  secondInputs, prefetchInputs, 1, blocksPerSM),
+                                  secondInputs, prefetchInputs, 1, blocksPerSM, ringResidual),
                        blocks,
                        candidate.schedule,
                        multicast,

@@ -37,6 +37,7 @@ struct SplitKKnobs {
   int64_t attentionRows;     // 0: the cost model's choice
   bool wgmmaStreamK;
   bool wgmmaResidualPrefetch;
+  bool wgmmaResidualRing; // a residual through the ring, a stage deeper where it fits
   bool attentionWgmma;
   bool attentionOverlap;
   bool runtimeSizes; // gemm_wgmma: M, N and K at launch where the epilogue allows

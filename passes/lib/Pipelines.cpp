@@ -68,6 +68,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaBlocksPerSM = options.wgmmaBlocksPerSM;
     select.wgmmaStreamK = options.wgmmaStreamK;
     select.wgmmaResidualPrefetch = options.wgmmaResidualPrefetch;
+    select.wgmmaResidualRing = options.wgmmaResidualRing;
     select.wgmmaSplitK = options.wgmmaSplitK;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;

@@ -716,7 +716,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       elementwiseUnroll,
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
-                      wgmmaResidualPrefetch, attentionWgmma, attentionOverlap, runtimeSizes,
+                      wgmmaResidualPrefetch, wgmmaResidualRing, attentionWgmma,
+                      attentionOverlap, runtimeSizes,
                       wgmmaMatmul, wgmmaSplitK};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

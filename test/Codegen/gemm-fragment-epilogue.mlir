@@ -303,3 +303,4 @@ func.func @epilogue_warpgroups(%x: tensor<300x64xf16>, %w: tensor<200x64xf16>, %
   }
   return %0 : tensor<300x200xf16>
 }
+

@@ -423,6 +423,37 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
   }
 }
 
+/// Rings one stage deeper than the full staging leaves room for, as
+/// --wgmma-residual-ring selects them: the residual comes through the ring
+/// and the staging keeps its results' half alone. Several tiles a block
+/// (the ring wraps around tiles' k-steps and slices), 128 and 192 rows.
+static const std::vector<std::string> &residualRingConfigs() {
+  static const std::vector<std::string> configs = {
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 3>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 4>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 2>"};
+  return configs;
+}
+
+// The residual through the main loop's ring (kRingInput): the deeper rings
+// above, then every Hopper configuration under KILN_EPILOGUE_FRAGMENTS=ring
+// (those it takes: cooperative and 64-wide ping-pong tiles without a
+// cluster), M, N and K off every tile multiple.
+TEST(KernelsGpu, LinearWgmmaResidualRing) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : residualRingConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel));
+    expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+  }
+  ScopedSetting ring("KILN_EPILOGUE_FRAGMENTS", "ring");
+  for (const std::string &kernel : wgmmaConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel));
+    expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+  }
+}
+
 // K split over pairs of blocks beyond the shapes above: one k-step (the
 // second block of a pair walks none and sends zeros) and an even count of
 // 16 split 8 + 8 with every edge ragged.
@@ -827,9 +858,10 @@ TEST(KernelsGpu, StreamKCompiles) { expectCompilesForBothImages(streamKCases());
 
 // Needs NVRTC, not a GPU: with a residual copied in by rows (its first
 // slice before the main loop, then with KILN_EPILOGUE_FRAGMENTS=late-residual
-// when the epilogue starts), and with fragments kept to column inputs
-// (=columns), every Hopper tile and schedule compiles without a spill; so
-// do the Hopper convolutions.
+// when the epilogue starts), through the main loop's ring (=ring, and the
+// deeper rings --wgmma-residual-ring selects), and with fragments kept to
+// column inputs (=columns), every Hopper tile and schedule compiles without
+// a spill; so do the Hopper convolutions.
 
 TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
   std::vector<std::string> irs;
@@ -844,6 +876,12 @@ TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
     ScopedSetting late("KILN_EPILOGUE_FRAGMENTS", "late-residual");
     expectCompilesForBothImages(irs);
   }
+  {
+    ScopedSetting ring("KILN_EPILOGUE_FRAGMENTS", "ring");
+    expectCompilesForBothImages(irs);
+  }
+  for (const std::string &kernel : residualRingConfigs())
+    irs.push_back(linear(300, 504, 712, "f16", kernel));
   for (const ConvCase &c : hopperConvCases())
     irs.push_back(conv(c));
   expectCompilesForBothImages(irs);

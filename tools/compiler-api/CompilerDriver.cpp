@@ -191,6 +191,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
   pipeline.wgmmaStreamK = selection.wgmmaStreamK;
   pipeline.wgmmaResidualPrefetch = selection.wgmmaResidualPrefetch;
+  pipeline.wgmmaResidualRing = selection.wgmmaResidualRing;
   pipeline.wgmmaSplitK = selection.wgmmaSplitK;
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
@@ -286,6 +287,9 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
   if (selection.wgmmaResidualPrefetch != defaults.wgmmaResidualPrefetch)
     option(std::string("--wgmma-residual-prefetch=") +
            (selection.wgmmaResidualPrefetch ? "true" : "false"));
+  if (selection.wgmmaResidualRing != defaults.wgmmaResidualRing)
+    option(std::string("--wgmma-residual-ring=") +
+           (selection.wgmmaResidualRing ? "true" : "false"));
   if (selection.wgmmaSplitK != defaults.wgmmaSplitK)
     option(std::string("--wgmma-split-k=") + (selection.wgmmaSplitK ? "true" : "false"));
   if (selection.attentionWgmma != defaults.attentionWgmma)

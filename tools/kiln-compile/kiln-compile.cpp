@@ -224,6 +224,14 @@ cl::opt<bool> wgmmaResidualPrefetch(
              "slower on the GPU machine, ResNet-50's 64 -> 256 + residual at 56 x 56 34.6 -> "
              "37.9 us)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaResidualRing(
+    "wgmma-residual-ring",
+    cl::desc("a cooperative or 64-wide ping-pong Hopper GEMM tile whose epilogue reads one "
+             "16-bit residual (a transformer's down-projection, ResNet-50's 1x1 convolutions "
+             "into a residual add) loads it through the main loop's ring by TMA, and gives "
+             "the staging's row-input half to one more stage where that makes room (default "
+             "false: not yet timed)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> attentionWgmma(
     "attention-wgmma",
     cl::desc("run attention on Hopper with TMA loads and wgmma for both products where the "
@@ -549,6 +557,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;
   selection.wgmmaStreamK = wgmmaStreamK;
   selection.wgmmaResidualPrefetch = wgmmaResidualPrefetch;
+  selection.wgmmaResidualRing = wgmmaResidualRing;
   selection.wgmmaSplitK = wgmmaSplitK;
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;

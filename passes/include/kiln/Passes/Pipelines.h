@@ -133,6 +133,11 @@ struct GraphPipelineOptions
       *this, "wgmma-residual-prefetch",
       llvm::cl::desc("ping-pong 64-wide Hopper GEMM tiles with a residual copy it a tile ahead"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaResidualRing{
+      *this, "wgmma-residual-ring",
+      llvm::cl::desc("Hopper GEMM tiles read a residual through the main loop's ring, one "
+                     "stage deeper where the staging's row-input half makes room"),
+      llvm::cl::init(false)};
   Option<bool> attentionWgmma{
       *this, "attention-wgmma",
       llvm::cl::desc("attention on Hopper with TMA and wgmma where it applies"),

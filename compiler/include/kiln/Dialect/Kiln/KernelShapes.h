@@ -109,11 +109,14 @@ struct MiddleReductionShape {
 /// selection stage sizes the ring with it.
 /// `prefetchInputs`: two more slices a consumer warp, the next tile's
 /// (kiln::sm90::input_slices_per_warp). `splitK` > 1: the peer's partial
-/// sums of 64 rows (kiln::sm90::split_partial_bytes).
+/// sums of 64 rows (kiln::sm90::split_partial_bytes). `halfStaging`: the
+/// staging's results half alone (kiln::sm90::staging_bytes), where the
+/// row input comes through the ring.
 constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff = false,
                                    int64_t rows = 128, bool secondInputs = false,
-                                   bool prefetchInputs = false, int64_t splitK = 1) {
-  return stages * (rows * 64 * 2 + tileN * 64 * 2) + rows / 16 * 16 * 72 * 4 +
+                                   bool prefetchInputs = false, int64_t splitK = 1,
+                                   bool halfStaging = false) {
+  return stages * (rows * 64 * 2 + tileN * 64 * 2) + rows / 16 * 16 * 72 * (halfStaging ? 2 : 4) +
          (handoff ? 128 * tileN * 4 : 0) +
          (secondInputs ? rows / 16 * 16 * 72 * 2 * (prefetchInputs ? 3 : 1) : 0) +
          (splitK > 1 ? 64 * tileN * 4 : 0) + 1024;

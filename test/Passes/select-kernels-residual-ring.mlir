@@ -1,0 +1,57 @@
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-ring=true}))" | FileCheck %s --check-prefix=RING
+
+// BERT's FFN down-projection at batch 32 (4096 x 768 x 3072) into its
+// residual add: cooperative 128 x 192 tiles in a ring of 4 stages. With
+// wgmma-residual-ring the residual comes through the ring, the staging
+// keeps its results' half alone, and the ring takes a fifth stage. ViT's
+// (6304 rows, 192-row tiles) goes from 3 stages to 4. Two residuals, an
+// fp32 result or a bias alone keep their rings.
+// CHECK-LABEL: func.func @down_projections(
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+// RING-LABEL: func.func @down_projections(
+//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 128>
+//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 132>
+//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+func.func @down_projections(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %b: tensor<768xf16>, %r: tensor<4096x768xf16>, %q: tensor<4096x768xf16>,
+                            %vx: tensor<6304x3072xf16>, %vr: tensor<6304x768xf16>)
+    -> (tensor<4096x768xf16>, tensor<6304x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf32>, tensor<4096x768xf16>) {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x3072xf16>, %aw: tensor<768x3072xf16>, %ab: tensor<768xf16>, %ar: tensor<4096x768xf16>):
+    %l = kiln.linear %a, %aw, %ab : (tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<4096x768xf16>
+    %t = kiln.add %l, %ar : tensor<4096x768xf16>
+    kiln.yield %t : tensor<4096x768xf16>
+  }
+  %1 = kiln.fusion gemm_epilogue ins(%vx, %w, %b, %vr : tensor<6304x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>, tensor<6304x768xf16>) -> tensor<6304x768xf16> {
+  ^bb0(%a: tensor<6304x3072xf16>, %aw: tensor<768x3072xf16>, %ab: tensor<768xf16>, %ar: tensor<6304x768xf16>):
+    %l = kiln.linear %a, %aw, %ab : (tensor<6304x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<6304x768xf16>
+    %t = kiln.add %l, %ar : tensor<6304x768xf16>
+    kiln.yield %t : tensor<6304x768xf16>
+  }
+  %2 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r, %q : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>, tensor<4096x768xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x3072xf16>, %aw: tensor<768x3072xf16>, %ab: tensor<768xf16>, %ar: tensor<4096x768xf16>, %aq: tensor<4096x768xf16>):
+    %l = kiln.linear %a, %aw, %ab : (tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<4096x768xf16>
+    %t = kiln.add %l, %ar : tensor<4096x768xf16>
+    %u = kiln.add %t, %aq : tensor<4096x768xf16>
+    kiln.yield %u : tensor<4096x768xf16>
+  }
+  %3 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf32> {
+  ^bb0(%a: tensor<4096x3072xf16>, %aw: tensor<768x3072xf16>, %ab: tensor<768xf16>, %ar: tensor<4096x768xf16>):
+    %l = kiln.linear %a, %aw, %ab : (tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<4096x768xf16>
+    %t = kiln.add %l, %ar : tensor<4096x768xf16>
+    %f = kiln.cast %t : tensor<4096x768xf16> to tensor<4096x768xf32>
+    kiln.yield %f : tensor<4096x768xf32>
+  }
+  %4 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x3072xf16>, %aw: tensor<768x3072xf16>, %ab: tensor<768xf16>):
+    %l = kiln.linear %a, %aw, %ab : (tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<4096x768xf16>
+    kiln.yield %l : tensor<4096x768xf16>
+  }
+  return %0, %1, %2, %3, %4 : tensor<4096x768xf16>, tensor<6304x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf32>, tensor<4096x768xf16>
+}
