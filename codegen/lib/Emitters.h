@@ -175,6 +175,14 @@ struct EpilogueFunctor {
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);
+/// Whether the functor's two adjacent columns share one aligned store
+/// (`pairs`: the kernel's columns allow it): every result at the element's
+/// own index, a float one, unless KILN_EPILOGUE_PAIRS=0.
+bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue);
+/// Whether the epilogue runs on the accumulators' fragments (kFragments):
+/// column pairs, rows of whole 16-byte chunks (`chunks`), one 16-bit result
+/// and at most one row input, of 16 bits, as KILN_EPILOGUE_FRAGMENTS allows.
+bool epilogueOnFragments(FusionOp group, const ElementCode &epilogue, bool pairs, bool chunks);
 /// "in0, in1, out0": the functor's pointer members in declaration order.
 std::string epilogueInitializers(FusionOp group);
 

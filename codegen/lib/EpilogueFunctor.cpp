@@ -33,6 +33,40 @@ static std::string withoutRounding(const std::string &value, const std::string &
   return value.substr(prefix.size(), value.size() - prefix.size() - 2);
 }
 
+bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue) {
+  // KILN_EPILOGUE_PAIRS=0 turns column pairs off: a diagnostic for timing
+  // a kernel both ways on the GPU machine (the source, and so the kernel
+  // cache's key, differs).
+  const char *pairsSetting = std::getenv("KILN_EPILOGUE_PAIRS");
+  pairs = pairs && !(pairsSetting && std::string(pairsSetting) == "0");
+  // Two adjacent elements share one aligned store only at the element's
+  // own index and for a float result.
+  for (const ElementCode::DeferredStore &store : epilogue.deferredStores)
+    pairs = pairs && store.at == "idx" && !store.integer;
+  return pairs;
+}
+
+bool epilogueOnFragments(FusionOp group, const ElementCode &epilogue, bool pairs, bool chunks) {
+  // KILN_EPILOGUE_FRAGMENTS is a diagnostic for timing a kernel each way
+  // (the source, and so the kernel cache's key, differs): "0" turns
+  // fragments off, "columns" keeps them to epilogues without a row-varying
+  // input (the other settings: emitEpilogueFunctor, GemmEmitter.cpp).
+  const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
+  const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
+  auto sixteenBits = [](const std::string &type) {
+    return type == "__half" || type == "__nv_bfloat16";
+  };
+  std::string rowInputType;
+  if (epilogue.elementLoads.size() == 1)
+    rowInputType = cudaType(cast<RankedTensorType>(
+                                group.getInputs()[epilogue.elementLoads[0]].getType())
+                                .getElementType());
+  return pairs && chunks && fragmentsMode != "0" && epilogue.deferredStores.size() == 1 &&
+         sixteenBits(epilogue.deferredStores[0].type) &&
+         (epilogue.elementLoads.empty() ||
+          (fragmentsMode != "columns" && sixteenBits(rowInputType)));
+}
+
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue) {
   std::string members;
@@ -48,11 +82,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // store() rounds it to its type: a pair of adjacent columns then rounds
   // to a half2 in one instruction (store_pair).
   std::string values, returned, stores, pairStores;
-  // KILN_EPILOGUE_PAIRS=0 turns column pairs off: a diagnostic for timing
-  // a kernel both ways on the GPU machine (the source, and so the kernel
-  // cache's key, differs).
-  const char *pairsSetting = std::getenv("KILN_EPILOGUE_PAIRS");
-  bool pairs = functor.pairs && !(pairsSetting && std::string(pairsSetting) == "0");
+  const bool pairs = epilogueColumnPairs(functor.pairs, epilogue);
   for (auto [position, store] : llvm::enumerate(epilogue.deferredStores)) {
     std::string field = "r" + std::to_string(position);
     values += std::string(store.integer ? " long long " : " float ") + field + ";";
@@ -62,9 +92,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
               ">(values." + field + ");\n";
     pairStores += "    kiln::store_pair(" + out + " + idx, first." + field + ", second." + field +
                   ");\n";
-    // Two adjacent elements share one aligned store only at the element's
-    // own index and for a float result.
-    pairs = pairs && store.at == "idx" && !store.integer;
   }
   // A residual's tile is read only after the main loop, and under the
   // accumulators' register pressure ptxas issues those loads one at a time:
@@ -115,10 +142,8 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // gathers a row's 8 elements in shared memory for one 16-byte store. A
   // row-varying input (a residual) of 16 bits comes the other way: copied
   // into shared memory by 16-byte rows, read back in the accumulators'
-  // layout (row_input_at, compute_packed's `inputs`). KILN_EPILOGUE_FRAGMENTS is
-  // a diagnostic for timing a kernel each way (the source, and so the
-  // kernel cache's key, differs): "0" turns fragments off, "columns" keeps
-  // them to epilogues without a row-varying input, "late-residual" has the
+  // layout (row_input_at, compute_packed's `inputs`). Besides the settings
+  // epilogueOnFragments reads, KILN_EPILOGUE_FRAGMENTS=late-residual has the
   // Hopper main loops copy a tile's first slice of the row input when its
   // epilogue starts instead of before its k-steps (kRowInputEarly, the
   // default: 0.5-0.7 us faster on the transformer GEMMs with a residual on
@@ -128,19 +153,12 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // ring to load it through.
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
-  auto sixteenBits = [](const std::string &type) {
-    return type == "__half" || type == "__nv_bfloat16";
-  };
   std::string rowInputType;
   if (epilogue.elementLoads.size() == 1)
     rowInputType = cudaType(cast<RankedTensorType>(
                                 group.getInputs()[epilogue.elementLoads[0]].getType())
                                 .getElementType());
-  const bool fragments =
-      pairs && functor.chunks && fragmentsMode != "0" && epilogue.deferredStores.size() == 1 &&
-      sixteenBits(epilogue.deferredStores[0].type) &&
-      (epilogue.elementLoads.empty() ||
-       (fragmentsMode != "columns" && sixteenBits(rowInputType)));
+  const bool fragments = epilogueOnFragments(group, epilogue, pairs, functor.chunks);
   const bool rowInput = fragments && !epilogue.elementLoads.empty();
   // Where the result's last ops are a GELU, a ReLU or an add of the row
   // input (ElementCode's packedSteps), the fragments take them on the

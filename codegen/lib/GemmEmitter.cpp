@@ -423,35 +423,31 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // A 16-bit row input (a residual) through the main loop's ring by TMA,
   // the shape of an A tile (kiln_gemm_sm90.cuh's kRingInput): for a
   // cooperative or 64-wide ping-pong tile without a cluster, stream-K or
-  // split K, whose epilogue runs on fragments with that one row input
-  // (EpilogueFunctor.cpp's rule). Taken under KILN_EPILOGUE_FRAGMENTS=ring
-  // (a diagnostic until timed), and wherever the selection stage sized the
-  // ring a stage deeper than the full staging leaves room for
-  // (--wgmma-residual-ring): the staging then keeps its results' half
-  // alone (halfStaging). (A 128-wide ping-pong tile spilled 8 bytes with
-  // the ring.)
+  // split K, whose epilogue runs on fragments with that one row input (the
+  // functor's own rule, for the functor below). Taken under
+  // KILN_EPILOGUE_FRAGMENTS=ring (a diagnostic until timed), and wherever
+  // the selection stage sized the ring a stage deeper than the full staging
+  // leaves room for (--wgmma-residual-ring): the staging then keeps its
+  // results' half alone (halfStaging). (A 128-wide ping-pong tile spilled 8
+  // bytes with the ring.)
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
-  const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
-  auto sixteenBits = [](Type type) { return type.isF16() || type.isBF16(); };
   const bool ringEligible =
-      hopper && fragmentsMode != "0" && fragmentsMode != "columns" &&
+      hopper &&
       (config.getSchedule() == WgmmaSchedule::cooperative ||
        (config.getSchedule() == WgmmaSchedule::pingpong && config.getTile()[1] == 64)) &&
       config.getMulticast() == 1 && !config.getStreamK() && hopperSplit == 1 && batch == 1 &&
-      !runtimeSizes && kMajorB && N % 8 == 0 && !prefetchInputs &&
-      epilogue.elementLoads.size() == 1 &&
-      sixteenBits(cast<RankedTensorType>(group.getInputs()[epilogue.elementLoads[0]].getType())
-                      .getElementType()) &&
-      epilogue.deferredStores.size() == 1 && epilogue.deferredStores[0].at == "idx" &&
-      (epilogue.deferredStores[0].type == "__half" ||
-       epilogue.deferredStores[0].type == "__nv_bfloat16");
+      !runtimeSizes && kMajorB && !prefetchInputs && epilogue.elementLoads.size() == 1 &&
+      epilogueOnFragments(group, epilogue, epilogueColumnPairs(N % 2 == 0, epilogue),
+                          N % 8 == 0);
   const bool halfStaging =
       ringEligible &&
       wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
                        prefetchInputs, hopperSplit) > kMaxDynamicSharedBytes &&
       wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
                        prefetchInputs, hopperSplit, true) <= kMaxDynamicSharedBytes;
-  const bool ringInput = ringEligible && (fragmentsMode == "ring" || halfStaging);
+  const bool ringInput =
+      ringEligible &&
+      ((fragmentsSetting && std::string(fragmentsSetting) == "ring") || halfStaging);
   // Warpgroups past three exist in the sm_90a image only: the others'
   // mma.sync loop is compiled for (and launched with) 384 threads, whose
   // registers it needs.

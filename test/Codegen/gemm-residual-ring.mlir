@@ -1,5 +1,6 @@
 // RUN: kiln-translate --kiln-to-cuda %s | FileCheck %s
 // RUN: not env KILN_EPILOGUE_FRAGMENTS=0 kiln-translate --kiln-to-cuda %s 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: not env KILN_EPILOGUE_PAIRS=0 kiln-translate --kiln-to-cuda %s 2>&1 | FileCheck %s --check-prefix=OFF
 
 // The Hopper GEMM's residual through the main loop's ring (kRingInput in
 // kiln_gemm_sm90.cuh); KILN_EPILOGUE_FRAGMENTS=ring for any ring depth is
@@ -9,7 +10,8 @@
 // --wgmma-residual-ring selects: 5 stages of 128 x 192) takes the residual
 // through the ring whatever KILN_EPILOGUE_FRAGMENTS says, and keeps only
 // the results' half of the staging. Without the fragments epilogue
-// (KILN_EPILOGUE_FRAGMENTS=0, a diagnostic) the ring does not fit.
+// (KILN_EPILOGUE_FRAGMENTS=0 or KILN_EPILOGUE_PAIRS=0, diagnostics) the
+// ring does not fit.
 // OFF: error: 'kiln.fusion' op needs 242688 bytes of dynamic shared memory in its sm_90a image
 // CHECK-LABEL: // === kernel deep_ring_k0 grid(5, 1, 1) block(384) shared(224256)
 //       CHECK: // tensor map of in2: dims [192, 600] box [64, 128] strides [1, 1]
