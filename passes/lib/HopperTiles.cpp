@@ -189,21 +189,26 @@ bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_
   return true;
 }
 
-/// Whether the group's epilogue reads a group input at every output element
-/// (an input of the result's shape used by an op other than the GEMM or
-/// convolution and its layout change).
-bool readsResidual(FusionOp group) {
+/// The group inputs its epilogue reads at every output element: inputs of
+/// the result's shape used by an op other than the GEMM or convolution and
+/// its layout change.
+static llvm::SmallVector<BlockArgument> residualInputs(FusionOp group) {
   Block &body = group.getBody().front();
   ArrayRef<int64_t> result = cast<RankedTensorType>(group.getResult(0).getType()).getShape();
+  llvm::SmallVector<BlockArgument> residuals;
   for (BlockArgument argument : body.getArguments()) {
     if (cast<RankedTensorType>(argument.getType()).getShape() != result)
       continue;
-    for (Operation *user : argument.getUsers())
-      if (!isa<LinearOp, MatmulOp, BatchMatmulOp, Conv2dOp, PermuteOp>(user))
-        return true;
+    if (llvm::any_of(argument.getUsers(), [](Operation *user) {
+          return !isa<LinearOp, MatmulOp, BatchMatmulOp, Conv2dOp, PermuteOp>(user);
+        }))
+      residuals.push_back(argument);
   }
-  return false;
+  return residuals;
 }
+
+/// Whether the group's epilogue reads a group input at every output element.
+bool readsResidual(FusionOp group) { return !residualInputs(group).empty(); }
 
 /// Whether the group's one result and its one residual are 16-bit, the
 /// result its only one: what the Hopper GEMM's ring can carry
@@ -215,21 +220,8 @@ static bool sixteenBitResidual(FusionOp group) {
   };
   if (group->getNumResults() != 1 || !sixteen(group.getResult(0).getType()))
     return false;
-  Block &body = group.getBody().front();
-  ArrayRef<int64_t> result = cast<RankedTensorType>(group.getResult(0).getType()).getShape();
-  int residuals = 0;
-  for (BlockArgument argument : body.getArguments()) {
-    if (cast<RankedTensorType>(argument.getType()).getShape() != result)
-      continue;
-    for (Operation *user : argument.getUsers())
-      if (!isa<LinearOp, MatmulOp, BatchMatmulOp, Conv2dOp, PermuteOp>(user)) {
-        if (!sixteen(argument.getType()))
-          return false;
-        ++residuals;
-        break;
-      }
-  }
-  return residuals == 1;
+  llvm::SmallVector<BlockArgument> residuals = residualInputs(group);
+  return residuals.size() == 1 && sixteen(residuals.front().getType());
 }
 
 static std::string scheduleName(WgmmaSchedule schedule) {
