@@ -429,14 +429,16 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // the selection stage sized the ring a stage deeper than the full staging
   // leaves room for (--wgmma-residual-ring): the staging then keeps its
   // results' half alone (halfStaging). (A 128-wide ping-pong tile spilled 8
-  // bytes with the ring.)
+  // bytes with the ring, and so did a 64-wide tile two a multiprocessor,
+  // whose registers are halved.)
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const bool ringEligible =
       hopper &&
       (config.getSchedule() == WgmmaSchedule::cooperative ||
        (config.getSchedule() == WgmmaSchedule::pingpong && config.getTile()[1] == 64)) &&
-      config.getMulticast() == 1 && !config.getStreamK() && hopperSplit == 1 && batch == 1 &&
-      !runtimeSizes && kMajorB && !prefetchInputs && epilogue.elementLoads.size() == 1 &&
+      config.getMulticast() == 1 && config.getBlocksPerSm() == 1 && !config.getStreamK() &&
+      hopperSplit == 1 && batch == 1 && !runtimeSizes && kMajorB && !prefetchInputs &&
+      epilogue.elementLoads.size() == 1 &&
       epilogueOnFragments(group, epilogue, epilogueColumnPairs(N % 2 == 0, epilogue),
                           N % 8 == 0);
   const bool halfStaging =

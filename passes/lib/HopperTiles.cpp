@@ -342,12 +342,13 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
           knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
       // wgmma-residual-ring: the residual through the main loop's ring
       // (cooperative or 64-wide ping-pong tiles of a GEMM or a 1x1
-      // convolution, a [N, K] B, no batch, no cluster): the staging keeps
+      // convolution, a [N, K] B, no batch, no cluster, one block a
+      // multiprocessor: two spilled with it): the staging keeps
       // only its results' half, and the ring takes another stage where
       // that half makes room; the code generator reads the deeper ring so.
       const bool ringResidual =
           knobs.wgmmaResidualRing && residual && !prefetchInputs && s.anchor != nullptr &&
-          s.kMajorB && s.batch == 1 && multicast == 1 && s.N % 8 == 0 &&
+          s.kMajorB && s.batch == 1 && multicast == 1 && blocksPerSM == 1 && s.N % 8 == 0 &&
           (candidate.schedule == WgmmaSchedule::cooperative ||
            (candidate.schedule == WgmmaSchedule::pingpong && candidate.width == 64)) &&
           sixteenBitResidual(group);

@@ -210,6 +210,30 @@ func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r:
 
 // -----
 
+// Two 64-wide cooperative blocks a multiprocessor have half the registers:
+// the ring spilled there (bf16, GELU after a bias-free rounding), so under
+// KILN_EPILOGUE_FRAGMENTS=ring the residual is still copied by rows.
+// RING-LABEL: // === kernel two_blocks_residual_k0
+//   RING-NOT:   rowInputMap
+//       RING:   static constexpr bool kRowInputRing = false;
+//   RING-NOT:   map3
+// RINGPTX-LABEL: // === ptx two_blocks_residual_k0
+//       RINGPTX: cp.async.cg.shared.global
+func.func @two_blocks_residual(%x: tensor<129x72xbf16>, %w: tensor<200x72xbf16>, %b: tensor<200xbf16>, %r: tensor<129x200xbf16>) -> tensor<129x200xbf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<129x72xbf16>, tensor<200x72xbf16>, tensor<200xbf16>, tensor<129x200xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 5, blocks_per_sm = 2>} -> tensor<129x200xbf16> {
+  ^bb0(%a: tensor<129x72xbf16>, %bw: tensor<200x72xbf16>, %bb: tensor<200xbf16>, %br: tensor<129x200xbf16>):
+    %l = kiln.linear %a, %bw : (tensor<129x72xbf16>, tensor<200x72xbf16>) -> tensor<129x200xbf16>
+    %c = kiln.broadcast %bb : tensor<200xbf16> -> tensor<129x200xbf16>
+    %s = kiln.add %l, %c : tensor<129x200xbf16>
+    %g = kiln.gelu %s : tensor<129x200xbf16>
+    %o = kiln.add %g, %br : tensor<129x200xbf16>
+    kiln.yield %o : tensor<129x200xbf16>
+  }
+  return %0 : tensor<129x200xbf16>
+}
+
+// -----
+
 // Two row-varying inputs: staged, and under KILN_EPILOGUE_FRAGMENTS=ring
 // neither comes through the ring.
 // CHECK-LABEL: // === kernel two_inputs_k0
