@@ -291,10 +291,11 @@ for part in "$@"; do
       done ;;
     ring-residual)
       # Timings only after the tests pass: a ring whose barriers disagree
-      # hangs kiln-run too.
+      # hangs kiln-run too. RING_TESTS narrows the tests (a gtest filter)
+      # to those a change touched.
       if KILN_EPILOGUE_FRAGMENTS=ring TAIL=12 run ring-tests timeout 420 \
           "$bin/kiln-kernels-gpu-tests" \
-          --gtest_filter='*LinearWgmma*:*LinearEpilogueFp16OddSizes*:*WgmmaLateResidual*:*FragmentEpilogue*:*Conv1x1*'; then
+          --gtest_filter="${RING_TESTS:-*LinearWgmma*:*LinearEpilogueFp16OddSizes*:*WgmmaLateResidual*:*FragmentEpilogue*:*Conv1x1*}"; then
         for round in 1 2; do
           for setting in default ring deep; do
             KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring ] && echo ring) run "gemm-$setting-$round" \
