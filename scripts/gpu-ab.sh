@@ -92,14 +92,15 @@
 #              GPT-2 block with torch.compile's builds (models_vs_torch.py
 #              --build-times)
 #   in-process-zoo  the same for the six zoo models, kiln's builds alone
-#   ring-residual  the Hopper GEMM tests with KILN_EPILOGUE_FRAGMENTS=ring
-#              (a cooperative or 64-wide ping-pong tile's residual through
-#              the main loop's ring by TMA; LinearWgmmaResidualRing also
-#              runs the deeper rings of --wgmma-residual-ring), then
-#              bench/gemm_vs_torch.py --set transformer twice: the default,
-#              the ring, and the ring a stage deeper (about 8 minutes)
+#   ring-residual  the Hopper GEMM tests that read a residual (through the
+#              main loop's ring, residual_ring, and copied by rows), then
+#              the zoo at batch 1 and 32 checked against PyTorch (kiln
+#              alone), then bench/gemm_vs_torch.py --set transformer with
+#              the ring and with --wgmma-residual-ring=false (about 8
+#              minutes; RING_TESTS narrows the tests)
 #   ring-models  ResNet-50, BERT and ViT-B/16 at batch 32 kernel by kernel
-#              the same three ways, compared launch by launch
+#              with the ring and with --wgmma-residual-ring=false, compared
+#              launch by launch
 #   vendor-kernels  the transformer GEMM table (unless vendor ran), the
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
@@ -290,37 +291,30 @@ for part in "$@"; do
           "$root/scripts/gpu-ncu.sh" --cublas "$model FFN down"
       done ;;
     ring-residual)
-      # Timings only after the tests pass: a ring whose barriers disagree
-      # hangs kiln-run too. RING_TESTS narrows the tests (a gtest filter)
-      # to those a change touched.
-      if KILN_EPILOGUE_FRAGMENTS=ring TAIL=12 run ring-tests timeout 420 \
-          "$bin/kiln-kernels-gpu-tests" \
+      # The zoo and the timings only after the tests pass: a ring whose
+      # barriers disagree hangs kiln-run too.
+      if TAIL=12 run ring-tests timeout 420 "$bin/kiln-kernels-gpu-tests" \
           --gtest_filter="${RING_TESTS:-*LinearWgmma*:*LinearEpilogueFp16OddSizes*:*WgmmaLateResidual*:*FragmentEpilogue*:*Conv1x1*}"; then
-        for round in 1 2; do
-          for setting in default ring deep; do
-            KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring ] && echo ring) run "gemm-$setting-$round" \
-              python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" \
-              --set transformer --markdown "$out/gemm-$setting-$round.md" \
-              $([ $setting = deep ] && echo --kiln-flag=--wgmma-residual-ring)
-          done
+        TAIL=16 run ring-zoo python3 "$root/bench/models_vs_torch.py" "$bin" "$work/zoo" \
+          --models resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2 \
+          --batches 1 32 --kiln-only
+        for setting in ring copied; do
+          run "gemm-$setting" python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" \
+            --set transformer --markdown "$out/gemm-$setting.md" \
+            $([ $setting = copied ] && echo --kiln-flag=--wgmma-residual-ring=false)
         done
       fi ;;
     ring-models)
-      # After ring-residual's tests have passed: ResNet-50, BERT and
-      # ViT-B/16 at batch 32 kernel by kernel, the residual copied (the
-      # default), through the ring, and through a ring a stage deeper.
-      for setting in default ring deep; do
-        KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring ] && echo ring) run "ring-models-$setting" \
+      for setting in ring copied; do
+        run "ring-models-$setting" \
           python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models-$setting" \
           --models resnet50 bert vit_b_16 --batches 32 --kiln-only --profile \
           --raw-dir "$out/raw-ring-$setting" \
-          $([ $setting = deep ] && echo --kiln-flag=--wgmma-residual-ring)
+          $([ $setting = copied ] && echo --kiln-flag=--wgmma-residual-ring=false)
       done
       for model in resnet50 bert vit_b_16; do
-        for setting in ring deep; do
-          TAIL=20 run "ring-compare-$model-$setting" python3 "$root/bench/compare_profiles.py" \
-            --top 12 "$out/raw-ring-default/${model}_b32.txt" "$out/raw-ring-$setting/${model}_b32.txt"
-        done
+        TAIL=20 run "ring-compare-$model" python3 "$root/bench/compare_profiles.py" \
+          --top 12 "$out/raw-ring-copied/${model}_b32.txt" "$out/raw-ring-ring/${model}_b32.txt"
       done ;;
     alone)
       launches_alone ;;

@@ -320,9 +320,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // The next tile's slices too (kPrefetchInputs: the code generator's
   // choice where the ring leaves room for them).
   constexpr bool kNextInputs = kPrefetchInputs && kSecondInputs;
-  // A ring deeper than the full staging leaves room for (the selection
-  // stage's --wgmma-residual-ring): each warp's staging is its results'
-  // half alone, the row input coming through the ring.
+  // A ring deeper than the full staging leaves room for (residual_ring's
+  // extra stage): each warp's staging is its results' half alone, the row
+  // input coming through the ring.
   constexpr bool kHalfStaging = shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs,
                                              kNextInputs, kSplitK) > kMaxSharedBytes;
   static_assert(!kHalfStaging || (Epilogue::kFragments &&
@@ -433,8 +433,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       }
     }
   };
-  // The row input's slices through the ring (Epilogue::kRowInputRing, a
-  // diagnostic until timed: KILN_EPILOGUE_FRAGMENTS=ring): the producer
+  // The row input's slices through the ring (Epilogue::kRowInputRing, the
+  // kernel configuration's residual_ring): the producer
   // loads a tile's slices by TMA after its k-steps (RingInput), so that
   // neither the consumers' copies nor an L2 prefetch read them, and a
   // block's next tile streams in behind them. The code generator gives the

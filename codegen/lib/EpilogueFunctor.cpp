@@ -147,10 +147,10 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // Hopper main loops copy a tile's first slice of the row input when its
   // epilogue starts instead of before its k-steps (kRowInputEarly, the
   // default: 0.5-0.7 us faster on the transformer GEMMs with a residual on
-  // 2026-12-03, so that the epilogue does not open on a round trip to L2),
-  // and "ring" has the GEMM emitter give a cooperative Hopper tile's row
-  // input a tensor map (EpilogueFunctor::rowInputMap) for the main loop's
-  // ring to load it through.
+  // 2026-12-03, so that the epilogue does not open on a round trip to L2).
+  // A kernel configuration's residual_ring has the GEMM emitter give the
+  // row input a tensor map (EpilogueFunctor::rowInputMap) for the main
+  // loop's ring to load it through instead.
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
   std::string rowInputType;

@@ -415,41 +415,32 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                        config.getTile()[1], tileRows, config.getBlocksPerSm());
   // And the next tile's, copied a tile ahead, where the epilogue reads a
   // row input and the ring the selection stage sized leaves room for them
-  // (--wgmma-residual-prefetch gives up a stage for it).
+  // (--wgmma-residual-prefetch gives up a stage for it), unless the row
+  // input comes through the ring.
   const bool prefetchInputs =
-      secondInputs && !config.getStreamK() && !epilogue.elementLoads.empty() &&
+      secondInputs && !config.getStreamK() && !config.getResidualRing() &&
+      !epilogue.elementLoads.empty() &&
       wgmmaSharedBytes(config.getTile()[1], config.getStages(), false, tileRows, true, true) <=
           kMaxDynamicSharedBytes;
-  // A 16-bit row input (a residual) through the main loop's ring by TMA,
-  // the shape of an A tile (kiln_gemm_sm90.cuh's kRingInput): for a
-  // cooperative or 64-wide ping-pong tile without a cluster, stream-K or
-  // split K, whose epilogue runs on fragments with that one row input (the
-  // functor's own rule, for the functor below). Taken under
-  // KILN_EPILOGUE_FRAGMENTS=ring (a diagnostic until timed), and wherever
-  // the selection stage sized the ring a stage deeper than the full staging
-  // leaves room for (--wgmma-residual-ring): the staging then keeps its
-  // results' half alone (halfStaging). (A 128-wide ping-pong tile spilled 8
-  // bytes with the ring, and so did a 64-wide tile two a multiprocessor,
-  // whose registers are halved.)
-  const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
-  const bool ringEligible =
-      hopper &&
-      (config.getSchedule() == WgmmaSchedule::cooperative ||
-       (config.getSchedule() == WgmmaSchedule::pingpong && config.getTile()[1] == 64)) &&
-      config.getMulticast() == 1 && config.getBlocksPerSm() == 1 && !config.getStreamK() &&
-      hopperSplit == 1 && batch == 1 && !runtimeSizes && kMajorB && !prefetchInputs &&
-      epilogue.elementLoads.size() == 1 &&
-      epilogueOnFragments(group, epilogue, epilogueColumnPairs(N % 2 == 0, epilogue),
-                          N % 8 == 0);
-  const bool halfStaging =
-      ringEligible &&
-      wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
-                       prefetchInputs, hopperSplit) > kMaxDynamicSharedBytes &&
-      wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
-                       prefetchInputs, hopperSplit, true) <= kMaxDynamicSharedBytes;
+  // residual_ring: the epilogue's 16-bit row input (a residual) through
+  // the main loop's ring by TMA, the shape of an A tile (kiln_gemm_sm90.cuh's
+  // kRingInput). The attribute's verifier holds the schedule, cluster and
+  // sizes to what the ring takes; the epilogue must also run on fragments
+  // with that one row input (the functor's own rule, for the functor
+  // below, which the diagnostics KILN_EPILOGUE_FRAGMENTS=0 and
+  // KILN_EPILOGUE_PAIRS=0 turn off). Where it does not, the residual is
+  // copied by rows, and a ring deeper than that leaves room for is refused
+  // below by the bytes it needs. Where it does and the ring is deeper than
+  // the full staging leaves room for, the staging keeps its results' half
+  // alone (halfStaging).
   const bool ringInput =
-      ringEligible &&
-      ((fragmentsSetting && std::string(fragmentsSetting) == "ring") || halfStaging);
+      hopper && config.getResidualRing() && kMajorB && batch == 1 &&
+      epilogue.elementLoads.size() == 1 &&
+      epilogueOnFragments(group, epilogue, epilogueColumnPairs(N % 2 == 0, epilogue), N % 8 == 0);
+  const bool halfStaging =
+      ringInput &&
+      wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
+                       prefetchInputs, hopperSplit) > kMaxDynamicSharedBytes;
   // Warpgroups past three exist in the sm_90a image only: the others'
   // mma.sync loop is compiled for (and launched with) 384 threads, whose
   // registers it needs.

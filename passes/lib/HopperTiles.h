@@ -62,6 +62,11 @@ struct WgmmaTile {
   int64_t blockOutputs = 0;
   /// Blocks of a cluster that split each tile's k-steps (1: none).
   int64_t splitK = 1;
+  /// The residual through the main loop's ring (residual_ring), and the
+  /// stages a ring may take where it is copied by rows instead (stream-K,
+  /// which the ring does not take, decides later).
+  bool residualRing = false;
+  int64_t copiedStages = 0;
 };
 
 /// The grid_limit of a Hopper main loop's launch of `tile`: every block a

@@ -5,19 +5,22 @@
 // depthwise convolution: a minimum of one block (ptxas's registers). Before
 // any of those, a GEMM's sizes given at launch (which the kernel holds in
 // registers, and bounds it can no longer drop). The Hopper GEMM and
-// convolution: stream-K's partial tiles, K split over a cluster, a
+// convolution: the residual through the ring (a stage fewer where the ring
+// had the staging's room), stream-K's partial tiles, K split over a cluster, a
 // multicast cluster, two blocks a multiprocessor, then the schedules that hold more
 // per thread (ping-pong: a whole tile a warpgroup; the epilogue
 // warpgroups: five warpgroups in one register file; the overlapped
 // attention: two tiles' scores), then 192-row tiles (four warpgroups in one
 // register file), then tiles wider than 128 (a cooperative 192 or 256-wide
-// tile holds 96 or 128 accumulators a thread). Each step keeps the stages,
-// which fit in the shared memory of the configuration before (none of these
-// needs more).
+// tile holds 96 or 128 accumulators a thread). Each step after the ring's
+// keeps the stages, which fit in the shared memory of the configuration
+// before (none of these needs more).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/KernelFallback.h"
+
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 
 using namespace kiln;
 
@@ -32,12 +35,28 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   WgmmaSchedule schedule = config.getSchedule();
   int64_t gridLimit = config.getGridLimit();
   int64_t splitK = config.getSplitK();
+  int64_t stages = config.getStages();
+  bool residualRing = config.getResidualRing();
   auto with = [&](std::string step) {
     why = std::move(step);
-    return KernelConfigAttr::get(context, variant, tile, config.getStages(),
-                                 splitK, gridLimit, config.getPixelTile(), schedule,
-                                 multicast, blocksPerSM, streamK, runtimeSizes);
+    return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit,
+                                 config.getPixelTile(), schedule, multicast, blocksPerSM,
+                                 streamK, runtimeSizes, residualRing);
   };
+  // The residual through the ring before anything else of the Hopper
+  // GEMM's: the ring spilled where registers were tight. Copied by rows,
+  // the staging takes its row-input half back from a ring that had its
+  // room.
+  if (residualRing && tile.size() == 3) {
+    residualRing = false;
+    const bool secondInputs = wgmmaSecondInputSlices(schedule == WgmmaSchedule::pingpong,
+                                                     tile[1], tile[0], blocksPerSM);
+    while (stages > 2 && wgmmaSharedBytes(tile[1], stages, false, tile[0], secondInputs) >
+                             kMaxDynamicSharedBytes)
+      --stages;
+    return with("the residual copied by rows (not through the ring), " +
+                std::to_string(stages) + " stages");
+  }
   // Sizes known to ptxas first (the Hopper and split-K GEMMs): held in
   // registers, runtime ones spilled 192-row tiles' epilogues (which the
   // selection now keeps them from).

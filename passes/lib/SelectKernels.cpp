@@ -172,9 +172,10 @@ KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<in
                         ArrayRef<int64_t> pixelTile = {},
                         WgmmaSchedule schedule = WgmmaSchedule::cooperative,
                         int64_t multicast = 1, int64_t blocksPerSM = 1, bool streamK = false,
-                        bool runtimeSizes = false) {
+                        bool runtimeSizes = false, bool residualRing = false) {
   return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile,
-                               schedule, multicast, blocksPerSM, streamK, runtimeSizes);
+                               schedule, multicast, blocksPerSM, streamK, runtimeSizes,
+                               residualRing);
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -338,10 +339,16 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     std::string sizes = "sizes in the source: runtime sizes spill a 192-row tile's epilogue";
     const bool runtimeSizes =
         knobs.runtimeSizes && tile.rows == 128 && runtimeSizesApply(group, s, sizes);
+    // Stream-K's tiles and sizes at launch keep the residual copied by
+    // rows, in the ring that leaves room for it.
+    if (tile.residualRing && (streamed || runtimeSizes)) {
+      tile.residualRing = false;
+      tile.stages = tile.copiedStages;
+    }
     return Choice{config(context, KernelVariant::gemm_wgmma, {tile.rows, tile.width, 64}, tile.stages,
                          tile.splitK, wgmmaGridLimit(tile, streamed, blocks), {},
                          tile.schedule, tile.multicast, tile.blocksPerSM, streamed,
-                         runtimeSizes),
+                         runtimeSizes, tile.residualRing),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "") +
                       (knobs.runtimeSizes ? "; " + sizes : "")};

@@ -4,8 +4,6 @@
 // RUN: env KILN_EPILOGUE_FRAGMENTS=columns kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=COLUMNS
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=LATE
 // RUN: env KILN_EPILOGUE_FRAGMENTS=late-residual kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=LATEPTX
-// RUN: env KILN_EPILOGUE_FRAGMENTS=ring kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=RING
-// RUN: env KILN_EPILOGUE_FRAGMENTS=ring kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=RINGPTX
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=TAIL
 // RUN: env KILN_GELU_ERF=tail kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
 // RUN: env KILN_EPILOGUE_HALF2=0 kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s --check-prefix=FLOAT
@@ -141,27 +139,6 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 //       LATEPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // COLUMNS-LABEL: // === kernel residual_k0
 //       COLUMNS:   static constexpr bool kFragments = false;
-// KILN_EPILOGUE_FRAGMENTS=ring: the residual comes through the main loop's
-// ring by TMA, a third tensor map (boxes of 64 columns x the tile's 128
-// rows) that the functor points at; no row copies and no L2 prefetch.
-// RING-LABEL: // === kernel residual_k0
-//       RING:   const kiln::sm90::TensorMap *rowInputMap;
-//       RING:     kiln::sm90::tma_load_2d(dst, *rowInputMap, n0, m0, bar);
-//       RING:   static constexpr bool kRowInputEarly = true;
-//       RING:   static constexpr bool kRowInputRing = true;
-//       RING:   const __grid_constant__ kiln::sm90::TensorMap map2,
-//       RING:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL, &map2};
-// RINGPTX-LABEL: // === ptx residual_k0
-//       RINGPTX: mov.b64 [[PARAM:%rd[0-9]+]], {{kiln_[0-9A-F]+}}_param_2;
-//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-//       RINGPTX: wgmma.mma_async
-//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-//       RINGPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-//       RINGPTX: cvta.param.u64 [[MAP:%rd[0-9]+]], [[PARAM]];
-//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-//       RINGPTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{{%r[0-9]+}}], [[[MAP]],
-//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
 func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
@@ -188,16 +165,6 @@ func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<3
 //       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 //   PTX-NOT: cp.async.cg.shared.global
 //       PTX: // === ptx
-// Under KILN_EPILOGUE_FRAGMENTS=ring a ping-pong warpgroup reads both row
-// halves of each slice from the ring: no copies before the wgmmas either.
-// RING-LABEL: // === kernel pingpong_residual_k0
-//       RING:   const kiln::sm90::TensorMap *rowInputMap;
-//       RING:   static constexpr bool kRowInputRing = true;
-//       RING:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL, &map2};
-// RINGPTX-LABEL: // === ptx pingpong_residual_k0
-//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-//       RINGPTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-//   RINGPTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
 func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 4, schedule = pingpong>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
@@ -210,40 +177,9 @@ func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r:
 
 // -----
 
-// Two 64-wide cooperative blocks a multiprocessor have half the registers:
-// the ring spilled there (bf16, GELU after a bias-free rounding), so under
-// KILN_EPILOGUE_FRAGMENTS=ring the residual is still copied by rows.
-// RING-LABEL: // === kernel two_blocks_residual_k0
-//   RING-NOT:   rowInputMap
-//       RING:   static constexpr bool kRowInputRing = false;
-//   RING-NOT:   map3
-// RINGPTX-LABEL: // === ptx two_blocks_residual_k0
-//       RINGPTX: cp.async.cg.shared.global
-func.func @two_blocks_residual(%x: tensor<129x72xbf16>, %w: tensor<200x72xbf16>, %b: tensor<200xbf16>, %r: tensor<129x200xbf16>) -> tensor<129x200xbf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<129x72xbf16>, tensor<200x72xbf16>, tensor<200xbf16>, tensor<129x200xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 5, blocks_per_sm = 2>} -> tensor<129x200xbf16> {
-  ^bb0(%a: tensor<129x72xbf16>, %bw: tensor<200x72xbf16>, %bb: tensor<200xbf16>, %br: tensor<129x200xbf16>):
-    %l = kiln.linear %a, %bw : (tensor<129x72xbf16>, tensor<200x72xbf16>) -> tensor<129x200xbf16>
-    %c = kiln.broadcast %bb : tensor<200xbf16> -> tensor<129x200xbf16>
-    %s = kiln.add %l, %c : tensor<129x200xbf16>
-    %g = kiln.gelu %s : tensor<129x200xbf16>
-    %o = kiln.add %g, %br : tensor<129x200xbf16>
-    kiln.yield %o : tensor<129x200xbf16>
-  }
-  return %0 : tensor<129x200xbf16>
-}
-
-// -----
-
-// Two row-varying inputs: staged, and under KILN_EPILOGUE_FRAGMENTS=ring
-// neither comes through the ring.
+// Two row-varying inputs: staged.
 // CHECK-LABEL: // === kernel two_inputs_k0
 //       CHECK:   static constexpr bool kFragments = false;
-// RING-LABEL: // === kernel two_inputs_k0
-//   RING-NOT:   rowInputMap
-//       RING:   static constexpr bool kRowInputRing = false;
-//   RING-NOT:   map2
-//       RING:   epilogue{in0, in1, in2, in3, out0, (long long)blockIdx.z * 76800LL};
-// RINGPTX-LABEL: // === ptx two_inputs_k0
 func.func @two_inputs(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>, %q: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r, %q : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 4>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>, %bq: tensor<300x256xf16>):

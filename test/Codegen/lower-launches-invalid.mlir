@@ -53,10 +53,23 @@ func.func @wgmma_stages(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> te
 
 // -----
 
-// With a residual the same ring fits: the residual comes through the ring
-// and the staging keeps its results' half alone (as --wgmma-residual-ring
-// sizes it). With two row inputs it does not.
+// With a residual through the ring (residual_ring, as the selection stage
+// sizes it) the same ring fits: the staging keeps its results' half alone.
 func.func @wgmma_stages_residual(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x768xf16>, tensor<768x768xf16>, tensor<4096x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 132, residual_ring = true>, kiln.offsets = array<i64: -1>} -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>, %br: tensor<4096x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
+    %t = kiln.add %l, %br : tensor<4096x768xf16>
+    kiln.yield %t : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
+}
+
+// -----
+
+// The residual copied by rows needs the whole staging: 5 stages do not fit.
+func.func @wgmma_stages_residual_copied(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  // expected-error @+1 {{needs 242688 bytes of dynamic shared memory in its sm_90a image, which grants a block at most 232448}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x768xf16>, tensor<768x768xf16>, tensor<4096x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 132>, kiln.offsets = array<i64: -1>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>, %br: tensor<4096x768xf16>):
     %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
@@ -68,9 +81,11 @@ func.func @wgmma_stages_residual(%x: tensor<4096x768xf16>, %w: tensor<768x768xf1
 
 // -----
 
+// Two row inputs: the ring carries one, so both are copied by rows, and 5
+// stages do not fit beside them.
 func.func @wgmma_stages_two_residuals(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>, %r: tensor<4096x768xf16>, %q: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   // expected-error @+1 {{needs 242688 bytes of dynamic shared memory in its sm_90a image, which grants a block at most 232448}}
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r, %q : tensor<4096x768xf16>, tensor<768x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 132>, kiln.offsets = array<i64: -1>} -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r, %q : tensor<4096x768xf16>, tensor<768x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 132, residual_ring = true>, kiln.offsets = array<i64: -1>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>, %br: tensor<4096x768xf16>, %bq: tensor<4096x768xf16>):
     %l = kiln.linear %a, %bw : (tensor<4096x768xf16>, tensor<768x768xf16>) -> tensor<4096x768xf16>
     %t = kiln.add %l, %br : tensor<4096x768xf16>

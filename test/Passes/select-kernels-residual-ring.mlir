@@ -1,24 +1,25 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-ring=true}))" | FileCheck %s --check-prefix=RING
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-ring=false}))" | FileCheck %s --check-prefix=OFF
 
 // BERT's FFN down-projection at batch 32 (4096 x 768 x 3072) into its
-// residual add: cooperative 128 x 192 tiles in a ring of 4 stages. With
-// wgmma-residual-ring the residual comes through the ring, the staging
-// keeps its results' half alone, and the ring takes a fifth stage. ViT's
-// (6304 rows, 192-row tiles) goes from 3 stages to 4. Two residuals, an
-// fp32 result or a bias alone keep their rings.
+// residual add: cooperative 128 x 192 tiles. The residual comes through
+// the ring (residual_ring), the staging keeps its results' half alone, and
+// the ring takes a fifth stage; ViT's (6304 rows, 192-row tiles) 4 stages.
+// Two residuals, an fp32 result or a bias alone keep their rings of 4.
+// With wgmma-residual-ring=false the residual is copied by rows: 4 and 3
+// stages.
 // CHECK-LABEL: func.func @down_projections(
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 128, residual_ring = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 132, residual_ring = true>
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
-// RING-LABEL: func.func @down_projections(
-//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 128>
-//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 132>
-//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
-//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
-//       RING:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+// OFF-LABEL: func.func @down_projections(
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
 func.func @down_projections(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %b: tensor<768xf16>, %r: tensor<4096x768xf16>, %q: tensor<4096x768xf16>,
                             %vx: tensor<6304x3072xf16>, %vr: tensor<6304x768xf16>)
     -> (tensor<4096x768xf16>, tensor<6304x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf32>, tensor<4096x768xf16>) {

@@ -48,7 +48,7 @@ func.func @ffn_up(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<
 // thread ptxas would issue the residual's loads one at a time. One row tile
 // (M = 100) has no neighbour to share B with: no cluster.
 // COOP-LABEL: func.func @residual(
-//       COOP:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       COOP:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 128, residual_ring = true>
 // PAIRS-LABEL: func.func @residual(
 //       PAIRS:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, multicast = 2>
 // PAIRS-LABEL: func.func @one_row_tile(

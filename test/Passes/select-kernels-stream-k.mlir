@@ -27,7 +27,7 @@ func.func @vit_down(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>, %r: ten
 // 128 x 192) keeps a block per tile.
 // CHECK-LABEL: func.func @bert_down(
 //         WHY: remark: {{.*}}not stream_k: 128 tiles on 132 blocks leave 3% of the waves idle
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 128, residual_ring = true>
 func.func @bert_down(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x3072xf16>, %bw: tensor<768x3072xf16>, %ar: tensor<4096x768xf16>):

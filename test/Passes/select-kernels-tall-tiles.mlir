@@ -8,13 +8,14 @@
 // default):
 // ViT's FFN down-projection at batch 32 (6304 rows) in 33 x 4 = 132 tiles
 // of 192 x 192, one wave, where 128 x 192 tiles make 200 (two waves, the
-// second half empty); 3 stages of 48 KiB fit beside the staging.
+// second half empty); 3 stages of 48 KiB fit beside the staging, 4 beside
+// its results' half with the residual through the ring.
 // SHORT-LABEL: func.func @vit_down(
 //       SHORT:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>
 // MODEL-LABEL: func.func @vit_down(
-//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 132, residual_ring = true>
 // TALL-LABEL: func.func @vit_down(
-//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
+//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 132, residual_ring = true>
 // BADROWS: error: --wgmma-rows must be 0 (the cost model's choice), 128 or 192, got 96
 // BADTALL: error: --wgmma-rows=192 takes the cooperative schedule, one block a multiprocessor and no multicast
 func.func @vit_down(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<6304x768xf16>) -> tensor<6304x768xf16> {
@@ -33,9 +34,9 @@ func.func @vit_down(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>, %r: ten
 // multiprocessors, where 128 x 192 tiles make 128: the model keeps 128
 // rows; forced, 192 rows 128 wide (132 tiles).
 // MODEL-LABEL: func.func @bert_down(
-//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128>
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 128, residual_ring = true>
 // TALL-LABEL: func.func @bert_down(
-//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132>
+//       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132, residual_ring = true>
 func.func @bert_down(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x3072xf16>, %bw: tensor<768x3072xf16>, %res: tensor<4096x768xf16>):
@@ -55,7 +56,7 @@ func.func @bert_down(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %r: te
 // 2304 x 768): two 192 x 192 tiles a block against three of 128 x 192,
 // the same outputs: 128 rows.
 // MODEL-LABEL: func.func @ffn_down(
-//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132>
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 132, residual_ring = true>
 // MODEL-LABEL: func.func @bert_qkv(
 //       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>
 func.func @ffn_down(%x: tensor<4096x4096xf16>, %w: tensor<1024x4096xf16>, %r: tensor<4096x1024xf16>) -> tensor<4096x1024xf16> {
@@ -88,7 +89,7 @@ func.func @bert_qkv(%x: tensor<4096x768xf16>, %w: tensor<2304x768xf16>) -> tenso
 // SHORT-LABEL: func.func @pointwise_one_wave(
 //       SHORT:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 // MODEL-LABEL: func.func @pointwise_residual(
-//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 5, grid_limit = 131>
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 6, grid_limit = 131, residual_ring = true>
 func.func @pointwise_one_wave(%x: tensor<32x28x28x512xf16>, %w: tensor<128x1x1x512xf16>) -> tensor<32x28x28x128xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x28x28x512xf16>, tensor<128x1x1x512xf16>) -> tensor<32x28x28x128xf16> {
   ^bb0(%a: tensor<32x28x28x512xf16>, %aw: tensor<128x1x1x512xf16>):

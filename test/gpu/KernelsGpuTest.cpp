@@ -423,22 +423,46 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
   }
 }
 
-/// Rings one stage deeper than the full staging leaves room for, as
-/// --wgmma-residual-ring selects them: the residual comes through the ring
-/// and the staging keeps its results' half alone. Several tiles a block
-/// (the ring wraps around tiles' k-steps and slices), 128 and 192 rows.
+/// Rings one stage deeper than the full staging leaves room for, as the
+/// selection stage sizes them with the residual through the ring
+/// (residual_ring): the staging keeps its results' half alone. Several
+/// tiles a block (the ring wraps around tiles' k-steps and slices), 128
+/// and 192 rows.
 static const std::vector<std::string> &residualRingConfigs() {
   static const std::vector<std::string> configs = {
-      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 3>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 4>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 2>"};
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 3, "
+      "residual_ring = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 4, "
+      "residual_ring = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 2, "
+      "residual_ring = true>"};
+  return configs;
+}
+
+/// The Hopper configurations above that residual_ring takes (cooperative
+/// or 64-wide ping-pong tiles, no cluster, one block a multiprocessor),
+/// with it.
+static const std::vector<std::string> &ringTakingConfigs() {
+  static const std::vector<std::string> configs = [] {
+    std::vector<std::string> taking;
+    for (const std::string &kernel : wgmmaConfigs()) {
+      const bool pingpong = kernel.find("pingpong") != std::string::npos;
+      if (kernel.find("multicast") != std::string::npos ||
+          kernel.find("split_k") != std::string::npos ||
+          kernel.find("blocks_per_sm") != std::string::npos ||
+          kernel.find("epilogue_warpgroups") != std::string::npos ||
+          (pingpong && kernel.find(", 64, 64]") == std::string::npos))
+        continue;
+      taking.push_back(kernel.substr(0, kernel.size() - 1) + ", residual_ring = true>");
+    }
+    return taking;
+  }();
   return configs;
 }
 
 // The residual through the main loop's ring (kRingInput): the deeper rings
-// above, then every Hopper configuration under KILN_EPILOGUE_FRAGMENTS=ring
-// (those it takes: cooperative and 64-wide ping-pong tiles without a
-// cluster), M, N and K off every tile multiple.
+// above, then every Hopper configuration residual_ring takes, M, N and K
+// off every tile multiple; bias-free, its GELU before the residual.
 TEST(KernelsGpu, LinearWgmmaResidualRing) {
   KILN_REQUIRE_GPU();
   for (const std::string &kernel : residualRingConfigs()) {
@@ -446,11 +470,12 @@ TEST(KernelsGpu, LinearWgmmaResidualRing) {
     expectMatchesReference(linear(300, 504, 712, "f16", kernel));
     expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
   }
-  ScopedSetting ring("KILN_EPILOGUE_FRAGMENTS", "ring");
-  for (const std::string &kernel : wgmmaConfigs()) {
+  ASSERT_GE(ringTakingConfigs().size(), 8u);
+  for (const std::string &kernel : ringTakingConfigs()) {
     SCOPED_TRACE(kernel);
     expectMatchesReference(linear(300, 504, 712, "f16", kernel));
     expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
+    expectMatchesReference(biasFreeLinear(129, 200, 72, "bf16", kernel));
   }
 }
 
@@ -858,8 +883,8 @@ TEST(KernelsGpu, StreamKCompiles) { expectCompilesForBothImages(streamKCases());
 
 // Needs NVRTC, not a GPU: with a residual copied in by rows (its first
 // slice before the main loop, then with KILN_EPILOGUE_FRAGMENTS=late-residual
-// when the epilogue starts), through the main loop's ring (=ring, and the
-// deeper rings --wgmma-residual-ring selects), and with fragments kept to
+// when the epilogue starts), through the main loop's ring (residual_ring,
+// and the deeper rings it makes room for), and with fragments kept to
 // column inputs (=columns), every Hopper tile and schedule compiles without
 // a spill; so do the Hopper convolutions.
 
@@ -876,9 +901,9 @@ TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
     ScopedSetting late("KILN_EPILOGUE_FRAGMENTS", "late-residual");
     expectCompilesForBothImages(irs);
   }
-  {
-    ScopedSetting ring("KILN_EPILOGUE_FRAGMENTS", "ring");
-    expectCompilesForBothImages(irs);
+  for (const std::string &kernel : ringTakingConfigs()) {
+    irs.push_back(linear(300, 504, 712, "f16", kernel));
+    irs.push_back(biasFreeLinear(129, 200, 72, "bf16", kernel));
   }
   for (const std::string &kernel : residualRingConfigs())
     irs.push_back(linear(300, 504, 712, "f16", kernel));

@@ -84,7 +84,7 @@ struct KernelSelection {
   int64_t attentionRows = 0;          // 0: the cost model's, else 64 or 128
   bool wgmmaStreamK = false;           // stream-K in the Hopper GEMM's last waves
   bool wgmmaResidualPrefetch = false;  // residual slices a tile ahead (ping-pong 64 wide)
-  bool wgmmaResidualRing = false;      // a residual through the ring, a stage deeper
+  bool wgmmaResidualRing = true;       // a residual through the ring, a stage deeper
   bool wgmmaSplitK = false;            // pairs of blocks split K under half a wave
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V

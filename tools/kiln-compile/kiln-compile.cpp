@@ -229,9 +229,10 @@ cl::opt<bool> wgmmaResidualRing(
     cl::desc("a cooperative or 64-wide ping-pong Hopper GEMM tile whose epilogue reads one "
              "16-bit residual (a transformer's down-projection, ResNet-50's 1x1 convolutions "
              "into a residual add) loads it through the main loop's ring by TMA, and gives "
-             "the staging's row-input half to one more stage where that makes room (default "
-             "false: not yet timed)"),
-    cl::init(false), cl::cat(kilnCategory));
+             "the staging's row-input half to one more stage where that makes room (false: "
+             "the residual copied by rows; on the H100, ViT-B/16's FFN down-projection at "
+             "batch 32 48.0 -> 42.9 us with it, BERT's 30.5 -> 29.8)"),
+    cl::init(true), cl::cat(kilnCategory));
 cl::opt<bool> attentionWgmma(
     "attention-wgmma",
     cl::desc("run attention on Hopper with TMA loads and wgmma for both products where the "

@@ -44,7 +44,7 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                                        int64_t stages, int64_t splitK, int64_t gridLimit,
                                        ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule,
                                        int64_t multicast, int64_t blocksPerSM,
-                                       bool streamK, bool runtimeSizes) {
+                                       bool streamK, bool runtimeSizes, bool residualRing) {
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
                        << " values";
@@ -135,6 +135,18 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     return emitError() << "gemm_wgmma and conv_wgmma split K over clusters of two blocks: "
                           "cooperative 128-row tiles at most 128 wide, no multicast, one block "
                           "a multiprocessor, no stream_k and sizes in the source";
+  // The residual through the ring: one producer's TMA per stage, a
+  // consumer warpgroup's rows read back through the swizzle. (A 128-wide
+  // ping-pong tile spilled 8 bytes with it, a 64-wide tile two a
+  // multiprocessor 4.)
+  if (residualRing &&
+      (variant != KernelVariant::gemm_wgmma ||
+       (schedule != WgmmaSchedule::cooperative &&
+        !(schedule == WgmmaSchedule::pingpong && tile.size() == 3 && tile[1] == 64)) ||
+       multicast != 1 || blocksPerSM != 1 || streamK || splitK != 1 || runtimeSizes))
+    return emitError() << "residual_ring takes gemm_wgmma with the cooperative schedule or "
+                          "64-wide ping-pong tiles, no multicast, one block a multiprocessor, "
+                          "no stream_k or split_k and sizes in the source";
   if (runtimeSizes && variant != KernelVariant::gemm_wgmma &&
       variant != KernelVariant::gemm_split_k && variant != KernelVariant::normalization &&
       variant != KernelVariant::normalization_warp)

@@ -137,7 +137,7 @@ struct GraphPipelineOptions
       *this, "wgmma-residual-ring",
       llvm::cl::desc("Hopper GEMM tiles read a residual through the main loop's ring, one "
                      "stage deeper where the staging's row-input half makes room"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<bool> attentionWgmma{
       *this, "attention-wgmma",
       llvm::cl::desc("attention on Hopper with TMA and wgmma where it applies"),

@@ -250,6 +250,16 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       multiple of 8. For `normalization` and `normalization_warp`, the row
       count alone (the row length stays in the source), where no input is
       indexed by the row.
+    - `residual_ring`: for `gemm_wgmma` (cooperative, or ping-pong 64
+      wide; no cluster, stream-K or split K, one block a multiprocessor,
+      sizes in the source), the epilogue's one 16-bit row input (a
+      residual) comes through the main loop's ring by TMA after each
+      tile's k-steps instead of being copied in by rows, where the
+      epilogue runs on the accumulators' registers (a 16-bit result, N a
+      multiple of 8, a [N, K] B, no batch); elsewhere it is copied. The
+      staging then keeps only its results' half, and `stages` may count
+      the stage that half makes room for (a kernel whose residual is
+      copied is refused such a ring).
 
     `gemm_wgmma` and `conv_wgmma` run TMA + wgmma in an sm_90a image and, from the same
     source on the same persistent grid, the mma.sync loop in the other
@@ -269,7 +279,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     DefaultValuedParameter<"int64_t", "1">:$multicast,
     DefaultValuedParameter<"int64_t", "1">:$blocks_per_sm,
     DefaultValuedParameter<"bool", "false">:$stream_k,
-    DefaultValuedParameter<"bool", "false">:$runtime_sizes);
+    DefaultValuedParameter<"bool", "false">:$runtime_sizes,
+    DefaultValuedParameter<"bool", "false">:$residual_ring);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
