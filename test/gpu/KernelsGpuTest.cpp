@@ -408,6 +408,13 @@ TEST(KernelsGpu, LinearWgmmaBiasFree) {
     expectMatchesReference(biasFreeLinear(300, 504, 712, "f16", kernel));
     expectMatchesReference(biasFreeLinear(129, 200, 72, "bf16", kernel));
   }
+  // KILN_EPILOGUE_FRAGMENTS=ring-prefetch (a diagnostic): the producer
+  // also asks L2 for each tile's residual boxes before its k-steps.
+  ScopedSetting prefetch("KILN_EPILOGUE_FRAGMENTS", "ring-prefetch");
+  for (const std::string &kernel : residualRingConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel));
+  }
 }
 
 // The epilogue computed on the accumulators' registers and stored in
@@ -476,13 +483,6 @@ TEST(KernelsGpu, LinearWgmmaResidualRing) {
     expectMatchesReference(linear(300, 504, 712, "f16", kernel));
     expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
     expectMatchesReference(biasFreeLinear(129, 200, 72, "bf16", kernel));
-  }
-  // KILN_EPILOGUE_FRAGMENTS=ring-prefetch (a diagnostic): the producer
-  // also asks L2 for each tile's residual boxes before its k-steps.
-  ScopedSetting prefetch("KILN_EPILOGUE_FRAGMENTS", "ring-prefetch");
-  for (const std::string &kernel : residualRingConfigs()) {
-    SCOPED_TRACE(kernel);
-    expectMatchesReference(linear(300, 504, 712, "f16", kernel));
   }
 }
 
