@@ -100,8 +100,6 @@
 #              minutes; RING_TESTS narrows the tests)
 #   ring-rounds  the transformer GEMM table with the ring and copied,
 #              alternating, ROUNDS times (default 3)
-#   ring-prefetch  the transformer GEMM table with the ring's residual
-#              asked into L2 at each tile's start, then without
 #   ring-models  ResNet-50, BERT and ViT-B/16 at batch 32 kernel by kernel
 #              with the ring and with --wgmma-residual-ring=false, compared
 #              launch by launch
@@ -126,7 +124,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests ring-residual ring-rounds ring-prefetch ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -317,14 +315,6 @@ for part in "$@"; do
             "$work/gemm-$setting" --set transformer --markdown "$out/gemm-$setting-$round.md" \
             $([ $setting = copied ] && echo --kiln-flag=--wgmma-residual-ring=false)
         done
-      done ;;
-    ring-prefetch)
-      # The transformer GEMMs with the residual asked into L2 at each tile's
-      # start (KILN_EPILOGUE_FRAGMENTS=ring-prefetch), then without.
-      for setting in ring-prefetch ring; do
-        KILN_EPILOGUE_FRAGMENTS=$([ $setting = ring-prefetch ] && echo ring-prefetch) \
-          run "gemm-$setting" python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-$setting" \
-          --set transformer --markdown "$out/gemm-$setting.md"
       done ;;
     ring-models)
       for setting in ring copied; do

@@ -475,14 +475,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       // The k-tiles [kBegin, kEnd) of one tile into the ring.
       auto produce = [&](int tile, int kBegin, int kEnd) {
         const int tileM = rowTile(tile), blockN = columns(tile);
-        if constexpr (kRingInput) {
-          if constexpr (Epilogue::kRowInputRingPrefetch) {
-            const int lastSlice = (N - 1) / kStagingCols * kStagingCols;
-            for (int c = 0; c < kRingSlices; ++c)
-              epilogue.prefetch_row_input_box(ops.row(tileM, 0),
-                                              min(blockN + c * kStagingCols, lastSlice));
-          }
-        }
         for (int k = kBegin; k < kEnd; ++k, ++it) {
           int stage = it % kStages;
           if (it >= kStages)

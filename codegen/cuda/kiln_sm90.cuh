@@ -57,15 +57,6 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
                : "memory");
 }
 
-/// The box asked into L2 alone (no shared memory, no barrier): a later
-/// tma_load_2d of it then reads L2 instead of DRAM.
-__device__ __forceinline__ void tma_prefetch_2d(const TensorMap &map, int x, int y) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
-                   reinterpret_cast<unsigned long long>(&map)),
-               "r"(x), "r"(y)
-               : "memory");
-}
-
 /// The same box written into the shared memory of every block of the
 /// cluster in `blocks` (a bit per rank), at this block's `dst` offset, each
 /// completing bytes on its own barrier at this block's `bar` offset.

@@ -223,23 +223,13 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // 64 columns from its tensor map (a TMA copy the producer issues).
   const bool ring = !functor.rowInputMap.empty();
   std::string ringMembers;
-  // KILN_EPILOGUE_FRAGMENTS=ring-prefetch (a diagnostic until timed): the
-  // producer also asks L2 for a tile's row-input boxes when it starts the
-  // tile's k-steps, so that the DRAM read runs beside the main loop and
-  // the loads into the ring after it read L2.
   if (ring)
     ringMembers =
         "  const kiln::sm90::TensorMap *rowInputMap;\n"
-        "  static constexpr bool kRowInputRingPrefetch = " +
-        std::string(fragmentsMode == "ring-prefetch" ? "true" : "false") +
-        ";\n"
         "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
         "  __device__ __forceinline__ void load_row_input_box(void *dst, int m0, int n0, "
         "unsigned long long *bar) const {\n"
         "    kiln::sm90::tma_load_2d(dst, *rowInputMap, n0, m0, bar);\n"
-        "  }\n"
-        "  __device__ __forceinline__ void prefetch_row_input_box(int m0, int n0) const {\n"
-        "    kiln::sm90::tma_prefetch_2d(*rowInputMap, n0, m0);\n"
         "  }\n"
         "#endif\n";
   return "struct " + functor.name + " {\n" + members + functor.extraMembers + ringMembers +

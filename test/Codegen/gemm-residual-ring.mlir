@@ -1,6 +1,5 @@
 // RUN: kiln-translate --kiln-to-cuda %s --split-input-file | FileCheck %s
 // RUN: kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PTX
-// RUN: env KILN_EPILOGUE_FRAGMENTS=ring-prefetch kiln-translate --kiln-to-sm90a-ptx %s --split-input-file | FileCheck %s --check-prefix=PREFETCH
 // RUN: not env KILN_EPILOGUE_FRAGMENTS=0 kiln-translate --kiln-to-cuda %s --split-input-file 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: not env KILN_EPILOGUE_PAIRS=0 kiln-translate --kiln-to-cuda %s --split-input-file 2>&1 | FileCheck %s --check-prefix=OFF
 
@@ -43,16 +42,7 @@ func.func @deep_ring(%x: tensor<600x64xf16>, %w: tensor<192x64xf16>, %r: tensor<
 //       CHECK:   static constexpr bool kRowInputRing = true;
 //       CHECK:   const __grid_constant__ kiln::sm90::TensorMap map2,
 //       CHECK:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL, &map2};
-// KILN_EPILOGUE_FRAGMENTS=ring-prefetch (a diagnostic): the producer asks
-// L2 for the tile's residual boxes before its k-steps, through the same
-// tensor map; by default it does not.
 // PTX-LABEL: // === ptx residual_k0
-//   PTX-NOT: cp.async.bulk.prefetch.tensor
-// PREFETCH-LABEL: // === ptx residual_k0
-//       PREFETCH: mov.b64 [[PARAM:%rd[0-9]+]], {{kiln_[0-9A-F]+}}_param_2;
-//       PREFETCH: cvta.param.u64 [[MAP:%rd[0-9]+]], [[PARAM]];
-//       PREFETCH: cp.async.bulk.prefetch.tensor.2d.L2.global.tile [[[MAP]], {
-// PREFETCH-LABEL: // === ptx pingpong_residual_k0
 //       PTX: mov.b64 [[PARAM:%rd[0-9]+]], {{kiln_[0-9A-F]+}}_param_2;
 //   PTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
 //       PTX: wgmma.mma_async

@@ -408,13 +408,6 @@ TEST(KernelsGpu, LinearWgmmaBiasFree) {
     expectMatchesReference(biasFreeLinear(300, 504, 712, "f16", kernel));
     expectMatchesReference(biasFreeLinear(129, 200, 72, "bf16", kernel));
   }
-  // KILN_EPILOGUE_FRAGMENTS=ring-prefetch (a diagnostic): the producer
-  // also asks L2 for each tile's residual boxes before its k-steps.
-  ScopedSetting prefetch("KILN_EPILOGUE_FRAGMENTS", "ring-prefetch");
-  for (const std::string &kernel : residualRingConfigs()) {
-    SCOPED_TRACE(kernel);
-    expectMatchesReference(linear(300, 504, 712, "f16", kernel));
-  }
 }
 
 // The epilogue computed on the accumulators' registers and stored in
@@ -914,13 +907,6 @@ TEST(KernelsGpu, FragmentEpilogueWithResidualCompiles) {
   }
   for (const std::string &kernel : residualRingConfigs())
     irs.push_back(linear(300, 504, 712, "f16", kernel));
-  {
-    ScopedSetting prefetch("KILN_EPILOGUE_FRAGMENTS", "ring-prefetch");
-    std::vector<std::string> prefetched;
-    for (const std::string &kernel : residualRingConfigs())
-      prefetched.push_back(linear(300, 504, 712, "f16", kernel));
-    expectCompilesForBothImages(prefetched);
-  }
   for (const ConvCase &c : hopperConvCases())
     irs.push_back(conv(c));
   expectCompilesForBothImages(irs);
