@@ -15,8 +15,13 @@ alone: kiln-run --time-launches). Launches whose ops or result differ between th
 the same group: the comparison is refused, naming the first such launch.
 
 Prints the launches by how much they changed (the --top largest either
-way), each with its kind, ops, result, both means in µs and the ratio, and
-the sums over all launches and by kind.
+way), each with its kind, ops, result, both means in µs, the ratio and
+whether its kernel changed (kernels are named by a hash of their source,
+so the same name in both compiles is the same kernel), and the sums over
+all launches, by kind, and apart for the launches whose kernel changed and
+those whose kernel did not: what the latter moved is run-to-run noise,
+the yardstick for the former (launches timed alone moved up to 30% on
+unchanged kernels between two runs on an H100, 2026-12-05).
 """
 import argparse
 import os
@@ -35,8 +40,8 @@ def launch_us(profile, launch, alone):
 
 
 def paired_launches(before, after):
-    """[(launch, before µs, after µs)] in launch order; ProfileError when
-    the two are not the same model and groups."""
+    """[(launch, before µs, after µs, same kernel)] in launch order;
+    ProfileError when the two are not the same model and groups."""
     if (before["model"], before["batch"]) != (after["model"], after["batch"]):
         raise ProfileError(f"{before['model']} b{before['batch']} against "
                            f"{after['model']} b{after['batch']}: not the same model and batch")
@@ -51,7 +56,8 @@ def paired_launches(before, after):
             raise ProfileError(
                 f"launch {first['index']}: {', '.join(first['ops'])} -> {describe(first)} "
                 f"against {', '.join(second['ops'])} -> {describe(second)}: not the same group")
-        pairs.append((first, launch_us(before, first, alone), launch_us(after, second, alone)))
+        pairs.append((first, launch_us(before, first, alone), launch_us(after, second, alone),
+                      first["kernel"] == second["kernel"]))
     return pairs
 
 
@@ -60,19 +66,27 @@ def describe(launch):
 
 
 def report(pairs, top):
-    lines = ["| launch # | kind | ops | result | before µs | after µs | after/before |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| launch # | kind | ops | result | before µs | after µs | after/before | kernel |",
+             "|---|---|---|---|---|---|---|---|"]
     changed = sorted(pairs, key=lambda p: abs(p[2] - p[1]), reverse=True)[:top]
-    for launch, first, second in sorted(changed, key=lambda p: p[0]["index"]):
+    for launch, first, second, same in sorted(changed, key=lambda p: p[0]["index"]):
         lines.append(f"| {launch['index']} | {launch['kind']} | {', '.join(launch['ops'])} | "
                      f"{describe(launch)} | {first:.1f} | {second:.1f} | "
-                     f"{second / first if first else float('inf'):.2f}x |")
+                     f"{second / first if first else float('inf'):.2f}x | "
+                     f"{'same' if same else 'changed'} |")
     total_before = sum(p[1] for p in pairs)
     total_after = sum(p[2] for p in pairs)
     lines += ["", f"- all {len(pairs)} launches: {total_before:.1f} -> {total_after:.1f} µs "
                   f"({total_after - total_before:+.1f})"]
+    for same, what in ((False, "whose kernel changed"),
+                       (True, "whose kernel is the same (run-to-run noise)")):
+        group = [p for p in pairs if p[3] == same]
+        first = sum(p[1] for p in group)
+        second = sum(p[2] for p in group)
+        lines.append(f"- {len(group)} launches {what}: {first:.1f} -> {second:.1f} µs "
+                     f"({second - first:+.1f})")
     kinds = {}
-    for launch, first, second in pairs:
+    for launch, first, second, _ in pairs:
         sums = kinds.setdefault(launch["kind"], [0, 0.0, 0.0])
         sums[0] += 1
         sums[1] += first

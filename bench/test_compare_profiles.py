@@ -67,10 +67,15 @@ class CompareProfilesTest(unittest.TestCase):
         self.assertEqual([round(p[2], 1) for p in pairs], [23.1, 5.0])
         text = compare_profiles.report(pairs, top=1)
         # --top 1 shows the launch that changed most, and the sums all.
-        self.assertIn("| 0 | conv_epilogue | conv2d, add | 32x56x56x16f16 | 42.3 | 23.1 | 0.55x |",
-                      text)
+        self.assertIn("| 0 | conv_epilogue | conv2d, add | 32x56x56x16f16 | 42.3 | 23.1 | 0.55x | "
+                      "changed |", text)
         self.assertNotIn("| 1 | elementwise", text)
         self.assertIn("- all 2 launches: 47.3 -> 28.1 µs (-19.2)", text)
+        # kiln_BB in both compiles: the same kernel, apart from the changed one.
+        self.assertEqual([p[3] for p in pairs], [False, True])
+        self.assertIn("- 1 launches whose kernel changed: 42.3 -> 23.1 µs (-19.2)", text)
+        self.assertIn("- 1 launches whose kernel is the same (run-to-run noise): 5.0 -> 5.0 µs "
+                      "(+0.0)", text)
         self.assertIn("- conv_epilogue: 1 launches, 42.3 -> 23.1 µs (-19.2)", text)
 
     def test_launches_timed_alone_when_both_have_them(self):
@@ -91,6 +96,13 @@ class CompareProfilesTest(unittest.TestCase):
             pairs = compare_profiles.paired_launches(first, parse_profile(after))
             self.assertEqual([(round(p[1], 2), round(p[2], 2)) for p in pairs],
                              [(15.12, 13.01), (14.98, 13.11)])
+            # The same kernel both ways: all of the change is noise.
+            text = compare_profiles.report(pairs, top=2)
+            self.assertIn("| 0 | conv_epilogue | conv2d, relu | 32x56x56x64f16 | 15.1 | 13.0 | "
+                          "0.86x | same |", text)
+            self.assertIn("- 0 launches whose kernel changed: 0.0 -> 0.0 µs (+0.0)", text)
+            self.assertIn("- 2 launches whose kernel is the same (run-to-run noise): 30.1 -> "
+                          "26.1 µs (-4.0)", text)
             # One side without them: both by the kernels' means in the model.
             pairs = compare_profiles.paired_launches(first, parse_profile(plain))
             self.assertEqual([(round(p[1], 1), round(p[2], 1)) for p in pairs],
