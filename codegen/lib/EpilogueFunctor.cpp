@@ -46,6 +46,16 @@ bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue) {
   return pairs;
 }
 
+/// The CUDA type of the epilogue's one row-varying input ("" without
+/// exactly one).
+static std::string rowInputCudaType(FusionOp group, const ElementCode &epilogue) {
+  if (epilogue.elementLoads.size() != 1)
+    return "";
+  return cudaType(
+      cast<RankedTensorType>(group.getInputs()[epilogue.elementLoads[0]].getType())
+          .getElementType());
+}
+
 bool epilogueOnFragments(FusionOp group, const ElementCode &epilogue, bool pairs, bool chunks) {
   // KILN_EPILOGUE_FRAGMENTS is a diagnostic for timing a kernel each way
   // (the source, and so the kernel cache's key, differs): "0" turns
@@ -56,11 +66,7 @@ bool epilogueOnFragments(FusionOp group, const ElementCode &epilogue, bool pairs
   auto sixteenBits = [](const std::string &type) {
     return type == "__half" || type == "__nv_bfloat16";
   };
-  std::string rowInputType;
-  if (epilogue.elementLoads.size() == 1)
-    rowInputType = cudaType(cast<RankedTensorType>(
-                                group.getInputs()[epilogue.elementLoads[0]].getType())
-                                .getElementType());
+  const std::string rowInputType = rowInputCudaType(group, epilogue);
   return pairs && chunks && fragmentsMode != "0" && epilogue.deferredStores.size() == 1 &&
          sixteenBits(epilogue.deferredStores[0].type) &&
          (epilogue.elementLoads.empty() ||
@@ -153,11 +159,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // loop's ring to load it through instead.
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
-  std::string rowInputType;
-  if (epilogue.elementLoads.size() == 1)
-    rowInputType = cudaType(cast<RankedTensorType>(
-                                group.getInputs()[epilogue.elementLoads[0]].getType())
-                                .getElementType());
+  const std::string rowInputType = rowInputCudaType(group, epilogue);
   const bool fragments = epilogueOnFragments(group, epilogue, pairs, functor.chunks);
   const bool rowInput = fragments && !epilogue.elementLoads.empty();
   // Where the result's last ops are a GELU, a ReLU or an add of the row

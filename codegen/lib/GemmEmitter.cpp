@@ -20,7 +20,6 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace kiln;

@@ -245,6 +245,9 @@ static std::string scheduleName(WgmmaSchedule schedule) {
 WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp group,
                     const SplitKKnobs &knobs) {
   const bool residual = readsResidual(group);
+  // What the ring can carry (wgmma-residual-ring, below), asked once for
+  // every candidate tile.
+  const bool ringCarries = knobs.wgmmaResidualRing && sixteenBitResidual(group);
   const int64_t multiprocessors = target.multiprocessors;
   const int64_t kSteps = ceilDiv(std::max<int64_t>(s.K, 1), 64);
   const double k = static_cast<double>(kSteps);
@@ -349,11 +352,10 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       // 30.5 -> 29.8 us with 5 stages, ViT's 48.0 -> 42.9 with 4, the
       // out-projections 0.8-0.9 us faster.)
       const bool ringResidual =
-          knobs.wgmmaResidualRing && residual && !prefetchInputs && s.anchor != nullptr &&
-          s.kMajorB && s.batch == 1 && multicast == 1 && blocksPerSM == 1 && s.N % 8 == 0 &&
+          ringCarries && !prefetchInputs && s.anchor != nullptr && s.kMajorB && s.batch == 1 &&
+          multicast == 1 && blocksPerSM == 1 && s.N % 8 == 0 &&
           (candidate.schedule == WgmmaSchedule::cooperative ||
-           (candidate.schedule == WgmmaSchedule::pingpong && candidate.width == 64)) &&
-          sixteenBitResidual(group);
+           (candidate.schedule == WgmmaSchedule::pingpong && candidate.width == 64));
       WgmmaTile chosen{candidate.width,
                        ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
                                   secondInputs, prefetchInputs, 1, blocksPerSM, ringResidual),
@@ -367,8 +369,9 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                        blockOutputs};
       chosen.residualRing = ringResidual;
       chosen.copiedStages =
-          ringStages(target, candidate.width, candidate.handoff(), candidate.rows, secondInputs,
-                     prefetchInputs, 1, blocksPerSM);
+          ringResidual ? ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
+                                    secondInputs, prefetchInputs, 1, blocksPerSM)
+                       : chosen.stages;
       return chosen;
     };
     if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
