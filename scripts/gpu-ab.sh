@@ -111,6 +111,11 @@
 #              Compute with the warps' stall samples instruction by
 #              instruction (KILN_NCU_SOURCE=1): kiln's with a bias, with the
 #              residual, and cuBLAS's F.linear
+#   query-tail the attention tests with a sequence's last few queries
+#              transposed (KILN_ATTENTION_QUERY_TAIL=1, attention_query_tail),
+#              then bench/attention_vs_sdpa.py at batch 32 and 1 without and
+#              with it, ROUNDS times (default 2), then ViT-B/16 at batch 32
+#              and 1 checked against PyTorch, launch by launch, both ways
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -124,7 +129,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -292,6 +297,30 @@ for part in "$@"; do
         KILN_NCU_SOURCE=1 OUT=$out/ncu-source-$model-cublas TAIL=40 run "ncu-source-$model-cublas" \
           "$root/scripts/gpu-ncu.sh" --cublas "$model FFN down"
       done ;;
+    query-tail)
+      # The timings only after the tests pass: a tail whose barriers
+      # disagree hangs kiln-run too.
+      if KILN_ATTENTION_QUERY_TAIL=1 TAIL=12 run tail-tests timeout 300 \
+          "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Attention*'; then
+        for round in $(seq "${ROUNDS:-2}"); do
+          run "attention-default-$round" python3 "$root/bench/attention_vs_sdpa.py" "$bin" \
+            "$work/att-default" --batches 32 1 --json "$out/attention-default-$round.json" \
+            --markdown "$out/attention-default-$round.md"
+          KILN_ATTENTION_QUERY_TAIL=1 run "attention-tail-$round" python3 \
+            "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-tail" --batches 32 1 \
+            --json "$out/attention-tail-$round.json" --markdown "$out/attention-tail-$round.md"
+        done
+        for setting in default tail; do
+          KILN_ATTENTION_QUERY_TAIL=$([ $setting = tail ] && echo 1 || echo 0) \
+            run "tail-vit-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+            "$work/vit-$setting" --models vit_b_16 --batches 32 1 --kiln-only --profile \
+            --raw-dir "$out/raw-tail-$setting"
+        done
+        for batch in 32 1; do
+          TAIL=16 run "tail-compare-b$batch" python3 "$root/bench/compare_profiles.py" \
+            "$out/raw-tail-default/vit_b_16_b$batch.txt" "$out/raw-tail-tail/vit_b_16_b$batch.txt"
+        done
+      fi ;;
     ring-residual)
       # The zoo and the timings only after the tests pass: a ring whose
       # barriers disagree hangs kiln-run too.

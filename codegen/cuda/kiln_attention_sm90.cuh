@@ -82,7 +82,7 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
   /// not cancel an inf. A row is 128 contiguous bytes of a box whatever the
   /// swizzle.
   template <int kN = kAttnWgmmaBN>
-  __device__ __forceinline__ void zero_rows_past(unsigned char *Vt, int keys) const {
+  static __device__ __forceinline__ void zero_rows_past(unsigned char *Vt, int keys) {
     if (keys >= kN)
       return;
     for (int e = threadIdx.x; e < kBoxes * (kN - keys) * 8; e += 128) {
@@ -199,6 +199,160 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
   }
 };
 
+/// Queries a block takes with the keys on wgmma's M side (see
+/// attention_query_tail).
+constexpr int kAttnTailQueries = 16;
+
+/// The last few queries of a sequence (at most kAttnTailQueries past the
+/// last whole 64: ViT's 197 = 3 x 64 + 5, ViT-L's 257 = 4 x 64 + 1) with the
+/// products transposed: S^T = K Q^T as m64n16 (64 keys a tile on M, the
+/// queries on N) and O^T += V^T P^T as m64n16 with V MN-major as A. An m64
+/// product over those queries computes 64 query rows for 16 or fewer, so a
+/// tail block cost as much as a whole one: a quarter of ViT-B/16's blocks.
+/// A query's scores now lie down a column spread over the warpgroup's 128
+/// threads: its tile maximum goes across the 8 lanes of a column and the 4
+/// warps (through shared memory), its running sum stays partial in each
+/// thread until the end. P goes through shared memory as a K-major B tile.
+/// The scratch lies in Q's first box past the 16 queries' rows, which this
+/// block never reads: P^T at row 16 (1024-aligned, 16 rows of 64 keys), the
+/// warps' column maxima (two tiles' worth, alternating) and sums at row 32.
+template <typename T, int kD, bool kCausal, bool kOverlapped, typename Mask, typename Epilogue>
+__device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned char *stages,
+                                                     unsigned long long *full,
+                                                     unsigned long long *empty,
+                                                     unsigned long long *fullV,
+                                                     unsigned long long *emptyV, int m0,
+                                                     int tiles, int Sq, int Sk, float scale,
+                                                     const Mask &mask, const Epilogue &epilogue) {
+  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
+  constexpr int kBoxes = Warpgroup::kBoxes;
+  constexpr int kBoxBytesQ = Warpgroup::kBoxBytesQ, kBoxBytesKV = Warpgroup::kBoxBytesKV;
+  constexpr unsigned kTileBytes = kBoxes * kBoxBytesKV, kStageBytes = 2 * kTileBytes;
+  static_assert(kAttnTailQueries == 16, "m64n16 products");
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned char *Ps = Qs + kAttnTailQueries * 128;
+  float *partialMax = reinterpret_cast<float *>(Qs + 2 * kAttnTailQueries * 128);
+  float *partialSum = partialMax + 2 * 4 * kAttnTailQueries;
+  // m64n16 accumulator: register i is row 16 warp + lane / 4 (+ 8 when
+  // i & 2), column 8 (i / 4) + 2 (lane % 4) + (i & 1). Rows are keys in
+  // S^T and head columns in O^T; columns are queries in both. A thread's
+  // query j (0..3) is in registers first(j) (top row) and first(j) + 2.
+  const int row = 16 * warp + lane / 4;
+  auto column = [&](int j) { return 8 * (j >> 1) + 2 * (lane & 3) + (j & 1); };
+  auto first = [](int j) { return (j & 1) + 4 * (j >> 1); };
+  float st[1][8], ot[kBoxes][1][8];
+#pragma unroll
+  for (int b = 0; b < kBoxes; ++b)
+    clear_accumulators(ot[b]);
+  float colMax[4], colSum[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    colMax[j] = -INFINITY;
+    colSum[j] = 0.0f;
+  }
+#pragma unroll 1
+  for (int t = 0; t < tiles; ++t) {
+    const int s = t % kAttnWgmmaStages, n0 = t * kAttnWgmmaBN;
+    const unsigned parity = (t / kAttnWgmmaStages) & 1;
+    unsigned char *Kt = stages + s * kStageBytes, *Vt = Kt + kTileBytes;
+    barrier_wait(&full[s], parity);
+    clear_accumulators(st);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk)
+      Wgmma<T, 16>::run(st, descriptor(Kt + (kk / 4) * kBoxBytesKV + (kk % 4) * 32),
+                        descriptor(Qs + (kk / 4) * kBoxBytesQ + (kk % 4) * 32));
+    wgmma_commit();
+    wgmma_wait<0>();
+    if (kOverlapped && lane == 0)
+      barrier_arrive(&empty[s]); // K's stage (V's has its own barrier)
+    float *slot = partialMax + (t & 1) * 4 * kAttnTailQueries;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int q = m0 + column(j), i = first(j);
+      st[0][i] = masked_score<kCausal>(st[0][i], scale, mask, q, n0 + row, Sq, Sk);
+      st[0][i + 2] = masked_score<kCausal>(st[0][i + 2], scale, mask, q, n0 + row + 8, Sq, Sk);
+      float m = fmaxf(st[0][i], st[0][i + 2]);
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+      if (lane < 4)
+        slot[warp * kAttnTailQueries + column(j)] = m;
+    }
+    named_barrier_sync(1, 128);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int i = first(j);
+      float tileMax = slot[column(j)];
+#pragma unroll
+      for (int w = 1; w < 4; ++w)
+        tileMax = fmaxf(tileMax, slot[w * kAttnTailQueries + column(j)]);
+      const float newMax = fmaxf(colMax[j], tileMax);
+      const float shift = newMax == -INFINITY ? 0.0f : newMax * log2e();
+      const float factor = exp2f(colMax[j] * log2e() - shift);
+      colMax[j] = newMax;
+      const float top = exp2f(fmaf(st[0][i], log2e(), -shift));
+      const float bottom = exp2f(fmaf(st[0][i + 2], log2e(), -shift));
+      colSum[j] = colSum[j] * factor + top + bottom;
+#pragma unroll
+      for (int b = 0; b < kBoxes; ++b) {
+        ot[b][0][i] *= factor;
+        ot[b][0][i + 2] *= factor;
+      }
+      // P^T's row column(j), keys row and row + 8, in 128-byte swizzle
+      // (16-byte chunk c of row r at r * 128 + (c ^ r % 8) * 16).
+      const int r = column(j);
+      unsigned char *line = Ps + r * 128;
+      *reinterpret_cast<unsigned short *>(line + (((row / 8) ^ (r & 7)) << 4) + (row & 7) * 2) =
+          static_cast<unsigned short>(pack2<T>(top, 0.0f) & 0xFFFFu);
+      *reinterpret_cast<unsigned short *>(line + (((row / 8 + 1) ^ (r & 7)) << 4) +
+                                          (row & 7) * 2) =
+          static_cast<unsigned short>(pack2<T>(bottom, 0.0f) & 0xFFFFu);
+    }
+    fence_proxy_async_shared();
+    named_barrier_sync(1, 128);
+    if constexpr (kOverlapped)
+      barrier_wait(&fullV[s], parity);
+    Warpgroup::zero_rows_past(Vt, Sk - n0);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kAttnWgmmaBN / 16; ++kk)
+#pragma unroll
+      for (int b = 0; b < kBoxes; ++b)
+        WgmmaTransA16<T>::run(ot[b], descriptor_mn(Vt + b * kBoxBytesKV + kk * 16 * 128, kBoxBytesKV),
+                              descriptor(Ps + kk * 32));
+    wgmma_commit();
+    wgmma_wait<0>();
+    if (lane == 0)
+      barrier_arrive(kOverlapped ? &emptyV[s] : &empty[s]);
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float sum = colSum[j];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 8);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 16);
+    if (lane < 4)
+      partialSum[warp * kAttnTailQueries + column(j)] = sum;
+  }
+  named_barrier_sync(1, 128);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+      sum += partialSum[w * kAttnTailQueries + column(j)];
+    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const int q = m0 + column(j), i = first(j);
+    if (q < Sq)
+#pragma unroll
+      for (int b = 0; b < kBoxes; ++b) {
+        epilogue(q, 64 * b + row, ot[b][0][i] * inverse);
+        epilogue(q, 64 * b + row + 8, ot[b][0][i + 2] * inverse);
+      }
+  }
+}
+
 /// qRow/qCol, kRow/kCol, vRow/vCol: where this (batch, head)'s first query,
 /// key and value lie in their tensor maps (row, column of element 0).
 ///
@@ -288,6 +442,14 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
     return;
   }
 
+#if defined(KILN_ATTENTION_QUERY_TAIL)
+  if (Sq - m0 <= kAttnTailQueries) {
+    barrier_wait(qFull, 0);
+    attention_query_tail<T, kD, kCausal, kOverlapped>(Qs, stages, full, empty, fullV, emptyV, m0,
+                                                      tiles, Sq, Sk, scale, mask, epilogue);
+    return;
+  }
+#endif
   Warpgroup wg(m0);
   float sc[kAttnWgmmaBN / 16][8];
   unsigned p[kAttnWgmmaBN / 16][4];

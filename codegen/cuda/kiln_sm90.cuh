@@ -236,6 +236,28 @@ template <typename T, int N, int kTransB = 0> struct Wgmma;
 KILN_WGMMA_M64N16K16(__half, "f16")
 KILN_WGMMA_M64N16K16(__nv_bfloat16, "bf16")
 #undef KILN_WGMMA_M64N16K16
+/// m64n16k16 with A an MN-major tile (imm-trans-a = 1, described by
+/// descriptor_mn): attention's last few queries, O^T += V^T P^T with V's
+/// rows of head columns as A.
+template <typename T> struct WgmmaTransA16;
+#define KILN_WGMMA_M64N16K16_TRANS_A(TYPE, PTXTYPE)                            \
+  template <> struct WgmmaTransA16<TYPE> {                                     \
+    static __device__ __forceinline__ void run(float (&d)[1][8],               \
+                                               unsigned long long a,           \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                               \
+          "wgmma.mma_async.sync.aligned.m64n16k16.f32." PTXTYPE "." PTXTYPE    \
+          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 1, 0;\n"        \
+          "}\n"                                                               \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),        \
+            "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7])         \
+          : "l"(a), "l"(b));                                                   \
+    }                                                                          \
+  };
+KILN_WGMMA_M64N16K16_TRANS_A(__half, "f16")
+KILN_WGMMA_M64N16K16_TRANS_A(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N16K16_TRANS_A
 #define KILN_WGMMA_M64N64K16(TYPE, PTXTYPE, TRANSB)                                    \
   template <> struct Wgmma<TYPE, 64, TRANSB> {                                         \
     static __device__ __forceinline__ void run(float (&d)[4][8],               \

@@ -29,6 +29,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace kiln;
@@ -315,8 +316,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                     : "";
   // attention_wgmma: three blocks a multiprocessor at a head size of 64 (41
   // KiB each), two at 128 (81 KiB), in its sm_90a image.
+  // KILN_ATTENTION_QUERY_TAIL=1: a sequence's last few queries with the
+  // products transposed (attention_query_tail), a diagnostic until timed.
+  const char *queryTail = std::getenv("KILN_ATTENTION_QUERY_TAIL");
+  const bool transposedTail = hopper && queryTail && std::string(queryTail) == "1";
   kernel.source =
       header(group, kernel.kind) +
+      (transposedTail ? "#define KILN_ATTENTION_QUERY_TAIL\n" : "") +
       (hopper ? "#include \"kiln_attention_sm90.cuh\"\n" : "#include \"kiln_attention.cuh\"\n") +
       sharedCheck + "\n" +
       emitEpilogueFunctor(group,
