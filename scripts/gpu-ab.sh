@@ -113,7 +113,7 @@
 #              residual, and cuBLAS's F.linear
 #   query-tail the attention tests with a sequence's last few queries
 #              transposed (KILN_ATTENTION_QUERY_TAIL=1, attention_query_tail),
-#              then bench/attention_vs_sdpa.py at batch 32 and 1 without and
+#              then bench/attention_vs_sdpa.py at batch 32 without and
 #              with it, ROUNDS times (default 2), then ViT-B/16 at batch 32
 #              and 1 checked against PyTorch, launch by launch, both ways
 #   vendor     the exhaustive GELU test, then the vendor tables at the
@@ -304,10 +304,10 @@ for part in "$@"; do
           "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Attention*'; then
         for round in $(seq "${ROUNDS:-2}"); do
           run "attention-default-$round" python3 "$root/bench/attention_vs_sdpa.py" "$bin" \
-            "$work/att-default" --batches 32 1 --json "$out/attention-default-$round.json" \
+            "$work/att-default" --batches 32 --json "$out/attention-default-$round.json" \
             --markdown "$out/attention-default-$round.md"
           KILN_ATTENTION_QUERY_TAIL=1 run "attention-tail-$round" python3 \
-            "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-tail" --batches 32 1 \
+            "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-tail" --batches 32 \
             --json "$out/attention-tail-$round.json" --markdown "$out/attention-tail-$round.md"
         done
         for setting in default tail; do
