@@ -453,6 +453,41 @@ TEST(KernelsGpu, AttentionWgmmaOverlappedCompiles) {
   expectCompilesForBothImages(attentionWgmmaCases("overlapped"));
 }
 
+/// The cases whose last query block holds at most 16 queries, for the
+/// transposed tail (KILN_ATTENTION_QUERY_TAIL=1): ViT's 5 of 197, 7 queries
+/// alone over 5 keys, 77's 13 on QKV views, a causal 130's 2 at head size
+/// 128; then ViT-L's 1 of 257 at head size 128 across a padding mask, and
+/// exactly 16 (80) under a boolean mask per score.
+static std::vector<std::string> attentionQueryTailCases(const std::string &schedule) {
+  std::vector<std::string> cases = attentionWgmmaCases(schedule);
+  auto forced = [&](std::string ir, int64_t d) {
+    return withAttentionKernel(std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = "
+                                              "[64, 64, " + std::to_string(d) + "]" +
+                                                  (schedule.empty() ? "" : ", schedule = " + schedule) +
+                                                  ">");
+  };
+  cases.push_back(
+      forced(attentionIr({2, 3}, 257, 257, 128, 128, "bf16", false, {2, 1, 1, 257}, "i1"), 128));
+  cases.push_back(forced(attentionIr({2, 2}, 80, 150, 64, 64, "f16", false, {80, 150}, "i1"), 64));
+  return cases;
+}
+
+TEST(KernelsGpu, AttentionWgmmaQueryTail) {
+  KILN_REQUIRE_GPU();
+  kiln::testing::ScopedSetting tail("KILN_ATTENTION_QUERY_TAIL", "1");
+  for (const std::string schedule : {"", "overlapped"})
+    for (const std::string &ir : attentionQueryTailCases(schedule)) {
+      SCOPED_TRACE(ir);
+      expectTransformerMatch(ir);
+    }
+}
+
+TEST(KernelsGpu, AttentionWgmmaQueryTailCompiles) {
+  kiln::testing::ScopedSetting tail("KILN_ATTENTION_QUERY_TAIL", "1");
+  for (const std::string schedule : {"", "overlapped"})
+    expectCompilesForBothImages(attentionQueryTailCases(schedule));
+}
+
 /// The largest error, in fp16 ulps of the exact GELU (the subnormal step
 /// below 2^-14), of a GEMM epilogue's GELU (erf, or with `tanh` the tanh
 /// formula) over every finite fp16 value: the linear is the identity times
