@@ -264,6 +264,8 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
                         descriptor(Qs + (kk / 4) * kBoxBytesQ + (kk % 4) * 32));
     wgmma_commit();
     wgmma_wait<0>();
+    // (Pinned: nothing reads the scores or O before the wait.)
+    pin_accumulators(st);
     if (kOverlapped && lane == 0)
       barrier_arrive(&empty[s]); // K's stage (V's has its own barrier)
     float *slot = partialMax + (t & 1) * 4 * kAttnTailQueries;
@@ -323,6 +325,9 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
                               descriptor(Ps + kk * 32));
     wgmma_commit();
     wgmma_wait<0>();
+#pragma unroll
+    for (int b = 0; b < kBoxes; ++b)
+      pin_accumulators(ot[b]);
     if (lane == 0)
       barrier_arrive(kOverlapped ? &emptyV[s] : &empty[s]);
   }
