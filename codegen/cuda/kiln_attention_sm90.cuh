@@ -321,8 +321,9 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
     for (int kk = 0; kk < kAttnWgmmaBN / 16; ++kk)
 #pragma unroll
       for (int b = 0; b < kBoxes; ++b)
-        WgmmaTransA16<T>::run(ot[b], descriptor_mn(Vt + b * kBoxBytesKV + kk * 16 * 128, kBoxBytesKV),
-                              descriptor(Ps + kk * 32));
+        WgmmaM64N16<T, 1>::run(
+            ot[b], descriptor_mn(Vt + b * kBoxBytesKV + kk * 16 * 128, kBoxBytesKV),
+            descriptor(Ps + kk * 32));
     wgmma_commit();
     wgmma_wait<0>();
 #pragma unroll

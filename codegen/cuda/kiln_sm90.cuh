@@ -217,47 +217,32 @@ __device__ __forceinline__ unsigned long long descriptor(const void *p) {
 /// 64 output channels). kTransB = 1 reads B as an MN-major tile (a [K, N]
 /// operand stored N-contiguous, described by descriptor_mn): matmul's.
 template <typename T, int N, int kTransB = 0> struct Wgmma;
-/// m64n16k16: attention's ragged last key tile of at most 16 keys.
-#define KILN_WGMMA_M64N16K16(TYPE, PTXTYPE)                                    \
-  template <> struct Wgmma<TYPE, 16> {                                         \
-    static __device__ __forceinline__ void run(float (&d)[1][8],               \
-                                               unsigned long long a,           \
-                                               unsigned long long b) {         \
-      asm volatile(                                                            \
-          "{\n"                                                              \
-          "wgmma.mma_async.sync.aligned.m64n16k16.f32." PTXTYPE "." PTXTYPE    \
-          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 0;\n"          \
-          "}\n"                                                              \
-          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),        \
-            "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7])         \
-          : "l"(a), "l"(b));                                                   \
-    }                                                                          \
-  };
-KILN_WGMMA_M64N16K16(__half, "f16")
-KILN_WGMMA_M64N16K16(__nv_bfloat16, "bf16")
-#undef KILN_WGMMA_M64N16K16
-/// m64n16k16 with A an MN-major tile (imm-trans-a = 1, described by
-/// descriptor_mn): attention's last few queries, O^T += V^T P^T with V's
-/// rows of head columns as A.
-template <typename T> struct WgmmaTransA16;
-#define KILN_WGMMA_M64N16K16_TRANS_A(TYPE, PTXTYPE)                            \
-  template <> struct WgmmaTransA16<TYPE> {                                     \
+/// m64n16k16: attention's ragged last key tile of at most 16 keys (as
+/// Wgmma<T, 16>), and with kTransA = 1 (A an MN-major tile described by
+/// descriptor_mn) its last few queries' O^T += V^T P^T.
+template <typename T, int kTransA> struct WgmmaM64N16;
+#define KILN_WGMMA_M64N16K16(TYPE, PTXTYPE, TRANSA)                            \
+  template <> struct WgmmaM64N16<TYPE, TRANSA> {                               \
     static __device__ __forceinline__ void run(float (&d)[1][8],               \
                                                unsigned long long a,           \
                                                unsigned long long b) {         \
       asm volatile(                                                            \
           "{\n"                                                               \
           "wgmma.mma_async.sync.aligned.m64n16k16.f32." PTXTYPE "." PTXTYPE    \
-          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 1, 0;\n"        \
+          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, " #TRANSA ", 0;\n" \
           "}\n"                                                               \
           : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),        \
             "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7])         \
           : "l"(a), "l"(b));                                                   \
     }                                                                          \
   };
-KILN_WGMMA_M64N16K16_TRANS_A(__half, "f16")
-KILN_WGMMA_M64N16K16_TRANS_A(__nv_bfloat16, "bf16")
-#undef KILN_WGMMA_M64N16K16_TRANS_A
+KILN_WGMMA_M64N16K16(__half, "f16", 0)
+KILN_WGMMA_M64N16K16(__half, "f16", 1)
+KILN_WGMMA_M64N16K16(__nv_bfloat16, "bf16", 0)
+KILN_WGMMA_M64N16K16(__nv_bfloat16, "bf16", 1)
+#undef KILN_WGMMA_M64N16K16
+template <> struct Wgmma<__half, 16> : WgmmaM64N16<__half, 0> {};
+template <> struct Wgmma<__nv_bfloat16, 16> : WgmmaM64N16<__nv_bfloat16, 0> {};
 #define KILN_WGMMA_M64N64K16(TYPE, PTXTYPE, TRANSB)                                    \
   template <> struct Wgmma<TYPE, 64, TRANSB> {                                         \
     static __device__ __forceinline__ void run(float (&d)[4][8],               \
