@@ -314,12 +314,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                           std::to_string(kernel.dynamicSharedBytes) +
                           ", \"the launch's shared memory must match the kernel's\");\n"
                     : "";
-  // attention_wgmma: three blocks a multiprocessor at a head size of 64 (41
-  // KiB each), two at 128 (81 KiB), in its sm_90a image.
   // KILN_ATTENTION_QUERY_TAIL=1: a sequence's last few queries with the
   // products transposed (attention_query_tail), a diagnostic until timed.
   const char *queryTail = std::getenv("KILN_ATTENTION_QUERY_TAIL");
   const bool transposedTail = hopper && queryTail && std::string(queryTail) == "1";
+  // attention_wgmma: three blocks a multiprocessor at a head size of 64 (41
+  // KiB each), two at 128 (81 KiB), in its sm_90a image.
   kernel.source =
       header(group, kernel.kind) +
       (transposedTail ? "#define KILN_ATTENTION_QUERY_TAIL\n" : "") +
