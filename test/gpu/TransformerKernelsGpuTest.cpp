@@ -400,12 +400,18 @@ static std::string withAttentionKernel(std::string ir, const std::string &kernel
 /// additive mask, head size 128 across a boolean padding mask with more
 /// keys than queries, fewer keys than a tile, and q, k and v as column
 /// slices of one QKV projection (merged heads stored in place).
+/// `ir` forced onto attention_wgmma at head size d under `schedule` (empty:
+/// the default).
+static std::string forcedAttentionWgmma(std::string ir, int64_t d, const std::string &schedule) {
+  return withAttentionKernel(std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = "
+                                            "[64, 64, " + std::to_string(d) + "]" +
+                                                (schedule.empty() ? "" : ", schedule = " + schedule) +
+                                                ">");
+}
+
 static std::vector<std::string> attentionWgmmaCases(const std::string &schedule = "") {
   auto forced = [&](std::string ir, int64_t d) {
-    return withAttentionKernel(std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = "
-                                              "[64, 64, " + std::to_string(d) + "]" +
-                                                  (schedule.empty() ? "" : ", schedule = " + schedule) +
-                                                  ">");
+    return forcedAttentionWgmma(std::move(ir), d, schedule);
   };
   return {
       forced(attentionIr({2, 3}, 197, 197, 64, 64, "f16"), 64),
@@ -460,15 +466,11 @@ TEST(KernelsGpu, AttentionWgmmaOverlappedCompiles) {
 /// exactly 16 (80) under a boolean mask per score.
 static std::vector<std::string> attentionQueryTailCases(const std::string &schedule) {
   std::vector<std::string> cases = attentionWgmmaCases(schedule);
-  auto forced = [&](std::string ir, int64_t d) {
-    return withAttentionKernel(std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = "
-                                              "[64, 64, " + std::to_string(d) + "]" +
-                                                  (schedule.empty() ? "" : ", schedule = " + schedule) +
-                                                  ">");
-  };
-  cases.push_back(
-      forced(attentionIr({2, 3}, 257, 257, 128, 128, "bf16", false, {2, 1, 1, 257}, "i1"), 128));
-  cases.push_back(forced(attentionIr({2, 2}, 80, 150, 64, 64, "f16", false, {80, 150}, "i1"), 64));
+  cases.push_back(forcedAttentionWgmma(
+      attentionIr({2, 3}, 257, 257, 128, 128, "bf16", false, {2, 1, 1, 257}, "i1"), 128,
+      schedule));
+  cases.push_back(forcedAttentionWgmma(
+      attentionIr({2, 2}, 80, 150, 64, 64, "f16", false, {80, 150}, "i1"), 64, schedule));
   return cases;
 }
 
