@@ -99,6 +99,12 @@ std::string ElementCode::offsetOf(BlockArgument argument) {
     count *= d;
   if (count == 1)
     return "0";
+  if (!rowIndex.empty() && in.size() == shape.size() && in.back() == 1 &&
+      in.drop_back() == ArrayRef<int64_t>(shape).drop_back())
+    return rowIndex;
+  if (!columnIndex.empty() && in.back() == shape.back() &&
+      llvm::all_of(in.drop_back(), [](int64_t d) { return d == 1; }))
+    return columnIndex;
   SmallVector<int64_t> strides = stridesOf(in);
   std::string offset;
   size_t lead = shape.size() - in.size();
@@ -566,7 +572,15 @@ LogicalResult ElementCode::emit(Operation *op) {
           .Default([](Operation *) { return std::string(); });
   if (expression.empty())
     return op->emitOpError("has no CUDA form in an elementwise kernel");
-  if (isa<ConstantOp>(op))
+  // A rounding to 16 bits stays an expression on its operand's variable: a
+  // store (or a packed pair) of it then rounds once, not through a float
+  // (EpilogueFunctor.cpp's withoutRounding), and repeated uses are one
+  // conversion to the compiler.
+  auto rounding = dyn_cast<CastOp>(op);
+  const bool roundsToHalf = rounding && isa<FloatType>(rounding.getType().getElementType()) &&
+                            !rounding.getType().getElementType().isF32() &&
+                            isa<FloatType>(rounding.getInput().getType().getElementType());
+  if (isa<ConstantOp>(op) || roundsToHalf)
     names[op->getResult(0)] = expression;
   else
     names[op->getResult(0)] = fresh(expression);

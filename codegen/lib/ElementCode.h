@@ -85,6 +85,13 @@ public:
   /// row loads them as vectors.
   bool namesColumnLoads = false;
   llvm::SmallVector<unsigned> columnLoads;
+  /// Where the caller has them (a GEMM's epilogue: its m and n), the
+  /// element's row (the index over every dimension but the last) and
+  /// column: an input broadcast along the row ([..., 1], a row statistic)
+  /// is read at `rowIndex` and one along the columns ([N], a bias) at
+  /// `columnIndex`, expressions the compiler sees repeat across a thread's
+  /// elements, instead of at coordinates divided out of the index.
+  std::string rowIndex, columnIndex;
   /// The offset of element `index` in input `argument` (broadcasting).
   std::string offsetOf(mlir::BlockArgument argument);
   /// Whether the code so far computes a coordinate of the iteration shape

@@ -238,6 +238,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // (plus bias), then the group's other ops.
   ElementCode epilogue(group, resultType.getShape(), "idx", "    ");
   epilogue.deferStores = true;
+  // A linear's rows are its result's leading dimensions flattened: the
+  // functor's m and n (with a batch, idx counts from the batch's base).
+  if (isa<LinearOp>(anchor) && batch == 1) {
+    epilogue.rowIndex = "m";
+    epilogue.columnIndex = "n";
+  }
   std::string accumulator = "acc";
   if (plan.bias) {
     auto biasArg = dyn_cast<BlockArgument>(plan.bias);
@@ -252,11 +258,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     accumulator = "kiln::accumulator_value(acc)";
   }
   // The GEMM's own result rounds to its type before the epilogue reads it,
-  // as it would through memory.
+  // as it would through memory (an f32 result of 16-bit operands: not at all).
   epilogue.bind(anchor->getResult(0),
-                element.isF32() ? accumulator
-                                : "kiln::to_float(kiln::from_float<" +
-                                      cudaType(element) + ">(" + accumulator + "))");
+                resultType.getElementType().isF32()
+                    ? accumulator
+                    : "kiln::to_float(kiln::from_float<" + cudaType(resultType.getElementType()) +
+                          ">(" + accumulator + "))");
   for (Operation &op : body.without_terminator())
     if (&op != anchor && failed(epilogue.emit(&op)))
       return failure();

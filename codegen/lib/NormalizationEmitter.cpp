@@ -57,6 +57,9 @@ FailureOr<RowCode> rowCode(FusionOp group, Operation *anchor, RankedTensorType t
     if (Operation *def = value.getDefiningOp(); def && prologue.contains(def))
       load.store(index, value);
   code.inputValue = load.valueOf(anchor->getOperand(0));
+  // Row moments store two values a row, not elements (emitNormalization).
+  if (isa<RowMomentsOp>(anchor))
+    return code;
 
   // The normalized element, then the epilogue (the prologue values it reads
   // are recomputed from the inputs).
@@ -198,7 +201,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
   if (!shape)
     return group.emitOpError("a normalization group needs a layer_norm or softmax");
   Operation *anchor = shape->anchor;
-  auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
+  // The rows' type (a layer norm's and a softmax's result have it too).
+  auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
+  auto moments = dyn_cast<RowMomentsOp>(anchor);
   if (auto softmax = dyn_cast<SoftmaxOp>(anchor);
       softmax && softmax.getDim() != static_cast<uint64_t>(type.getRank() - 1))
     return anchor->emitOpError("softmax over a dimension other than the last "
@@ -257,20 +262,24 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
     return perWarp ? "kiln::warp_max(" + v + ")" : "kiln::block_max(" + v + ", scratch)";
   };
   std::string statistics;
-  if (auto norm = dyn_cast<LayerNormOp>(anchor); norm && norm.getRms()) {
+  auto meanAndDeviation = [&](double eps) {
+    return "  float sum = 0.0f;\n  " + forEach + " sum += " + rowElement + ";\n"
+           "  const float mean = " + rowSum("sum") + " / L;\n"
+           "  float squares = 0.0f;\n  " + forEach + " {\n"
+           "    const float d = " + rowElement + " - mean;\n    squares += d * d;\n  }\n"
+           "  const float rstd = rsqrtf(" + rowSum("squares") + " / L + " + floatLiteral(eps) +
+           ");\n";
+  };
+  if (moments) {
+    statistics = meanAndDeviation(moments.getEps().convertToDouble());
+  } else if (auto norm = dyn_cast<LayerNormOp>(anchor); norm && norm.getRms()) {
     // RMSNorm: the mean of squares, nothing subtracted.
     statistics = "  float squares = 0.0f;\n  " + forEach + " squares += " + rowElement +
                  " * " + rowElement + ";\n"
                  "  const float rstd = rsqrtf(" + rowSum("squares") + " / L + " +
                  floatLiteral(norm.getEps().convertToDouble()) + ");\n";
   } else if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
-    statistics =
-        "  float sum = 0.0f;\n  " + forEach + " sum += " + rowElement + ";\n"
-        "  const float mean = " + rowSum("sum") + " / L;\n"
-        "  float squares = 0.0f;\n  " + forEach + " {\n"
-        "    const float d = " + rowElement + " - mean;\n    squares += d * d;\n  }\n"
-        "  const float rstd = rsqrtf(" + rowSum("squares") + " / L + " +
-        floatLiteral(norm.getEps().convertToDouble()) + ");\n";
+    statistics = meanAndDeviation(norm.getEps().convertToDouble());
   } else {
     statistics =
         "  float localMax = -INFINITY;\n  " + forEach + " localMax = fmaxf(localMax, " +
@@ -319,6 +328,22 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
                "    " + rowElement + " = " + code->inputValue + ";\n  }\n";
     storeLoop = "  " + forEach + " {\n    const long long idx = r * L + j;\n" +
                 code->store.code + "  }\n";
+  }
+  if (moments) {
+    // One thread stores the row's two statistics.
+    std::string stores;
+    for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues())) {
+      const std::string out = "out" + std::to_string(index) + "[r] = ";
+      if (value == moments.getMean())
+        stores += "    " + out + "mean;\n";
+      else if (value == moments.getRstd())
+        stores += "    " + out + "rstd;\n";
+      else if (!prologueOf(anchor).contains(value.getDefiningOp()))
+        return group.emitOpError("a row_moments group yields the statistics and its "
+                                 "prologue's values only");
+    }
+    storeLoop = "  if (" + std::string(perWarp ? "lane" : "threadIdx.x") + " == 0) {\n" +
+                stores + "  }\n";
   }
   if (perWarp) {
     // 8 rows to a block of 256 threads, a warp's rows strided by every

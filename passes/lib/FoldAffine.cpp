@@ -39,24 +39,6 @@ std::optional<std::vector<double>> readFloats(ConstantOp constant) {
   return constantElements(constant);
 }
 
-/// A resource constant of `type` holding `values`, rounded to nearest even.
-Value makeConstant(PatternRewriter &rewriter, Location loc, RankedTensorType type,
-                   ArrayRef<double> values, StringRef name) {
-  auto element = cast<FloatType>(type.getElementType());
-  unsigned bytes = element.getWidth() / 8;
-  std::vector<char> data(values.size() * bytes);
-  for (size_t i = 0; i < values.size(); ++i) {
-    APFloat v(values[i]);
-    bool lossy;
-    v.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lossy);
-    uint64_t raw = v.bitcastToAPInt().getZExtValue();
-    std::memcpy(data.data() + i * bytes, &raw, bytes);
-  }
-  auto attr = DenseResourceElementsAttr::get(
-      type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(data, /*align=*/64));
-  return ConstantOp::create(rewriter, loc, attr);
-}
-
 /// Per-output-channel values of a constant that broadcasts into a result
 /// whose last dimension has `channels` entries and varies at most along it.
 /// The constant may be reshaped on the way (a reshape keeps the elements'
@@ -114,8 +96,8 @@ bool foldInto(PatternRewriter &rewriter, Operation *layer, Value weight, Value b
     biases[c] = biases[c] * scale[c] + shift[c];
   }
   Location loc = layer->getLoc();
-  newWeight = makeConstant(rewriter, loc, weightType, *weights, "folded_weight");
-  newBias = makeConstant(rewriter, loc,
+  newWeight = makeFloatConstant(rewriter, loc, weightType, *weights, "folded_weight");
+  newBias = makeFloatConstant(rewriter, loc,
                          RankedTensorType::get({channels}, weightType.getElementType()),
                          biases, "folded_bias");
   return true;

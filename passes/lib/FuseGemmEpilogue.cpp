@@ -3,7 +3,8 @@
 // Algorithm: visit contractions (linear, matmul, batch_matmul) in program
 // order; grow each into its elementwise consumers over the GEMM's result
 // shape (growAnchoredGroup, consumers only: kiln's GEMM kernels have no
-// prologue), then outline the group as `kiln.fusion gemm_epilogue`. A GEMM
+// prologue; and a consumer's operand that is an outer product of row and
+// column values, which the epilogue recomputes), then outline the group as `kiln.fusion gemm_epilogue`. A GEMM
 // whose consumers cannot join still becomes a group of its own, so every
 // kernel is a fusion group.
 //
@@ -36,9 +37,11 @@ struct FuseGemmEpiloguePass
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };
     IRRewriter rewriter(&getContext());
     for (Operation *anchor : anchors)
-      fuseIntoGroup(rewriter, growAnchoredGroup(anchor, {/*consumers=*/true,
-                                                         /*producers=*/false},
-                                                takeAll),
+      fuseIntoGroup(rewriter,
+                    growAnchoredGroup(anchor,
+                                      {/*consumers=*/true, /*producers=*/false,
+                                       /*broadcastProducers=*/true},
+                                      takeAll),
                     FusionKind::gemm_epilogue);
   }
 };

@@ -1,6 +1,6 @@
 //===- FuseNormalization.cpp - row normalizations with their neighbours ---===//
 //
-// Algorithm: visit layer norms and softmaxes in program order; grow each
+// Algorithm: visit layer norms, softmaxes and row moments in program order; grow each
 // into its elementwise producers (when `prologue` is on) and consumers over
 // the same shape (growAnchoredGroup), then outline the group as
 // `kiln.fusion normalization`. The row kernel reads each input row once,
@@ -31,15 +31,18 @@ struct FuseNormalizationPass
   void runOnOperation() override {
     SmallVector<Operation *> anchors;
     getOperation().walk([&](Operation *op) {
-      if (isa<LayerNormOp, SoftmaxOp>(op) && !isa<FusionOp>(op->getParentOp()) &&
+      if (isa<LayerNormOp, SoftmaxOp, RowMomentsOp>(op) && !isa<FusionOp>(op->getParentOp()) &&
           !op->hasAttr(attr::kNoFuse))
         anchors.push_back(op);
     });
     FusionControlFn takeAll = [](Operation *, Operation *) { return true; };
     IRRewriter rewriter(&getContext());
+    // Row moments store two values a row: nothing elementwise follows them
+    // in their kernel.
     for (Operation *anchor : anchors)
       fuseIntoGroup(rewriter,
-                    growAnchoredGroup(anchor, {/*consumers=*/true, prologue},
+                    growAnchoredGroup(anchor,
+                                      {/*consumers=*/!isa<RowMomentsOp>(anchor), prologue},
                                       takeAll),
                     FusionKind::normalization);
   }

@@ -75,6 +75,19 @@ bool kiln::wouldCreateCycle(const llvm::SetVector<Operation *> &ops) {
   return false;
 }
 
+namespace {
+/// Whether every operand of `op` has fewer elements than `shape`: each is
+/// broadcast into it, none read at the element's own index.
+bool isBroadcastOnly(Operation *op, ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  return llvm::all_of(op->getOperandTypes(), [&](Type type) {
+    return cast<RankedTensorType>(type).getNumElements() < elements;
+  });
+}
+} // namespace
+
 llvm::SetVector<Operation *>
 kiln::growAnchoredGroup(Operation *anchor, const AnchoredGrowth &growth,
                         const FusionControlFn &control) {
@@ -112,6 +125,15 @@ kiln::growAnchoredGroup(Operation *anchor, const AnchoredGrowth &growth,
         for (Value operand : member->getOperands()) {
           Operation *producer = operand.getDefiningOp();
           if (joinable(producer) && control(producer, member))
+            changed |= tryAdd(producer);
+        }
+      if (growth.broadcastProducers && member != anchor && anchor->isBeforeInBlock(member))
+        for (Value operand : member->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (joinable(producer) && isBroadcastOnly(producer, shape) &&
+              llvm::all_of(producer->getUsers(),
+                           [&](Operation *user) { return group.contains(inBlock(block, user)); }) &&
+              control(producer, member))
             changed |= tryAdd(producer);
         }
     }

@@ -36,6 +36,11 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     // elementwise ops next to them; what is left forms elementwise groups.
     pm.addNestedPass<func::FuncOp>(createKilnMergeProjections());
     pm.addNestedPass<func::FuncOp>(createKilnFuseAttention());
+    // After the attention's projections have settled, before the GEMMs
+    // take their epilogues.
+    KilnFoldLayerNormOptions foldLayerNorm;
+    foldLayerNorm.minBytes = options.foldLayerNormBytes;
+    pm.addNestedPass<func::FuncOp>(createKilnFoldLayerNorm(foldLayerNorm));
     pm.addNestedPass<func::FuncOp>(createKilnFuseConvEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseGemmEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseNormalization());

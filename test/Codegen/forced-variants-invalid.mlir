@@ -709,16 +709,17 @@ func.func @stream_grid(%x: tensor<1000x24xf16>, %w: tensor<24x24xf16>) -> tensor
 // -----
 
 // Sizes at run time cannot hold an epilogue that indexes an input by the
-// result's shape: a per-column scale that is not the bias.
+// result's shape: a per-sequence column scale (a row's or a column's value
+// is read at the functor's m or n, which name no size).
 // CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: sizes at run time: its epilogue indexes an input by the result's shape (a broadcast or a data movement), which would name the sizes
-func.func @runtime_sizes_broadcast(%x: tensor<4096x1024xf16>, %w: tensor<4096x1024xf16>, %s: tensor<4096xf16>) -> tensor<4096x4096xf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %s : tensor<4096x1024xf16>, tensor<4096x1024xf16>, tensor<4096xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, runtime_sizes = true>} -> tensor<4096x4096xf16> {
-  ^bb0(%a: tensor<4096x1024xf16>, %bw: tensor<4096x1024xf16>, %bs: tensor<4096xf16>):
-    %l = kiln.linear %a, %bw : (tensor<4096x1024xf16>, tensor<4096x1024xf16>) -> tensor<4096x4096xf16>
-    %m = kiln.mul %l, %bs : tensor<4096x4096xf16>, tensor<4096xf16> -> tensor<4096x4096xf16>
-    kiln.yield %m : tensor<4096x4096xf16>
+func.func @runtime_sizes_broadcast(%x: tensor<2x2048x1024xf16>, %w: tensor<4096x1024xf16>, %s: tensor<2x1x4096xf16>) -> tensor<2x2048x4096xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %s : tensor<2x2048x1024xf16>, tensor<4096x1024xf16>, tensor<2x1x4096xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, runtime_sizes = true>} -> tensor<2x2048x4096xf16> {
+  ^bb0(%a: tensor<2x2048x1024xf16>, %bw: tensor<4096x1024xf16>, %bs: tensor<2x1x4096xf16>):
+    %l = kiln.linear %a, %bw : (tensor<2x2048x1024xf16>, tensor<4096x1024xf16>) -> tensor<2x2048x4096xf16>
+    %m = kiln.mul %l, %bs : tensor<2x2048x4096xf16>, tensor<2x1x4096xf16> -> tensor<2x2048x4096xf16>
+    kiln.yield %m : tensor<2x2048x4096xf16>
   }
-  return %0 : tensor<4096x4096xf16>
+  return %0 : tensor<2x2048x4096xf16>
 }
 
 // -----

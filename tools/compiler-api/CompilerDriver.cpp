@@ -196,6 +196,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
+  pipeline.foldLayerNormBytes = selection.foldLayerNormBytes;
   pipeline.attentionRows = selection.attentionRows;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
@@ -296,6 +297,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
   if (selection.attentionOverlap != defaults.attentionOverlap)
     option(std::string("--attention-overlap=") + (selection.attentionOverlap ? "true" : "false"));
+  if (selection.foldLayerNormBytes != defaults.foldLayerNormBytes)
+    option("--fold-layer-norm-bytes=" + std::to_string(selection.foldLayerNormBytes));
   if (selection.attentionRows != defaults.attentionRows)
     option("--attention-rows=" + std::to_string(selection.attentionRows));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);

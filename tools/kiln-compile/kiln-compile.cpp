@@ -245,6 +245,13 @@ cl::opt<bool> attentionOverlap(
              "P V is on the tensor cores, K and V on barriers of their own (default true; "
              "=false runs softmax and products in turn)"),
     cl::init(true), cl::cat(kilnCategory));
+cl::opt<int64_t> foldLayerNormBytes(
+    "fold-layer-norm-bytes",
+    cl::desc("an fp16 or bf16 layer norm whose output has at least this many bytes and "
+             "feeds one linear alone (a pre-norm transformer's at batch 32) moves into that "
+             "linear's epilogue, and a kernel computes only its rows' statistics (default "
+             "4 MiB: below it the norm's kernel is launch-bound; -1: never)"),
+    cl::init(kiln::kFoldLayerNormBytes), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
     cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "
@@ -563,6 +570,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;
+  selection.foldLayerNormBytes = foldLayerNormBytes;
   selection.attentionRows = attentionRows;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);

@@ -51,11 +51,12 @@ bool isReduced(const at::Tensor &t) {
 /// Runs `compute` in fp32 when `t` is fp16/bf16 and rounds the result back,
 /// the way kiln's kernels accumulate.
 template <typename Fn>
-at::Tensor inFloat32(const at::Tensor &t, Fn compute) {
+at::Tensor inFloat32(const at::Tensor &t, Fn compute,
+                     std::optional<c10::ScalarType> resultType = std::nullopt) {
   if (!isReduced(t))
     return compute([](const at::Tensor &x) { return x; });
   return compute([](const at::Tensor &x) { return x.defined() ? x.to(c10::kFloat) : x; })
-      .to(t.scalar_type());
+      .to(resultType.value_or(t.scalar_type()));
 }
 
 /// Rounds fp32 values to tf32 (10-bit mantissa, nearest even), as tensor
@@ -323,11 +324,13 @@ private:
         .Case([&](LinearOp o) {
           at::Tensor x = in(o.getInput());
           at::Tensor bias = o.getBias() ? in(o.getBias()) : at::Tensor();
+          // An f32 result of 16-bit operands is the accumulators unrounded.
           return one(inFloat32(x, [&](auto up) {
-            return at::linear(up(gemmIn(o, o.getInput())), up(gemmIn(o, o.getWeight())),
-                              bias.defined() ? std::optional<at::Tensor>(up(bias))
-                                             : std::nullopt);
-          }));
+                       return at::linear(up(gemmIn(o, o.getInput())),
+                                         up(gemmIn(o, o.getWeight())),
+                                         bias.defined() ? std::optional<at::Tensor>(up(bias))
+                                                        : std::nullopt);
+                     }, dtypeOf(o.getType())));
         })
         .Case([&](MatmulOp o) {
           at::Tensor l = in(o.getLhs());
@@ -382,6 +385,12 @@ private:
           return one(inFloat32(x, [&](auto up) {
             return o.getLog() ? at::log_softmax(up(x), o.getDim()) : at::softmax(up(x), o.getDim());
           }));
+        })
+        .Case([&](RowMomentsOp o) -> Result {
+          at::Tensor x = in(o.getInput()).to(c10::kFloat);
+          auto [variance, mean] = at::var_mean(x, {-1}, /*correction=*/0, /*keepdim=*/true);
+          return std::vector<at::Tensor>{mean,
+                                         at::rsqrt(variance + o.getEps().convertToDouble())};
         })
         .Case([&](LayerNormOp o) {
           at::Tensor x = in(o.getInput());

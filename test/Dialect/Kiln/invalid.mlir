@@ -182,8 +182,33 @@ func.func @linear_result_shape(%x: tensor<3x2x8xf32>, %w: tensor<16x8xf32>) {
 // -----
 
 func.func @linear_mixed_types(%x: tensor<2x8xf16>, %w: tensor<16x8xf32>) {
-  // expected-error @+1 {{operands and result must share one element type, got 'f16' and 'f32'}}
+  // expected-error @+1 {{operands must share one element type, got 'f16' and 'f32'}}
   %0 = kiln.linear %x, %w : (tensor<2x8xf16>, tensor<16x8xf32>) -> tensor<2x16xf16>
+  return
+}
+
+// -----
+
+// fp32 accumulators come unrounded from 16-bit operands only.
+func.func @linear_narrowing_result(%x: tensor<2x8xf32>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{result must have the operands' element type, or f32 for f16 or bf16 operands, got 'f32' and 'f16'}}
+  %0 = kiln.linear %x, %w : (tensor<2x8xf32>, tensor<16x8xf32>) -> tensor<2x16xf16>
+  return
+}
+
+// -----
+
+func.func @row_moments_shape(%x: tensor<4x8xf16>) {
+  // expected-error @+1 {{statistics must have shape [4, 1] (the input's with its last dimension 1), got [4, 8]}}
+  %mean, %rstd = kiln.row_moments %x eps = 1.0e-05 : tensor<4x8xf16> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @row_moments_eps(%x: tensor<4x8xf16>) {
+  // expected-error @+1 {{eps must be positive, got 0}}
+  %mean, %rstd = kiln.row_moments %x eps = 0.0 : tensor<4x8xf16> -> tensor<4x1xf32>
   return
 }
 

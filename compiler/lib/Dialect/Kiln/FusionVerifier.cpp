@@ -98,7 +98,7 @@ LogicalResult FusionOp::verifyRegions() {
       anchor = isa<LinearOp, MatmulOp, BatchMatmulOp>(op);
       break;
     case FusionKind::normalization:
-      anchor = isa<LayerNormOp, SoftmaxOp>(op);
+      anchor = isa<LayerNormOp, SoftmaxOp, RowMomentsOp>(op);
       break;
     case FusionKind::reduction:
       anchor = isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op);

@@ -141,11 +141,11 @@ std::optional<NormalizationShape> kiln::normalizationShapeOf(FusionOp group) {
     return std::nullopt;
   NormalizationShape shape;
   for (Operation &op : group.getBody().front())
-    if (isa<LayerNormOp, SoftmaxOp>(op))
+    if (isa<LayerNormOp, SoftmaxOp, RowMomentsOp>(op))
       shape.anchor = &op;
   if (!shape.anchor)
     return std::nullopt;
-  auto type = cast<RankedTensorType>(shape.anchor->getResult(0).getType());
+  auto type = cast<RankedTensorType>(shape.anchor->getOperand(0).getType());
   int64_t axis = type.getRank() - 1;
   if (auto norm = dyn_cast<LayerNormOp>(shape.anchor))
     axis = norm.getAxis();

@@ -356,8 +356,18 @@ LogicalResult WhereOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LinearOp::verify() {
-  if (failed(verifySameElementType(*this)))
-    return failure();
+  // fp16 and bf16 operands may give their fp32 accumulators unrounded (a
+  // layer norm folded into the linear corrects them before rounding).
+  Type operands = elementTypeOf(getInput().getType());
+  Type result = elementTypeOf(getType());
+  if (result != operands && !(result.isF32() && (operands.isF16() || operands.isBF16())))
+    return emitOpError("result must have the operands' element type, or f32 for f16 or bf16 "
+                       "operands, got ")
+           << operands << " and " << result;
+  for (Value operand : getOperands())
+    if (elementTypeOf(operand.getType()) != operands)
+      return emitOpError("operands must share one element type, got ")
+             << operands << " and " << elementTypeOf(operand.getType());
   int64_t rank = rankOf(getInput());
   if (rank < 1)
     return emitOpError("input must have rank >= 1");
@@ -563,6 +573,48 @@ LogicalResult LayerNormOp::verify() {
   if (getRms() && getBias())
     return emitOpError("rms normalization takes no bias");
   return success();
+}
+
+void RowMomentsOp::build(OpBuilder &builder, OperationState &state, Value input, double eps) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape = llvm::to_vector(type.getShape());
+  if (!shape.empty())
+    shape.back() = 1;
+  auto statistics = RankedTensorType::get(shape, builder.getF32Type());
+  build(builder, state, statistics, statistics, input, builder.getF64FloatAttr(eps));
+}
+
+LogicalResult RowMomentsOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (input.getRank() < 1 || input.getShape().back() < 1)
+    return emitOpError("needs an input with a non-empty last dimension, got shape ")
+           << fmt(input.getShape());
+  SmallVector<int64_t> expected = llvm::to_vector(input.getShape());
+  expected.back() = 1;
+  if (shapeOf(getMean()) != ArrayRef<int64_t>(expected))
+    return emitOpError("statistics must have shape ")
+           << fmt(expected) << " (the input's with its last dimension 1), got "
+           << fmt(shapeOf(getMean()));
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError("eps must be positive, got ") << getEps().convertToDouble();
+  return success();
+}
+
+ConstantOp kiln::makeFloatConstant(OpBuilder &builder, Location loc, RankedTensorType type,
+                                   ArrayRef<double> values, StringRef name) {
+  auto element = cast<FloatType>(type.getElementType());
+  const unsigned bytes = element.getWidth() / 8;
+  std::vector<char> data(values.size() * bytes);
+  for (size_t i = 0; i < values.size(); ++i) {
+    APFloat v(values[i]);
+    bool lossy;
+    v.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lossy);
+    uint64_t raw = v.bitcastToAPInt().getZExtValue();
+    std::memcpy(data.data() + i * bytes, &raw, bytes);
+  }
+  auto attr = DenseResourceElementsAttr::get(
+      type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(data, /*align=*/64));
+  return ConstantOp::create(builder, loc, attr);
 }
 
 //===----------------------------------------------------------------------===//

@@ -41,6 +41,11 @@ struct AnchoredGrowth {
   bool consumers = true;
   /// Absorb elementwise producers of the anchor's input (same shape).
   bool producers = false;
+  /// Absorb an elementwise producer of an absorbed consumer when each of its
+  /// operands broadcasts into the result shape (an outer product of a row's
+  /// and a column's values) and only the group reads it: the kernel
+  /// recomputes it per element instead of reading it in full from memory.
+  bool broadcastProducers = false;
 };
 
 /// The anchor plus every elementwise neighbour that computes over the

@@ -24,6 +24,12 @@ inline constexpr int64_t kSplitKMinK = 128;
 inline constexpr int64_t kSplitKTile = 64;
 inline constexpr int64_t kSplitKStages = 3;
 
+/// kiln-fold-layer-norm's least layer-norm output: 4 MiB, a pre-norm
+/// transformer's at batch 32 (ViT-B/16 9.7 MB, GPT-2 at 128 tokens 6.3 MB).
+/// At batch 1 (0.3 MB) the norm's kernel is launch-bound and a statistics
+/// kernel would cost the same launch.
+inline constexpr int64_t kFoldLayerNormBytes = 4 << 20;
+
 /// Empty when the knobs are usable (a max-blocks or multiprocessor count of
 /// 0 means the target's default), else the error, naming the flags.
 std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int64_t stages,

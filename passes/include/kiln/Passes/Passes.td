@@ -337,6 +337,54 @@ def KilnMergeProjections : Pass<"kiln-merge-projections", "mlir::func::FuncOp"> 
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnFoldLayerNorm : Pass<"kiln-fold-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "moves a layer norm's normalization into the one linear it feeds";
+  let description = [{
+    A pre-norm transformer's layer norm feeds one linear (the attention's
+    packed projection, the FFN's up-projection) and nothing else. Its output
+    is written and read back whole; folded, only its statistics are:
+
+      LN(x) W^T + b = rstd (x W'^T - mean c) + d
+
+    with W' = W diag(gamma) rounded to the weight's type, c = the row sums
+    of W' (so that x W'^T - mean c is exactly (x - mean) W'^T before the
+    accumulators' rounding) and d = W beta + b, computed at compile time.
+    The linear then returns its fp32 accumulators unrounded, the correction
+    runs on them in its epilogue, and one `kiln.row_moments` kernel reads x
+    once for the statistics.
+
+    Numerics: the normalized input is no longer rounded to 16 bits, and
+    gamma is rounded into W' instead (one rounding of a product either way);
+    the correction's cancellation costs fp32 bits, not 16-bit ones.
+
+    Policy: 16-bit operands only (an fp32 model's tolerance leaves no room
+    for the cancellation), a normalization over the last dimension, constant
+    weights, and a layer-norm output of at least `min-bytes`: below that
+    the norm is launch-bound and folding saves nothing.
+
+    Before:
+    ```mlir
+    %y = kiln.layer_norm %x weight %g bias %b axis = 1 eps = 1.0e-05 : (...) -> tensor<4096x768xf16>
+    %z = kiln.linear %y, %w, %bias : (...) -> tensor<4096x2304xf16>
+    ```
+    After:
+    ```mlir
+    %mean, %rstd = kiln.row_moments %x eps = 1.0e-05 : tensor<4096x768xf16> -> tensor<4096x1xf32>
+    %acc = kiln.linear %x, %w_folded : (...) -> tensor<4096x2304xf32>
+    %0 = kiln.mul %mean, %c : tensor<4096x1xf32>, tensor<2304xf32> -> tensor<4096x2304xf32>
+    %1 = kiln.sub %acc, %0 : tensor<4096x2304xf32>
+    %2 = kiln.mul %1, %rstd : tensor<4096x2304xf32>, tensor<4096x1xf32> -> tensor<4096x2304xf32>
+    %3 = kiln.add %2, %d : tensor<4096x2304xf32>, tensor<2304xf32> -> tensor<4096x2304xf32>
+    %z = kiln.cast %3 : tensor<4096x2304xf32> to tensor<4096x2304xf16>
+    ```
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"::kiln::kFoldLayerNormBytes",
+           "fold layer norms whose output has at least this many bytes (-1: none)">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnFuseWindows : Pass<"kiln-fuse-windows", "mlir::func::FuncOp"> {
   let summary = "groups pools and reductions with their elementwise consumers";
   let description = [{

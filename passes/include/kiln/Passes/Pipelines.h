@@ -147,6 +147,12 @@ struct GraphPipelineOptions
       llvm::cl::desc("the Hopper attention overlaps a tile's softmax with the previous "
                      "tile's P V"),
       llvm::cl::init(true)};
+  Option<int64_t> foldLayerNormBytes{
+      *this, "fold-layer-norm-bytes",
+      llvm::cl::desc("an fp16 or bf16 layer norm with an output of at least this many bytes "
+                     "that feeds one linear alone moves into it, its statistics a kernel of "
+                     "their own (kiln-fold-layer-norm; -1: none)"),
+      llvm::cl::init(kFoldLayerNormBytes)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "

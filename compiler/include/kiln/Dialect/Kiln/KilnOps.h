@@ -27,6 +27,12 @@ std::optional<double> splatFloatValue(mlir::Value value);
 /// resource) as a double, in row-major order; nothing for other constants.
 std::optional<std::vector<double>> constantElements(ConstantOp constant);
 
+/// A constant of float `type` holding `values` (row-major) rounded to
+/// nearest even, as a resource blob named after `name`.
+ConstantOp makeFloatConstant(mlir::OpBuilder &builder, mlir::Location loc,
+                             mlir::RankedTensorType type, llvm::ArrayRef<double> values,
+                             llvm::StringRef name);
+
 /// The dimensions a reduce_sum, reduce_mean or reduce_max reduces.
 llvm::ArrayRef<int64_t> reducedDims(mlir::Operation *reduce);
 

@@ -217,7 +217,9 @@ def Kiln_LinearOp : Kiln_Op<"linear", [Pure]> {
   let summary = "y = x W^T + b (PyTorch's nn.Linear)";
   let description = [{
     `input` is `[..., K]`, `weight` `[N, K]`, the optional `bias` `[N]`; the
-    result is `[..., N]`.
+    result is `[..., N]`. Products accumulate in fp32 at least; the result
+    has the operands' element type or, for f16 and bf16 operands, f32: the
+    accumulators unrounded.
 
     ```mlir
     %y = kiln.linear %x, %w, %b : (tensor<64x256xf16>, tensor<1024x256xf16>, tensor<1024xf16>) -> tensor<64x1024xf16>
@@ -429,6 +431,26 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure, AttrSizedOperandSegments]> {
   let assemblyFormat = "$input (`weight` $weight^)? (`bias` $bias^)? "
       "`axis` `=` $axis `eps` `=` $eps (`rms` $rms^)? attr-dict `:` "
       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_RowMomentsOp : Kiln_Op<"row_moments", [Pure, AllTypesMatch<["mean", "rstd"]>]> {
+  let summary = "a layer norm's statistics of each row: mean and 1 / sqrt(variance + eps)";
+  let description = [{
+    Over the last dimension, in fp32 whatever the input's element type: `mean`
+    and `rstd = rsqrt(var + eps)` (the biased variance, as `layer_norm`'s),
+    each shaped like the input with its last dimension 1. What is left of a
+    layer norm whose normalization moved into the linear it feeds (see
+    `kiln-fold-layer-norm`).
+
+    ```mlir
+    %mean, %rstd = kiln.row_moments %x eps = 1.0e-05 : tensor<64x768xf16> -> tensor<64x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, F64Attr:$eps);
+  let results = (outs StaticShapeTensorOf<[F32]>:$mean, StaticShapeTensorOf<[F32]>:$rstd);
+  let assemblyFormat = "$input `eps` `=` $eps attr-dict `:` type($input) `->` type($mean)";
+  let builders = [OpBuilder<(ins "mlir::Value":$input, "double":$eps)>];
   let hasVerifier = 1;
 }
 

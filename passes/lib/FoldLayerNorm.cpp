@@ -1,0 +1,137 @@
+//===- FoldLayerNorm.cpp - a layer norm's normalization into its linear ---===//
+//
+// Mechanics: W' = W diag(gamma) rounded to W's type, c = W' summed along K
+// (from the rounded values, so that the correction cancels exactly what the
+// GEMM multiplied), d = W beta + b, all in doubles; the linear on x returns
+// fp32 and `rstd (acc - mean c) + d` rounds once to the old result's type.
+// Policy: one linear reads the norm, 16-bit operands, the last dimension,
+// constant weights, and an output of at least `min-bytes`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Passes/Passes.h"
+
+#include "kiln/Dialect/Kiln/KilnAttributes.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/APFloat.h"
+
+#define DEBUG_TYPE "kiln-fold-layer-norm"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFOLDLAYERNORM
+#include "kiln/Passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// `value` rounded to nearest even in `type`, back as a double.
+double roundTo(FloatType type, double value) {
+  APFloat v(value);
+  bool lossy;
+  v.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lossy);
+  return v.convertToDouble();
+}
+
+/// A constant operand's elements, `fill` repeated `count` times for an
+/// absent one, nothing for an operand that is not a constant.
+std::optional<std::vector<double>> elementsOr(Value operand, size_t count, double fill) {
+  if (!operand)
+    return std::vector<double>(count, fill);
+  auto constant = operand.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  std::optional<std::vector<double>> values = constantElements(constant);
+  if (!values || values->size() != count)
+    return std::nullopt;
+  return values;
+}
+
+/// The linear that alone reads `norm`, when the fold applies to the pair.
+LinearOp foldableLinear(LayerNormOp norm, int64_t minBytes) {
+  auto type = cast<RankedTensorType>(norm.getType());
+  Type element = type.getElementType();
+  if (minBytes < 0 || norm.getRms() || norm.getAxis() != type.getRank() - 1 ||
+      !(element.isF16() || element.isBF16()) || norm->hasAttr(attr::kNoFuse) ||
+      isa<FusionOp>(norm->getParentOp()) || !norm->hasOneUse() ||
+      type.getNumElements() * 2 < minBytes)
+    return LinearOp();
+  auto linear = dyn_cast<LinearOp>(*norm->user_begin());
+  if (!linear || linear.getInput() != norm.getResult() || linear->hasAttr(attr::kNoFuse) ||
+      cast<RankedTensorType>(linear.getType()).getElementType() != element ||
+      !linear.getWeight().getDefiningOp<ConstantOp>())
+    return LinearOp();
+  return linear;
+}
+
+/// Rewrites `linear(norm)`; false (nothing changed) when an operand is not
+/// a readable constant.
+bool fold(OpBuilder &builder, LayerNormOp norm, LinearOp linear) {
+  auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
+  const int64_t N = weightType.getShape()[0], K = weightType.getShape()[1];
+  std::optional<std::vector<double>> weight =
+      elementsOr(linear.getWeight(), static_cast<size_t>(N * K), 0.0);
+  std::optional<std::vector<double>> gamma = elementsOr(norm.getWeight(), K, 1.0);
+  std::optional<std::vector<double>> beta = elementsOr(norm.getBias(), K, 0.0);
+  std::optional<std::vector<double>> bias = elementsOr(linear.getBias(), N, 0.0);
+  if (!weight || !gamma || !beta || !bias)
+    return false;
+
+  auto element = cast<FloatType>(weightType.getElementType());
+  std::vector<double> scaled(static_cast<size_t>(N * K)), sums(N), shifts(N);
+  for (int64_t n = 0; n < N; ++n) {
+    double sum = 0.0, shift = (*bias)[n];
+    for (int64_t k = 0; k < K; ++k) {
+      const double w = (*weight)[n * K + k];
+      const double folded = roundTo(element, w * (*gamma)[k]);
+      scaled[n * K + k] = folded;
+      sum += folded;
+      shift += w * (*beta)[k];
+    }
+    sums[n] = sum;
+    shifts[n] = shift;
+  }
+
+  builder.setInsertionPoint(linear);
+  Location loc = linear.getLoc();
+  auto resultType = cast<RankedTensorType>(linear.getType());
+  auto accumulators = resultType.clone(builder.getF32Type());
+  auto columns = RankedTensorType::get({N}, builder.getF32Type());
+  auto moments = RowMomentsOp::create(builder, norm.getLoc(), norm.getInput(),
+                                      norm.getEps().convertToDouble());
+  Value foldedWeight = makeFloatConstant(builder, loc, weightType, scaled, "ln_folded_weight");
+  Value columnSums = makeFloatConstant(builder, loc, columns, sums, "ln_folded_sums");
+  Value shift = makeFloatConstant(builder, loc, columns, shifts, "ln_folded_bias");
+  Value acc = LinearOp::create(builder, loc, accumulators, norm.getInput(), foldedWeight,
+                               Value());
+  Value centering = MulOp::create(builder, loc, accumulators, moments.getMean(), columnSums);
+  Value centered = SubOp::create(builder, loc, accumulators, acc, centering);
+  Value scaledRows = MulOp::create(builder, loc, accumulators, centered, moments.getRstd());
+  Value shifted = AddOp::create(builder, loc, accumulators, scaledRows, shift);
+  Value result = CastOp::create(builder, loc, resultType, shifted);
+  linear.getResult().replaceAllUsesWith(result);
+  linear.erase();
+  norm.erase();
+  return true;
+}
+
+struct FoldLayerNormPass : kiln::impl::KilnFoldLayerNormBase<FoldLayerNormPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<LayerNormOp, LinearOp>> pairs;
+    getOperation().walk([&](LayerNormOp norm) {
+      if (LinearOp linear = foldableLinear(norm, minBytes))
+        pairs.push_back({norm, linear});
+    });
+    OpBuilder builder(&getContext());
+    for (auto [norm, linear] : pairs)
+      fold(builder, norm, linear);
+  }
+};
+
+} // namespace
