@@ -37,30 +37,7 @@ std::optional<std::vector<char>> rawBytes(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)
     return std::nullopt;
-  auto type = cast<RankedTensorType>(constant.getType());
-  if (!type.getElementType().isIntOrFloat() || type.getElementType().getIntOrFloatBitWidth() % 8)
-    return std::nullopt;
-  size_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
-  size_t bytes = static_cast<size_t>(type.getNumElements()) * width;
-  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
-    ArrayRef<char> data = dense.getRawData();
-    if (dense.isSplat()) {
-      if (data.size() < width)
-        return std::nullopt;
-      std::vector<char> out(bytes);
-      for (size_t at = 0; at < bytes; at += width)
-        std::memcpy(out.data() + at, data.data(), width);
-      return out;
-    }
-    if (data.size() != bytes)
-      return std::nullopt;
-    return std::vector<char>(data.begin(), data.end());
-  }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
-  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
-  if (!blob || blob->getData().size() != bytes)
-    return std::nullopt;
-  return std::vector<char>(blob->getData().begin(), blob->getData().end());
+  return constantValueBytes(constant.getValue(), cast<RankedTensorType>(constant.getType()));
 }
 
 /// Whether every use of `value` ends, through single-use view ops, as the

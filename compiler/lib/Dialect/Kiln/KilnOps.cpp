@@ -293,8 +293,8 @@ LogicalResult GatherOp::verify() {
 
 /// The raw bytes of a constant's elements (dense, splat expanded, or a
 /// resource blob), or nothing.
-static std::optional<std::vector<char>> constantBytes(Attribute value, RankedTensorType type) {
-  if (!value)
+std::optional<std::vector<char>> kiln::constantValueBytes(Attribute value, RankedTensorType type) {
+  if (!value || !type.getElementType().isIntOrFloat())
     return std::nullopt;
   unsigned bits = type.getElementType().getIntOrFloatBitWidth();
   if (bits % 8 != 0)
@@ -302,6 +302,8 @@ static std::optional<std::vector<char>> constantBytes(Attribute value, RankedTen
   size_t bytes = bits / 8, count = type.getNumElements();
   if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
     ArrayRef<char> raw = dense.getRawData();
+    if (raw.size() != (dense.isSplat() ? bytes : bytes * count))
+      return std::nullopt;
     std::vector<char> out(bytes * count);
     for (size_t i = 0; i < count; ++i)
       std::memcpy(out.data() + i * bytes, raw.data() + (dense.isSplat() ? 0 : i * bytes), bytes);
@@ -322,7 +324,7 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   auto indices = dyn_cast_if_present<DenseElementsAttr>(adaptor.getIndices());
   if (!indices || tableType.getElementType().isInteger(1))
     return {};
-  std::optional<std::vector<char>> table = constantBytes(adaptor.getTable(), tableType);
+  std::optional<std::vector<char>> table = constantValueBytes(adaptor.getTable(), tableType);
   if (!table)
     return {};
   int64_t rows = tableType.getShape()[0];
@@ -612,8 +614,13 @@ ConstantOp kiln::makeFloatConstant(OpBuilder &builder, Location loc, RankedTenso
     uint64_t raw = v.bitcastToAPInt().getZExtValue();
     std::memcpy(data.data() + i * bytes, &raw, bytes);
   }
+  return makeRawConstant(builder, loc, type, data, name);
+}
+
+ConstantOp kiln::makeRawConstant(OpBuilder &builder, Location loc, RankedTensorType type,
+                                 ArrayRef<char> bytes, StringRef name) {
   auto attr = DenseResourceElementsAttr::get(
-      type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(data, /*align=*/64));
+      type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, /*align=*/64));
   return ConstantOp::create(builder, loc, attr);
 }
 

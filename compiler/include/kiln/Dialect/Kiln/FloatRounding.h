@@ -59,6 +59,41 @@ inline std::optional<uint16_t> roundFloatBits(uint32_t bits, bool toHalf) {
   return static_cast<uint16_t>(sign | half);
 }
 
+/// fp16 or bf16 bits as the fp32 value they hold (exactly: both widen
+/// without rounding), for reading a weight's elements without APFloat.
+inline float widenHalfBits(uint16_t bits, bool fromHalf) {
+  uint32_t wide;
+  if (!fromHalf) {
+    wide = static_cast<uint32_t>(bits) << 16;
+  } else if (const uint32_t biased = (bits >> 10) & 0x1fu; biased - 1u < 30u) {
+    // A normal value, nearly every weight: no branch on its bits below.
+    wide = (static_cast<uint32_t>(bits & 0x8000u) << 16) | ((biased + 112u) << 23) |
+           (static_cast<uint32_t>(bits & 0x3ffu) << 13);
+  } else {
+    const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+    uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu; // 0 or 31
+    if (exponent == 0x1fu) {
+      wide = sign | 0x7f800000u | (mantissa << 13); // infinity, NaN
+    } else if (exponent != 0) {
+      wide = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+    } else if (mantissa == 0) {
+      wide = sign;
+    } else {
+      // A subnormal: normalize its mantissa into fp32's normal range.
+      exponent = 113u;
+      while (!(mantissa & 0x400u)) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      wide = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+    }
+  }
+  float value;
+  static_assert(sizeof(value) == sizeof(wide));
+  __builtin_memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
 } // namespace kiln
 
 #endif // KILN_DIALECT_KILN_FLOATROUNDING_H

@@ -27,6 +27,17 @@ std::optional<double> splatFloatValue(mlir::Value value);
 /// resource) as a double, in row-major order; nothing for other constants.
 std::optional<std::vector<double>> constantElements(ConstantOp constant);
 
+/// The bytes of a constant's value of `type`, row-major (a splat expanded;
+/// dense or a resource blob), or nothing.
+std::optional<std::vector<char>> constantValueBytes(mlir::Attribute value,
+                                               mlir::RankedTensorType type);
+
+/// A constant of `type` whose elements are `bytes` (row-major, the
+/// element type's own encoding), as a resource blob named after `name`.
+ConstantOp makeRawConstant(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::RankedTensorType type, llvm::ArrayRef<char> bytes,
+                           llvm::StringRef name);
+
 /// A constant of float `type` holding `values` (row-major) rounded to
 /// nearest even, as a resource blob named after `name`.
 ConstantOp makeFloatConstant(mlir::OpBuilder &builder, mlir::Location loc,
