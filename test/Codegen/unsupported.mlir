@@ -94,3 +94,17 @@ func.func @broadcast_permute(%x: tensor<8x1xf32>, %y: tensor<4x8xf32>) -> tensor
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// Nothing elementwise after the statistics in their kernel.
+// CHECK: error: 'kiln.fusion' op a row_moments group yields the statistics and its prologue's values only
+func.func @moments_epilogue(%x: tensor<8x64xf16>) -> tensor<8x1xf32> {
+  %0 = kiln.fusion normalization ins(%x : tensor<8x64xf16>) -> tensor<8x1xf32> {
+  ^bb0(%a: tensor<8x64xf16>):
+    %mean, %rstd = kiln.row_moments %a eps = 1.0e-05 : tensor<8x64xf16> -> tensor<8x1xf32>
+    %p = kiln.mul %mean, %rstd : tensor<8x1xf32>
+    kiln.yield %p : tensor<8x1xf32>
+  }
+  return %0 : tensor<8x1xf32>
+}

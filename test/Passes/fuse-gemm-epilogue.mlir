@@ -95,3 +95,38 @@ func.func @no_cycle(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %3 = kiln.add %0, %2 : tensor<4x4xf32>
   return %3 : tensor<4x4xf32>
 }
+
+// -----
+
+// An outer product of a row's and a column's values that only the epilogue
+// reads (a folded layer norm's mean x its weights' sums) joins the group:
+// recomputed per element, never stored in full.
+// CHECK-LABEL: func.func @outer_product(
+//  CHECK-SAME:     %[[X:.+]]: tensor<8x16xf16>, %[[W:.+]]: tensor<32x16xf16>, %[[M:.+]]: tensor<8x1xf32>, %[[C:.+]]: tensor<32xf32>
+//   CHECK-NOT:   kiln.mul
+//       CHECK:   kiln.fusion gemm_epilogue ins(%[[X]], %[[W]], %[[M]], %[[C]] :
+//       CHECK:     kiln.linear
+//       CHECK:     kiln.mul %{{.+}}, %{{.+}} : tensor<8x1xf32>, tensor<32xf32> -> tensor<8x32xf32>
+//       CHECK:     kiln.sub
+//   CHECK-NOT:   kiln.fusion
+func.func @outer_product(%x: tensor<8x16xf16>, %w: tensor<32x16xf16>, %m: tensor<8x1xf32>, %c: tensor<32xf32>) -> tensor<8x32xf16> {
+  %0 = kiln.linear %x, %w : (tensor<8x16xf16>, tensor<32x16xf16>) -> tensor<8x32xf32>
+  %1 = kiln.mul %m, %c : tensor<8x1xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %2 = kiln.sub %0, %1 : tensor<8x32xf32>
+  %3 = kiln.cast %2 : tensor<8x32xf32> to tensor<8x32xf16>
+  return %3 : tensor<8x32xf16>
+}
+
+// -----
+
+// One that something else reads too is computed once, outside: the group
+// reads it whole.
+// CHECK-LABEL: func.func @outer_product_used_twice(
+//       CHECK:   %[[P:.+]] = kiln.mul %{{.+}}, %{{.+}} : tensor<8x1xf32>, tensor<32xf32> -> tensor<8x32xf32>
+//       CHECK:   kiln.fusion gemm_epilogue ins(%{{.+}}, %{{.+}}, %[[P]] :
+func.func @outer_product_used_twice(%x: tensor<8x16xf16>, %w: tensor<32x16xf16>, %m: tensor<8x1xf32>, %c: tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>) {
+  %0 = kiln.linear %x, %w : (tensor<8x16xf16>, tensor<32x16xf16>) -> tensor<8x32xf32>
+  %1 = kiln.mul %m, %c : tensor<8x1xf32>, tensor<32xf32> -> tensor<8x32xf32>
+  %2 = kiln.sub %0, %1 : tensor<8x32xf32>
+  return %2, %1 : tensor<8x32xf32>, tensor<8x32xf32>
+}

@@ -56,3 +56,24 @@ func.func @broadcast_producer_stays_out(%x: tensor<4x8xf32>, %b: tensor<8xf32>) 
   %2 = kiln.layer_norm %1 axis = 1 eps = 1.0e-05 : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %2 : tensor<4x8xf32>
 }
+
+// -----
+
+// Row moments take the residual add that computes their rows (stored too:
+// the folded linear reads it) and nothing after them: they store two
+// values a row.
+// CHECK-LABEL: func.func @row_moments_prologue(
+//       CHECK:   %[[G:.+]]:3 = kiln.fusion normalization ins(%arg0, %arg1 : {{.*}}) -> tensor<16x64xf16>, tensor<16x1xf32>, tensor<16x1xf32>
+//       CHECK:     kiln.add
+//       CHECK:     kiln.row_moments
+//       CHECK:     kiln.yield
+//       CHECK:   kiln.mul %[[G]]#1, %[[G]]#2
+// NO-PROLOGUE-LABEL: func.func @row_moments_prologue(
+//       NO-PROLOGUE:   kiln.add %arg0, %arg1
+//       NO-PROLOGUE:   kiln.fusion normalization
+func.func @row_moments_prologue(%x: tensor<16x64xf16>, %r: tensor<16x64xf16>) -> (tensor<16x64xf16>, tensor<16x1xf32>) {
+  %0 = kiln.add %x, %r : tensor<16x64xf16>
+  %mean, %rstd = kiln.row_moments %0 eps = 1.0e-05 : tensor<16x64xf16> -> tensor<16x1xf32>
+  %1 = kiln.mul %mean, %rstd : tensor<16x1xf32>
+  return %0, %1 : tensor<16x64xf16>, tensor<16x1xf32>
+}

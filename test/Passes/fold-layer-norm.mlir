@@ -1,0 +1,93 @@
+// RUN: kiln-opt %s --split-input-file --kiln-fold-layer-norm="min-bytes=0" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fold-layer-norm | FileCheck %s --check-prefix=DEFAULT
+
+// LN(x) W^T + b = rstd (x W'^T - mean c) + d: W' = W diag(gamma) in the
+// weight's type, c its row sums, d = W beta + b, in fp32. Here gamma = [1,
+// 2, 0.5, -1], beta = [0.5, 0, -0.25, 1]: W' = [[1, 1, -1, -4], [0.25, 2,
+// 0.5, 1]], c = [-3, 3.75], d = [6, -3.125].
+// CHECK-LABEL: func.func @pre_norm(
+//  CHECK-SAME:     %[[X:.+]]: tensor<2x3x4xf16>
+//   CHECK-NOT:   kiln.layer_norm
+//       CHECK:   %[[MEAN:.+]], %[[RSTD:.+]] = kiln.row_moments %[[X]] eps = 1.000000e-05 : tensor<2x3x4xf16> -> tensor<2x3x1xf32>
+//   CHECK-DAG:   %[[W:.+]] = kiln.constant dense_resource<[[WN:ln_folded_weight.*]]> : tensor<2x4xf16>
+//   CHECK-DAG:   %[[C:.+]] = kiln.constant dense_resource<[[CN:ln_folded_sums.*]]> : tensor<2xf32>
+//   CHECK-DAG:   %[[D:.+]] = kiln.constant dense_resource<[[DN:ln_folded_bias.*]]> : tensor<2xf32>
+//       CHECK:   %[[ACC:.+]] = kiln.linear %[[X]], %[[W]] : (tensor<2x3x4xf16>, tensor<2x4xf16>) -> tensor<2x3x2xf32>
+//       CHECK:   %[[P:.+]] = kiln.mul %[[MEAN]], %[[C]] : tensor<2x3x1xf32>, tensor<2xf32> -> tensor<2x3x2xf32>
+//       CHECK:   %[[Q:.+]] = kiln.sub %[[ACC]], %[[P]] : tensor<2x3x2xf32>
+//       CHECK:   %[[R:.+]] = kiln.mul %[[Q]], %[[RSTD]] : tensor<2x3x2xf32>, tensor<2x3x1xf32> -> tensor<2x3x2xf32>
+//       CHECK:   %[[S:.+]] = kiln.add %[[R]], %[[D]] : tensor<2x3x2xf32>, tensor<2xf32> -> tensor<2x3x2xf32>
+//       CHECK:   %[[Y:.+]] = kiln.cast %[[S]] : tensor<2x3x2xf32> to tensor<2x3x2xf16>
+//       CHECK:   kiln.gelu %[[Y]]
+//       CHECK: [[WN]]: "0x40000000003C003C00BC00C4003400400038003C"
+//       CHECK: [[CN]]: "0x40000000000040C000007040"
+//       CHECK: [[DN]]: "0x400000000000C040000048C0"
+// The policy's least size: 48 bytes of norm stay a norm.
+// DEFAULT-LABEL: func.func @pre_norm(
+//       DEFAULT:   kiln.layer_norm
+//   DEFAULT-NOT:   kiln.row_moments
+func.func @pre_norm(%x: tensor<2x3x4xf16>) -> tensor<2x3x2xf16> {
+  %g = kiln.constant dense<[1.0, 2.0, 0.5, -1.0]> : tensor<4xf16>
+  %b = kiln.constant dense<[0.5, 0.0, -0.25, 1.0]> : tensor<4xf16>
+  %w = kiln.constant dense<[[1.0, 0.5, -2.0, 4.0], [0.25, 1.0, 1.0, -1.0]]> : tensor<2x4xf16>
+  %bias = kiln.constant dense<[1.0, -2.0]> : tensor<2xf16>
+  %y = kiln.layer_norm %x weight %g bias %b axis = 2 eps = 1.0e-05 : (tensor<2x3x4xf16>, tensor<4xf16>, tensor<4xf16>) -> tensor<2x3x4xf16>
+  %z = kiln.linear %y, %w, %bias : (tensor<2x3x4xf16>, tensor<2x4xf16>, tensor<2xf16>) -> tensor<2x3x2xf16>
+  %r = kiln.gelu %z : tensor<2x3x2xf16>
+  return %r : tensor<2x3x2xf16>
+}
+
+// -----
+
+// Without gamma, beta and a bias: W' = W, c = [-0.25, 0], d = 0.
+// CHECK-LABEL: func.func @bare_norm(
+//       CHECK:   kiln.row_moments
+//       CHECK:   kiln.linear %arg0, %{{.+}} : (tensor<8x4xbf16>, tensor<2x4xbf16>) -> tensor<8x2xf32>
+//       CHECK:   kiln.cast %{{.+}} : tensor<8x2xf32> to tensor<8x2xbf16>
+//       CHECK: ln_folded_weight: "0x40000000803F003F00C0803E0000000000000000"
+//       CHECK: ln_folded_sums: "0x40000000000080BE00000000"
+//       CHECK: ln_folded_bias: "0x400000000000000000000000"
+func.func @bare_norm(%x: tensor<8x4xbf16>) -> tensor<8x2xbf16> {
+  %w = kiln.constant dense<[[1.0, 0.5, -2.0, 0.25], [0.0, 0.0, 0.0, 0.0]]> : tensor<2x4xbf16>
+  %y = kiln.layer_norm %x axis = 1 eps = 1.0e-06 : (tensor<8x4xbf16>) -> tensor<8x4xbf16>
+  %z = kiln.linear %y, %w : (tensor<8x4xbf16>, tensor<2x4xbf16>) -> tensor<8x2xbf16>
+  return %z : tensor<8x2xbf16>
+}
+
+// -----
+
+// A norm read by anything besides its linear (a post-norm block's, which
+// is also the next residual) is stored anyway: nothing to gain.
+// CHECK-LABEL: func.func @two_users(
+//       CHECK:   kiln.layer_norm
+//   CHECK-NOT:   kiln.row_moments
+func.func @two_users(%x: tensor<8x4xf16>) -> (tensor<8x2xf16>, tensor<8x4xf16>) {
+  %w = kiln.constant dense<0.5> : tensor<2x4xf16>
+  %y = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<8x4xf16>) -> tensor<8x4xf16>
+  %z = kiln.linear %y, %w : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf16>
+  return %z, %y : tensor<8x2xf16>, tensor<8x4xf16>
+}
+
+// -----
+
+// fp32 (its tolerance has no room for the cancellation), RMSNorm, a norm
+// over two dimensions and weights that are not constants stay.
+// CHECK-LABEL: func.func @kept(
+//   CHECK-NOT:   kiln.row_moments
+//   CHECK-COUNT-4:   kiln.layer_norm
+//   CHECK-NOT:   kiln.row_moments
+func.func @kept(%x: tensor<8x4xf32>, %h: tensor<8x4xf16>, %t: tensor<2x3x4xf16>, %wa: tensor<2x4xf16>) -> (tensor<8x2xf32>, tensor<8x2xf16>, tensor<2x3x2xf16>, tensor<8x2xf16>) {
+  %w32 = kiln.constant dense<0.5> : tensor<2x4xf32>
+  %w16 = kiln.constant dense<0.5> : tensor<2x4xf16>
+  %g = kiln.constant dense<1.0> : tensor<4xf16>
+  %g2 = kiln.constant dense<1.0> : tensor<3x4xf16>
+  %a = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %la = kiln.linear %a, %w32 : (tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<8x2xf32>
+  %b = kiln.layer_norm %h weight %g axis = 1 eps = 1.0e-05 rms : (tensor<8x4xf16>, tensor<4xf16>) -> tensor<8x4xf16>
+  %lb = kiln.linear %b, %w16 : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf16>
+  %c = kiln.layer_norm %t weight %g2 axis = 1 eps = 1.0e-05 : (tensor<2x3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
+  %lc = kiln.linear %c, %w16 : (tensor<2x3x4xf16>, tensor<2x4xf16>) -> tensor<2x3x2xf16>
+  %d = kiln.layer_norm %h axis = 1 eps = 1.0e-05 : (tensor<8x4xf16>) -> tensor<8x4xf16>
+  %ld = kiln.linear %d, %wa : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf16>
+  return %la, %lb, %lc, %ld : tensor<8x2xf32>, tensor<8x2xf16>, tensor<2x3x2xf16>, tensor<8x2xf16>
+}
