@@ -58,8 +58,16 @@ FailureOr<RowCode> rowCode(FusionOp group, Operation *anchor, RankedTensorType t
       load.store(index, value);
   code.inputValue = load.valueOf(anchor->getOperand(0));
   // Row moments store two values a row, not elements (emitNormalization).
-  if (isa<RowMomentsOp>(anchor))
+  // Their statistics are of the row as stored: a GEMM reads it back rounded
+  // and subtracts mean x its weights' sums, which cancels exactly only for
+  // the mean of what it multiplied.
+  if (isa<RowMomentsOp>(anchor)) {
+    Type element = cast<RankedTensorType>(anchor->getOperand(0).getType()).getElementType();
+    if (anchor->getOperand(0).getDefiningOp() && !element.isF32())
+      code.inputValue = "kiln::to_float(kiln::from_float<" + cudaType(element) + ">(" +
+                        code.inputValue + "))";
     return code;
+  }
 
   // The normalized element, then the epilogue (the prologue values it reads
   // are recomputed from the inputs).

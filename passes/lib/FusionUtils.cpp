@@ -96,12 +96,19 @@ kiln::growAnchoredGroup(Operation *anchor, const AnchoredGrowth &growth,
   Block *block = anchor->getBlock();
   ArrayRef<int64_t> shape =
       cast<RankedTensorType>(anchor->getResult(0).getType()).getShape();
-  auto joinable = [&](Operation *op) {
+  // A prologue computes the anchor's input: the same shape but for row
+  // moments, whose results are a row's.
+  ArrayRef<int64_t> inputShape =
+      anchor->getNumOperands()
+          ? cast<RankedTensorType>(anchor->getOperand(0).getType()).getShape()
+          : shape;
+  auto joinableAt = [&](Operation *op, ArrayRef<int64_t> expected) {
     return op && op->getBlock() == block && !group.contains(op) &&
            isElementwiseFusible(op) && !op->hasAttr(attr::kNoFuse) &&
            op->getNumResults() == 1 &&
-           cast<RankedTensorType>(op->getResult(0).getType()).getShape() == shape;
+           cast<RankedTensorType>(op->getResult(0).getType()).getShape() == expected;
   };
+  auto joinable = [&](Operation *op) { return joinableAt(op, shape); };
   auto tryAdd = [&](Operation *candidate) {
     llvm::SetVector<Operation *> grown = group;
     grown.insert(candidate);
@@ -124,7 +131,7 @@ kiln::growAnchoredGroup(Operation *anchor, const AnchoredGrowth &growth,
       if (growth.producers && (member == anchor || member->isBeforeInBlock(anchor)))
         for (Value operand : member->getOperands()) {
           Operation *producer = operand.getDefiningOp();
-          if (joinable(producer) && control(producer, member))
+          if (joinableAt(producer, inputShape) && control(producer, member))
             changed |= tryAdd(producer);
         }
       if (growth.broadcastProducers && member != anchor && anchor->isBeforeInBlock(member))
