@@ -116,6 +116,11 @@
 #              then bench/attention_vs_sdpa.py at batch 32 without and
 #              with it, ROUNDS times (default 2), then ViT-B/16 at batch 32
 #              and 1 checked against PyTorch, launch by launch, both ways
+#   layer-norm-fold  the folded layer norm's kernel tests (row moments, the
+#              corrected linear on every GEMM kernel), then ViT-B/16 and
+#              GPT-2 at batch 32 checked against PyTorch, launch by launch,
+#              without the fold (the default) and with it
+#              (--fold-layer-norm-bytes=4194304), then compare_profiles.py
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -129,7 +134,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail layer-norm-fold ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -319,6 +324,21 @@ for part in "$@"; do
         for batch in 32 1; do
           TAIL=16 run "tail-compare-b$batch" python3 "$root/bench/compare_profiles.py" \
             "$out/raw-tail-default/vit_b_16_b$batch.txt" "$out/raw-tail-tail/vit_b_16_b$batch.txt"
+        done
+      fi ;;
+    layer-norm-fold)
+      # The timings only after the tests pass.
+      if TAIL=12 run fold-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*LayerNormFold*:*LayerNorm*:*Normalization*'; then
+        for setting in folded kept; do
+          run "fold-models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+            "$work/fold-$setting" --models vit_b_16 gpt2 --batches 32 --kiln-only --profile \
+            --raw-dir "$out/raw-fold-$setting" \
+            $([ $setting = folded ] && echo --kiln-flag=--fold-layer-norm-bytes=4194304)
+        done
+        for model in vit_b_16 gpt2; do
+          TAIL=24 run "fold-compare-$model" python3 "$root/bench/compare_profiles.py" \
+            "$out/raw-fold-kept/${model}_b32.txt" "$out/raw-fold-folded/${model}_b32.txt"
         done
       fi ;;
     ring-residual)

@@ -27,7 +27,8 @@ inline constexpr int64_t kSplitKStages = 3;
 /// kiln-fold-layer-norm's least layer-norm output: 4 MiB, a pre-norm
 /// transformer's at batch 32 (ViT-B/16 9.7 MB, GPT-2 at 128 tokens 6.3 MB).
 /// At batch 1 (0.3 MB) the norm's kernel is launch-bound and a statistics
-/// kernel would cost the same launch.
+/// kernel would cost the same launch. The pass's default; the graph
+/// pipeline gives it -1 (no fold) until the fold is timed on a GPU.
 inline constexpr int64_t kFoldLayerNormBytes = 4 << 20;
 
 /// Empty when the knobs are usable (a max-blocks or multiprocessor count of
