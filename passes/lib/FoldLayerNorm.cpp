@@ -4,8 +4,9 @@
 // (from the rounded values, so that the correction cancels exactly what the
 // GEMM multiplied), d = W beta + b, all in doubles; the linear on x returns
 // fp32 and `rstd (acc - mean c) + d` rounds once to the old result's type.
-// Policy: one linear reads the norm, 16-bit operands, the last dimension,
-// constant weights, and an output of at least `min-bytes`.
+// Policy: linears alone read the norm (each folds; one row_moments serves
+// them all), 16-bit operands, the last dimension, constant weights, and an
+// output of at least `min-bytes`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,26 +49,38 @@ std::optional<std::vector<double>> elementsOr(Value operand, size_t count, doubl
   return values;
 }
 
-/// The linear that alone reads `norm`, when the fold applies to the pair.
-LinearOp foldableLinear(LayerNormOp norm, int64_t minBytes) {
+/// The linears that alone read `norm` (a packed projection; a gated MLP's
+/// gate and up-projection), when the fold applies to them all.
+SmallVector<LinearOp> foldableLinears(LayerNormOp norm, int64_t minBytes) {
   auto type = cast<RankedTensorType>(norm.getType());
   Type element = type.getElementType();
-  if (minBytes < 0 || norm.getRms() || norm.getAxis() != type.getRank() - 1 ||
+  const bool lastDimension = static_cast<int64_t>(norm.getAxis()) == type.getRank() - 1;
+  if (minBytes < 0 || norm.getRms() || !lastDimension ||
       !(element.isF16() || element.isBF16()) || norm->hasAttr(attr::kNoFuse) ||
-      isa<FusionOp>(norm->getParentOp()) || !norm->hasOneUse() ||
+      isa<FusionOp>(norm->getParentOp()) || norm->use_empty() ||
       type.getNumElements() * 2 < minBytes)
-    return LinearOp();
-  auto linear = dyn_cast<LinearOp>(*norm->user_begin());
-  if (!linear || linear.getInput() != norm.getResult() || linear->hasAttr(attr::kNoFuse) ||
-      cast<RankedTensorType>(linear.getType()).getElementType() != element ||
-      !linear.getWeight().getDefiningOp<ConstantOp>())
-    return LinearOp();
-  return linear;
+    return {};
+  SmallVector<LinearOp> linears;
+  for (OpOperand &use : norm->getUses()) {
+    auto linear = dyn_cast<LinearOp>(use.getOwner());
+    if (!linear || use.getOperandNumber() != 0 || linear->hasAttr(attr::kNoFuse) ||
+        cast<RankedTensorType>(linear.getType()).getElementType() != element ||
+        !linear.getWeight().getDefiningOp<ConstantOp>())
+      return {};
+    linears.push_back(linear);
+  }
+  return linears;
 }
 
-/// Rewrites `linear(norm)`; false (nothing changed) when an operand is not
-/// a readable constant.
-bool fold(OpBuilder &builder, LayerNormOp norm, LinearOp linear) {
+/// A linear's folded constants: W' (in W's encoding), c and d.
+struct FoldedConstants {
+  std::vector<char> weight;
+  std::vector<double> sums, shifts;
+};
+
+/// `linear`'s constants with `norm` folded in; nothing when an operand is
+/// not a readable constant or W gamma leaves W's type's range.
+std::optional<FoldedConstants> foldedConstants(LayerNormOp norm, LinearOp linear) {
   auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
   const int64_t N = weightType.getShape()[0], K = weightType.getShape()[1];
   // The weight's millions of elements as bits (APFloat, element by element,
@@ -79,14 +92,14 @@ bool fold(OpBuilder &builder, LayerNormOp norm, LinearOp linear) {
   std::optional<std::vector<double>> beta = elementsOr(norm.getBias(), K, 0.0);
   std::optional<std::vector<double>> bias = elementsOr(linear.getBias(), N, 0.0);
   if (!weight || !gamma || !beta || !bias)
-    return false;
+    return std::nullopt;
 
   // W gamma: a product of two 16-bit values is exact in fp32 (at most 22
   // significant bits), so one rounding to W's type follows.
   const bool half = weightType.getElementType().isF16();
   std::vector<float> gammaFloat(gamma->begin(), gamma->end());
-  std::vector<char> scaled(weight->size());
-  std::vector<double> sums(N), shifts(N);
+  FoldedConstants folded{std::vector<char>(weight->size()), std::vector<double>(N),
+                         std::vector<double>(N)};
   std::atomic<bool> representable{true};
   // Rows on every core: ViT-B/16's 24 folds are 45 million elements.
   llvm::parallelFor(0, N, [&](size_t n) {
@@ -97,56 +110,72 @@ bool fold(OpBuilder &builder, LayerNormOp norm, LinearOp linear) {
       const float w = widenHalfBits(bits, half), product = w * gammaFloat[k];
       uint32_t productBits;
       std::memcpy(&productBits, &product, 4);
-      std::optional<uint16_t> folded = roundFloatBits(productBits, half);
-      if (!folded || !std::isfinite(product)) {
+      std::optional<uint16_t> rounded = roundFloatBits(productBits, half);
+      if (!rounded || !std::isfinite(product)) {
         representable = false;
         return;
       }
-      std::memcpy(scaled.data() + 2 * (n * K + k), &*folded, 2);
-      sum += widenHalfBits(*folded, half);
+      std::memcpy(folded.weight.data() + 2 * (n * K + k), &*rounded, 2);
+      sum += widenHalfBits(*rounded, half);
       shift += static_cast<double>(w) * (*beta)[k];
     }
-    sums[n] = sum;
-    shifts[n] = shift;
+    folded.sums[n] = sum;
+    folded.shifts[n] = shift;
   });
   if (!representable)
-    return false;
+    return std::nullopt;
+  return folded;
+}
 
-  builder.setInsertionPoint(linear);
-  Location loc = linear.getLoc();
-  auto resultType = cast<RankedTensorType>(linear.getType());
-  auto accumulators = resultType.clone(builder.getF32Type());
-  auto columns = RankedTensorType::get({N}, builder.getF32Type());
+/// Rewrites every linear of `linears` (all of `norm`'s users) onto one
+/// row_moments of the norm's input; nothing changes when any cannot fold.
+void fold(OpBuilder &builder, LayerNormOp norm, ArrayRef<LinearOp> linears) {
+  SmallVector<FoldedConstants> constants;
+  for (LinearOp linear : linears) {
+    std::optional<FoldedConstants> folded = foldedConstants(norm, linear);
+    if (!folded)
+      return;
+    constants.push_back(std::move(*folded));
+  }
+  builder.setInsertionPoint(norm);
   auto moments = RowMomentsOp::create(builder, norm.getLoc(), norm.getInput(),
                                       norm.getEps().convertToDouble());
-  Value foldedWeight = makeRawConstant(builder, loc, weightType, scaled, "ln_folded_weight");
-  Value columnSums = makeFloatConstant(builder, loc, columns, sums, "ln_folded_sums");
-  Value shift = makeFloatConstant(builder, loc, columns, shifts, "ln_folded_bias");
-  Value acc = LinearOp::create(builder, loc, accumulators, norm.getInput(), foldedWeight,
-                               Value());
-  Value centering = MulOp::create(builder, loc, accumulators, moments.getMean(), columnSums);
-  Value centered = SubOp::create(builder, loc, accumulators, acc, centering);
-  Value scaledRows = MulOp::create(builder, loc, accumulators, centered, moments.getRstd());
-  Value shifted = AddOp::create(builder, loc, accumulators, scaledRows, shift);
-  Value result = CastOp::create(builder, loc, resultType, shifted);
-  linear.getResult().replaceAllUsesWith(result);
-  linear.erase();
+  for (auto [index, folded] : llvm::enumerate(constants)) {
+    LinearOp linear = linears[index];
+    builder.setInsertionPoint(linear);
+    Location loc = linear.getLoc();
+    auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
+    auto resultType = cast<RankedTensorType>(linear.getType());
+    auto accumulators = resultType.clone(builder.getF32Type());
+    auto columns = RankedTensorType::get({weightType.getShape()[0]}, builder.getF32Type());
+    Value weight = makeRawConstant(builder, loc, weightType, folded.weight, "ln_folded_weight");
+    Value columnSums = makeFloatConstant(builder, loc, columns, folded.sums, "ln_folded_sums");
+    Value shift = makeFloatConstant(builder, loc, columns, folded.shifts, "ln_folded_bias");
+    Value acc = LinearOp::create(builder, loc, accumulators, norm.getInput(), weight, Value());
+    Value centering =
+        MulOp::create(builder, loc, accumulators, moments.getMean(), columnSums);
+    Value centered = SubOp::create(builder, loc, accumulators, acc, centering);
+    Value scaledRows = MulOp::create(builder, loc, accumulators, centered, moments.getRstd());
+    Value shifted = AddOp::create(builder, loc, accumulators, scaledRows, shift);
+    Value result = CastOp::create(builder, loc, resultType, shifted);
+    linear.getResult().replaceAllUsesWith(result);
+    linear.erase();
+  }
   norm.erase();
-  return true;
 }
 
 struct FoldLayerNormPass : kiln::impl::KilnFoldLayerNormBase<FoldLayerNormPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<std::pair<LayerNormOp, LinearOp>> pairs;
+    SmallVector<std::pair<LayerNormOp, SmallVector<LinearOp>>> folds;
     getOperation().walk([&](LayerNormOp norm) {
-      if (LinearOp linear = foldableLinear(norm, minBytes))
-        pairs.push_back({norm, linear});
+      if (SmallVector<LinearOp> linears = foldableLinears(norm, minBytes); !linears.empty())
+        folds.push_back({norm, std::move(linears)});
     });
     OpBuilder builder(&getContext());
-    for (auto [norm, linear] : pairs)
-      fold(builder, norm, linear);
+    for (auto &[norm, linears] : folds)
+      fold(builder, norm, linears);
   }
 };
 

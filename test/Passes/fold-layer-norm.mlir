@@ -56,6 +56,41 @@ func.func @bare_norm(%x: tensor<8x4xbf16>) -> tensor<8x2xbf16> {
 
 // -----
 
+// Two linears on one norm (a gated MLP's gate and up-projection): both
+// fold onto one row_moments.
+// CHECK-LABEL: func.func @gate_and_up(
+//   CHECK-NOT:   kiln.layer_norm
+//       CHECK:   %[[MEAN:.+]], %[[RSTD:.+]] = kiln.row_moments %arg0
+//   CHECK-NOT:   kiln.row_moments
+//       CHECK:   kiln.linear %arg0, %{{.+}} : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf32>
+//       CHECK:   kiln.mul %[[MEAN]]
+//       CHECK:   kiln.linear %arg0, %{{.+}} : (tensor<8x4xf16>, tensor<3x4xf16>) -> tensor<8x3xf32>
+//       CHECK:   kiln.mul %[[MEAN]]
+func.func @gate_and_up(%x: tensor<8x4xf16>) -> (tensor<8x2xf16>, tensor<8x3xf16>) {
+  %w = kiln.constant dense<0.5> : tensor<2x4xf16>
+  %v = kiln.constant dense<0.25> : tensor<3x4xf16>
+  %y = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<8x4xf16>) -> tensor<8x4xf16>
+  %gate = kiln.linear %y, %w : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf16>
+  %up = kiln.linear %y, %v : (tensor<8x4xf16>, tensor<3x4xf16>) -> tensor<8x3xf16>
+  return %gate, %up : tensor<8x2xf16>, tensor<8x3xf16>
+}
+
+// -----
+
+// One foldable linear and one whose weight is not a constant: neither.
+// CHECK-LABEL: func.func @one_of_two(
+//       CHECK:   kiln.layer_norm
+//   CHECK-NOT:   kiln.row_moments
+func.func @one_of_two(%x: tensor<8x4xf16>, %v: tensor<3x4xf16>) -> (tensor<8x2xf16>, tensor<8x3xf16>) {
+  %w = kiln.constant dense<0.5> : tensor<2x4xf16>
+  %y = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<8x4xf16>) -> tensor<8x4xf16>
+  %a = kiln.linear %y, %w : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf16>
+  %b = kiln.linear %y, %v : (tensor<8x4xf16>, tensor<3x4xf16>) -> tensor<8x3xf16>
+  return %a, %b : tensor<8x2xf16>, tensor<8x3xf16>
+}
+
+// -----
+
 // A norm read by anything besides its linear (a post-norm block's, which
 // is also the next residual) is stored anyway: nothing to gain.
 // CHECK-LABEL: func.func @two_users(

@@ -338,29 +338,32 @@ def KilnMergeProjections : Pass<"kiln-merge-projections", "mlir::func::FuncOp"> 
 }
 
 def KilnFoldLayerNorm : Pass<"kiln-fold-layer-norm", "mlir::func::FuncOp"> {
-  let summary = "moves a layer norm's normalization into the one linear it feeds";
+  let summary = "moves a layer norm's normalization into the linears it feeds";
   let description = [{
-    A pre-norm transformer's layer norm feeds one linear (the attention's
-    packed projection, the FFN's up-projection) and nothing else. Its output
-    is written and read back whole; folded, only its statistics are:
+    A pre-norm transformer's layer norm feeds linears and nothing else (the
+    attention's packed projection, the FFN's up-projection; a gated MLP's
+    gate and up-projection). Its output is written and read back whole;
+    folded, only its statistics are:
 
       LN(x) W^T + b = rstd (x W'^T - mean c) + d
 
     with W' = W diag(gamma) rounded to the weight's type, c = the row sums
     of W' (so that x W'^T - mean c is exactly (x - mean) W'^T before the
     accumulators' rounding) and d = W beta + b, computed at compile time.
-    The linear then returns its fp32 accumulators unrounded, the correction
-    runs on them in its epilogue, and one `kiln.row_moments` kernel reads x
-    once for the statistics.
+    Each linear then returns its fp32 accumulators unrounded, the
+    correction runs on them in its epilogue, and one `kiln.row_moments`
+    kernel reads x once for the statistics of them all.
 
     Numerics: the normalized input is no longer rounded to 16 bits, and
     gamma is rounded into W' instead (one rounding of a product either way);
     the correction's cancellation costs fp32 bits, not 16-bit ones.
 
-    Policy: 16-bit operands only (an fp32 model's tolerance leaves no room
-    for the cancellation), a normalization over the last dimension, constant
-    weights, and a layer-norm output of at least `min-bytes`: below that
-    the norm is launch-bound and folding saves nothing.
+    Policy: linears with constant weights are the norm's only readers (any
+    other reader needs the output stored anyway), 16-bit operands only (an
+    fp32 model's tolerance leaves no room for the cancellation), a
+    normalization over the last dimension, and a layer-norm output of at
+    least `min-bytes`: below that the norm is launch-bound and folding
+    saves nothing.
 
     Before:
     ```mlir
