@@ -270,16 +270,19 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
     return perWarp ? "kiln::warp_max(" + v + ")" : "kiln::block_max(" + v + ", scratch)";
   };
   std::string statistics;
-  auto meanAndDeviation = [&](double eps) {
+  // The mean, then the squares about it (or, for RMSNorm's statistics,
+  // about zero).
+  auto meanAndDeviation = [&](double eps, bool rms) {
     return "  float sum = 0.0f;\n  " + forEach + " sum += " + rowElement + ";\n"
            "  const float mean = " + rowSum("sum") + " / L;\n"
            "  float squares = 0.0f;\n  " + forEach + " {\n"
-           "    const float d = " + rowElement + " - mean;\n    squares += d * d;\n  }\n"
+           "    const float d = " + rowElement + (rms ? "" : " - mean") +
+           ";\n    squares += d * d;\n  }\n"
            "  const float rstd = rsqrtf(" + rowSum("squares") + " / L + " + floatLiteral(eps) +
            ");\n";
   };
   if (moments) {
-    statistics = meanAndDeviation(moments.getEps().convertToDouble());
+    statistics = meanAndDeviation(moments.getEps().convertToDouble(), moments.getRms());
   } else if (auto norm = dyn_cast<LayerNormOp>(anchor); norm && norm.getRms()) {
     // RMSNorm: the mean of squares, nothing subtracted.
     statistics = "  float squares = 0.0f;\n  " + forEach + " squares += " + rowElement +
@@ -287,7 +290,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
                  "  const float rstd = rsqrtf(" + rowSum("squares") + " / L + " +
                  floatLiteral(norm.getEps().convertToDouble()) + ");\n";
   } else if (auto norm = dyn_cast<LayerNormOp>(anchor)) {
-    statistics = meanAndDeviation(norm.getEps().convertToDouble());
+    statistics = meanAndDeviation(norm.getEps().convertToDouble(), /*rms=*/false);
   } else {
     statistics =
         "  float localMax = -INFINITY;\n  " + forEach + " localMax = fmaxf(localMax, " +

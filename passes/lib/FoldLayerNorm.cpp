@@ -3,7 +3,8 @@
 // Mechanics: W' = W diag(gamma) rounded to W's type, c = W' summed along K
 // (from the rounded values, so that the correction cancels exactly what the
 // GEMM multiplied), d = W beta + b, all in doubles; the linear on x returns
-// fp32 and `rstd (acc - mean c) + d` rounds once to the old result's type.
+// fp32 and `rstd (acc - mean c) + d` (RMSNorm: `rstd acc + b`) rounds once
+// to the old result's type.
 // Policy: linears alone read the norm (each folds; one row_moments serves
 // them all), 16-bit operands, the last dimension, constant weights, and an
 // output of at least `min-bytes`.
@@ -55,7 +56,7 @@ SmallVector<LinearOp> foldableLinears(LayerNormOp norm, int64_t minBytes) {
   auto type = cast<RankedTensorType>(norm.getType());
   Type element = type.getElementType();
   const bool lastDimension = static_cast<int64_t>(norm.getAxis()) == type.getRank() - 1;
-  if (minBytes < 0 || norm.getRms() || !lastDimension ||
+  if (minBytes < 0 || !lastDimension ||
       !(element.isF16() || element.isBF16()) || norm->hasAttr(attr::kNoFuse) ||
       isa<FusionOp>(norm->getParentOp()) || norm->use_empty() ||
       type.getNumElements() * 2 < minBytes)
@@ -139,7 +140,7 @@ void fold(OpBuilder &builder, LayerNormOp norm, ArrayRef<LinearOp> linears) {
   }
   builder.setInsertionPoint(norm);
   auto moments = RowMomentsOp::create(builder, norm.getLoc(), norm.getInput(),
-                                      norm.getEps().convertToDouble());
+                                      norm.getEps().convertToDouble(), norm.getRms());
   for (auto [index, folded] : llvm::enumerate(constants)) {
     LinearOp linear = linears[index];
     builder.setInsertionPoint(linear);
@@ -149,12 +150,18 @@ void fold(OpBuilder &builder, LayerNormOp norm, ArrayRef<LinearOp> linears) {
     auto accumulators = resultType.clone(builder.getF32Type());
     auto columns = RankedTensorType::get({weightType.getShape()[0]}, builder.getF32Type());
     Value weight = makeRawConstant(builder, loc, weightType, folded.weight, "ln_folded_weight");
-    Value columnSums = makeFloatConstant(builder, loc, columns, folded.sums, "ln_folded_sums");
+    // RMSNorm subtracts nothing: rstd x W'^T + b.
+    Value columnSums =
+        norm.getRms() ? Value()
+                      : makeFloatConstant(builder, loc, columns, folded.sums, "ln_folded_sums");
     Value shift = makeFloatConstant(builder, loc, columns, folded.shifts, "ln_folded_bias");
     Value acc = LinearOp::create(builder, loc, accumulators, norm.getInput(), weight, Value());
-    Value centering =
-        MulOp::create(builder, loc, accumulators, moments.getMean(), columnSums);
-    Value centered = SubOp::create(builder, loc, accumulators, acc, centering);
+    Value centered = acc;
+    if (columnSums) {
+      Value centering =
+          MulOp::create(builder, loc, accumulators, moments.getMean(), columnSums);
+      centered = SubOp::create(builder, loc, accumulators, acc, centering);
+    }
     Value scaledRows = MulOp::create(builder, loc, accumulators, centered, moments.getRstd());
     Value shifted = AddOp::create(builder, loc, accumulators, scaledRows, shift);
     Value result = CastOp::create(builder, loc, resultType, shifted);

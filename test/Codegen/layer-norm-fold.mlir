@@ -74,3 +74,18 @@ func.func @folded(%x: tensor<3x197x768xf16>, %w: tensor<3072x768xf16>, %mean: te
   }
   return %0 : tensor<3x197x3072xf16>
 }
+
+// -----
+
+// RMSNorm's statistics: the squares about zero.
+// CHECK: === kernel rms_k0
+// CHECK:   const float d = row[t];
+// CHECK:   const float rstd = rsqrtf(kiln::warp_sum(squares) / L + 1.000000000e-06f);
+func.func @rms(%x: tensor<16x256xbf16>) -> (tensor<16x1xf32>, tensor<16x1xf32>) {
+  %0:2 = kiln.fusion normalization ins(%x : tensor<16x256xbf16>) -> tensor<16x1xf32>, tensor<16x1xf32> {
+  ^bb0(%a: tensor<16x256xbf16>):
+    %mean, %rstd = kiln.row_moments %a eps = 1.0e-06 rms : tensor<16x256xbf16> -> tensor<16x1xf32>
+    kiln.yield %mean, %rstd : tensor<16x1xf32>, tensor<16x1xf32>
+  }
+  return %0#0, %0#1 : tensor<16x1xf32>, tensor<16x1xf32>
+}

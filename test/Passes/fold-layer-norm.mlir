@@ -105,24 +105,42 @@ func.func @two_users(%x: tensor<8x4xf16>) -> (tensor<8x2xf16>, tensor<8x4xf16>) 
 
 // -----
 
-// fp32 (its tolerance has no room for the cancellation), RMSNorm, a norm
-// over two dimensions and weights that are not constants stay.
+// fp32 (its tolerance has no room for the cancellation), a norm over two
+// dimensions and weights that are not constants stay.
 // CHECK-LABEL: func.func @kept(
 //   CHECK-NOT:   kiln.row_moments
-//   CHECK-COUNT-4:   kiln.layer_norm
+//   CHECK-COUNT-3:   kiln.layer_norm
 //   CHECK-NOT:   kiln.row_moments
-func.func @kept(%x: tensor<8x4xf32>, %h: tensor<8x4xf16>, %t: tensor<2x3x4xf16>, %wa: tensor<2x4xf16>) -> (tensor<8x2xf32>, tensor<8x2xf16>, tensor<2x3x2xf16>, tensor<8x2xf16>) {
+func.func @kept(%x: tensor<8x4xf32>, %h: tensor<8x4xf16>, %t: tensor<2x3x4xf16>, %wa: tensor<2x4xf16>) -> (tensor<8x2xf32>, tensor<2x3x2xf16>, tensor<8x2xf16>) {
   %w32 = kiln.constant dense<0.5> : tensor<2x4xf32>
   %w16 = kiln.constant dense<0.5> : tensor<2x4xf16>
-  %g = kiln.constant dense<1.0> : tensor<4xf16>
   %g2 = kiln.constant dense<1.0> : tensor<3x4xf16>
   %a = kiln.layer_norm %x axis = 1 eps = 1.0e-05 : (tensor<8x4xf32>) -> tensor<8x4xf32>
   %la = kiln.linear %a, %w32 : (tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<8x2xf32>
-  %b = kiln.layer_norm %h weight %g axis = 1 eps = 1.0e-05 rms : (tensor<8x4xf16>, tensor<4xf16>) -> tensor<8x4xf16>
-  %lb = kiln.linear %b, %w16 : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf16>
   %c = kiln.layer_norm %t weight %g2 axis = 1 eps = 1.0e-05 : (tensor<2x3x4xf16>, tensor<3x4xf16>) -> tensor<2x3x4xf16>
   %lc = kiln.linear %c, %w16 : (tensor<2x3x4xf16>, tensor<2x4xf16>) -> tensor<2x3x2xf16>
   %d = kiln.layer_norm %h axis = 1 eps = 1.0e-05 : (tensor<8x4xf16>) -> tensor<8x4xf16>
   %ld = kiln.linear %d, %wa : (tensor<8x4xf16>, tensor<2x4xf16>) -> tensor<8x2xf16>
-  return %la, %lb, %lc, %ld : tensor<8x2xf32>, tensor<8x2xf16>, tensor<2x3x2xf16>, tensor<8x2xf16>
+  return %la, %lc, %ld : tensor<8x2xf32>, tensor<2x3x2xf16>, tensor<8x2xf16>
+}
+
+// -----
+
+// RMSNorm: gamma into the weights, no mean subtracted, the bias as it was.
+// gamma = [2, 0.5, 1, -1]: W' = [[2, 0.25, -2, -4]].
+// CHECK-LABEL: func.func @rms_norm(
+//       CHECK:   %[[MEAN:.+]], %[[RSTD:.+]] = kiln.row_moments %arg0 eps = {{.+}} rms
+//       CHECK:   %[[ACC:.+]] = kiln.linear %arg0, %{{.+}} : (tensor<8x4xbf16>, tensor<1x4xbf16>) -> tensor<8x1xf32>
+//   CHECK-NOT:   kiln.sub
+//       CHECK:   %[[R:.+]] = kiln.mul %[[ACC]], %[[RSTD]]
+//       CHECK:   kiln.add %[[R]]
+//       CHECK: ln_folded_weight: "0x400000000040803E00C080C0"
+//       CHECK: ln_folded_bias: "0x4000000000000040"
+func.func @rms_norm(%x: tensor<8x4xbf16>) -> tensor<8x1xbf16> {
+  %g = kiln.constant dense<[2.0, 0.5, 1.0, -1.0]> : tensor<4xbf16>
+  %w = kiln.constant dense<[[1.0, 0.5, -2.0, 4.0]]> : tensor<1x4xbf16>
+  %bias = kiln.constant dense<[2.0]> : tensor<1xbf16>
+  %y = kiln.layer_norm %x weight %g axis = 1 eps = 1.0e-06 rms : (tensor<8x4xbf16>, tensor<4xbf16>) -> tensor<8x4xbf16>
+  %z = kiln.linear %y, %w, %bias : (tensor<8x4xbf16>, tensor<1x4xbf16>, tensor<1xbf16>) -> tensor<8x1xbf16>
+  return %z : tensor<8x1xbf16>
 }

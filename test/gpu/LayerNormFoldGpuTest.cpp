@@ -66,15 +66,17 @@ std::string foldedLinearIr(std::vector<int64_t> rows, int64_t k, int64_t n,
 }
 
 /// The statistics half: row_moments of `x + y` (the residual add a pre-norm
-/// block's norm takes as its prologue, also stored) or of x alone.
+/// block's norm takes as its prologue, also stored) or of x alone; RMSNorm's
+/// with `rms`.
 std::string rowMomentsIr(int64_t rows, int64_t length, const std::string &type,
-                         bool prologue) {
+                         bool prologue, bool rms = false) {
   const std::string x = tensorType({rows, length}, type), stat = tensorType({rows, 1}, "f32");
+  const std::string eps = rms ? "1.0e-06 rms" : "1.0e-05";
   if (!prologue)
     return "func.func @moments(%x: " + x + ") -> (" + stat + ", " + stat + ") {\n"
            "  %0:2 = kiln.fusion normalization ins(%x : " + x + ") -> " + stat + ", " + stat +
            " {\n  ^bb0(%a: " + x + "):\n"
-           "    %mean, %rstd = kiln.row_moments %a eps = 1.0e-05 : " + x + " -> " + stat + "\n"
+           "    %mean, %rstd = kiln.row_moments %a eps = " + eps + " : " + x + " -> " + stat + "\n"
            "    kiln.yield %mean, %rstd : " + stat + ", " + stat + "\n  }\n"
            "  return %0#0, %0#1 : " + stat + ", " + stat + "\n}\n";
   return "func.func @moments(%x: " + x + ", %y: " + x + ") -> (" + x + ", " + stat + ", " +
@@ -82,7 +84,7 @@ std::string rowMomentsIr(int64_t rows, int64_t length, const std::string &type,
          "  %0:3 = kiln.fusion normalization ins(%x, %y : " + x + ", " + x + ") -> " + x + ", " +
          stat + ", " + stat + " {\n  ^bb0(%a: " + x + ", %b: " + x + "):\n"
          "    %s = kiln.add %a, %b : " + x + "\n"
-         "    %mean, %rstd = kiln.row_moments %s eps = 1.0e-05 : " + x + " -> " + stat + "\n"
+         "    %mean, %rstd = kiln.row_moments %s eps = " + eps + " : " + x + " -> " + stat + "\n"
          "    kiln.yield %s, %mean, %rstd : " + x + ", " + stat + ", " + stat + "\n  }\n"
          "  return %0#0, %0#1, %0#2 : " + x + ", " + stat + ", " + stat + "\n}\n";
 }
@@ -108,6 +110,8 @@ std::vector<std::string> foldCases() {
       rowMomentsIr(37, 100, "f16", true),
       rowMomentsIr(5, 1536, "bf16", true),
       rowMomentsIr(33, 768, "f16", false),
+      rowMomentsIr(512, 4096, "bf16", true, /*rms=*/true),
+      rowMomentsIr(37, 100, "f16", false, /*rms=*/true),
   };
 }
 
@@ -141,74 +145,78 @@ TEST(KernelsGpu, LayerNormFoldKernelsCompile) { expectCompilesForBothImages(fold
 
 // Needs no GPU: the fold computes what the norm and the linear did, within
 // 16-bit rounding, on rows whose mean is far from zero against their spread
-// (the correction's cancellation) and with gamma and beta away from 1 and 0;
-// and every error it makes is no larger than the unfolded graph's own
-// against a float64 reference.
+// (the correction's cancellation) and with gamma and beta away from 1 and 0,
+// for a layer norm and an RMSNorm; and every error it makes is close to the
+// unfolded graph's own against a float64 reference.
 TEST(KernelsGpu, LayerNormFoldKeepsTheNorm) {
-  for (const std::string type : {"f16", "bf16"}) {
-    SCOPED_TRACE(type);
-    constexpr int64_t K = 96, N = 40;
-    std::mt19937 rng(7);
-    const std::string x = tensorType({2, 37, K}, type), y = tensorType({2, 37, N}, type);
-    const std::string ir =
-        "func.func @block(%x: " + x + ") -> " + y + " {\n"
-        "  %g = " + denseConstant(rng, {K}, type, 1.0f, 0.3f) + "\n"
-        "  %b = " + denseConstant(rng, {K}, type, 0.0f, 0.3f) + "\n"
-        "  %w = " + denseConstant(rng, {N, K}, type, 0.0f, 0.1f) + "\n"
-        "  %bias = " + denseConstant(rng, {N}, type, 0.0f, 0.1f) + "\n"
-        "  %n = kiln.layer_norm %x weight %g bias %b axis = 2 eps = 1.0e-05 : (" + x + ", " +
-        tensorType({K}, type) + ", " + tensorType({K}, type) + ") -> " + x + "\n"
-        "  %l = kiln.linear %n, %w, %bias : (" + x + ", " + tensorType({N, K}, type) + ", " +
-        tensorType({N}, type) + ") -> " + y + "\n"
-        "  %r = kiln.gelu %l : " + y + "\n"
-        "  return %r : " + y + "\n}\n";
-    MLIRContext context;
-    context.loadDialect<KilnDialect, func::FuncDialect>();
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
-    ASSERT_TRUE(module) << ir;
-    auto fn = *module->getOps<func::FuncOp>().begin();
-    // Rows offset by up to 40 with a spread of 1, some of them negative.
-    at::manual_seed(3);
-    at::Tensor input = (at::randn({2, 37, K}) + 40.0 * (at::rand({2, 37, 1}) - 0.5))
-                           .to(type == std::string("f16") ? c10::kHalf : c10::kBFloat16);
-    std::string error;
-    auto unfolded = frontend::evaluateReference(fn, {input}, error);
-    ASSERT_TRUE(unfolded) << error;
+  for (const bool rms : {false, true})
+    for (const std::string type : {"f16", "bf16"}) {
+      SCOPED_TRACE(type + (rms ? " rms" : ""));
+      constexpr int64_t K = 96, N = 40;
+      std::mt19937 rng(7);
+      const std::string x = tensorType({2, 37, K}, type), y = tensorType({2, 37, N}, type);
+      const std::string vector = tensorType({K}, type);
+      const std::string norm =
+          rms ? "  %n = kiln.layer_norm %x weight %g axis = 2 eps = 1.0e-06 rms : (" + x + ", " +
+                    vector + ") -> " + x + "\n"
+              : "  %b = " + denseConstant(rng, {K}, type, 0.0f, 0.3f) + "\n"
+                "  %n = kiln.layer_norm %x weight %g bias %b axis = 2 eps = 1.0e-05 : (" + x +
+                    ", " + vector + ", " + vector + ") -> " + x + "\n";
+      const std::string gamma = "  %g = " + denseConstant(rng, {K}, type, 1.0f, 0.3f) + "\n";
+      const std::string ir =
+          "func.func @block(%x: " + x + ") -> " + y + " {\n" + gamma + norm +
+          "  %w = " + denseConstant(rng, {N, K}, type, 0.0f, 0.1f) + "\n"
+          "  %bias = " + denseConstant(rng, {N}, type, 0.0f, 0.1f) + "\n"
+          "  %l = kiln.linear %n, %w, %bias : (" + x + ", " + tensorType({N, K}, type) + ", " +
+          tensorType({N}, type) + ") -> " + y + "\n"
+          "  %r = kiln.gelu %l : " + y + "\n"
+          "  return %r : " + y + "\n}\n";
+      MLIRContext context;
+      context.loadDialect<KilnDialect, func::FuncDialect>();
+      OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
+      ASSERT_TRUE(module) << ir;
+      auto fn = *module->getOps<func::FuncOp>().begin();
+      // Rows offset by up to +-20 with a spread of 1.
+      at::manual_seed(3);
+      at::Tensor input = (at::randn({2, 37, K}) + 40.0 * (at::rand({2, 37, 1}) - 0.5))
+                             .to(type == std::string("f16") ? c10::kHalf : c10::kBFloat16);
+      // The constants in float64, in the order they are written.
+      std::vector<at::Tensor> constants;
+      fn.walk([&](ConstantOp constant) {
+        auto values = constantElements(constant);
+        ASSERT_TRUE(values);
+        constants.push_back(at::tensor(*values, at::TensorOptions().dtype(c10::kDouble))
+                                .reshape(cast<RankedTensorType>(constant.getType()).getShape()));
+      });
+      ASSERT_EQ(constants.size(), rms ? 3u : 4u);
+      std::string error;
+      auto unfolded = frontend::evaluateReference(fn, {input}, error);
+      ASSERT_TRUE(unfolded) << error;
 
-    PassManager pm(&context);
-    KilnFoldLayerNormOptions options;
-    options.minBytes = 0;
-    pm.addNestedPass<func::FuncOp>(createKilnFoldLayerNorm(options));
-    ASSERT_TRUE(succeeded(pm.run(*module)));
-    int norms = 0, moments = 0;
-    fn.walk([&](LayerNormOp) { ++norms; });
-    fn.walk([&](RowMomentsOp) { ++moments; });
-    EXPECT_EQ(norms, 0);
-    EXPECT_EQ(moments, 1);
-    auto folded = frontend::evaluateReference(fn, {input}, error);
-    ASSERT_TRUE(folded) << error;
+      PassManager pm(&context);
+      KilnFoldLayerNormOptions options;
+      options.minBytes = 0;
+      pm.addNestedPass<func::FuncOp>(createKilnFoldLayerNorm(options));
+      ASSERT_TRUE(succeeded(pm.run(*module)));
+      int norms = 0, moments = 0;
+      fn.walk([&](LayerNormOp) { ++norms; });
+      fn.walk([&](RowMomentsOp) { ++moments; });
+      EXPECT_EQ(norms, 0);
+      EXPECT_EQ(moments, 1);
+      auto folded = frontend::evaluateReference(fn, {input}, error);
+      ASSERT_TRUE(folded) << error;
 
-    // float64 from the same constants, read back from the unfolded module's
-    // text: recompute it with ATen in double.
-    OwningOpRef<ModuleOp> original = parseSourceString<ModuleOp>(ir, &context);
-    auto originalFn = *original->getOps<func::FuncOp>().begin();
-    std::vector<at::Tensor> constants;
-    originalFn.walk([&](ConstantOp constant) {
-      auto values = constantElements(constant);
-      ASSERT_TRUE(values);
-      constants.push_back(at::tensor(*values, at::TensorOptions().dtype(c10::kDouble))
-                              .reshape(cast<RankedTensorType>(constant.getType()).getShape()));
-    });
-    ASSERT_EQ(constants.size(), 4u);
-    at::Tensor wide = input.to(c10::kDouble);
-    at::Tensor normalized = at::layer_norm(wide, {K}, constants[0], constants[1], 1e-5);
-    at::Tensor want = at::gelu(at::linear(normalized, constants[2], constants[3]));
-
-    const double unfoldedError = kiln::testing::relativeL2((*unfolded)[0], want);
-    const double foldedError = kiln::testing::relativeL2((*folded)[0], want);
-    std::printf("    %s: folded rel L2 %.3e, unfolded %.3e against float64\n", type.c_str(),
-                foldedError, unfoldedError);
-    EXPECT_LE(foldedError, 1e-2);
-    EXPECT_LE(foldedError, 1.5 * unfoldedError);
-  }
+      at::Tensor wide = input.to(c10::kDouble);
+      at::Tensor normalized =
+          rms ? wide * at::rsqrt(wide.pow(2).mean({-1}, /*keepdim=*/true) + 1e-6) * constants[0]
+              : at::layer_norm(wide, {K}, constants[0], constants[1], 1e-5);
+      at::Tensor want =
+          at::gelu(at::linear(normalized, constants[rms ? 1 : 2], constants[rms ? 2 : 3]));
+      const double unfoldedError = kiln::testing::relativeL2((*unfolded)[0], want);
+      const double foldedError = kiln::testing::relativeL2((*folded)[0], want);
+      std::printf("    %s%s: folded rel L2 %.3e, unfolded %.3e against float64\n", type.c_str(),
+                  rms ? " rms" : "", foldedError, unfoldedError);
+      EXPECT_LE(foldedError, 1e-2);
+      EXPECT_LE(foldedError, 1.5 * unfoldedError);
+    }
 }

@@ -389,8 +389,9 @@ private:
         .Case([&](RowMomentsOp o) -> Result {
           at::Tensor x = in(o.getInput()).to(c10::kFloat);
           auto [variance, mean] = at::var_mean(x, {-1}, /*correction=*/0, /*keepdim=*/true);
+          at::Tensor spread = o.getRms() ? x.pow(2).mean({-1}, /*keepdim=*/true) : variance;
           return std::vector<at::Tensor>{mean,
-                                         at::rsqrt(variance + o.getEps().convertToDouble())};
+                                         at::rsqrt(spread + o.getEps().convertToDouble())};
         })
         .Case([&](LayerNormOp o) {
           at::Tensor x = in(o.getInput());

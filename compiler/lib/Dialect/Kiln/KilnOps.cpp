@@ -577,13 +577,15 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
-void RowMomentsOp::build(OpBuilder &builder, OperationState &state, Value input, double eps) {
+void RowMomentsOp::build(OpBuilder &builder, OperationState &state, Value input, double eps,
+                         bool rms) {
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape = llvm::to_vector(type.getShape());
   if (!shape.empty())
     shape.back() = 1;
   auto statistics = RankedTensorType::get(shape, builder.getF32Type());
-  build(builder, state, statistics, statistics, input, builder.getF64FloatAttr(eps));
+  build(builder, state, statistics, statistics, input, builder.getF64FloatAttr(eps),
+        rms ? builder.getUnitAttr() : UnitAttr());
 }
 
 LogicalResult RowMomentsOp::verify() {

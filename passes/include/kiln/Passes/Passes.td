@@ -354,6 +354,9 @@ def KilnFoldLayerNorm : Pass<"kiln-fold-layer-norm", "mlir::func::FuncOp"> {
     correction runs on them in its epilogue, and one `kiln.row_moments`
     kernel reads x once for the statistics of them all.
 
+    An RMSNorm folds the same way without the mean: rstd x W'^T + b, its
+    rstd the root mean square's (`row_moments ... rms`).
+
     Numerics: the normalized input is no longer rounded to 16 bits, and
     gamma is rounded into W' instead (one rounding of a product either way);
     the correction's cancellation costs fp32 bits, not 16-bit ones.

@@ -439,18 +439,22 @@ def Kiln_RowMomentsOp : Kiln_Op<"row_moments", [Pure, AllTypesMatch<["mean", "rs
   let description = [{
     Over the last dimension, in fp32 whatever the input's element type: `mean`
     and `rstd = rsqrt(var + eps)` (the biased variance, as `layer_norm`'s),
-    each shaped like the input with its last dimension 1. What is left of a
-    layer norm whose normalization moved into the linear it feeds (see
+    each shaped like the input with its last dimension 1. With `rms`,
+    RMSNorm's: `rstd = rsqrt(mean(x^2) + eps)`, nothing subtracted (`mean`
+    is still the row's mean). What is left of a layer norm whose
+    normalization moved into the linears it feeds (see
     `kiln-fold-layer-norm`).
 
     ```mlir
     %mean, %rstd = kiln.row_moments %x eps = 1.0e-05 : tensor<64x768xf16> -> tensor<64x1xf32>
+    %m, %r = kiln.row_moments %x eps = 1.0e-06 rms : tensor<64x4096xbf16> -> tensor<64x1xf32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, F64Attr:$eps);
+  let arguments = (ins Kiln_FloatTensor:$input, F64Attr:$eps, UnitAttr:$rms);
   let results = (outs StaticShapeTensorOf<[F32]>:$mean, StaticShapeTensorOf<[F32]>:$rstd);
-  let assemblyFormat = "$input `eps` `=` $eps attr-dict `:` type($input) `->` type($mean)";
-  let builders = [OpBuilder<(ins "mlir::Value":$input, "double":$eps)>];
+  let assemblyFormat =
+      "$input `eps` `=` $eps (`rms` $rms^)? attr-dict `:` type($input) `->` type($mean)";
+  let builders = [OpBuilder<(ins "mlir::Value":$input, "double":$eps, "bool":$rms)>];
   let hasVerifier = 1;
 }
 
