@@ -50,9 +50,36 @@ std::optional<std::vector<double>> elementsOr(Value operand, size_t count, doubl
   return values;
 }
 
-/// The linears that alone read `norm` (a packed projection; a gated MLP's
-/// gate and up-projection), when the fold applies to them all.
-SmallVector<LinearOp> foldableLinears(LayerNormOp norm, int64_t minBytes) {
+/// A norm to fold: its gamma (the norm's weight, or the constant that
+/// multiplies a norm without one: Hugging Face's RMSNorm scales after
+/// rounding back to the model's type) and the linears that alone read it
+/// (a packed projection; a gated MLP's gate and up-projection).
+struct FoldSite {
+  LayerNormOp norm;
+  MulOp scale; // the multiply by gamma, when it is apart
+  Value gamma;
+  SmallVector<LinearOp> linears;
+};
+
+/// The multiply of `norm`'s result by a constant along the last dimension
+/// that is the norm's only user, or nothing.
+MulOp separateScale(LayerNormOp norm) {
+  if (norm.getWeight() || !norm->hasOneUse())
+    return MulOp();
+  auto mul = dyn_cast<MulOp>(*norm->user_begin());
+  if (!mul || mul.getType() != norm.getType())
+    return MulOp();
+  Value other = mul.getLhs() == norm.getResult() ? mul.getRhs() : mul.getLhs();
+  auto shape = cast<RankedTensorType>(other.getType()).getShape();
+  const int64_t K = cast<RankedTensorType>(norm.getType()).getShape().back();
+  if (!other.getDefiningOp<ConstantOp>() || shape.empty() || shape.back() != K ||
+      !llvm::all_of(shape.drop_back(), [](int64_t d) { return d == 1; }))
+    return MulOp();
+  return mul;
+}
+
+/// What folds at `norm`, when the fold applies to every reader.
+std::optional<FoldSite> foldSite(LayerNormOp norm, int64_t minBytes) {
   auto type = cast<RankedTensorType>(norm.getType());
   Type element = type.getElementType();
   const bool lastDimension = static_cast<int64_t>(norm.getAxis()) == type.getRank() - 1;
@@ -60,17 +87,25 @@ SmallVector<LinearOp> foldableLinears(LayerNormOp norm, int64_t minBytes) {
       !(element.isF16() || element.isBF16()) || norm->hasAttr(attr::kNoFuse) ||
       isa<FusionOp>(norm->getParentOp()) || norm->use_empty() ||
       type.getNumElements() * 2 < minBytes)
-    return {};
-  SmallVector<LinearOp> linears;
-  for (OpOperand &use : norm->getUses()) {
+    return std::nullopt;
+  FoldSite site{norm, separateScale(norm), norm.getWeight(), {}};
+  Value normalized = norm.getResult();
+  if (site.scale) {
+    normalized = site.scale.getResult();
+    site.gamma = site.scale.getLhs() == norm.getResult() ? site.scale.getRhs()
+                                                         : site.scale.getLhs();
+  }
+  for (OpOperand &use : normalized.getUses()) {
     auto linear = dyn_cast<LinearOp>(use.getOwner());
     if (!linear || use.getOperandNumber() != 0 || linear->hasAttr(attr::kNoFuse) ||
         cast<RankedTensorType>(linear.getType()).getElementType() != element ||
         !linear.getWeight().getDefiningOp<ConstantOp>())
-      return {};
-    linears.push_back(linear);
+      return std::nullopt;
+    site.linears.push_back(linear);
   }
-  return linears;
+  if (site.linears.empty())
+    return std::nullopt;
+  return site;
 }
 
 /// A linear's folded constants: W' (in W's encoding), c and d.
@@ -81,7 +116,8 @@ struct FoldedConstants {
 
 /// `linear`'s constants with `norm` folded in; nothing when an operand is
 /// not a readable constant or W gamma leaves W's type's range.
-std::optional<FoldedConstants> foldedConstants(LayerNormOp norm, LinearOp linear) {
+std::optional<FoldedConstants> foldedConstants(const FoldSite &site, LinearOp linear) {
+  LayerNormOp norm = site.norm;
   auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
   const int64_t N = weightType.getShape()[0], K = weightType.getShape()[1];
   // The weight's millions of elements as bits (APFloat, element by element,
@@ -89,7 +125,7 @@ std::optional<FoldedConstants> foldedConstants(LayerNormOp norm, LinearOp linear
   auto weightConstant = linear.getWeight().getDefiningOp<ConstantOp>();
   std::optional<std::vector<char>> weight =
       constantValueBytes(weightConstant.getValue(), weightType);
-  std::optional<std::vector<double>> gamma = elementsOr(norm.getWeight(), K, 1.0);
+  std::optional<std::vector<double>> gamma = elementsOr(site.gamma, K, 1.0);
   std::optional<std::vector<double>> beta = elementsOr(norm.getBias(), K, 0.0);
   std::optional<std::vector<double>> bias = elementsOr(linear.getBias(), N, 0.0);
   if (!weight || !gamma || !beta || !bias)
@@ -128,12 +164,14 @@ std::optional<FoldedConstants> foldedConstants(LayerNormOp norm, LinearOp linear
   return folded;
 }
 
-/// Rewrites every linear of `linears` (all of `norm`'s users) onto one
-/// row_moments of the norm's input; nothing changes when any cannot fold.
-void fold(OpBuilder &builder, LayerNormOp norm, ArrayRef<LinearOp> linears) {
+/// Rewrites every linear of `site` onto one row_moments of the norm's
+/// input; nothing changes when any cannot fold.
+void fold(OpBuilder &builder, const FoldSite &site) {
+  LayerNormOp norm = site.norm;
+  ArrayRef<LinearOp> linears = site.linears;
   SmallVector<FoldedConstants> constants;
   for (LinearOp linear : linears) {
-    std::optional<FoldedConstants> folded = foldedConstants(norm, linear);
+    std::optional<FoldedConstants> folded = foldedConstants(site, linear);
     if (!folded)
       return;
     constants.push_back(std::move(*folded));
@@ -154,7 +192,11 @@ void fold(OpBuilder &builder, LayerNormOp norm, ArrayRef<LinearOp> linears) {
     Value columnSums =
         norm.getRms() ? Value()
                       : makeFloatConstant(builder, loc, columns, folded.sums, "ln_folded_sums");
-    Value shift = makeFloatConstant(builder, loc, columns, folded.shifts, "ln_folded_bias");
+    // No beta and no bias (Llama's RMSNorm and projections): nothing to add.
+    const bool shifts = llvm::any_of(folded.shifts, [](double d) { return d != 0.0; });
+    Value shift = shifts ? makeFloatConstant(builder, loc, columns, folded.shifts,
+                                             "ln_folded_bias")
+                         : Value();
     Value acc = LinearOp::create(builder, loc, accumulators, norm.getInput(), weight, Value());
     Value centered = acc;
     if (columnSums) {
@@ -163,11 +205,14 @@ void fold(OpBuilder &builder, LayerNormOp norm, ArrayRef<LinearOp> linears) {
       centered = SubOp::create(builder, loc, accumulators, acc, centering);
     }
     Value scaledRows = MulOp::create(builder, loc, accumulators, centered, moments.getRstd());
-    Value shifted = AddOp::create(builder, loc, accumulators, scaledRows, shift);
+    Value shifted =
+        shift ? AddOp::create(builder, loc, accumulators, scaledRows, shift) : scaledRows;
     Value result = CastOp::create(builder, loc, resultType, shifted);
     linear.getResult().replaceAllUsesWith(result);
     linear.erase();
   }
+  if (MulOp scale = site.scale)
+    scale.erase();
   norm.erase();
 }
 
@@ -175,14 +220,14 @@ struct FoldLayerNormPass : kiln::impl::KilnFoldLayerNormBase<FoldLayerNormPass> 
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<std::pair<LayerNormOp, SmallVector<LinearOp>>> folds;
+    SmallVector<FoldSite> sites;
     getOperation().walk([&](LayerNormOp norm) {
-      if (SmallVector<LinearOp> linears = foldableLinears(norm, minBytes); !linears.empty())
-        folds.push_back({norm, std::move(linears)});
+      if (std::optional<FoldSite> site = foldSite(norm, minBytes))
+        sites.push_back(std::move(*site));
     });
     OpBuilder builder(&getContext());
-    for (auto &[norm, linears] : folds)
-      fold(builder, norm, linears);
+    for (const FoldSite &site : sites)
+      fold(builder, site);
   }
 };
 

@@ -39,14 +39,16 @@ func.func @pre_norm(%x: tensor<2x3x4xf16>) -> tensor<2x3x2xf16> {
 
 // -----
 
-// Without gamma, beta and a bias: W' = W, c = [-0.25, 0], d = 0.
+// Without gamma, beta and a bias: W' = W, c = [-0.25, 0], and d = 0 is
+// not added.
 // CHECK-LABEL: func.func @bare_norm(
 //       CHECK:   kiln.row_moments
 //       CHECK:   kiln.linear %arg0, %{{.+}} : (tensor<8x4xbf16>, tensor<2x4xbf16>) -> tensor<8x2xf32>
-//       CHECK:   kiln.cast %{{.+}} : tensor<8x2xf32> to tensor<8x2xbf16>
+//       CHECK:   %[[R:.+]] = kiln.mul %{{.+}}, %{{.+}} : tensor<8x2xf32>, tensor<8x1xf32>
+//  CHECK-NEXT:   kiln.cast %[[R]] : tensor<8x2xf32> to tensor<8x2xbf16>
 //       CHECK: ln_folded_weight: "0x40000000803F003F00C0803E0000000000000000"
 //       CHECK: ln_folded_sums: "0x40000000000080BE00000000"
-//       CHECK: ln_folded_bias: "0x400000000000000000000000"
+//   CHECK-NOT: ln_folded_bias
 func.func @bare_norm(%x: tensor<8x4xbf16>) -> tensor<8x2xbf16> {
   %w = kiln.constant dense<[[1.0, 0.5, -2.0, 0.25], [0.0, 0.0, 0.0, 0.0]]> : tensor<2x4xbf16>
   %y = kiln.layer_norm %x axis = 1 eps = 1.0e-06 : (tensor<8x4xbf16>) -> tensor<8x4xbf16>
@@ -143,4 +145,32 @@ func.func @rms_norm(%x: tensor<8x4xbf16>) -> tensor<8x1xbf16> {
   %y = kiln.layer_norm %x weight %g axis = 1 eps = 1.0e-06 rms : (tensor<8x4xbf16>, tensor<4xbf16>) -> tensor<8x4xbf16>
   %z = kiln.linear %y, %w, %bias : (tensor<8x4xbf16>, tensor<1x4xbf16>, tensor<1xbf16>) -> tensor<8x1xbf16>
   return %z : tensor<8x1xbf16>
+}
+
+// -----
+
+// Hugging Face's RMSNorm scales by its weight after the norm, apart: that
+// multiply is gamma, and both of a gated MLP's projections fold onto one
+// row_moments. gamma = [2, 0.5, 1, -1]: W' = [[2, 0.25, -2, -4]] and
+// [[1, 1, 1, -1]]; no bias, nothing added.
+// CHECK-LABEL: func.func @scaled_rms_norm(
+//   CHECK-NOT:   kiln.layer_norm
+//       CHECK:   %[[MEAN:.+]], %[[RSTD:.+]] = kiln.row_moments %arg0 eps = {{.+}} rms
+//   CHECK-NOT:   kiln.add
+//       CHECK:   kiln.linear %arg0, %{{.+}} : (tensor<8x4xf16>, tensor<1x4xf16>) -> tensor<8x1xf32>
+//       CHECK:   kiln.mul %{{.+}}, %[[RSTD]]
+//       CHECK:   kiln.linear %arg0, %{{.+}} : (tensor<8x4xf16>, tensor<1x4xf16>) -> tensor<8x1xf32>
+//       CHECK:   kiln.mul %{{.+}}, %[[RSTD]]
+//   CHECK-NOT:   kiln.add
+//   CHECK-DAG: ln_folded_weight{{.*}}: "0x400000000040003400C000C4"
+//   CHECK-DAG: ln_folded_weight{{.*}}: "0x40000000003C003C003C00BC"
+func.func @scaled_rms_norm(%x: tensor<8x4xf16>) -> (tensor<8x1xf16>, tensor<8x1xf16>) {
+  %g = kiln.constant dense<[2.0, 0.5, 1.0, -1.0]> : tensor<4xf16>
+  %w = kiln.constant dense<[[1.0, 0.5, -2.0, 4.0]]> : tensor<1x4xf16>
+  %v = kiln.constant dense<[[0.5, 2.0, 1.0, 1.0]]> : tensor<1x4xf16>
+  %y = kiln.layer_norm %x axis = 1 eps = 1.0e-06 rms : (tensor<8x4xf16>) -> tensor<8x4xf16>
+  %s = kiln.mul %g, %y : tensor<4xf16>, tensor<8x4xf16> -> tensor<8x4xf16>
+  %gate = kiln.linear %s, %w : (tensor<8x4xf16>, tensor<1x4xf16>) -> tensor<8x1xf16>
+  %up = kiln.linear %s, %v : (tensor<8x4xf16>, tensor<1x4xf16>) -> tensor<8x1xf16>
+  return %gate, %up : tensor<8x1xf16>, tensor<8x1xf16>
 }

@@ -89,6 +89,25 @@ std::string rowMomentsIr(int64_t rows, int64_t length, const std::string &type,
          "  return %0#0, %0#1, %0#2 : " + x + ", " + stat + ", " + stat + "\n}\n";
 }
 
+/// An RMSNorm's GEMM half without a bias: linear(x, W') in fp32 times rstd,
+/// rounded to `type`.
+std::string foldedRmsLinearIr(std::vector<int64_t> rows, int64_t k, int64_t n,
+                              const std::string &type) {
+  const std::string x = tensorType(withLast(rows, k), type), w = tensorType({n, k}, type),
+                    stat = tensorType(withLast(rows, 1), "f32"),
+                    acc = tensorType(withLast(rows, n), "f32"),
+                    y = tensorType(withLast(rows, n), type);
+  return "func.func @folded_rms(%x: " + x + ", %w: " + w + ", %rstd: " + stat + ") -> " + y +
+         " {\n"
+         "  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %rstd : " + x + ", " + w + ", " + stat +
+         ") -> " + y + " {\n"
+         "  ^bb0(%a: " + x + ", %bw: " + w + ", %br: " + stat + "):\n"
+         "    %l = kiln.linear %a, %bw : (" + x + ", " + w + ") -> " + acc + "\n"
+         "    %r = kiln.mul %l, %br : " + acc + ", " + stat + " -> " + acc + "\n"
+         "    %t = kiln.cast %r : " + acc + " to " + y + "\n"
+         "    kiln.yield %t : " + y + "\n  }\n  return %0 : " + y + "\n}\n";
+}
+
 std::vector<std::string> foldCases() {
   return {
       // ViT's rows at batch 3 (591: no tile multiple), the packed projection
@@ -104,6 +123,8 @@ std::vector<std::string> foldCases() {
       foldedLinearIr({1, 64}, 1024, 1000, "f16", true),
       foldedLinearIr({2, 8500}, 16, 16, "f16", false),
       foldedLinearIr({1, 20000}, 64, 64, "f16", true),
+      // An RMSNorm's: rstd alone, no bias (a Llama MLP's gate at batch 8).
+      foldedRmsLinearIr({8, 128}, 512, 1376, "bf16"),
       // Rows in 16-byte vectors, in single elements (100 halves are not
       // whole vectors), and a row a block (past 1024 elements).
       rowMomentsIr(4096, 768, "f16", true),

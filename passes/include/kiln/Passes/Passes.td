@@ -355,7 +355,11 @@ def KilnFoldLayerNorm : Pass<"kiln-fold-layer-norm", "mlir::func::FuncOp"> {
     kernel reads x once for the statistics of them all.
 
     An RMSNorm folds the same way without the mean: rstd x W'^T + b, its
-    rstd the root mean square's (`row_moments ... rms`).
+    rstd the root mean square's (`row_moments ... rms`). A norm without a
+    weight whose only user multiplies it by a constant along the last
+    dimension (Hugging Face's RMSNorm, which scales after rounding back to
+    the model's type) takes that constant as gamma. A d that is all zeros
+    (no beta, no bias) is not added.
 
     Numerics: the normalized input is no longer rounded to 16 bits, and
     gamma is rounded into W' instead (one rounding of a product either way);
