@@ -53,6 +53,8 @@ int64_t kiln::flopsOf(Operation *op) {
         return o.getCausal() ? flops / 2 : flops;
       })
       .Case([](LayerNormOp o) { return 8 * elementsOf(o.getType()); })
+      // A sum, a difference and a square's add an element.
+      .Case([](RowMomentsOp o) { return 4 * elementsOf(o.getInput().getType()); })
       .Case([](SoftmaxOp o) { return 5 * elementsOf(o.getType()); })
       .Case([](CumsumOp o) { return elementsOf(o.getType()); })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
