@@ -34,9 +34,12 @@ namespace {
 struct ModelCase {
   const char *model;
   const char *precision;
+  /// The graph pipeline's fold-layer-norm-bytes (-1, its default: none).
+  int64_t foldLayerNormBytes = -1;
 };
 [[maybe_unused]] void PrintTo(const ModelCase &c, std::ostream *os) {
-  *os << c.model << " at " << c.precision;
+  *os << c.model << " at " << c.precision
+      << (c.foldLayerNormBytes >= 0 ? ", layer norms folded" : "");
 }
 
 class ModelGpu : public ::testing::TestWithParam<ModelCase> {};
@@ -61,6 +64,7 @@ TEST_P(ModelGpu, MatchesLibTorch) {
   std::optional<Precision> precision = symbolizePrecision(c.precision);
   ASSERT_TRUE(precision) << c.precision;
   options.precision = *precision;
+  options.foldLayerNormBytes = c.foldLayerNormBytes;
   buildGraphPipeline(pm, options);
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto fn = *module->getOps<func::FuncOp>().begin();
@@ -110,7 +114,12 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"op_mha_slow_path", "fp32"},
                       ModelCase{"op_mha_slow_path", "fp16"},
                       ModelCase{"op_mha_slow_path_b3", "fp32"},
-                      ModelCase{"op_mha_slow_path_b3", "fp16"}),
+                      ModelCase{"op_mha_slow_path_b3", "fp16"},
+                      // Pre-norm blocks with every layer norm folded into the
+                      // linears it feeds, however small.
+                      ModelCase{"vit_tiny_f32", "fp16", 0},
+                      ModelCase{"gpt2_block_f32", "fp16", 0}),
     [](const ::testing::TestParamInfo<ModelCase> &info) {
-      return std::string(info.param.model) + "_" + info.param.precision;
+      return std::string(info.param.model) + "_" + info.param.precision +
+             (info.param.foldLayerNormBytes >= 0 ? "_folded" : "");
     });
