@@ -23,6 +23,12 @@ configuration kiln-select-kernels took. --kiln-flag adds a kiln-compile flag
 to every case (e.g. --kiln-flag=--wgmma-stream-k).
 
 --set ffn: the transformer FFN at d=1024, hidden 4096, 4096 tokens.
+--set norm-linear: a pre-norm block's layer norm and the linear it feeds
+(ViT-B/16's and GPT-2's QKV and FFN up-projections at batch 32; gamma and
+beta drawn away from 1 and 0): kiln's kernels for both (two launches: the
+norm's and the GEMM's, or with --kiln-flag=--fold-layer-norm-bytes=4194304
+the row statistics' and the corrected GEMM's) against F.linear alone and
+F.layer_norm, F.linear and the epilogue in eager.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
 ViT-B/16 (197 tokens) at batch 32. --set pointwise: the CNNs' 1x1
 convolutions at batch 32 as GEMMs (their epilogue-bound shapes). --set
@@ -69,6 +75,14 @@ SETS = {
         ("ResNet-50 64->256 56x56", 100352, 256, 64, "residual"),
         ("ResNet-50 256->64 56x56", 100352, 64, 256, "relu"),
     ],
+    # A layer norm and the linear it feeds (ln_ epilogues): what folding the
+    # norm into the GEMM saves against running it.
+    "norm-linear": [
+        ("ViT LN + QKV", 6304, 2304, 768, "ln_bias"),
+        ("ViT LN + FFN up", 6304, 3072, 768, "ln_gelu"),
+        ("GPT-2 LN + QKV", 4096, 2304, 768, "ln_bias"),
+        ("GPT-2 LN + FFN up", 4096, 3072, 768, "ln_gelu_tanh"),
+    ],
     # One shape with each epilogue: what the epilogue costs on top of the
     # main loop.
     "epilogues": [
@@ -85,13 +99,23 @@ SETS = {
 
 
 class LinearEpilogue(torch.nn.Module):
+    """An nn.Linear and its epilogue; an ln_ epilogue puts an nn.LayerNorm
+    (gamma and beta drawn away from 1 and 0) before the linear."""
+
     def __init__(self, k, n, epilogue):
         super().__init__()
+        self.norm = None
+        if epilogue.startswith("ln_"):
+            self.norm = torch.nn.LayerNorm(k)
+            with torch.no_grad():
+                self.norm.weight.normal_(1.0, 0.3)
+                self.norm.bias.normal_(0.0, 0.3)
+            epilogue = epilogue[len("ln_"):]
         self.fc = torch.nn.Linear(k, n)
         self.epilogue = epilogue
 
     def forward(self, x, r):
-        y = self.fc(x)
+        y = self.fc(self.norm(x) if self.norm is not None else x)
         if self.epilogue == "gelu":
             return F.gelu(y)
         if self.epilogue == "gelu_tanh":
@@ -149,11 +173,17 @@ def torch_times(m, n, k, epilogue):
     w = torch.randn(n, k, device="cuda", dtype=torch.float16)
     b = torch.randn(n, device="cuda", dtype=torch.float16)
     r = torch.randn(m, n, device="cuda", dtype=torch.float16)
+    gamma = torch.randn(k, device="cuda", dtype=torch.float16)
+    beta = torch.randn(k, device="cuda", dtype=torch.float16)
     alone = back_to_back_ms(lambda: F.linear(a, w, b), launches=LAUNCHES)
+    # An ln_ epilogue's norm runs before the linear.
+    norm = epilogue.startswith("ln_")
+    epilogue = epilogue[len("ln_"):] if norm else epilogue
+    before = (lambda x: F.layer_norm(x, (k,), gamma, beta)) if norm else (lambda x: x)
     then = {"bias": lambda y: y, "gelu": F.gelu,
             "gelu_tanh": lambda y: F.gelu(y, approximate="tanh"),
             "residual": lambda y: y + r, "silu": F.silu, "relu": F.relu}[epilogue]
-    fused = back_to_back_ms(lambda: then(F.linear(a, w, b)), launches=LAUNCHES)
+    fused = back_to_back_ms(lambda: then(F.linear(before(a), w, b)), launches=LAUNCHES)
     with_c = (back_to_back_ms(lambda: torch.addmm(r, a, w.t()), launches=LAUNCHES)
               if epilogue == "residual" else None)
     return alone, fused, with_c

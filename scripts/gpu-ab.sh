@@ -120,7 +120,9 @@
 #              corrected linear on every GEMM kernel), then ViT-B/16 and
 #              GPT-2 at batch 32 checked against PyTorch, launch by launch,
 #              without the fold (the default) and with it
-#              (--fold-layer-norm-bytes=4194304), then compare_profiles.py
+#              (--fold-layer-norm-bytes=4194304), then compare_profiles.py,
+#              then bench/gemm_vs_torch.py --set norm-linear both ways (a
+#              norm and its linear alone, against F.layer_norm + F.linear)
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -339,6 +341,11 @@ for part in "$@"; do
         for model in vit_b_16 gpt2; do
           TAIL=24 run "fold-compare-$model" python3 "$root/bench/compare_profiles.py" \
             "$out/raw-fold-kept/${model}_b32.txt" "$out/raw-fold-folded/${model}_b32.txt"
+        done
+        for setting in kept folded; do
+          run "norm-linear-$setting" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+            "$work/norm-linear-$setting" --set norm-linear --markdown "$out/norm-linear-$setting.md" \
+            $([ $setting = folded ] && echo --kiln-flag=--fold-layer-norm-bytes=4194304)
         done
       fi ;;
     ring-residual)
