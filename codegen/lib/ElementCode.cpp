@@ -163,7 +163,7 @@ void ElementCode::store(unsigned resultIndex, Value value, StringRef at) {
   Type element = cast<RankedTensorType>(value.getType()).getElementType();
   if (deferStores) {
     deferredStores.push_back({resultIndex, at.empty() ? index : at.str(), cudaType(element),
-                              heldOf(value), integers.contains(value)});
+                              heldOf(value), integers.contains(value), {}, {}});
     if (element.isF16())
       findPackedSteps(value, deferredStores.back());
     return;

@@ -733,7 +733,7 @@ LogicalResult CumsumOp::verify() {
   auto out = cast<RankedTensorType>(getResult().getType());
   if (in.getShape() != out.getShape())
     return emitOpError("result shape must be the input's");
-  if (getDim() < 0 || getDim() >= in.getRank())
+  if (getDim() >= static_cast<uint64_t>(in.getRank()))
     return emitOpError("dim ") << getDim() << " is out of range for rank " << in.getRank();
   if (isa<FloatType>(in.getElementType()) && !isa<FloatType>(out.getElementType()))
     return emitOpError("running sums of floats stay floats");
