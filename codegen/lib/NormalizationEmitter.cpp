@@ -2,7 +2,9 @@
 //
 // A normalization group: a layer norm (or RMSNorm) or softmax over the last
 // dimension, the elementwise ops that compute its input (the prologue) and
-// those on its result (the epilogue). Two layouts, statistics in fp32:
+// those on its result (the epilogue); or a layer norm's row moments alone
+// (a folded norm's statistics: two values a row, no epilogue). Two layouts,
+// statistics in fp32:
 //   normalization_warp: a row per warp held in registers (rows of up to
 //       1024). Where every input read at the element's own index and every
 //       result have one element size and rows are whole 16-byte vectors, a
@@ -207,7 +209,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
                                                                   StringRef name) {
   std::optional<NormalizationShape> shape = normalizationShapeOf(group);
   if (!shape)
-    return group.emitOpError("a normalization group needs a layer_norm or softmax");
+    return group.emitOpError("a normalization group needs a layer_norm, softmax or row_moments");
   Operation *anchor = shape->anchor;
   // The rows' type (a layer norm's and a softmax's result have it too).
   auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
