@@ -238,9 +238,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // (plus bias), then the group's other ops.
   ElementCode epilogue(group, resultType.getShape(), "idx", "    ");
   epilogue.deferStores = true;
-  // A linear's rows are its result's leading dimensions flattened: the
-  // functor's m and n (with a batch, idx counts from the batch's base).
-  if (isa<LinearOp>(anchor) && batch == 1) {
+  // Without a batch the rows are the result's leading dimensions flattened:
+  // the functor's m and n (with one, idx counts from the batch's base).
+  if (batch == 1) {
     epilogue.rowIndex = "m";
     epilogue.columnIndex = "n";
   }

@@ -345,13 +345,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitNormalization(FusionOp group
   if (moments) {
     // One thread stores the row's two statistics.
     std::string stores;
+    const llvm::SetVector<Operation *> prologue = prologueOf(anchor);
     for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues())) {
       const std::string out = "out" + std::to_string(index) + "[r] = ";
       if (value == moments.getMean())
         stores += "    " + out + "mean;\n";
       else if (value == moments.getRstd())
         stores += "    " + out + "rstd;\n";
-      else if (!prologueOf(anchor).contains(value.getDefiningOp()))
+      else if (!prologue.contains(value.getDefiningOp()))
         return group.emitOpError("a row_moments group yields the statistics and its "
                                  "prologue's values only");
     }

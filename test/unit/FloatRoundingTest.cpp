@@ -1,4 +1,4 @@
-//===- FloatRoundingTest.cpp - roundFloatBits against APFloat -------------===//
+//===- FloatRoundingTest.cpp - fp32 <-> fp16 / bf16 bits against APFloat ===//
 //
 // The fast fp32 -> fp16 / bf16 rounding must give APFloat's bits (round to
 // nearest, ties to even) wherever it answers: on a stride through every bit
@@ -82,3 +82,24 @@ TEST(FloatRounding, MatchesAPFloatOnTiesAndNearTies) {
 }
 
 } // namespace
+
+// Widening is exact: every fp16 and bf16 pattern gives APFloat's fp32 bits
+// (a NaN a NaN: APFloat may move its payload).
+TEST(FloatRounding, WideningMatchesAPFloatOnEveryPattern) {
+  for (bool fromHalf : {true, false})
+    for (uint32_t bits = 0; bits <= 0xffffu; ++bits) {
+      llvm::APFloat value(fromHalf ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
+                          llvm::APInt(16, bits));
+      bool lossy;
+      value.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lossy);
+      const float fast = kiln::widenHalfBits(static_cast<uint16_t>(bits), fromHalf);
+      if (value.isNaN()) {
+        EXPECT_TRUE(fast != fast) << std::hex << "bits 0x" << bits;
+        continue;
+      }
+      uint32_t fastBits;
+      __builtin_memcpy(&fastBits, &fast, 4);
+      ASSERT_EQ(fastBits, static_cast<uint32_t>(value.bitcastToAPInt().getZExtValue()))
+          << std::hex << "bits 0x" << bits << (fromHalf ? " from fp16" : " from bf16");
+    }
+}

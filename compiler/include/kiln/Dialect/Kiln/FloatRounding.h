@@ -62,20 +62,14 @@ inline std::optional<uint16_t> roundFloatBits(uint32_t bits, bool toHalf) {
 /// fp16 or bf16 bits as the fp32 value they hold (exactly: both widen
 /// without rounding), for reading a weight's elements without APFloat.
 inline float widenHalfBits(uint16_t bits, bool fromHalf) {
-  uint32_t wide;
-  if (!fromHalf) {
-    wide = static_cast<uint32_t>(bits) << 16;
-  } else if (const uint32_t biased = (bits >> 10) & 0x1fu; biased - 1u < 30u) {
-    // A normal value, nearly every weight: no branch on its bits below.
-    wide = (static_cast<uint32_t>(bits & 0x8000u) << 16) | ((biased + 112u) << 23) |
-           (static_cast<uint32_t>(bits & 0x3ffu) << 13);
-  } else {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16; // bf16: fp32's top half
+  if (fromHalf) {
     const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-    uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu; // 0 or 31
-    if (exponent == 0x1fu) {
-      wide = sign | 0x7f800000u | (mantissa << 13); // infinity, NaN
-    } else if (exponent != 0) {
+    uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+    if (exponent - 1u < 30u) { // normal: nearly every weight
       wide = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+    } else if (exponent == 0x1fu) { // infinity, NaN
+      wide = sign | 0x7f800000u | (mantissa << 13);
     } else if (mantissa == 0) {
       wide = sign;
     } else {
