@@ -26,8 +26,8 @@ to every case (e.g. --kiln-flag=--wgmma-stream-k).
 --set norm-linear: a pre-norm block's layer norm and the linear it feeds
 (ViT-B/16's and GPT-2's QKV and FFN up-projections at batch 32; gamma and
 beta drawn away from 1 and 0): kiln's kernels for both (two launches: the
-norm's and the GEMM's, or with --kiln-flag=--fold-layer-norm-bytes=4194304
-the row statistics' and the corrected GEMM's) against F.linear alone and
+row statistics' and the corrected GEMM's, or with
+--kiln-flag=--fold-layer-norm-bytes=-1 the norm's and the GEMM's) against F.linear alone and
 F.layer_norm, F.linear and the epilogue in eager.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
 ViT-B/16 (197 tokens) at batch 32. --set pointwise: the CNNs' 1x1

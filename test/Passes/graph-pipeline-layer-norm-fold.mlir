@@ -4,7 +4,8 @@
 // A pre-norm block's norm in the graph pipeline: with the fold, a row
 // moments kernel that takes the residual add before it, and the linear's
 // group with the correction, its bias and its GELU in the epilogue; by
-// default (the fold not yet timed) the norm's own kernel.
+// default (a norm of 4 KiB, launch-bound: under the 4 MiB the fold takes)
+// the norm's own kernel.
 // CHECK-LABEL: func.func @pre_norm(
 //   CHECK-NOT:   kiln.layer_norm
 //       CHECK:   %[[S:.+]]:3 = kiln.fusion normalization

@@ -88,7 +88,7 @@ struct KernelSelection {
   bool wgmmaSplitK = false;            // pairs of blocks split K under half a wave
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V
-  int64_t foldLayerNormBytes = -1; // layer norms this large into their linear (-1: none)
+  int64_t foldLayerNormBytes = kFoldLayerNormBytes; // layer norms this large into their linear
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

@@ -250,9 +250,9 @@ cl::opt<int64_t> foldLayerNormBytes(
     cl::desc("an fp16 or bf16 layer norm whose output has at least this many bytes and "
              "feeds one linear alone (a pre-norm transformer's at batch 32) moves into that "
              "linear's epilogue, and a kernel computes only its rows' statistics (default "
-             "-1, never, until it is timed on the GPU machine; 4194304 folds ViT-B/16's and "
-             "GPT-2's at batch 32: below 4 MiB the norm's kernel is launch-bound)"),
-    cl::init(-1), cl::cat(kilnCategory));
+             "4 MiB, ViT-B/16's and GPT-2's at batch 32: below it the norm's kernel is "
+             "launch-bound; -1: never)"),
+    cl::init(kiln::kFoldLayerNormBytes), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
     cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "

@@ -27,8 +27,9 @@ inline constexpr int64_t kSplitKStages = 3;
 /// kiln-fold-layer-norm's least layer-norm output: 4 MiB, a pre-norm
 /// transformer's at batch 32 (ViT-B/16 9.7 MB, GPT-2 at 128 tokens 6.3 MB).
 /// At batch 1 (0.3 MB) the norm's kernel is launch-bound and a statistics
-/// kernel would cost the same launch. The pass's default; the graph
-/// pipeline gives it -1 (no fold) until the fold is timed on a GPU.
+/// kernel would cost the same launch. On an H100 (2026-12-05) the fold took
+/// ViT-B/16 at batch 32 from 2.504 to 2.484 ms and GPT-2 from 1.625 to
+/// 1.597.
 inline constexpr int64_t kFoldLayerNormBytes = 4 << 20;
 
 /// Empty when the knobs are usable (a max-blocks or multiprocessor count of
