@@ -126,6 +126,49 @@ __device__ __forceinline__ void conv_mma_persistent(const T *__restrict__ x,
         epilogue, (tile / tilesN) * kMmaBM, (tile % tilesN) * kMmaBN);
 }
 
+/// A[m, k..k+7] of a 1x1 convolution whose input is a channel concat of
+/// two NHWC tensors (P: part p has Cp channels of Hp x Wp pixels, read every
+/// SHp-th row and SWp-th column): part 0's channels, then part 1's. Both
+/// channel counts are multiples of 8, so 8 channels never straddle parts.
+template <typename S, typename P, typename T>
+__device__ __forceinline__ uint4 concat_im2col8(const T *__restrict__ x0,
+                                                const T *__restrict__ x1, int m, int k) {
+  static_assert(P::C0 % 8 == 0 && P::C1 % 8 == 0 && P::C0 + P::C1 == S::C,
+                "two parts of whole 8-channel chunks make the input");
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (m >= Dims<S>::M || k >= S::C)
+    return v;
+  const int ow = m % S::OW, t = m / S::OW, oh = t % S::OH, n = t / S::OH;
+  const T *p = k < P::C0 ? x0 + ((n * P::H0 + oh * P::SH0) * P::W0 + ow * P::SW0) * P::C0 + k
+                         : x1 + ((n * P::H1 + oh * P::SH1) * P::W1 + ow * P::SW1) * P::C1 +
+                               (k - P::C0);
+  if ((reinterpret_cast<unsigned long long>(p) & 15) == 0)
+    return *reinterpret_cast<const uint4 *>(p);
+  T *e = reinterpret_cast<T *>(&v);
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    e[i] = p[i];
+  return v;
+}
+
+/// conv_mma_persistent over a channel concat (concat_im2col8): the other
+/// images of a conv_wgmma_concat kernel.
+template <typename S, typename P, typename T, typename Epilogue>
+__device__ __forceinline__ void conv_mma_concat(const T *__restrict__ x0,
+                                                const T *__restrict__ x1,
+                                                const T *__restrict__ w,
+                                                const Epilogue &epilogue) {
+  using D = Dims<S>;
+  static_assert(S::G == 1 && S::KH == 1 && S::KW == 1, "a 1x1 convolution, one group");
+  constexpr int tilesN = (D::Og + kMmaBN - 1) / kMmaBN;
+  constexpr int tiles = ((D::M + kMmaBM - 1) / kMmaBM) * tilesN;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+    mma_tile_loop<T, true, 1>(
+        [&](int m, int k) { return concat_im2col8<S, P>(x0, x1, m, k); },
+        [&](int row, int col) { return load8(w, D::Og, D::K, row, col); }, D::M, D::Og, D::K,
+        epilogue, (tile / tilesN) * kMmaBM, (tile % tilesN) * kMmaBN);
+}
+
 /// fp16/bf16 convolutions too small to fill the GPU with 128 x 128 tiles
 /// (late stages, batch 1): kiln_gemm_splitk.cuh's 64 x 64 tiles with K split
 /// across a cluster, im2col rows gathered by cp.async; NHWC with C / G % 8

@@ -95,6 +95,64 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
   __device__ __forceinline__ bool stores(int m) const { return m >= 0; }
 };
 
+/// A 1x1 convolution over a channel concat of two NHWC tensors (a
+/// projection shortcut merged into a bottleneck's last convolution; P as
+/// for kiln::conv::concat_im2col8): part 0's 64-channel k-steps, then part
+/// 1's, each an A box of its own tensor map at its own strides. The weight
+/// [O, 1, C0 + C1] keeps the same channel order, so a k-step's B box starts
+/// at channel 64 j of part 0 or C0 + 64 j of part 1. A part's last box past
+/// its channels reads zeros (TMA's fill), against which the weight's next
+/// channels multiply to nothing.
+template <typename S, typename P, int kNb, int kHb, int kWb>
+struct ConcatConvOperands : ConvOperands<S, kNb, kHb, kWb> {
+  using Base = ConvOperands<S, kNb, kHb, kWb>;
+  using Tiles = PixelTiles<S, kNb, kHb, kWb>;
+  static_assert(S::KH == 1 && S::KW == 1 && P::C0 + P::C1 == S::C,
+                "a 1x1 convolution over both parts' channels");
+  static constexpr int kBlocks0 = (P::C0 + sm90::kBK - 1) / sm90::kBK;
+  static constexpr int kBlocks1 = (P::C1 + sm90::kBK - 1) / sm90::kBK;
+  const sm90::TensorMap &input1;
+
+  __device__ __forceinline__ int k_tiles() const { return kBlocks0 + kBlocks1; }
+  static __device__ __forceinline__ int weight_channel(int k) {
+    return k < kBlocks0 ? k * sm90::kBK : P::C0 + (k - kBlocks0) * sm90::kBK;
+  }
+  __device__ __forceinline__ void load_a(void *dst, int tileM, int k,
+                                         unsigned long long *bar) const {
+    const int tw = tileM % Tiles::kTilesW, th = (tileM / Tiles::kTilesW) % Tiles::kTilesH,
+              tn = tileM / (Tiles::kTilesW * Tiles::kTilesH);
+    if (k < kBlocks0)
+      sm90::tma_load_4d(dst, this->input, k * sm90::kBK, tw * kWb * P::SW0, th * kHb * P::SH0,
+                        tn * kNb, bar);
+    else
+      sm90::tma_load_4d(dst, input1, (k - kBlocks0) * sm90::kBK, tw * kWb * P::SW1,
+                        th * kHb * P::SH1, tn * kNb, bar);
+  }
+  __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
+                                         unsigned long long *bar) const {
+    sm90::tma_load_3d(dst, this->weight, weight_channel(k), 0, blockN, bar);
+  }
+  __device__ __forceinline__ void load_b_multicast(void *dst, int blockN, int k,
+                                                   unsigned long long *bar,
+                                                   unsigned short blocks) const {
+    sm90::tma_load_3d_multicast(dst, this->weight, weight_channel(k), 0, blockN, bar, blocks);
+  }
+};
+
+template <typename S, typename P, typename T, int kBN, int kStages, sm90::Schedule kSchedule,
+          int kMulticast, int kBlocksPerSM, int kNb, int kHb, int kWb, bool kStreamK = false,
+          int kSplitK = 1, typename Epilogue>
+__device__ __forceinline__ void conv_wgmma_concat(const sm90::TensorMap &input0,
+                                                  const sm90::TensorMap &input1,
+                                                  const sm90::TensorMap &weight,
+                                                  const Epilogue &epilogue,
+                                                  float *workspace = nullptr) {
+  sm90::wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK, false,
+                       kSplitK>(
+      ConcatConvOperands<S, P, kNb, kHb, kWb>{{input0, weight}, input1}, S::O, epilogue,
+      workspace);
+}
+
 template <typename S, typename T, int kBN, int kStages, sm90::Schedule kSchedule,
           int kMulticast, int kBlocksPerSM, int kNb, int kHb, int kWb, bool kStreamK = false,
           int kSplitK = 1, typename Epilogue>

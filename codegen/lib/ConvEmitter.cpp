@@ -93,12 +93,14 @@ LogicalResult emitRest(FusionOp group, ElementCode &code,
 //===----------------------------------------------------------------------===//
 
 /// conv_wgmma (kiln_conv_sm90.cuh), its epilogue already emitted: tensor maps of the NHWC input as
-/// [N, H, W, C] and of the weight as [O, KH * KW, C]; a persistent grid of
-/// 384 threads. Other images run conv_mma over the same grid.
+/// [N, H, W, C] (of each part of a channel concat, `partArgs`, at its own
+/// strides) and of the weight as [O, KH * KW, C]; a persistent grid of 384
+/// threads. Other images run conv_mma over the same grid.
 FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                                                const ConvShape &convShape,
                                                KernelConfigAttr config, ElementCode &epilogue,
                                                BlockArgument inputArg, BlockArgument weightArg,
+                                               ArrayRef<BlockArgument> partArgs,
                                                bool layoutChange) {
   Conv2dOp conv = convShape.conv;
   auto refuse = [&](const Twine &why) {
@@ -146,19 +148,58 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       wgmmaSharedBytes(width, config.getStages(), false, 128, false, false, split));
   kernel.otherImagesSharedBytes = 0;
   auto u = [](int64_t v) { return static_cast<unsigned>(v); };
-  kernel.tensorMaps = {
-      TensorMapArg{inputArg.getArgNumber(),
-                   {in[3], in[2], in[1], in[0]},
-                   {64, u(pixels[2] * s[1]), u(pixels[1] * s[0]), u(pixels[0])},
-                   {1, u(s[1]), u(s[0]), 1}},
-      TensorMapArg{weightArg.getArgNumber(),
-                   {w[3], w[1] * w[2], w[0]},
-                   {64, 1, u(width / multicast)},
-                   {1, 1, 1}}};
+  // A channel concat's parts: each its own 4-D map, read at its own
+  // strides over the same boxes of output pixels.
+  for (auto [part, arg] : llvm::zip_equal(convShape.parts, partArgs)) {
+    ArrayRef<int64_t> from = cast<RankedTensorType>(arg.getType()).getShape();
+    if (part.strideH > 8 || part.strideW > 8 || pixels[1] * part.strideH > 256 ||
+        pixels[2] * part.strideW > 256)
+      return refuse("a TMA box spans at most 256 elements per dimension with strides of at "
+                    "most 8");
+    kernel.tensorMaps.push_back(TensorMapArg{
+        arg.getArgNumber(),
+        {from[3], from[2], from[1], from[0]},
+        {64, u(pixels[2] * part.strideW), u(pixels[1] * part.strideH), u(pixels[0])},
+        {1, u(part.strideW), u(part.strideH), 1}});
+  }
+  if (partArgs.empty())
+    kernel.tensorMaps.push_back(
+        TensorMapArg{inputArg.getArgNumber(),
+                     {in[3], in[2], in[1], in[0]},
+                     {64, u(pixels[2] * s[1]), u(pixels[1] * s[0]), u(pixels[0])},
+                     {1, u(s[1]), u(s[0]), 1}});
+  kernel.tensorMaps.push_back(TensorMapArg{weightArg.getArgNumber(),
+                                           {w[3], w[1] * w[2], w[0]},
+                                           {64, 1, u(width / multicast)},
+                                           {1, 1, 1}});
   setStreamKLaunch(config, width, kernel);
   std::string shape = convShapeStruct(shapeName, conv, /*nchw=*/false);
-  std::string x = "in" + std::to_string(inputArg.getArgNumber());
   std::string weight = "in" + std::to_string(weightArg.getArgNumber());
+  // The main loop's operands and, for other images, conv_mma's input
+  // pointers: the input, or the parts of a channel concat and their shape.
+  std::string mainLoop = "conv_wgmma", maps = "map0, map1", inputs, partsName;
+  if (partArgs.empty()) {
+    inputs = "in" + std::to_string(inputArg.getArgNumber());
+  } else {
+    partsName = name.str() + "_parts";
+    std::vector<std::pair<const char *, int64_t>> partConstants;
+    static const char *const kPartKeys[2][5] = {{"C0", "H0", "W0", "SH0", "SW0"},
+                                                {"C1", "H1", "W1", "SH1", "SW1"}};
+    for (auto [index, part] : llvm::enumerate(convShape.parts)) {
+      ArrayRef<int64_t> from = cast<RankedTensorType>(partArgs[index].getType()).getShape();
+      partConstants.insert(partConstants.end(), {{kPartKeys[index][0], part.channels},
+                                                 {kPartKeys[index][1], from[1]},
+                                                 {kPartKeys[index][2], from[2]},
+                                                 {kPartKeys[index][3], part.strideH},
+                                                 {kPartKeys[index][4], part.strideW}});
+      inputs += "in" + std::to_string(partArgs[index].getArgNumber()) + ", ";
+    }
+    inputs.resize(inputs.size() - 2);
+    shape += constants(partsName, partConstants);
+    mainLoop = "conv_wgmma_concat";
+    maps = "map0, map1, map2";
+    shapeName += ", " + partsName;
+  }
   std::string sizes = std::to_string(width) + ", " + std::to_string(config.getStages()) + ", " +
                       wgmmaScheduleName(config.getSchedule()) + ", " +
                       std::to_string(multicast) + ", " +
@@ -188,11 +229,11 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
                  /*splitCluster=*/clusterBlocks > 1, /*workspace=*/kernel.workspaceBytes != 0) +
       "  const " +
       epilogueName + " epilogue{" + epilogueInitializers(group) +
-      "};\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::conv::conv_wgmma<" + shapeName +
-      ", " + type + ", " + sizes + ">(map0, map1, epilogue" +
+      "};\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::conv::" + mainLoop + "<" + shapeName +
+      ", " + type + ", " + sizes + ">(" + maps + ", epilogue" +
       (kernel.workspaceBytes ? ", workspace" : "") + ");\n#else\n" +
-      "  kiln::conv::conv_mma_persistent<" + shapeName + ">(" + x + ", " + weight +
-      ", epilogue);\n#endif\n}\n";
+      "  kiln::conv::" + (partArgs.empty() ? "conv_mma_persistent" : "conv_mma_concat") + "<" +
+      shapeName + ">(" + inputs + ", " + weight + ", epilogue);\n#endif\n}\n";
   return kernel;
 }
 
@@ -201,8 +242,29 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   if (!convShape)
     return group.emitOpError("a conv_epilogue group needs a kiln.conv2d");
   Conv2dOp conv = convShape->conv;
-  // The input: a group argument, NHWC, or the NHWC permute of an NCHW one.
+  // The input: a group argument, NHWC, or the NHWC permute of an NCHW one,
+  // or (conv_wgmma) a channel concat of group arguments and their strided
+  // slices, each read in place.
   Value input = conv.getInput();
+  SmallVector<BlockArgument, 2> partArgs;
+  SmallVector<Operation *> concatViews;
+  if (!convShape->parts.empty()) {
+    concatViews.push_back(input.getDefiningOp());
+    for (const ConvInputPart &part : convShape->parts) {
+      auto arg = dyn_cast<BlockArgument>(part.source);
+      if (!arg)
+        return conv.emitOpError("each part of a channel concat the convolution reads must be "
+                                "an input of the group or a strided slice of one");
+      partArgs.push_back(arg);
+      if (part.slice)
+        concatViews.push_back(part.slice);
+    }
+    if (partArgs.size() != 2)
+      return conv.emitOpError("conv_wgmma reads a channel concat of two parts, not ")
+             << partArgs.size();
+    // Stands for the input below; the kernel reads the parts.
+    input = partArgs.front();
+  }
   PermuteOp layoutChange = input.getDefiningOp<PermuteOp>();
   if (layoutChange) {
     if (layoutChange.getPermutation() != ArrayRef<int64_t>{0, 2, 3, 1})
@@ -248,6 +310,7 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   SmallVector<Operation *> skip = {conv};
   if (layoutChange)
     skip.push_back(layoutChange);
+  skip.append(concatViews.begin(), concatViews.end());
 
   auto refuse = [&](StringRef why) {
     return group.emitOpError("cannot run as ")
@@ -281,7 +344,9 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   bool tensorCores = element.isF16() || element.isBF16();
   if (variant == KernelVariant::conv_wgmma)
     return emitHopperConvolution(group, name, *convShape, config, epilogue, inputArg,
-                                 weightArg, layoutChange != nullptr);
+                                 weightArg, partArgs, layoutChange != nullptr);
+  if (!partArgs.empty())
+    return refuse("a convolution over a channel concat runs as conv_wgmma");
   if (depthwise != (variant == KernelVariant::conv_depthwise))
     return refuse(depthwise ? "a depthwise convolution runs as conv_depthwise"
                             : "conv_depthwise needs one filter per channel");

@@ -3,13 +3,16 @@
 // Algorithm: visit convolutions in program order; grow each into its
 // elementwise consumers over the convolution's result shape
 // (growAnchoredGroup, consumers only), add the channels-last permute of a
-// function argument feeding it when that permute has no other user, then
-// outline the group as `kiln.fusion conv_epilogue`. A convolution whose
+// function argument feeding it when that permute has no other user, and
+// the channel concat (with its strided slices) that a merged shortcut
+// convolution reads in place when nothing else reads them, then outline
+// the group as `kiln.fusion conv_epilogue`. A convolution whose
 // consumers cannot join still becomes a group of its own.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Passes/FusionUtils.h"
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
 
@@ -36,6 +39,24 @@ PermuteOp boundaryPermute(Conv2dOp conv) {
   return permute;
 }
 
+/// The channel concat a 1x1 convolution reads, and the slices under it,
+/// when only the convolution reads them: its kernel reads their sources in
+/// place (channelConcatParts).
+SmallVector<Operation *> concatViews(Conv2dOp conv) {
+  std::optional<SmallVector<ConvInputPart, 2>> parts = channelConcatParts(conv);
+  Operation *concat = conv.getInput().getDefiningOp();
+  if (!parts || !concat->hasOneUse() || concat->hasAttr(attr::kNoFuse))
+    return {};
+  SmallVector<Operation *> views = {concat};
+  for (const ConvInputPart &part : *parts)
+    if (part.slice) {
+      if (!part.slice->hasOneUse() || part.slice->hasAttr(attr::kNoFuse))
+        return {};
+      views.push_back(part.slice);
+    }
+  return views;
+}
+
 struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpiloguePass> {
   void runOnOperation() override {
     SmallVector<Conv2dOp> anchors;
@@ -50,6 +71,8 @@ struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpilo
           growAnchoredGroup(anchor, {/*consumers=*/true, /*producers=*/false}, takeAll);
       if (PermuteOp permute = boundaryPermute(anchor))
         group.insert(permute);
+      for (Operation *view : concatViews(anchor))
+        group.insert(view);
       fuseIntoGroup(rewriter, group, FusionKind::conv_epilogue);
     }
   }

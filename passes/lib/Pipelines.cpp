@@ -41,6 +41,13 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     KilnFoldLayerNormOptions foldLayerNorm;
     foldLayerNorm.minBytes = options.foldLayerNormBytes;
     pm.addNestedPass<func::FuncOp>(createKilnFoldLayerNorm(foldLayerNorm));
+    // Before the convolutions take their epilogues: the add it removes
+    // would otherwise join one of them.
+    KilnMergeShortcutConvOptions mergeShortcut;
+    mergeShortcut.minBytes = options.mergeShortcutBytes;
+    mergeShortcut.targets.assign(options.targets.begin(), options.targets.end());
+    mergeShortcut.convWgmma = options.convWgmma;
+    pm.addNestedPass<func::FuncOp>(createKilnMergeShortcutConv(mergeShortcut));
     pm.addNestedPass<func::FuncOp>(createKilnFuseConvEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseGemmEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseNormalization());

@@ -77,7 +77,9 @@
 //                     conv-wgmma (on by default), wgmma, fp16/bf16, one
 //                     group, NHWC input, C % 8 == 0,
 //                     boxes of output pixels x 256 columns >= M / 4
-//                     (or x 64 columns >= M / 2)
+//                     (or x 64 columns >= M / 2), or an input that is a
+//                     channel concat (no other variant reads one; an
+//                     error where conv_wgmma does not apply)
 //                                     -> conv_wgmma: the box of at most
 //                                        128 pixels that covers the output
 //                                        in the fewest boxes (pixelTile),
@@ -382,13 +384,19 @@ PixelTile pixelTile(const ConvShape &s) {
   Conv2dOp conv = s.conv;
   ArrayRef<int64_t> out = conv.getType().getShape();
   const int64_t N = out[0], OH = out[1], OW = out[2];
-  ArrayRef<int64_t> strides = conv.getStrides();
+  // A channel concat's parts read their own strides in boxes of the same
+  // pixels.
+  int64_t strideH = conv.getStrides()[0], strideW = conv.getStrides()[1];
+  for (const ConvInputPart &part : s.parts) {
+    strideH = std::max(strideH, part.strideH);
+    strideW = std::max(strideW, part.strideW);
+  }
   PixelTile best;
   for (int64_t columns = std::min<int64_t>(OW, 128); columns >= 1; --columns) {
-    if (columns * strides[1] > 256)
+    if (columns * strideW > 256)
       continue;
     for (int64_t rows = std::min<int64_t>(OH, 128 / columns); rows >= 1; --rows) {
-      if (rows * strides[0] > 256)
+      if (rows * strideH > 256)
         continue;
       int64_t images = std::min<int64_t>(N, 128 / (columns * rows));
       int64_t tiles = ceilDiv(N, images) * ceilDiv(OH, rows) * ceilDiv(OW, columns);
@@ -488,8 +496,14 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
     refusedWgmma = "off (conv-wgmma=false)";
   else if (s.groups != 1 || s.layoutChange || s.inChannelsPerGroup % 8 != 0)
     refusedWgmma = "TMA boxes need one group and an NHWC input with C % 8 == 0";
-  else if (llvm::any_of(Conv2dOp(s.conv).getStrides(), [](int64_t v) { return v > 8; }))
+  else if (llvm::any_of(Conv2dOp(s.conv).getStrides(), [](int64_t v) { return v > 8; }) ||
+           llvm::any_of(s.parts, [](const ConvInputPart &part) {
+             return part.strideH > 8 || part.strideW > 8;
+           }))
     refusedWgmma = "strides past 8";
+  else if (llvm::any_of(s.parts,
+                        [](const ConvInputPart &part) { return part.channels % 8 != 0; }))
+    refusedWgmma = "a part of its channel concat has channels that are not a multiple of 8";
   if (refusedWgmma.empty()) {
     PixelTile pixels = pixelTile(s);
     // Enough tiles to keep wgmma busy: a quarter of the GPU at 256 columns,
@@ -497,12 +511,21 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
     // 112 tiles 64 wide; K split over mma.sync took 3.5x cuDNN's time).
     int64_t wideTiles = pixels.tiles * ceilDiv(s.outChannels, 256);
     int64_t narrowTiles = pixels.tiles * ceilDiv(s.outChannels, 64);
-    if (wideTiles >= target.multiprocessors / 4 || narrowTiles >= target.multiprocessors / 2) {
+    // A channel concat takes conv_wgmma however few its tiles: no other
+    // main loop reads one in place.
+    if (wideTiles >= target.multiprocessors / 4 || narrowTiles >= target.multiprocessors / 2 ||
+        !s.parts.empty()) {
       GemmShape gemm;
       gemm.M = pixels.tiles * 128;
       gemm.N = s.outChannels;
-      // Each filter tap reads its channels in 64-wide k-steps.
+      // Each filter tap reads its channels in 64-wide k-steps (each part of
+      // a channel concat its own).
       gemm.K = s.reduction / s.inChannelsPerGroup * ceilDiv(s.inChannelsPerGroup, 64) * 64;
+      if (!s.parts.empty()) {
+        gemm.K = 0;
+        for (const ConvInputPart &part : s.parts)
+          gemm.K += ceilDiv(part.channels, 64) * 64;
+      }
       WgmmaTile tile = wgmmaTile(gemm, target, group, knobs);
       const int64_t blocks = target.multiprocessors * tile.blocksPerSM;
       std::string streamK;
@@ -520,6 +543,10 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
                    str(target.multiprocessors) + " multiprocessors, " + str(narrowTiles) +
                    " of 128 x 64 under half";
   }
+  if (!s.parts.empty())
+    return group.emitOpError("reads a channel concat in place, which only conv_wgmma does; "
+                             "not conv_wgmma: ")
+           << refusedWgmma;
   if (splitAligned && bigTiles < target.multiprocessors)
     return splitK(context, KernelVariant::conv_split_k,
                   ceilDiv(s.M, 64) * ceilDiv(perGroup, 64) * s.groups, s.reduction, target,

@@ -39,6 +39,11 @@
 // CONV-LABEL: // === ptx bias_free_pingpong_k0
 //       CONV: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 //       CONV: add.rn.f32
+// The merged shortcut: one 4-D TMA copy per part, wgmma over both.
+// CONV-LABEL: // === ptx shortcut_k0
+//   CONV-DAG: cp.async.bulk.tensor.4d
+//   CONV-DAG: cp.async.bulk.tensor.3d
+//   CONV-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // POOL-LABEL: // === ptx maxp_k0
 // POOL-LABEL: // === ptx avgp_k0
 // POOL-LABEL: // === ptx maxp8_k0

@@ -333,3 +333,43 @@ func.func @bias_free_pingpong(%x: tensor<2x14x14x64xf16>, %w: tensor<200x1x1x64x
   }
   return %0 : tensor<2x7x7x200xf16>
 }
+
+// -----
+
+// A projection shortcut merged into a bottleneck's last convolution: a 1x1
+// convolution over the channel concat of h and x's stride-2 slice. Each
+// part is a tensor map of its own (x's box traverses every second column
+// and row), the weight the third; k-steps walk h's 40 channels (one box,
+// its last 24 read as zeros) and then x's 24. Other images gather both
+// parts on mma.sync.
+// CHECK-LABEL: // === kernel shortcut_k0 grid(5, 1, 1) block(384) shared(136192) inputs(4) outputs(1)
+//  CHECK-NEXT: // tensor map of in0: dims [40, 9, 7, 3] box [64, 8, 4, 2] strides [1, 1, 1, 1]
+//  CHECK-NEXT: // tensor map of in1: dims [24, 18, 13, 3] box [64, 16, 8, 2] strides [1, 2, 2, 1]
+//  CHECK-NEXT: // tensor map of in2: dims [64, 1, 72] box [64, 1, 64] strides [1, 1, 1]
+//       CHECK: struct {{kiln_[0-9A-F]+}}_parts {
+//  CHECK-NEXT:   static constexpr int C0 = 40;
+//  CHECK-NEXT:   static constexpr int H0 = 7;
+//  CHECK-NEXT:   static constexpr int W0 = 9;
+//  CHECK-NEXT:   static constexpr int SH0 = 1;
+//  CHECK-NEXT:   static constexpr int SW0 = 1;
+//  CHECK-NEXT:   static constexpr int C1 = 24;
+//  CHECK-NEXT:   static constexpr int H1 = 13;
+//  CHECK-NEXT:   static constexpr int W1 = 18;
+//  CHECK-NEXT:   static constexpr int SH1 = 2;
+//  CHECK-NEXT:   static constexpr int SW1 = 2;
+//       CHECK: const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __grid_constant__ kiln::sm90::TensorMap map2,
+//       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+//  CHECK-NEXT:   kiln::conv::conv_wgmma_concat<[[S:kiln_[0-9A-F]+]]_shape, [[S]]_parts, __half, 64, 4, kiln::sm90::Schedule::cooperative, 1, 1, 2, 4, 8>(map0, map1, map2, epilogue);
+//  CHECK-NEXT: #else
+//  CHECK-NEXT:   kiln::conv::conv_mma_concat<[[S]]_shape, [[S]]_parts>(in0, in1, in2, epilogue);
+func.func @shortcut(%h: tensor<3x7x9x40xf16>, %x: tensor<3x13x18x24xf16>, %w: tensor<72x1x1x64xf16>, %b: tensor<72xf16>) -> tensor<3x7x9x72xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%h, %x, %w, %b : tensor<3x7x9x40xf16>, tensor<3x13x18x24xf16>, tensor<72x1x1x64xf16>, tensor<72xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 4, grid_limit = 5, pixel_tile = [2, 4, 8]>} -> tensor<3x7x9x72xf16> {
+  ^bb0(%ah: tensor<3x7x9x40xf16>, %ax: tensor<3x13x18x24xf16>, %aw: tensor<72x1x1x64xf16>, %ab: tensor<72xf16>):
+    %s = kiln.slice %ax offsets = [0, 0, 0, 0] strides = [1, 2, 2, 1] : tensor<3x13x18x24xf16> -> tensor<3x7x9x24xf16>
+    %j = kiln.concat %ah, %s dim = 3 : (tensor<3x7x9x40xf16>, tensor<3x7x9x24xf16>) -> tensor<3x7x9x64xf16>
+    %y = kiln.conv2d %j, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<3x7x9x64xf16>, tensor<72x1x1x64xf16>, tensor<72xf16>) -> tensor<3x7x9x72xf16>
+    %r = kiln.relu %y : tensor<3x7x9x72xf16>
+    kiln.yield %r : tensor<3x7x9x72xf16>
+  }
+  return %0 : tensor<3x7x9x72xf16>
+}

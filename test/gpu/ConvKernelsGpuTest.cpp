@@ -494,6 +494,76 @@ TEST(KernelsGpu, ConvHopperImplicitGemm) {
     expectMatchesReference(conv(c));
 }
 
+// A projection shortcut merged into a bottleneck's last convolution
+// (kiln-merge-shortcut-conv): relu(conv1x1(concat(h, x[:, ::s, ::s])) + b),
+// the concat and slice read in place by conv_wgmma's two input maps (other
+// images: conv_mma_concat). Channel counts off 64 (part 0's last box reads
+// zeros where part 1's weights follow), ragged pixel boxes, grids smaller
+// than the tile count.
+namespace {
+struct ShortcutCase {
+  int64_t N, OH, OW, C0, C1, stride, O;
+  const char *type;
+  std::string forced;
+};
+
+std::string shortcutConv(const ShortcutCase &c) {
+  // An odd-sized input under a strided slice: its last row and column are
+  // never read.
+  const int64_t H1 = c.stride == 1 ? c.OH : c.OH * c.stride - 1,
+                W1 = c.stride == 1 ? c.OW : c.OW * c.stride;
+  std::string h = tensorType({c.N, c.OH, c.OW, c.C0}, c.type),
+              x = tensorType({c.N, H1, W1, c.C1}, c.type),
+              sliced = tensorType({c.N, c.OH, c.OW, c.C1}, c.type),
+              joined = tensorType({c.N, c.OH, c.OW, c.C0 + c.C1}, c.type),
+              w = tensorType({c.O, 1, 1, c.C0 + c.C1}, c.type), b = tensorType({c.O}, c.type),
+              y = tensorType({c.N, c.OH, c.OW, c.O}, c.type);
+  std::string s = std::to_string(c.stride);
+  std::string slice =
+      c.stride == 1 ? ""
+                    : "    %s = kiln.slice %ax offsets = [0, 0, 0, 0] strides = [1, " + s + ", " +
+                          s + ", 1] : " + x + " -> " + sliced + "\n";
+  return "func.func @f(%h: " + h + ", %x: " + x + ", %w: " + w + ", %b: " + b + ") -> " + y +
+         " {\n  %0 = kiln.fusion conv_epilogue ins(%h, %x, %w, %b : " + h + ", " + x + ", " + w +
+         ", " + b + ") {kiln.kernel = " + c.forced + "} -> " + y + " {\n  ^bb0(%ah: " + h +
+         ", %ax: " + x + ", %aw: " + w + ", %ab: " + b + "):\n" + slice +
+         "    %c = kiln.concat %ah, " + (c.stride == 1 ? "%ax" : "%s") + " dim = 3 : (" + h +
+         ", " + sliced + ") -> " + joined + "\n    %y = kiln.conv2d %c, %aw, %ab strides = [1, 1] "
+         "padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (" + joined + ", " + w + ", " +
+         b + ") -> " + y + "\n    %r = kiln.relu %y : " + y + "\n    kiln.yield %r : " + y +
+         "\n  }\n  return %0 : " + y + "\n}\n";
+}
+
+std::vector<ShortcutCase> shortcutCases() {
+  return {
+      {3, 7, 9, 40, 24, 2, 72, "f16",
+       "#kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 4, grid_limit = 5, "
+       "pixel_tile = [2, 4, 8]>"},
+      {2, 14, 14, 64, 128, 1, 256, "bf16",
+       "#kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, "
+       "pixel_tile = [1, 8, 14]>"},
+      {4, 7, 7, 128, 256, 2, 200, "f16",
+       "#kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 7, "
+       "pixel_tile = [2, 7, 7], schedule = pingpong>"},
+  };
+}
+
+} // namespace
+
+TEST(KernelsGpu, ConvShortcutConcat) {
+  KILN_REQUIRE_GPU();
+  for (const ShortcutCase &c : shortcutCases())
+    expectMatchesReference(shortcutConv(c));
+}
+
+// Needs NVRTC, not a GPU.
+TEST(KernelsGpu, ConvShortcutConcatCompile) {
+  std::vector<std::string> irs;
+  for (const ShortcutCase &c : shortcutCases())
+    irs.push_back(shortcutConv(c));
+  expectCompilesForBothImages(irs);
+}
+
 TEST(KernelsGpu, PoolingMaxAvgCeilModePadding) {
   KILN_REQUIRE_GPU();
   for (const std::string &ir : poolCases())

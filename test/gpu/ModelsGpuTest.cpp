@@ -36,10 +36,13 @@ struct ModelCase {
   const char *precision;
   /// The graph pipeline's fold-layer-norm-bytes (-1, its default: none).
   int64_t foldLayerNormBytes = -1;
+  /// Its merge-shortcut-bytes (-1, its default here: none).
+  int64_t mergeShortcutBytes = -1;
 };
 [[maybe_unused]] void PrintTo(const ModelCase &c, std::ostream *os) {
   *os << c.model << " at " << c.precision
-      << (c.foldLayerNormBytes >= 0 ? ", layer norms folded" : "");
+      << (c.foldLayerNormBytes >= 0 ? ", layer norms folded" : "")
+      << (c.mergeShortcutBytes >= 0 ? ", shortcuts merged" : "");
 }
 
 class ModelGpu : public ::testing::TestWithParam<ModelCase> {};
@@ -65,6 +68,7 @@ TEST_P(ModelGpu, MatchesLibTorch) {
   ASSERT_TRUE(precision) << c.precision;
   options.precision = *precision;
   options.foldLayerNormBytes = c.foldLayerNormBytes;
+  options.mergeShortcutBytes = c.mergeShortcutBytes;
   buildGraphPipeline(pm, options);
   ASSERT_TRUE(succeeded(pm.run(*module)));
   auto fn = *module->getOps<func::FuncOp>().begin();
@@ -118,8 +122,14 @@ INSTANTIATE_TEST_SUITE_P(
                       // Pre-norm blocks with every layer norm folded into the
                       // linears it feeds, however small.
                       ModelCase{"vit_tiny_f32", "fp16", 0},
-                      ModelCase{"gpt2_block_f32", "fp16", 0}),
+                      ModelCase{"gpt2_block_f32", "fp16", 0},
+                      // A bottleneck's strided projection shortcut merged
+                      // into its expand, read as a channel concat.
+                      ModelCase{"resnet_projection_f32", "fp16"},
+                      ModelCase{"resnet_projection_f32", "fp16", -1, 0},
+                      ModelCase{"resnet_projection_f16", "fp32", -1, 0}),
     [](const ::testing::TestParamInfo<ModelCase> &info) {
       return std::string(info.param.model) + "_" + info.param.precision +
-             (info.param.foldLayerNormBytes >= 0 ? "_folded" : "");
+             (info.param.foldLayerNormBytes >= 0 ? "_folded" : "") +
+             (info.param.mergeShortcutBytes >= 0 ? "_merged" : "");
     });

@@ -110,6 +110,21 @@ class Bottleneck(torch.nn.Module):
         return torch.relu(self.c(y) + x)
 
 
+class ProjectionBottleneck(torch.nn.Module):
+    """ResNet-50's first bottleneck of a stage: the 3x3 strided, a strided
+    1x1 projection on the shortcut (which kiln merges into the expand)."""
+
+    def __init__(self, c=24, mid=16, out=40, stride=2):
+        super().__init__()
+        self.a, self.b, self.c = conv_bn(c, mid, 1), conv_bn(mid, mid, 3, stride), conv_bn(mid, out, 1)
+        self.down = conv_bn(c, out, 1, stride)
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        y = torch.relu(self.b(y))
+        return torch.relu(self.c(y) + self.down(x))
+
+
 class SmallResNet(torch.nn.Module):
     """Stem, max pool, two stages, global average pool, classifier."""
 
@@ -165,6 +180,7 @@ def cnn_models():
     for suffix, dtype in (("f32", torch.float32), ("f16", torch.float16)):
         models[f"resnet_basic_{suffix}"] = mk(BasicBlock, (2, 16, 17, 17), dtype)
         models[f"resnet_bottleneck_{suffix}"] = mk(Bottleneck, (1, 32, 14, 14), dtype)
+        models[f"resnet_projection_{suffix}"] = mk(ProjectionBottleneck, (2, 24, 15, 15), dtype)
         models[f"resnet_small_{suffix}"] = mk(SmallResNet, (2, 3, 64, 64), dtype)
         models[f"mobilenet_block_{suffix}"] = mk(InvertedResidual, (1, 16, 15, 15), dtype)
     models["op_pools"] = lambda: (PoolZoo(), (torch.randn(1, 4, 12, 12),))

@@ -197,6 +197,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
   pipeline.foldLayerNormBytes = selection.foldLayerNormBytes;
+  pipeline.mergeShortcutBytes = selection.mergeShortcutBytes;
   pipeline.attentionRows = selection.attentionRows;
   buildGraphPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*c.optimized))) {
@@ -299,6 +300,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--attention-overlap=") + (selection.attentionOverlap ? "true" : "false"));
   if (selection.foldLayerNormBytes != defaults.foldLayerNormBytes)
     option("--fold-layer-norm-bytes=" + std::to_string(selection.foldLayerNormBytes));
+  if (selection.mergeShortcutBytes != defaults.mergeShortcutBytes)
+    option("--merge-shortcut-bytes=" + std::to_string(selection.mergeShortcutBytes));
   if (selection.attentionRows != defaults.attentionRows)
     option("--attention-rows=" + std::to_string(selection.attentionRows));
   metadata.emplace_back("options", options.empty() ? "(defaults)" : options);

@@ -89,6 +89,7 @@ struct KernelSelection {
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V
   int64_t foldLayerNormBytes = kFoldLayerNormBytes; // layer norms this large into their linear
+  int64_t mergeShortcutBytes = kMergeShortcutBytes; // projection shortcuts this large merged
 };
 
 /// The images `selection` names, `native` resolved through the CUDA driver

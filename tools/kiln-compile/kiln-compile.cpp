@@ -253,6 +253,14 @@ cl::opt<int64_t> foldLayerNormBytes(
              "4 MiB, ViT-B/16's and GPT-2's at batch 32: below it the norm's kernel is "
              "launch-bound; -1: never)"),
     cl::init(kiln::kFoldLayerNormBytes), cl::cat(kilnCategory));
+cl::opt<int64_t> mergeShortcutBytes(
+    "merge-shortcut-bytes",
+    cl::desc("two fp16 or bf16 1x1 convolutions whose results are added (a ResNet "
+             "bottleneck's projection shortcut and its last convolution) run as one over "
+             "both inputs side by side, when the result has at least this many bytes and "
+             "the first --arch runs conv_wgmma (default 4 MiB, every shortcut of ResNet-50 "
+             "at batch 32; -1: never)"),
+    cl::init(kiln::kMergeShortcutBytes), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
     cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "
@@ -572,6 +580,7 @@ static int compileMain(int argc, char **argv) {
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;
   selection.foldLayerNormBytes = foldLayerNormBytes;
+  selection.mergeShortcutBytes = mergeShortcutBytes;
   selection.attentionRows = attentionRows;
   std::optional<driver::Precision> precisionChoice =
       driver::parsePrecision(precision, ioDtype, error);

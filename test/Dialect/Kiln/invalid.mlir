@@ -858,6 +858,33 @@ func.func @conv_group_other_permute(%x: tensor<1x6x3x6xf32>, %w: tensor<8x3x3x3x
 
 // -----
 
+func.func @conv_group_concat_for_a_3x3(%x: tensor<1x6x6x8xf16>, %y: tensor<1x6x6x8xf16>, %w: tensor<8x3x3x16xf16>) {
+  // expected-error @+1 {{a conv_epilogue group holds 'kiln.concat' only as the channel concat of inputs (whole or strided slices from the origin) that a 1x1 convolution reads alone}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %y, %w : tensor<1x6x6x8xf16>, tensor<1x6x6x8xf16>, tensor<8x3x3x16xf16>) -> tensor<1x4x4x8xf16> {
+  ^bb0(%a: tensor<1x6x6x8xf16>, %b: tensor<1x6x6x8xf16>, %k: tensor<8x3x3x16xf16>):
+    %j = kiln.concat %a, %b dim = 3 : (tensor<1x6x6x8xf16>, tensor<1x6x6x8xf16>) -> tensor<1x6x6x16xf16>
+    %c = kiln.conv2d %j, %k strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x6x6x16xf16>, tensor<8x3x3x16xf16>) -> tensor<1x4x4x8xf16>
+    kiln.yield %c : tensor<1x4x4x8xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @conv_group_offset_slice(%x: tensor<1x4x4x8xf16>, %y: tensor<1x9x9x8xf16>, %w: tensor<8x1x1x16xf16>) {
+  // expected-error @+1 {{a conv_epilogue group holds 'kiln.slice' only as the channel concat of inputs (whole or strided slices from the origin) that a 1x1 convolution reads alone}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %y, %w : tensor<1x4x4x8xf16>, tensor<1x9x9x8xf16>, tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16> {
+  ^bb0(%a: tensor<1x4x4x8xf16>, %b: tensor<1x9x9x8xf16>, %k: tensor<8x1x1x16xf16>):
+    %s = kiln.slice %b offsets = [0, 1, 1, 0] strides = [1, 2, 2, 1] : tensor<1x9x9x8xf16> -> tensor<1x4x4x8xf16>
+    %j = kiln.concat %a, %s dim = 3 : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
+    %c = kiln.conv2d %j, %k strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x4x4x16xf16>, tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16>
+    kiln.yield %c : tensor<1x4x4x8xf16>
+  }
+  return
+}
+
+// -----
+
 func.func @attention_head_size(%q: tensor<2x7x64xf16>, %k: tensor<2x9x32xf16>, %v: tensor<2x9x32xf16>) {
   // expected-error @+1 {{query has head size 64 but key has 32}}
   %0 = kiln.attention %q, %k, %v scale = 0.125 : (tensor<2x7x64xf16>, tensor<2x9x32xf16>, tensor<2x9x32xf16>) -> tensor<2x7x32xf16>

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Dialect/Kiln/StridedView.h"
 
@@ -114,6 +115,26 @@ LogicalResult FusionOp::verifyRegions() {
           return emitOpError("a conv_epilogue group holds 'kiln.permute' only as the "
                              "NCHW -> NHWC permute [0, 2, 3, 1] of an input that feeds "
                              "the convolution's input alone");
+        elementwise = true;
+      }
+      if (isa<ConcatOp, SliceOp>(op)) {
+        // The channel concat a 1x1 convolution reads in place, and the
+        // strided slices of inputs under it (channelConcatParts).
+        Operation *concat = isa<SliceOp>(op) && op.hasOneUse() ? *op.user_begin() : &op;
+        auto conv = isa<ConcatOp>(concat) && concat->hasOneUse()
+                        ? dyn_cast<Conv2dOp>(*concat->user_begin())
+                        : Conv2dOp();
+        std::optional<SmallVector<ConvInputPart, 2>> parts;
+        if (conv && conv.getInput() == concat->getResult(0))
+          parts = channelConcatParts(conv);
+        if (!parts || !llvm::all_of(*parts, [&](const ConvInputPart &part) {
+              auto arg = dyn_cast<BlockArgument>(part.source);
+              return arg && arg.getOwner() == &body;
+            }))
+          return emitOpError("a conv_epilogue group holds '")
+                 << op.getName()
+                 << "' only as the channel concat of inputs (whole or strided slices from "
+                    "the origin) that a 1x1 convolution reads alone";
         elementwise = true;
       }
       break;

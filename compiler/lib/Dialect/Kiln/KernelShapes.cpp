@@ -20,6 +20,40 @@ template <typename AnchorOp> AnchorOp anchorOf(FusionOp group) {
 }
 } // namespace
 
+std::optional<SmallVector<ConvInputPart, 2>> kiln::channelConcatParts(Conv2dOp conv) {
+  auto concat = conv.getInput().getDefiningOp<ConcatOp>();
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  if (!concat || concat.getDim() != 3 || w[1] != 1 || w[2] != 1 || conv.getGroups() != 1 ||
+      llvm::any_of(conv.getStrides(), [](int64_t v) { return v != 1; }) ||
+      llvm::any_of(conv.getPadding(), [](int64_t v) { return v != 0; }))
+    return std::nullopt;
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  SmallVector<ConvInputPart, 2> parts;
+  for (Value operand : concat.getInputs()) {
+    ConvInputPart part;
+    part.source = operand;
+    if (auto slice = operand.getDefiningOp<SliceOp>()) {
+      ArrayRef<int64_t> offsets = slice.getOffsets(), strides = slice.getStrides();
+      ArrayRef<int64_t> from = slice.getInput().getType().getShape();
+      if (llvm::any_of(offsets, [](int64_t v) { return v != 0; }) || strides[0] != 1 ||
+          strides[3] != 1 || from[0] != out[0] ||
+          from[3] != slice.getType().getShape()[3])
+        return std::nullopt;
+      part.slice = slice;
+      part.source = slice.getInput();
+      part.strideH = strides[1];
+      part.strideW = strides[2];
+    }
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (type.getRank() != 4 || type.getShape()[0] != out[0] || type.getShape()[1] != out[1] ||
+        type.getShape()[2] != out[2])
+      return std::nullopt;
+    part.channels = type.getShape()[3];
+    parts.push_back(part);
+  }
+  return parts;
+}
+
 std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
   if (group.getKind() != FusionKind::conv_epilogue)
     return std::nullopt;
@@ -39,9 +73,11 @@ std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
   shape.reduction = w[1] * w[2] * shape.inChannelsPerGroup;
   shape.depthwise = shape.groups > 1 && shape.groups == in[3] && w[3] == 1;
   shape.layoutChange = static_cast<bool>(conv.getInput().getDefiningOp<PermuteOp>());
+  if (std::optional<SmallVector<ConvInputPart, 2>> parts = channelConcatParts(conv))
+    shape.parts = std::move(*parts);
   shape.plainGemm = w[1] == 1 && w[2] == 1 && s[0] == 1 && s[1] == 1 &&
                     llvm::all_of(p, [](int64_t v) { return v == 0; }) && shape.groups == 1 &&
-                    !shape.layoutChange;
+                    !shape.layoutChange && shape.parts.empty();
   shape.element = conv.getType().getElementType();
   return shape;
 }

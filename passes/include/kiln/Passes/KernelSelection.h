@@ -32,6 +32,12 @@ inline constexpr int64_t kSplitKStages = 3;
 /// 1.597.
 inline constexpr int64_t kFoldLayerNormBytes = 4 << 20;
 
+/// kiln-merge-shortcut-conv's least result: 4 MiB, every projection
+/// shortcut of ResNet-50 at batch 32 (6.4 MB in its last stage, 51 MB in
+/// its first). At batch 1 (0.2-1.6 MB) the convolutions run split-K on
+/// mma.sync, which reads no concat.
+inline constexpr int64_t kMergeShortcutBytes = 4 << 20;
+
 /// Empty when the knobs are usable (a max-blocks or multiprocessor count of
 /// 0 means the target's default), else the error, naming the flags.
 std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int64_t stages,

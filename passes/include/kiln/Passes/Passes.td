@@ -337,6 +337,60 @@ def KilnMergeProjections : Pass<"kiln-merge-projections", "mlir::func::FuncOp"> 
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KilnMergeShortcutConv : Pass<"kiln-merge-shortcut-conv", "mlir::func::FuncOp"> {
+  let summary = "merges a bottleneck's projection shortcut into its last convolution";
+  let description = [{
+    A ResNet bottleneck that changes its width ends in
+    `relu(conv_c(h) + downsample(x))`: two 1x1 convolutions whose results
+    are added. Apart, the shortcut's result is written whole and read back
+    by the other's epilogue (ResNet-50 at batch 32: 51 MB each way in its
+    first stage). They are one GEMM over the two inputs side by side along
+    channels:
+
+      conv_c(h) + downsample(x) = conv1x1([h | x_s], [W_c | W_d], b_c + b_d)
+
+    where x_s is the strided slice of x that a strided shortcut reads. The
+    merged convolution reads its input as a `kiln.concat` of `h` and that
+    slice, which kiln-fuse-conv-epilogue takes into its group and conv_wgmma
+    reads in place: one tensor map per part, the weight's channels in the
+    same order. Nothing is copied.
+
+    Numerics: both products accumulate in one fp32 sum and round once,
+    where apart each rounded to 16 bits before the add; the bias sum rounds
+    once to the element type.
+
+    Policy: 16-bit operands, constant weights and biases, both inputs'
+    channels a multiple of 8 (TMA's 16-byte strides), a result of at least
+    `min-bytes` (at batch 1 the shortcut runs beside the main path's
+    launches and its bytes are few), and a primary target whose
+    convolutions run as conv_wgmma (`targets`, `conv-wgmma`): no other main
+    loop reads a channel concat in place, and a copied concat would cost
+    more than it saves.
+
+    Before:
+    ```mlir
+    %c = kiln.conv2d %h, %wc, %bc strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x28x28x128xf16>, tensor<512x1x1x128xf16>, tensor<512xf16>) -> tensor<32x28x28x512xf16>
+    %d = kiln.conv2d %x, %wd, %bd strides = [2, 2] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x256xf16>, tensor<512x1x1x256xf16>, tensor<512xf16>) -> tensor<32x28x28x512xf16>
+    %y = kiln.add %c, %d : tensor<32x28x28x512xf16>
+    ```
+    After:
+    ```mlir
+    %s = kiln.slice %x offsets = [0, 0, 0, 0] strides = [1, 2, 2, 1] : tensor<32x56x56x256xf16> -> tensor<32x28x28x256xf16>
+    %i = kiln.concat %h, %s dim = 3 : (tensor<32x28x28x128xf16>, tensor<32x28x28x256xf16>) -> tensor<32x28x28x384xf16>
+    %y = kiln.conv2d %i, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x28x28x384xf16>, tensor<512x1x1x384xf16>, tensor<512xf16>) -> tensor<32x28x28x512xf16>
+    ```
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"::kiln::kMergeShortcutBytes",
+           "merge shortcuts whose result has at least this many bytes (-1: none)">,
+    ListOption<"targets", "targets", "std::string",
+               "GPU architectures of the artifact, newest first (default sm_90a,sm_80)">,
+    Option<"convWgmma", "conv-wgmma", "bool", /*default=*/"true",
+           "whether kiln-select-kernels may run convolutions as conv_wgmma">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KilnFoldLayerNorm : Pass<"kiln-fold-layer-norm", "mlir::func::FuncOp"> {
   let summary = "moves a layer norm's normalization into the linears it feeds";
   let description = [{

@@ -153,6 +153,13 @@ struct GraphPipelineOptions
                      "that feeds one linear alone moves into it, its statistics a kernel of "
                      "their own (kiln-fold-layer-norm; -1: none)"),
       llvm::cl::init(kFoldLayerNormBytes)};
+  Option<int64_t> mergeShortcutBytes{
+      *this, "merge-shortcut-bytes",
+      llvm::cl::desc("two fp16 or bf16 1x1 convolutions whose results of at least this many "
+                     "bytes are added (a bottleneck's projection shortcut) become one over "
+                     "their inputs side by side, on a target that runs conv_wgmma "
+                     "(kiln-merge-shortcut-conv; -1: none)"),
+      llvm::cl::init(kMergeShortcutBytes)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
       llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "

@@ -38,6 +38,23 @@ struct GemmShape {
   }
 };
 
+/// One part of a convolution input that is a channel concat: `source`
+/// read in place, every `strideH`-th row and `strideW`-th column (through
+/// `slice`, a kiln.slice from its origin, where not 1).
+struct ConvInputPart {
+  mlir::Value source;
+  SliceOp slice;
+  int64_t strideH = 1, strideW = 1, channels = 0;
+};
+
+/// The parts of a 1x1, unpadded, unstrided, one-group convolution's input
+/// when that input is a kiln.concat along channels of NHWC tensors, each
+/// whole or a slice from the origin with strides only along rows and
+/// columns (a strided 1x1 convolution's reads); nullopt otherwise. A
+/// bottleneck's projection shortcut merged into its last convolution
+/// (kiln-merge-shortcut-conv) reads its two inputs this way.
+std::optional<llvm::SmallVector<ConvInputPart, 2>> channelConcatParts(Conv2dOp conv);
+
 /// An NHWC convolution as an implicit GEMM per group: M output pixels,
 /// `outChannels / groups` columns, `reduction` = kh * kw * Cin / groups.
 struct ConvShape {
@@ -48,6 +65,9 @@ struct ConvShape {
   bool layoutChange = false;
   /// 1x1, stride 1, unpadded, ungrouped on an NHWC input: a plain GEMM.
   bool plainGemm = false;
+  /// The input is a channel concat of group inputs (channelConcatParts),
+  /// each read in place; empty for any other input.
+  llvm::SmallVector<ConvInputPart, 2> parts;
   mlir::Type element;
 };
 
