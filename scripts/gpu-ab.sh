@@ -124,6 +124,13 @@
 #              its linear alone, against F.layer_norm + F.linear). Their
 #              launches are different groups, which compare_profiles.py
 #              refuses to pair.
+#   shortcut   the merged projection shortcut's kernel tests (conv_wgmma over
+#              a channel concat; with KILN_GPU_TEST_ARCH=sm_80 its mma.sync
+#              fallback) and the test bottleneck against LibTorch, then
+#              ResNet-50 at batch 32, each launch alone, merged (the
+#              default) and kept (--merge-shortcut-bytes=-1), each against
+#              cuDNN with bench/conv_vs_cudnn.py (a merged launch covers
+#              both convolutions, cuDNN timing each)
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -137,7 +144,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail layer-norm-fold ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail layer-norm-fold shortcut ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -265,6 +272,22 @@ for part in "$@"; do
           run "tall-compare-$model-$setting" python3 "$root/bench/compare_profiles.py" \
             "$out/raw-tall-rows-128/${model}_b32.txt" "$out/raw-tall-$setting/${model}_b32.txt"
         done
+      done ;;
+    shortcut)
+      [ -d "$work/test-models" ] ||
+        python3 "$root/test/models/make_models.py" "$work/test-models" > "$out/make-models.log" 2>&1
+      KILN_TEST_MODELS=$work/test-models TAIL=12 run shortcut-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*ConvShortcut*:*resnet_projection*:*resnet_bottleneck*:*ConvHopperImplicitGemm*'
+      KILN_GPU_TEST_ARCH=sm_80 TAIL=6 run shortcut-tests-sm80 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*ConvShortcut*'
+      for setting in merged kept; do
+        flags=$([ $setting = kept ] && echo --kiln-flag=--merge-shortcut-bytes=-1)
+        run "shortcut-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models resnet50 --batches 32 --kiln-only --profile \
+          --raw-dir "$out/raw-shortcut-$setting" $flags
+        TAIL=12 run "shortcut-conv-$setting" python3 "$root/bench/conv_vs_cudnn.py" \
+          "$out/raw-shortcut-$setting/resnet50_b32.txt" --markdown "$out/conv-shortcut-$setting.md" \
+          --json "$out/conv-shortcut-$setting.json"
       done ;;
     vendor)
       TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'

@@ -48,30 +48,51 @@ struct ModelCase {
 class ModelGpu : public ::testing::TestWithParam<ModelCase> {};
 } // namespace
 
-TEST_P(ModelGpu, MatchesLibTorch) {
-  KILN_REQUIRE_GPU();
-  const ModelCase &c = GetParam();
+namespace {
+/// `c`'s model loaded from KILN_TEST_MODELS, imported at its traced shapes
+/// and run through the graph pipeline at its precision and thresholds.
+struct CompiledModel {
+  std::unique_ptr<frontend::TorchScriptModule> model;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp fn;
+  Precision precision;
+};
+
+void compileModel(const ModelCase &c, MLIRContext &context, CompiledModel &out) {
   const char *dir = std::getenv("KILN_TEST_MODELS");
   std::string path = std::string(dir ? dir : "models") + "/" + c.model + ".pt";
   std::string error;
-  auto model = frontend::TorchScriptModule::load(path, error);
-  ASSERT_TRUE(model) << error;
-  std::vector<frontend::InputSpec> specs = model->tracedInputs();
+  out.model = frontend::TorchScriptModule::load(path, error);
+  ASSERT_TRUE(out.model) << error;
+  std::vector<frontend::InputSpec> specs = out.model->tracedInputs();
   ASSERT_FALSE(specs.empty());
-  ASSERT_TRUE(model->specialize(specs, error)) << error;
-  MLIRContext context;
-  auto module = frontend::importTorchScript(*model, context, error);
-  ASSERT_TRUE(module) << error;
+  ASSERT_TRUE(out.model->specialize(specs, error)) << error;
+  out.module = frontend::importTorchScript(*out.model, context, error);
+  ASSERT_TRUE(out.module) << error;
   PassManager pm(&context);
   GraphPipelineOptions options;
   std::optional<Precision> precision = symbolizePrecision(c.precision);
   ASSERT_TRUE(precision) << c.precision;
+  out.precision = *precision;
   options.precision = *precision;
   options.foldLayerNormBytes = c.foldLayerNormBytes;
   options.mergeShortcutBytes = c.mergeShortcutBytes;
   buildGraphPipeline(pm, options);
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  auto fn = *module->getOps<func::FuncOp>().begin();
+  ASSERT_TRUE(succeeded(pm.run(*out.module)));
+  out.fn = *out.module->getOps<func::FuncOp>().begin();
+}
+} // namespace
+
+TEST_P(ModelGpu, MatchesLibTorch) {
+  KILN_REQUIRE_GPU();
+  const ModelCase &c = GetParam();
+  MLIRContext context;
+  CompiledModel compiled;
+  ASSERT_NO_FATAL_FAILURE(compileModel(c, context, compiled));
+  func::FuncOp fn = compiled.fn;
+  auto &model = compiled.model;
+  std::optional<Precision> precision = compiled.precision;
+  std::string error;
 
   std::vector<at::Tensor> inputs = randomInputs(fn, 7);
   auto reference = frontend::evaluateReference(fn, inputs, error);
@@ -133,3 +154,28 @@ INSTANTIATE_TEST_SUITE_P(
              (info.param.foldLayerNormBytes >= 0 ? "_folded" : "") +
              (info.param.mergeShortcutBytes >= 0 ? "_merged" : "");
     });
+
+// Needs no GPU: the pipeline's merged projection shortcut (a channel concat
+// and a strided slice in the expand's group, the weights and biases joined)
+// computes, on the reference evaluator, what LibTorch computes for the two
+// convolutions apart.
+TEST(ModelEvaluator, MergedShortcutMatchesLibTorch) {
+  MLIRContext context;
+  CompiledModel compiled;
+  ASSERT_NO_FATAL_FAILURE(
+      compileModel(ModelCase{"resnet_projection_f32", "fp16", -1, 0}, context, compiled));
+  int concats = 0;
+  compiled.fn.walk([&](FusionOp group) {
+    group.walk([&](ConcatOp) { ++concats; });
+  });
+  EXPECT_EQ(concats, 1) << "the shortcut was not merged";
+  std::vector<at::Tensor> inputs = randomInputs(compiled.fn, 7);
+  std::string error;
+  auto reference = frontend::evaluateReference(compiled.fn, inputs, error);
+  ASSERT_TRUE(reference) << error;
+  std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+  at::Tensor torchOut = compiled.model->state().frozen.forward(args).toTensor();
+  double err = kiln::testing::relativeL2((*reference)[0], torchOut);
+  std::printf("    merged shortcut on the evaluator: rel L2 %.3e vs LibTorch\n", err);
+  EXPECT_LE(err, 1e-2);
+}
