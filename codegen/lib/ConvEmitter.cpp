@@ -152,6 +152,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   // strides over the same boxes of output pixels.
   for (auto [part, arg] : llvm::zip_equal(convShape.parts, partArgs)) {
     ArrayRef<int64_t> from = cast<RankedTensorType>(arg.getType()).getShape();
+    if (part.channels % 8 != 0)
+      return refuse("each part of a channel concat needs C % 8 == 0 (16-byte strides)");
     if (part.strideH > 8 || part.strideW > 8 || pixels[1] * part.strideH > 256 ||
         pixels[2] * part.strideW > 256)
       return refuse("a TMA box spans at most 256 elements per dimension with strides of at "

@@ -108,3 +108,17 @@ func.func @moments_epilogue(%x: tensor<8x64xf16>) -> tensor<8x1xf32> {
   }
   return %0 : tensor<8x1xf32>
 }
+
+// -----
+
+// A channel concat whose part has 4 channels: TMA's strides are 16 bytes.
+// CHECK: error: 'kiln.fusion' op cannot run as conv_wgmma: each part of a channel concat needs C % 8 == 0 (16-byte strides)
+func.func @shortcut_part_channels(%h: tensor<1x4x4x4xf16>, %x: tensor<1x4x4x12xf16>, %w: tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%h, %x, %w : tensor<1x4x4x4xf16>, tensor<1x4x4x12xf16>, tensor<8x1x1x16xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 4, grid_limit = 1, pixel_tile = [1, 4, 4]>} -> tensor<1x4x4x8xf16> {
+  ^bb0(%ah: tensor<1x4x4x4xf16>, %ax: tensor<1x4x4x12xf16>, %aw: tensor<8x1x1x16xf16>):
+    %j = kiln.concat %ah, %ax dim = 3 : (tensor<1x4x4x4xf16>, tensor<1x4x4x12xf16>) -> tensor<1x4x4x16xf16>
+    %y = kiln.conv2d %j, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x4x4x16xf16>, tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16>
+    kiln.yield %y : tensor<1x4x4x8xf16>
+  }
+  return %0 : tensor<1x4x4x8xf16>
+}
