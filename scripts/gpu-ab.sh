@@ -131,6 +131,12 @@
 #              default) and kept (--merge-shortcut-bytes=-1), each against
 #              cuDNN with bench/conv_vs_cudnn.py (a merged launch covers
 #              both convolutions, cuDNN timing each)
+#   check-rounds  ResNet-50's check that moves between kiln-run processes: ViT-B/16
+#              then ResNet-50 at batch 32, 4 rounds (a process each), with
+#              the residual ring (the default) and without
+#              (--wgmma-residual-ring=false), each round's rel L2 printed;
+#              then compute-sanitizer's initcheck and racecheck on one
+#              checked kiln-run of ResNet-50
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -144,7 +150,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail layer-norm-fold shortcut ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -288,6 +294,29 @@ for part in "$@"; do
         TAIL=12 run "shortcut-conv-$setting" python3 "$root/bench/conv_vs_cudnn.py" \
           "$out/raw-shortcut-$setting/resnet50_b32.txt" --markdown "$out/conv-shortcut-$setting.md" \
           --json "$out/conv-shortcut-$setting.json"
+      done ;;
+    check-rounds)
+      for setting in ring no-ring; do
+        flags=$([ $setting = no-ring ] && echo --kiln-flag=--wgmma-residual-ring=false)
+        TAIL=4 run "check-rounds-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+          "$work/check-$setting" --models vit_b_16 resnet50 --batches 32 --kiln-only \
+          --rounds 4 --runs 10 --json "$out/check-rounds-$setting.json" $flags
+        python3 -c 'import json, sys
+for row in json.load(open(sys.argv[1]))["rows"]:
+    print("    %s %s: rel L2 by round %s" % (sys.argv[2], row["model"], row.get("rel_l2_rounds")))' \
+          "$out/check-rounds-$setting.json" "$setting"
+      done
+      sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+      model=$work/check-ring/resnet50_b32
+      inputs=()
+      for npy in "$model"/*.npy; do
+        name=$(basename "$npy" .npy)
+        case $name in ref*) ;; *) inputs+=(--input "$name=$npy") ;; esac
+      done
+      for tool in initcheck racecheck; do
+        TAIL=30 run "sanitizer-$tool" timeout 240 "$sanitizer" --tool "$tool" --print-limit 20 \
+          "$bin/kiln-run" "$model/model.kiln" "${inputs[@]}" --check "$model/ref0.npy" \
+          --tolerance 1e-2
       done ;;
     vendor)
       TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
