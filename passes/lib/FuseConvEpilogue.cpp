@@ -4,8 +4,9 @@
 // elementwise consumers over the convolution's result shape
 // (growAnchoredGroup, consumers only), add the channels-last permute of a
 // function argument feeding it when that permute has no other user, and
-// the channel concat (with its strided slices) that a merged shortcut
-// convolution reads in place when nothing else reads them, then outline
+// the channel concat marked kiln.read_in_place (with its strided slices)
+// that a merged shortcut convolution reads in place when nothing else
+// reads them, then outline
 // the group as `kiln.fusion conv_epilogue`. A convolution whose
 // consumers cannot join still becomes a group of its own.
 //
@@ -40,12 +41,14 @@ PermuteOp boundaryPermute(Conv2dOp conv) {
 }
 
 /// The channel concat a 1x1 convolution reads, and the slices under it,
-/// when only the convolution reads them: its kernel reads their sources in
-/// place (channelConcatParts).
+/// when only the convolution reads them and the concat is marked
+/// `kiln.read_in_place` (the merged shortcut's, whose pass checked that the
+/// target's kernel reads it in place: channelConcatParts).
 SmallVector<Operation *> concatViews(Conv2dOp conv) {
   std::optional<SmallVector<ConvInputPart, 2>> parts = channelConcatParts(conv);
   Operation *concat = conv.getInput().getDefiningOp();
-  if (!parts || !concat->hasOneUse() || concat->hasAttr(attr::kNoFuse))
+  if (!parts || !concat->hasOneUse() || concat->hasAttr(attr::kNoFuse) ||
+      !concat->hasAttr(attr::kReadInPlace))
     return {};
   SmallVector<Operation *> views = {concat};
   for (const ConvInputPart &part : *parts)

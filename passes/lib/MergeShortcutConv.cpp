@@ -102,8 +102,10 @@ LogicalResult merge(OpBuilder &builder, AddOp add, Conv2dOp a, Conv2dOp b) {
   auto inputType = cast<RankedTensorType>(inputA.getType());
   SmallVector<int64_t> concatShape(inputType.getShape());
   concatShape[3] = channelsA + channelsB;
-  Value input = ConcatOp::create(builder, loc, inputType.clone(concatShape),
+  auto concat = ConcatOp::create(builder, loc, inputType.clone(concatShape),
                                  ValueRange{inputA, inputB}, /*dim=*/3);
+  concat->setAttr(attr::kReadInPlace, builder.getUnitAttr());
+  Value input = concat.getResult();
   Value weight = makeRawConstant(builder, loc,
                                  weightA.clone({outputs, 1, 1, channelsA + channelsB}), joined,
                                  "shortcut_weight");

@@ -42,9 +42,9 @@ func.func @boundaries(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x1x8xf32>, %big: te
 
 // -----
 
-// A merged projection shortcut: the channel concat and the strided slice
-// under it join the 1x1 convolution's group (its kernel reads both inputs
-// in place), as do the relu after it.
+// A merged projection shortcut: the channel concat marked read_in_place
+// and the strided slice under it join the 1x1 convolution's group (its
+// kernel reads both inputs in place), as does the relu after it.
 // CHECK-LABEL: func.func @shortcut(
 //       CHECK:   kiln.fusion conv_epilogue ins(%arg1, %arg0, %arg2 :
 //       CHECK:     kiln.slice
@@ -54,7 +54,7 @@ func.func @boundaries(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x1x8xf32>, %big: te
 //       CHECK:     kiln.yield
 func.func @shortcut(%h: tensor<1x4x4x8xf16>, %x: tensor<1x8x8x8xf16>, %w: tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16> {
   %s = kiln.slice %x offsets = [0, 0, 0, 0] strides = [1, 2, 2, 1] : tensor<1x8x8x8xf16> -> tensor<1x4x4x8xf16>
-  %j = kiln.concat %h, %s dim = 3 : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
+  %j = kiln.concat %h, %s dim = 3 {kiln.read_in_place} : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
   %c = kiln.conv2d %j, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x4x4x16xf16>, tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16>
   %r = kiln.relu %c : tensor<1x4x4x8xf16>
   return %r : tensor<1x4x4x8xf16>
@@ -62,8 +62,10 @@ func.func @shortcut(%h: tensor<1x4x4x8xf16>, %x: tensor<1x8x8x8xf16>, %w: tensor
 
 // -----
 
-// Negative: a concat something else reads too, or one along another
-// dimension, stays out of the group (its own kernel copies it).
+// Negative: a marked concat something else reads too, one along another
+// dimension, and an unmarked one (a model's own torch.cat before a 1x1
+// convolution, which an fp32 or pre-Hopper kernel could not read in
+// place) stay out of the group: their own kernels copy them.
 // CHECK-LABEL: func.func @shared_concat(
 //       CHECK:   %[[J:.+]] = kiln.concat
 //       CHECK:   kiln.fusion conv_epilogue ins(%[[J]], %arg2 :
@@ -71,12 +73,20 @@ func.func @shortcut(%h: tensor<1x4x4x8xf16>, %x: tensor<1x8x8x8xf16>, %w: tensor
 //       CHECK:     kiln.yield
 //       CHECK:   %[[K:.+]] = kiln.concat
 //       CHECK:   kiln.fusion conv_epilogue ins(%[[K]], %arg3 :
-func.func @shared_concat(%h: tensor<1x4x4x8xf16>, %x: tensor<1x4x4x8xf16>, %w: tensor<8x1x1x16xf16>, %w2: tensor<8x1x1x8xf16>) -> (tensor<1x4x4x8xf16>, tensor<1x4x4x16xf16>, tensor<1x4x8x8xf16>) {
-  %j = kiln.concat %h, %x dim = 3 : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
+//   CHECK-NOT:     kiln.concat
+//       CHECK:     kiln.yield
+//       CHECK:   %[[L:.+]] = kiln.concat
+//       CHECK:   kiln.fusion conv_epilogue ins(%[[L]], %arg2 :
+//   CHECK-NOT:     kiln.concat
+//       CHECK:     kiln.yield
+func.func @shared_concat(%h: tensor<1x4x4x8xf16>, %x: tensor<1x4x4x8xf16>, %w: tensor<8x1x1x16xf16>, %w2: tensor<8x1x1x8xf16>) -> (tensor<1x4x4x8xf16>, tensor<1x4x4x16xf16>, tensor<1x4x8x8xf16>, tensor<1x4x4x8xf16>) {
+  %j = kiln.concat %h, %x dim = 3 {kiln.read_in_place} : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
   %c = kiln.conv2d %j, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x4x4x16xf16>, tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16>
-  %k = kiln.concat %h, %x dim = 2 : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x8x8xf16>
+  %k = kiln.concat %h, %x dim = 2 {kiln.read_in_place} : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x8x8xf16>
   %d = kiln.conv2d %k, %w2 strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x4x8x8xf16>, tensor<8x1x1x8xf16>) -> tensor<1x4x8x8xf16>
-  return %c, %j, %d : tensor<1x4x4x8xf16>, tensor<1x4x4x16xf16>, tensor<1x4x8x8xf16>
+  %l = kiln.concat %x, %h dim = 3 : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
+  %e = kiln.conv2d %l, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x4x4x16xf16>, tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16>
+  return %c, %j, %d, %e : tensor<1x4x4x8xf16>, tensor<1x4x4x16xf16>, tensor<1x4x8x8xf16>, tensor<1x4x4x8xf16>
 }
 
 // -----

@@ -3,10 +3,11 @@
 // A strided projection shortcut: its input enters as the slice it reads,
 // after the other convolution's input; the weights join per output channel
 // (1.0 then 2.0: 0x3C00 x 8, 0x4000 x 8 a row), the biases add (0.5 + 0.25
-// = 0.75: 0x3A00), and the relu reads the merged convolution.
+// = 0.75: 0x3A00), and the relu reads the merged convolution. The concat is
+// marked for the fusion pass: its kernel reads it in place.
 // CHECK-LABEL: func.func @strided(
 //       CHECK:   %[[S:.+]] = kiln.slice %arg1 offsets = [0, 0, 0, 0] strides = [1, 2, 2, 1] : tensor<1x8x8x8xf16> -> tensor<1x4x4x8xf16>
-//       CHECK:   %[[C:.+]] = kiln.concat %arg0, %[[S]] dim = 3 : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
+//       CHECK:   %[[C:.+]] = kiln.concat %arg0, %[[S]] dim = 3 {kiln.read_in_place} : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x16xf16>
 //       CHECK:   %[[W:.+]] = kiln.constant dense_resource<shortcut_weight> : tensor<2x1x1x16xf16>
 //       CHECK:   %[[B:.+]] = kiln.constant dense_resource<shortcut_bias> : tensor<2xf16>
 //       CHECK:   %[[Y:.+]] = kiln.conv2d %[[C]], %[[W]], %[[B]] strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1
@@ -33,7 +34,7 @@ func.func @strided(%h: tensor<1x4x4x8xf16>, %x: tensor<1x8x8x8xf16>) -> tensor<1
 // bias is the other's.
 // CHECK-LABEL: func.func @unstrided(
 //   CHECK-NOT:   kiln.slice
-//       CHECK:   %[[C:.+]] = kiln.concat %arg1, %arg0 dim = 3 : (tensor<2x3x3x16xbf16>, tensor<2x3x3x8xbf16>) -> tensor<2x3x3x24xbf16>
+//       CHECK:   %[[C:.+]] = kiln.concat %arg1, %arg0 dim = 3 {kiln.read_in_place} : (tensor<2x3x3x16xbf16>, tensor<2x3x3x8xbf16>) -> tensor<2x3x3x24xbf16>
 //       CHECK:   kiln.conv2d %[[C]], %{{.+}}, %{{.+}} strides = [1, 1]
 //  CHECK-SAME:     (tensor<2x3x3x24xbf16>, tensor<8x1x1x24xbf16>, tensor<8xbf16>) -> tensor<2x3x3x8xbf16>
 //   CHECK-NOT:   kiln.add

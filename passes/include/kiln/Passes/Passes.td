@@ -351,9 +351,9 @@ def KilnMergeShortcutConv : Pass<"kiln-merge-shortcut-conv", "mlir::func::FuncOp
 
     where x_s is the strided slice of x that a strided shortcut reads. The
     merged convolution reads its input as a `kiln.concat` of `h` and that
-    slice, which kiln-fuse-conv-epilogue takes into its group and conv_wgmma
-    reads in place: one tensor map per part, the weight's channels in the
-    same order. Nothing is copied.
+    slice, marked `kiln.read_in_place`, which kiln-fuse-conv-epilogue takes
+    into its group and conv_wgmma reads in place: one tensor map per part,
+    the weight's channels in the same order. Nothing is copied.
 
     Numerics: both products accumulate in one fp32 sum and round once,
     where apart each rounded to 16 bits before the add; the bias sum rounds
@@ -376,7 +376,7 @@ def KilnMergeShortcutConv : Pass<"kiln-merge-shortcut-conv", "mlir::func::FuncOp
     After:
     ```mlir
     %s = kiln.slice %x offsets = [0, 0, 0, 0] strides = [1, 2, 2, 1] : tensor<32x56x56x256xf16> -> tensor<32x28x28x256xf16>
-    %i = kiln.concat %h, %s dim = 3 : (tensor<32x28x28x128xf16>, tensor<32x28x28x256xf16>) -> tensor<32x28x28x384xf16>
+    %i = kiln.concat %h, %s dim = 3 {kiln.read_in_place} : (tensor<32x28x28x128xf16>, tensor<32x28x28x256xf16>) -> tensor<32x28x28x384xf16>
     %y = kiln.conv2d %i, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x28x28x384xf16>, tensor<512x1x1x384xf16>, tensor<512xf16>) -> tensor<32x28x28x512xf16>
     ```
   }];

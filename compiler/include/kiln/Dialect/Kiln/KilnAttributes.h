@@ -21,6 +21,13 @@ inline constexpr llvm::StringLiteral kKernel = "kiln.kernel";
 /// ops a frontend wants kept apart).
 inline constexpr llvm::StringLiteral kNoFuse = "kiln.no_fuse";
 
+/// Unit, on a kiln.concat: the pass that made it checked that its one
+/// reader's kernel reads it in place on the artifact's primary target (a
+/// merged shortcut's channel concat, kiln-merge-shortcut-conv), so the
+/// fusion pass takes it into that reader's group. An unmarked concat keeps
+/// a kernel of its own.
+inline constexpr llvm::StringLiteral kReadInPlace = "kiln.read_in_place";
+
 /// Unit, on a GEMM: its operands may be rounded to tf32 (kiln-set-precision
 /// at tf32); read by the reference evaluator.
 inline constexpr llvm::StringLiteral kTf32 = "kiln.tf32";
