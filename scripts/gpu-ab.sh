@@ -135,8 +135,9 @@
 #              then ResNet-50 at batch 32, 4 rounds (a process each), with
 #              the residual ring (the default) and without
 #              (--wgmma-residual-ring=false), each round's rel L2 printed;
-#              then compute-sanitizer's initcheck and racecheck on one
-#              checked kiln-run of ResNet-50
+#              then compute-sanitizer's racecheck on the ring's kernel
+#              tests, and its initcheck and racecheck on one checked
+#              kiln-run of ResNet-50
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -313,6 +314,11 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         name=$(basename "$npy" .npy)
         case $name in ref*) ;; *) inputs+=(--input "$name=$npy") ;; esac
       done
+      # The ring's kernel tests first (small grids: racecheck's shared-memory
+      # tracking takes minutes over a whole model), then the model.
+      TAIL=30 run sanitizer-ring-tests timeout 240 "$sanitizer" --tool racecheck \
+        --print-limit 20 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmma*:*WgmmaLateResidual*:*Conv1x1*'
       for tool in initcheck racecheck; do
         TAIL=30 run "sanitizer-$tool" timeout 240 "$sanitizer" --tool "$tool" --print-limit 20 \
           "$bin/kiln-run" "$model/model.kiln" "${inputs[@]}" --check "$model/ref0.npy" \
