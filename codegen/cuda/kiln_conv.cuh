@@ -109,21 +109,27 @@ __device__ __forceinline__ void conv_mma(const T *__restrict__ x, const T *__res
       blockIdx.y * kMmaBM, blockIdx.x * kMmaBN);
 }
 
-/// conv_mma on a persistent 1-D grid: the other images of a conv_wgmma
-/// kernel run it on the launch shape of the sm_90a image.
-template <typename S, typename T, typename Epilogue>
-__device__ __forceinline__ void conv_mma_persistent(const T *__restrict__ x,
-                                                    const T *__restrict__ w,
-                                                    const Epilogue &epilogue) {
+/// conv_mma on a persistent 1-D grid, A's rows gathered by `gatherA(m, k)`:
+/// the other images of a conv_wgmma kernel run it on the launch shape of
+/// the sm_90a image.
+template <typename S, typename T, typename GatherA, typename Epilogue>
+__device__ __forceinline__ void conv_mma_tiles(const GatherA &gatherA, const T *__restrict__ w,
+                                               const Epilogue &epilogue) {
   using D = Dims<S>;
   static_assert(S::G == 1, "the persistent form takes one group");
   constexpr int tilesN = (D::Og + kMmaBN - 1) / kMmaBN;
   constexpr int tiles = ((D::M + kMmaBM - 1) / kMmaBM) * tilesN;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
     mma_tile_loop<T, true, 1>(
-        [&](int m, int k) { return im2col8<S>(x, m, k, 0); },
-        [&](int row, int col) { return load8(w, D::Og, D::K, row, col); }, D::M, D::Og, D::K,
-        epilogue, (tile / tilesN) * kMmaBM, (tile % tilesN) * kMmaBN);
+        gatherA, [&](int row, int col) { return load8(w, D::Og, D::K, row, col); }, D::M,
+        D::Og, D::K, epilogue, (tile / tilesN) * kMmaBM, (tile % tilesN) * kMmaBN);
+}
+
+template <typename S, typename T, typename Epilogue>
+__device__ __forceinline__ void conv_mma_persistent(const T *__restrict__ x,
+                                                    const T *__restrict__ w,
+                                                    const Epilogue &epilogue) {
+  conv_mma_tiles<S>([&](int m, int k) { return im2col8<S>(x, m, k, 0); }, w, epilogue);
 }
 
 /// A[m, k..k+7] of a 1x1 convolution whose input is a channel concat of
@@ -158,15 +164,9 @@ __device__ __forceinline__ void conv_mma_concat(const T *__restrict__ x0,
                                                 const T *__restrict__ x1,
                                                 const T *__restrict__ w,
                                                 const Epilogue &epilogue) {
-  using D = Dims<S>;
-  static_assert(S::G == 1 && S::KH == 1 && S::KW == 1, "a 1x1 convolution, one group");
-  constexpr int tilesN = (D::Og + kMmaBN - 1) / kMmaBN;
-  constexpr int tiles = ((D::M + kMmaBM - 1) / kMmaBM) * tilesN;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
-    mma_tile_loop<T, true, 1>(
-        [&](int m, int k) { return concat_im2col8<S, P>(x0, x1, m, k); },
-        [&](int row, int col) { return load8(w, D::Og, D::K, row, col); }, D::M, D::Og, D::K,
-        epilogue, (tile / tilesN) * kMmaBM, (tile % tilesN) * kMmaBN);
+  static_assert(S::KH == 1 && S::KW == 1, "a 1x1 convolution");
+  conv_mma_tiles<S>([&](int m, int k) { return concat_im2col8<S, P>(x0, x1, m, k); }, w,
+                    epilogue);
 }
 
 /// fp16/bf16 convolutions too small to fill the GPU with 128 x 128 tiles

@@ -148,28 +148,26 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
       wgmmaSharedBytes(width, config.getStages(), false, 128, false, false, split));
   kernel.otherImagesSharedBytes = 0;
   auto u = [](int64_t v) { return static_cast<unsigned>(v); };
-  // A channel concat's parts: each its own 4-D map, read at its own
-  // strides over the same boxes of output pixels.
-  for (auto [part, arg] : llvm::zip_equal(convShape.parts, partArgs)) {
+  // The NHWC input's 4-D map, or each part's of a channel concat, read at
+  // its own strides over the same boxes of output pixels.
+  auto inputMap = [&](BlockArgument arg, int64_t strideH, int64_t strideW) {
     ArrayRef<int64_t> from = cast<RankedTensorType>(arg.getType()).getShape();
+    return TensorMapArg{arg.getArgNumber(),
+                        {from[3], from[2], from[1], from[0]},
+                        {64, u(pixels[2] * strideW), u(pixels[1] * strideH), u(pixels[0])},
+                        {1, u(strideW), u(strideH), 1}};
+  };
+  for (auto [part, arg] : llvm::zip_equal(convShape.parts, partArgs)) {
     if (part.channels % 8 != 0)
       return refuse("each part of a channel concat needs C % 8 == 0 (16-byte strides)");
     if (part.strideH > 8 || part.strideW > 8 || pixels[1] * part.strideH > 256 ||
         pixels[2] * part.strideW > 256)
       return refuse("a TMA box spans at most 256 elements per dimension with strides of at "
                     "most 8");
-    kernel.tensorMaps.push_back(TensorMapArg{
-        arg.getArgNumber(),
-        {from[3], from[2], from[1], from[0]},
-        {64, u(pixels[2] * part.strideW), u(pixels[1] * part.strideH), u(pixels[0])},
-        {1, u(part.strideW), u(part.strideH), 1}});
+    kernel.tensorMaps.push_back(inputMap(arg, part.strideH, part.strideW));
   }
   if (partArgs.empty())
-    kernel.tensorMaps.push_back(
-        TensorMapArg{inputArg.getArgNumber(),
-                     {in[3], in[2], in[1], in[0]},
-                     {64, u(pixels[2] * s[1]), u(pixels[1] * s[0]), u(pixels[0])},
-                     {1, u(s[1]), u(s[0]), 1}});
+    kernel.tensorMaps.push_back(inputMap(inputArg, s[0], s[1]));
   kernel.tensorMaps.push_back(TensorMapArg{weightArg.getArgNumber(),
                                            {w[3], w[1] * w[2], w[0]},
                                            {64, 1, u(width / multicast)},

@@ -91,7 +91,6 @@ TEST_P(ModelGpu, MatchesLibTorch) {
   ASSERT_NO_FATAL_FAILURE(compileModel(c, context, compiled));
   func::FuncOp fn = compiled.fn;
   auto &model = compiled.model;
-  std::optional<Precision> precision = compiled.precision;
   std::string error;
 
   std::vector<at::Tensor> inputs = randomInputs(fn, 7);
@@ -103,7 +102,7 @@ TEST_P(ModelGpu, MatchesLibTorch) {
   ASSERT_EQ(gpu.size(), 1u);
   double vsReference = kiln::testing::relativeL2(gpu[0], (*reference)[0]);
   double vsTorch = kiln::testing::relativeL2(gpu[0], torchOut);
-  double tolerance = frontend::toleranceFor(*precision);
+  double tolerance = frontend::toleranceFor(compiled.precision);
   if (gpu[0].scalar_type() != c10::kFloat)
     tolerance = std::max(tolerance, 1e-2);
   std::printf("    %s @ %s: rel L2 %.3e vs the reference evaluator, %.3e vs "
