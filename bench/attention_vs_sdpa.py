@@ -2,7 +2,9 @@
 """kiln's attention kernel against torch.nn.functional.scaled_dot_product_attention.
 
     attention_vs_sdpa.py BIN_DIR WORK_DIR [--json OUT.json] [--markdown OUT.md]
-                         [--batches 1 32] [--kiln-flag=--attention-rows=128 ...]
+                         [--batches 1 32] [--shapes vit_b_16 ...]
+                         [--kiln-flag=--attention-rows=128 ...]
+    attention_vs_sdpa.py --loop SHAPE [--batch 32]   (SDPA alone, for a profiler)
     attention_vs_sdpa.py --render RUN.json... --markdown OUT.md
 
 --markdown writes the rows as a Markdown table for bench/RESULTS.md (list
@@ -156,12 +158,29 @@ def main():
         args = parser.parse_args()
         render(args.render, args.markdown)
         return
+    if "--loop" in sys.argv:
+        # Under Nsight Compute (scripts/gpu-ncu.sh --sdpa): SDPA's backend on
+        # one shape at batch 32, 20 calls, nothing else on the GPU.
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--loop", required=True, choices=[s[0] for s in SHAPES])
+        parser.add_argument("--batch", type=int, default=32)
+        args = parser.parse_args()
+        name, heads, seq, d, kind = next(s for s in SHAPES if s[0] == args.loop)
+        module = (MaskedSdpa() if kind == "padding" else Sdpa(kind == "causal")).eval()
+        dev = inputs(args.batch, heads, seq, d, kind, device="cuda")
+        with torch.no_grad():
+            for _ in range(20):
+                module(*dev)
+        torch.cuda.synchronize()
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("bin")
     parser.add_argument("work")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
+    parser.add_argument("--shapes", nargs="+", choices=[s[0] for s in SHAPES],
+                        help="only these shapes (default: all)")
     parser.add_argument("--kiln-flag", action="append", default=[],
                         help="an extra kiln-compile flag (repeatable), e.g. "
                              "--kiln-flag=--attention-rows=128")
@@ -173,6 +192,8 @@ def main():
           f"{'kiln TF/s':>9} {'SDPA TF/s':>9}  check")
     rows = []
     for name, heads, seq, d, kind in SHAPES:
+        if args.shapes and name not in args.shapes:
+            continue
         for batch in args.batches:
             try:
                 r = run(args.bin, args.work, name, batch, heads, seq, d, kind, args.kiln_flag)

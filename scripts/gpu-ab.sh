@@ -69,6 +69,10 @@
 #              both GELUs (scripts/gpu-ncu.sh: SM frequency, issue slots,
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
+#   attention-ncu  ViT-B/16's and BERT's attention at batch 32 timed against
+#              SDPA, then Nsight Compute on kiln's kernel (with the stall
+#              samples instruction by instruction) and on SDPA's: where
+#              each spends its time
 #   half2      the fragment epilogue tests (every fp16 input through a GEMM's
 #              GELU, both forms), then bench/gemm_vs_torch.py --set
 #              transformer and --set epilogues: default (a GELU, a ReLU and
@@ -229,6 +233,16 @@ for part in "$@"; do
       run attention-mma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" \
         --markdown "$out/attention-mma.md" ;;
+    attention-ncu)
+      run attention-ncu python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-ncu" \
+        --batches 32 --shapes vit_b_16 bert --json "$out/attention-ncu.json" \
+        --markdown "$out/attention-ncu.md"
+      for shape in vit_b_16 bert; do
+        KILN_NCU_SOURCE=1 OUT=$out/ncu-attention-$shape TAIL=40 run "ncu-attention-$shape" \
+          "$root/scripts/gpu-ncu.sh" "$work/att-ncu/${shape}_b32.kiln" kiln_
+        OUT=$out/ncu-attention-$shape TAIL=40 run "ncu-sdpa-$shape" \
+          "$root/scripts/gpu-ncu.sh" --sdpa "$shape"
+      done ;;
     sweep)
       run sweep python3 "$root/bench/sweep_knobs.py" "$bin" "$work/sweep" \
         --models vit_b_16 bert resnet50 mobilenet_v3_large efficientnet_b0 --batches 32 \

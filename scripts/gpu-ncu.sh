@@ -21,6 +21,10 @@
 # bench/cublas_kernels.py's transformer set (LABEL: "BERT FFN down", ...),
 # to set beside a kiln kernel's; the report is $OUT/ncu-cublas-LABEL.txt.
 #
+#   scripts/gpu-ncu.sh --sdpa SHAPE
+# The same for the kernel that SDPA runs at batch 32 on one shape of
+# bench/attention_vs_sdpa.py (vit_b_16, bert, ...); $OUT/ncu-sdpa-SHAPE.txt.
+#
 # KILN_NCU_SOURCE=1 adds the warps' stall samples instruction by instruction:
 # $OUT/ncu-NAME.ncu-rep and the SASS with its samples, $OUT/ncu-NAME-sass.csv
 # (bench/sass_stalls.py lists where they gather).
@@ -28,7 +32,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 if [ $# -lt 2 ]; then
-  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL" >&2
+  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL | gpu-ncu.sh --sdpa SHAPE" >&2
   exit 2
 fi
 if [ "$1" = --cublas ]; then
@@ -38,6 +42,13 @@ if [ "$1" = --cublas ]; then
   filter="regex:nvjet|xmma|gemm|cutlass"
   report_names=("cublas-$(echo "$label" | tr -c 'A-Za-z0-9\n' '-')")
   target=(python3 "$root/bench/cublas_kernels.py" --loop "$label")
+elif [ "$1" = --sdpa ]; then
+  # Whichever backend SDPA picks (flash, memory-efficient, cuDNN); the
+  # inputs' random fills are not among these names.
+  kernels=(sdpa)
+  filter="regex:fmha|flash|attn|attention|cudnn|sdpa"
+  report_names=("sdpa-$2")
+  target=(python3 "$root/bench/attention_vs_sdpa.py" --loop "$2")
 else
   artifact=$1
   shift
@@ -81,7 +92,7 @@ for i in "${!kernels[@]}"; do
            > "$saved-sass.csv" 2> "$saved-sass.err"; }; } &&
      grep -q "Duration" "$report"; then
     # The kernel's full name: cuBLAS's says its tile and cluster.
-    grep -m1 -E '^ *(nvjet|sm90|cutlass|kiln)[A-Za-z0-9_]*' "$report" | sed 's/^ */    kernel /'
+    grep -m1 -E '^ *(nvjet|sm90|cutlass|kiln|fmha|flash|cudnn)[A-Za-z0-9_]*' "$report" | sed 's/^ */    kernel /'
     grep -E "Duration|SM Frequency|DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Warp Per Scheduler|No Eligible|SM Busy|Issue Slots Busy|sm__pipe_tensor" \
       "$report" | sed 's/^ */    /'
     # What the warps stall on, cycles a warp per issued instruction, the
