@@ -763,6 +763,23 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         }
         int it = j * (splitEnd - splitBegin + kRingSlices);
         const int previous = multiply(d, splitBegin, splitEnd, it);
+        // Ping-pong through the ring: the other warpgroup's next tile waits
+        // on stages whose fill before was one of this tile's row-input
+        // slices wherever the ring holds fewer than a tile's k-steps and
+        // two tiles' slices. An mbarrier's parity wait cannot tell a phase
+        // from the one two before it: on a slice still in flight (a
+        // residual from DRAM lands after k-tiles from L2) the other's wait
+        // passed at once and read the stage before its own tile landed,
+        // and its release then counted toward the slice's phase (ResNet-50's
+        // 512 -> 2048 expands: 8 k-steps, 6 stages). So the slices land before
+        // the other's turn. With a deeper ring every stage the other waits
+        // on was last filled by a load this warpgroup (its k-steps) or the
+        // other (its own earlier tiles) has waited on.
+        if constexpr (kRingInput && kPingPong)
+          if (kStages < (splitEnd - splitBegin) + 2 * kRingSlices)
+#pragma unroll 1
+            for (int c = 0; c < kRingSlices; ++c)
+              barrier_wait(&full[(it + c) % kStages], ((it + c) / kStages) & 1);
         // The other warpgroup's turn, if it has a next tile.
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);

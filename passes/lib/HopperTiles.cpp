@@ -77,6 +77,10 @@ constexpr int64_t kResidualMaxAccumulators = 96;
 constexpr int64_t kTwoBlockMinKSteps = 2;
 constexpr int64_t kTwoBlockMaxKSteps = 4;
 constexpr int64_t kTwoBlockMinTilesPerBlock = 6;
+/// Columns of a residual slice through the ring (the kernel's
+/// kStagingCols): a tile's slices take ceil(width / 64) stages after its
+/// k-steps.
+constexpr int64_t kRingSliceColumns = 64;
 /// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
 /// converting, the fused ops and the stores of 128 x width outputs.
 constexpr double kEpilogueSteps = 6;
@@ -351,14 +355,28 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       // makes room. (On the H100, 2026-12-05: BERT's FFN down-projection
       // 30.5 -> 29.8 us with 5 stages, ViT's 48.0 -> 42.9 with 4, the
       // out-projections 0.8-0.9 us faster.)
-      const bool ringResidual =
+      bool ringResidual =
           ringCarries && !prefetchInputs && s.anchor != nullptr && s.kMajorB && s.batch == 1 &&
           multicast == 1 && blocksPerSM == 1 && s.N % 8 == 0 &&
           (candidate.schedule == WgmmaSchedule::cooperative ||
            (candidate.schedule == WgmmaSchedule::pingpong && candidate.width == 64));
+      const int64_t stagesWithRing =
+          ringStages(target, candidate.width, candidate.handoff(), candidate.rows, secondInputs,
+                     prefetchInputs, 1, blocksPerSM, ringResidual);
+      // A ping-pong ring shorter than a tile's k-steps and two tiles'
+      // residual slices makes each warpgroup wait for its slices before the
+      // other's turn (kiln_gemm_sm90.cuh says why): the copied residual
+      // there (ResNet-50's 512 -> 2048 expands at 7 x 7, whose 8 k-steps
+      // took 6-7% longer through the ring even before that wait, on the
+      // H100, 2026-12-05).
+      if (ringResidual && candidate.schedule == WgmmaSchedule::pingpong &&
+          stagesWithRing < kSteps + 2 * ceilDiv(candidate.width, kRingSliceColumns))
+        ringResidual = false;
       WgmmaTile chosen{candidate.width,
-                       ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
-                                  secondInputs, prefetchInputs, 1, blocksPerSM, ringResidual),
+                       ringResidual ? stagesWithRing
+                                    : ringStages(target, candidate.width, candidate.handoff(),
+                                                 candidate.rows, secondInputs, prefetchInputs, 1,
+                                                 blocksPerSM),
                        blocks,
                        candidate.schedule,
                        multicast,

@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-ring=false}))" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-ring=false}))" | FileCheck %s --check-prefix=OFF
 
 // BERT's FFN down-projection at batch 32 (4096 x 768 x 3072) into its
 // residual add: cooperative 128 x 192 tiles. The residual comes through
@@ -55,4 +55,47 @@ func.func @down_projections(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>,
     kiln.yield %l : tensor<4096x768xf16>
   }
   return %0, %1, %2, %3, %4 : tensor<4096x768xf16>, tensor<6304x768xf16>, tensor<4096x768xf16>, tensor<4096x768xf32>, tensor<4096x768xf16>
+}
+
+// -----
+
+// ResNet-50's expands into the block's residual at batch 32, 64-wide
+// ping-pong tiles of 6 stages: 64 -> 256 (one k-step) and 256 -> 1024 (4)
+// take the ring, 6 stages holding a tile's k-steps and two tiles' slices;
+// 512 -> 2048 (8 k-steps) keeps its residual copied, where the ring would
+// make each warpgroup wait for its slices before the other's turn.
+// CHECK-LABEL: func.func @expands(
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, residual_ring = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, residual_ring = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+// OFF-LABEL: func.func @expands(
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+//       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+func.func @expands(%x0: tensor<32x56x56x64xf16>, %w0: tensor<256x1x1x64xf16>, %r0: tensor<32x56x56x256xf16>,
+                   %x1: tensor<32x14x14x256xf16>, %w1: tensor<1024x1x1x256xf16>, %r1: tensor<32x14x14x1024xf16>,
+                   %x2: tensor<32x7x7x512xf16>, %w2: tensor<2048x1x1x512xf16>, %r2: tensor<32x7x7x2048xf16>)
+    -> (tensor<32x56x56x256xf16>, tensor<32x14x14x1024xf16>, tensor<32x7x7x2048xf16>) {
+  %0 = kiln.fusion conv_epilogue ins(%x0, %w0, %r0 : tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>, tensor<32x56x56x256xf16>) -> tensor<32x56x56x256xf16> {
+  ^bb0(%a: tensor<32x56x56x64xf16>, %aw: tensor<256x1x1x64xf16>, %ar: tensor<32x56x56x256xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16>
+    %t = kiln.add %y, %ar : tensor<32x56x56x256xf16>
+    %u = kiln.relu %t : tensor<32x56x56x256xf16>
+    kiln.yield %u : tensor<32x56x56x256xf16>
+  }
+  %1 = kiln.fusion conv_epilogue ins(%x1, %w1, %r1 : tensor<32x14x14x256xf16>, tensor<1024x1x1x256xf16>, tensor<32x14x14x1024xf16>) -> tensor<32x14x14x1024xf16> {
+  ^bb0(%a: tensor<32x14x14x256xf16>, %aw: tensor<1024x1x1x256xf16>, %ar: tensor<32x14x14x1024xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x14x14x256xf16>, tensor<1024x1x1x256xf16>) -> tensor<32x14x14x1024xf16>
+    %t = kiln.add %y, %ar : tensor<32x14x14x1024xf16>
+    %u = kiln.relu %t : tensor<32x14x14x1024xf16>
+    kiln.yield %u : tensor<32x14x14x1024xf16>
+  }
+  %2 = kiln.fusion conv_epilogue ins(%x2, %w2, %r2 : tensor<32x7x7x512xf16>, tensor<2048x1x1x512xf16>, tensor<32x7x7x2048xf16>) -> tensor<32x7x7x2048xf16> {
+  ^bb0(%a: tensor<32x7x7x512xf16>, %aw: tensor<2048x1x1x512xf16>, %ar: tensor<32x7x7x2048xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x512xf16>, tensor<2048x1x1x512xf16>) -> tensor<32x7x7x2048xf16>
+    %t = kiln.add %y, %ar : tensor<32x7x7x2048xf16>
+    %u = kiln.relu %t : tensor<32x7x7x2048xf16>
+    kiln.yield %u : tensor<32x7x7x2048xf16>
+  }
+  return %0, %1, %2 : tensor<32x56x56x256xf16>, tensor<32x14x14x1024xf16>, tensor<32x7x7x2048xf16>
 }

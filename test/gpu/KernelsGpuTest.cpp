@@ -479,6 +479,35 @@ TEST(KernelsGpu, LinearWgmmaResidualRing) {
   }
 }
 
+// 64-wide ping-pong tiles taking the residual through a ring shorter than a
+// tile's k-steps and two tiles' slices (ResNet-50's 512 -> 2048 expand at
+// batch 32: 1568 x 2048 x 512, 8 k-steps; forced, as the selection stage
+// no longer picks it), on every multiprocessor. A warpgroup's parity wait
+// on a stage whose fill before was the other warpgroup's slice, still in
+// flight, passed early: the result then moved from launch to launch within
+// the tolerance. Each launch must match the first bit for bit.
+TEST(KernelsGpu, WgmmaResidualRingShortRingRepeats) {
+  KILN_REQUIRE_GPU();
+  for (const char *kernel :
+       {"#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, "
+        "schedule = pingpong, residual_ring = true>",
+        "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 3, grid_limit = 132, "
+        "schedule = pingpong, residual_ring = true>"}) {
+    SCOPED_TRACE(kernel);
+    std::unique_ptr<Evaluated> e = evaluated(linear(1568, 2048, 512, "f16", kernel), 7);
+    ASSERT_TRUE(e);
+    std::vector<at::Tensor> first = kiln::testing::runOnGpu(e->fn, e->inputs);
+    ASSERT_EQ(first.size(), 1u);
+    const double err = kiln::testing::relativeL2(first[0], e->expected[0]);
+    EXPECT_LE(err, toleranceOf(e->expected[0]));
+    std::printf("    rel L2 %.3e vs the reference\n", err);
+    int differing = 0;
+    for (int launch = 1; launch < 24; ++launch)
+      differing += !at::equal(kiln::testing::runOnGpu(e->fn, e->inputs)[0], first[0]);
+    EXPECT_EQ(differing, 0) << "of 23 launches after the first";
+  }
+}
+
 // K split over pairs of blocks beyond the shapes above: one k-step (the
 // second block of a pair walks none and sends zeros) and an even count of
 // 16 split 8 + 8 with every edge ragged.
