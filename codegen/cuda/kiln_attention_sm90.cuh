@@ -1,10 +1,11 @@
 //===- kiln_attention_sm90.cuh - Hopper attention: TMA + wgmma -------------===//
 //
-// out = softmax(q k^T * scale + mask) v for one (batch, head) per blockIdx.y,
-// as flash_attention (kiln_attention.cuh) computes it, on Hopper's own
-// instructions (sm_90a only):
+// out = softmax(q k^T * scale + mask) v for each (batch, head) and block of
+// 64 queries, as flash_attention (kiln_attention.cuh) computes it, on
+// Hopper's own instructions (sm_90a only), a persistent block walking
+// several of them:
 //
-//   - a producer warp (one thread) brings the block's 64 queries and then
+//   - a producer warp (one thread) brings each item's 64 queries and then
 //     each 64-key tile of K and V into shared memory with TMA, two stages
 //     deep, through tensor maps of the projection outputs as they lie (a
 //     packed QKV's rows, a head's columns): no thread computes an address
@@ -42,10 +43,10 @@ constexpr int kAttnWgmmaBM = 64, kAttnWgmmaBN = 64, kAttnWgmmaStages = 2;
 constexpr int kAttnWgmmaThreads = 160;
 /// Dynamic shared memory: Q and the stages of K and V as boxes of 64
 /// columns (128 bytes a row), 1 KiB to align them to 1024, the barriers
-/// (overlapped: K and V each have their own, 9 in all).
-__host__ __device__ constexpr int attention_wgmma_shared_bytes(int d, bool overlapped = false) {
-  return (kAttnWgmmaBM + 2 * kAttnWgmmaStages * kAttnWgmmaBN) * d * 2 + 1024 +
-         (overlapped ? 128 : 64);
+/// (Q's 2, then 2 a stage, or 4 where K and V each have their own: at most
+/// 10).
+__host__ __device__ constexpr int attention_wgmma_shared_bytes(int d) {
+  return (kAttnWgmmaBM + 2 * kAttnWgmmaStages * kAttnWgmmaBN) * d * 2 + 1024 + 128;
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -221,9 +222,10 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
                                                      unsigned long long *full,
                                                      unsigned long long *empty,
                                                      unsigned long long *fullV,
-                                                     unsigned long long *emptyV, int m0,
-                                                     int tiles, int Sq, int Sk, float scale,
-                                                     const Mask &mask, const Epilogue &epilogue) {
+                                                     unsigned long long *emptyV, int g,
+                                                     int m0, int tiles, int Sq, int Sk,
+                                                     float scale, const Mask &mask,
+                                                     const Epilogue &epilogue) {
   using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
   constexpr int kBoxes = Warpgroup::kBoxes;
   constexpr int kBoxBytesQ = Warpgroup::kBoxBytesQ, kBoxBytesKV = Warpgroup::kBoxBytesKV;
@@ -252,8 +254,9 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
   }
 #pragma unroll 1
   for (int t = 0; t < tiles; ++t) {
-    const int s = t % kAttnWgmmaStages, n0 = t * kAttnWgmmaBN;
-    const unsigned parity = (t / kAttnWgmmaStages) & 1;
+    // (Stages and phases by the block's running tile count g + t.)
+    const int s = (g + t) % kAttnWgmmaStages, n0 = t * kAttnWgmmaBN;
+    const unsigned parity = ((g + t) / kAttnWgmmaStages) & 1;
     unsigned char *Kt = stages + s * kStageBytes, *Vt = Kt + kTileBytes;
     barrier_wait(&full[s], parity);
     clear_accumulators(st);
@@ -359,108 +362,48 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
   }
 }
 
-/// qRow/qCol, kRow/kCol, vRow/vCol: where this (batch, head)'s first query,
-/// key and value lie in their tensor maps (row, column of element 0).
-///
-/// kOverlapped (FlashAttention-3's intra-warpgroup pipelining): the
-/// warpgroup issues tile t's S = Q K^T and tile t-1's O += P V together and
-/// runs tile t's softmax while P V is still on the tensor cores, instead of
-/// one product, the softmax and the other product one after another. K and
-/// V then have barriers of their own: a K stage is free once its scores
-/// are, a tile before its V stage, so the next K load is never behind the
-/// current P V.
-template <typename T, int kD, bool kCausal, bool kOverlapped = false, typename Mask,
-          typename Epilogue>
-__device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, const TensorMap &mapK,
-                                                      const TensorMap &mapV, int qRow, int qCol,
-                                                      int kRow, int kCol, int vRow, int vCol,
-                                                      int Sq, int Sk, float scale,
-                                                      const Mask &mask,
-                                                      const Epilogue &epilogue) {
-  static_assert(kD == 64 || kD == 128, "head sizes 64 and 128");
-  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
-  constexpr int kBoxes = Warpgroup::kBoxes;
-  constexpr int kBoxBytesQ = Warpgroup::kBoxBytesQ, kBoxBytesKV = Warpgroup::kBoxBytesKV;
-  constexpr unsigned kTileBytes = kBoxes * kBoxBytesKV; // K's, or V's
-  constexpr unsigned kStageBytes = 2 * kTileBytes;      // K, then V
-  constexpr int kStages = kAttnWgmmaStages;
-  extern __shared__ __align__(16) unsigned char hopperAttentionShared[];
-  unsigned char *base =
-      hopperAttentionShared + ((1024 - (smem_address(hopperAttentionShared) & 1023)) & 1023);
-  unsigned char *Qs = base;
-  unsigned char *stages = base + kBoxes * kBoxBytesQ;
-  auto *bars = reinterpret_cast<unsigned long long *>(stages + kStages * kStageBytes);
-  // Serial: full/empty per stage for K and V together. Overlapped: K's
-  // full/empty, then V's.
-  unsigned long long *qFull = bars, *full = bars + 1, *empty = bars + 1 + kStages;
-  unsigned long long *fullV = bars + 1 + 2 * kStages, *emptyV = bars + 1 + 3 * kStages;
+/// One (batch, head) as a block takes it: where its first query, key and
+/// value lie in their tensor maps (row, column of element 0), its mask and
+/// its epilogue. The code generator's functor builds it from the item's
+/// (batch, head) index.
+template <typename Mask, typename Epilogue> struct AttentionItem {
+  Mask mask;
+  Epilogue epilogue;
+  int qRow, qCol, kRow, kCol, vRow, vCol;
+};
 
-  const int m0 = (gridDim.x - 1 - blockIdx.x) * kAttnWgmmaBM;
+/// The consumer warpgroup's share of one item: 64 queries from m0 against
+/// `tiles` key tiles, Q in `Qs` (landed), the tiles' stages and phases
+/// counted from the block's running tile count `g` (kOverlapped: see
+/// flash_attention_wgmma). `epilogueOf()` gives the item's epilogue, built
+/// where the results are stored: held across the tiles, its offsets took
+/// registers that the overlapped schedule at three blocks a multiprocessor
+/// does not have. `releaseQ()` runs once the last product that reads Q is
+/// complete.
+template <typename T, int kD, bool kCausal, bool kOverlapped, typename Mask,
+          typename EpilogueOf, typename ReleaseQ>
+__device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigned char *stages,
+                                                unsigned long long *full,
+                                                unsigned long long *empty,
+                                                unsigned long long *fullV,
+                                                unsigned long long *emptyV, int g, int m0,
+                                                int tiles, int Sq, int Sk, float scale,
+                                                const Mask &mask, const EpilogueOf &epilogueOf,
+                                                const ReleaseQ &releaseQ) {
+  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
+  constexpr unsigned kTileBytes = Warpgroup::kBoxes * Warpgroup::kBoxBytesKV;
+  constexpr int kStages = kAttnWgmmaStages;
+  const int lane = threadIdx.x % 32;
   const int keyEnd = kCausal ? min(Sk, m0 + kAttnWgmmaBM) : Sk;
-  const int tiles = (keyEnd + kAttnWgmmaBN - 1) / kAttnWgmmaBN;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  auto keysOf = [&](int t) { return stages + (t % kStages) * kStageBytes; };
+  auto stage = [&](int t) { return (g + t) % kStages; };
+  auto phase = [&](int t) { return static_cast<unsigned>((g + t) / kStages) & 1; };
+  auto keysOf = [&](int t) { return stages + stage(t) * 2 * kTileBytes; };
   auto valuesOf = [&](int t) { return keysOf(t) + kTileBytes; };
 
-  if (threadIdx.x == 0) {
-    barrier_init(qFull, 1);
-    for (int s = 0; s < kStages; ++s) {
-      barrier_init(&full[s], 1);
-      barrier_init(&empty[s], 4); // a lane of each consumer warp
-      if constexpr (kOverlapped) {
-        barrier_init(&fullV[s], 1);
-        barrier_init(&emptyV[s], 4);
-      }
-    }
-    fence_barrier_init();
-  }
-  __syncthreads();
-
-  if (warp == 4) {
-    if (lane == 0) {
-      barrier_expect_tx(qFull, kBoxes * kBoxBytesQ);
-#pragma unroll
-      for (int c = 0; c < kBoxes; ++c)
-        tma_load_2d(Qs + c * kBoxBytesQ, mapQ, qCol + 64 * c, qRow + m0, qFull);
-      for (int t = 0; t < tiles; ++t) {
-        const int s = t % kStages;
-        const unsigned phase = ((t / kStages) - 1) & 1;
-        if (t >= kStages)
-          barrier_wait(&empty[s], phase);
-        barrier_expect_tx(&full[s], kOverlapped ? kTileBytes : kStageBytes);
-#pragma unroll
-        for (int c = 0; c < kBoxes; ++c)
-          tma_load_2d(keysOf(t) + c * kBoxBytesKV, mapK, kCol + 64 * c, kRow + t * kAttnWgmmaBN,
-                      &full[s]);
-        unsigned long long *vFull = &full[s];
-        if constexpr (kOverlapped) {
-          if (t >= kStages)
-            barrier_wait(&emptyV[s], phase);
-          barrier_expect_tx(&fullV[s], kTileBytes);
-          vFull = &fullV[s];
-        }
-#pragma unroll
-        for (int c = 0; c < kBoxes; ++c)
-          tma_load_2d(valuesOf(t) + c * kBoxBytesKV, mapV, vCol + 64 * c, vRow + t * kAttnWgmmaBN,
-                      vFull);
-      }
-    }
-    return;
-  }
-
-#if defined(KILN_ATTENTION_QUERY_TAIL)
-  if (Sq - m0 <= kAttnTailQueries) {
-    barrier_wait(qFull, 0);
-    attention_query_tail<T, kD, kCausal, kOverlapped>(Qs, stages, full, empty, fullV, emptyV, m0,
-                                                      tiles, Sq, Sk, scale, mask, epilogue);
-    return;
-  }
-#endif
   Warpgroup wg(m0);
   float sc[kAttnWgmmaBN / 16][8];
   unsigned p[kAttnWgmmaBN / 16][4];
   float correction[2];
-  barrier_wait(qFull, 0);
 
   if constexpr (!kOverlapped) {
     // Not unrolled where the sizes fix the tile count (S = 128: two tiles):
@@ -469,10 +412,12 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
 #pragma unroll 1
     for (int t = 0; t < tiles; ++t) {
       const int n0 = t * kAttnWgmmaBN;
-      barrier_wait(&full[t % kStages], (t / kStages) & 1);
+      barrier_wait(&full[stage(t)], phase(t));
       wg.zero_rows_past(valuesOf(t), Sk - n0);
       wg.issue_scores(sc, Qs, keysOf(t));
       wgmma_wait<0>();
+      if (t == tiles - 1)
+        releaseQ();
       wg.softmax(sc, n0, Sq, Sk, scale, mask, correction);
       wg.rescale(correction);
       Warpgroup::pack(sc, p);
@@ -480,7 +425,7 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       wgmma_wait<0>();
       // This warp is done with the stage (its wgmmas are complete).
       if (lane == 0)
-        barrier_arrive(&empty[t % kStages]);
+        barrier_arrive(&empty[stage(t)]);
     }
   } else {
     // The tile count kept opaque: where the sizes fix it (S = 128: two
@@ -491,12 +436,14 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
     const int last = loopTiles - 1;
     // Tile 0's scores and softmax alone (O is still zero: no rescale).
     auto firstScores = [&](auto &scores, auto &packed) {
-      barrier_wait(&full[0], 0);
+      barrier_wait(&full[stage(0)], phase(0));
       wg.issue_scores(scores, Qs, keysOf(0));
       wgmma_wait<0>();
       pin_accumulators(scores);
       if (lane == 0)
-        barrier_arrive(&empty[0]);
+        barrier_arrive(&empty[stage(0)]);
+      if (last == 0)
+        releaseQ();
       wg.softmax(scores, 0, Sq, Sk, scale, mask, correction);
       Warpgroup::pack(scores, packed);
     };
@@ -504,30 +451,34 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
     // whole: only the last tile may pass Sk, and lastValues zeroes its V).
     auto nextScores = [&](int t, auto &scores, auto &packed) {
       const int n0 = t * kAttnWgmmaBN;
-      barrier_wait(&fullV[(t - 1) % kStages], ((t - 1) / kStages) & 1);
-      barrier_wait(&full[t % kStages], (t / kStages) & 1);
+      barrier_wait(&fullV[stage(t - 1)], phase(t - 1));
+      barrier_wait(&full[stage(t)], phase(t));
       wg.issue_scores(scores, Qs, keysOf(t));
       wg.issue_values(p, valuesOf(t - 1));
       wgmma_wait<1>(); // the scores (the older group)
       pin_accumulators(scores);
       if (lane == 0)
-        barrier_arrive(&empty[t % kStages]);
+        barrier_arrive(&empty[stage(t)]);
+      if (t == last)
+        releaseQ();
       wg.softmax(scores, n0, Sq, Sk, scale, mask, correction);
       wgmma_wait<0>(); // P V: O may be touched again
       pin_accumulators(wg.o);
       if (lane == 0)
-        barrier_arrive(&emptyV[(t - 1) % kStages]);
+        barrier_arrive(&emptyV[stage(t - 1)]);
       wg.rescale(correction);
       Warpgroup::pack(scores, packed);
     };
     // The last tile's P V (lastP: 16 keys a chunk), after its V landed.
     auto lastValues = [&](auto &lastP) {
       constexpr int kChunks = sizeof(lastP) / sizeof(lastP[0]);
-      barrier_wait(&fullV[last % kStages], (last / kStages) & 1);
+      barrier_wait(&fullV[stage(last)], phase(last));
       wg.template zero_rows_past<16 * kChunks>(valuesOf(last), Sk - last * kAttnWgmmaBN);
       wg.issue_values(lastP, valuesOf(last));
       wgmma_wait<0>();
       pin_accumulators(wg.o);
+      if (lane == 0)
+        barrier_arrive(&emptyV[stage(last)]);
     };
     // A last tile of at most 16 keys (ViT's 197 = 3 x 64 + 5) takes m64n16
     // products and a quarter of the softmax. From the sizes as given, so
@@ -555,7 +506,167 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       lastValues(p);
     }
   }
-  wg.store(Sq, epilogue);
+  wg.store(Sq, epilogueOf());
+}
+
+/// A persistent grid over the items (batch, head) x query block, each
+/// block taking items blockIdx.x, blockIdx.x + gridDim.x, ... (a head's
+/// query blocks last to first, as causal masks make the last ones the
+/// longest). `itemOf(bh)` gives an item's AttentionItem.
+///
+/// A block given an item of its own paid a load's latency before its first
+/// product and the stores' drain after its last, with nothing to overlap
+/// them (ViT-B/16 at batch 32: 1536 blocks of 4 key tiles; 11% and 9% of
+/// its warps' stall samples on the H200). Here the producer walks the
+/// block's items without a break: the next item's Q lands once the last
+/// score product has read this one's (during the last tile's softmax, its
+/// P V and the stores: a second buffer cost the overlapped schedule a
+/// register it does not have at three blocks a multiprocessor), and K and
+/// V go through one ring whose stages and phases follow the block's running
+/// tile count, so the next item's first tiles land while the consumers
+/// finish this one's.
+///
+/// kOverlapped (FlashAttention-3's intra-warpgroup pipelining): the
+/// warpgroup issues tile t's S = Q K^T and tile t-1's O += P V together and
+/// runs tile t's softmax while P V is still on the tensor cores, instead of
+/// one product, the softmax and the other product one after another. K and
+/// V then have barriers of their own: a K stage is free once its scores
+/// are, a tile before its V stage, so the next K load is never behind the
+/// current P V.
+template <typename T, int kD, bool kCausal, bool kOverlapped = false, typename ItemOf>
+__device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, const TensorMap &mapK,
+                                                      const TensorMap &mapV, int heads, int Sq,
+                                                      int Sk, float scale, const ItemOf &itemOf) {
+  static_assert(kD == 64 || kD == 128, "head sizes 64 and 128");
+  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
+  constexpr int kBoxes = Warpgroup::kBoxes;
+  constexpr int kBoxBytesQ = Warpgroup::kBoxBytesQ, kBoxBytesKV = Warpgroup::kBoxBytesKV;
+  constexpr unsigned kQBytes = kBoxes * kBoxBytesQ;
+  constexpr unsigned kTileBytes = kBoxes * kBoxBytesKV; // K's, or V's
+  constexpr unsigned kStageBytes = 2 * kTileBytes;      // K, then V
+  constexpr int kStages = kAttnWgmmaStages;
+  extern __shared__ __align__(16) unsigned char hopperAttentionShared[];
+  unsigned char *base =
+      hopperAttentionShared + ((1024 - (smem_address(hopperAttentionShared) & 1023)) & 1023);
+  unsigned char *Qs = base;
+  unsigned char *stages = base + kQBytes;
+  auto *bars = reinterpret_cast<unsigned long long *>(stages + kStages * kStageBytes);
+  // Q's full and empty; then full/empty per stage, for K and V together
+  // (serial) or K's (overlapped), then V's (overlapped).
+  unsigned long long *qFull = bars, *qEmpty = bars + 1, *full = bars + 2;
+  unsigned long long *empty = full + kStages, *fullV = empty + kStages, *emptyV = fullV + kStages;
+
+  const int queryBlocks = (Sq + kAttnWgmmaBM - 1) / kAttnWgmmaBM;
+  const int items = queryBlocks * heads;
+  auto queryStart = [&](int item) {
+    return (queryBlocks - 1 - item % queryBlocks) * kAttnWgmmaBM;
+  };
+  auto tilesFrom = [&](int m0) {
+    const int keyEnd = kCausal ? min(Sk, m0 + kAttnWgmmaBM) : Sk;
+    return (keyEnd + kAttnWgmmaBN - 1) / kAttnWgmmaBN;
+  };
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (threadIdx.x == 0) {
+    barrier_init(qFull, 1);
+    barrier_init(qEmpty, 4); // a lane of each consumer warp
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], 4);
+      if constexpr (kOverlapped) {
+        barrier_init(&fullV[s], 1);
+        barrier_init(&emptyV[s], 4);
+      }
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warp == 4) {
+    if (lane == 0) {
+      // g: the block's running tile count; n: its items so far.
+      int g = 0, n = 0;
+      for (int item = blockIdx.x; item < items; item += gridDim.x, ++n) {
+        const unsigned bh = static_cast<unsigned>(item / queryBlocks);
+        const int m0 = queryStart(item), tiles = tilesFrom(m0);
+        const auto where = itemOf(bh);
+        if (n >= 1)
+          barrier_wait(qEmpty, (n - 1) & 1);
+        barrier_expect_tx(qFull, kQBytes);
+#pragma unroll
+        for (int c = 0; c < kBoxes; ++c)
+          tma_load_2d(Qs + c * kBoxBytesQ, mapQ, where.qCol + 64 * c, where.qRow + m0, qFull);
+        for (int t = 0; t < tiles; ++t) {
+          const int i = g + t, s = i % kStages;
+          const unsigned phase = ((i / kStages) - 1) & 1;
+          unsigned char *keys = stages + s * kStageBytes, *values = keys + kTileBytes;
+          if (i >= kStages)
+            barrier_wait(&empty[s], phase);
+          barrier_expect_tx(&full[s], kOverlapped ? kTileBytes : kStageBytes);
+#pragma unroll
+          for (int c = 0; c < kBoxes; ++c)
+            tma_load_2d(keys + c * kBoxBytesKV, mapK, where.kCol + 64 * c,
+                        where.kRow + t * kAttnWgmmaBN, &full[s]);
+          unsigned long long *vFull = &full[s];
+          if constexpr (kOverlapped) {
+            if (i >= kStages)
+              barrier_wait(&emptyV[s], phase);
+            barrier_expect_tx(&fullV[s], kTileBytes);
+            vFull = &fullV[s];
+          }
+#pragma unroll
+          for (int c = 0; c < kBoxes; ++c)
+            tma_load_2d(values + c * kBoxBytesKV, mapV, where.vCol + 64 * c,
+                        where.vRow + t * kAttnWgmmaBN, vFull);
+        }
+        g += tiles;
+      }
+    }
+    return;
+  }
+
+  // Only n (the block's items so far) is carried from one item to the
+  // next, and everything of an item is computed from it where it is needed
+  // rather than held across its tiles: the kernels at their register limit
+  // (the overlapped schedule at three blocks a multiprocessor, a head size
+  // of 128 at two) have none to spare. g, the tiles of the block's earlier
+  // items, is summed again for causal ones (a few items a block) rather
+  // than carried.
+  auto itemAt = [&](int n) { return static_cast<int>(blockIdx.x + n * gridDim.x); };
+  for (int n = 0; itemAt(n) < items; ++n) {
+    const int item = itemAt(n);
+    const int m0 = queryStart(item), tiles = tilesFrom(m0);
+    int g = n * tiles;
+    if constexpr (kCausal) {
+      g = 0;
+      for (int before = 0; before < n; ++before)
+        g += tilesFrom(queryStart(itemAt(before)));
+    }
+    barrier_wait(qFull, n & 1);
+    auto epilogueOf = [&] { return itemOf(static_cast<unsigned>(item / queryBlocks)).epilogue; };
+    // The producer may load the next item's Q (every wgmma that read this
+    // one is complete).
+    auto releaseQ = [&] {
+      if (lane == 0)
+        barrier_arrive(qEmpty);
+    };
+    const unsigned bh = static_cast<unsigned>(item / queryBlocks);
+#if defined(KILN_ATTENTION_QUERY_TAIL)
+    if (Sq - m0 <= kAttnTailQueries) {
+      attention_query_tail<T, kD, kCausal, kOverlapped>(Qs, stages, full, empty, fullV, emptyV,
+                                                        g, m0, tiles, Sq, Sk, scale,
+                                                        itemOf(bh).mask, epilogueOf());
+      // Its scratch in Q's buffer: the plain stores ordered before the TMA
+      // that refills it, and every warp past its last read.
+      fence_proxy_async_shared();
+      __syncwarp();
+      releaseQ();
+    } else
+#endif
+      attention_block<T, kD, kCausal, kOverlapped>(Qs, stages, full, empty, fullV, emptyV, g, m0,
+                                                   tiles, Sq, Sk, scale, itemOf(bh).mask,
+                                                   epilogueOf, releaseQ);
+  }
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL

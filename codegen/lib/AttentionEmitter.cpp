@@ -52,9 +52,11 @@ bool broadcastsInto(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
 }
 
 /// The mask functor's initializer: the base offset of (batch, head)
-/// blockIdx.y and the strides per query and per key, 0 where the mask
+/// `index` (an unsigned expression: blockIdx.y, or the persistent kernel's
+/// item) and the strides per query and per key, 0 where the mask
 /// broadcasts along a dimension of the scores [lead..., Sq, Sk].
-std::string maskInitializer(BlockArgument mask, ArrayRef<int64_t> lead) {
+std::string maskInitializer(BlockArgument mask, ArrayRef<int64_t> lead,
+                            const std::string &index) {
   ArrayRef<int64_t> shape = shapeOf(mask);
   SmallVector<int64_t> strides = stridesOf(shape);
   size_t rank = lead.size() + 2, offset = rank - shape.size();
@@ -67,18 +69,20 @@ std::string maskInitializer(BlockArgument mask, ArrayRef<int64_t> lead) {
   std::string base = "0LL";
   for (size_t d = 0; d < lead.size(); ++d)
     if (int64_t stride = strideOf(d))
-      base += " + (long long)(blockIdx.y / " + std::to_string(leadStrides[d]) + "u % " +
+      base += " + (long long)(" + index + " / " + std::to_string(leadStrides[d]) + "u % " +
               std::to_string(lead[d]) + "u) * " + std::to_string(stride) + "LL";
   return "{in" + std::to_string(mask.getArgNumber()) + ", " + base + ", " +
          std::to_string(strideOf(rank - 2)) + "LL, " + std::to_string(strideOf(rank - 1)) +
          "LL}";
 }
 
-/// `offset` plus the offset of the (batch, head) slice blockIdx.y numbers:
-/// blockIdx.y walks the leading dims `lead` row-major; `strides` are the
-/// tensor's strides of those dims. Dims that are contiguous with each other
-/// merge, so a plain [B, H, S, D] tensor costs one multiply.
-std::string leadOffset(int64_t offset, ArrayRef<int64_t> lead, ArrayRef<int64_t> strides) {
+/// `offset` plus the offset of the (batch, head) slice `index` numbers (an
+/// unsigned expression: blockIdx.y, or the persistent kernel's item):
+/// it walks the leading dims `lead` row-major; `strides` are the tensor's
+/// strides of those dims. Dims that are contiguous with each other merge,
+/// so a plain [B, H, S, D] tensor costs one multiply.
+std::string leadOffset(int64_t offset, ArrayRef<int64_t> lead, ArrayRef<int64_t> strides,
+                       const std::string &index) {
   SmallVector<std::pair<int64_t, int64_t>> dims; // (size, stride), outermost first
   for (size_t d = 0; d < lead.size(); ++d) {
     if (lead[d] == 1)
@@ -92,13 +96,13 @@ std::string leadOffset(int64_t offset, ArrayRef<int64_t> lead, ArrayRef<int64_t>
   int64_t inner = 1;
   for (size_t i = dims.size(); i-- > 0;) {
     auto [size, stride] = dims[i];
-    std::string index = "blockIdx.y";
+    std::string at = index;
     if (inner != 1)
-      index = "(blockIdx.y / " + std::to_string(inner) + "u)";
-    if (i != 0) // the outermost dim needs no wrap: blockIdx.y < the product
-      index = "(" + index + " % " + std::to_string(size) + "u)";
+      at = "(" + index + " / " + std::to_string(inner) + "u)";
+    if (i != 0) // the outermost dim needs no wrap: the index < the product
+      at = "(" + at + " % " + std::to_string(size) + "u)";
     if (stride != 0)
-      result += " + (long long)" + index + " * " + std::to_string(stride) + "LL";
+      result += " + (long long)" + at + " * " + std::to_string(stride) + "LL";
     inner *= size;
   }
   return "(" + result + ")";
@@ -234,14 +238,19 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // rows of K and V.
   if (tensorCores)
     kernel.dynamicSharedBytes = static_cast<unsigned>((queryRows + 4 * 64) * (D + 8) * 2);
-  // kiln::sm90::attention_wgmma_shared_bytes(D, overlapped): Q and two
-  // stages of K and V in 128-byte rows, 1 KiB of alignment, the barriers (5,
-  // or 9 where K and V have their own).
+  // kiln::sm90::attention_wgmma_shared_bytes(D): Q and two stages of K and
+  // V in 128-byte rows, 1 KiB of alignment, the barriers.
   const bool overlapped = config.getSchedule() == WgmmaSchedule::overlapped;
   if (hopper) {
-    kernel.dynamicSharedBytes =
-        static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + (overlapped ? 128 : 64));
-    // The other images run flash_attention with 4 warps on the same grid.
+    kernel.dynamicSharedBytes = static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + 128);
+    // A persistent grid of at most grid_limit blocks walks the items
+    // (query blocks x batch); the other images run flash_attention with 4
+    // warps, a block an item.
+    const int64_t items = static_cast<int64_t>(kernel.grid[0]) * kernel.grid[1];
+    kernel.otherImagesGrid = {kernel.grid[0], kernel.grid[1], 1};
+    kernel.grid[0] = static_cast<unsigned>(
+        config.getGridLimit() > 0 ? std::min<int64_t>(items, config.getGridLimit()) : items);
+    kernel.grid[1] = 1;
     kernel.otherImagesSharedBytes = static_cast<unsigned>((64 + 4 * 64) * (D + 8) * 2);
     for (auto [view, rows] : {std::pair{&*q, *qRows}, {&*k, *kRows}, {&*v, *vRows}})
       kernel.tensorMaps.push_back(
@@ -253,18 +262,20 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
       mask ? "kiln::TensorMask<" +
                  cudaType(cast<RankedTensorType>(mask.getType()).getElementType()) + ">"
            : "kiln::NoMask";
-  std::string maskInit = mask ? maskInitializer(mask, lead) : "{}";
+  auto maskInit = [&](const std::string &index) {
+    return mask ? maskInitializer(mask, lead, index) : std::string("{}");
+  };
   std::string causal = attention.getCausal() ? "true" : "false";
   // attention_wgmma: where each (batch, head)'s first row lies in its
   // tensor map (matrixRowsOf: no column carries into the row).
   auto matrixPosition = [&](const StridedView &view, const MatrixRows &rows) {
-    const std::string offset = leadOffset(view.offset, lead, view.strides),
+    const std::string offset = leadOffset(view.offset, lead, view.strides, "bh"),
                       stride = std::to_string(rows.rowStride) + "LL";
     return "(int)(" + offset + " / " + stride + "), (int)(" + offset + " % " + stride + ")";
   };
   auto operandPointer = [&](const StridedView &view) {
     return "in" + std::to_string(cast<BlockArgument>(view.root).getArgNumber()) + " + " +
-           leadOffset(view.offset, lead, view.strides);
+           leadOffset(view.offset, lead, view.strides, "blockIdx.y");
   };
   auto rowStride = [](const StridedView &view) {
     return std::to_string(view.strides[view.strides.size() - 2]) + "LL";
@@ -276,35 +287,48 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
            rowStride(*v) + ", " + std::to_string(Sq) + ", " + std::to_string(Sk) + ", " +
            floatLiteral(attention.getScale().convertToDouble()) + ", mask, epilogue);\n";
   };
-  std::string call;
-  if (hopper)
-    call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
-           ", " + std::to_string(D) + ", " + causal + (overlapped ? ", true" : "") +
-           ">(map0, map1, map2, " +
-           matrixPosition(*q, *qRows) + ", " + matrixPosition(*k, *kRows) + ", " +
-           matrixPosition(*v, *vRows) + ", " + std::to_string(Sq) + ", " + std::to_string(Sk) +
-           ", " + floatLiteral(attention.getScale().convertToDouble()) +
-           ", mask, epilogue);\n#else\n  // Other GPUs: the mma.sync kernel, without the producer warp.\n"
-           "  if (threadIdx.x < 128)\n  " +
-           pointerCall("kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " + causal +
-                       ", 4>") +
-           "#endif\n";
-  else
-    call = "  " + pointerCall(tensorCores ? "kiln::flash_attention<" + type + ", " +
-                                                std::to_string(D) + ", " + causal + ", " +
-                                                std::to_string(warps) + ">"
-                                          : "kiln::simt_attention<" + type + ", " +
-                                                std::to_string(D) + ", " +
-                                                std::to_string(Dv) + ", " + causal + ">");
   SmallVector<int64_t> resultStrides = stridesOf(resultShape);
   std::string outIndex =
       mergedStrides ? "    const long long oidx = outBase + (long long)i * " +
                           std::to_string((*mergedStrides)[resultShape.size() - 2]) + "LL + d;\n"
                     : "";
   std::string epilogueName = name.str() + "_epilogue";
+  // The epilogue functor's initializer for the (batch, head) `index` numbers.
+  auto epilogueInit = [&](const std::string &index) {
+    return "{" + epilogueInitializers(group) + ", " +
+           leadOffset(0, lead, resultStrides, index) + ", " +
+           (mergedStrides ? leadOffset(0, lead, *mergedStrides, index) : std::string("0LL")) +
+           "}";
+  };
+  // A block an item: its (batch, head) is blockIdx.y.
+  const std::string blockLocals = "  const " + epilogueName + " epilogue" +
+                                  epilogueInit("blockIdx.y") + ";\n  const " + maskType +
+                                  " mask" + maskInit("blockIdx.y") + ";\n";
+  std::string call;
+  if (hopper)
+    call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
+           ", " + std::to_string(D) + ", " + causal + (overlapped ? ", true" : "") +
+           ">(map0, map1, map2, " + std::to_string(batch) + ", " + std::to_string(Sq) + ", " +
+           std::to_string(Sk) + ", " + floatLiteral(attention.getScale().convertToDouble()) +
+           ",\n      [&](unsigned bh) {\n        return kiln::sm90::AttentionItem<" + maskType +
+           ", " + epilogueName + ">{" + maskType + maskInit("bh") + ", " + epilogueName + epilogueInit("bh") +
+           ",\n            " + matrixPosition(*q, *qRows) + ", " + matrixPosition(*k, *kRows) +
+           ", " + matrixPosition(*v, *vRows) +
+           "};\n      });\n#else\n" + blockLocals +
+           "  // Other GPUs: the mma.sync kernel, without the producer warp.\n"
+           "  if (threadIdx.x < 128)\n  " +
+           pointerCall("kiln::flash_attention<" + type + ", " + std::to_string(D) + ", " + causal +
+                       ", 4>") +
+           "#endif\n";
+  else
+    call = blockLocals + "  " +
+           pointerCall(tensorCores ? "kiln::flash_attention<" + type + ", " + std::to_string(D) +
+                                         ", " + causal + ", " + std::to_string(warps) + ">"
+                                   : "kiln::simt_attention<" + type + ", " + std::to_string(D) +
+                                         ", " + std::to_string(Dv) + ", " + causal + ">");
   std::string sharedCheck =
       hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
-                   (overlapped ? ", true" : "") + ") == " +
+                   ") == " +
                    std::to_string(kernel.dynamicSharedBytes) +
                    " && kiln::attention_shared_bytes(" + std::to_string(D) + ", 4) == " +
                    std::to_string(*kernel.otherImagesSharedBytes) +
@@ -332,9 +356,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                           epilogue) +
       "\n" + (hopper ? wgmmaBlocksPreamble(D == 64 ? 3 : 2) : "") +
       kernelOpen(group, name, kernel.block, hopper ? 3 : 0, /*minBlocks=*/hopper ? 2 : 1) +
-      "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) + ", " +
-      leadOffset(0, lead, resultStrides) + ", " +
-      (mergedStrides ? leadOffset(0, lead, *mergedStrides) : std::string("0LL")) +
-      "};\n  const " + maskType + " mask" + maskInit + ";\n" + call + "}\n";
+      call + "}\n";
   return kernel;
 }

@@ -294,7 +294,10 @@ ImageLaunch kiln::codegen::launchInImage(const EmittedKernel &kernel, const Targ
   // __CUDA_ARCH_FEAT_SM90_ALL: only the wgmma image compiles them.
   const bool hopperPath = image.tensorCores == TensorCoreGeneration::Wgmma;
   ImageLaunch launch;
-  std::copy(std::begin(kernel.grid), std::end(kernel.grid), launch.grid);
+  if (kernel.otherImagesGrid && !hopperPath)
+    std::copy(kernel.otherImagesGrid->begin(), kernel.otherImagesGrid->end(), launch.grid);
+  else
+    std::copy(std::begin(kernel.grid), std::end(kernel.grid), launch.grid);
   launch.block = kernel.otherImagesBlock && !hopperPath ? *kernel.otherImagesBlock : kernel.block;
   launch.dynamicSharedBytes =
       kernel.otherImagesSharedBytes && !hopperPath ? *kernel.otherImagesSharedBytes

@@ -40,6 +40,7 @@ struct SplitKKnobs {
   bool wgmmaResidualRing; // a residual through the ring, a stage deeper where it fits
   bool attentionWgmma;
   bool attentionOverlap;
+  bool attentionPersistent;
   bool runtimeSizes; // gemm_wgmma: M, N and K at launch where the epilogue allows
   bool wgmmaMatmul;  // matmul and bmm (a [K, N] B, a batch) as gemm_wgmma
   bool wgmmaSplitK;  // pairs of blocks in a cluster split K under half a wave

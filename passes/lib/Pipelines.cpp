@@ -86,6 +86,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;
     select.attentionOverlap = options.attentionOverlap;
+    select.attentionPersistent = options.attentionPersistent;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

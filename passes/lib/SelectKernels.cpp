@@ -595,9 +595,15 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
     refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
   if (refusedWgmma.empty()) {
     const bool overlapped = knobs.attentionOverlap && !overlappedAttentionSpills(s.attention);
-    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, 0, 1, 0, {},
+    // attention-persistent: as many blocks as are resident at once (three
+    // a multiprocessor at a head size of 64, two at 128: the kernel's
+    // registers and shared memory), each walking query blocks of heads.
+    const int64_t resident =
+        knobs.attentionPersistent ? target.multiprocessors * (D == 64 ? 3 : 2) : 0;
+    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, 0, 1, resident, {},
                    overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative),
             "attention_wgmma: head size " + str(D) + ", 64 queries a block" +
+                (resident ? ", a persistent grid of " + str(resident) : std::string()) +
                 (overlapped ? ", softmax overlapped with P V"
                  : knobs.attentionOverlap
                      ? ", softmax and products in turn (a float mask per score: the "
@@ -751,7 +757,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       wgmmaSchedule,
                       wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
                       wgmmaResidualPrefetch, wgmmaResidualRing, attentionWgmma,
-                      attentionOverlap, runtimeSizes,
+                      attentionOverlap, attentionPersistent, runtimeSizes,
                       wgmmaMatmul, wgmmaSplitK};
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

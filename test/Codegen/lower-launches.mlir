@@ -89,3 +89,20 @@ func.func @stream_k(%x: tensor<200x768xf16>, %w: tensor<256x768xf16>) -> tensor<
   }
   return %2 : tensor<200x256xf16>
 }
+
+// -----
+
+// attention_wgmma on a persistent grid: its sm_90a image launches
+// grid_limit blocks (5) that walk the 24 items, 4 query blocks of each of 6
+// heads; the sm_80 image's mma.sync path takes a block an item, the query
+// block on x and the (batch, head) on y.
+// CHECK-LABEL: func.func @persistent_attention(
+//       CHECK:   kiln.launch attention {{.*}} images [#kiln.launch<arch = "sm_90a", kernel = @[[K:kiln_[0-9A-F]+]], grid = [5, 1, 1], block = 160, shared = 42112, {{.*}}>, #kiln.launch<arch = "sm_80", kernel = @[[K]], grid = [4, 6, 1], block = 160, shared = 46080, {{.*}}>]
+func.func @persistent_attention(%q: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 5, schedule = overlapped>, kiln.offsets = array<i64: -1>} -> tensor<2x3x197x64xf16> {
+  ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16>
+    kiln.yield %o : tensor<2x3x197x64xf16>
+  }
+  return %0 : tensor<2x3x197x64xf16>
+}

@@ -4,6 +4,8 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=false}))" | FileCheck %s --check-prefix=COOP
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=false targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=PERSISTENT
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true multiprocessors=114}))" | FileCheck %s --check-prefix=PCIE
 
 // attention_wgmma with the overlapped schedule by default on sm_90 (its
 // kernel's other images run the 4-warp mma.sync path), for head sizes 64
@@ -26,6 +28,16 @@
 // WHY: remark: attention_wgmma: head size 64, 64 queries a block, softmax overlapped with P V
 // WHY: remark: attention_wgmma: head size 128, 64 queries a block, softmax overlapped with P V
 // WHY: remark: attention_mma: head size 32, 64 queries a block; not attention_wgmma: head size 32 (64 or 128)
+// --attention-persistent: a grid of the blocks resident at once, three a
+// multiprocessor at a head size of 64 and two at 128 (132 of them on an
+// H100 or H200 SXM, 114 on an H100 PCIe); attention_mma is untouched.
+// PERSISTENT: remark: attention_wgmma: head size 64, 64 queries a block, a persistent grid of 396, softmax overlapped with P V
+// PERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 396, schedule = overlapped>
+// PERSISTENT: remark: attention_wgmma: head size 128, 64 queries a block, a persistent grid of 264, softmax overlapped with P V
+// PERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], grid_limit = 264, schedule = overlapped>
+// PERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
+// PCIE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 342, schedule = overlapped>
+// PCIE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], grid_limit = 228, schedule = overlapped>
 func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s: tensor<4x2x50x32xf16>) -> (tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>) {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {
   ^bb0(%a: tensor<32x12x128x64xf16>, %b: tensor<32x12x128x64xf16>, %c: tensor<32x12x128x64xf16>):

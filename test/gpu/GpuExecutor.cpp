@@ -216,12 +216,13 @@ std::vector<at::Tensor> runOnGpu(func::FuncOp function,
     for (long long &value : scalars)
       params.push_back(&value);
     // The launch the artifact's plan would hold for this image.
-    unsigned shared = codegen::launchInImage(kernel, *image).dynamicSharedBytes;
+    const codegen::ImageLaunch launch = codegen::launchInImage(kernel, *image);
+    const unsigned shared = launch.dynamicSharedBytes;
     if (shared > 48 * 1024)
       KILN_CU_CHECK(cu.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           static_cast<int>(shared)));
-    KILN_CU_CHECK(cu.cuLaunchKernel(fn, kernel.grid[0], kernel.grid[1], kernel.grid[2],
-                                    kernel.block, 1, 1, shared,
+    KILN_CU_CHECK(cu.cuLaunchKernel(fn, launch.grid[0], launch.grid[1], launch.grid[2],
+                                    launch.block, 1, 1, shared,
                                     nullptr, params.data(), nullptr));
     context.synchronize(); // a fault names this kernel
   }

@@ -401,17 +401,21 @@ static std::string withAttentionKernel(std::string ir, const std::string &kernel
 /// keys than queries, fewer keys than a tile, and q, k and v as column
 /// slices of one QKV projection (merged heads stored in place).
 /// `ir` forced onto attention_wgmma at head size d under `schedule` (empty:
-/// the default).
-static std::string forcedAttentionWgmma(std::string ir, int64_t d, const std::string &schedule) {
-  return withAttentionKernel(std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = "
-                                            "[64, 64, " + std::to_string(d) + "]" +
-                                                (schedule.empty() ? "" : ", schedule = " + schedule) +
-                                                ">");
+/// the default), on a persistent grid of `gridLimit` blocks (0: a block an
+/// item).
+static std::string forcedAttentionWgmma(std::string ir, int64_t d, const std::string &schedule,
+                                        int64_t gridLimit = 0) {
+  return withAttentionKernel(
+      std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = [64, 64, " +
+                         std::to_string(d) + "]" +
+                         (gridLimit ? ", grid_limit = " + std::to_string(gridLimit) : "") +
+                         (schedule.empty() ? "" : ", schedule = " + schedule) + ">");
 }
 
-static std::vector<std::string> attentionWgmmaCases(const std::string &schedule = "") {
+static std::vector<std::string> attentionWgmmaCases(const std::string &schedule = "",
+                                                    int64_t gridLimit = 0) {
   auto forced = [&](std::string ir, int64_t d) {
-    return forcedAttentionWgmma(std::move(ir), d, schedule);
+    return forcedAttentionWgmma(std::move(ir), d, schedule, gridLimit);
   };
   return {
       forced(attentionIr({2, 3}, 197, 197, 64, 64, "f16"), 64),
@@ -438,6 +442,20 @@ TEST(KernelsGpu, AttentionWgmma) {
     SCOPED_TRACE(ir);
     expectTransformerMatch(ir);
   }
+}
+
+// The same cases on persistent grids smaller than their item counts: 5
+// blocks (several items each, so Q's two buffers and the K/V ring's phases
+// carry from item to item, causal items of different tile counts in one
+// block) and 1 (one block walking every item), under both schedules.
+TEST(KernelsGpu, AttentionWgmmaPersistent) {
+  KILN_REQUIRE_GPU();
+  for (const std::string schedule : {"", "overlapped"})
+    for (int64_t gridLimit : {5, 1})
+      for (const std::string &ir : attentionWgmmaCases(schedule, gridLimit)) {
+        SCOPED_TRACE(ir);
+        expectTransformerMatch(ir);
+      }
 }
 
 // Needs NVRTC, not a GPU: attention_wgmma compiles for sm_90a (and to its
@@ -482,6 +500,12 @@ TEST(KernelsGpu, AttentionWgmmaQueryTail) {
       SCOPED_TRACE(ir);
       expectTransformerMatch(ir);
     }
+  // A tail item between whole ones in a persistent block: its scratch in
+  // Q's buffer, then the next item's Q by TMA.
+  for (const std::string &ir : attentionWgmmaCases("overlapped", 5)) {
+    SCOPED_TRACE(ir);
+    expectTransformerMatch(ir);
+  }
 }
 
 TEST(KernelsGpu, AttentionWgmmaQueryTailCompiles) {

@@ -196,6 +196,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
+  pipeline.attentionPersistent = selection.attentionPersistent;
   pipeline.foldLayerNormBytes = selection.foldLayerNormBytes;
   pipeline.mergeShortcutBytes = selection.mergeShortcutBytes;
   pipeline.attentionRows = selection.attentionRows;
@@ -298,6 +299,9 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
   if (selection.attentionOverlap != defaults.attentionOverlap)
     option(std::string("--attention-overlap=") + (selection.attentionOverlap ? "true" : "false"));
+  if (selection.attentionPersistent != defaults.attentionPersistent)
+    option(std::string("--attention-persistent=") +
+           (selection.attentionPersistent ? "true" : "false"));
   if (selection.foldLayerNormBytes != defaults.foldLayerNormBytes)
     option("--fold-layer-norm-bytes=" + std::to_string(selection.foldLayerNormBytes));
   if (selection.mergeShortcutBytes != defaults.mergeShortcutBytes)

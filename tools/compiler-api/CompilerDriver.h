@@ -88,6 +88,7 @@ struct KernelSelection {
   bool wgmmaSplitK = false;            // pairs of blocks split K under half a wave
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V
+  bool attentionPersistent = false;    // its blocks walking query blocks of heads
   int64_t foldLayerNormBytes = kFoldLayerNormBytes; // layer norms this large into their linear
   int64_t mergeShortcutBytes = kMergeShortcutBytes; // projection shortcuts this large merged
 };

@@ -245,6 +245,12 @@ cl::opt<bool> attentionOverlap(
              "P V is on the tensor cores, K and V on barriers of their own (default true; "
              "=false runs softmax and products in turn)"),
     cl::init(true), cl::cat(kilnCategory));
+cl::opt<bool> attentionPersistent(
+    "attention-persistent",
+    cl::desc("the Hopper attention on a persistent grid of the blocks resident at once, each "
+             "walking query blocks of heads, the next one's Q and first K/V tiles loading "
+             "during this one's last (default false: a block for each 64 queries of a head)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> foldLayerNormBytes(
     "fold-layer-norm-bytes",
     cl::desc("an fp16 or bf16 layer norm whose output has at least this many bytes and "
@@ -579,6 +585,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;
+  selection.attentionPersistent = attentionPersistent;
   selection.foldLayerNormBytes = foldLayerNormBytes;
   selection.mergeShortcutBytes = mergeShortcutBytes;
   selection.attentionRows = attentionRows;

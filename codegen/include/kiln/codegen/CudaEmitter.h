@@ -15,6 +15,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -75,6 +76,9 @@ struct EmittedKernel {
   /// has more warpgroups than their path uses (the epilogue warpgroups'
   /// GEMM: 640 threads there, 384 elsewhere).
   std::optional<unsigned> otherImagesBlock;
+  /// Likewise the grid, where the wgmma image's path walks its work
+  /// persistently (attention_wgmma) and the others' take a block an item.
+  std::optional<std::array<unsigned, 3>> otherImagesGrid;
 };
 
 /// How `kernel` is launched in `image`: the image's code decides its dynamic

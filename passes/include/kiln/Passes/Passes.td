@@ -660,6 +660,11 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "attention_wgmma runs each tile's softmax while the previous tile's "
            "P V is on the tensor cores (schedule overlapped); false: the "
            "cooperative schedule, softmax and products in turn">,
+    Option<"attentionPersistent", "attention-persistent", "bool", /*default=*/"false",
+           "attention_wgmma on a persistent grid (grid_limit: the blocks resident at "
+           "once), each block walking query blocks of heads with the next one's Q "
+           "and first K/V tiles loading during this one's last; false: a block "
+           "for each 64 queries of a head">,
     Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",
            "queries a block of attention_mma takes: 0 (the cost model), 64 (4 "
            "warps) or 128 (8 warps, each K/V tile read once for twice the queries)">,

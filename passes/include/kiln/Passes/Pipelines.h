@@ -147,6 +147,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("the Hopper attention overlaps a tile's softmax with the previous "
                      "tile's P V"),
       llvm::cl::init(true)};
+  Option<bool> attentionPersistent{
+      *this, "attention-persistent",
+      llvm::cl::desc("the Hopper attention on a persistent grid, each block walking "
+                     "query blocks of heads"),
+      llvm::cl::init(false)};
   Option<int64_t> foldLayerNormBytes{
       *this, "fold-layer-norm-bytes",
       llvm::cl::desc("an fp16 or bf16 layer norm with an output of at least this many bytes "
