@@ -69,6 +69,13 @@
 #              both GELUs (scripts/gpu-ncu.sh: SM frequency, issue slots,
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
+#   persistent-attention  the attention and residual-ring kernel tests
+#              (the persistent grid's cases, the short ring's repeats), then
+#              bench/attention_vs_sdpa.py at batch 32 and 1, default against
+#              --attention-persistent, two rounds interleaved; ViT-B/16,
+#              BERT and GPT-2 at batch 32 and 1 both ways (kiln alone,
+#              checked against PyTorch); Nsight Compute on the persistent
+#              ViT kernel
 #   attention-ncu  ViT-B/16's and BERT's attention at batch 32 timed against
 #              SDPA, then Nsight Compute on kiln's kernel (with the stall
 #              samples instruction by instruction) and on SDPA's: where
@@ -233,6 +240,27 @@ for part in "$@"; do
       run attention-mma python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" \
         --markdown "$out/attention-mma.md" ;;
+    persistent-attention)
+      # The timings only after the tests pass: barriers that disagree hang.
+      if TAIL=12 run persistent-tests timeout 400 "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*AttentionWgmma*:*ResidualRing*'; then
+        for round in 1 2; do
+          for setting in default persistent; do
+            flags=$([ $setting = persistent ] && echo --kiln-flag=--attention-persistent)
+            TAIL=8 run "attention-$setting-$round" python3 "$root/bench/attention_vs_sdpa.py" \
+              "$bin" "$work/att-$setting" --batches 32 1 --json "$out/attention-$setting-$round.json" \
+              --markdown "$out/attention-$setting-$round.md" $flags
+          done
+        done
+        for setting in default persistent; do
+          flags=$([ $setting = persistent ] && echo --kiln-flag=--attention-persistent)
+          TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+            "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
+            --rounds 3 --runs 30 --json "$out/models-$setting.json" $flags
+        done
+        OUT=$out/ncu-persistent TAIL=40 run ncu-persistent-vit "$root/scripts/gpu-ncu.sh" \
+          "$work/att-persistent/vit_b_16_b32.kiln" kiln_
+      fi ;;
     attention-ncu)
       run attention-ncu python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-ncu" \
         --batches 32 --shapes vit_b_16 bert --json "$out/attention-ncu.json" \
