@@ -509,10 +509,10 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
   wg.store(Sq, epilogueOf());
 }
 
-/// A persistent grid over the items (batch, head) x query block, each
-/// block taking items blockIdx.x, blockIdx.x + gridDim.x, ... (a head's
+/// A persistent grid over the items (batch, head) x query block (a head's
 /// query blocks last to first, as causal masks make the last ones the
-/// longest). `itemOf(bh)` gives an item's AttentionItem.
+/// longest), each block taking one item of each round of gridDim.x.
+/// `itemOf(bh)` gives an item's AttentionItem.
 ///
 /// A block given an item of its own paid a load's latency before its first
 /// product and the stores' drain after its last, with nothing to overlap
@@ -558,6 +558,20 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
 
   const int queryBlocks = (Sq + kAttnWgmmaBM - 1) / kAttnWgmmaBM;
   const int items = queryBlocks * heads;
+  // The block's n-th item: round n takes items [n G, n G + G) (G blocks),
+  // in turn forwards and backwards, so that a block whose item was one of
+  // a head's long causal query blocks in one round takes a short one in
+  // the next (with a plain stride of an even G, the same blocks got every
+  // head's longest).
+  // (The grid's size and the block's index read afresh at each use:
+  // hoisted out of the item loop, G - 1 - 2 b took the register the
+  // overlapped schedule does not have.)
+  auto itemAt = [&](int n) {
+    unsigned G, b;
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(G));
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
+    return static_cast<int>(n * G + ((n & 1) ? G - 1 - b : b));
+  };
   auto queryStart = [&](int item) {
     return (queryBlocks - 1 - item % queryBlocks) * kAttnWgmmaBM;
   };
@@ -585,8 +599,9 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
   if (warp == 4) {
     if (lane == 0) {
       // g: the block's running tile count; n: its items so far.
-      int g = 0, n = 0;
-      for (int item = blockIdx.x; item < items; item += gridDim.x, ++n) {
+      int g = 0;
+      for (int n = 0; itemAt(n) < items; ++n) {
+        const int item = itemAt(n);
         const unsigned bh = static_cast<unsigned>(item / queryBlocks);
         const int m0 = queryStart(item), tiles = tilesFrom(m0);
         const auto where = itemOf(bh);
@@ -632,7 +647,6 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
   // of 128 at two) have none to spare. g, the tiles of the block's earlier
   // items, is summed again for causal ones (a few items a block) rather
   // than carried.
-  auto itemAt = [&](int n) { return static_cast<int>(blockIdx.x + n * gridDim.x); };
   for (int n = 0; itemAt(n) < items; ++n) {
     const int item = itemAt(n);
     const int m0 = queryStart(item), tiles = tilesFrom(m0);
@@ -643,7 +657,9 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
         g += tilesFrom(queryStart(itemAt(before)));
     }
     barrier_wait(qFull, n & 1);
-    auto epilogueOf = [&] { return itemOf(static_cast<unsigned>(item / queryBlocks)).epilogue; };
+    auto epilogueOf = [&] {
+      return itemOf(static_cast<unsigned>(itemAt(n) / queryBlocks)).epilogue;
+    };
     // The producer may load the next item's Q (every wgmma that read this
     // one is complete).
     auto releaseQ = [&] {
