@@ -70,12 +70,12 @@
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
 #   persistent-attention  the attention and residual-ring kernel tests
-#              (the persistent grid's cases, the short ring's repeats), then
-#              bench/attention_vs_sdpa.py at batch 32 and 1, default against
-#              --attention-persistent, two rounds interleaved; ViT-B/16,
-#              BERT and GPT-2 at batch 32 and 1 both ways (kiln alone,
-#              checked against PyTorch); Nsight Compute on the persistent
-#              ViT kernel
+#              (the persistent grid's cases, 3 K/V stages, the short ring's
+#              repeats), then bench/attention_vs_sdpa.py at batch 32 and 1:
+#              default, --attention-persistent, and that with
+#              --attention-stages=3, two rounds interleaved; ViT-B/16, BERT
+#              and GPT-2 at batch 32 and 1 each way (kiln alone, checked
+#              against PyTorch); Nsight Compute on the persistent ViT kernel
 #   attention-ncu  ViT-B/16's and BERT's attention at batch 32 timed against
 #              SDPA, then Nsight Compute on kiln's kernel (with the stall
 #              samples instruction by instruction) and on SDPA's: where
@@ -245,15 +245,21 @@ for part in "$@"; do
       if TAIL=12 run persistent-tests timeout 400 "$bin/kiln-kernels-gpu-tests" \
           --gtest_filter='*AttentionWgmma*:*ResidualRing*'; then
         for round in 1 2; do
-          for setting in default persistent; do
-            flags=$([ $setting = persistent ] && echo --kiln-flag=--attention-persistent)
+          for setting in default persistent stages3; do
+            flags=$(case $setting in
+                      persistent) echo --kiln-flag=--attention-persistent ;;
+                      stages3) echo --kiln-flag=--attention-persistent --kiln-flag=--attention-stages=3 ;;
+                    esac)
             TAIL=8 run "attention-$setting-$round" python3 "$root/bench/attention_vs_sdpa.py" \
               "$bin" "$work/att-$setting" --batches 32 1 --json "$out/attention-$setting-$round.json" \
               --markdown "$out/attention-$setting-$round.md" $flags
           done
         done
-        for setting in default persistent; do
-          flags=$([ $setting = persistent ] && echo --kiln-flag=--attention-persistent)
+        for setting in default persistent stages3; do
+          flags=$(case $setting in
+                    persistent) echo --kiln-flag=--attention-persistent ;;
+                    stages3) echo --kiln-flag=--attention-persistent --kiln-flag=--attention-stages=3 ;;
+                  esac)
           TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
             "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
             --rounds 3 --runs 30 --json "$out/models-$setting.json" $flags

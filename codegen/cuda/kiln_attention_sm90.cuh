@@ -37,16 +37,18 @@
 
 namespace kiln::sm90 {
 
-/// Queries a block (one warpgroup's m64), keys a tile, K/V stages, threads
-/// (the consumer warpgroup and the producer warp).
+/// Queries a block (one warpgroup's m64), keys a tile, K/V stages by
+/// default (3 fit three blocks a multiprocessor at a head size of 64),
+/// threads (the consumer warpgroup and the producer warp).
 constexpr int kAttnWgmmaBM = 64, kAttnWgmmaBN = 64, kAttnWgmmaStages = 2;
 constexpr int kAttnWgmmaThreads = 160;
 /// Dynamic shared memory: Q and the stages of K and V as boxes of 64
 /// columns (128 bytes a row), 1 KiB to align them to 1024, the barriers
 /// (Q's 2, then 2 a stage, or 4 where K and V each have their own: at most
 /// 10).
-__host__ __device__ constexpr int attention_wgmma_shared_bytes(int d) {
-  return (kAttnWgmmaBM + 2 * kAttnWgmmaStages * kAttnWgmmaBN) * d * 2 + 1024 + 128;
+__host__ __device__ constexpr int attention_wgmma_shared_bytes(int d,
+                                                               int stages = kAttnWgmmaStages) {
+  return (kAttnWgmmaBM + 2 * stages * kAttnWgmmaBN) * d * 2 + 1024 + 128;
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -217,7 +219,8 @@ constexpr int kAttnTailQueries = 16;
 /// The scratch lies in Q's first box past the 16 queries' rows, which this
 /// block never reads: P^T at row 16 (1024-aligned, 16 rows of 64 keys), the
 /// warps' column maxima (two tiles' worth, alternating) and sums at row 32.
-template <typename T, int kD, bool kCausal, bool kOverlapped, typename Mask, typename Epilogue>
+template <typename T, int kD, bool kCausal, bool kOverlapped, int kStages, typename Mask,
+          typename Epilogue>
 __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned char *stages,
                                                      unsigned long long *full,
                                                      unsigned long long *empty,
@@ -255,8 +258,8 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
 #pragma unroll 1
   for (int t = 0; t < tiles; ++t) {
     // (Stages and phases by the block's running tile count g + t.)
-    const int s = (g + t) % kAttnWgmmaStages, n0 = t * kAttnWgmmaBN;
-    const unsigned parity = ((g + t) / kAttnWgmmaStages) & 1;
+    const int s = (g + t) % kStages, n0 = t * kAttnWgmmaBN;
+    const unsigned parity = ((g + t) / kStages) & 1;
     unsigned char *Kt = stages + s * kStageBytes, *Vt = Kt + kTileBytes;
     barrier_wait(&full[s], parity);
     clear_accumulators(st);
@@ -380,7 +383,7 @@ template <typename Mask, typename Epilogue> struct AttentionItem {
 /// registers that the overlapped schedule at three blocks a multiprocessor
 /// does not have. `releaseQ()` runs once the last product that reads Q is
 /// complete.
-template <typename T, int kD, bool kCausal, bool kOverlapped, typename Mask,
+template <typename T, int kD, bool kCausal, bool kOverlapped, int kStages, typename Mask,
           typename EpilogueOf, typename ReleaseQ>
 __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigned char *stages,
                                                 unsigned long long *full,
@@ -392,7 +395,6 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
                                                 const ReleaseQ &releaseQ) {
   using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
   constexpr unsigned kTileBytes = Warpgroup::kBoxes * Warpgroup::kBoxBytesKV;
-  constexpr int kStages = kAttnWgmmaStages;
   const int lane = threadIdx.x % 32;
   const int keyEnd = kCausal ? min(Sk, m0 + kAttnWgmmaBM) : Sk;
   auto stage = [&](int t) { return (g + t) % kStages; };
@@ -533,7 +535,8 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
 /// V then have barriers of their own: a K stage is free once its scores
 /// are, a tile before its V stage, so the next K load is never behind the
 /// current P V.
-template <typename T, int kD, bool kCausal, bool kOverlapped = false, typename ItemOf>
+template <typename T, int kD, bool kCausal, bool kOverlapped = false,
+          int kStages = kAttnWgmmaStages, typename ItemOf>
 __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, const TensorMap &mapK,
                                                       const TensorMap &mapV, int heads, int Sq,
                                                       int Sk, float scale, const ItemOf &itemOf) {
@@ -544,7 +547,8 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
   constexpr unsigned kQBytes = kBoxes * kBoxBytesQ;
   constexpr unsigned kTileBytes = kBoxes * kBoxBytesKV; // K's, or V's
   constexpr unsigned kStageBytes = 2 * kTileBytes;      // K, then V
-  constexpr int kStages = kAttnWgmmaStages;
+  static_assert(kStages == 2 || (kStages == 3 && kD == 64),
+                "2 stages, or 3 at a head size of 64");
   extern __shared__ __align__(16) unsigned char hopperAttentionShared[];
   unsigned char *base =
       hopperAttentionShared + ((1024 - (smem_address(hopperAttentionShared) & 1023)) & 1023);
@@ -669,9 +673,9 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
     const unsigned bh = static_cast<unsigned>(item / queryBlocks);
 #if defined(KILN_ATTENTION_QUERY_TAIL)
     if (Sq - m0 <= kAttnTailQueries) {
-      attention_query_tail<T, kD, kCausal, kOverlapped>(Qs, stages, full, empty, fullV, emptyV,
-                                                        g, m0, tiles, Sq, Sk, scale,
-                                                        itemOf(bh).mask, epilogueOf());
+      attention_query_tail<T, kD, kCausal, kOverlapped, kStages>(
+          Qs, stages, full, empty, fullV, emptyV, g, m0, tiles, Sq, Sk, scale, itemOf(bh).mask,
+          epilogueOf());
       // Its scratch in Q's buffer: the plain stores ordered before the TMA
       // that refills it, and every warp past its last read.
       fence_proxy_async_shared();
@@ -679,9 +683,9 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       releaseQ();
     } else
 #endif
-      attention_block<T, kD, kCausal, kOverlapped>(Qs, stages, full, empty, fullV, emptyV, g, m0,
-                                                   tiles, Sq, Sk, scale, itemOf(bh).mask,
-                                                   epilogueOf, releaseQ);
+      attention_block<T, kD, kCausal, kOverlapped, kStages>(
+          Qs, stages, full, empty, fullV, emptyV, g, m0, tiles, Sq, Sk, scale, itemOf(bh).mask,
+          epilogueOf, releaseQ);
   }
 }
 

@@ -241,8 +241,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // kiln::sm90::attention_wgmma_shared_bytes(D): Q and two stages of K and
   // V in 128-byte rows, 1 KiB of alignment, the barriers.
   const bool overlapped = config.getSchedule() == WgmmaSchedule::overlapped;
+  // The K/V ring's stages (0 in the configuration: the kernel's 2).
+  const int64_t stages = config.getStages() ? config.getStages() : 2;
   if (hopper) {
-    kernel.dynamicSharedBytes = static_cast<unsigned>((64 + 4 * 64) * D * 2 + 1024 + 128);
+    kernel.dynamicSharedBytes =
+        static_cast<unsigned>((64 + 2 * stages * 64) * D * 2 + 1024 + 128);
     // A persistent grid of at most grid_limit blocks walks the items
     // (query blocks x batch); the other images run flash_attention with 4
     // warps, a block an item.
@@ -307,11 +310,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   std::string call;
   if (hopper)
     call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
-           ", " + std::to_string(D) + ", " + causal + (overlapped ? ", true" : "") +
+           ", " + std::to_string(D) + ", " + causal +
+           (stages != 2 ? std::string(overlapped ? ", true, " : ", false, ") + std::to_string(stages)
+                        : std::string(overlapped ? ", true" : "")) +
            ">(map0, map1, map2, " + std::to_string(batch) + ", " + std::to_string(Sq) + ", " +
            std::to_string(Sk) + ", " + floatLiteral(attention.getScale().convertToDouble()) +
            ",\n      [&](unsigned bh) {\n        return kiln::sm90::AttentionItem<" + maskType +
-           ", " + epilogueName + ">{" + maskType + maskInit("bh") + ", " + epilogueName + epilogueInit("bh") +
+           ", " + epilogueName + ">{" + maskType + maskInit("bh") + ", " + epilogueName +
+           epilogueInit("bh") +
            ",\n            " + matrixPosition(*q, *qRows) + ", " + matrixPosition(*k, *kRows) +
            ", " + matrixPosition(*v, *vRows) +
            "};\n      });\n#else\n" + blockLocals +
@@ -328,7 +334,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                          ", " + std::to_string(Dv) + ", " + causal + ">");
   std::string sharedCheck =
       hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
-                   ") == " +
+                   (stages != 2 ? ", " + std::to_string(stages) : std::string()) + ") == " +
                    std::to_string(kernel.dynamicSharedBytes) +
                    " && kiln::attention_shared_bytes(" + std::to_string(D) + ", 4) == " +
                    std::to_string(*kernel.otherImagesSharedBytes) +

@@ -35,6 +35,7 @@ struct SplitKKnobs {
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
   int64_t wgmmaRows;         // 0: the cost model's choice, else 128 or 192
   int64_t attentionRows;     // 0: the cost model's choice
+  int64_t attentionStages;   // 0: attention_wgmma's 2
   bool wgmmaStreamK;
   bool wgmmaResidualPrefetch;
   bool wgmmaResidualRing; // a residual through the ring, a stage deeper where it fits

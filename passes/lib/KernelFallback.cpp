@@ -10,7 +10,7 @@
 // multicast cluster, two blocks a multiprocessor, then the schedules that hold more
 // per thread (ping-pong: a whole tile a warpgroup; the epilogue
 // warpgroups: five warpgroups in one register file; the overlapped
-// attention: two tiles' scores), then 192-row tiles (four warpgroups in one
+// attention: two tiles' scores, after a third K/V stage), then 192-row tiles (four warpgroups in one
 // register file), then tiles wider than 128 (a cooperative 192 or 256-wide
 // tile holds 96 or 128 accumulators a thread). Each step after the ring's
 // keeps the stages, which fit in the shared memory of the configuration
@@ -87,6 +87,12 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
     return with(step);
   }
   if (variant == KernelVariant::attention_wgmma) {
+    // A third K/V stage's index arithmetic first (BERT's overlapped kernel
+    // sits at its 128 registers with 2).
+    if (stages == 3) {
+      stages = 0;
+      return with("2 K/V stages (not 3)");
+    }
     if (schedule == WgmmaSchedule::overlapped) {
       schedule = WgmmaSchedule::cooperative;
       return with("softmax and products in turn (not overlapped)");

@@ -57,10 +57,13 @@ std::string kiln::gemvKnobsError(int64_t rows) {
   return "";
 }
 
-std::string kiln::attentionKnobsError(int64_t rows) {
+std::string kiln::attentionKnobsError(int64_t rows, int64_t stages) {
   if (rows != 0 && rows != 64 && rows != 128)
     return "--attention-rows must be 0 (the cost model's choice), 64 or 128, got " +
            std::to_string(rows);
+  if (stages != 0 && stages != 2 && stages != 3)
+    return "--attention-stages must be 0 (the kernel's 2), 2 or 3, got " +
+           std::to_string(stages);
   return "";
 }
 

@@ -87,6 +87,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.attentionWgmma = options.attentionWgmma;
     select.attentionOverlap = options.attentionOverlap;
     select.attentionPersistent = options.attentionPersistent;
+    select.attentionStages = options.attentionStages;
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

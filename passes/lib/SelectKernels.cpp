@@ -600,7 +600,10 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
     // registers and shared memory), each walking query blocks of heads.
     const int64_t resident =
         knobs.attentionPersistent ? target.multiprocessors * (D == 64 ? 3 : 2) : 0;
-    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, 0, 1, resident, {},
+    // attention-stages: 3 only where three blocks a multiprocessor hold
+    // them (a head size of 64).
+    const int64_t stages = knobs.attentionStages == 3 && D != 64 ? 0 : knobs.attentionStages;
+    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, stages, 1, resident, {},
                    overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative),
             "attention_wgmma: head size " + str(D) + ", 64 queries a block" +
                 (resident ? ", a persistent grid of " + str(resident) : std::string()) +
@@ -734,7 +737,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     if (knobsError.empty())
       knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows);
     if (knobsError.empty())
-      knobsError = attentionKnobsError(attentionRows);
+      knobsError = attentionKnobsError(attentionRows, attentionStages);
     if (knobsError.empty())
       knobsError = gemvKnobsError(gemmGemvRows);
     if (knobsError.empty())
@@ -755,7 +758,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       gemmStreamIntensity, gemmStreamBlocks, poolVector, depthwiseColumns, depthwisePatches,
                       elementwiseUnroll,
                       wgmmaSchedule,
-                      wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, wgmmaStreamK,
+                      wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows, attentionRows, attentionStages,
+                      wgmmaStreamK,
                       wgmmaResidualPrefetch, wgmmaResidualRing, attentionWgmma,
                       attentionOverlap, attentionPersistent, runtimeSizes,
                       wgmmaMatmul, wgmmaSplitK};

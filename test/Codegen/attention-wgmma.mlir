@@ -88,6 +88,23 @@ func.func @overlapped(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v
 
 // -----
 
+// Three K/V stages (57 KiB, still three blocks a multiprocessor at a head
+// size of 64): the stage count as the kernel's fifth template argument.
+// CHECK-LABEL: // === kernel three_stages_k0 grid(24, 1, 1) block(160) shared(58496) inputs(3) outputs(1)
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64, 3) == 58496 && kiln::attention_shared_bytes(64, 4) == 46080,
+//       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 3
+//       CHECK:   kiln::sm90::flash_attention_wgmma<__half, 64, false, true, 3>(map0, map1, map2,
+func.func @three_stages(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], stages = 3, schedule = overlapped>} -> tensor<2x3x197x64xf16> {
+  ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16>
+    kiln.yield %o : tensor<2x3x197x64xf16>
+  }
+  return %0 : tensor<2x3x197x64xf16>
+}
+
+// -----
+
 // With a float padding mask (broadcast over the queries) the overlapped
 // schedule is kept; a float mask per score is refused
 // (forced-variants-invalid.mlir).

@@ -407,6 +407,20 @@ func.func @pingpong_mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> ten
 
 // -----
 
+// attention_wgmma's ring: 3 stages only at a head size of 64 (two blocks
+// a multiprocessor at 128 hold 2).
+// CHECK: error: attention_wgmma's ring takes 2 stages, or 3 at a head size of 64, got 3
+func.func @attention_three_stages_head_128(%q: tensor<1x2x100x128xf16>) -> tensor<1x2x100x128xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x2x100x128xf16>, tensor<1x2x100x128xf16>, tensor<1x2x100x128xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], stages = 3>} -> tensor<1x2x100x128xf16> {
+  ^bb0(%a: tensor<1x2x100x128xf16>, %b: tensor<1x2x100x128xf16>, %c: tensor<1x2x100x128xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.088 : (tensor<1x2x100x128xf16>, tensor<1x2x100x128xf16>, tensor<1x2x100x128xf16>) -> tensor<1x2x100x128xf16>
+    kiln.yield %o : tensor<1x2x100x128xf16>
+  }
+  return %0 : tensor<1x2x100x128xf16>
+}
+
+// -----
+
 // The overlapped schedule is attention_wgmma's (softmax beside P V).
 // CHECK: error: only attention_wgmma has an overlapped schedule
 func.func @overlapped_gemm(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<128x768xf16> {

@@ -6,6 +6,7 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=PERSISTENT
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true multiprocessors=114}))" | FileCheck %s --check-prefix=PCIE
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-stages=3}))" | FileCheck %s --check-prefix=THREE
 
 // attention_wgmma with the overlapped schedule by default on sm_90 (its
 // kernel's other images run the 4-warp mma.sync path), for head sizes 64
@@ -38,6 +39,10 @@
 // PERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
 // PCIE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 342, schedule = overlapped>
 // PCIE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], grid_limit = 228, schedule = overlapped>
+// --attention-stages=3: a third K/V stage at a head size of 64; at 128 two
+// blocks a multiprocessor hold only 2.
+// THREE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], stages = 3, schedule = overlapped>
+// THREE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
 func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s: tensor<4x2x50x32xf16>) -> (tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>) {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {
   ^bb0(%a: tensor<32x12x128x64xf16>, %b: tensor<32x12x128x64xf16>, %c: tensor<32x12x128x64xf16>):

@@ -188,6 +188,9 @@ expect_error split-k-knob "split-K options: --split-k-k-tile must be a positive 
 prepare kernel-knob
 expect_error kernel-knob "error: --attention-rows must be 0 (the cost model's choice), 64 or 128, got 96" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --attention-rows 96 -o "$out/m.kiln"
+prepare attention-stages
+expect_error attention-stages "error: --attention-stages must be 0 (the kernel's 2), 2 or 3, got 5" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --attention-stages 5 -o "$out/m.kiln"
 prepare gemv-knob
 expect_error gemv-knob "error: --gemm-gemv-rows must be 0 (never) to 32 (the kernel's most), got 40" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --gemm-gemv-rows 40 -o "$out/m.kiln"

@@ -116,7 +116,7 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
     error = wgmmaKnobsError(selection.wgmmaSchedule, selection.wgmmaMulticast,
                             selection.wgmmaBlocksPerSM, selection.wgmmaRows);
   if (error.empty())
-    error = attentionKnobsError(selection.attentionRows);
+    error = attentionKnobsError(selection.attentionRows, selection.attentionStages);
   if (error.empty())
     error = gemvKnobsError(selection.gemmGemvRows);
   if (error.empty())
@@ -197,6 +197,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
   pipeline.attentionPersistent = selection.attentionPersistent;
+  pipeline.attentionStages = selection.attentionStages;
   pipeline.foldLayerNormBytes = selection.foldLayerNormBytes;
   pipeline.mergeShortcutBytes = selection.mergeShortcutBytes;
   pipeline.attentionRows = selection.attentionRows;
@@ -299,6 +300,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
   if (selection.attentionOverlap != defaults.attentionOverlap)
     option(std::string("--attention-overlap=") + (selection.attentionOverlap ? "true" : "false"));
+  if (selection.attentionStages != defaults.attentionStages)
+    option("--attention-stages=" + std::to_string(selection.attentionStages));
   if (selection.attentionPersistent != defaults.attentionPersistent)
     option(std::string("--attention-persistent=") +
            (selection.attentionPersistent ? "true" : "false"));

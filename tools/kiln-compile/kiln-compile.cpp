@@ -245,6 +245,11 @@ cl::opt<bool> attentionOverlap(
              "P V is on the tensor cores, K and V on barriers of their own (default true; "
              "=false runs softmax and products in turn)"),
     cl::init(true), cl::cat(kilnCategory));
+cl::opt<int64_t> attentionStages(
+    "attention-stages",
+    cl::desc("the Hopper attention's K/V ring: 0 (the default, 2 stages), 2, or 3 at a head size "
+             "of 64 (a third tile of K and V in flight)"),
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<bool> attentionPersistent(
     "attention-persistent",
     cl::desc("the Hopper attention on a persistent grid of the blocks resident at once, each "
@@ -586,6 +591,7 @@ static int compileMain(int argc, char **argv) {
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;
   selection.attentionPersistent = attentionPersistent;
+  selection.attentionStages = attentionStages;
   selection.foldLayerNormBytes = foldLayerNormBytes;
   selection.mergeShortcutBytes = mergeShortcutBytes;
   selection.attentionRows = attentionRows;

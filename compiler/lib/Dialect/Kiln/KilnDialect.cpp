@@ -82,6 +82,12 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   }
   if (schedule == WgmmaSchedule::overlapped && variant != KernelVariant::attention_wgmma)
     return emitError() << "only attention_wgmma has an overlapped schedule";
+  // attention_wgmma's K/V ring: three blocks a multiprocessor hold 3
+  // stages at a head size of 64, two hold 2 at 128.
+  if (variant == KernelVariant::attention_wgmma && stages != 0 && stages != 2 &&
+      !(stages == 3 && tile.size() == 3 && tile[2] == 64))
+    return emitError() << "attention_wgmma's ring takes 2 stages, or 3 at a head size of 64, got "
+                       << stages;
   if (multicast != 1) {
     if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
       return emitError() << "only gemm_wgmma and conv_wgmma multicast their B tiles";

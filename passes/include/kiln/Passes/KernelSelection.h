@@ -50,8 +50,9 @@ std::string splitKKnobsError(int64_t maxBlocks, int64_t minK, int64_t kTile, int
 /// 192), else the error.
 std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
                             int64_t blocksPerSM, int64_t rows = 128);
-/// "" when --attention-rows is 0, 64 or 128, else the message.
-std::string attentionKnobsError(int64_t rows);
+/// "" when --attention-rows is 0, 64 or 128 and --attention-stages 0, 2 or
+/// 3, else the message.
+std::string attentionKnobsError(int64_t rows, int64_t stages = 0);
 /// "" or why --gemm-gemv-rows is out of range (0 to 32).
 std::string gemvKnobsError(int64_t rows);
 /// "" or why --depthwise-columns is not 1, 2 or 4.

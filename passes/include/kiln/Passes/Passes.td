@@ -660,6 +660,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "attention_wgmma runs each tile's softmax while the previous tile's "
            "P V is on the tensor cores (schedule overlapped); false: the "
            "cooperative schedule, softmax and products in turn">,
+    Option<"attentionStages", "attention-stages", "int64_t", /*default=*/"0",
+           "attention_wgmma's K/V ring: 0 (2 stages), 2, or 3 at a head size of 64 "
+           "(a third tile of K and V in flight, 57 KiB a block)">,
     Option<"attentionPersistent", "attention-persistent", "bool", /*default=*/"false",
            "attention_wgmma on a persistent grid (grid_limit: the blocks resident at "
            "once), each block walking query blocks of heads with the next one's Q "

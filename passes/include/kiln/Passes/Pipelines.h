@@ -147,6 +147,10 @@ struct GraphPipelineOptions
       llvm::cl::desc("the Hopper attention overlaps a tile's softmax with the previous "
                      "tile's P V"),
       llvm::cl::init(true)};
+  Option<int64_t> attentionStages{
+      *this, "attention-stages",
+      llvm::cl::desc("the Hopper attention's K/V stages: 0 (2), 2, or 3 at a head size of 64"),
+      llvm::cl::init(0)};
   Option<bool> attentionPersistent{
       *this, "attention-persistent",
       llvm::cl::desc("the Hopper attention on a persistent grid, each block walking "
