@@ -238,8 +238,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // rows of K and V.
   if (tensorCores)
     kernel.dynamicSharedBytes = static_cast<unsigned>((queryRows + 4 * 64) * (D + 8) * 2);
-  // kiln::sm90::attention_wgmma_shared_bytes(D): Q and two stages of K and
-  // V in 128-byte rows, 1 KiB of alignment, the barriers.
+  // kiln::sm90::attention_wgmma_shared_bytes(D, stages): Q and the stages
+  // of K and V in 128-byte rows, 1 KiB of alignment, the barriers.
   const bool overlapped = config.getSchedule() == WgmmaSchedule::overlapped;
   // The K/V ring's stages (0 in the configuration: the kernel's 2).
   const int64_t stages = config.getStages() ? config.getStages() : 2;
