@@ -7,9 +7,10 @@
 //
 //   - a producer warp (one thread) brings each item's 64 queries and then
 //     each 64-key tile of K and V into shared memory with TMA, two stages
-//     deep, through tensor maps of the projection outputs as they lie (a
-//     packed QKV's rows, a head's columns): no thread computes an address
-//     or waits on a load it issued;
+//     deep (three where the configuration asks), through tensor maps of
+//     the projection outputs as they lie (a packed QKV's rows, a head's
+//     columns): no thread computes an address or waits on a load it
+//     issued;
 //   - one consumer warpgroup multiplies S = Q K^T with wgmma straight from
 //     shared memory (both K-major, 128-byte swizzle), runs the online
 //     softmax on the accumulators in registers (fp32 statistics), rounds

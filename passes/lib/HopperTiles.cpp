@@ -360,9 +360,15 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
           multicast == 1 && blocksPerSM == 1 && s.N % 8 == 0 &&
           (candidate.schedule == WgmmaSchedule::cooperative ||
            (candidate.schedule == WgmmaSchedule::pingpong && candidate.width == 64));
-      const int64_t stagesWithRing =
+      // The ring with the residual copied by rows, and with it through the
+      // ring (the staging's freed half may make room for a stage more).
+      const int64_t copiedStages =
           ringStages(target, candidate.width, candidate.handoff(), candidate.rows, secondInputs,
-                     prefetchInputs, 1, blocksPerSM, ringResidual);
+                     prefetchInputs, 1, blocksPerSM);
+      const int64_t stagesWithRing =
+          ringResidual ? ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
+                                    secondInputs, prefetchInputs, 1, blocksPerSM, true)
+                       : copiedStages;
       // A ping-pong ring shorter than a tile's k-steps and two tiles'
       // residual slices makes each warpgroup wait for its slices before the
       // other's turn (kiln_gemm_sm90.cuh says why): the copied residual
@@ -373,10 +379,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
           stagesWithRing < kSteps + 2 * ceilDiv(candidate.width, kRingSliceColumns))
         ringResidual = false;
       WgmmaTile chosen{candidate.width,
-                       ringResidual ? stagesWithRing
-                                    : ringStages(target, candidate.width, candidate.handoff(),
-                                                 candidate.rows, secondInputs, prefetchInputs, 1,
-                                                 blocksPerSM),
+                       ringResidual ? stagesWithRing : copiedStages,
                        blocks,
                        candidate.schedule,
                        multicast,
@@ -386,10 +389,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                        candidate.rows,
                        blockOutputs};
       chosen.residualRing = ringResidual;
-      chosen.copiedStages =
-          ringResidual ? ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
-                                    secondInputs, prefetchInputs, 1, blocksPerSM)
-                       : chosen.stages;
+      chosen.copiedStages = copiedStages;
       return chosen;
     };
     if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
