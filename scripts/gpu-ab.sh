@@ -148,7 +148,9 @@
 #              (--wgmma-residual-ring=false), each round's rel L2 printed;
 #              then compute-sanitizer's racecheck on the ring's kernel
 #              tests, and its initcheck and racecheck on one checked
-#              kiln-run of ResNet-50
+#              kiln-run of ResNet-50. SETTINGS=ring keeps the rounds to
+#              the default, CHECK_MODELS=resnet50 to one model; SANITIZE=0
+#              leaves compute-sanitizer out
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -345,16 +347,17 @@ for part in "$@"; do
           --json "$out/conv-shortcut-$setting.json"
       done ;;
     check-rounds)
-      for setting in ring no-ring; do
+      for setting in ${SETTINGS:-ring no-ring}; do
         flags=$([ $setting = no-ring ] && echo --kiln-flag=--wgmma-residual-ring=false)
         TAIL=4 run "check-rounds-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
-          "$work/check-$setting" --models vit_b_16 resnet50 --batches 32 --kiln-only \
+          "$work/check-$setting" --models ${CHECK_MODELS:-vit_b_16 resnet50} --batches 32 --kiln-only \
           --rounds 4 --runs 10 --json "$out/check-rounds-$setting.json" $flags
         python3 -c 'import json, sys
 for row in json.load(open(sys.argv[1]))["rows"]:
     print("    %s %s: rel L2 by round %s" % (sys.argv[2], row["model"], row.get("rel_l2_rounds")))' \
           "$out/check-rounds-$setting.json" "$setting"
       done
+      [ "${SANITIZE:-1}" = 1 ] || continue
       sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
       model=$work/check-ring/resnet50_b32
       inputs=()

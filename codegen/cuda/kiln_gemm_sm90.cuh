@@ -441,12 +441,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // functor the row input's tensor map only for these tiles.
   constexpr bool kRingInput = Epilogue::kRowInputRing;
   static_assert(!kRingInput || (Epilogue::kFragments && Epilogue::kRowInput &&
-                                (kSchedule == Schedule::cooperative ||
-                                 kSchedule == Schedule::pingpong) &&
-                                kMulticast == 1 && !kStreamK && kSplitK == 1 &&
-                                !Operands::kRowsByShuffle && !Operands::kTransB),
-                "the row input takes the ring in cooperative or ping-pong GEMM tiles without "
-                "a cluster, stream-K or split K");
+                                kSchedule == Schedule::cooperative && kMulticast == 1 &&
+                                !kStreamK && kSplitK == 1 && !Operands::kRowsByShuffle &&
+                                !Operands::kTransB),
+                "the row input takes the ring in cooperative GEMM tiles without a cluster, "
+                "stream-K or split K (the dialect says why not ping-pong)");
   constexpr int kRingSlices = kRingInput ? kBN / kStagingCols : 0;
   // The row input's first slice (of the first row half) on its way during
   // the main loop. GEMMs only: a convolution's rows take enough registers
@@ -647,13 +646,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
-        // A ping-pong warp reads both row halves of each ring slice and
-        // releases it after the second.
-        RingInput half;
-        if (ring) {
-          half = *ring;
-          half.releases = h == kHalves - 1;
-        }
         if constexpr (kPrefetch)
           // The next tile's two groups may still be in flight.
           store_fragments<kBN, 2>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
@@ -661,8 +653,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         else if constexpr (Epilogue::kFragments)
           store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                earlyInput && (h == 0 || kEarlySecond),
-                               kEarlySecond && h == 1 ? secondInput : nullptr,
-                               ring ? &half : nullptr);
+                               kEarlySecond && h == 1 ? secondInput : nullptr, ring);
         else
           store_accumulators<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
       }
@@ -763,23 +754,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         }
         int it = j * (splitEnd - splitBegin + kRingSlices);
         const int previous = multiply(d, splitBegin, splitEnd, it);
-        // Ping-pong through the ring: the other warpgroup's next tile waits
-        // on stages whose fill before was one of this tile's row-input
-        // slices wherever the ring holds fewer than a tile's k-steps and
-        // two tiles' slices. An mbarrier's parity wait cannot tell a phase
-        // from the one two before it: on a slice still in flight (a
-        // residual from DRAM lands after k-tiles from L2) the other's wait
-        // passed at once and read the stage before its own tile landed,
-        // and its release then counted toward the slice's phase (ResNet-50's
-        // 512 -> 2048 expands: 8 k-steps, 6 stages). So the slices land before
-        // the other's turn. With a deeper ring every stage the other waits
-        // on was last filled by a load this warpgroup (its k-steps) or the
-        // other (its own earlier tiles) has waited on.
-        if constexpr (kRingInput && kPingPong)
-          if (kStages < (splitEnd - splitBegin) + 2 * kRingSlices)
-#pragma unroll 1
-            for (int c = 0; c < kRingSlices; ++c)
-              barrier_wait(&full[(it + c) % kStages], ((it + c) / kStages) & 1);
         // The other warpgroup's turn, if it has a next tile.
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
@@ -825,7 +799,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           store(d, tileM, blockN, kEarlyInput, parity);
         } else if constexpr (kRingInput) {
           const RingInput ring{reinterpret_cast<const unsigned char *>(tilesA), full, empty, it,
-                               kStages, static_cast<unsigned>(kTileBytesA), true};
+                               kStages, static_cast<unsigned>(kTileBytesA)};
           store(d, tileM, blockN, false, parity, &ring);
         } else {
           store(d, tileM, blockN, kEarlyInput, parity);

@@ -222,15 +222,13 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
 /// the shape of an A tile) into the A half of the stage at ring position
 /// `first + c`, as if it were one more k-step. A consumer warp waits on that
 /// stage's `full` barrier, reads its 16 rows with ldmatrix and releases the
-/// stage like a k-step's (`releases`: unless it reads another 16 of them
-/// after these): the producer refills it with the next tile's k-steps while
-/// the epilogue goes on.
+/// stage like a k-step's: the producer refills it with the next tile's
+/// k-steps while the epilogue goes on.
 struct RingInput {
   const unsigned char *tilesA;
   unsigned long long *full, *empty;
   int first, stages;
   unsigned stageBytes;
-  bool releases;
   __device__ __forceinline__ int stage(int c) const { return (first + c) % stages; }
   /// Slice c once it has landed.
   __device__ __forceinline__ const unsigned char *wait(int c) const {
@@ -323,8 +321,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
 #pragma unroll
       for (int jj = 0; jj < kStagingCols / 16; ++jj)
         ldmatrix_x4(inputs[jj], swizzled_block(ringSlice, warpRow, jj));
-      if (ring->releases)
-        ring->release(c);
+      ring->release(c);
     } else if constexpr (Epilogue::kRowInput) {
       cp_async_wait<kPendingInputs>();
       __syncwarp();

@@ -77,10 +77,6 @@ constexpr int64_t kResidualMaxAccumulators = 96;
 constexpr int64_t kTwoBlockMinKSteps = 2;
 constexpr int64_t kTwoBlockMaxKSteps = 4;
 constexpr int64_t kTwoBlockMinTilesPerBlock = 6;
-/// Columns of a residual slice through the ring (the kernel's
-/// kStagingCols): a tile's slices take ceil(width / 64) stages after its
-/// k-steps.
-constexpr int64_t kRingSliceColumns = 64;
 /// A tile's epilogue, in k-steps of its main loop (64 deep, same width):
 /// converting, the fused ops and the stores of 128 x width outputs.
 constexpr double kEpilogueSteps = 6;
@@ -348,18 +344,17 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       const bool prefetchInputs =
           knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
       // wgmma-residual-ring: the residual through the main loop's ring
-      // (cooperative or 64-wide ping-pong tiles of a GEMM or a 1x1
-      // convolution, a [N, K] B, no batch, no cluster, one block a
-      // multiprocessor: two spilled with it): the staging keeps only its
+      // (cooperative tiles of a GEMM or a 1x1 convolution, a [N, K] B, no
+      // batch, no cluster, one block a multiprocessor: two spilled with it;
+      // the dialect says why not ping-pong): the staging keeps only its
       // results' half, and the ring takes another stage where that half
       // makes room. (On the H100, 2026-12-05: BERT's FFN down-projection
       // 30.5 -> 29.8 us with 5 stages, ViT's 48.0 -> 42.9 with 4, the
       // out-projections 0.8-0.9 us faster.)
-      bool ringResidual =
-          ringCarries && !prefetchInputs && s.anchor != nullptr && s.kMajorB && s.batch == 1 &&
-          multicast == 1 && blocksPerSM == 1 && s.N % 8 == 0 &&
-          (candidate.schedule == WgmmaSchedule::cooperative ||
-           (candidate.schedule == WgmmaSchedule::pingpong && candidate.width == 64));
+      const bool ringResidual = ringCarries && !prefetchInputs && s.anchor != nullptr &&
+                                s.kMajorB && s.batch == 1 && multicast == 1 &&
+                                blocksPerSM == 1 && s.N % 8 == 0 &&
+                                candidate.schedule == WgmmaSchedule::cooperative;
       // The ring with the residual copied by rows, and with it through the
       // ring (the staging's freed half may make room for a stage more).
       const int64_t copiedStages =
@@ -369,15 +364,6 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
           ringResidual ? ringStages(target, candidate.width, candidate.handoff(), candidate.rows,
                                     secondInputs, prefetchInputs, 1, blocksPerSM, true)
                        : copiedStages;
-      // A ping-pong ring shorter than a tile's k-steps and two tiles'
-      // residual slices makes each warpgroup wait for its slices before the
-      // other's turn (kiln_gemm_sm90.cuh says why): the copied residual
-      // there (ResNet-50's 512 -> 2048 expands at 7 x 7, whose 8 k-steps
-      // took 6-7% longer through the ring even before that wait, on the
-      // H100, 2026-12-05).
-      if (ringResidual && candidate.schedule == WgmmaSchedule::pingpong &&
-          stagesWithRing < kSteps + 2 * ceilDiv(candidate.width, kRingSliceColumns))
-        ringResidual = false;
       WgmmaTile chosen{candidate.width,
                        ringResidual ? stagesWithRing : copiedStages,
                        blocks,

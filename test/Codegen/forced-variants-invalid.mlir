@@ -821,8 +821,9 @@ func.func @split_k_matmul(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> t
 
 // The residual through the ring spilled with half the registers (two
 // 64-wide blocks a multiprocessor) and beside a 128-wide ping-pong tile's
-// accumulators: refused for both.
-// CHECK: error: residual_ring takes gemm_wgmma with the cooperative schedule or 64-wide ping-pong tiles, no multicast, one block a multiprocessor, no stream_k or split_k and sizes in the source
+// accumulators, and through 64-wide ping-pong tiles its results moved from
+// launch to launch: refused for all three.
+// CHECK: error: residual_ring takes gemm_wgmma with the cooperative schedule, no multicast, one block a multiprocessor, no stream_k or split_k and sizes in the source
 func.func @residual_ring_two_blocks(%x: tensor<129x72xbf16>, %w: tensor<200x72xbf16>, %r: tensor<129x200xbf16>) -> tensor<129x200xbf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<129x72xbf16>, tensor<200x72xbf16>, tensor<129x200xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 5, blocks_per_sm = 2, residual_ring = true>} -> tensor<129x200xbf16> {
   ^bb0(%a: tensor<129x72xbf16>, %bw: tensor<200x72xbf16>, %br: tensor<129x200xbf16>):
@@ -835,9 +836,22 @@ func.func @residual_ring_two_blocks(%x: tensor<129x72xbf16>, %w: tensor<200x72xb
 
 // -----
 
-// CHECK: error: residual_ring takes gemm_wgmma with the cooperative schedule or 64-wide ping-pong tiles
+// CHECK: error: residual_ring takes gemm_wgmma with the cooperative schedule,
 func.func @residual_ring_wide_pingpong(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4, schedule = pingpong, residual_ring = true>} -> tensor<300x256xf16> {
+  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
+    %s = kiln.add %l, %br : tensor<300x256xf16>
+    kiln.yield %s : tensor<300x256xf16>
+  }
+  return %0 : tensor<300x256xf16>
+}
+
+// -----
+
+// CHECK: error: residual_ring takes gemm_wgmma with the cooperative schedule,
+func.func @residual_ring_narrow_pingpong(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 4, schedule = pingpong, residual_ring = true>} -> tensor<300x256xf16> {
   ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
     %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
     %s = kiln.add %l, %br : tensor<300x256xf16>

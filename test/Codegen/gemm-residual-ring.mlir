@@ -65,29 +65,6 @@ func.func @residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<3
 
 // -----
 
-// Ping-pong over 64-wide tiles (ResNet's 1x1 convolutions with a residual):
-// a warpgroup reads both row halves of each slice from the ring, with no
-// copies before the wgmmas either.
-// CHECK-LABEL: // === kernel pingpong_residual_k0
-//       CHECK:   const kiln::sm90::TensorMap *rowInputMap;
-//       CHECK:   static constexpr bool kRowInputRing = true;
-//       CHECK:   epilogue{in0, in1, in2, out0, (long long)blockIdx.z * 76800LL, &map2};
-// PTX-LABEL: // === ptx pingpong_residual_k0
-//   PTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-//       PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-//   PTX-NOT: {{cp.async.cg.shared.global|prefetch.global.L2}}
-func.func @pingpong_residual(%x: tensor<300x64xf16>, %w: tensor<256x64xf16>, %r: tensor<300x256xf16>) -> tensor<300x256xf16> {
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<300x64xf16>, tensor<256x64xf16>, tensor<300x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 4, schedule = pingpong, residual_ring = true>} -> tensor<300x256xf16> {
-  ^bb0(%a: tensor<300x64xf16>, %bw: tensor<256x64xf16>, %br: tensor<300x256xf16>):
-    %l = kiln.linear %a, %bw : (tensor<300x64xf16>, tensor<256x64xf16>) -> tensor<300x256xf16>
-    %s = kiln.add %l, %br : tensor<300x256xf16>
-    kiln.yield %s : tensor<300x256xf16>
-  }
-  return %0 : tensor<300x256xf16>
-}
-
-// -----
-
 // Two row-varying inputs: the ring carries one, so the epilogue reads both
 // itself (element by element), and the kernel has no tensor map for them.
 // CHECK-LABEL: // === kernel two_inputs_k0

@@ -60,13 +60,13 @@ func.func @down_projections(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>,
 // -----
 
 // ResNet-50's expands into the block's residual at batch 32, 64-wide
-// ping-pong tiles of 6 stages: 64 -> 256 (one k-step) and 256 -> 1024 (4)
-// take the ring, 6 stages holding a tile's k-steps and two tiles' slices;
-// 512 -> 2048 (8 k-steps) keeps its residual copied, where the ring would
-// make each warpgroup wait for its slices before the other's turn.
+// ping-pong tiles of 6 stages: 64 -> 256 (one k-step), 256 -> 1024 (4) and
+// 512 -> 2048 (8) keep their residual copied by rows, the ring on or off
+// (through a ping-pong tile's ring the results moved from launch to
+// launch: the dialect refuses it).
 // CHECK-LABEL: func.func @expands(
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, residual_ring = true>
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, residual_ring = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 // OFF-LABEL: func.func @expands(
 //       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>

@@ -11,9 +11,9 @@
 // CHECK-LABEL: func.func @k128_residual(
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 3, grid_limit = 264, blocks_per_sm = 2>
 // ONE-LABEL: func.func @k128_residual(
-//       ONE:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, residual_ring = true>
+//       ONE:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 // PINGPONG-LABEL: func.func @k128_residual(
-//       PINGPONG:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, residual_ring = true>
+//       PINGPONG:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 // WHY: two blocks a multiprocessor: a residual after 2 k-steps
 func.func @k128_residual(%x: tensor<32x28x28x128xf16>, %w: tensor<512x1x1x128xf16>, %b: tensor<512xf16>, %r: tensor<32x28x28x512xf16>) -> tensor<32x28x28x512xf16> {
   %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<32x28x28x128xf16>, tensor<512x1x1x128xf16>, tensor<512xf16>, tensor<32x28x28x512xf16>) -> tensor<32x28x28x512xf16> {

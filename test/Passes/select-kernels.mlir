@@ -299,7 +299,7 @@ func.func @stems(%a: tensor<32x224x224x3xf16>, %wa: tensor<16x3x3x3xf16>,
 // takes 64-wide tiles.
 // HCONV-LABEL: func.func @residual_width(
 //       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>
-//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong, residual_ring = true>
+//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %r: tensor<32x56x56x256xf16>)
     -> (tensor<32x56x56x256xf16>, tensor<32x56x56x256xf16>) {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16> {
