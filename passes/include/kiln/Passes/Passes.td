@@ -647,7 +647,7 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "
            "ahead; false: slower on ResNet-50 at batch 32 (2026-12-04)">,
     Option<"wgmmaResidualRing", "wgmma-residual-ring", "bool", /*default=*/"true",
-           "a cooperative or 64-wide ping-pong gemm_wgmma tile whose epilogue reads "
+           "a cooperative gemm_wgmma tile whose epilogue reads "
            "one 16-bit residual takes it through the main loop's ring by TMA "
            "(residual_ring) and gives the staging's row-input half to one more "
            "stage where that makes room; false: the residual copied by rows, ViT's "

@@ -135,8 +135,8 @@ struct GraphPipelineOptions
       llvm::cl::init(false)};
   Option<bool> wgmmaResidualRing{
       *this, "wgmma-residual-ring",
-      llvm::cl::desc("Hopper GEMM tiles read a residual through the main loop's ring, one "
-                     "stage deeper where the staging's row-input half makes room"),
+      llvm::cl::desc("cooperative Hopper GEMM tiles read a residual through the main loop's "
+                     "ring, one stage deeper where the staging's row-input half makes room"),
       llvm::cl::init(true)};
   Option<bool> attentionWgmma{
       *this, "attention-wgmma",

@@ -250,9 +250,9 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       multiple of 8. For `normalization` and `normalization_warp`, the row
       count alone (the row length stays in the source), where no input is
       indexed by the row.
-    - `residual_ring`: for `gemm_wgmma` (cooperative, or ping-pong 64
-      wide; no cluster, stream-K or split K, one block a multiprocessor,
-      sizes in the source), the epilogue's one 16-bit row input (a
+    - `residual_ring`: for `gemm_wgmma` (cooperative; no cluster,
+      stream-K or split K, one block a multiprocessor, sizes in the
+      source), the epilogue's one 16-bit row input (a
       residual) comes through the main loop's ring by TMA after each
       tile's k-steps instead of being copied in by rows, where the
       epilogue runs on the accumulators' registers (a 16-bit result, N a
