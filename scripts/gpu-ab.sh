@@ -70,7 +70,7 @@
 #              what the warps stall on): whether the GELU costs latency,
 #              instructions or clock
 #   persistent-attention  the attention and residual-ring kernel tests
-#              (the persistent grid's cases, 3 K/V stages, the short ring's
+#              (the persistent grid's cases, 3 K/V stages, the ring's
 #              repeats), then bench/attention_vs_sdpa.py at batch 32 and 1:
 #              default, --attention-persistent, and that with
 #              --attention-stages=3, two rounds interleaved; ViT-B/16, BERT
@@ -142,6 +142,12 @@
 #              default) and kept (--merge-shortcut-bytes=-1), each against
 #              cuDNN with bench/conv_vs_cudnn.py (a merged launch covers
 #              both convolutions, cuDNN timing each)
+#   two-consumers  the attention_wgmma tests (two consumer warpgroups
+#              among them), then the attention shapes at batch 32 and 1 and
+#              ViT-B/16, BERT and GPT-2 (kiln alone): default, then
+#              --attention-rows=128 (two consumer warpgroups over one K/V
+#              ring at a head size of 64), then that persistent; Nsight
+#              Compute on ViT's two-consumer kernel
 #   check-rounds  ResNet-50's check that moves between kiln-run processes: ViT-B/16
 #              then ResNet-50 at batch 32, 4 rounds (a process each), with
 #              the residual ring (the default) and without
@@ -164,7 +170,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -268,6 +274,33 @@ for part in "$@"; do
         done
         OUT=$out/ncu-persistent TAIL=40 run ncu-persistent-vit "$root/scripts/gpu-ncu.sh" \
           "$work/att-persistent/vit_b_16_b32.kiln" kiln_
+      fi ;;
+    two-consumers)
+      # The timings only after the tests pass: barriers that disagree hang.
+      if TAIL=12 run two-consumer-tests timeout 400 "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*AttentionWgmma*'; then
+        for round in 1 2; do
+          for setting in default rows128 rows128-persistent; do
+            flags=$(case $setting in
+                      rows128) echo --kiln-flag=--attention-rows=128 ;;
+                      rows128-persistent) echo --kiln-flag=--attention-rows=128 --kiln-flag=--attention-persistent ;;
+                    esac)
+            TAIL=8 run "attention-$setting-$round" python3 "$root/bench/attention_vs_sdpa.py" \
+              "$bin" "$work/att-$setting" --batches 32 1 --json "$out/attention-$setting-$round.json" \
+              --markdown "$out/attention-$setting-$round.md" $flags
+          done
+        done
+        for setting in default rows128 rows128-persistent; do
+          flags=$(case $setting in
+                    rows128) echo --kiln-flag=--attention-rows=128 ;;
+                    rows128-persistent) echo --kiln-flag=--attention-rows=128 --kiln-flag=--attention-persistent ;;
+                  esac)
+          TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+            "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
+            --rounds 3 --runs 30 --json "$out/models-$setting.json" $flags
+        done
+        OUT=$out/ncu-rows128 TAIL=40 run ncu-rows128-vit "$root/scripts/gpu-ncu.sh" \
+          "$work/att-rows128/vit_b_16_b32.kiln" kiln_
       fi ;;
     attention-ncu)
       run attention-ncu python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-ncu" \

@@ -38,18 +38,24 @@
 
 namespace kiln::sm90 {
 
-/// Queries a block (one warpgroup's m64), keys a tile, K/V stages by
+/// Queries a consumer warpgroup (its m64), keys a tile, K/V stages by
 /// default (3 fit three blocks a multiprocessor at a head size of 64),
 /// threads (the consumer warpgroup and the producer warp).
 constexpr int kAttnWgmmaBM = 64, kAttnWgmmaBN = 64, kAttnWgmmaStages = 2;
 constexpr int kAttnWgmmaThreads = 160;
-/// Dynamic shared memory: Q and the stages of K and V as boxes of 64
-/// columns (128 bytes a row), 1 KiB to align them to 1024, the barriers
-/// (Q's 2, then 2 a stage, or 4 where K and V each have their own: at most
-/// 10).
+/// Threads of a block whose item is `queries` queries: a consumer
+/// warpgroup for each 64 of them, and the producer warp.
+__host__ __device__ constexpr int attention_wgmma_threads(int queries) {
+  return queries / kAttnWgmmaBM * 128 + 32;
+}
+/// Dynamic shared memory: Q (`queries` rows) and the stages of K and V as
+/// boxes of 64 columns (128 bytes a row), 1 KiB to align them to 1024, the
+/// barriers (Q's 2, then 2 a stage, or 4 where K and V each have their
+/// own: at most 10).
 __host__ __device__ constexpr int attention_wgmma_shared_bytes(int d,
-                                                               int stages = kAttnWgmmaStages) {
-  return (kAttnWgmmaBM + 2 * stages * kAttnWgmmaBN) * d * 2 + 1024 + 128;
+                                                               int stages = kAttnWgmmaStages,
+                                                               int queries = kAttnWgmmaBM) {
+  return (queries + 2 * stages * kAttnWgmmaBN) * d * 2 + 1024 + 128;
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -62,17 +68,30 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 /// One consumer warpgroup's share of a tile: its products, its softmax and
 /// the state it carries between tiles. Accumulator layout of m64nNk16 (warp
 /// w, lane l, chunk j of 16 columns, register i): row 16w + l/4 (+8 when
-/// i & 2), column 16j + 8(i/4) + 2(l%4) + (i&1).
-template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
+/// i & 2), column 16j + 8(i/4) + 2(l%4) + (i&1). kConsumers: the block's
+/// consumer warpgroups (threads 128c .. 128c + 127 are warpgroup c, which
+/// syncs its own warps on named barrier 1 + c).
+template <typename T, int kD, bool kCausal, int kConsumers = 1> struct AttentionWarpgroup {
   static constexpr int kBoxes = kD / 64; // 64-column boxes of a row
   static constexpr int kBoxBytesQ = kAttnWgmmaBM * 128, kBoxBytesKV = kAttnWgmmaBN * 128;
   int row0, row1;
   float o[kD / 16][8];
   float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
 
+  /// This thread within its warpgroup (with one consumer, threadIdx.x
+  /// itself: no instruction more where the registers run out; unsigned, as
+  /// threadIdx.x is: a signed quotient by 32 took a spill's worth more).
+  static __device__ __forceinline__ unsigned thread() {
+    return kConsumers == 1 ? threadIdx.x : threadIdx.x % 128;
+  }
+  /// Syncs this warpgroup's 128 threads (its own named barrier).
+  static __device__ __forceinline__ void sync_warpgroup() {
+    named_barrier_sync(kConsumers == 1 ? 1 : 1 + static_cast<int>(threadIdx.x / 128), 128);
+  }
+
   __device__ __forceinline__ AttentionWarpgroup(int m0) {
     const int lane = threadIdx.x % 32;
-    row0 = m0 + (threadIdx.x / 32) * 16 + lane / 4;
+    row0 = m0 + (thread() / 32) * 16 + lane / 4;
     row1 = row0 + 8;
     clear_accumulators(o);
   }
@@ -89,13 +108,15 @@ template <typename T, int kD, bool kCausal> struct AttentionWarpgroup {
   static __device__ __forceinline__ void zero_rows_past(unsigned char *Vt, int keys) {
     if (keys >= kN)
       return;
-    for (int e = threadIdx.x; e < kBoxes * (kN - keys) * 8; e += 128) {
+    // (With two consumers both zero the same rows: the same zeros, each
+    // warpgroup's own written and fenced before its own P V reads them.)
+    for (int e = thread(); e < kBoxes * (kN - keys) * 8; e += 128) {
       const int box = e / ((kN - keys) * 8), rest = e % ((kN - keys) * 8);
       reinterpret_cast<uint4 *>(Vt + box * kBoxBytesKV + (keys + rest / 8) * 128)[rest % 8] =
           make_uint4(0, 0, 0, 0);
     }
     fence_proxy_async_shared();
-    named_barrier_sync(1, 128);
+    sync_warpgroup();
   }
 
   /// Issues S = Q K^T for one tile's first 16 kChunks keys (committed as
@@ -220,8 +241,8 @@ constexpr int kAttnTailQueries = 16;
 /// The scratch lies in Q's first box past the 16 queries' rows, which this
 /// block never reads: P^T at row 16 (1024-aligned, 16 rows of 64 keys), the
 /// warps' column maxima (two tiles' worth, alternating) and sums at row 32.
-template <typename T, int kD, bool kCausal, bool kOverlapped, int kStages, typename Mask,
-          typename Epilogue>
+template <typename T, int kD, bool kCausal, bool kOverlapped, int kStages, int kConsumers,
+          typename Mask, typename Epilogue>
 __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned char *stages,
                                                      unsigned long long *full,
                                                      unsigned long long *empty,
@@ -230,12 +251,12 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
                                                      int m0, int tiles, int Sq, int Sk,
                                                      float scale, const Mask &mask,
                                                      const Epilogue &epilogue) {
-  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
+  using Warpgroup = AttentionWarpgroup<T, kD, kCausal, kConsumers>;
   constexpr int kBoxes = Warpgroup::kBoxes;
   constexpr int kBoxBytesQ = Warpgroup::kBoxBytesQ, kBoxBytesKV = Warpgroup::kBoxBytesKV;
   constexpr unsigned kTileBytes = kBoxes * kBoxBytesKV, kStageBytes = 2 * kTileBytes;
   static_assert(kAttnTailQueries == 16, "m64n16 products");
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = Warpgroup::thread() / 32, lane = threadIdx.x % 32;
   unsigned char *Ps = Qs + kAttnTailQueries * 128;
   float *partialMax = reinterpret_cast<float *>(Qs + 2 * kAttnTailQueries * 128);
   float *partialSum = partialMax + 2 * 4 * kAttnTailQueries;
@@ -288,7 +309,7 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
       if (lane < 4)
         slot[warp * kAttnTailQueries + column(j)] = m;
     }
-    named_barrier_sync(1, 128);
+    Warpgroup::sync_warpgroup();
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int i = first(j);
@@ -319,7 +340,7 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
           static_cast<unsigned short>(pack2<T>(bottom, 0.0f) & 0xFFFFu);
     }
     fence_proxy_async_shared();
-    named_barrier_sync(1, 128);
+    Warpgroup::sync_warpgroup();
     if constexpr (kOverlapped)
       barrier_wait(&fullV[s], parity);
     Warpgroup::zero_rows_past(Vt, Sk - n0);
@@ -348,7 +369,7 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
     if (lane < 4)
       partialSum[warp * kAttnTailQueries + column(j)] = sum;
   }
-  named_barrier_sync(1, 128);
+  Warpgroup::sync_warpgroup();
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     float sum = 0.0f;
@@ -384,8 +405,8 @@ template <typename Mask, typename Epilogue> struct AttentionItem {
 /// registers that the overlapped schedule at three blocks a multiprocessor
 /// does not have. `releaseQ()` runs once the last product that reads Q is
 /// complete.
-template <typename T, int kD, bool kCausal, bool kOverlapped, int kStages, typename Mask,
-          typename EpilogueOf, typename ReleaseQ>
+template <typename T, int kD, bool kCausal, bool kOverlapped, int kStages, int kConsumers,
+          typename Mask, typename EpilogueOf, typename ReleaseQ>
 __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigned char *stages,
                                                 unsigned long long *full,
                                                 unsigned long long *empty,
@@ -394,7 +415,7 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
                                                 int tiles, int Sq, int Sk, float scale,
                                                 const Mask &mask, const EpilogueOf &epilogueOf,
                                                 const ReleaseQ &releaseQ) {
-  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
+  using Warpgroup = AttentionWarpgroup<T, kD, kCausal, kConsumers>;
   constexpr unsigned kTileBytes = Warpgroup::kBoxes * Warpgroup::kBoxBytesKV;
   const int lane = threadIdx.x % 32;
   const int keyEnd = kCausal ? min(Sk, m0 + kAttnWgmmaBM) : Sk;
@@ -536,13 +557,23 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
 /// V then have barriers of their own: a K stage is free once its scores
 /// are, a tile before its V stage, so the next K load is never behind the
 /// current P V.
+///
+/// kQueries = 128: an item is 128 queries, two consumer warpgroups taking
+/// 64 each (threads 0-127 and 128-255, the producer warp after them) over
+/// one ring, so that each K and V tile is loaded once for both, as cuDNN's
+/// kernel does: half the loads from L2 a query, one block a multiprocessor
+/// (288 threads at about 128 registers). A causal item's first warpgroup
+/// needs a tile fewer than its second: it waits for that tile and releases
+/// it unread.
 template <typename T, int kD, bool kCausal, bool kOverlapped = false,
-          int kStages = kAttnWgmmaStages, typename ItemOf>
+          int kStages = kAttnWgmmaStages, int kQueries = kAttnWgmmaBM, typename ItemOf>
 __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, const TensorMap &mapK,
                                                       const TensorMap &mapV, int heads, int Sq,
                                                       int Sk, float scale, const ItemOf &itemOf) {
   static_assert(kD == 64 || kD == 128, "head sizes 64 and 128");
-  using Warpgroup = AttentionWarpgroup<T, kD, kCausal>;
+  static_assert(kQueries == 64 || kQueries == 128, "items of 64 or 128 queries");
+  constexpr int kConsumers = kQueries / kAttnWgmmaBM;
+  using Warpgroup = AttentionWarpgroup<T, kD, kCausal, kConsumers>;
   constexpr int kBoxes = Warpgroup::kBoxes;
   constexpr int kBoxBytesQ = Warpgroup::kBoxBytesQ, kBoxBytesKV = Warpgroup::kBoxBytesKV;
   constexpr unsigned kQBytes = kBoxes * kBoxBytesQ;
@@ -553,15 +584,15 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
   extern __shared__ __align__(16) unsigned char hopperAttentionShared[];
   unsigned char *base =
       hopperAttentionShared + ((1024 - (smem_address(hopperAttentionShared) & 1023)) & 1023);
-  unsigned char *Qs = base;
-  unsigned char *stages = base + kQBytes;
+  unsigned char *Qs = base; // consumer c's 64 queries at c kQBytes
+  unsigned char *stages = base + kConsumers * kQBytes;
   auto *bars = reinterpret_cast<unsigned long long *>(stages + kStages * kStageBytes);
   // Q's full and empty; then full/empty per stage, for K and V together
   // (serial) or K's (overlapped), then V's (overlapped).
   unsigned long long *qFull = bars, *qEmpty = bars + 1, *full = bars + 2;
   unsigned long long *empty = full + kStages, *fullV = empty + kStages, *emptyV = fullV + kStages;
 
-  const int queryBlocks = (Sq + kAttnWgmmaBM - 1) / kAttnWgmmaBM;
+  const int queryBlocks = (Sq + kQueries - 1) / kQueries;
   const int items = queryBlocks * heads;
   // The block's n-th item: round n takes items [n G, n G + G) (G blocks),
   // in turn forwards and backwards, so that a block whose item was one of
@@ -578,30 +609,32 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
     return static_cast<int>(n * G + ((n & 1) ? G - 1 - b : b));
   };
   auto queryStart = [&](int item) {
-    return (queryBlocks - 1 - item % queryBlocks) * kAttnWgmmaBM;
+    return (queryBlocks - 1 - item % queryBlocks) * kQueries;
   };
-  auto tilesFrom = [&](int m0) {
-    const int keyEnd = kCausal ? min(Sk, m0 + kAttnWgmmaBM) : Sk;
+  // Key tiles of `rows` queries from m0: an item's (kQueries), or one
+  // warpgroup's (64).
+  auto tilesFrom = [&](int m0, int rows = kQueries) {
+    const int keyEnd = kCausal ? min(Sk, m0 + rows) : Sk;
     return (keyEnd + kAttnWgmmaBN - 1) / kAttnWgmmaBN;
   };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   if (threadIdx.x == 0) {
     barrier_init(qFull, 1);
-    barrier_init(qEmpty, 4); // a lane of each consumer warp
+    barrier_init(qEmpty, 4 * kConsumers); // a lane of each consumer warp
     for (int s = 0; s < kStages; ++s) {
       barrier_init(&full[s], 1);
-      barrier_init(&empty[s], 4);
+      barrier_init(&empty[s], 4 * kConsumers);
       if constexpr (kOverlapped) {
         barrier_init(&fullV[s], 1);
-        barrier_init(&emptyV[s], 4);
+        barrier_init(&emptyV[s], 4 * kConsumers);
       }
     }
     fence_barrier_init();
   }
   __syncthreads();
 
-  if (warp == 4) {
+  if (warp == 4 * kConsumers) {
     if (lane == 0) {
       // g: the block's running tile count; n: its items so far.
       int g = 0;
@@ -612,10 +645,13 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
         const auto where = itemOf(bh);
         if (n >= 1)
           barrier_wait(qEmpty, (n - 1) & 1);
-        barrier_expect_tx(qFull, kQBytes);
+        barrier_expect_tx(qFull, kConsumers * kQBytes);
 #pragma unroll
-        for (int c = 0; c < kBoxes; ++c)
-          tma_load_2d(Qs + c * kBoxBytesQ, mapQ, where.qCol + 64 * c, where.qRow + m0, qFull);
+        for (int h = 0; h < kConsumers; ++h)
+#pragma unroll
+          for (int c = 0; c < kBoxes; ++c)
+            tma_load_2d(Qs + h * kQBytes + c * kBoxBytesQ, mapQ, where.qCol + 64 * c,
+                        where.qRow + m0 + kAttnWgmmaBM * h, qFull);
         for (int t = 0; t < tiles; ++t) {
           const int i = g + t, s = i % kStages;
           const unsigned phase = ((i / kStages) - 1) & 1;
@@ -672,11 +708,17 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
         barrier_arrive(qEmpty);
     };
     const unsigned bh = static_cast<unsigned>(item / queryBlocks);
+    // This warpgroup's 64 queries of the item, their Q, and their key tiles
+    // (with one consumer: the item's).
+    const int consumer = kConsumers == 1 ? 0 : static_cast<int>(threadIdx.x / 128);
+    const int rows0 = m0 + kAttnWgmmaBM * consumer;
+    unsigned char *ownQ = Qs + consumer * kQBytes;
+    const int ownTiles = kConsumers == 1 ? tiles : tilesFrom(rows0, kAttnWgmmaBM);
 #if defined(KILN_ATTENTION_QUERY_TAIL)
-    if (Sq - m0 <= kAttnTailQueries) {
-      attention_query_tail<T, kD, kCausal, kOverlapped, kStages>(
-          Qs, stages, full, empty, fullV, emptyV, g, m0, tiles, Sq, Sk, scale, itemOf(bh).mask,
-          epilogueOf());
+    if (Sq - rows0 <= kAttnTailQueries) {
+      attention_query_tail<T, kD, kCausal, kOverlapped, kStages, kConsumers>(
+          ownQ, stages, full, empty, fullV, emptyV, g, rows0,
+          ownTiles, Sq, Sk, scale, itemOf(bh).mask, epilogueOf());
       // Its scratch in Q's buffer: the plain stores ordered before the TMA
       // that refills it, and every warp past its last read.
       fence_proxy_async_shared();
@@ -684,9 +726,25 @@ __device__ __forceinline__ void flash_attention_wgmma(const TensorMap &mapQ, con
       releaseQ();
     } else
 #endif
-      attention_block<T, kD, kCausal, kOverlapped, kStages>(
-          Qs, stages, full, empty, fullV, emptyV, g, m0, tiles, Sq, Sk, scale, itemOf(bh).mask,
-          epilogueOf, releaseQ);
+      attention_block<T, kD, kCausal, kOverlapped, kStages, kConsumers>(
+          ownQ, stages, full, empty, fullV, emptyV, g, rows0, ownTiles, Sq, Sk, scale,
+          itemOf(bh).mask, epilogueOf, releaseQ);
+    // A causal item's tiles past this warpgroup's last key: the other's,
+    // released unread.
+    if constexpr (kCausal && kConsumers > 1)
+#pragma unroll 1
+      for (int t = ownTiles; t < tiles; ++t) {
+        const int s = (g + t) % kStages;
+        const unsigned phase = static_cast<unsigned>((g + t) / kStages) & 1;
+        barrier_wait(&full[s], phase);
+        if (lane == 0)
+          barrier_arrive(&empty[s]);
+        if constexpr (kOverlapped) {
+          barrier_wait(&fullV[s], phase);
+          if (lane == 0)
+            barrier_arrive(&emptyV[s]);
+        }
+      }
   }
 }
 

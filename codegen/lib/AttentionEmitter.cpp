@@ -150,17 +150,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   const bool hopper = config.getVariant() == KernelVariant::attention_wgmma;
   bool tensorCores = config.getVariant() == KernelVariant::attention_mma;
   // attention_mma's queries a block: 16 a warp, 4 or 8 warps; attention_wgmma's
-  // one warpgroup's 64.
+  // one warpgroup's 64 (its other images' block, and its items unless the
+  // tile asks for 128: two consumer warpgroups over one ring, at a head
+  // size of 64; at 128 the other images' 4-warp kernel spilled under the
+  // 224 registers of 288 threads).
   const int64_t queryRows = hopper ? 64 : tensorCores ? config.getTile()[0] : 16;
+  const int64_t itemQueries = hopper ? config.getTile()[0] : queryRows;
   std::optional<MatrixRows> qRows = matrixRowsOf(*q), kRows = matrixRowsOf(*k),
                             vRows = matrixRowsOf(*v);
   // (16-byte aligned rows: the other images' flash_attention reads them.)
   if (hopper && (!(element.isF16() || element.isBF16()) || D != Dv || (D != 64 && D != 128) ||
-                 config.getTile() != ArrayRef<int64_t>{64, 64, D} || !shape->rowsChunkAligned ||
-                 !qRows || !kRows || !vRows))
+                 (config.getTile() != ArrayRef<int64_t>{64, 64, D} &&
+                  config.getTile() != ArrayRef<int64_t>{128, 64, 64}) ||
+                 !shape->rowsChunkAligned || !qRows || !kRows || !vRows))
     return group.emitOpError("cannot run as attention_wgmma: it needs fp16/bf16, equal head "
-                             "sizes of 64 or 128, the tile [64, 64, head size], and q, k and v "
-                             "that are 16-byte aligned rows of a matrix a tensor map can read");
+                             "sizes of 64 or 128, the tile [64, 64, head size] or [128, 64, "
+                             "64], and q, k and v that are 16-byte aligned rows of a matrix a "
+                             "tensor map can read");
   if (hopper && config.getSchedule() == WgmmaSchedule::overlapped &&
       overlappedAttentionSpills(attention))
     return group.emitOpError("cannot run as attention_wgmma with the overlapped schedule: "
@@ -231,7 +237,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   }
 
   EmittedKernel kernel = kernelFor(group, name, "attention");
-  kernel.block = hopper ? 160 : tensorCores ? static_cast<unsigned>(32 * warps) : 128;
+  // kiln::sm90::attention_wgmma_threads(itemQueries): a consumer warpgroup
+  // for each 64 queries of an item, and the producer warp.
+  kernel.block = hopper        ? static_cast<unsigned>(itemQueries / 64 * 128 + 32)
+                 : tensorCores ? static_cast<unsigned>(32 * warps)
+                               : 128;
   kernel.grid[0] = static_cast<unsigned>((Sq + queryRows - 1) / queryRows);
   kernel.grid[1] = static_cast<unsigned>(batch);
   // kiln::attention_shared_bytes(D, warps): Q and two buffers each of 64
@@ -245,11 +255,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   const int64_t stages = config.getStages() ? config.getStages() : 2;
   if (hopper) {
     kernel.dynamicSharedBytes =
-        static_cast<unsigned>((64 + 2 * stages * 64) * D * 2 + 1024 + 128);
+        static_cast<unsigned>((itemQueries + 2 * stages * 64) * D * 2 + 1024 + 128);
     // A persistent grid of at most grid_limit blocks walks the items
-    // (query blocks x batch); the other images run flash_attention with 4
-    // warps, a block an item.
-    const int64_t items = static_cast<int64_t>(kernel.grid[0]) * kernel.grid[1];
+    // (query blocks of itemQueries x batch); the other images run
+    // flash_attention with 4 warps, a block each 64 queries.
+    const int64_t items = (Sq + itemQueries - 1) / itemQueries * kernel.grid[1];
     kernel.otherImagesGrid = {kernel.grid[0], kernel.grid[1], 1};
     kernel.grid[0] = static_cast<unsigned>(
         config.getGridLimit() > 0 ? std::min<int64_t>(items, config.getGridLimit()) : items);
@@ -311,8 +321,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   if (hopper)
     call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
            ", " + std::to_string(D) + ", " + causal +
-           (stages != 2 ? std::string(overlapped ? ", true, " : ", false, ") + std::to_string(stages)
-                        : std::string(overlapped ? ", true" : "")) +
+           (stages != 2 || itemQueries != 64
+                ? std::string(overlapped ? ", true, " : ", false, ") + std::to_string(stages) +
+                      (itemQueries != 64 ? ", " + std::to_string(itemQueries) : std::string())
+                : std::string(overlapped ? ", true" : "")) +
            ">(map0, map1, map2, " + std::to_string(batch) + ", " + std::to_string(Sq) + ", " +
            std::to_string(Sk) + ", " + floatLiteral(attention.getScale().convertToDouble()) +
            ",\n      [&](unsigned bh) {\n        return kiln::sm90::AttentionItem<" + maskType +
@@ -334,7 +346,10 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                          ", " + std::to_string(Dv) + ", " + causal + ">");
   std::string sharedCheck =
       hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
-                   (stages != 2 ? ", " + std::to_string(stages) : std::string()) + ") == " +
+                   (stages != 2 || itemQueries != 64 ? ", " + std::to_string(stages)
+                                                     : std::string()) +
+                   (itemQueries != 64 ? ", " + std::to_string(itemQueries) : std::string()) +
+                   ") == " +
                    std::to_string(kernel.dynamicSharedBytes) +
                    " && kiln::attention_shared_bytes(" + std::to_string(D) + ", 4) == " +
                    std::to_string(*kernel.otherImagesSharedBytes) +
@@ -349,7 +364,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   const char *queryTail = std::getenv("KILN_ATTENTION_QUERY_TAIL");
   const bool transposedTail = hopper && queryTail && std::string(queryTail) == "1";
   // attention_wgmma: three blocks a multiprocessor at a head size of 64 (41
-  // KiB each), two at 128 (81 KiB), in its sm_90a image.
+  // KiB each), two at 128 (81 KiB), in its sm_90a image; one with two
+  // consumer warpgroups (288 threads: two would leave 113 registers a
+  // thread).
   kernel.source =
       header(group, kernel.kind) +
       (transposedTail ? "#define KILN_ATTENTION_QUERY_TAIL\n" : "") +
@@ -360,8 +377,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                            "    const long long idx = base + (long long)i * " +
                                std::to_string(Dv) + "LL + d;\n" + outIndex},
                           epilogue) +
-      "\n" + (hopper ? wgmmaBlocksPreamble(D == 64 ? 3 : 2) : "") +
-      kernelOpen(group, name, kernel.block, hopper ? 3 : 0, /*minBlocks=*/hopper ? 2 : 1) +
+      "\n" + (hopper ? wgmmaBlocksPreamble(itemQueries == 128 ? 1 : D == 64 ? 3 : 2) : "") +
+      kernelOpen(group, name, kernel.block, hopper ? 3 : 0,
+                 /*minBlocks=*/hopper && itemQueries == 64 ? 2 : 1) +
       call + "}\n";
   return kernel;
 }

@@ -566,6 +566,9 @@ FailureOr<Choice> selectConv(FusionOp group, const ConvShape &s, const TargetIma
 /// 8 warps would read each K/V tile once for twice the queries and leave
 /// half the blocks (BERT at batch 32: 384 blocks of 8 warps, all resident
 /// at once, against 768 of 4 in 1.45 waves), but have not been timed.
+/// attention_wgmma likewise at a head size of 64: asked for 128, two
+/// consumer warpgroups share one K/V ring, one block a multiprocessor (not
+/// yet timed).
 Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImage &target,
                        const SplitKKnobs &knobs) {
   MLIRContext *context = group.getContext();
@@ -589,23 +592,27 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
     refusedWgmma = target.arch + " has no wgmma";
   else if (D != 64 && D != 128)
     refusedWgmma = "head size " + str(D) + " (64 or 128)";
-  else if (knobs.attentionRows == 128)
-    refusedWgmma = "128 queries a block asked for";
   else if (!matrixRowsOf(*s.q) || !matrixRowsOf(*s.k) || !matrixRowsOf(*s.v))
     refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
   if (refusedWgmma.empty()) {
     const bool overlapped = knobs.attentionOverlap && !overlappedAttentionSpills(s.attention);
     // attention-persistent: as many blocks as are resident at once (three
     // a multiprocessor at a head size of 64, two at 128: the kernel's
-    // registers and shared memory), each walking query blocks of heads.
+    // registers and shared memory; one of two consumer warpgroups), each
+    // walking query blocks of heads.
+    const int64_t wgmmaRows = rows == 128 && D == 64 ? 128 : 64;
     const int64_t resident =
-        knobs.attentionPersistent ? target.multiprocessors * (D == 64 ? 3 : 2) : 0;
+        knobs.attentionPersistent
+            ? target.multiprocessors * (wgmmaRows == 128 ? 1 : D == 64 ? 3 : 2)
+            : 0;
     // attention-stages: 3 only where three blocks a multiprocessor hold
     // them (a head size of 64).
     const int64_t stages = knobs.attentionStages == 3 && D != 64 ? 0 : knobs.attentionStages;
-    return {config(context, KernelVariant::attention_wgmma, {64, 64, D}, stages, 1, resident, {},
+    return {config(context, KernelVariant::attention_wgmma, {wgmmaRows, 64, D}, stages, 1,
+                   resident, {},
                    overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative),
-            "attention_wgmma: head size " + str(D) + ", 64 queries a block" +
+            "attention_wgmma: head size " + str(D) + ", " + str(wgmmaRows) + " queries a block" +
+                (wgmmaRows == 128 ? " (two consumer warpgroups)" : "") +
                 (resident ? ", a persistent grid of " + str(resident) : std::string()) +
                 (overlapped ? ", softmax overlapped with P V"
                  : knobs.attentionOverlap

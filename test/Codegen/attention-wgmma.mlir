@@ -118,3 +118,26 @@ func.func @overlapped_padding(%q: tensor<2x3x197x64xf16>, %m: tensor<2x1x1x197xf
   }
   return %0 : tensor<2x3x197x64xf16>
 }
+
+// -----
+
+// 128 queries an item (the tile's first size): two consumer warpgroups and
+// the producer warp (288 threads), Q's two halves beside two stages (49
+// KiB), one block a multiprocessor (no KILN_WGMMA_BLOCKS_PER_SM); 2 items of
+// 197 queries a head, 12 in all, on the grid_limit's 5 blocks. The other
+// images keep flash_attention's 4 warps a 64 queries on their own grid.
+// CHECK-LABEL: // === kernel two_consumers_k0 grid(5, 1, 1) block(288) shared(50304) inputs(3) outputs(1)
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64, 2, 128) == 50304 && kiln::attention_shared_bytes(64, 4) == 46080,
+//   CHECK-NOT: #define KILN_WGMMA_BLOCKS_PER_SM
+//       CHECK: __launch_bounds__(288, 1)
+//       CHECK: kiln::sm90::flash_attention_wgmma<__half, 64, false, true, 2, 128>(map0, map1, map2, 6, 197, 197, 1.250000000e-01f,
+//       CHECK: if (threadIdx.x < 128)
+//  CHECK-NEXT: kiln::flash_attention<__half, 64, false, 4>(
+func.func @two_consumers(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [128, 64, 64], grid_limit = 5, schedule = overlapped>} -> tensor<2x3x197x64xf16> {
+  ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16>
+    kiln.yield %o : tensor<2x3x197x64xf16>
+  }
+  return %0 : tensor<2x3x197x64xf16>
+}

@@ -159,8 +159,9 @@ func.func @attention_mma_rows(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64
 
 // -----
 
-// The Hopper attention takes head sizes of 64 and 128 only.
-// CHECK: error: 'kiln.fusion' op cannot run as attention_wgmma: it needs fp16/bf16, equal head sizes of 64 or 128, the tile [64, 64, head size], and q, k and v that are 16-byte aligned rows of a matrix a tensor map can read
+// The Hopper attention takes head sizes of 64 and 128 only, and items of
+// 64 queries, or 128 at a head size of 64.
+// CHECK: error: 'kiln.fusion' op cannot run as attention_wgmma: it needs fp16/bf16, equal head sizes of 64 or 128, the tile [64, 64, head size] or [128, 64, 64], and q, k and v that are 16-byte aligned rows of a matrix a tensor map can read
 func.func @attention_wgmma_head32(%q: tensor<1x12x128x32xf16>) -> tensor<1x12x128x32xf16> {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x32xf16>, tensor<1x12x128x32xf16>, tensor<1x12x128x32xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 32]>} -> tensor<1x12x128x32xf16> {
   ^bb0(%a: tensor<1x12x128x32xf16>, %b: tensor<1x12x128x32xf16>, %c: tensor<1x12x128x32xf16>):
@@ -168,6 +169,18 @@ func.func @attention_wgmma_head32(%q: tensor<1x12x128x32xf16>) -> tensor<1x12x12
     kiln.yield %o : tensor<1x12x128x32xf16>
   }
   return %0 : tensor<1x12x128x32xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as attention_wgmma: it needs fp16/bf16, equal head sizes of 64 or 128, the tile [64, 64, head size] or [128, 64, 64]
+func.func @attention_wgmma_192_queries(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [192, 64, 64]>} -> tensor<1x12x128x64xf16> {
+  ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
+    kiln.yield %o : tensor<1x12x128x64xf16>
+  }
+  return %0 : tensor<1x12x128x64xf16>
 }
 
 // -----

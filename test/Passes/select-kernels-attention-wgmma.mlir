@@ -7,6 +7,8 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=PERSISTENT
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true multiprocessors=114}))" | FileCheck %s --check-prefix=PCIE
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-stages=3}))" | FileCheck %s --check-prefix=THREE
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 explain=true}))" 2>&1 | FileCheck %s --check-prefix=TWO
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 attention-persistent=true}))" | FileCheck %s --check-prefix=TWOPERSISTENT
 
 // attention_wgmma with the overlapped schedule by default on sm_90 (its
 // kernel's other images run the 4-warp mma.sync path), for head sizes 64
@@ -43,6 +45,17 @@
 // blocks a multiprocessor hold only 2.
 // THREE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], stages = 3, schedule = overlapped>
 // THREE: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
+// --attention-rows=128: at a head size of 64, two consumer warpgroups of 64
+// queries each over one K/V ring (128 queries a block), one block a
+// multiprocessor when persistent; at 128 the 64-query kernel; a head size
+// of 32 keeps attention_mma with 8 warps.
+// TWO: remark: attention_wgmma: head size 64, 128 queries a block (two consumer warpgroups), softmax overlapped with P V
+// TWO: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [128, 64, 64], schedule = overlapped>
+// TWO: remark: attention_wgmma: head size 128, 64 queries a block, softmax overlapped with P V
+// TWO: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
+// TWO: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [128, 64, 32]>
+// TWOPERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [128, 64, 64], grid_limit = 132, schedule = overlapped>
+// TWOPERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], grid_limit = 264, schedule = overlapped>
 func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s: tensor<4x2x50x32xf16>) -> (tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>) {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {
   ^bb0(%a: tensor<32x12x128x64xf16>, %b: tensor<32x12x128x64xf16>, %c: tensor<32x12x128x64xf16>):

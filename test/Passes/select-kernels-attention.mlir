@@ -1,13 +1,14 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=false}))" | FileCheck %s --check-prefix=AUTO
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=AUTO
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128}))" | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 attention-wgmma=false}))" | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 targets=sm_80}))" | FileCheck %s --check-prefix=WIDE
 // RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=96}))" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-stages=4}))" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 
 // The tensor-core attention takes 64 queries a block (4 warps) unless
 // asked for 128 (8 warps); the knob leaves the SIMT kernel alone. (On
-// sm_90a attention_wgmma comes first: select-kernels-attention-wgmma.mlir.)
+// sm_90a attention_wgmma comes first, where the knob gives it two consumer
+// warpgroups: select-kernels-attention-wgmma.mlir.)
 // AUTO: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>
 // AUTO: kiln.kernel = #kiln.kernel<variant = attention_simt>
 // WIDE: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [128, 64, 64]>

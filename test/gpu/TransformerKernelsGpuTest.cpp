@@ -403,12 +403,13 @@ static std::string withAttentionKernel(std::string ir, const std::string &kernel
 /// `ir` forced onto attention_wgmma at head size d under `schedule` (empty:
 /// the default), on a persistent grid of `gridLimit` blocks (0: a block an
 /// item), with 3 K/V stages where `threeStages` and the head size (64)
-/// allow.
+/// allow, `queries` queries an item (128: two consumer warpgroups).
 static std::string forcedAttentionWgmma(std::string ir, int64_t d, const std::string &schedule,
-                                        int64_t gridLimit = 0, bool threeStages = false) {
+                                        int64_t gridLimit = 0, bool threeStages = false,
+                                        int64_t queries = 64) {
   return withAttentionKernel(
-      std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = [64, 64, " +
-                         std::to_string(d) + "]" +
+      std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = [" +
+                         std::to_string(queries) + ", 64, " + std::to_string(d) + "]" +
                          (threeStages && d == 64 ? ", stages = 3" : "") +
                          (gridLimit ? ", grid_limit = " + std::to_string(gridLimit) : "") +
                          (schedule.empty() ? "" : ", schedule = " + schedule) + ">");
@@ -416,9 +417,10 @@ static std::string forcedAttentionWgmma(std::string ir, int64_t d, const std::st
 
 static std::vector<std::string> attentionWgmmaCases(const std::string &schedule = "",
                                                     int64_t gridLimit = 0,
-                                                    bool threeStages = false) {
+                                                    bool threeStages = false,
+                                                    int64_t queries = 64) {
   auto forced = [&](std::string ir, int64_t d) {
-    return forcedAttentionWgmma(std::move(ir), d, schedule, gridLimit, threeStages);
+    return forcedAttentionWgmma(std::move(ir), d, schedule, gridLimit, threeStages, queries);
   };
   return {
       forced(attentionIr({2, 3}, 197, 197, 64, 64, "f16"), 64),
@@ -505,6 +507,58 @@ TEST(KernelsGpu, AttentionWgmmaOverlapped) {
 
 TEST(KernelsGpu, AttentionWgmmaOverlappedCompiles) {
   expectCompilesForBothImages(attentionWgmmaCases("overlapped"));
+}
+
+/// Two consumer warpgroups over one K/V ring, 128 queries an item: every
+/// case above at a head size of 64 (ViT's second item holds 69 queries, the second warpgroup's
+/// 5; 7 and 77 queries leave the second warpgroup none or 13; a causal
+/// item's first warpgroup releases the tile only its second reads), a
+/// block an item and on persistent grids of 5 and 1 blocks, under both
+/// schedules, then 3 K/V stages at a head size of 64 and the transposed
+/// query tail (each warpgroup's scratch in its own Q).
+static std::vector<std::string> twoConsumerAttentionCases(const std::string &schedule,
+                                                          int64_t gridLimit,
+                                                          bool threeStages = false) {
+  std::vector<std::string> cases;
+  for (std::string &ir : attentionWgmmaCases(schedule, gridLimit, threeStages, 128))
+    if (ir.find("tile = [128, 64, 64]") != std::string::npos &&
+        (!threeStages || schedule != "overlapped" ||
+         ir.find("tensor<2x1x1x128xf16>") == std::string::npos))
+      cases.push_back(std::move(ir));
+  return cases;
+}
+
+TEST(KernelsGpu, AttentionWgmmaTwoConsumers) {
+  KILN_REQUIRE_GPU();
+  for (const std::string schedule : {"", "overlapped"}) {
+    for (int64_t gridLimit : {0, 5, 1})
+      for (const std::string &ir : twoConsumerAttentionCases(schedule, gridLimit)) {
+        SCOPED_TRACE(ir);
+        expectTransformerMatch(ir);
+      }
+    for (const std::string &ir : twoConsumerAttentionCases(schedule, 5, true)) {
+      SCOPED_TRACE(ir);
+      expectTransformerMatch(ir);
+    }
+    kiln::testing::ScopedSetting tail("KILN_ATTENTION_QUERY_TAIL", "1");
+    for (const std::string &ir : twoConsumerAttentionCases(schedule, 5)) {
+      SCOPED_TRACE(ir);
+      expectTransformerMatch(ir);
+    }
+  }
+}
+
+// Needs NVRTC, not a GPU: both schedules, 3 stages, and the transposed
+// query tail (each warpgroup's scratch in its own Q) compile without a
+// spill for sm_90a and to the other images' kernel.
+TEST(KernelsGpu, AttentionWgmmaTwoConsumersCompiles) {
+  ASSERT_EQ(twoConsumerAttentionCases("", 0).size(), 5u);
+  for (const std::string schedule : {"", "overlapped"}) {
+    expectCompilesForBothImages(twoConsumerAttentionCases(schedule, 0));
+    expectCompilesForBothImages(twoConsumerAttentionCases(schedule, 0, true));
+    kiln::testing::ScopedSetting tail("KILN_ATTENTION_QUERY_TAIL", "1");
+    expectCompilesForBothImages(twoConsumerAttentionCases(schedule, 5));
+  }
 }
 
 /// The cases whose last query block holds at most 16 queries, for the

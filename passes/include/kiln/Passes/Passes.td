@@ -669,8 +669,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "and first K/V tiles loading during this one's last; false: a block "
            "for each 64 queries of a head">,
     Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",
-           "queries a block of attention_mma takes: 0 (the cost model), 64 (4 "
-           "warps) or 128 (8 warps, each K/V tile read once for twice the queries)">,
+           "queries a block of attention_mma or attention_wgmma takes: 0 (the cost "
+           "model), 64 (4 warps; one consumer warpgroup) or 128 (8 warps; two "
+           "consumer warpgroups: each K/V tile read once for twice the queries)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
   ];

@@ -171,7 +171,7 @@ struct GraphPipelineOptions
       llvm::cl::init(kMergeShortcutBytes)};
   Option<int64_t> attentionRows{
       *this, "attention-rows",
-      llvm::cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the "
+      llvm::cl::desc("queries a block of the tensor-core attention kernels take: 0 (the "
                      "cost model), 64 or 128"),
       llvm::cl::init(0)};
 };
