@@ -274,9 +274,10 @@ cl::opt<int64_t> mergeShortcutBytes(
     cl::init(kiln::kMergeShortcutBytes), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionRows(
     "attention-rows",
-    cl::desc("queries a block of the tensor-core attention kernel takes: 0 (the selection "
-             "stage's choice, the default), 64 (4 warps) or 128 (8 warps, each K/V tile "
-             "read once for twice the queries)"),
+    cl::desc("queries a block of the tensor-core attention kernels take: 0 (the selection "
+             "stage's choice, the default), 64 (4 warps; one consumer warpgroup on Hopper) "
+             "or 128 (8 warps; on Hopper at a head size of 64, two consumer warpgroups over "
+             "one K/V ring): each K/V tile read once for twice the queries"),
     cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> multiprocessors(
     "multiprocessors",
