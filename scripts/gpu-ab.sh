@@ -226,6 +226,42 @@ launches_alone() {
     --markdown "$out/conv-alone.md" --json "$out/conv-alone.json"
 }
 
+# The attention kernel tests (gtest filter $1), and only if they pass (barriers
+# that disagree hang): bench/attention_vs_sdpa.py at batch 32 and 1 in two
+# interleaved rounds, then ViT-B/16, BERT and GPT-2 at batch 32 and 1 (kiln
+# alone, checked against PyTorch), under each setting NAME=FLAGS (kiln-compile
+# flags; none for the default); then Nsight Compute on ViT's kernel under
+# setting $2.
+attention_ab() {
+  local filter=$1 profiled=$2 spec setting flag round
+  shift 2
+  local -a flags
+  setting_flags() {
+    flags=()
+    for flag in ${1#*=}; do flags+=("--kiln-flag=$flag"); done
+  }
+  TAIL=12 run attention-tests timeout 400 "$bin/kiln-kernels-gpu-tests" \
+    --gtest_filter="$filter" || return 0
+  for round in 1 2; do
+    for spec in "$@"; do
+      setting=${spec%%=*}
+      setting_flags "$spec"
+      TAIL=8 run "attention-$setting-$round" python3 "$root/bench/attention_vs_sdpa.py" \
+        "$bin" "$work/att-$setting" --batches 32 1 --json "$out/attention-$setting-$round.json" \
+        --markdown "$out/attention-$setting-$round.md" "${flags[@]}"
+    done
+  done
+  for spec in "$@"; do
+    setting=${spec%%=*}
+    setting_flags "$spec"
+    TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+      "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
+      --rounds 3 --runs 30 --json "$out/models-$setting.json" "${flags[@]}"
+  done
+  OUT=$out/ncu-$profiled TAIL=40 run "ncu-$profiled-vit" "$root/scripts/gpu-ncu.sh" \
+    "$work/att-$profiled/vit_b_16_b32.kiln" kiln_
+}
+
 for part in "$@"; do
   case $part in
     tests)
@@ -249,59 +285,12 @@ for part in "$@"; do
         --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" \
         --markdown "$out/attention-mma.md" ;;
     persistent-attention)
-      # The timings only after the tests pass: barriers that disagree hang.
-      if TAIL=12 run persistent-tests timeout 400 "$bin/kiln-kernels-gpu-tests" \
-          --gtest_filter='*AttentionWgmma*:*ResidualRing*'; then
-        for round in 1 2; do
-          for setting in default persistent stages3; do
-            flags=$(case $setting in
-                      persistent) echo --kiln-flag=--attention-persistent ;;
-                      stages3) echo --kiln-flag=--attention-persistent --kiln-flag=--attention-stages=3 ;;
-                    esac)
-            TAIL=8 run "attention-$setting-$round" python3 "$root/bench/attention_vs_sdpa.py" \
-              "$bin" "$work/att-$setting" --batches 32 1 --json "$out/attention-$setting-$round.json" \
-              --markdown "$out/attention-$setting-$round.md" $flags
-          done
-        done
-        for setting in default persistent stages3; do
-          flags=$(case $setting in
-                    persistent) echo --kiln-flag=--attention-persistent ;;
-                    stages3) echo --kiln-flag=--attention-persistent --kiln-flag=--attention-stages=3 ;;
-                  esac)
-          TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
-            "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
-            --rounds 3 --runs 30 --json "$out/models-$setting.json" $flags
-        done
-        OUT=$out/ncu-persistent TAIL=40 run ncu-persistent-vit "$root/scripts/gpu-ncu.sh" \
-          "$work/att-persistent/vit_b_16_b32.kiln" kiln_
-      fi ;;
+      attention_ab '*AttentionWgmma*:*ResidualRing*' persistent default= \
+        persistent=--attention-persistent \
+        "stages3=--attention-persistent --attention-stages=3" ;;
     two-consumers)
-      # The timings only after the tests pass: barriers that disagree hang.
-      if TAIL=12 run two-consumer-tests timeout 400 "$bin/kiln-kernels-gpu-tests" \
-          --gtest_filter='*AttentionWgmma*'; then
-        for round in 1 2; do
-          for setting in default rows128 rows128-persistent; do
-            flags=$(case $setting in
-                      rows128) echo --kiln-flag=--attention-rows=128 ;;
-                      rows128-persistent) echo --kiln-flag=--attention-rows=128 --kiln-flag=--attention-persistent ;;
-                    esac)
-            TAIL=8 run "attention-$setting-$round" python3 "$root/bench/attention_vs_sdpa.py" \
-              "$bin" "$work/att-$setting" --batches 32 1 --json "$out/attention-$setting-$round.json" \
-              --markdown "$out/attention-$setting-$round.md" $flags
-          done
-        done
-        for setting in default rows128 rows128-persistent; do
-          flags=$(case $setting in
-                    rows128) echo --kiln-flag=--attention-rows=128 ;;
-                    rows128-persistent) echo --kiln-flag=--attention-rows=128 --kiln-flag=--attention-persistent ;;
-                  esac)
-          TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
-            "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
-            --rounds 3 --runs 30 --json "$out/models-$setting.json" $flags
-        done
-        OUT=$out/ncu-rows128 TAIL=40 run ncu-rows128-vit "$root/scripts/gpu-ncu.sh" \
-          "$work/att-rows128/vit_b_16_b32.kiln" kiln_
-      fi ;;
+      attention_ab '*AttentionWgmma*' rows128 default= rows128=--attention-rows=128 \
+        "rows128-persistent=--attention-rows=128 --attention-persistent" ;;
     attention-ncu)
       run attention-ncu python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-ncu" \
         --batches 32 --shapes vit_b_16 bert --json "$out/attention-ncu.json" \
