@@ -39,12 +39,10 @@
 namespace kiln::sm90 {
 
 /// Queries a consumer warpgroup (its m64), keys a tile, K/V stages by
-/// default (3 fit three blocks a multiprocessor at a head size of 64),
-/// threads (the consumer warpgroup and the producer warp).
+/// default (3 fit three blocks a multiprocessor at a head size of 64).
 constexpr int kAttnWgmmaBM = 64, kAttnWgmmaBN = 64, kAttnWgmmaStages = 2;
-constexpr int kAttnWgmmaThreads = 160;
 /// Threads of a block whose item is `queries` queries: a consumer
-/// warpgroup for each 64 of them, and the producer warp.
+/// warpgroup for each 64 of them, and the producer warp (160 or 288).
 __host__ __device__ constexpr int attention_wgmma_threads(int queries) {
   return queries / kAttnWgmmaBM * 128 + 32;
 }

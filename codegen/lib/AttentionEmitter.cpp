@@ -237,8 +237,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   }
 
   EmittedKernel kernel = kernelFor(group, name, "attention");
-  // kiln::sm90::attention_wgmma_threads(itemQueries): a consumer warpgroup
-  // for each 64 queries of an item, and the producer warp.
+  // kiln::sm90::attention_wgmma_threads(itemQueries) (the source asserts
+  // it): a consumer warpgroup for each 64 queries of an item, and the
+  // producer warp.
   kernel.block = hopper        ? static_cast<unsigned>(itemQueries / 64 * 128 + 32)
                  : tensorCores ? static_cast<unsigned>(32 * warps)
                                : 128;
@@ -317,14 +318,16 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   const std::string blockLocals = "  const " + epilogueName + " epilogue" +
                                   epilogueInit("blockIdx.y") + ";\n  const " + maskType +
                                   " mask" + maskInit("blockIdx.y") + ";\n";
+  // flash_attention_wgmma's kOverlapped, kStages and kQueries, and
+  // attention_wgmma_shared_bytes's stages and queries, named only where
+  // they differ from their defaults.
+  const std::string stagesText = std::to_string(stages), queriesText = std::to_string(itemQueries);
   std::string call;
   if (hopper)
-    call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" + type +
-           ", " + std::to_string(D) + ", " + causal +
-           (stages != 2 || itemQueries != 64
-                ? std::string(overlapped ? ", true, " : ", false, ") + std::to_string(stages) +
-                      (itemQueries != 64 ? ", " + std::to_string(itemQueries) : std::string())
-                : std::string(overlapped ? ", true" : "")) +
+    call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::flash_attention_wgmma<" +
+           withoutTrailingDefaults({type, std::to_string(D), causal, overlapped ? "true" : "false",
+                                    stagesText, queriesText},
+                                   {"false", "2", "64"}) +
            ">(map0, map1, map2, " + std::to_string(batch) + ", " + std::to_string(Sq) + ", " +
            std::to_string(Sk) + ", " + floatLiteral(attention.getScale().convertToDouble()) +
            ",\n      [&](unsigned bh) {\n        return kiln::sm90::AttentionItem<" + maskType +
@@ -345,15 +348,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                    : "kiln::simt_attention<" + type + ", " + std::to_string(D) +
                                          ", " + std::to_string(Dv) + ", " + causal + ">");
   std::string sharedCheck =
-      hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" + std::to_string(D) +
-                   (stages != 2 || itemQueries != 64 ? ", " + std::to_string(stages)
-                                                     : std::string()) +
-                   (itemQueries != 64 ? ", " + std::to_string(itemQueries) : std::string()) +
-                   ") == " +
-                   std::to_string(kernel.dynamicSharedBytes) +
+      hopper ? "static_assert(kiln::sm90::attention_wgmma_shared_bytes(" +
+                   withoutTrailingDefaults({std::to_string(D), stagesText, queriesText},
+                                           {"2", "64"}) +
+                   ") == " + std::to_string(kernel.dynamicSharedBytes) +
                    " && kiln::attention_shared_bytes(" + std::to_string(D) + ", 4) == " +
                    std::to_string(*kernel.otherImagesSharedBytes) +
-                   ", \"the launch's shared memory must match the kernel's\");\n"
+                   " && kiln::sm90::attention_wgmma_threads(" + queriesText +
+                   ") == " + std::to_string(kernel.block) +
+                   ", \"the launch's shared memory and threads must match the kernel's\");\n"
       : tensorCores ? "static_assert(kiln::attention_shared_bytes(" + std::to_string(D) + ", " +
                           std::to_string(warps) + ") == " +
                           std::to_string(kernel.dynamicSharedBytes) +
@@ -363,10 +366,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // products transposed (attention_query_tail), a diagnostic until timed.
   const char *queryTail = std::getenv("KILN_ATTENTION_QUERY_TAIL");
   const bool transposedTail = hopper && queryTail && std::string(queryTail) == "1";
-  // attention_wgmma: three blocks a multiprocessor at a head size of 64 (41
-  // KiB each), two at 128 (81 KiB), in its sm_90a image; one with two
-  // consumer warpgroups (288 threads: two would leave 113 registers a
-  // thread).
+  const int64_t wgmmaBlocks = attentionWgmmaBlocksPerSM(itemQueries, D);
   kernel.source =
       header(group, kernel.kind) +
       (transposedTail ? "#define KILN_ATTENTION_QUERY_TAIL\n" : "") +
@@ -377,9 +377,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                            "    const long long idx = base + (long long)i * " +
                                std::to_string(Dv) + "LL + d;\n" + outIndex},
                           epilogue) +
-      "\n" + (hopper ? wgmmaBlocksPreamble(itemQueries == 128 ? 1 : D == 64 ? 3 : 2) : "") +
+      "\n" + (hopper ? wgmmaBlocksPreamble(wgmmaBlocks) : "") +
       kernelOpen(group, name, kernel.block, hopper ? 3 : 0,
-                 /*minBlocks=*/hopper && itemQueries == 64 ? 2 : 1) +
+                 /*minBlocks=*/hopper && wgmmaBlocks > 1 ? 2 : 1) +
       call + "}\n";
   return kernel;
 }

@@ -596,14 +596,12 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
     refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
   if (refusedWgmma.empty()) {
     const bool overlapped = knobs.attentionOverlap && !overlappedAttentionSpills(s.attention);
-    // attention-persistent: as many blocks as are resident at once (three
-    // a multiprocessor at a head size of 64, two at 128: the kernel's
-    // registers and shared memory; one of two consumer warpgroups), each
+    // attention-persistent: as many blocks as are resident at once, each
     // walking query blocks of heads.
     const int64_t wgmmaRows = rows == 128 && D == 64 ? 128 : 64;
     const int64_t resident =
         knobs.attentionPersistent
-            ? target.multiprocessors * (wgmmaRows == 128 ? 1 : D == 64 ? 3 : 2)
+            ? target.multiprocessors * attentionWgmmaBlocksPerSM(wgmmaRows, D)
             : 0;
     // attention-stages: 3 only where three blocks a multiprocessor hold
     // them (a head size of 64).

@@ -15,7 +15,7 @@
 //  CHECK-NEXT: // tensor map of in1: dims [64, 1182] box [64, 64] strides [1, 1]
 //  CHECK-NEXT: // tensor map of in2: dims [64, 1182] box [64, 64] strides [1, 1]
 //       CHECK: #include "kiln_attention_sm90.cuh"
-//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64) == 42112 && kiln::attention_shared_bytes(64, 4) == 46080,
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64) == 42112 && kiln::attention_shared_bytes(64, 4) == 46080 && kiln::sm90::attention_wgmma_threads(64) == 160,
 //       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 3
 //       CHECK: __launch_bounds__(160, KILN_WGMMA_BLOCKS_PER_SM) [[NAME:[a-z0-9_A-Z]+]](const __grid_constant__ kiln::sm90::TensorMap map0, const __grid_constant__ kiln::sm90::TensorMap map1, const __grid_constant__ kiln::sm90::TensorMap map2,
 //       CHECK: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -73,7 +73,7 @@ func.func @qkv(%x: tensor<2x77x768xbf16>) -> tensor<2x2x77x128xbf16> {
 // The overlapped schedule: the same kernel with its fourth template
 // argument (K and V on barriers of their own, in the same shared memory).
 // CHECK-LABEL: // === kernel overlapped_k0 grid(24, 1, 1) block(160) shared(42112) inputs(3) outputs(1)
-//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64) == 42112 && kiln::attention_shared_bytes(64, 4) == 46080,
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64) == 42112 && kiln::attention_shared_bytes(64, 4) == 46080 && kiln::sm90::attention_wgmma_threads(64) == 160,
 //       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 3
 //       CHECK:   kiln::sm90::flash_attention_wgmma<__half, 64, false, true>(map0, map1, map2,
 //       CHECK:   kiln::flash_attention<__half, 64, false, 4>(
@@ -91,7 +91,7 @@ func.func @overlapped(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v
 // Three K/V stages (57 KiB, still three blocks a multiprocessor at a head
 // size of 64): the stage count as the kernel's fifth template argument.
 // CHECK-LABEL: // === kernel three_stages_k0 grid(24, 1, 1) block(160) shared(58496) inputs(3) outputs(1)
-//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64, 3) == 58496 && kiln::attention_shared_bytes(64, 4) == 46080,
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64, 3) == 58496 && kiln::attention_shared_bytes(64, 4) == 46080 && kiln::sm90::attention_wgmma_threads(64) == 160,
 //       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 3
 //       CHECK:   kiln::sm90::flash_attention_wgmma<__half, 64, false, true, 3>(map0, map1, map2,
 func.func @three_stages(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
@@ -127,7 +127,7 @@ func.func @overlapped_padding(%q: tensor<2x3x197x64xf16>, %m: tensor<2x1x1x197xf
 // 197 queries a head, 12 in all, on the grid_limit's 5 blocks. The other
 // images keep flash_attention's 4 warps a 64 queries on their own grid.
 // CHECK-LABEL: // === kernel two_consumers_k0 grid(5, 1, 1) block(288) shared(50304) inputs(3) outputs(1)
-//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64, 2, 128) == 50304 && kiln::attention_shared_bytes(64, 4) == 46080,
+//       CHECK: static_assert(kiln::sm90::attention_wgmma_shared_bytes(64, 2, 128) == 50304 && kiln::attention_shared_bytes(64, 4) == 46080 && kiln::sm90::attention_wgmma_threads(128) == 288,
 //   CHECK-NOT: #define KILN_WGMMA_BLOCKS_PER_SM
 //       CHECK: __launch_bounds__(288, 1)
 //       CHECK: kiln::sm90::flash_attention_wgmma<__half, 64, false, true, 2, 128>(map0, map1, map2, 6, 197, 197, 1.250000000e-01f,

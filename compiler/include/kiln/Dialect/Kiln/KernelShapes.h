@@ -93,6 +93,15 @@ struct AttentionShape {
 /// mask) fit at both head sizes.
 bool overlappedAttentionSpills(AttentionOp attention);
 
+/// attention_wgmma's blocks a multiprocessor in its sm_90a image, which its
+/// launch bounds ask for and a persistent grid is sized to: three at a
+/// head size of 64 (41 KiB each), two at 128 (81 KiB), one with two
+/// consumer warpgroups (`queries` 128: 288 threads, where two blocks would
+/// leave 113 registers a thread).
+constexpr int64_t attentionWgmmaBlocksPerSM(int64_t queries, int64_t headSize) {
+  return queries == 128 ? 1 : headSize == 64 ? 3 : 2;
+}
+
 /// A q, k or v view read as rows of its root seen as a [rows, rowStride]
 /// matrix (a TMA tensor map of the projection output as it lies): the
 /// head dimension contiguous, rows rowStride elements apart, and every
