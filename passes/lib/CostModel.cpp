@@ -2,6 +2,7 @@
 
 #include "kiln/Passes/CostModel.h"
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
+#include "kiln/Passes/KernelTuning.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -122,6 +123,11 @@ FusionReport kiln::analyzeKernels(func::FuncOp function) {
     stats.resultTypes = typesText(op.getResultTypes());
     if (auto group = dyn_cast<FusionOp>(op)) {
       stats.kind = stringifyFusionKind(group.getKind()).str();
+      stats.tuningKey = kernelTuningKey(group);
+      if (Attribute kernel = group->getAttr(attr::kKernel)) {
+        llvm::raw_string_ostream os(stats.kernelConfig);
+        kernel.print(os);
+      }
       for (BlockArgument argument : group.getBody().front().getArguments())
         stats.bytes += bytesReadOf(argument);
       for (Operation &inner : group.getBody().front()) {

@@ -261,6 +261,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   WgmmaTile bestShort{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   double bestShortCost = 0;
   std::string considered;
+  // Every tile the loop below admits, with its cost: wgmma-candidate's list.
+  llvm::SmallVector<std::pair<double, WgmmaTile>> feasible;
   const std::string &schedule = knobs.wgmmaSchedule;
   // Pairs need clusters and a second row tile to share B with: a [N, K] B
   // without a batch (the kernel's multicast loads).
@@ -378,6 +380,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       chosen.copiedStages = copiedStages;
       return chosen;
     };
+    feasible.push_back({cost, tile()});
     if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
       bestShort = tile();
       bestShortCost = cost;
@@ -460,6 +463,28 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       }
     }
   }
+  std::string candidateWhy;
+  if (knobs.wgmmaCandidate >= 0) {
+    // The cost model's choice first, then the other tiles it admitted,
+    // cheapest first, each shape and schedule once: a tuner's candidate N
+    // is the same tile from one compile to the next.
+    llvm::stable_sort(feasible, [](const auto &a, const auto &b) { return a.first < b.first; });
+    llvm::SmallVector<WgmmaTile> ranked{best};
+    for (const auto &[cost, tile] : feasible)
+      if (llvm::none_of(ranked, [&](const WgmmaTile &seen) {
+            return seen.rows == tile.rows && seen.width == tile.width &&
+                   seen.schedule == tile.schedule && seen.splitK == tile.splitK;
+          }))
+        ranked.push_back(tile);
+    const int64_t count = static_cast<int64_t>(ranked.size());
+    if (knobs.wgmmaCandidate < count) {
+      best = ranked[knobs.wgmmaCandidate];
+      candidateWhy = "; wgmma-candidate " + str(knobs.wgmmaCandidate) + " of " + str(count);
+    } else {
+      candidateWhy = "; wgmma-candidate " + str(knobs.wgmmaCandidate) + ": only " +
+                     str(count) + ", the cost model's kept";
+    }
+  }
   best.why = best.why + " tiles, " + str(best.stages) + " stages (" + considered + " on " +
              str(multiprocessors) + " multiprocessors" +
              (residual ? "; a residual: at most " + str(kResidualMaxAccumulators) +
@@ -469,7 +494,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                   ? "; two blocks a multiprocessor: a residual after " + str(kSteps) +
                         " k-steps"
                   : "") +
-             splitWhy + ")";
+             splitWhy + ")" + candidateWhy;
   return best;
 }
 

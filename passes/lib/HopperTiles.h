@@ -45,6 +45,10 @@ struct SplitKKnobs {
   bool runtimeSizes; // gemm_wgmma: M, N and K at launch where the epilogue allows
   bool wgmmaMatmul;  // matmul and bmm (a [K, N] B, a batch) as gemm_wgmma
   bool wgmmaSplitK;  // pairs of blocks in a cluster split K under half a wave
+  /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
+  /// (its own choice first, then the others cheapest first; past the last,
+  /// its own), for a tuner that times each layer's candidates.
+  int64_t wgmmaCandidate = -1;
 };
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

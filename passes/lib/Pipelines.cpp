@@ -88,6 +88,15 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.attentionOverlap = options.attentionOverlap;
     select.attentionPersistent = options.attentionPersistent;
     select.attentionStages = options.attentionStages;
+    select.wgmmaCandidate = options.wgmmaCandidate;
+    if (!options.kernelTuning.empty()) {
+      // Before the selection, which keeps a configuration already written.
+      KilnApplyKernelTuningOptions tuning;
+      tuning.file = options.kernelTuning;
+      tuning.targets.assign(options.targets.begin(), options.targets.end());
+      tuning.multiprocessors = options.multiprocessors;
+      pm.addNestedPass<func::FuncOp>(createKilnApplyKernelTuning(tuning));
+    }
     pm.addNestedPass<func::FuncOp>(createKilnSelectKernels(select));
   }
 }

@@ -741,6 +741,9 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                                               splitKStages, multiprocessors);
     if (knobsError.empty())
       knobsError = wgmmaKnobsError(wgmmaSchedule, wgmmaMulticast, wgmmaBlocksPerSM, wgmmaRows);
+    if (knobsError.empty() && wgmmaCandidate < -1)
+      knobsError = "wgmma-candidate " + std::to_string(wgmmaCandidate) +
+                   ": -1 (the cost model's tile) or a candidate's index, 0 or more";
     if (knobsError.empty())
       knobsError = attentionKnobsError(attentionRows, attentionStages);
     if (knobsError.empty())
@@ -768,6 +771,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       wgmmaResidualPrefetch, wgmmaResidualRing, attentionWgmma,
                       attentionOverlap, attentionPersistent, runtimeSizes,
                       wgmmaMatmul, wgmmaSplitK};
+    knobs.wgmmaCandidate = wgmmaCandidate;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -193,6 +193,8 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaResidualPrefetch = selection.wgmmaResidualPrefetch;
   pipeline.wgmmaResidualRing = selection.wgmmaResidualRing;
   pipeline.wgmmaSplitK = selection.wgmmaSplitK;
+  pipeline.wgmmaCandidate = selection.wgmmaCandidate;
+  pipeline.kernelTuning = selection.kernelTuning;
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
   pipeline.attentionOverlap = selection.attentionOverlap;
@@ -296,6 +298,10 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
            (selection.wgmmaResidualRing ? "true" : "false"));
   if (selection.wgmmaSplitK != defaults.wgmmaSplitK)
     option(std::string("--wgmma-split-k=") + (selection.wgmmaSplitK ? "true" : "false"));
+  if (selection.wgmmaCandidate != defaults.wgmmaCandidate)
+    option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
+  if (selection.kernelTuning != defaults.kernelTuning)
+    option("--kernel-tuning=" + selection.kernelTuning);
   if (selection.attentionWgmma != defaults.attentionWgmma)
     option(std::string("--attention-wgmma=") + (selection.attentionWgmma ? "true" : "false"));
   if (selection.attentionOverlap != defaults.attentionOverlap)

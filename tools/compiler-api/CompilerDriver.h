@@ -86,6 +86,8 @@ struct KernelSelection {
   bool wgmmaResidualPrefetch = false;  // residual slices a tile ahead (ping-pong 64 wide)
   bool wgmmaResidualRing = true;       // a residual through the ring, a stage deeper
   bool wgmmaSplitK = false;            // pairs of blocks split K under half a wave
+  int64_t wgmmaCandidate = -1;         // -1: the cost model's tile; N: its N-th considered
+  std::string kernelTuning;            // a tuning file's measured kernels (empty: none)
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V
   bool attentionPersistent = false;    // its blocks walking query blocks of heads

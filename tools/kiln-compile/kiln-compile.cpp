@@ -216,6 +216,21 @@ cl::opt<bool> wgmmaSplitK(
              "their partial sums in shared memory (default false: about 3 us slower a launch "
              "on the CNNs at batch 32)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<int64_t> wgmmaCandidate(
+    "wgmma-candidate",
+    cl::desc("-1 (the default): each Hopper GEMM's and convolution's tile from the "
+             "selection stage's cost model; N >= 0: the N-th tile the cost model considered "
+             "for each (its own choice first, then the others cheapest first; past the last, "
+             "its own), for bench/tune_layers.py, which compiles N = 0, 1, 2, ... and times "
+             "each launch alone"),
+    cl::init(-1), cl::cat(kilnCategory));
+cl::opt<std::string> kernelTuning(
+    "kernel-tuning",
+    cl::desc("a tuning file (bench/tune_layers.py's, measured on the GPU machine): each "
+             "fusion group it holds takes the kernel configuration it timed fastest, the "
+             "others the selection stage's; a file measured on another architecture or "
+             "multiprocessor count is refused"),
+    cl::value_desc("file.json"), cl::init(""), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaResidualPrefetch(
     "wgmma-residual-prefetch",
     cl::desc("ping-pong 64-wide Hopper GEMM tiles that read a residual (ResNet-50's 1x1 "
@@ -226,9 +241,9 @@ cl::opt<bool> wgmmaResidualPrefetch(
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaResidualRing(
     "wgmma-residual-ring",
-    cl::desc("a cooperative or 64-wide ping-pong Hopper GEMM tile whose epilogue reads one "
-             "16-bit residual (a transformer's down-projection, ResNet-50's 1x1 convolutions "
-             "into a residual add) loads it through the main loop's ring by TMA, and gives "
+    cl::desc("a cooperative Hopper GEMM tile whose epilogue reads one 16-bit residual (a "
+             "transformer's down-projection, ResNet-50's 1x1 convolutions into a residual "
+             "add, where they take cooperative tiles) loads it through the main loop's ring by TMA, and gives "
              "the staging's row-input half to one more stage where that makes room (false: "
              "the residual copied by rows; on the H100, ViT-B/16's FFN down-projection at "
              "batch 32 48.0 -> 42.9 us with it, BERT's 30.5 -> 29.8)"),
@@ -387,7 +402,9 @@ llvm::json::Object reportToJson(const FusionReport &report) {
                                          {"flops", k.flops},
                                          {"bytes", k.bytes},
                                          {"unfused_kernels", k.unfusedKernels},
-                                         {"kernel", k.kernelName}});
+                                         {"kernel", k.kernelName},
+                                         {"tuning_key", k.tuningKey},
+                                         {"kernel_config", k.kernelConfig}});
   llvm::json::Object object{{"function", report.function},
                             {"kernels", std::move(kernels)},
                             {"flops", report.flops},
@@ -588,6 +605,11 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaResidualPrefetch = wgmmaResidualPrefetch;
   selection.wgmmaResidualRing = wgmmaResidualRing;
   selection.wgmmaSplitK = wgmmaSplitK;
+  if (wgmmaCandidate < -1)
+    return fail("--wgmma-candidate=" + std::to_string(wgmmaCandidate) +
+                ": -1 (the cost model's tile) or a candidate's index, 0 or more");
+  selection.wgmmaCandidate = wgmmaCandidate;
+  selection.kernelTuning = kernelTuning;
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;

@@ -36,6 +36,9 @@ struct KernelStats {
   int64_t unfusedBytes = 0;
   /// The artifact's kernel for this launch, when the caller wrote one.
   std::string kernelName;
+  /// A fusion group's tuning key (KernelTuning.h) and its `#kiln.kernel`
+  /// configuration where selection has run: what a tuner records.
+  std::string tuningKey, kernelConfig;
 };
 
 struct FusionReport {

@@ -672,8 +672,44 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "queries a block of attention_mma or attention_wgmma takes: 0 (the cost "
            "model), 64 (4 warps; one consumer warpgroup) or 128 (8 warps; two "
            "consumer warpgroups: each K/V tile read once for twice the queries)">,
+    Option<"wgmmaCandidate", "wgmma-candidate", "int64_t", /*default=*/"-1",
+           "-1: gemm_wgmma's and conv_wgmma's tile from the cost model; N >= 0: "
+           "the N-th tile the cost model considered for each group (its own "
+           "choice first, then the rest cheapest first; past the last, its own), "
+           "so that a tuner compiling N = 0, 1, 2, ... times every group's "
+           "candidates, each launch alone">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def KilnApplyKernelTuning : Pass<"kiln-apply-kernel-tuning", "mlir::func::FuncOp"> {
+  let summary = "gives fusion groups the kernels a tuning file measured fastest";
+  let description = [{
+    A tuning file (`bench/tune_layers.py` writes one on the GPU machine)
+    maps fusion groups, each named by a hash of its kind, its inputs' and
+    results' types and its body (KernelTuning.h), to the `#kiln.kernel`
+    configuration that was timed fastest for it. Each group whose key the
+    file holds, and that has no `kiln.kernel` yet, gets that configuration;
+    kiln-select-kernels, after this pass, keeps it. Other groups are left to
+    the selection's cost model.
+
+    The file records the primary target it was measured on (architecture
+    and multiprocessors): a file of another target is an error, not a
+    silent mismatch, as is a file that cannot be read or parsed, or an
+    entry whose kernel is not a `#kiln.kernel` configuration.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "the tuning file (JSON); empty: nothing to apply">,
+    ListOption<"targets", "targets", "std::string",
+               "the artifact's architectures (the first is the primary one the "
+               "file must have been measured on); default sm_90a,sm_80">,
+    Option<"multiprocessors", "multiprocessors", "int64_t", /*default=*/"0",
+           "the primary target's multiprocessors (0: the architecture's)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "a remark per group that takes the file's configuration">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

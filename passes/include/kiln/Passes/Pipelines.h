@@ -129,6 +129,14 @@ struct GraphPipelineOptions
       llvm::cl::desc("pairs of Hopper GEMM blocks split K where the tiles fill at most half "
                      "the multiprocessors"),
       llvm::cl::init(false)};
+  Option<int64_t> wgmmaCandidate{
+      *this, "wgmma-candidate",
+      llvm::cl::desc("-1: the cost model's Hopper GEMM tile; N: the N-th it considered"),
+      llvm::cl::init(-1)};
+  Option<std::string> kernelTuning{
+      *this, "kernel-tuning",
+      llvm::cl::desc("a tuning file: the groups it holds take the kernels it measured fastest"),
+      llvm::cl::init("")};
   Option<bool> wgmmaResidualPrefetch{
       *this, "wgmma-residual-prefetch",
       llvm::cl::desc("ping-pong 64-wide Hopper GEMM tiles with a residual copy it a tile ahead"),
