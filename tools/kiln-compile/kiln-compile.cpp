@@ -668,7 +668,10 @@ static int compileMain(int argc, char **argv) {
     record("process start", *started);
   llvm::json::Object jsonReport{{"model", modelPath.getValue()},
                                 {"precision", precision.getValue()},
-                                {"targets", llvm::json::Array(targets->archs())}};
+                                {"targets", llvm::json::Array(targets->archs())},
+                                // What the selection saw: a tuning file
+                                // records it (bench/tune_layers.py).
+                                {"multiprocessors", targets->primary().multiprocessors}};
   mlir::MLIRContext context;
   driver::Compilation compilation;
   std::vector<std::string> specTexts(inputSpecs.begin(), inputSpecs.end());

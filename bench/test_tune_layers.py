@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Unit tests of tune_layers.py's bookkeeping (no GPU, no torch): launches
+pair with the report only when both are of one compile, a layer that
+repeats pools its launches, and a configuration is taken only for a gain
+past the noise."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tune_layers  # noqa: E402
+
+A = "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132>"
+B = ("#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, "
+     "schedule = pingpong>")
+
+
+def report(*kernels):
+    """kernels: (name, key, config) per launch; key None: no group."""
+    rows = []
+    for name, key, config in kernels:
+        row = {"kind": "conv_epilogue", "ops": ["conv2d", "relu"], "result": "32x7x7x512xf16",
+               "kernel": name}
+        if key:
+            row.update(tuning_key=key, kernel_config=config)
+        rows.append(row)
+    return {"targets": ["sm_90a", "sm_80"], "multiprocessors": 132,
+            "functions": [{"function": "forward", "kernels": rows}]}
+
+
+def alone(*pairs):
+    return [{"launch": str(i), "kernel": name, "kind": "conv_epilogue", "mean_ms": ms}
+            for i, (name, ms) in enumerate(pairs)]
+
+
+class PairLaunches(unittest.TestCase):
+    def test_pairs_groups_and_skips_others(self):
+        launches = tune_layers.pair_launches(
+            report(("kiln_1", "k1", A), ("kiln_2", None, None)),
+            alone(("kiln_1", 0.010), ("kiln_2", 0.002)))
+        self.assertEqual(len(launches), 1)
+        self.assertEqual(launches[0]["key"], "k1")
+        self.assertAlmostEqual(launches[0]["ms"], 0.010)
+
+    def test_refuses_another_compile(self):
+        with self.assertRaisesRegex(tune_layers.TuningError, "not one compile"):
+            tune_layers.pair_launches(report(("kiln_1", "k1", A)), alone(("kiln_9", 0.01)))
+        with self.assertRaisesRegex(tune_layers.TuningError, "1 launches, kiln-run timed 2"):
+            tune_layers.pair_launches(report(("kiln_1", "k1", A)),
+                                      alone(("kiln_1", 0.01), ("kiln_2", 0.01)))
+
+
+class Choose(unittest.TestCase):
+    def samples(self, default_ms, other_ms):
+        samples = {}
+        tune_layers.add_samples(samples, [
+            {"key": "k1", "config": A, "ops": "conv2d", "result": "r", "kernel": "kiln_1",
+             "ms": ms} for ms in default_ms], "s0c0")
+        tune_layers.add_samples(samples, [
+            {"key": "k1", "config": B, "ops": "conv2d", "result": "r", "kernel": "kiln_2",
+             "ms": ms} for ms in other_ms], "s0c1")
+        return samples
+
+    def test_takes_a_clear_gain(self):
+        rows = tune_layers.choose(self.samples([0.0110, 0.0112, 0.0111], [0.0090, 0.0091]),
+                                  {"k1": A})
+        self.assertTrue(rows[0]["taken"])
+        self.assertEqual(rows[0]["kernel"], B)
+        self.assertAlmostEqual(rows[0]["us"], 9.05)
+        self.assertAlmostEqual(rows[0]["default_us"], 11.1)
+        document = tune_layers.tuning_document(rows, "sm_90a", 132, "now")
+        self.assertEqual(document["format"], "kiln-kernel-tuning 1")
+        self.assertEqual([g["kernel"] for g in document["groups"]], [B])
+
+    def test_leaves_noise_alone(self):
+        # 2% faster: under the 3% a launch alone moves between processes.
+        rows = tune_layers.choose(self.samples([0.0100], [0.0098]), {"k1": A})
+        self.assertFalse(rows[0]["taken"])
+        self.assertEqual(rows[0]["kernel"], A)
+        self.assertEqual(tune_layers.tuning_document(rows, "sm_90a", 132, "now")["groups"], [])
+        # 5% of a 4 us launch is under 0.3 us.
+        rows = tune_layers.choose(self.samples([0.0040], [0.0038]), {"k1": A})
+        self.assertFalse(rows[0]["taken"])
+
+    def test_a_tie_keeps_the_default(self):
+        rows = tune_layers.choose(self.samples([0.0100], [0.0100]), {"k1": A})
+        self.assertEqual(rows[0]["best"], A)
+
+    def test_needs_the_default_measured(self):
+        self.assertEqual(tune_layers.choose(self.samples([0.01], [0.005]), {}), [])
+
+    def test_markdown_counts_the_taken(self):
+        rows = tune_layers.choose(self.samples([0.0110], [0.0090]), {"k1": A})
+        table = tune_layers.markdown(rows, "resnet50, batch 32")
+        self.assertIn("| conv2d, r | 11.0 | 9.0 | yes |", table)
+        self.assertIn("1 of 1 layers take another configuration", table)
+
+
+if __name__ == "__main__":
+    unittest.main()
