@@ -96,5 +96,30 @@ class Choose(unittest.TestCase):
         self.assertIn("1 of 1 layers take another configuration", table)
 
 
+class Confirm(unittest.TestCase):
+    def row(self, key):
+        return {"key": key, "ops": "conv2d", "result": "r", "taken": True, "kernel": B,
+                "us": 9.0, "default": A, "default_us": 11.0, "best": B, "best_us": 9.0,
+                "configs": 2}
+
+    def test_keeps_what_holds_and_drops_what_does_not(self):
+        default_runs = [[{"key": "k1", "ms": 0.0110}, {"key": "k2", "ms": 0.0110}],
+                        [{"key": "k1", "ms": 0.0111}, {"key": "k2", "ms": 0.0109}]]
+        tuned_runs = [[{"key": "k1", "ms": 0.0090}, {"key": "k2", "ms": 0.0112}],
+                      [{"key": "k1", "ms": 0.0091}, {"key": "k2", "ms": 0.0111}]]
+        rows, lines = tune_layers.confirm([self.row("k1"), self.row("k2")], default_runs,
+                                          tuned_runs)
+        self.assertEqual([row["taken"] for row in rows], [True, False])
+        self.assertEqual(rows[1]["kernel"], A)
+        self.assertIn("kept", lines[0])
+        self.assertIn("not confirmed", lines[1])
+        document = tune_layers.tuning_document(rows, "sm_90a", 132, "now")
+        self.assertEqual([g["key"] for g in document["groups"]], ["k1"])
+
+    def test_refuses_a_layer_missing_from_a_model(self):
+        with self.assertRaisesRegex(tune_layers.TuningError, "not in both"):
+            tune_layers.confirm([self.row("k1")], [[{"key": "k1", "ms": 0.01}]], [[]])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -122,6 +122,37 @@ def choose(samples, defaults, min_gain=0.03, min_us=0.3):
     return rows
 
 
+def confirm(rows, default_runs, tuned_runs, min_gain=0.03, min_us=0.3):
+    """The taken rows measured again, in the default and the tuned model
+    side by side (each run: pair_launches's launches of one kiln-run): a
+    layer keeps its configuration only where the tuned model's launches of
+    it beat the default model's by the same margin as in the sweep (a
+    sweep's winner can be its noise). Returns the rows, with the ones not
+    confirmed back on the default, and a line for each taken row."""
+    def medians(runs):
+        times = {}
+        for launches in runs:
+            for launch in launches:
+                times.setdefault(launch["key"], []).append(launch["ms"] * 1e3)
+        return {key: statistics.median(values) for key, values in times.items()}
+    before, after = medians(default_runs), medians(tuned_runs)
+    lines = []
+    for row in rows:
+        if not row["taken"]:
+            continue
+        key = row["key"]
+        if key not in before or key not in after:
+            raise TuningError(f"layer {key} ({row['ops']}) is not in both models' launches")
+        gain = before[key] - after[key]
+        kept = gain >= max(min_gain * before[key], min_us)
+        lines.append(f"{row['ops']}, {row['result']}: {before[key]:.1f} -> {after[key]:.1f} µs "
+                     f"in the models side by side ({row['default_us']:.1f} -> {row['us']:.1f} "
+                     f"in the sweep): {'kept' if kept else 'not confirmed, left to the cost model'}")
+        if not kept:
+            row.update(taken=False, kernel=row["default"], us=row["default_us"])
+    return rows, lines
+
+
 def tuning_document(rows, arch, multiprocessors, measured):
     """The tuning file: the rows whose fastest configuration was taken."""
     groups = [{"key": row["key"], "kernel": row["kernel"], "ops": row["ops"],
@@ -245,28 +276,56 @@ def main():
     table = markdown(rows, f"{args.model}, batch {args.batch} ({measured})")
     print(table)
 
-    # The tuned model against the default, checked and timed in one run.
-    tuned = compile_variant("tuned", [f"--kernel-tuning={os.path.abspath(args.out)}"])
-    if not tuned:
-        raise TuningError("the model did not compile with its tuning file")
+    # The tuned model against the default, checked and timed side by side
+    # (the order alternating by round, against drift in the GPU's clocks);
+    # the layers whose gain does not hold there go back to the cost model.
     checks = [arg for path in references for arg in ("--check", path)]
     summary = []
-    for round_index in range(2):
-        for label, artifact in (("default", variants[0][3]), ("tuned", tuned[0])):
-            out = zoo.run([f"{args.bin}/kiln-run", artifact, *feeds, *checks, "--tolerance",
-                           "1e-2", "--device-io", "--bench", str(args.runs)], env=env)
-            text = out.stdout + out.stderr
-            check = re.findall(r"^  check .*?: rel L2 ([0-9.e+-]+),.*?(ok|FAIL)$", text, re.M)
-            wall = re.search(r"CUDA graph ([0-9.]+) ms", text)
-            alone = sum(l["mean_ms"] for l in time_launches(artifact)) * 1e3
-            line = (f"round {round_index + 1} {label}: check "
-                    f"{', '.join(f'{r} {v}' for r, v in check) or 'missing'}; launch plan as "
-                    f"a CUDA graph {wall.group(1) if wall else '?'} ms; launches alone "
-                    f"{alone:.1f} µs")
+
+    def side_by_side(tuned, rounds):
+        default_runs, tuned_runs = [], []
+        for round_index in range(rounds):
+            order = [("default", variants[0][3], variants[0][4], default_runs),
+                     ("tuned", *tuned, tuned_runs)]
+            for label, artifact, report, runs in order[::1 - 2 * (round_index % 2)]:
+                out = zoo.run([f"{args.bin}/kiln-run", artifact, *feeds, *checks, "--tolerance",
+                               "1e-2", "--device-io", "--bench", str(args.runs)], env=env)
+                text = out.stdout + out.stderr
+                check = re.findall(r"^  check .*?: rel L2 ([0-9.e+-]+),.*?(ok|FAIL)$", text,
+                                   re.M)
+                if out.returncode != 0 or not check or any(v != "ok" for _, v in check):
+                    raise TuningError(f"{label}: the check failed:\n{text.strip()[-600:]}")
+                wall = re.search(r"CUDA graph ([0-9.]+) ms", text)
+                runs.append(pair_launches(report, time_launches(artifact)))
+                line = (f"round {round_index + 1} {label}: check "
+                        f"{', '.join(f'{r} {v}' for r, v in check)}; launch plan as a CUDA "
+                        f"graph {wall.group(1) if wall else '?'} ms; launches alone "
+                        f"{sum(l['ms'] for l in runs[-1]) * 1e3:.1f} µs")
+                print(line, flush=True)
+                summary.append(line)
+        return default_runs, tuned_runs
+
+    if any(row["taken"] for row in rows):
+        tuned = compile_variant("tuned", [f"--kernel-tuning={os.path.abspath(args.out)}"])
+        if not tuned:
+            raise TuningError("the model did not compile with its tuning file")
+        rows, lines = confirm(rows, *side_by_side(tuned, 2), args.min_gain)
+        for line in lines:
             print(line, flush=True)
-            summary.append(line)
-            if out.returncode != 0 or not check or any(v != "ok" for _, v in check):
-                raise TuningError(f"{label}: the check failed:\n{text.strip()[-600:]}")
+        summary += lines
+        document = tuning_document(rows, arch, multiprocessors, measured)
+        with open(args.out, "w") as f:
+            json.dump(document, f, indent=1)
+            f.write("\n")
+        if any(row["taken"] for row in rows) and any("left to" in line for line in lines):
+            tuned = compile_variant("confirmed", [f"--kernel-tuning={os.path.abspath(args.out)}"])
+            if not tuned:
+                raise TuningError("the model did not compile with its confirmed tuning file")
+            summary.append("the confirmed layers alone:")
+            side_by_side(tuned, 2)
+        table = markdown(rows, f"{args.model}, batch {args.batch} ({measured})")
+    else:
+        summary.append("no layer gained past the noise: the tuning file holds none")
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(table + "\n" + "\n".join(f"- {line}" for line in summary) + "\n")
