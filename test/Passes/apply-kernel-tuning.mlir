@@ -1,5 +1,5 @@
 // RUN: rm -rf %t && split-file %s %t
-// RUN: kiln-opt %t/groups.mlir --pass-pipeline="builtin.module(func.func(kiln-apply-kernel-tuning{file=%t/tuned.json explain=true},kiln-select-kernels))" 2>%t/remarks | FileCheck %s
+// RUN: kiln-opt %t/groups.mlir --mlir-disable-threading --pass-pipeline="builtin.module(func.func(kiln-apply-kernel-tuning{file=%t/tuned.json explain=true},kiln-select-kernels))" 2>%t/remarks | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REMARK < %t/remarks
 // RUN: not kiln-opt %t/groups.mlir --pass-pipeline="builtin.module(func.func(kiln-apply-kernel-tuning{file=%t/tuned.json targets=sm_80}))" 2>&1 | FileCheck %s --check-prefix=OTHER-ARCH
 // RUN: not kiln-opt %t/groups.mlir --pass-pipeline="builtin.module(func.func(kiln-apply-kernel-tuning{file=%t/tuned.json multiprocessors=114}))" 2>&1 | FileCheck %s --check-prefix=OTHER-GPU
@@ -13,7 +13,8 @@
 // A group's key names what it computes: the same projection in another
 // function, at another location and with memory offsets, takes the same
 // tuned kernel; the selection keeps it. Another shape is the cost model's,
-// and a configuration written in the input stays.
+// and a configuration written in the input stays. (One thread: the
+// functions' remarks in their order.)
 // CHECK-LABEL: func.func @projection(
 //       CHECK:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 4, grid_limit = 132>
 // CHECK-LABEL: func.func @projection_elsewhere(
