@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models_vs_torch as zoo  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from settings_args import joined_settings  # noqa: E402
 
 
 def export(name, batch, work):
@@ -48,20 +49,6 @@ def export(name, batch, work):
         feeds += ["--input", f"{input_name}={work}/{input_name}.npy"]
     np.save(os.path.join(work, "ref.npy"), reference.numpy())
     return path, feeds
-
-
-def joined_settings(argv):
-    """`--setting --flag=value` as `--setting=--flag=value`: argparse takes a
-    lone value that starts with a dash for an option of its own."""
-    out, i = [], 0
-    while i < len(argv):
-        if argv[i] == "--setting" and i + 1 < len(argv):
-            out.append("--setting=" + argv[i + 1])
-            i += 2
-        else:
-            out.append(argv[i])
-            i += 1
-    return out
 
 
 def main():

@@ -43,6 +43,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from settings_args import joined_settings  # noqa: E402
+
 FORMAT = "kiln-kernel-tuning 1"
 
 
@@ -179,20 +182,6 @@ def markdown(rows, title):
     return "\n".join(lines) + "\n"
 
 
-def joined_settings(argv):
-    """`--setting --flag=value` as `--setting=--flag=value` (argparse takes
-    a lone value that starts with a dash for an option of its own)."""
-    out, i = [], 0
-    while i < len(argv):
-        if argv[i] == "--setting" and i + 1 < len(argv):
-            out.append("--setting=" + argv[i + 1])
-            i += 2
-        else:
-            out.append(argv[i])
-            i += 1
-    return out
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bin")
@@ -212,7 +201,6 @@ def main():
     args = parser.parse_args(joined_settings(sys.argv[1:]))
     settings = args.setting or [""]
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import models_vs_torch as zoo  # torch: only where the model is exported
     import torch
 
