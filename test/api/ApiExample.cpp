@@ -116,20 +116,23 @@ int main(int argc, char **argv) {
       args.erase(args.begin() + static_cast<long>(i));
       continue;
     }
-    if (args[i] != "--io" && args[i] != "--kernel-library") {
+    if (args[i] != "--io" && args[i] != "--kernel-library" && args[i] != "--kernel-tuning") {
       ++i;
       continue;
     }
     if (i + 1 == args.size()) {
-      std::fprintf(stderr, "kiln-api-example: %s needs a folder\n", args[i].c_str());
+      std::fprintf(stderr, "kiln-api-example: %s needs a %s\n", args[i].c_str(),
+                   args[i] == "--kernel-tuning" ? "file" : "folder");
       return 1;
     }
-    (args[i] == "--io" ? ioDir : options.kernelLibrary) = args[i + 1];
+    (args[i] == "--io"               ? ioDir
+     : args[i] == "--kernel-tuning" ? options.kernelTuning
+                                    : options.kernelLibrary) = args[i + 1];
     args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
   }
   if (args.empty()) {
     std::fprintf(stderr, "usage: kiln-api-example model.pt [NAME:SHAPE:DTYPE ...] [--io DIR] "
-                         "[--runtime-sizes] [--kernel-library DIR]\n");
+                         "[--runtime-sizes] [--kernel-library DIR] [--kernel-tuning FILE]\n");
     return 1;
   }
   try {

@@ -14,7 +14,8 @@ namespace kiln::driver {
 bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
                        const std::string &precision, const std::string &ioDtype,
                        const std::vector<std::string> &archs, bool runtimeSizes,
-                       const std::string &kernelLibrary, std::string &bytes,
+                       const std::string &kernelLibrary, const std::string &kernelTuning,
+                       std::string &bytes,
                        std::string &error, CompileReport *report);
 } // namespace kiln::driver
 
@@ -24,7 +25,8 @@ std::string compileWith(const std::string &path, const kiln::CompileOptions &opt
   std::string bytes, error;
   if (!kiln::driver::compileToArtifact(path, options.inputs, options.precision,
                                        options.ioDtype, options.archs, options.runtimeSizes,
-                                       options.kernelLibrary, bytes, error, report))
+                                       options.kernelLibrary, options.kernelTuning, bytes,
+                                       error, report))
     throw kiln::Error("kiln: " + error);
   return bytes;
 }

@@ -422,7 +422,8 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
                                const std::string &computePrecision,
                                const std::string &ioDtype,
                                const std::vector<std::string> &archs, bool runtimeSizes,
-                               const std::string &kernelLibrary, std::string &bytes,
+                               const std::string &kernelLibrary,
+                               const std::string &kernelTuning, std::string &bytes,
                                std::string &error, CompileReport *report) {
   // Diagnostics become part of the one error the caller gets, instead of
   // going to stderr of a process that may be a server.
@@ -444,6 +445,7 @@ bool driver::compileToArtifact(const std::string &path, const std::vector<std::s
   KernelSelection selection;
   selection.archs = archs;
   selection.runtimeSizes = runtimeSizes;
+  selection.kernelTuning = kernelTuning;
   std::optional<TargetDescription> targets;
   // An unknown architecture fails before the import, not after it.
   auto archsKnown = [&] {

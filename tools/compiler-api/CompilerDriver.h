@@ -158,8 +158,8 @@ bool checkKernelLibrary(const std::string &folder, std::string &error);
 bool compileToArtifact(const std::string &path, const std::vector<std::string> &inputs,
                        const std::string &precision, const std::string &ioDtype,
                        const std::vector<std::string> &archs, bool runtimeSizes,
-                       const std::string &kernelLibrary, std::string &bytes,
-                       std::string &error, CompileReport *report);
+                       const std::string &kernelLibrary, const std::string &kernelTuning,
+                       std::string &bytes, std::string &error, CompileReport *report);
 
 } // namespace kiln::driver
 

@@ -44,6 +44,11 @@ struct CompileOptions {
   /// $KILN_KERNEL_LIBRARY, else share/kiln/kernels beside the running
   /// program's folder. A folder named here must exist.
   std::string kernelLibrary;
+  /// A tuning file (bench/tune_layers.py's, kiln-compile --kernel-tuning):
+  /// the layers it holds take the kernels it measured fastest; empty: the
+  /// selection's cost model everywhere. A file that cannot be read, or was
+  /// measured on another architecture or multiprocessor count, is an error.
+  std::string kernelTuning;
 };
 
 /// Compiles a torch.export archive (`.pt2`, from torch.export.save) or a
