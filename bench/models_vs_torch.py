@@ -336,6 +336,15 @@ def export_for_kiln(name, batch, work, export="torchscript"):
     return m16, in16, reference, names, error, reference_files
 
 
+def tuning_file(work, args):
+    """--kiln-tuning DIR's file for the row whose work folder is `work`
+    (MODEL_bBATCH.json, bench/tune_layers.py's), or None."""
+    if not args.kiln_tuning:
+        return None
+    path = os.path.join(args.kiln_tuning, os.path.basename(os.path.normpath(work)) + ".json")
+    return os.path.abspath(path) if os.path.exists(path) else None
+
+
 def cold_kiln_compile(work, args, flags, artifact):
     """kiln-compile of the exported model in fp16 to `artifact` with
     `flags`, the kernel cache emptied first (a work folder reused from an
@@ -347,9 +356,11 @@ def cold_kiln_compile(work, args, flags, artifact):
     # kiln's inputs and outputs are fp16 too (--io-dtype f16: no cast
     # kernels at the ends); `declared` keeps the model's fp32 signature.
     io = [] if args.kiln_io_dtype == "declared" else ["--io-dtype", args.kiln_io_dtype]
+    tuning = tuning_file(work, args)
+    tuned = [f"--kernel-tuning={tuning}"] if tuning else []
     start = time.perf_counter()
     done = run([f"{args.bin}/kiln-compile", os.path.join(work, model_file), "--precision",
-                "fp16", *io, *flags, "-o", os.path.join(work, artifact)] + args.kiln_flag,
+                "fp16", *io, *flags, *tuned, "-o", os.path.join(work, artifact)] + args.kiln_flag,
                env=dict(os.environ, KILN_CACHE_DIR=cache))
     return done, time.perf_counter() - start
 
@@ -459,6 +470,8 @@ def measure(name, batch, args, torch_builds=None):
     m16, in16, reference, names, row["torch_fp16_rel_l2"], references = export_for_kiln(
         name, batch, work, args.export)
     row["export"] = args.export
+    if tuning_file(work, args):
+        row["kiln_tuning"] = os.path.basename(tuning_file(work, args))
     report = compile_kiln(work, row, args)
     if report is None:
         return row
@@ -579,6 +592,10 @@ def main():
                         help="how kiln gets the model: torch.jit.trace (.pt) or torch.export (.pt2)")
     parser.add_argument("--kiln-flag", action="append", default=[],
                         help="an extra kiln-compile flag (repeatable), e.g. --kiln-flag=--conv-wgmma=false")
+    parser.add_argument("--kiln-tuning", metavar="DIR",
+                        help="a folder of tuning files (bench/tune_layers.py's, "
+                             "MODEL_bBATCH.json): a row whose file is there compiles with "
+                             "--kernel-tuning, and RESULTS.md says so")
     parser.add_argument("--kiln-io-dtype", choices=["f16", "declared"], default="f16",
                         help="kiln's float inputs and outputs: f16 as the PyTorch fp16 modes "
                              "(default), or the model's declared fp32 (cast on the GPU)")

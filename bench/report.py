@@ -76,6 +76,9 @@ def load(paths):
         for row in data:
             # Rows of several runs (and builds of kiln) share the table.
             row.setdefault("measured", file_meta.get("date", "-"))
+            if row.get("kiln_tuning") and "kernel tuning" not in row["measured"]:
+                # Compiled with a tuning file (models_vs_torch.py --kiln-tuning).
+                row["measured"] += ", kernel tuning " + row["kiln_tuning"]
             key = (row["model"], row["batch"])
             if key in rows:
                 earlier.setdefault(key, []).append(rows[key])

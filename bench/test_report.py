@@ -144,6 +144,13 @@ class ReportTest(unittest.TestCase):
         self.assertIn("gpt2 (not measured)", text)
         self.assertIn("Small blocks, not in the mean: ffn 100.00x", text)
 
+    def test_a_row_compiled_with_a_tuning_file_says_so(self):
+        tuned = row("resnet50", 32, [1.0], {"eager": [3.0]})
+        tuned["kiln_tuning"] = "resnet50_b32.json"
+        text = self.render([tuned, row("bert", 32, [1.0], {"eager": [2.0]})])
+        self.assertIn("| -, kernel tuning resnet50_b32.json |", text)
+        self.assertEqual(text.count("kernel tuning"), 1)
+
     def test_best_mode_is_the_fastest_median_over_python_and_cpp_peers(self):
         rows = [row("gpt2", 32, [1.0, 1.2, 1.1],
                     {"compile": [0.9, 2.0, 0.95], "aoti_graph": [0.8, 0.85, 0.9]})]

@@ -161,7 +161,8 @@
 #              mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2) at
 #              batch 32: each layer's Hopper tile among the cost model's
 #              candidates, confirmed beside the default, a tuning file a
-#              model ($OUT/tuning/MODEL.json) and its table
+#              model ($OUT/tuning/MODEL_b32.json, what gpu-bench.sh's
+#              KILN_TUNING reads) and its table
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -298,7 +299,7 @@ for part in "$@"; do
       for model in ${TUNE_MODELS:-resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2}; do
         TAIL=16 run "tune-$model" python3 "$root/bench/tune_layers.py" "$bin" "$work/tune" \
           --model "$model" --batch 32 --candidates 8 --rounds 2 --runs 30 \
-          --out "$out/tuning/$model.json" --markdown "$out/tuning/$model.md"
+          --out "$out/tuning/${model}_b32.json" --markdown "$out/tuning/${model}_b32.md"
       done ;;
     two-consumers)
       attention_ab '*AttentionWgmma*' rows128 default= rows128=--attention-rows=128 \

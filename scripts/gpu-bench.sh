@@ -17,7 +17,9 @@
 # autotuning per model and batch); MAX_AUTOTUNE=only times kiln against those
 # two alone, a supplement that report.py merges into a full run's rows
 # (bench-PART-max-autotune.json). KILN_FLAGS adds kiln-compile flags (e.g.
-# KILN_FLAGS=--conv-wgmma=false); EXPORT=pt2 gives kiln the torch.export archive
+# KILN_FLAGS=--conv-wgmma=false); KILN_TUNING=DIR compiles each model whose
+# tuning file (DIR/MODEL_bBATCH.json, bench/tune_layers.py's) is there with
+# it, and its row says so; EXPORT=pt2 gives kiln the torch.export archive
 # instead of the traced one (bench-PART-pt2.json). Writes $OUT/bench-PART.json after every
 # row, with kiln's profile. Back on the development machine, merge the parts:
 #   python3 bench/report.py bench/RESULTS.md bench/results/DATE/bench-*.json
@@ -62,6 +64,7 @@ for part in "$@"; do
     --torchscript $([ "${DEFAULT_COMPILE:-1}" = 1 ] && echo --default-compile) \
     --peers-bin "$peers" --aoti \
     $(for flag in ${KILN_FLAGS:-}; do echo "--kiln-flag=$flag"; done) \
+    $([ -n "${KILN_TUNING:-}" ] && echo --kiln-tuning "$KILN_TUNING") \
     --export "${EXPORT:-torchscript}" \
     $(case ${MAX_AUTOTUNE:-} in only) echo --only-max-autotune ;; ?*) echo --max-autotune ;; esac) \
     $([ "${MAX_AUTOTUNE:-}" = only ] || echo --profile) \
