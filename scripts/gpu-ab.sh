@@ -157,6 +157,11 @@
 #              kiln-run of ResNet-50. SETTINGS=ring keeps the rounds to
 #              the default, CHECK_MODELS=resnet50 to one model; SANITIZE=0
 #              leaves compute-sanitizer out
+#   four-blocks  the attention tests with four blocks a multiprocessor, then
+#              the attention shapes at batch 32 and 1 and ViT-B/16, BERT and
+#              GPT-2 (kiln alone): default, --attention-blocks-per-sm=4 (the
+#              cooperative schedule, 96 registers), that persistent; Nsight
+#              Compute on ViT's four-block kernel
 #   tune       bench/tune_layers.py on TUNE_MODELS (default: resnet50
 #              mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2) at
 #              batch 32: each layer's Hopper tile among the cost model's
@@ -176,7 +181,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -301,6 +306,9 @@ for part in "$@"; do
           --model "$model" --batch 32 --candidates 8 --rounds 2 --runs 30 \
           --out "$out/tuning/${model}_b32.json" --markdown "$out/tuning/${model}_b32.md"
       done ;;
+    four-blocks)
+      attention_ab '*AttentionWgmmaFourBlocks*' four default= four=--attention-blocks-per-sm=4 \
+        "four-persistent=--attention-blocks-per-sm=4 --attention-persistent" ;;
     two-consumers)
       attention_ab '*AttentionWgmma*' rows128 default= rows128=--attention-rows=128 \
         "rows128-persistent=--attention-rows=128 --attention-persistent" ;;

@@ -172,6 +172,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
     return group.emitOpError("cannot run as attention_wgmma with the overlapped schedule: "
                              "with a float mask per score it spills "
                              "(take the cooperative schedule)");
+  if (hopper && config.getBlocksPerSm() == 4 && attention.getMask())
+    return group.emitOpError("cannot run as attention_wgmma four blocks a multiprocessor: "
+                             "with a mask it spills within 96 registers a thread");
   if (tensorCores &&
       (!(element.isF16() || element.isBF16()) || D != Dv || D % 16 != 0 ||
        !shape->rowsChunkAligned ||
@@ -366,7 +369,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // products transposed (attention_query_tail), a diagnostic until timed.
   const char *queryTail = std::getenv("KILN_ATTENTION_QUERY_TAIL");
   const bool transposedTail = hopper && queryTail && std::string(queryTail) == "1";
-  const int64_t wgmmaBlocks = attentionWgmmaBlocksPerSM(itemQueries, D);
+  const int64_t wgmmaBlocks =
+      attentionWgmmaBlocksPerSM(itemQueries, D, config.getBlocksPerSm());
   kernel.source =
       header(group, kernel.kind) +
       (transposedTail ? "#define KILN_ATTENTION_QUERY_TAIL\n" : "") +

@@ -49,6 +49,9 @@ struct SplitKKnobs {
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.
   int64_t wgmmaCandidate = -1;
+  /// attention_wgmma's blocks a multiprocessor: 0 (the kernel's rule) or 4
+  /// (the cooperative schedule at a head size of 64, 96 registers).
+  int64_t attentionBlocksPerSM = 0;
 };
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

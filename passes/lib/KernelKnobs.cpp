@@ -57,10 +57,15 @@ std::string kiln::gemvKnobsError(int64_t rows) {
   return "";
 }
 
-std::string kiln::attentionKnobsError(int64_t rows, int64_t stages) {
+std::string kiln::attentionKnobsError(int64_t rows, int64_t stages, int64_t blocksPerSM) {
   if (rows != 0 && rows != 64 && rows != 128)
     return "--attention-rows must be 0 (the cost model's choice), 64 or 128, got " +
            std::to_string(rows);
+  if (blocksPerSM != 0 && blocksPerSM != 4)
+    return "--attention-blocks-per-sm must be 0 (the cost model's choice) or 4, got " +
+           std::to_string(blocksPerSM);
+  if (blocksPerSM == 4 && rows == 128)
+    return "--attention-blocks-per-sm=4 takes 64 queries a block, not --attention-rows=128";
   if (stages != 0 && stages != 2 && stages != 3)
     return "--attention-stages must be 0 (the kernel's 2), 2 or 3, got " +
            std::to_string(stages);

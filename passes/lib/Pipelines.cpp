@@ -89,6 +89,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.attentionPersistent = options.attentionPersistent;
     select.attentionStages = options.attentionStages;
     select.wgmmaCandidate = options.wgmmaCandidate;
+    select.attentionBlocksPerSM = options.attentionBlocksPerSM;
     if (!options.kernelTuning.empty()) {
       // Before the selection, which keeps a configuration already written.
       KilnApplyKernelTuningOptions tuning;

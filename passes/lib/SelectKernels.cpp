@@ -595,25 +595,40 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
   else if (!matrixRowsOf(*s.q) || !matrixRowsOf(*s.k) || !matrixRowsOf(*s.v))
     refusedWgmma = "q, k or v are not rows of a matrix a tensor map can read";
   if (refusedWgmma.empty()) {
-    const bool overlapped = knobs.attentionOverlap && !overlappedAttentionSpills(s.attention);
+    const int64_t wgmmaRows = rows == 128 && D == 64 ? 128 : 64;
+    // attention-blocks-per-sm=4: a fourth consumer warpgroup a
+    // multiprocessor, with the cooperative schedule, without a mask (the
+    // overlapped schedule, and a mask's loads, spill within the 96
+    // registers of four blocks: NVRTC, 2026-12-06).
+    const bool fourBlocks = knobs.attentionBlocksPerSM == 4 && D == 64 && wgmmaRows == 64 &&
+                            !AttentionOp(s.attention).getMask();
+    const bool overlapped =
+        !fourBlocks && knobs.attentionOverlap && !overlappedAttentionSpills(s.attention);
+    const int64_t blocksPerSM = fourBlocks ? 4 : 1;
     // attention-persistent: as many blocks as are resident at once, each
     // walking query blocks of heads.
-    const int64_t wgmmaRows = rows == 128 && D == 64 ? 128 : 64;
     const int64_t resident =
         knobs.attentionPersistent
-            ? target.multiprocessors * attentionWgmmaBlocksPerSM(wgmmaRows, D)
+            ? target.multiprocessors * attentionWgmmaBlocksPerSM(wgmmaRows, D, blocksPerSM)
             : 0;
     // attention-stages: 3 only where three blocks a multiprocessor hold
     // them (a head size of 64).
     const int64_t stages = knobs.attentionStages == 3 && D != 64 ? 0 : knobs.attentionStages;
     return {config(context, KernelVariant::attention_wgmma, {wgmmaRows, 64, D}, stages, 1,
                    resident, {},
-                   overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative),
+                   overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative, 1,
+                   blocksPerSM),
             "attention_wgmma: head size " + str(D) + ", " + str(wgmmaRows) + " queries a block" +
                 (wgmmaRows == 128 ? " (two consumer warpgroups)" : "") +
                 (resident ? ", a persistent grid of " + str(resident) : std::string()) +
+                (fourBlocks ? ", four blocks a multiprocessor (softmax and products in turn)"
+                 : knobs.attentionBlocksPerSM != 4 ? ""
+                 : D == 64 && wgmmaRows == 64
+                     ? ", not four blocks a multiprocessor (with a mask they spill)"
+                     : ", not four blocks a multiprocessor (a head size of 64 and 64 queries "
+                       "only)") +
                 (overlapped ? ", softmax overlapped with P V"
-                 : knobs.attentionOverlap
+                 : knobs.attentionOverlap && !fourBlocks
                      ? ", softmax and products in turn (a float mask per score: the "
                        "overlapped schedule spills with it)"
                      : "")};
@@ -745,7 +760,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
       knobsError = "wgmma-candidate " + std::to_string(wgmmaCandidate) +
                    ": -1 (the cost model's tile) or a candidate's index, 0 or more";
     if (knobsError.empty())
-      knobsError = attentionKnobsError(attentionRows, attentionStages);
+      knobsError = attentionKnobsError(attentionRows, attentionStages, attentionBlocksPerSM);
     if (knobsError.empty())
       knobsError = gemvKnobsError(gemmGemvRows);
     if (knobsError.empty())
@@ -772,6 +787,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       attentionOverlap, attentionPersistent, runtimeSizes,
                       wgmmaMatmul, wgmmaSplitK};
     knobs.wgmmaCandidate = wgmmaCandidate;
+    knobs.attentionBlocksPerSM = attentionBlocksPerSM;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -141,3 +141,21 @@ func.func @two_consumers(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>,
   }
   return %0 : tensor<2x3x197x64xf16>
 }
+
+// -----
+
+// Four blocks a multiprocessor (blocks_per_sm = 4, the cooperative schedule
+// at a head size of 64): the launch bounds ask for four, within 96
+// registers a thread; a grid_limit of 28 over the 24 items leaves 24 blocks.
+// CHECK-LABEL: // === kernel four_blocks_k0 grid(24, 1, 1) block(160) shared(42112) inputs(3) outputs(1)
+//       CHECK: #define KILN_WGMMA_BLOCKS_PER_SM 4
+//       CHECK: __launch_bounds__(160, KILN_WGMMA_BLOCKS_PER_SM)
+//       CHECK: kiln::sm90::flash_attention_wgmma<__half, 64, false>(map0, map1, map2, 6, 197, 197,
+func.func @four_blocks(%q: tensor<2x3x197x64xf16>, %k: tensor<2x3x197x64xf16>, %v: tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 28, blocks_per_sm = 4>} -> tensor<2x3x197x64xf16> {
+  ^bb0(%a: tensor<2x3x197x64xf16>, %b: tensor<2x3x197x64xf16>, %c: tensor<2x3x197x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>, tensor<2x3x197x64xf16>) -> tensor<2x3x197x64xf16>
+    kiln.yield %o : tensor<2x3x197x64xf16>
+  }
+  return %0 : tensor<2x3x197x64xf16>
+}

@@ -872,3 +872,31 @@ func.func @residual_ring_narrow_pingpong(%x: tensor<300x64xf16>, %w: tensor<256x
   }
   return %0 : tensor<300x256xf16>
 }
+
+// -----
+
+// Four attention blocks a multiprocessor hold 96 registers a thread: the
+// overlapped schedule spilled there, so only the cooperative one takes it.
+// CHECK: error: attention_wgmma takes blocks_per_sm = 4 with the cooperative schedule, 64 queries and a head size of 64, got 4
+func.func @attention_wgmma_four_overlapped(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped, blocks_per_sm = 4>} -> tensor<1x12x128x64xf16> {
+  ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.125 : (tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16>
+    kiln.yield %o : tensor<1x12x128x64xf16>
+  }
+  return %0 : tensor<1x12x128x64xf16>
+}
+
+// -----
+
+// With a mask, four attention blocks a multiprocessor spill (28 bytes with
+// BERT's padding mask, NVRTC): refused before NVRTC.
+// CHECK: error: 'kiln.fusion' op cannot run as attention_wgmma four blocks a multiprocessor: with a mask it spills within 96 registers a thread
+func.func @attention_wgmma_four_masked(%q: tensor<2x12x128x64xf16>, %m: tensor<2x1x1x128xf16>) -> tensor<2x12x128x64xf16> {
+  %0 = kiln.fusion attention ins(%q, %q, %q, %m : tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>, tensor<2x1x1x128xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], blocks_per_sm = 4>} -> tensor<2x12x128x64xf16> {
+  ^bb0(%a: tensor<2x12x128x64xf16>, %b: tensor<2x12x128x64xf16>, %c: tensor<2x12x128x64xf16>, %d: tensor<2x1x1x128xf16>):
+    %o = kiln.attention %a, %b, %c mask %d scale = 0.125 : (tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>, tensor<2x12x128x64xf16>, tensor<2x1x1x128xf16>) -> tensor<2x12x128x64xf16>
+    kiln.yield %o : tensor<2x12x128x64xf16>
+  }
+  return %0 : tensor<2x12x128x64xf16>
+}

@@ -9,6 +9,9 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-stages=3}))" | FileCheck %s --check-prefix=THREE
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 explain=true}))" 2>&1 | FileCheck %s --check-prefix=TWO
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 attention-persistent=true}))" | FileCheck %s --check-prefix=TWOPERSISTENT
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-persistent=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=FOUR
+// RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=3}))" 2>&1 | FileCheck %s --check-prefix=FOUR-ONLY
+// RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-rows=128}))" 2>&1 | FileCheck %s --check-prefix=FOUR-ROWS
 
 // attention_wgmma with the overlapped schedule by default on sm_90 (its
 // kernel's other images run the 4-warp mma.sync path), for head sizes 64
@@ -56,6 +59,17 @@
 // TWO: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [128, 64, 32]>
 // TWOPERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [128, 64, 64], grid_limit = 132, schedule = overlapped>
 // TWOPERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], grid_limit = 264, schedule = overlapped>
+// --attention-blocks-per-sm=4: at a head size of 64 without a mask, four
+// blocks a multiprocessor with the cooperative schedule (a persistent grid
+// of 4 x 132); at 128, or with a mask, the default kernel, and the remark
+// says why not.
+// FOUR: remark: attention_wgmma: head size 64, 64 queries a block, a persistent grid of 528, four blocks a multiprocessor (softmax and products in turn)
+// FOUR: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 528, blocks_per_sm = 4>
+// FOUR: remark: attention_wgmma: head size 128, 64 queries a block, a persistent grid of 264, not four blocks a multiprocessor (a head size of 64 and 64 queries only), softmax overlapped with P V
+// FOUR: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], grid_limit = 264, schedule = overlapped>
+// FOUR: remark: attention_wgmma: head size 64, 64 queries a block, a persistent grid of 396, not four blocks a multiprocessor (with a mask they spill), softmax and products in turn
+// FOUR-ONLY: error: --attention-blocks-per-sm must be 0 (the cost model's choice) or 4, got 3
+// FOUR-ROWS: error: --attention-blocks-per-sm=4 takes 64 queries a block, not --attention-rows=128
 func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s: tensor<4x2x50x32xf16>) -> (tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>) {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {
   ^bb0(%a: tensor<32x12x128x64xf16>, %b: tensor<32x12x128x64xf16>, %c: tensor<32x12x128x64xf16>):

@@ -406,13 +406,16 @@ static std::string withAttentionKernel(std::string ir, const std::string &kernel
 /// allow, `queries` queries an item (128: two consumer warpgroups).
 static std::string forcedAttentionWgmma(std::string ir, int64_t d, const std::string &schedule,
                                         int64_t gridLimit = 0, bool threeStages = false,
-                                        int64_t queries = 64) {
+                                        int64_t queries = 64, int64_t blocksPerSM = 1) {
   return withAttentionKernel(
       std::move(ir), "#kiln.kernel<variant = attention_wgmma, tile = [" +
                          std::to_string(queries) + ", 64, " + std::to_string(d) + "]" +
                          (threeStages && d == 64 ? ", stages = 3" : "") +
                          (gridLimit ? ", grid_limit = " + std::to_string(gridLimit) : "") +
-                         (schedule.empty() ? "" : ", schedule = " + schedule) + ">");
+                         (schedule.empty() ? "" : ", schedule = " + schedule) +
+                         (blocksPerSM != 1 ? ", blocks_per_sm = " + std::to_string(blocksPerSM)
+                                           : "") +
+                         ">");
 }
 
 static std::vector<std::string> attentionWgmmaCases(const std::string &schedule = "",
@@ -546,6 +549,44 @@ TEST(KernelsGpu, AttentionWgmmaTwoConsumers) {
       expectTransformerMatch(ir);
     }
   }
+}
+
+/// Four blocks a multiprocessor (the cooperative schedule within 96
+/// registers a thread) on every head-size-64 case without a mask (with one
+/// they spill, and the code generator refuses them): ViT's 197, a causal
+/// bf16, 7 queries over 5 keys, QKV slices of 77.
+static std::vector<std::string> fourBlockAttentionCases(int64_t gridLimit,
+                                                        bool threeStages = false) {
+  std::vector<std::string> cases;
+  auto forced = [&](std::string ir) {
+    cases.push_back(
+        forcedAttentionWgmma(std::move(ir), 64, "", gridLimit, threeStages, 64, 4));
+  };
+  forced(attentionIr({2, 3}, 197, 197, 64, 64, "f16"));
+  forced(attentionIr({2, 2}, 128, 128, 64, 64, "bf16", true));
+  forced(attentionIr({4}, 7, 5, 64, 64, "f16", false, {}, "", "f32"));
+  forced(qkvAttentionIr(2, 77, 3, 64, "f16"));
+  return cases;
+}
+
+TEST(KernelsGpu, AttentionWgmmaFourBlocks) {
+  KILN_REQUIRE_GPU();
+  for (int64_t gridLimit : {0, 7})
+    for (const std::string &ir : fourBlockAttentionCases(gridLimit)) {
+      SCOPED_TRACE(ir);
+      expectTransformerMatch(ir);
+    }
+  for (const std::string &ir : fourBlockAttentionCases(0, true)) {
+    SCOPED_TRACE(ir);
+    expectTransformerMatch(ir);
+  }
+}
+
+// Needs NVRTC, not a GPU: four blocks a multiprocessor compile without a
+// spill within their 96 registers, with 2 stages and 3.
+TEST(KernelsGpu, AttentionWgmmaFourBlocksCompiles) {
+  expectCompilesForBothImages(fourBlockAttentionCases(0));
+  expectCompilesForBothImages(fourBlockAttentionCases(0, true));
 }
 
 // Needs NVRTC, not a GPU: both schedules, 3 stages, and the transposed

@@ -116,7 +116,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
     error = wgmmaKnobsError(selection.wgmmaSchedule, selection.wgmmaMulticast,
                             selection.wgmmaBlocksPerSM, selection.wgmmaRows);
   if (error.empty())
-    error = attentionKnobsError(selection.attentionRows, selection.attentionStages);
+    error = attentionKnobsError(selection.attentionRows, selection.attentionStages,
+                                selection.attentionBlocksPerSM);
   if (error.empty())
     error = gemvKnobsError(selection.gemmGemvRows);
   if (error.empty())
@@ -194,6 +195,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaResidualRing = selection.wgmmaResidualRing;
   pipeline.wgmmaSplitK = selection.wgmmaSplitK;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
+  pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
   pipeline.kernelTuning = selection.kernelTuning;
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
@@ -300,6 +302,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--wgmma-split-k=") + (selection.wgmmaSplitK ? "true" : "false"));
   if (selection.wgmmaCandidate != defaults.wgmmaCandidate)
     option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
+  if (selection.attentionBlocksPerSM != defaults.attentionBlocksPerSM)
+    option("--attention-blocks-per-sm=" + std::to_string(selection.attentionBlocksPerSM));
   if (selection.kernelTuning != defaults.kernelTuning)
     option("--kernel-tuning=" + selection.kernelTuning);
   if (selection.attentionWgmma != defaults.attentionWgmma)

@@ -87,6 +87,7 @@ struct KernelSelection {
   bool wgmmaResidualRing = true;       // a residual through the ring, a stage deeper
   bool wgmmaSplitK = false;            // pairs of blocks split K under half a wave
   int64_t wgmmaCandidate = -1;         // -1: the cost model's tile; N: its N-th considered
+  int64_t attentionBlocksPerSM = 0;    // Hopper attention: 0 (the kernel's) or 4
   std::string kernelTuning;            // a tuning file's measured kernels (empty: none)
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V

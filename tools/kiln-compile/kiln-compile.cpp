@@ -216,6 +216,14 @@ cl::opt<bool> wgmmaSplitK(
              "their partial sums in shared memory (default false: about 3 us slower a launch "
              "on the CNNs at batch 32)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<int64_t> attentionBlocksPerSM(
+    "attention-blocks-per-sm",
+    cl::desc("blocks of the Hopper attention a multiprocessor runs: 0 (the default: three at "
+             "a head size of 64, two at 128) or 4 (at a head size of 64 and 64 queries a "
+             "block: four consumer warpgroups a multiprocessor instead of three, each "
+             "running its softmax and products in turn, within 96 registers a thread; not "
+             "yet timed)"),
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> wgmmaCandidate(
     "wgmma-candidate",
     cl::desc("-1 (the default): each Hopper GEMM's and convolution's tile from the "
@@ -610,6 +618,7 @@ static int compileMain(int argc, char **argv) {
                 ": -1 (the cost model's tile) or a candidate's index, 0 or more");
   selection.wgmmaCandidate = wgmmaCandidate;
   selection.kernelTuning = kernelTuning;
+  selection.attentionBlocksPerSM = attentionBlocksPerSM;
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;

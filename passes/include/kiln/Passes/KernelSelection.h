@@ -52,7 +52,7 @@ std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
                             int64_t blocksPerSM, int64_t rows = 128);
 /// "" when --attention-rows is 0, 64 or 128 and --attention-stages 0, 2 or
 /// 3, else the message.
-std::string attentionKnobsError(int64_t rows, int64_t stages = 0);
+std::string attentionKnobsError(int64_t rows, int64_t stages = 0, int64_t blocksPerSM = 0);
 /// "" or why --gemm-gemv-rows is out of range (0 to 32).
 std::string gemvKnobsError(int64_t rows);
 /// "" or why --depthwise-columns is not 1, 2 or 4.

@@ -672,6 +672,11 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "queries a block of attention_mma or attention_wgmma takes: 0 (the cost "
            "model), 64 (4 warps; one consumer warpgroup) or 128 (8 warps; two "
            "consumer warpgroups: each K/V tile read once for twice the queries)">,
+    Option<"attentionBlocksPerSM", "attention-blocks-per-sm", "int64_t", /*default=*/"0",
+           "attention_wgmma's blocks a multiprocessor: 0 (three at a head size of "
+           "64, two at 128) or 4 (at a head size of 64 and 64 queries: a fourth "
+           "consumer warpgroup, with the cooperative schedule, which fits 96 "
+           "registers a thread where the overlapped one spills)">,
     Option<"wgmmaCandidate", "wgmma-candidate", "int64_t", /*default=*/"-1",
            "-1: gemm_wgmma's and conv_wgmma's tile from the cost model; N >= 0: "
            "the N-th tile the cost model considered for each group (its own "

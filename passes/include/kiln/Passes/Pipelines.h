@@ -129,6 +129,10 @@ struct GraphPipelineOptions
       llvm::cl::desc("pairs of Hopper GEMM blocks split K where the tiles fill at most half "
                      "the multiprocessors"),
       llvm::cl::init(false)};
+  Option<int64_t> attentionBlocksPerSM{
+      *this, "attention-blocks-per-sm",
+      llvm::cl::desc("Hopper attention's blocks a multiprocessor: 0 (the kernel's) or 4"),
+      llvm::cl::init(0)};
   Option<int64_t> wgmmaCandidate{
       *this, "wgmma-candidate",
       llvm::cl::desc("-1: the cost model's Hopper GEMM tile; N: the N-th it considered"),

@@ -97,9 +97,12 @@ bool overlappedAttentionSpills(AttentionOp attention);
 /// launch bounds ask for and a persistent grid is sized to: three at a
 /// head size of 64 (41 KiB each), two at 128 (81 KiB), one with two
 /// consumer warpgroups (`queries` 128: 288 threads, where two blocks would
-/// leave 113 registers a thread).
-constexpr int64_t attentionWgmmaBlocksPerSM(int64_t queries, int64_t headSize) {
-  return queries == 128 ? 1 : headSize == 64 ? 3 : 2;
+/// leave 113 registers a thread); `configured` (the configuration's
+/// blocks_per_sm) where it asks for more: four at 64 with the cooperative
+/// schedule (96 registers a thread).
+constexpr int64_t attentionWgmmaBlocksPerSM(int64_t queries, int64_t headSize,
+                                            int64_t configured = 1) {
+  return configured > 1 ? configured : queries == 128 ? 1 : headSize == 64 ? 3 : 2;
 }
 
 /// A q, k or v view read as rows of its root seen as a [rows, rowStride]
