@@ -514,8 +514,10 @@ TEST(KernelsGpu, WgmmaResidualRingRepeats) {
       std::printf("    launch %d differs in %lld elements: rows %lld..%lld, columns %lld..%lld, "
                   "rel L2 %.3e vs the reference\n",
                   launch, static_cast<long long>((again != first[0]).sum().item<int64_t>()),
-                  rows.min().item<int64_t>(), rows.max().item<int64_t>(),
-                  cols.min().item<int64_t>(), cols.max().item<int64_t>(),
+                  static_cast<long long>(rows.min().item<int64_t>()),
+                  static_cast<long long>(rows.max().item<int64_t>()),
+                  static_cast<long long>(cols.min().item<int64_t>()),
+                  static_cast<long long>(cols.max().item<int64_t>()),
                   kiln::testing::relativeL2(again, e->expected[0]));
     }
     EXPECT_EQ(differing, 0) << "of 47 launches after the first";
