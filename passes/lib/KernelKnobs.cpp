@@ -66,6 +66,9 @@ std::string kiln::attentionKnobsError(int64_t rows, int64_t stages, int64_t bloc
            std::to_string(blocksPerSM);
   if (blocksPerSM == 4 && rows == 128)
     return "--attention-blocks-per-sm=4 takes 64 queries a block, not --attention-rows=128";
+  if (blocksPerSM == 4 && stages == 3)
+    return "--attention-blocks-per-sm=4 takes 2 stages (four blocks' shared memory), not "
+           "--attention-stages=3";
   if (stages != 0 && stages != 2 && stages != 3)
     return "--attention-stages must be 0 (the kernel's 2), 2 or 3, got " +
            std::to_string(stages);

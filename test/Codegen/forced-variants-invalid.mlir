@@ -877,7 +877,7 @@ func.func @residual_ring_narrow_pingpong(%x: tensor<300x64xf16>, %w: tensor<256x
 
 // Four attention blocks a multiprocessor hold 96 registers a thread: the
 // overlapped schedule spilled there, so only the cooperative one takes it.
-// CHECK: error: attention_wgmma takes blocks_per_sm = 4 with the cooperative schedule, 64 queries and a head size of 64, got 4
+// CHECK: error: attention_wgmma takes blocks_per_sm = 4 with the cooperative schedule, 2 stages, 64 queries and a head size of 64, got 4
 func.func @attention_wgmma_four_overlapped(%q: tensor<1x12x128x64xf16>) -> tensor<1x12x128x64xf16> {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>, tensor<1x12x128x64xf16>) {kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped, blocks_per_sm = 4>} -> tensor<1x12x128x64xf16> {
   ^bb0(%a: tensor<1x12x128x64xf16>, %b: tensor<1x12x128x64xf16>, %c: tensor<1x12x128x64xf16>):

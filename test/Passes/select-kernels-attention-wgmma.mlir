@@ -12,6 +12,7 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-persistent=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=FOUR
 // RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=3}))" 2>&1 | FileCheck %s --check-prefix=FOUR-ONLY
 // RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-rows=128}))" 2>&1 | FileCheck %s --check-prefix=FOUR-ROWS
+// RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-stages=3}))" 2>&1 | FileCheck %s --check-prefix=FOUR-STAGES
 
 // attention_wgmma with the overlapped schedule by default on sm_90 (its
 // kernel's other images run the 4-warp mma.sync path), for head sizes 64
@@ -70,6 +71,7 @@
 // FOUR: remark: attention_wgmma: head size 64, 64 queries a block, a persistent grid of 396, not four blocks a multiprocessor (with a mask they spill), softmax and products in turn
 // FOUR-ONLY: error: --attention-blocks-per-sm must be 0 (the cost model's choice) or 4, got 3
 // FOUR-ROWS: error: --attention-blocks-per-sm=4 takes 64 queries a block, not --attention-rows=128
+// FOUR-STAGES: error: --attention-blocks-per-sm=4 takes 2 stages (four blocks' shared memory), not --attention-stages=3
 func.func @attention(%q: tensor<32x12x128x64xf16>, %x: tensor<2x77x768xbf16>, %s: tensor<4x2x50x32xf16>) -> (tensor<32x12x128x64xf16>, tensor<2x2x77x128xbf16>, tensor<4x2x50x32xf16>) {
   %0 = kiln.fusion attention ins(%q, %q, %q : tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>, tensor<32x12x128x64xf16>) -> tensor<32x12x128x64xf16> {
   ^bb0(%a: tensor<32x12x128x64xf16>, %b: tensor<32x12x128x64xf16>, %c: tensor<32x12x128x64xf16>):

@@ -107,11 +107,12 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   } else if (variant == KernelVariant::attention_wgmma && blocksPerSM != 1) {
     // Four blocks a multiprocessor hold 96 registers a thread: the
     // cooperative schedule's 64 queries at a head size of 64 fit (ptxas,
-    // no spill); the overlapped schedule spilled 144 bytes.
-    if (blocksPerSM != 4 || schedule != WgmmaSchedule::cooperative ||
+    // no spill); the overlapped schedule spilled 144 bytes. Their shared
+    // memory holds 2 stages each (4 x 42 KiB; 3 stages would take 4 x 58).
+    if (blocksPerSM != 4 || schedule != WgmmaSchedule::cooperative || stages == 3 ||
         (tile.size() == 3 && (tile[0] != 64 || tile[2] != 64)))
       return emitError() << "attention_wgmma takes blocks_per_sm = 4 with the cooperative "
-                            "schedule, 64 queries and a head size of 64, got "
+                            "schedule, 2 stages, 64 queries and a head size of 64, got "
                          << blocksPerSM;
   } else if (variant == KernelVariant::gemm_stream) {
     // Its launch bounds' minimum (the code generator checks the stages fit).
