@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Unit tests of tune_layers.py's bookkeeping (no GPU, no torch): launches
-pair with the report only when both are of one compile, a layer that
-repeats pools its launches, and a configuration is taken only for a gain
-past the noise."""
+"""Unit tests of tune_layers.py (no GPU, no torch): launches pair with the
+report only when both are of one compile, a layer that repeats pools its
+launches, a configuration is taken only for a gain past the noise, and the
+whole loop on stand-ins for the tools (fake_kiln_tools.py) keeps a gain
+that holds in the tuned model and drops one that does not."""
+import io
+import json
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -119,6 +123,65 @@ class Confirm(unittest.TestCase):
     def test_refuses_a_layer_missing_from_a_model(self):
         with self.assertRaisesRegex(tune_layers.TuningError, "not in both"):
             tune_layers.confirm([self.row("k1")], [[{"key": "k1", "ms": 0.01}]], [[]])
+
+
+class WholeLoop(unittest.TestCase):
+    """tune_layers.main on stand-ins for kiln-compile and kiln-run
+    (fake_kiln_tools.py) and for the model's export: the sweep, the
+    choice, the file, the tuned model beside the default, and the
+    confirmation that keeps a gain or drops one that does not hold."""
+
+    def run_main(self, tmp, slow_tuned):
+        import subprocess
+        import types
+        from unittest import mock
+        tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_kiln_tools.py")
+        bin_dir = os.path.join(tmp, "bin")
+        os.makedirs(bin_dir)
+        for tool, mode in (("kiln-compile", "compile"), ("kiln-run", "run")):
+            path = os.path.join(bin_dir, tool)
+            with open(path, "w") as f:
+                f.write(f'#!/bin/sh\nexec "{sys.executable}" "{tools}" {mode} "$@"\n')
+            os.chmod(path, 0o755)
+
+        def export_for_kiln(name, batch, work):
+            open(os.path.join(work, "model.pt"), "w").close()
+            return None, None, None, ["x"], 0.0, [os.path.join(work, "ref0.npy")]
+
+        zoo = types.SimpleNamespace(
+            export_for_kiln=export_for_kiln,
+            run=lambda cmd, **kw: subprocess.run(cmd, capture_output=True, text=True, **kw))
+        fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(
+            get_device_properties=lambda index: types.SimpleNamespace(name="fake GPU")))
+        out = os.path.join(tmp, "tuning.json")
+        argv = ["tune_layers.py", bin_dir, os.path.join(tmp, "work"), "--model", "m",
+                "--batch", "32", "--candidates", "3", "--rounds", "2", "--runs", "5",
+                "--out", out, "--markdown", os.path.join(tmp, "tuning.md")]
+        env = {"FAKE_TUNED_SLOW": "1" if slow_tuned else "0"}
+        with mock.patch.dict(sys.modules, {"models_vs_torch": zoo, "torch": fake_torch}), \
+                mock.patch.object(sys, "argv", argv), mock.patch.dict(os.environ, env), \
+                mock.patch("sys.stdout", new_callable=io.StringIO):
+            tune_layers.main()
+        with open(out) as f, open(os.path.join(tmp, "tuning.md")) as g:
+            return json.load(f), g.read()
+
+    def test_a_gain_that_holds_is_kept(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            document, table = self.run_main(tmp, slow_tuned=False)
+        self.assertEqual((document["arch"], document["multiprocessors"]), ("sm_90a", 132))
+        self.assertEqual([(g["key"], g["kernel"]) for g in document["groups"]],
+                         [("00000000000000k1", B)])
+        self.assertIn("11.0 -> 9.0 µs in the models side by side", table)
+        self.assertIn("kept", table)
+        self.assertIn("round 2 tuned: check 1.000e-03 ok", table)
+
+    def test_a_gain_that_does_not_hold_goes_back_to_the_cost_model(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            document, table = self.run_main(tmp, slow_tuned=True)
+        self.assertEqual(document["groups"], [])
+        self.assertIn("11.0 -> 12.0 µs in the models side by side (11.0 -> 9.0 in the sweep): "
+                      "not confirmed", table)
+        self.assertIn("| no |", table)
 
 
 if __name__ == "__main__":
