@@ -165,7 +165,10 @@
 #   tune       bench/tune_layers.py on TUNE_MODELS (default: resnet50
 #              mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2) at
 #              batch 32: each layer's Hopper tile among the cost model's
-#              candidates, confirmed beside the default, a tuning file a
+#              candidates (with its defaults, and with one block a
+#              multiprocessor, whose candidates the short residual layers'
+#              two-block rule leaves out), confirmed beside the default, a
+#              tuning file a
 #              model ($OUT/tuning/MODEL_b32.json, what gpu-bench.sh's
 #              KILN_TUNING reads) and its table
 #   vendor     the exhaustive GELU test, then the vendor tables at the
@@ -304,6 +307,7 @@ for part in "$@"; do
       for model in ${TUNE_MODELS:-resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2}; do
         TAIL=16 run "tune-$model" python3 "$root/bench/tune_layers.py" "$bin" "$work/tune" \
           --model "$model" --batch 32 --candidates 8 --rounds 2 --runs 30 \
+          --setting "" --setting "--wgmma-blocks-per-sm=1" \
           --out "$out/tuning/${model}_b32.json" --markdown "$out/tuning/${model}_b32.md"
       done ;;
     four-blocks)
