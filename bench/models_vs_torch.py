@@ -470,8 +470,9 @@ def measure(name, batch, args, torch_builds=None):
     m16, in16, reference, names, row["torch_fp16_rel_l2"], references = export_for_kiln(
         name, batch, work, args.export)
     row["export"] = args.export
-    if tuning_file(work, args):
-        row["kiln_tuning"] = os.path.basename(tuning_file(work, args))
+    tuning = tuning_file(work, args)
+    if tuning:
+        row["kiln_tuning"] = os.path.basename(tuning)
     report = compile_kiln(work, row, args)
     if report is None:
         return row

@@ -297,7 +297,9 @@ def main():
         tuned = compile_variant("tuned", [f"--kernel-tuning={os.path.abspath(args.out)}"])
         if not tuned:
             raise TuningError("the model did not compile with its tuning file")
+        sweep_taken = sum(row["taken"] for row in rows)
         rows, lines = confirm(rows, *side_by_side(tuned, 2), args.min_gain)
+        confirmed = sum(row["taken"] for row in rows)
         for line in lines:
             print(line, flush=True)
         summary += lines
@@ -305,7 +307,7 @@ def main():
         with open(args.out, "w") as f:
             json.dump(document, f, indent=1)
             f.write("\n")
-        if any(row["taken"] for row in rows) and any("left to" in line for line in lines):
+        if 0 < confirmed < sweep_taken:
             tuned = compile_variant("confirmed", [f"--kernel-tuning={os.path.abspath(args.out)}"])
             if not tuned:
                 raise TuningError("the model did not compile with its confirmed tuning file")

@@ -380,7 +380,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       chosen.copiedStages = copiedStages;
       return chosen;
     };
-    feasible.push_back({cost, tile()});
+    if (knobs.wgmmaCandidate >= 0)
+      feasible.push_back({cost, tile()});
     if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
       bestShort = tile();
       bestShortCost = cost;

@@ -602,7 +602,6 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
     // registers of four blocks: NVRTC, 2026-12-06).
     const bool fourBlocks = knobs.attentionBlocksPerSM == 4 && D == 64 && wgmmaRows == 64 &&
                             !AttentionOp(s.attention).getMask();
-    // (Four blocks' shared memory holds 2 stages each.)
     const bool overlapped =
         !fourBlocks && knobs.attentionOverlap && !overlappedAttentionSpills(s.attention);
     const int64_t blocksPerSM = fourBlocks ? 4 : 1;
@@ -614,8 +613,7 @@ Choice selectAttention(FusionOp group, const AttentionShape &s, const TargetImag
             : 0;
     // attention-stages: 3 only where three blocks a multiprocessor hold
     // them (a head size of 64).
-    const int64_t stages =
-        knobs.attentionStages == 3 && (D != 64 || fourBlocks) ? 0 : knobs.attentionStages;
+    const int64_t stages = knobs.attentionStages == 3 && D != 64 ? 0 : knobs.attentionStages;
     return {config(context, KernelVariant::attention_wgmma, {wgmmaRows, 64, D}, stages, 1,
                    resident, {},
                    overlapped ? WgmmaSchedule::overlapped : WgmmaSchedule::cooperative, 1,
