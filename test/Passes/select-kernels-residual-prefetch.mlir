@@ -1,15 +1,15 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-prefetch=true}))" | FileCheck %s --check-prefix=PREFETCH
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-prefetch=true wgmma-residual-ring=false}))" | FileCheck %s --check-prefix=PREFETCH
 
 // ResNet-50's 1x1 64 -> 256 at 56 x 56, batch 32, into its residual add:
-// ping-pong 64-wide tiles in a ring of 6 stages, the residual copied by
-// rows (a ping-pong tile does not take it through the ring); with
-// wgmma-residual-prefetch, 5 stages, which leave the code generator room
-// to copy each tile's residual slices a tile ahead. Without a residual
+// cooperative 192 x 128 tiles with the residual through the ring; with
+// wgmma-residual-prefetch and the residual copied by rows, ping-pong
+// 64-wide tiles in a ring of 5 stages, not 6, which leave the code
+// generator room to copy each tile's residual slices a tile ahead. Without a residual
 // (its 64 -> 64) the ring keeps 6 stages either way; a 3x3 convolution with a
 // residual (an implicit GEMM, 128 wide here) keeps its own ring.
 // CHECK-LABEL: func.func @resnet_residuals(
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132, residual_ring = true>
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 //       CHECK:   #kiln.kernel<variant = conv_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 98, pixel_tile = [32, 2, 2]>
 // PREFETCH-LABEL: func.func @resnet_residuals(

@@ -59,15 +59,20 @@ func.func @down_projections(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>,
 
 // -----
 
-// ResNet-50's expands into the block's residual at batch 32, 64-wide
-// ping-pong tiles of 6 stages: 64 -> 256 (one k-step), 256 -> 1024 (4) and
-// 512 -> 2048 (8) keep their residual copied by rows, the ring on or off
-// (through a ping-pong tile's ring the results moved from launch to
-// launch: the dialect refuses it).
+// ResNet-50's expands into the block's residual at batch 32. With the
+// residual through the ring, 192-row cooperative tiles where the busiest
+// block's outputs, weighted by the tile's cost a column, are fewer than
+// those of the 128-row choice (128 x 64 ping-pong, 1.3 a column), fewest
+// waves first: 64 -> 256 (8 waves of 192 x 128 at 1.05 against 24 tiles of
+// 128 x 64), 256 -> 1024 (2 waves of 192 x 128 against 6 tiles; 192 x 192
+// as many waves with more padding) and 512 -> 2048 (one tile of 192 x 192
+// at 1.0 against 4 tiles). With the ring off, 64-wide ping-pong tiles of
+// 6 stages copy the residual by rows (through a ping-pong tile's ring the
+// results moved from launch to launch: the dialect refuses it).
 // CHECK-LABEL: func.func @expands(
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132, residual_ring = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132, residual_ring = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 99, residual_ring = true>
 // OFF-LABEL: func.func @expands(
 //       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 //       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
@@ -98,4 +103,22 @@ func.func @expands(%x0: tensor<32x56x56x64xf16>, %w0: tensor<256x1x1x64xf16>, %r
     kiln.yield %u : tensor<32x7x7x2048xf16>
   }
   return %0, %1, %2 : tensor<32x56x56x256xf16>, tensor<32x14x14x1024xf16>, tensor<32x7x7x2048xf16>
+}
+
+// -----
+
+// Not 192 rows where both fill one wave: MobileNetV3's 672 -> 112 +
+// residual at 14 x 14 (66 tiles of 192 x 64 on 132 multiprocessors, a
+// block's 12288 outputs at 1.25 a column) keeps 98 tiles of 128 x 64 (8192
+// at 1.3), the residual through the ring.
+// CHECK-LABEL: func.func @half_empty_wave(
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], {{.*}}grid_limit = 98, residual_ring = true>
+func.func @half_empty_wave(%x: tensor<32x14x14x672xf16>, %w: tensor<112x1x1x672xf16>, %r: tensor<32x14x14x112xf16>) -> tensor<32x14x14x112xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x14x14x672xf16>, tensor<112x1x1x672xf16>, tensor<32x14x14x112xf16>) -> tensor<32x14x14x112xf16> {
+  ^bb0(%a: tensor<32x14x14x672xf16>, %aw: tensor<112x1x1x672xf16>, %ar: tensor<32x14x14x112xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x14x14x672xf16>, tensor<112x1x1x672xf16>) -> tensor<32x14x14x112xf16>
+    %t = kiln.add %y, %ar : tensor<32x14x14x112xf16>
+    kiln.yield %t : tensor<32x14x14x112xf16>
+  }
+  return %0 : tensor<32x14x14x112xf16>
 }

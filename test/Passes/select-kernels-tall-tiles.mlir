@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=128}))" | FileCheck %s --check-prefix=SHORT
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=MODEL
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=192}))" | FileCheck %s --check-prefix=TALL
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-residual-ring=false}))" | FileCheck %s --check-prefix=COPIED
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=96}))" 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-rows=192 wgmma-schedule=pingpong}))" 2>&1 | FileCheck %s --check-prefix=BADTALL
 
@@ -112,18 +113,24 @@ func.func @pointwise_residual(%x: tensor<32x28x28x120xf16>, %w: tensor<40x1x1x12
 // -----
 
 // Not 192 rows: ResNet-50's 2048 -> 512 at 7 x 7 (72 tiles of 192 x 64,
-// under a wave), its 64 -> 256 + residual at 56 x 56 (four waves), its
-// 512 -> 256 at 28 x 28 (the 128-row choice is 128 wide), and its 256 ->
-// 1024 + residual at 14 x 14 (192 x 128 with a residual). Forced, each
-// takes them.
+// under a wave), its 512 -> 256 at 28 x 28 (the 128-row choice is 128
+// wide), and, with the residual copied by rows (wgmma-residual-ring=false),
+// its 64 -> 256 + residual at 56 x 56 (four waves) and its 256 -> 1024 +
+// residual at 14 x 14 (192 x 128 with a residual). With the residual
+// through the ring (the default) the last two take 192 x 128 tiles
+// (select-kernels-residual-ring.mlir says why). Forced, each takes them.
 // MODEL-LABEL: func.func @pointwise_under_a_wave(
 //       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
 // MODEL-LABEL: func.func @pointwise_four_waves(
-//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], {{.*}}residual_ring = true
 // MODEL-LABEL: func.func @pointwise_wide(
 //       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128,
 // MODEL-LABEL: func.func @pointwise_wide_residual(
-//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], {{.*}}residual_ring = true
+// COPIED-LABEL: func.func @pointwise_four_waves(
+//       COPIED:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
+// COPIED-LABEL: func.func @pointwise_wide_residual(
+//       COPIED:   #kiln.kernel<variant = gemm_wgmma, tile = [128,
 // TALL-LABEL: func.func @pointwise_under_a_wave(
 //       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192,
 // TALL-LABEL: func.func @pointwise_four_waves(

@@ -294,12 +294,12 @@ func.func @stems(%a: tensor<32x224x224x3xf16>, %wa: tensor<16x3x3x3xf16>,
 
 // ResNet-50's 1x1 64 -> 256 at batch 32, alone and with the residual add:
 // one k-step a tile, so the epilogue is most of the kernel and ping-pong
-// overlaps one warpgroup's with the other's; the residual's loads stay in
-// flight together only beside at most 96 accumulators a thread, so that one
-// takes 64-wide tiles.
+// overlaps one warpgroup's with the other's. With the residual, cooperative
+// 192 x 128 tiles carry it through the ring (at most 96 accumulators a
+// thread, which keep the epilogue's loads in flight together).
 // HCONV-LABEL: func.func @residual_width(
 //       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>
-//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
+//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132, residual_ring = true>
 func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16>, %r: tensor<32x56x56x256xf16>)
     -> (tensor<32x56x56x256xf16>, tensor<32x56x56x256xf16>) {
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<32x56x56x64xf16>, tensor<256x1x1x64xf16>) -> tensor<32x56x56x256xf16> {
