@@ -171,6 +171,10 @@
 #              tuning file a
 #              model ($OUT/tuning/MODEL_b32.json, what gpu-bench.sh's
 #              KILN_TUNING reads) and its table
+#   alone-tuned  the CNNs at batch 32, each launch alone, at the defaults and
+#              with the tuning files in KILN_TUNING (a folder of
+#              MODEL_b32.json, as `tune` writes them), then each against
+#              cuDNN with bench/conv_vs_cudnn.py (as `alone` and `tuned`)
 #   vendor     the exhaustive GELU test, then the vendor tables at the
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
@@ -184,7 +188,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -539,6 +543,17 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       done ;;
     alone)
       launches_alone ;;
+    alone-tuned)
+      [ -d "${KILN_TUNING:-}" ] || { echo "alone-tuned: KILN_TUNING=DIR of tuning files" >&2; exit 2; }
+      cnns="resnet50 mobilenet_v3_large efficientnet_b0"
+      for setting in alone tuned; do
+        run "$setting-models" python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
+          --models $cnns --batches 32 --kiln-only --profile --raw-dir "$out/raw-$setting" \
+          $([ $setting = tuned ] && echo --kiln-tuning "$KILN_TUNING")
+        run "$setting-conv" python3 "$root/bench/conv_vs_cudnn.py" \
+          $(for m in $cnns; do echo "$out/raw-$setting/${m}_b32.txt"; done) \
+          --markdown "$out/conv-$setting.md" --json "$out/conv-$setting.json"
+      done ;;
     alone-ab)
       for setting in default cooperative multicast-2 blocks-2 rows-128 rows-192; do
         flags=$(case $setting in

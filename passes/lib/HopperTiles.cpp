@@ -96,9 +96,16 @@ constexpr int64_t kStreamKMaxWaves = 4;
 /// against 40.7 us, GPT-2's 35.6 against 40.1, ViT's 61.0 against 66.2, and
 /// with a bias alone 29.9 against 32.4) and lost to cooperative 192 on the
 /// down-projections (K = 3072: 32.3 against 27.4) and BERT's QKV (26.7
-/// against 25.0). Convolutions keep the factor fitted before (cooperative
-/// within 1% of the chosen mix on the CNNs) until they are measured again.
-constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadConv = 1.3;
+/// against 25.0). Implicit-GEMM convolutions take the GEMMs' factor since
+/// they were tuned launch by launch on the H100 (batch 32, 2026-12-06,
+/// candidates alone, then side by side in the whole model): 64-wide ping-pong
+/// tiles on ResNet-50's 3x3 128 -> 128 at 28 x 28, 15.7 -> 14.5 us, and
+/// 128-wide on its merged shortcut at 14 x 14, 16.1 -> 14.7; at 1.15 these
+/// three alone change among the CNNs' implicit GEMMs. 1x1 convolutions run
+/// as GEMMs keep the factor fitted before (cooperative within 1% of the
+/// chosen mix on the CNNs): at 1.15 EfficientNet-B0's 320 -> 1280 at 7 x 7
+/// would turn ping-pong, which its tuning did not find faster.
+constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadPointwise = 1.3;
 /// A 1x1 convolution takes 192-row tiles (over the cost model's 128-row
 /// choice, when that is 64 wide or under a wave) only where they come in at
 /// most two waves, each with this share of the multiprocessors busy. On the
@@ -267,9 +274,13 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   const int64_t kSteps = ceilDiv(std::max<int64_t>(s.K, 1), 64);
   const double k = static_cast<double>(kSteps);
   const double e = kEpilogueSteps;
-  const double pingPongOverhead = group.getKind() == FusionKind::conv_epilogue
-                                      ? kPingPongOverheadConv
-                                      : kPingPongOverheadGemm;
+  // An implicit GEMM's shape has no anchor; a 1x1 convolution run as a GEMM
+  // is a GEMM's rows of pixels (and may take 192 of them, below).
+  const bool conv = group.getKind() == FusionKind::conv_epilogue;
+  const bool implicitConv = conv && s.anchor == nullptr;
+  const bool pointwiseConv = conv && !implicitConv;
+  const double pingPongOverhead =
+      pointwiseConv ? kPingPongOverheadPointwise : kPingPongOverheadGemm;
   WgmmaTile best{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   double bestCost = 0;
   // The best of 128 rows, against which 192 rows must save work.
@@ -300,11 +311,6 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       (knobs.wgmmaBlocksPerSM == 2 || shortResidual) && s.kMajorB && s.batch == 1 ? 2 : 1;
   // The epilogue warpgroups only when asked for (not yet measured), and
   // for GEMMs alone: a convolution asking for them takes the cost model's.
-  const bool conv = group.getKind() == FusionKind::conv_epilogue;
-  // An implicit GEMM's shape has no anchor; a 1x1 convolution run as a GEMM
-  // is a GEMM's rows of pixels and may take 192 of them.
-  const bool implicitConv = conv && s.anchor == nullptr;
-  const bool pointwiseConv = conv && !implicitConv;
   // A 1x1 convolution's 192-row tile, chosen by its waves (below).
   WgmmaTile bestTall{0, 0, 0, WgmmaSchedule::cooperative, 1, ""};
   // The 192-row tiles that carry their residual through the ring, each

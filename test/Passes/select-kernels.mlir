@@ -489,3 +489,30 @@ func.func @no_split(%x: tensor<32x56x56x96xf16>, %y: tensor<32x56x56x20xf16>) ->
   }
   return %0, %1, %2 : tensor<32x1x1x96xf16>, tensor<32x1x1x20xf16>, tensor<32x56x56x1xf16>
 }
+
+// -----
+
+// Ping-pong's overhead factor: 1.15 for implicit GEMMs (as for GEMMs),
+// 1.3 for 1x1 convolutions run as GEMMs. ResNet-50's 3x3 128 -> 128 at 28 x
+// 28 takes 64-wide ping-pong tiles; EfficientNet-B0's 1x1 320 -> 1280 at 7
+// x 7 stays on cooperative 128-wide tiles (ping-pong 64 wide at 1.15).
+// HCONV-LABEL: func.func @ping_pong_factor(
+//       HCONV:   #kiln.kernel<variant = conv_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, pixel_tile = [8, 4, 4], schedule = pingpong>
+//       HCONV:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 130>
+func.func @ping_pong_factor(%a: tensor<32x28x28x128xf16>, %wa: tensor<128x3x3x128xf16>,
+                            %b: tensor<32x7x7x320xf16>, %wb: tensor<1280x1x1x320xf16>)
+    -> (tensor<32x28x28x128xf16>, tensor<32x7x7x1280xf16>) {
+  %0 = kiln.fusion conv_epilogue ins(%a, %wa : tensor<32x28x28x128xf16>, tensor<128x3x3x128xf16>) -> tensor<32x28x28x128xf16> {
+  ^bb0(%x: tensor<32x28x28x128xf16>, %w: tensor<128x3x3x128xf16>):
+    %y = kiln.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<32x28x28x128xf16>, tensor<128x3x3x128xf16>) -> tensor<32x28x28x128xf16>
+    %r = kiln.relu %y : tensor<32x28x28x128xf16>
+    kiln.yield %r : tensor<32x28x28x128xf16>
+  }
+  %1 = kiln.fusion conv_epilogue ins(%b, %wb : tensor<32x7x7x320xf16>, tensor<1280x1x1x320xf16>) -> tensor<32x7x7x1280xf16> {
+  ^bb0(%x: tensor<32x7x7x320xf16>, %w: tensor<1280x1x1x320xf16>):
+    %y = kiln.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x320xf16>, tensor<1280x1x1x320xf16>) -> tensor<32x7x7x1280xf16>
+    %s = kiln.silu %y : tensor<32x7x7x1280xf16>
+    kiln.yield %s : tensor<32x7x7x1280xf16>
+  }
+  return %0, %1 : tensor<32x28x28x128xf16>, tensor<32x7x7x1280xf16>
+}
