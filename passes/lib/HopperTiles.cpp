@@ -330,7 +330,15 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     if (anySchedule ? candidate.handoff()
                     : scheduleName(candidate.schedule) != schedule)
       continue;
-    if (residual && candidate.accumulators() > kResidualMaxAccumulators)
+    // Past the residual's limit: only a tuner's candidate (wgmma-candidate),
+    // and only with the residual through the ring, where the epilogue
+    // reads it from shared memory instead of issuing global loads beside
+    // the accumulators (ResNet-50's 512 -> 2048 + residual at 7 x 7 in 128
+    // x 256 tiles: 168 registers, no spill). The cost model never takes it
+    // unmeasured.
+    const bool pastResidualLimit =
+        residual && candidate.accumulators() > kResidualMaxAccumulators;
+    if (pastResidualLimit && (knobs.wgmmaCandidate < 0 || !ringCarries))
       continue;
     if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
                              candidate.schedule != WgmmaSchedule::cooperative))
@@ -361,8 +369,9 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +
                        str(candidate.width) +
                        (multicast > 1 ? " multicast " + str(multicast) : "");
-    considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
-                  " tiles, " + str(n) + " a block";
+    if (!pastResidualLimit)
+      considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
+                    " tiles, " + str(n) + " a block";
     const int64_t blockOutputs = n * candidate.rows * candidate.width;
     auto tile = [&] {
       // (The second row-input slices counted for convolutions too, which
@@ -411,6 +420,11 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       chosen.copiedStages = copiedStages;
       return chosen;
     };
+    if (pastResidualLimit) {
+      if (tile().residualRing)
+        feasible.push_back({cost, tile()});
+      continue;
+    }
     if (knobs.wgmmaCandidate >= 0)
       feasible.push_back({cost, tile()});
     if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {

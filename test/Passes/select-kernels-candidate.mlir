@@ -1,8 +1,11 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=0}))" | FileCheck %s --check-prefix=FIRST
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=1}))" | FileCheck %s --check-prefix=SECOND
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=4}))" | FileCheck %s --check-prefix=FIFTH
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=7 explain=true}))" 2>&1 | FileCheck %s --check-prefix=PAST
-// RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=-2}))" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=0}))" | FileCheck %s --check-prefix=FIRST
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=1}))" | FileCheck %s --check-prefix=SECOND
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=4}))" | FileCheck %s --check-prefix=FIFTH
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=7 explain=true}))" 2>&1 | FileCheck %s --check-prefix=PAST
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=1}))" | FileCheck %s --check-prefix=RING
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=1 wgmma-residual-ring=false}))" | FileCheck %s --check-prefix=COPIED
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=MODEL
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-candidate=-2}))" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
 // BERT's FFN up-projection at batch 32: candidate 0 is the cost model's
 // own choice (ping-pong 128 x 128, as without the option), then the other
@@ -20,4 +23,29 @@ func.func @batch32_up_projection(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf
     kiln.yield %l : tensor<4096x3072xf16>
   }
   return %0 : tensor<4096x3072xf16>
+}
+
+// -----
+
+// ResNet-50's 512 -> 2048 + residual at 7 x 7, batch 32: a 128 x 256 tile
+// holds 128 accumulators a thread, past the residual's limit of 96. With
+// the residual through the ring it is a tuner's candidate (the second,
+// the cheapest after the cost model's 192 x 192); copied by rows, or
+// without wgmma-candidate, it is never taken.
+// RING-LABEL: func.func @expand_7x7(
+//       RING:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 4, grid_limit = 104, residual_ring = true>
+// COPIED-LABEL: func.func @expand_7x7(
+//   COPIED-NOT:   tile = [128, 256, 64]
+//       COPIED:   return
+// MODEL-LABEL: func.func @expand_7x7(
+//       MODEL:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 99, residual_ring = true>
+func.func @expand_7x7(%x: tensor<32x7x7x512xf16>, %w: tensor<2048x1x1x512xf16>, %r: tensor<32x7x7x2048xf16>) -> tensor<32x7x7x2048xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %r : tensor<32x7x7x512xf16>, tensor<2048x1x1x512xf16>, tensor<32x7x7x2048xf16>) -> tensor<32x7x7x2048xf16> {
+  ^bb0(%a: tensor<32x7x7x512xf16>, %aw: tensor<2048x1x1x512xf16>, %ar: tensor<32x7x7x2048xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<32x7x7x512xf16>, tensor<2048x1x1x512xf16>) -> tensor<32x7x7x2048xf16>
+    %t = kiln.add %y, %ar : tensor<32x7x7x2048xf16>
+    %u = kiln.relu %t : tensor<32x7x7x2048xf16>
+    kiln.yield %u : tensor<32x7x7x2048xf16>
+  }
+  return %0 : tensor<32x7x7x2048xf16>
 }
