@@ -682,7 +682,8 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "the N-th tile the cost model considered for each group (its own "
            "choice first, then the rest cheapest first; past the last, its own), "
            "so that a tuner compiling N = 0, 1, 2, ... times every group's "
-           "candidates, each launch alone">,
+           "candidates, each launch alone; with a residual through the ring, "
+           "128 x 256 tiles too, which the cost model never takes unmeasured">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
   ];
