@@ -427,10 +427,13 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
 /// selection stage sizes them with the residual through the ring
 /// (residual_ring): the staging keeps its results' half alone. Several
 /// tiles a block (the ring wraps around tiles' k-steps and slices), 128
-/// and 192 rows.
+/// and 192 rows; 128 x 256, past the residual's accumulator limit, a
+/// tuner's candidate with the ring alone.
 static const std::vector<std::string> &residualRingConfigs() {
   static const std::vector<std::string> configs = {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 3, "
+      "residual_ring = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 4, grid_limit = 2, "
       "residual_ring = true>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 4, "
       "residual_ring = true>",
@@ -492,6 +495,8 @@ TEST(KernelsGpu, WgmmaResidualRingRepeats) {
         "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, grid_limit = 132, "
         "residual_ring = true>",
         "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 132, "
+        "residual_ring = true>",
+        "#kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 4, grid_limit = 104, "
         "residual_ring = true>"}) {
     SCOPED_TRACE(kernel);
     std::unique_ptr<Evaluated> e = evaluated(linear(1568, 2048, 512, "f16", kernel), 7);
