@@ -47,10 +47,14 @@ of their own, and `pools` in the JSON summary).
 
 Prints, per model, a table of every conv launch (kiln and cuDNN in µs,
 their ratio, kiln's TFLOP/s on the convolutions' FLOPs, 2*N*Ho*Wo*Cout*
-Cin/groups*kh*kw, without the epilogue's) and a summary: the sums, the
-layers within 1.2x of cuDNN, the 5 worst by ratio and the 5 that lose
-the most µs, and depthwise and dense convolutions apart. A model whose
-launches do not match is reported and left out.
+Cin/groups*kh*kw, without the epilogue's, and the launch's bytes floor:
+the bytes kiln-compile's report says it moves, at the GPU's peak memory
+rate) and a summary: the sums, the layers within 1.2x of cuDNN, those over
+it whose 1.2x of cuDNN's time is under their bytes floor (a residual add
+moves a tensor as large as the output, which cuDNN's convolution alone
+does not), the 5 worst by ratio and the 5 that lose the most µs, and
+depthwise and dense convolutions apart. A model whose launches do not
+match is reported and left out.
 
 Run on the GPU machine after `scripts/gpu-bench.sh cnn`, which writes the
 profiles to $OUT/raw/:
@@ -58,6 +62,10 @@ profiles to $OUT/raw/:
         --json $OUT/conv.json
 --dry-run needs no GPU: it builds the models on the CPU in fp32 and prints
 the matching alone (each launch, its convolutions and their MFLOP).
+--retable EARLIER.json needs no GPU either: it writes an earlier run's
+tables again from its timings and the same profiles, with the bytes
+floors at --memory-rate (the GPU's peak, which the earlier JSON names
+where it was written with one).
 """
 import argparse
 import itertools
@@ -68,7 +76,6 @@ import warnings
 
 import torch
 import torch.nn.functional as F
-import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_profile import ProfileError, parse_profile  # noqa: E402
@@ -91,11 +98,25 @@ ABS_TOL = 0.5     # MFLOP, for the tiny squeeze-and-excitation convolutions
 NEAR = 1.2        # "within 1.2x of cuDNN"
 
 
+def peak_memory_rate(properties):
+    """Bytes a second at the GPU's peak: the memory clock (kHz; double data
+    rate) times the bus width (bits). H100 SXM: 2619 MHz x 5120 bits, 3.35
+    TB/s."""
+    return 2 * properties.memory_clock_rate * 1e3 * properties.memory_bus_width / 8
+
+
+def bytes_floor_us(launch_bytes, memory_rate):
+    """The least time a launch that moves `launch_bytes` can take, in µs."""
+    return launch_bytes / memory_rate * 1e6
+
+
 
 def hooked_forward(name, device, dtype, types, record):
     """Runs the torchvision model (random weights, eval, channels_last) once
     at batch 1 (cheap on the CPU) with record(qualname, module, inputs,
     output) hooked on every module of `types`: in execution order."""
+    # Here, not at the top: --retable needs neither torchvision nor a GPU.
+    import torchvision
     if name not in torchvision.models.__dict__:
         raise ProfileError(f"torchvision.models has no '{name}'")
     torch.manual_seed(0)
@@ -392,7 +413,15 @@ def conv_class(covered):
     return "mixed" if len(kinds) > 1 else ("depthwise" if kinds.pop() else "dense")
 
 
-def measure(profile, convs, matched, launches, cache, with_bias):
+def with_floor(row, launch, memory_rate):
+    """`row` with the launch's bytes and, at `memory_rate` (bytes a second;
+    None: unknown), its bytes floor."""
+    row["bytes"] = launch["bytes"]
+    row["floor_us"] = bytes_floor_us(launch["bytes"], memory_rate) if memory_rate else None
+    return row
+
+
+def measure(profile, convs, matched, launches, cache, with_bias, memory_rate):
     rows = []
     for launch, indices in matched:
         covered = [convs[i] for i in indices]
@@ -421,6 +450,7 @@ def measure(profile, convs, matched, launches, cache, with_bias):
             "cudnn_fused_us": fused_ms * 1e3 if fused_ms is not None else None,
             "like_us": like_us, "like_ratio": kiln / like_us,
             "same_us": same_us, "same_ratio": kiln / same_us})
+        with_floor(rows[-1], launch, memory_rate)
     return rows
 
 
@@ -439,6 +469,12 @@ def summarize(rows, profile):
     summary["same_work"] = {"cudnn_us": same, "ratio": summary["kiln_us"] / same,
                             "within_1_2x": sum(1 for r in rows if r["same_ratio"] <= NEAR),
                             "over_1_2x": [r["launch"] for r in rows if r["same_ratio"] > NEAR]}
+    # Over 1.2x of cuDNN where 1.2x of cuDNN's time is under the bytes the
+    # launch moves at the GPU's peak memory rate: no kernel gets there.
+    summary["over_under_floor"] = [
+        r["launch"] for r in rows
+        if r["ratio"] > NEAR and r.get("floor_us") is not None
+        and NEAR * r["cudnn_us"] < r["floor_us"]]
     summary["worst"] = [r["launch"] for r in sorted(rows, key=lambda r: -r["ratio"])[:5]]
     # The worst ratios are often tiny convolutions that cost little: where
     # the time goes is listed apart.
@@ -456,11 +492,14 @@ def summarize(rows, profile):
 def markdown(profile, rows, summary):
     title = f"### {profile['model']}, batch {profile['batch']}"
     alone = summary["alone"]
+    floors = all(r.get("floor_us") is not None for r in rows)
     lines = [title, "",
              "| launch # | kiln ops | conv(s) | MFLOP | kiln µs | "
              + ("kiln in model µs | " if alone else "")
-             + "cuDNN µs | kiln/cuDNN | cuDNN fused µs | kiln/fused | kiln TFLOP/s |",
-             "|---|---|---|---|---|" + ("---|" if alone else "") + "---|---|---|---|---|"]
+             + "cuDNN µs | kiln/cuDNN | cuDNN fused µs | kiln/fused | kiln TFLOP/s |"
+             + (" bytes floor µs |" if floors else ""),
+             "|---|---|---|---|---|" + ("---|" if alone else "") + "---|---|---|---|---|"
+             + ("---|" if floors else "")]
     for r in rows:
         fused = (f"{r['cudnn_fused_us']:.1f} ({r['cudnn_fused']}) | {r['like_ratio']:.2f}x"
                  if r["cudnn_fused"] else "- | -")
@@ -468,7 +507,8 @@ def markdown(profile, rows, summary):
         lines.append(f"| {r['launch']} | {r['ops']} | {' + '.join(r['convs'])} | "
                      f"{r['conv_mflop']:.1f} | {r['kiln_us']:.1f} | {in_model}"
                      f"{r['cudnn_us']:.1f} | "
-                     f"{r['ratio']:.2f}x | {fused} | {r['kiln_tflops']:.1f} |")
+                     f"{r['ratio']:.2f}x | {fused} | {r['kiln_tflops']:.1f} |"
+                     + (f" {r['floor_us']:.1f} |" if floors else ""))
     by_launch = {r["launch"]: r for r in rows}
     if alone:
         share = (f" each alone; {summary['kiln_in_model_us']:.1f} µs in the model"
@@ -498,6 +538,14 @@ def markdown(profile, rows, summary):
               f"of {summary['launches']} within {NEAR}x"
               + (f" (over: {', '.join('#' + str(i) for i in summary['same_work']['over_1_2x'])})"
                  if summary['same_work']['over_1_2x'] else "") + "."]
+    over = [r["launch"] for r in rows if r["ratio"] > NEAR]
+    if floors and over:
+        under = summary["over_under_floor"]
+        lines.append(
+            f"- Over {NEAR}x of cuDNN's convolution alone: {len(over)}; of them "
+            f"{len(under)} move more bytes than {NEAR}x cuDNN's time allows at the GPU's "
+            f"peak memory rate ({summary['memory_rate'] / 1e12:.2f} TB/s)"
+            + (f": {', '.join('#' + str(i) for i in under)}" if under else "") + ".")
     for cls, s in summary["by_class"].items():
         lines.append(f"- {cls}: {s['launches']} launches, kiln {s['kiln_us']:.1f} µs, "
                      f"cuDNN {s['cudnn_us']:.1f} µs, {s['ratio']:.2f}x")
@@ -534,8 +582,18 @@ def main():
                              "alone)")
     parser.add_argument("--dry-run", action="store_true",
                         help="match launches to convolutions on the CPU, time nothing")
+    parser.add_argument("--memory-rate", type=float, metavar="TB/s",
+                        help="the peak memory rate for the bytes floors (default: the GPU's, "
+                             "from its memory clock and bus width)")
+    parser.add_argument("--retable", metavar="EARLIER.json",
+                        help="no GPU: the tables of an earlier run (its JSON, from the same "
+                             "profiles) written again, with the bytes floors")
     args = parser.parse_args()
+    memory_rate = args.memory_rate * 1e12 if args.memory_rate else None
 
+    if args.retable:
+        retable(args, memory_rate)
+        return
     if args.dry_run:
         header = "Dry run on the CPU (fp32 model, batch 1 scaled): matching only."
         device, dtype = "cpu", torch.float32
@@ -548,6 +606,8 @@ def main():
         # The profiles say how kiln was timed; the header says it for all.
         alone = all(timed_alone(p) for p in args.profiles)
         method = METHOD if alone else METHOD_IN_MODEL
+        if memory_rate is None:
+            memory_rate = peak_memory_rate(torch.cuda.get_device_properties(0))
         header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Timing: "
                   f"{method.replace('N calls', f'{args.launches} calls')}"
                   f"{'; cuDNN with a bias' if args.bias else '; cuDNN without a bias'}.")
@@ -574,8 +634,10 @@ def main():
                     for launch, indices in matched]
             summary = None
         else:
-            rows = measure(profile, convs, matched, args.launches, cache, args.bias)
+            rows = measure(profile, convs, matched, args.launches, cache, args.bias,
+                           memory_rate)
             summary = summarize(rows, profile)
+            summary["memory_rate"] = memory_rate
             pools = pool_rows(profile, match_pools(profile["launches"],
                                                    record_pools(profile["model"],
                                                                 profile["batch"], device,
@@ -587,15 +649,66 @@ def main():
         models.append({"model": profile["model"], "batch": profile["batch"],
                        "profile": path, "rows": rows, "summary": summary})
 
+    write(args, header, sections, models, skipped, memory_rate)
+
+
+def write(args, header, sections, models, skipped, memory_rate):
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(header + "\n\n" + "\n\n".join(sections) + "\n")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"header": header, "launches": args.launches, "dry_run": args.dry_run,
-                       "models": models, "skipped": skipped}, f, indent=1)
+                       "memory_rate": memory_rate, "models": models, "skipped": skipped},
+                      f, indent=1)
     if skipped:
         sys.exit(1)
+
+
+def retable(args, memory_rate):
+    """The tables of an earlier run's JSON again, each row given its launch's
+    bytes (from the same profiles) and its bytes floor at `memory_rate`."""
+    with open(args.retable) as f:
+        earlier = json.load(f)
+    if earlier.get("dry_run"):
+        sys.exit(f"conv_vs_cudnn: {args.retable} is a dry run: it has no timings")
+    if memory_rate is None:
+        memory_rate = earlier.get("memory_rate")
+    if memory_rate is None:
+        sys.exit(f"conv_vs_cudnn: {args.retable} names no memory rate: give --memory-rate")
+    header = earlier["header"] + (f" Bytes floors at {memory_rate / 1e12:.2f} TB/s, "
+                                  f"written again from {os.path.basename(args.retable)}.")
+    print(header + "\n")
+    by_model = {(m["model"], m["batch"]): m for m in earlier["models"]}
+    sections, models, skipped = [], [], []
+    for path in args.profiles:
+        try:
+            profile = parse_profile(path)
+        except ProfileError as error:
+            print(f"warning: {path}: skipped: {error}", file=sys.stderr)
+            skipped.append(path)
+            continue
+        entry = by_model.get((profile["model"], profile["batch"]))
+        launches = {launch["index"]: launch for launch in profile["launches"]}
+        if entry is None or any(r["launch"] not in launches or
+                                launches[r["launch"]]["kernel"] != r["kernel"]
+                                for r in entry["rows"]):
+            print(f"warning: {path}: skipped: not the profile of {args.retable}'s "
+                  f"{profile['model']} b{profile['batch']}", file=sys.stderr)
+            skipped.append(path)
+            continue
+        rows = [with_floor(dict(r), launches[r["launch"]], memory_rate) for r in entry["rows"]]
+        summary = summarize(rows, profile)
+        summary["memory_rate"] = memory_rate
+        summary["pools"] = entry["summary"].get("pools", [])
+        text = markdown(profile, rows, summary) + pool_markdown(summary["pools"])
+        print(text + "\n", flush=True)
+        sections.append(text)
+        models.append({"model": profile["model"], "batch": profile["batch"],
+                       "profile": path, "rows": rows, "summary": summary})
+    args.launches = earlier.get("launches", args.launches)
+    args.dry_run = False
+    write(args, header, sections, models, skipped, memory_rate)
 
 
 if __name__ == "__main__":

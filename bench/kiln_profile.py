@@ -60,7 +60,7 @@ def parse_profile(path):
                     "ops": [op.strip() for op in row["ops"].split(",")],
                     "shape": tuple(int(d) for d in row["shape"].split("x")),
                     "dtype": row["dtype"], "mflop": float(row["mflop"]),
-                    "kernel": row["kernel"]})
+                    "bytes": float(row["kib"]) * 1024, "kernel": row["kernel"]})
             elif launches and not line.lstrip().startswith("#"):
                 in_launches = False  # the report's closing totals
             continue
