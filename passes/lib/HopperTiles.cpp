@@ -124,21 +124,6 @@ constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadPointwise = 1.3;
 /// residual at 14 x 14, 15.3 -> 15.5).
 constexpr int64_t kTallPointwiseMaxWaves = 2;
 constexpr int64_t kTallPointwiseMinBusyPercent = 95;
-/// With the residual through the ring (wgmma-residual-ring), the waves
-/// rule above does not hold: the epilogue no longer reads the residual
-/// beside its accumulators, and 192-row tiles also win where their busiest
-/// block computes fewer outputs than the 128-row choice's, each weighted by
-/// its candidate's cost a column (the cost model's main-loop and epilogue
-/// steps leave out what the ring saves). Tuned launch by launch on the H100
-/// at batch 32 (2026-12-06, each layer's candidates alone, then side by
-/// side in the whole model): ResNet-50's 64 -> 256 + residual at 56 x 56
-/// (8 waves of 192 x 128) 46.3 -> 44.1 us, 256 -> 1024 at 14 x 14 (2 waves
-/// of 192 x 128) 11.8 -> 8.8, 512 -> 2048 at 7 x 7 (99 tiles of 192 x 192)
-/// 11.6 -> 9.9, EfficientNet-B0's 144 -> 24 at 56 x 56 (4 waves of 192 x
-/// 64) 18.2 -> 16.7; on the H200 the same morning 11.5 -> 8.9 and 10.6 ->
-/// 9.6. Where both fill one wave it stays 128 rows (MobileNetV3's 672 ->
-/// 112 at 14 x 14: 66 tiles of 192 x 64 against 98 of 128 x 64, the
-/// fastest).
 /// Split K across a cluster (--wgmma-split-k, off: about 3 us slower a
 /// launch where it applied, 2026-12-05): a main loop of at least this many
 /// k-steps, so that each block of a pair walks 4 or more beside the
@@ -448,8 +433,20 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       bestPerColumn = candidate.perColumn;
     }
   }
-  // 192 rows with the residual through the ring (above): admitted where the
-  // busiest block's weighted outputs are fewer than the 128-row choice's.
+  // With the residual through the ring (wgmma-residual-ring), the waves rule
+  // (kTallPointwiseMaxWaves) does not hold: the epilogue no longer reads the
+  // residual beside its accumulators, and 192-row tiles also win where their
+  // busiest block computes fewer outputs than the 128-row choice's, each
+  // weighted by its candidate's cost a column (the cost model's main-loop and
+  // epilogue steps leave out what the ring saves). Tuned launch by launch on the
+  // H100 at batch 32 (2026-12-06, each layer's candidates alone, then side by
+  // side in the whole model): ResNet-50's 64 -> 256 + residual at 56 x 56 (8
+  // waves of 192 x 128) 46.3 -> 44.1 us, 256 -> 1024 at 14 x 14 (2 waves of 192
+  // x 128) 11.8 -> 8.8, 512 -> 2048 at 7 x 7 (99 tiles of 192 x 192) 11.6 ->
+  // 9.9, EfficientNet-B0's 144 -> 24 at 56 x 56 (4 waves of 192 x 64) 18.2 ->
+  // 16.7; on the H200 the same morning 11.5 -> 8.9 and 10.6 -> 9.6. Where both
+  // fill one wave it stays 128 rows (MobileNetV3's 672 -> 112 at 14 x 14: 66
+  // tiles of 192 x 64 against 98 of 128 x 64, the fastest).
   for (const auto &[perColumn, tall] : tallRing) {
     const int64_t area = tall.tiles * tall.rows * tall.width;
     if (best.width != 0 &&
