@@ -649,16 +649,16 @@ def main():
         models.append({"model": profile["model"], "batch": profile["batch"],
                        "profile": path, "rows": rows, "summary": summary})
 
-    write(args, header, sections, models, skipped, memory_rate)
+    write(args, header, sections, models, skipped, memory_rate, args.launches, args.dry_run)
 
 
-def write(args, header, sections, models, skipped, memory_rate):
+def write(args, header, sections, models, skipped, memory_rate, launches, dry_run):
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(header + "\n\n" + "\n\n".join(sections) + "\n")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"header": header, "launches": args.launches, "dry_run": args.dry_run,
+            json.dump({"header": header, "launches": launches, "dry_run": dry_run,
                        "memory_rate": memory_rate, "models": models, "skipped": skipped},
                       f, indent=1)
     if skipped:
@@ -706,9 +706,8 @@ def retable(args, memory_rate):
         sections.append(text)
         models.append({"model": profile["model"], "batch": profile["batch"],
                        "profile": path, "rows": rows, "summary": summary})
-    args.launches = earlier.get("launches", args.launches)
-    args.dry_run = False
-    write(args, header, sections, models, skipped, memory_rate)
+    write(args, header, sections, models, skipped, memory_rate,
+          earlier.get("launches", args.launches), False)
 
 
 if __name__ == "__main__":

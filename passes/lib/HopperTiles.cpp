@@ -406,8 +406,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       return chosen;
     };
     if (pastResidualLimit) {
-      if (tile().residualRing)
-        feasible.push_back({cost, tile()});
+      if (WgmmaTile ringTile = tile(); ringTile.residualRing)
+        feasible.push_back({cost, ringTile});
       continue;
     }
     if (knobs.wgmmaCandidate >= 0)
@@ -418,8 +418,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     }
     if (tall && pointwiseConv && knobs.wgmmaRows == 0) {
       const int64_t area = blocks * candidate.rows * candidate.width;
-      if (residual && tile().residualRing)
-        tallRing.push_back({candidate.perColumn, tile()});
+      if (WgmmaTile tallTile = tile(); residual && tallTile.residualRing)
+        tallRing.push_back({candidate.perColumn, tallTile});
       const bool admitted =
           waves(blocks) <= kTallPointwiseMaxWaves && (!residual || candidate.width == 64) &&
           blocks * 100 >= waves(blocks) * multiprocessors * kTallPointwiseMinBusyPercent;
