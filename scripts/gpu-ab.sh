@@ -157,6 +157,11 @@
 #              kiln-run of ResNet-50. SETTINGS=ring keeps the rounds to
 #              the default, CHECK_MODELS=resnet50 to one model; SANITIZE=0
 #              leaves compute-sanitizer out
+#   attention-base  every attention kernel test, then the attention shapes
+#              at batch 32 and 1 and ViT-B/16, BERT and GPT-2 (kiln alone)
+#              compiled by an earlier build (gpu-bundle/base, gpu-pack.sh's
+#              KILN_BASE_COMPILE) and by this one, in turn, ROUNDS times
+#              (default 2)
 #   four-blocks  the attention tests with four blocks a multiprocessor, then
 #              the attention shapes at batch 32 and 1 and ViT-B/16, BERT and
 #              GPT-2 (kiln alone): default, --attention-blocks-per-sm=4 (the
@@ -188,7 +193,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -313,6 +318,25 @@ for part in "$@"; do
           --model "$model" --batch 32 --candidates 8 --rounds 2 --runs 30 \
           --setting "" --setting "--wgmma-blocks-per-sm=1" \
           --out "$out/tuning/${model}_b32.json" --markdown "$out/tuning/${model}_b32.md"
+      done ;;
+    attention-base)
+      base=$bundle/base
+      [ -x "$base/kiln-compile" ] || { echo "gpu-ab: $base/kiln-compile missing (KILN_BASE_COMPILE)" >&2; exit 2; }
+      TAIL=12 run attention-tests timeout 400 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*Attention*' || continue
+      for round in $(seq "${ROUNDS:-2}"); do
+        for build in base this; do
+          build_bin=$([ $build = base ] && echo "$base" || echo "$bin")
+          TAIL=8 run "attention-$build-$round" python3 "$root/bench/attention_vs_sdpa.py" \
+            "$build_bin" "$work/att-ab" --batches 32 1 \
+            --json "$out/attention-$build-$round.json" --markdown "$out/attention-$build-$round.md"
+        done
+      done
+      for build in base this; do
+        build_bin=$([ $build = base ] && echo "$base" || echo "$bin")
+        TAIL=12 run "models-$build" python3 "$root/bench/models_vs_torch.py" "$build_bin" \
+          "$work/models-ab" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
+          --rounds 3 --runs 30 --json "$out/models-$build.json"
       done ;;
     four-blocks)
       attention_ab '*AttentionWgmmaFourBlocks*' four default= four=--attention-blocks-per-sm=4 \

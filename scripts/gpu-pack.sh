@@ -40,6 +40,15 @@ strip "$bundle"/bin/* "$bundle"/lib/* 2>/dev/null || true
 # xz-compressed (23 -> ~5 MiB) and gpu-run.sh unpacks it for the lit step.
 xz -9 -f "$bundle"/lib/*.so*
 
+# KILN_BASE_COMPILE=PATH: an earlier build's kiln-compile travels too, as
+# base/kiln-compile beside this build's kiln-run, for gpu-ab.sh's parts
+# that time that build's kernels against this one's in the same run.
+if [ -n "${KILN_BASE_COMPILE:-}" ]; then
+  mkdir -p "$bundle/base"
+  cp "$KILN_BASE_COMPILE" "$bundle/base/kiln-compile"
+  strip "$bundle/base/kiln-compile" 2>/dev/null || true
+  xz -9 -f "$bundle/base/kiln-compile"
+fi
 # Binaries that drag in LLVM/MLIR shared libraries would not start there.
 for bin in "$bundle"/bin/*; do
   if ldd "$bin" 2>/dev/null | grep -qE 'lib(LLVM|MLIR)'; then

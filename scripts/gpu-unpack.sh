@@ -9,7 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/gpu-bundle/bin
-for packed in "$bin"/*.xz; do
+for packed in "$bin"/*.xz "$root"/gpu-bundle/base/*.xz; do
   [ -e "$packed" ] || continue
   tool=${packed%.xz}
   [ -x "$tool" ] && continue
@@ -19,3 +19,8 @@ for packed in "$bin"/*.xz; do
   chmod +x "$tool.partial"
   mv "$tool.partial" "$tool"
 done
+# An earlier build's kiln-compile (gpu-pack.sh's KILN_BASE_COMPILE) runs
+# with this build's kiln-run.
+if [ -x "$root/gpu-bundle/base/kiln-compile" ] && [ ! -e "$root/gpu-bundle/base/kiln-run" ]; then
+  ln -s ../bin/kiln-run "$root/gpu-bundle/base/kiln-run"
+fi

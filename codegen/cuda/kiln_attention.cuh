@@ -109,15 +109,34 @@ __host__ __device__ constexpr float log2e() { return 1.4426950408889634f; }
 /// -inf anyway, and unconditional reads of a mask that does not vary by
 /// row (a padding mask) are one load for the thread's rows, not one each
 /// (attention_wgmma with BERT's mask: 107 registers rather than 114).
-template <bool kCausal, typename Mask>
+/// kCheckKeys = false where the caller knows every key of the tile is at or
+/// under every row's last (a tile before a row's last: an FSEL a score less,
+/// and the key's index not computed where no mask reads it).
+template <bool kCausal, bool kCheckKeys = true, typename Mask>
 __device__ __forceinline__ float masked_score(float x, float scale, const Mask &mask, int i,
                                               int key, int Sq, int Sk) {
   x *= scale;
   if constexpr (Mask::kActive)
     x += mask(min(i, Sq - 1), min(key, Sk - 1));
-  if (key >= Sk || (kCausal && key > i))
+  if (kCheckKeys && (key >= Sk || (kCausal && key > i)))
     x = -INFINITY;
   return x;
+}
+
+/// Results of columns d and d + 1 of row i: one 32-bit store where the
+/// epilogue takes pairs (Epilogue::kPairs), two 16-bit ones otherwise (32
+/// stores of a 64-wide head's row pair, a thread's, where 16 do).
+template <typename Epilogue>
+__device__ __forceinline__ void store_columns(const Epilogue &epilogue, int i, int d, float first,
+                                              float second) {
+  if constexpr (Epilogue::kPairs) {
+    typename Epilogue::Values a, b;
+    epilogue.compute_pair(i, d, first, second, a, b);
+    epilogue.store_pair(i, d, a, b);
+  } else {
+    epilogue(i, d, first);
+    epilogue(i, d + 1, second);
+  }
 }
 
 /// One row's online-softmax step, the row spread over a quad of lanes:
@@ -132,7 +151,7 @@ __device__ __forceinline__ SoftmaxStep online_softmax_step(float tileMax, float 
   tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 2));
   const float newMax = fmaxf(rowMax, tileMax);
   const float shift = newMax == -INFINITY ? 0.0f : newMax * log2e();
-  const float correction = exp2f(rowMax * log2e() - shift);
+  const float correction = approx::exp2(rowMax * log2e() - shift);
   rowMax = newMax;
   return {shift, correction};
 }
@@ -294,7 +313,7 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
         for (int j = 0; j < kAttnBN / 8; ++j)
 #pragma unroll
           for (int c = 0; c < 2; ++c) {
-            const float p = exp2f(fmaf(s[j][2 * h + c], log2e(), -base));
+            const float p = approx::exp2(fmaf(s[j][2 * h + c], log2e(), -base));
             s[j][2 * h + c] = p;
             sum += p;
           }
@@ -352,8 +371,8 @@ __device__ __forceinline__ void flash_attention(const T *__restrict__ q, const T
     if (i < Sq)
 #pragma unroll
       for (int d = 0; d < kD / 8; ++d) {
-        epilogue(i, d * 8 + quad * 2, o[d][2 * h] * inverse);
-        epilogue(i, d * 8 + quad * 2 + 1, o[d][2 * h + 1] * inverse);
+        store_columns(epilogue, i, d * 8 + quad * 2, o[d][2 * h] * inverse,
+                      o[d][2 * h + 1] * inverse);
       }
   }
 }

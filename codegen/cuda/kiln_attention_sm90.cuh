@@ -123,11 +123,15 @@ template <typename T, int kD, bool kCausal, int kConsumers = 1> struct Attention
   __device__ __forceinline__ void issue_scores(float (&sc)[kChunks][8], const unsigned char *Qs,
                                                const unsigned char *Kt) const {
     clear_accumulators(sc);
+    // Each k-step's descriptors as the tile's and an offset
+    // (descriptor_plus): descriptor() of each address was a sixth of a
+    // tile's instructions.
+    const unsigned long long q0 = descriptor(Qs), k0 = descriptor(Kt);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk)
-      Wgmma<T, 16 * kChunks>::run(sc, descriptor(Qs + (kk / 4) * kBoxBytesQ + (kk % 4) * 32),
-                                  descriptor(Kt + (kk / 4) * kBoxBytesKV + (kk % 4) * 32));
+      Wgmma<T, 16 * kChunks>::run(sc, descriptor_plus(q0, (kk / 4) * kBoxBytesQ + (kk % 4) * 32),
+                                  descriptor_plus(k0, (kk / 4) * kBoxBytesKV + (kk % 4) * 32));
     wgmma_commit();
   }
 
@@ -135,17 +139,27 @@ template <typename T, int kD, bool kCausal, int kConsumers = 1> struct Attention
   /// (row0: registers i & 2 == 0, row1: the others), across the quad: the
   /// scores become P in place, the running max and sum move on, and
   /// `correction` is what O must be multiplied by before P V adds to it.
-  template <int kChunks, typename Mask>
+  /// kCheckKeys: see masked_score (false for a tile before the last).
+  ///
+  /// Without a mask and with a positive scale (the code generator's
+  /// literal, so the test folds), the scale goes into the exponent's FFMA
+  /// and the maximum is taken over the unscaled scores: max(s x) = s max(x)
+  /// for s > 0, and a score's FMUL less.
+  template <bool kCheckKeys, int kChunks, typename Mask>
   __device__ __forceinline__ void softmax(float (&sc)[kChunks][8], int n0, int Sq,
                                           int Sk, float scale, const Mask &mask,
                                           float (&correction)[2]) {
+    const bool scaleInExponent = !Mask::kActive && scale > 0.0f;
+    const float scoreScale = scaleInExponent ? 1.0f : scale;
+    const float exponentScale = scaleInExponent ? scale * log2e() : log2e();
 #pragma unroll
     for (int j = 0; j < kChunks; ++j)
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int r = (i & 2) ? row1 : row0;
         const int key = n0 + 16 * j + 8 * (i / 4) + 2 * quad() + (i & 1);
-        sc[j][i] = masked_score<kCausal>(sc[j][i], scale, mask, r, key, Sq, Sk);
+        sc[j][i] =
+            masked_score<kCausal, kCheckKeys>(sc[j][i], scoreScale, mask, r, key, Sq, Sk);
       }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -154,6 +168,8 @@ template <typename T, int kD, bool kCausal, int kConsumers = 1> struct Attention
       for (int j = 0; j < kChunks; ++j)
         tileMax = fmaxf(tileMax, fmaxf(fmaxf(sc[j][2 * h], sc[j][2 * h + 1]),
                                        fmaxf(sc[j][2 * h + 4], sc[j][2 * h + 5])));
+      if (scaleInExponent)
+        tileMax *= scale;
       const auto [shift, factor] = online_softmax_step(tileMax, rowMax[h]);
       float sum = 0.0f;
 #pragma unroll
@@ -161,7 +177,7 @@ template <typename T, int kD, bool kCausal, int kConsumers = 1> struct Attention
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           const int c = (k & 1) + 4 * (k >> 1); // 0, 1, 4, 5
-          const float p = exp2f(fmaf(sc[j][2 * h + c], log2e(), -shift));
+          const float p = approx::exp2(fmaf(sc[j][2 * h + c], exponentScale, -shift));
           sc[j][2 * h + c] = p;
           sum += p;
         }
@@ -198,10 +214,11 @@ template <typename T, int kD, bool kCausal, int kConsumers = 1> struct Attention
   template <int kChunks>
   __device__ __forceinline__ void issue_values(const unsigned (&p)[kChunks][4],
                                                const unsigned char *Vt) {
+    const unsigned long long v0 = descriptor_mn(Vt, kBoxBytesKV); // (see issue_scores)
     wgmma_fence();
 #pragma unroll
     for (int j = 0; j < kChunks; ++j)
-      WgmmaRegsTransB<T, kD>::run(o, p[j], descriptor_mn(Vt + j * 16 * 128, kBoxBytesKV));
+      WgmmaRegsTransB<T, kD>::run(o, p[j], descriptor_plus(v0, j * 16 * 128));
     wgmma_commit();
   }
 
@@ -215,9 +232,10 @@ template <typename T, int kD, bool kCausal, int kConsumers = 1> struct Attention
 #pragma unroll
         for (int j = 0; j < kD / 16; ++j)
 #pragma unroll
-          for (int k = 0; k < 4; ++k)
-            epilogue(i, 16 * j + 8 * (k >> 1) + 2 * quad() + (k & 1),
-                     o[j][2 * h + (k & 1) + 4 * (k >> 1)] * inverse);
+          for (int k = 0; k < 4; k += 2)
+            store_columns(epilogue, i, 16 * j + 8 * (k >> 1) + 2 * quad(),
+                          o[j][2 * h + 4 * (k >> 1)] * inverse,
+                          o[j][2 * h + 4 * (k >> 1) + 1] * inverse);
     }
   }
 };
@@ -317,10 +335,10 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
         tileMax = fmaxf(tileMax, slot[w * kAttnTailQueries + column(j)]);
       const float newMax = fmaxf(colMax[j], tileMax);
       const float shift = newMax == -INFINITY ? 0.0f : newMax * log2e();
-      const float factor = exp2f(colMax[j] * log2e() - shift);
+      const float factor = approx::exp2(colMax[j] * log2e() - shift);
       colMax[j] = newMax;
-      const float top = exp2f(fmaf(st[0][i], log2e(), -shift));
-      const float bottom = exp2f(fmaf(st[0][i + 2], log2e(), -shift));
+      const float top = approx::exp2(fmaf(st[0][i], log2e(), -shift));
+      const float bottom = approx::exp2(fmaf(st[0][i + 2], log2e(), -shift));
       colSum[j] = colSum[j] * factor + top + bottom;
 #pragma unroll
       for (int b = 0; b < kBoxes; ++b) {
@@ -385,6 +403,12 @@ __device__ __forceinline__ void attention_query_tail(unsigned char *Qs, unsigned
   }
 }
 
+/// Whether a tile's scores are checked against the last key (and, causal,
+/// each row's): a type, so that the unchecked tiles' code has no test.
+template <bool kCheck> struct KeyCheck {
+  static constexpr bool value = kCheck;
+};
+
 /// One (batch, head) as a block takes it: where its first query, key and
 /// value lie in their tensor maps (row, column of element 0), its mask and
 /// its epilogue. The code generator's functor builds it from the item's
@@ -440,7 +464,7 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
       wgmma_wait<0>();
       if (t == tiles - 1)
         releaseQ();
-      wg.softmax(sc, n0, Sq, Sk, scale, mask, correction);
+      wg.template softmax<true>(sc, n0, Sq, Sk, scale, mask, correction);
       wg.rescale(correction);
       Warpgroup::pack(sc, p);
       wg.issue_values(p, valuesOf(t));
@@ -466,12 +490,15 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
         barrier_arrive(&empty[stage(0)]);
       if (last == 0)
         releaseQ();
-      wg.softmax(scores, 0, Sq, Sk, scale, mask, correction);
+      wg.template softmax<true>(scores, 0, Sq, Sk, scale, mask, correction);
       Warpgroup::pack(scores, packed);
     };
     // Tile t's scores and softmax beside tile t - 1's P V (p, 64 keys;
     // whole: only the last tile may pass Sk, and lastValues zeroes its V).
-    auto nextScores = [&](int t, auto &scores, auto &packed) {
+    // checkKeys: KeyCheck<false> for a tile before the last, whose keys are
+    // all under Sk and (causal) under every row of the block, as 64-row
+    // blocks start at multiples of 64.
+    auto nextScores = [&](int t, auto &scores, auto &packed, auto checkKeys) {
       const int n0 = t * kAttnWgmmaBN;
       barrier_wait(&fullV[stage(t - 1)], phase(t - 1));
       barrier_wait(&full[stage(t)], phase(t));
@@ -483,7 +510,8 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
         barrier_arrive(&empty[stage(t)]);
       if (t == last)
         releaseQ();
-      wg.softmax(scores, n0, Sq, Sk, scale, mask, correction);
+      wg.template softmax<decltype(checkKeys)::value>(scores, n0, Sq, Sk, scale, mask,
+                                                      correction);
       wgmma_wait<0>(); // P V: O may be touched again
       pin_accumulators(wg.o);
       if (lane == 0)
@@ -516,15 +544,19 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
         firstScores(sc, p);
 #pragma unroll 1
         for (int t = 1; t < last; ++t)
-          nextScores(t, sc, p);
-        nextScores(last, narrowScores, narrowP);
+          nextScores(t, sc, p, KeyCheck<false>{});
+        nextScores(last, narrowScores, narrowP, KeyCheck<true>{});
       }
       lastValues(narrowP);
     } else {
       firstScores(sc, p);
 #pragma unroll 1
-      for (int t = 1; t < loopTiles; ++t)
-        nextScores(t, sc, p);
+      for (int t = 1; t < (Mask::kActive ? loopTiles : last); ++t)
+        nextScores(t, sc, p, KeyCheck<Mask::kActive>{});
+      // (A mask reads each score's key anyway, and a second body took
+      // BERT's padding-masked kernel past its 128 registers.)
+      if (!Mask::kActive && last > 0)
+        nextScores(last, sc, p, KeyCheck<true>{});
       lastValues(p);
     }
   }

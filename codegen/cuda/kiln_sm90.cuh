@@ -212,6 +212,16 @@ __device__ __forceinline__ unsigned long long descriptor(const void *p) {
          (1ull << 62);
 }
 
+/// A descriptor `bytes` further on (a multiple of 16) within the same
+/// shared memory: the 14-bit address field cannot carry out (shared memory
+/// ends under 2^18 bytes), so the low word's add is the whole of it, where
+/// descriptor() of the new address costs a mask, a shift and an OR, and a
+/// 64-bit add a carry.
+__device__ __forceinline__ unsigned long long descriptor_plus(unsigned long long d,
+                                                              unsigned bytes) {
+  return (d & 0xFFFFFFFF00000000ull) | (static_cast<unsigned>(d) + bytes / 16);
+}
+
 /// wgmma m64nNk16 into a warpgroup's N / 2 fp32 accumulators per thread,
 /// for the tile widths the selection stage may choose (64: convolutions of
 /// 64 output channels). kTransB = 1 reads B as an MN-major tile (a [K, N]

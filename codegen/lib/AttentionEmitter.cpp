@@ -310,6 +310,18 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                           std::to_string((*mergedStrides)[resultShape.size() - 2]) + "LL + d;\n"
                     : "";
   std::string epilogueName = name.str() + "_epilogue";
+  // Adjacent head columns stored as one 32-bit pair (the kernels' threads
+  // hold them so): every offset is a multiple of the head size, and so is
+  // each stride of a permuted output, whose head dimension stays last.
+  EpilogueFunctor epilogueFunctor{epilogueName, "int i, int d", "i, d",
+                                  "  long long base, outBase;\n",
+                                  "    const long long idx = base + (long long)i * " +
+                                      std::to_string(Dv) + "LL + d;\n" + outIndex};
+  epilogueFunctor.pairs =
+      Dv % 2 == 0 && (!mergedStrides ||
+                      llvm::all_of(llvm::drop_end(*mergedStrides),
+                                   [](int64_t stride) { return stride % 2 == 0; }));
+  epilogueFunctor.pairedIndex = "oidx";
   // The epilogue functor's initializer for the (batch, head) `index` numbers.
   auto epilogueInit = [&](const std::string &index) {
     return "{" + epilogueInitializers(group) + ", " +
@@ -376,11 +388,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
       (transposedTail ? "#define KILN_ATTENTION_QUERY_TAIL\n" : "") +
       (hopper ? "#include \"kiln_attention_sm90.cuh\"\n" : "#include \"kiln_attention.cuh\"\n") +
       sharedCheck + "\n" +
-      emitEpilogueFunctor(group,
-                          {epilogueName, "int i, int d", "i, d", "  long long base, outBase;\n",
-                           "    const long long idx = base + (long long)i * " +
-                               std::to_string(Dv) + "LL + d;\n" + outIndex},
-                          epilogue) +
+      emitEpilogueFunctor(group, epilogueFunctor, epilogue) +
       "\n" + (hopper ? wgmmaBlocksPreamble(wgmmaBlocks) : "") +
       kernelOpen(group, name, kernel.block, hopper ? 3 : 0,
                  /*minBlocks=*/hopper && wgmmaBlocks > 1 ? 2 : 1) +

@@ -172,13 +172,17 @@ struct EpilogueFunctor {
   /// loop loads it through its ring (kiln_gemm_sm90.cuh's kRingInput): the
   /// functor's last member points at it. Empty: none.
   std::string rowInputMap = "";
+  /// Another index `indexCode` defines (attention's permuted output, `oidx`)
+  /// that is even at an even column wherever `idx` is, for pairs.
+  std::string pairedIndex = "";
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);
 /// Whether the functor's two adjacent columns share one aligned store
 /// (`pairs`: the kernel's columns allow it): every result at the element's
-/// own index, a float one, unless KILN_EPILOGUE_PAIRS=0.
-bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue);
+/// own index (or `pairedIndex`), a float one, unless KILN_EPILOGUE_PAIRS=0.
+bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue,
+                         llvm::StringRef pairedIndex = "");
 /// Whether the epilogue runs on the accumulators' fragments (kFragments):
 /// column pairs, rows of whole 16-byte chunks (`chunks`), one 16-bit result
 /// and at most one row input, of 16 bits, as KILN_EPILOGUE_FRAGMENTS allows.

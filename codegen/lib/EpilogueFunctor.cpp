@@ -33,16 +33,18 @@ static std::string withoutRounding(const std::string &value, const std::string &
   return value.substr(prefix.size(), value.size() - prefix.size() - 2);
 }
 
-bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue) {
+bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue, llvm::StringRef pairedIndex) {
   // KILN_EPILOGUE_PAIRS=0 turns column pairs off: a diagnostic for timing
   // a kernel both ways on the GPU machine (the source, and so the kernel
   // cache's key, differs).
   const char *pairsSetting = std::getenv("KILN_EPILOGUE_PAIRS");
   pairs = pairs && !(pairsSetting && std::string(pairsSetting) == "0");
   // Two adjacent elements share one aligned store only at the element's
-  // own index and for a float result.
+  // own index (or one the caller knows is as aligned) and for a float
+  // result.
   for (const ElementCode::DeferredStore &store : epilogue.deferredStores)
-    pairs = pairs && store.at == "idx" && !store.integer;
+    pairs = pairs && (store.at == "idx" || (!pairedIndex.empty() && store.at == pairedIndex)) &&
+            !store.integer;
   return pairs;
 }
 
@@ -88,7 +90,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // store() rounds it to its type: a pair of adjacent columns then rounds
   // to a half2 in one instruction (store_pair).
   std::string values, returned, stores, pairStores;
-  const bool pairs = epilogueColumnPairs(functor.pairs, epilogue);
+  const bool pairs = epilogueColumnPairs(functor.pairs, epilogue, functor.pairedIndex);
   for (auto [position, store] : llvm::enumerate(epilogue.deferredStores)) {
     std::string field = "r" + std::to_string(position);
     values += std::string(store.integer ? " long long " : " float ") + field + ";";
@@ -96,8 +98,8 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     std::string out = "out" + std::to_string(store.result);
     stores += "    " + out + "[" + store.at + "] = kiln::from_float<" + store.type +
               ">(values." + field + ");\n";
-    pairStores += "    kiln::store_pair(" + out + " + idx, first." + field + ", second." + field +
-                  ");\n";
+    pairStores += "    kiln::store_pair(" + out + " + " + store.at + ", first." + field +
+                  ", second." + field + ");\n";
   }
   // A residual's tile is read only after the main loop, and under the
   // accumulators' register pressure ptxas issues those loads one at a time:

@@ -84,6 +84,23 @@ func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24
 
 // -----
 
+// An odd value head size: a row's even columns alternate between even and
+// odd indices, so no pairs.
+// CHECK-LABEL: // === kernel odd_values_k0
+//       CHECK:   static constexpr bool kPairs = false;
+//   CHECK-NOT:   kiln::store_pair
+//       CHECK:   kiln::simt_attention<__half, 16, 23, false>(
+func.func @odd_values(%q: tensor<2x9x16xf16>, %k: tensor<2x5x16xf16>, %v: tensor<2x5x23xf16>) -> tensor<2x9x23xf16> {
+  %0 = kiln.fusion attention ins(%q, %k, %v : tensor<2x9x16xf16>, tensor<2x5x16xf16>, tensor<2x5x23xf16>) -> tensor<2x9x23xf16> {
+  ^bb0(%a: tensor<2x9x16xf16>, %b: tensor<2x5x16xf16>, %c: tensor<2x5x23xf16>):
+    %o = kiln.attention %a, %b, %c scale = 0.25 : (tensor<2x9x16xf16>, tensor<2x5x16xf16>, tensor<2x5x23xf16>) -> tensor<2x9x23xf16>
+    kiln.yield %o : tensor<2x9x23xf16>
+  }
+  return %0 : tensor<2x9x23xf16>
+}
+
+// -----
+
 // Split heads read in place: q, k and v are slices of one QKV projection
 // [B, S, 3 * H * D] viewed as [B, H, S, D] (row stride 3 * H * D, offsets
 // 0, H * D, 2 * H * D), and the merge-heads permute of the result is stored
@@ -92,8 +109,10 @@ func.func @odd(%q: tensor<2x9x40xf16>, %k: tensor<2x5x40xf16>, %v: tensor<2x5x24
 //       CHECK:     const long long oidx = outBase + (long long)i * 768LL + d;
 //       CHECK:     return Values{
 //       CHECK:     out0[oidx] = kiln::from_float<__half>(values.r0);
-// The merged heads' stores are not at the element's own index: no pairs.
-//       CHECK:   static constexpr bool kPairs = false;
+// The merged heads' index is even at an even column (a row stride of 768,
+// offsets in whole heads): two adjacent columns in one store.
+//       CHECK:   static constexpr bool kPairs = true;
+//       CHECK:     kiln::store_pair(out0 + oidx, first.r0, second.r0);
 //       CHECK:   const {{kiln_[0-9A-F]+}}_epilogue epilogue{in0, out0, (0LL + (long long)blockIdx.y * 8192LL), (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 98304LL)};
 //       CHECK:   kiln::flash_attention<__half, 64, false, 4>(in0 + (0LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (768LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), in0 + (1536LL + (long long)(blockIdx.y % 12u) * 64LL + (long long)(blockIdx.y / 12u) * 294912LL), 2304LL, 2304LL, 2304LL, 128, 128,
 func.func @qkv(%x: tensor<2x128x2304xf16>) -> tensor<2x128x12x64xf16> {
