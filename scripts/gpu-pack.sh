@@ -59,7 +59,7 @@ done
 # Tools that only a few steps run travel compressed too (about a quarter of
 # their size); scripts/gpu-unpack.sh restores them there.
 xz -9 -f "$bundle"/bin/kiln-api-example "$bundle"/bin/kiln-kernel-library "$bundle"/bin/kiln-compile-times \
-  "$bundle"/bin/kiln-translate
+  "$bundle"/bin/kiln-translate "$bundle"/bin/kiln-opt
 # What travels is the bundle and the tracked tree together.
 size=$(( $(du -sb "$bundle" | cut -f1) / 1048576 + 1 ))
 tree=$(( $(cd "$root" && git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1) / 1048576 + 1 ))

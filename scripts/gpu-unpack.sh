@@ -3,7 +3,7 @@
 #
 # On the GPU machine: scripts/gpu-pack.sh ships the tools that only a few
 # steps need (kiln-api-example, kiln-kernel-library, kiln-compile-times,
-# kiln-translate) xz-compressed, to keep the bundle and the tree within the 64 MiB that may
+# kiln-translate, kiln-opt) xz-compressed, to keep the bundle and the tree within the 64 MiB that may
 # travel. This unpacks them beside the others, once; the scripts that call
 # them run it first.
 set -euo pipefail
