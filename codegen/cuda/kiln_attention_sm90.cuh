@@ -481,7 +481,8 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
     asm volatile("" : "+r"(loopTiles));
     const int last = loopTiles - 1;
     // Tile 0's scores and softmax alone (O is still zero: no rescale).
-    auto firstScores = [&](auto &scores, auto &packed) {
+    // (checkKeys: as nextScores's.)
+    auto firstScores = [&](auto &scores, auto &packed, auto checkKeys) {
       barrier_wait(&full[stage(0)], phase(0));
       wg.issue_scores(scores, Qs, keysOf(0));
       wgmma_wait<0>();
@@ -490,7 +491,7 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
         barrier_arrive(&empty[stage(0)]);
       if (last == 0)
         releaseQ();
-      wg.template softmax<true>(scores, 0, Sq, Sk, scale, mask, correction);
+      wg.template softmax<decltype(checkKeys)::value>(scores, 0, Sq, Sk, scale, mask, correction);
       Warpgroup::pack(scores, packed);
     };
     // Tile t's scores and softmax beside tile t - 1's P V (p, 64 keys;
@@ -539,9 +540,9 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
       float narrowScores[1][8];
       unsigned narrowP[1][4];
       if (last == 0) {
-        firstScores(narrowScores, narrowP);
+        firstScores(narrowScores, narrowP, KeyCheck<true>{});
       } else {
-        firstScores(sc, p);
+        firstScores(sc, p, KeyCheck<false>{});
 #pragma unroll 1
         for (int t = 1; t < last; ++t)
           nextScores(t, sc, p, KeyCheck<false>{});
@@ -549,7 +550,11 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
       }
       lastValues(narrowP);
     } else {
-      firstScores(sc, p);
+      // (Without a mask only: see below.)
+      if (!Mask::kActive && last > 0)
+        firstScores(sc, p, KeyCheck<false>{});
+      else
+        firstScores(sc, p, KeyCheck<true>{});
 #pragma unroll 1
       for (int t = 1; t < (Mask::kActive ? loopTiles : last); ++t)
         nextScores(t, sc, p, KeyCheck<Mask::kActive>{});
