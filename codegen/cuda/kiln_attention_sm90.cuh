@@ -550,11 +550,9 @@ __device__ __forceinline__ void attention_block(const unsigned char *Qs, unsigne
       }
       lastValues(narrowP);
     } else {
-      // (Without a mask only: see below.)
-      if (!Mask::kActive && last > 0)
-        firstScores(sc, p, KeyCheck<false>{});
-      else
-        firstScores(sc, p, KeyCheck<true>{});
+      // (Checked: two bodies of the first tile, for one tile or more, had
+      // ptxas serialize the wgmmas of the kernels at a head size of 128.)
+      firstScores(sc, p, KeyCheck<true>{});
 #pragma unroll 1
       for (int t = 1; t < (Mask::kActive ? loopTiles : last); ++t)
         nextScores(t, sc, p, KeyCheck<Mask::kActive>{});
