@@ -152,15 +152,32 @@ template <typename T, int kD, bool kCausal, int kConsumers = 1> struct Attention
     const bool scaleInExponent = !Mask::kActive && scale > 0.0f;
     const float scoreScale = scaleInExponent ? 1.0f : scale;
     const float exponentScale = scaleInExponent ? scale * log2e() : log2e();
+    if constexpr (Mask::kPairs) {
+      // Registers i and i + 1 of an even i: keys 2 quad() and one more. An
+      // even Sk (the code generator's promise) keeps a pair clamped to
+      // Sk - 2 inside the mask.
 #pragma unroll
-    for (int j = 0; j < kChunks; ++j)
+      for (int j = 0; j < kChunks; ++j)
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const int r = (i & 2) ? row1 : row0;
-        const int key = n0 + 16 * j + 8 * (i / 4) + 2 * quad() + (i & 1);
-        sc[j][i] =
-            masked_score<kCausal, kCheckKeys>(sc[j][i], scoreScale, mask, r, key, Sq, Sk);
-      }
+        for (int i = 0; i < 8; i += 2) {
+          const int r = (i & 2) ? row1 : row0;
+          const int key = n0 + 16 * j + 8 * (i / 4) + 2 * quad();
+          const float2 m = mask.pair(min(r, Sq - 1), min(key, Sk - 2));
+          sc[j][i] = score_with_mask<kCausal, kCheckKeys>(sc[j][i], scale, m.x, r, key, Sk);
+          sc[j][i + 1] =
+              score_with_mask<kCausal, kCheckKeys>(sc[j][i + 1], scale, m.y, r, key + 1, Sk);
+        }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j)
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const int r = (i & 2) ? row1 : row0;
+          const int key = n0 + 16 * j + 8 * (i / 4) + 2 * quad() + (i & 1);
+          sc[j][i] =
+              masked_score<kCausal, kCheckKeys>(sc[j][i], scoreScale, mask, r, key, Sq, Sk);
+        }
+    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float tileMax = -INFINITY;

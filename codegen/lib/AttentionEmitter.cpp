@@ -275,9 +275,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
                                rows.rowStride, 64, 64));
   }
 
+  // Mask values two keys a load where the keys are the mask's contiguous
+  // last dimension, of even length: every row and (batch, head) offset is
+  // then a multiple of it, so an even key's pair is aligned.
+  const bool maskPairs = mask && shapeOf(mask).back() != 1 && shapeOf(mask).back() % 2 == 0;
   std::string maskType =
       mask ? "kiln::TensorMask<" +
-                 cudaType(cast<RankedTensorType>(mask.getType()).getElementType()) + ">"
+                 cudaType(cast<RankedTensorType>(mask.getType()).getElementType()) +
+                 (maskPairs ? ", true>" : ">")
            : "kiln::NoMask";
   auto maskInit = [&](const std::string &index) {
     return mask ? maskInitializer(mask, lead, index) : std::string("{}");

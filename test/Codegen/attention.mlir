@@ -7,8 +7,9 @@
 // where sm_90a would take attention_wgmma, attention-wgmma.mlir); fp32 and
 // other head sizes take simt_attention (16 queries per block). The leading
 // dimensions flatten into blockIdx.y; a boolean mask [B, 1, 1, Sk] is read
-// at a per-batch base with a query stride of 0, and the cast after the
-// attention rounds through fp16 first.
+// at a per-batch base with a query stride of 0 (a value a load: 197 keys,
+// an odd count), and the cast after the attention rounds through fp16
+// first.
 // CHECK-LABEL: // === kernel vit_k0 grid(4, 24, 1) block(128) shared(46080) inputs(4) outputs(1)
 //       CHECK: #include "kiln_attention.cuh"
 //       CHECK: static_assert(kiln::attention_shared_bytes(64, 4) == 46080,
@@ -33,9 +34,10 @@ func.func @vit(%q: tensor<2x12x197x64xf16>, %k: tensor<2x12x197x64xf16>, %v: ten
 // -----
 
 // Causal bf16 with head size 128 and a float mask [Sq, Sk] shared by every
-// (batch, head): base 0, a stride per query and per key.
+// (batch, head): base 0, a stride per query and per key. Its keys are
+// contiguous and even in number (1000): two mask values a load.
 // CHECK-LABEL: // === kernel gpt_k0 grid(16, 4, 1) block(128) shared(87040) inputs(4) outputs(1)
-//       CHECK:   const kiln::TensorMask<__nv_bfloat16> mask{in3, 0LL, 1000LL, 1LL};
+//       CHECK:   const kiln::TensorMask<__nv_bfloat16, true> mask{in3, 0LL, 1000LL, 1LL};
 //       CHECK:   kiln::flash_attention<__nv_bfloat16, 128, true, 4>(
 //  CHECK-SAME:     1000, 1000, 8.838834765e-02f, mask, epilogue);
 func.func @gpt(%q: tensor<4x1000x128xbf16>, %k: tensor<4x1000x128xbf16>, %v: tensor<4x1000x128xbf16>, %m: tensor<1000x1000xbf16>) -> tensor<4x1000x128xbf16> {
