@@ -72,8 +72,9 @@
 #   persistent-attention  the attention and residual-ring kernel tests
 #              (the persistent grid's cases, 3 K/V stages, the ring's
 #              repeats), then bench/attention_vs_sdpa.py at batch 32 and 1:
-#              default, --attention-persistent, and that with
-#              --attention-stages=3, two rounds interleaved; ViT-B/16, BERT
+#              default (a persistent grid), --attention-persistent=false (a
+#              block an item), and the default with --attention-stages=3,
+#              two rounds interleaved; ViT-B/16, BERT
 #              and GPT-2 at batch 32 and 1 each way (kiln alone, checked
 #              against PyTorch); Nsight Compute on the persistent ViT kernel
 #   attention-ncu  ViT-B/16's and BERT's attention at batch 32 timed against
@@ -146,7 +147,7 @@
 #              among them), then the attention shapes at batch 32 and 1 and
 #              ViT-B/16, BERT and GPT-2 (kiln alone): default, then
 #              --attention-rows=128 (two consumer warpgroups over one K/V
-#              ring at a head size of 64), then that persistent; Nsight
+#              ring at a head size of 64), then that a block an item; Nsight
 #              Compute on ViT's two-consumer kernel
 #   check-rounds  ResNet-50's check that moves between kiln-run processes: ViT-B/16
 #              then ResNet-50 at batch 32, 4 rounds (a process each), with
@@ -165,7 +166,7 @@
 #   four-blocks  the attention tests with four blocks a multiprocessor, then
 #              the attention shapes at batch 32 and 1 and ViT-B/16, BERT and
 #              GPT-2 (kiln alone): default, --attention-blocks-per-sm=4 (the
-#              cooperative schedule, 96 registers), that persistent; Nsight
+#              cooperative schedule, 96 registers), that a block an item; Nsight
 #              Compute on ViT's four-block kernel
 #   tune       bench/tune_layers.py on TUNE_MODELS (default: resnet50
 #              mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2) at
@@ -308,9 +309,8 @@ for part in "$@"; do
         --batches 32 --kiln-flag=--attention-wgmma=false --json "$out/attention-mma.json" \
         --markdown "$out/attention-mma.md" ;;
     persistent-attention)
-      attention_ab '*AttentionWgmma*:*ResidualRing*' persistent default= \
-        persistent=--attention-persistent \
-        "stages3=--attention-persistent --attention-stages=3" ;;
+      attention_ab '*AttentionWgmma*:*ResidualRing*' default default= \
+        per-item=--attention-persistent=false stages3=--attention-stages=3 ;;
     tune)
       mkdir -p "$out/tuning"
       for model in ${TUNE_MODELS:-resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2}; do
@@ -340,10 +340,10 @@ for part in "$@"; do
       done ;;
     four-blocks)
       attention_ab '*AttentionWgmmaFourBlocks*' four default= four=--attention-blocks-per-sm=4 \
-        "four-persistent=--attention-blocks-per-sm=4 --attention-persistent" ;;
+        "four-per-item=--attention-blocks-per-sm=4 --attention-persistent=false" ;;
     two-consumers)
       attention_ab '*AttentionWgmma*' rows128 default= rows128=--attention-rows=128 \
-        "rows128-persistent=--attention-rows=128 --attention-persistent" ;;
+        "rows128-per-item=--attention-rows=128 --attention-persistent=false" ;;
     attention-ncu)
       run attention-ncu python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att-ncu" \
         --batches 32 --shapes vit_b_16 bert --json "$out/attention-ncu.json" \

@@ -1,15 +1,15 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=false}))" | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-wgmma=false explain=true}))" 2>&1 | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=false}))" | FileCheck %s --check-prefix=COOP
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=false attention-persistent=false}))" | FileCheck %s --check-prefix=COOP
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-overlap=false targets=sm_80}))" | FileCheck %s --check-prefix=SM80
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=PERSISTENT
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-persistent=true multiprocessors=114}))" | FileCheck %s --check-prefix=PCIE
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-stages=3}))" | FileCheck %s --check-prefix=THREE
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 explain=true}))" 2>&1 | FileCheck %s --check-prefix=TWO
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 attention-persistent=true}))" | FileCheck %s --check-prefix=TWOPERSISTENT
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-persistent=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=FOUR
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true attention-persistent=false}))" 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" 2>&1 | FileCheck %s --check-prefix=PERSISTENT
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{multiprocessors=114}))" | FileCheck %s --check-prefix=PCIE
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-stages=3 attention-persistent=false}))" | FileCheck %s --check-prefix=THREE
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128 attention-persistent=false explain=true}))" 2>&1 | FileCheck %s --check-prefix=TWO
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-rows=128}))" | FileCheck %s --check-prefix=TWOPERSISTENT
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 explain=true}))" 2>&1 | FileCheck %s --check-prefix=FOUR
 // RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=3}))" 2>&1 | FileCheck %s --check-prefix=FOUR-ONLY
 // RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-rows=128}))" 2>&1 | FileCheck %s --check-prefix=FOUR-ROWS
 // RUN: not kiln-opt %s --pass-pipeline="builtin.module(func.func(kiln-select-kernels{attention-blocks-per-sm=4 attention-stages=3}))" 2>&1 | FileCheck %s --check-prefix=FOUR-STAGES
@@ -18,7 +18,8 @@
 // kernel's other images run the 4-warp mma.sync path), for head sizes 64
 // and 128 whose q, k and v are rows of a matrix (here packed [B, H, S, D] and the column slices of one
 // QKV projection); a head size of 32 keeps attention_mma, and so do other
-// GPUs and --attention-wgmma=false (which the remark names).
+// GPUs and --attention-wgmma=false (which the remark names). Runs with
+// attention-persistent=false give a block each item (no grid_limit).
 // WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>
 // WGMMA: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 128], schedule = overlapped>
 // WGMMA: kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 32]>
@@ -35,9 +36,10 @@
 // WHY: remark: attention_wgmma: head size 64, 64 queries a block, softmax overlapped with P V
 // WHY: remark: attention_wgmma: head size 128, 64 queries a block, softmax overlapped with P V
 // WHY: remark: attention_mma: head size 32, 64 queries a block; not attention_wgmma: head size 32 (64 or 128)
-// --attention-persistent: a grid of the blocks resident at once, three a
-// multiprocessor at a head size of 64 and two at 128 (132 of them on an
-// H100 or H200 SXM, 114 on an H100 PCIe); attention_mma is untouched.
+// By default (--attention-persistent) a grid of the blocks resident at
+// once, three a multiprocessor at a head size of 64 and two at 128 (132 of
+// them on an H100 or H200 SXM, 114 on an H100 PCIe); attention_mma is
+// untouched.
 // PERSISTENT: remark: attention_wgmma: head size 64, 64 queries a block, a persistent grid of 396, softmax overlapped with P V
 // PERSISTENT: kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 396, schedule = overlapped>
 // PERSISTENT: remark: attention_wgmma: head size 128, 64 queries a block, a persistent grid of 264, softmax overlapped with P V

@@ -375,9 +375,10 @@ func.func @narrow_tiles(%x: tensor<32x7x7x512xf16>, %w: tensor<512x3x3x512xf16>)
 
 // -----
 
-// Attention: fp16 with head size 64 on tensor cores, fp32 on SIMT.
+// Attention: fp16 with head size 64 on tensor cores (on Hopper a
+// persistent grid of three blocks a multiprocessor), fp32 on SIMT.
 // SM90-LABEL: func.func @attention(
-//       SM90:   kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], schedule = overlapped>
+//       SM90:   kiln.kernel = #kiln.kernel<variant = attention_wgmma, tile = [64, 64, 64], grid_limit = 396, schedule = overlapped>
 //       SM90:   kiln.kernel = #kiln.kernel<variant = attention_simt>
 // SM80-LABEL: func.func @attention(
 //       SM80:   kiln.kernel = #kiln.kernel<variant = attention_mma, tile = [64, 64, 64]>

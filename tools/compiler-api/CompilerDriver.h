@@ -91,7 +91,7 @@ struct KernelSelection {
   std::string kernelTuning;            // a tuning file's measured kernels (empty: none)
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V
-  bool attentionPersistent = false;    // its blocks walking query blocks of heads
+  bool attentionPersistent = true;     // its blocks walking query blocks of heads
   int64_t attentionStages = 0;         // its K/V ring: 0 (2), 2, or 3 at head size 64
   int64_t foldLayerNormBytes = kFoldLayerNormBytes; // layer norms this large into their linear
   int64_t mergeShortcutBytes = kMergeShortcutBytes; // projection shortcuts this large merged

@@ -278,8 +278,9 @@ cl::opt<bool> attentionPersistent(
     "attention-persistent",
     cl::desc("the Hopper attention on a persistent grid of the blocks resident at once, each "
              "walking query blocks of heads, the next one's Q and first K/V tiles loading "
-             "during this one's last (default false: a block for each 64 queries of a head)"),
-    cl::init(false), cl::cat(kilnCategory));
+             "during this one's last (default true; false: a block for each 64 queries of a "
+             "head)"),
+    cl::init(true), cl::cat(kilnCategory));
 cl::opt<int64_t> foldLayerNormBytes(
     "fold-layer-norm-bytes",
     cl::desc("an fp16 or bf16 layer norm whose output has at least this many bytes and "

@@ -663,7 +663,7 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
     Option<"attentionStages", "attention-stages", "int64_t", /*default=*/"0",
            "attention_wgmma's K/V ring: 0 (2 stages), 2, or 3 at a head size of 64 "
            "(a third tile of K and V in flight, 57 KiB a block)">,
-    Option<"attentionPersistent", "attention-persistent", "bool", /*default=*/"false",
+    Option<"attentionPersistent", "attention-persistent", "bool", /*default=*/"true",
            "attention_wgmma on a persistent grid (grid_limit: the blocks resident at "
            "once), each block walking query blocks of heads with the next one's Q "
            "and first K/V tiles loading during this one's last; false: a block "

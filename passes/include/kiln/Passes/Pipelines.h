@@ -167,7 +167,7 @@ struct GraphPipelineOptions
       *this, "attention-persistent",
       llvm::cl::desc("the Hopper attention on a persistent grid, each block walking "
                      "query blocks of heads"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<int64_t> foldLayerNormBytes{
       *this, "fold-layer-norm-bytes",
       llvm::cl::desc("an fp16 or bf16 layer norm with an output of at least this many bytes "
