@@ -38,6 +38,10 @@ using namespace kiln::codegen::detail;
 
 namespace {
 
+/// The epilogue's index into a merged-heads output (a permute of the
+/// attention's result stored in place).
+constexpr llvm::StringLiteral kMergedIndex = "oidx";
+
 ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
 
 /// Whether `shape` broadcasts to `target` without growing it.
@@ -229,7 +233,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
       if (mergedStrides && *mergedStrides != strides)
         return group.emitOpError("an attention kernel stores one permuted layout only");
       mergedStrides = strides;
-      epilogue.store(index, permute.getInput(), "oidx");
+      epilogue.store(index, permute.getInput(), kMergedIndex.str());
       continue;
     }
     if (shapeOf(value) != resultShape)
@@ -278,7 +282,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   // Mask values two keys a load where the keys are the mask's contiguous
   // last dimension, of even length: every row and (batch, head) offset is
   // then a multiple of it, so an even key's pair is aligned.
-  const bool maskPairs = mask && shapeOf(mask).back() != 1 && shapeOf(mask).back() % 2 == 0;
+  const int64_t maskKeys = mask ? shapeOf(mask).back() : 1;
+  const bool maskPairs = maskKeys != 1 && maskKeys % 2 == 0;
   std::string maskType =
       mask ? "kiln::TensorMask<" +
                  cudaType(cast<RankedTensorType>(mask.getType()).getElementType()) +
@@ -311,7 +316,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
   };
   SmallVector<int64_t> resultStrides = stridesOf(resultShape);
   std::string outIndex =
-      mergedStrides ? "    const long long oidx = outBase + (long long)i * " +
+      mergedStrides ? "    const long long " + kMergedIndex.str() + " = outBase + (long long)i * " +
                           std::to_string((*mergedStrides)[resultShape.size() - 2]) + "LL + d;\n"
                     : "";
   std::string epilogueName = name.str() + "_epilogue";
@@ -326,7 +331,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitAttention(FusionOp group, St
       Dv % 2 == 0 && (!mergedStrides ||
                       llvm::all_of(llvm::drop_end(*mergedStrides),
                                    [](int64_t stride) { return stride % 2 == 0; }));
-  epilogueFunctor.pairedIndex = "oidx";
+  epilogueFunctor.pairedIndex = kMergedIndex.str();
   // The epilogue functor's initializer for the (batch, head) `index` numbers.
   auto epilogueInit = [&](const std::string &index) {
     return "{" + epilogueInitializers(group) + ", " +

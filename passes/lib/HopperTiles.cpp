@@ -418,13 +418,14 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     }
     if (tall && pointwiseConv && knobs.wgmmaRows == 0) {
       const int64_t area = blocks * candidate.rows * candidate.width;
-      if (WgmmaTile tallTile = tile(); residual && tallTile.residualRing)
+      const WgmmaTile tallTile = tile();
+      if (residual && tallTile.residualRing)
         tallRing.push_back({candidate.perColumn, tallTile});
       const bool admitted =
           waves(blocks) <= kTallPointwiseMaxWaves && (!residual || candidate.width == 64) &&
           blocks * 100 >= waves(blocks) * multiprocessors * kTallPointwiseMinBusyPercent;
       if (admitted && fewerWaves(blocks, area))
-        bestTall = tile();
+        bestTall = tallTile;
       continue;
     }
     if (best.width == 0 || cost < bestCost) {
