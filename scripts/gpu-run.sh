@@ -8,7 +8,9 @@
 # copy back from a remote machine). Exit status: non-zero if
 # any check failed. Each step is stopped after STEP_TIMEOUT seconds (default
 # 300): a kernel that hangs (a barrier never completed) fails its step
-# instead of the whole run.
+# instead of the whole run. STEPS="name ..." runs only the named steps (the
+# names the log prints after ===; the machine and the test models are always
+# made), so that a run longer than one sitting on the GPU machine can be split.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
@@ -24,6 +26,7 @@ export PATH="$bundle/bin:$PATH"
 status=0
 step() {
   local name=$1; shift
+  if [ -n "${STEPS:-}" ] && [[ " machine make-models $STEPS " != *" $name "* ]]; then return 0; fi
   echo "=== $name"
   if timeout "${STEP_TIMEOUT:-300}" "$@" > "$out/$name.log" 2>&1; then
     echo "    PASS"; tail -n "${TAIL:-4}" "$out/$name.log" | sed 's/^/    /'
@@ -58,17 +61,17 @@ done
 # Its own limit: with the kernel cache cold, NVRTC compiles every kernel
 # first (over 300 s on the H100, 2026-12-06; under 100 s warm).
 STEP_TIMEOUT=${KERNEL_TESTS_TIMEOUT:-600} step kernels-gpu "$bundle/bin/kiln-kernels-gpu-tests"
-grep -E "rel L2|OK|FAILED|Failure|Expected|Which is" "$out/kernels-gpu.log" | head -80
+grep -E "rel L2|OK|FAILED|Failure|Expected|Which is" "$out/kernels-gpu.log" 2>/dev/null | head -80
 # The images other GPUs get, run on this one: the mma.sync fallbacks of the
 # Hopper kernel families, on the Hopper launch shapes.
 step kernels-gpu-sm80-images env KILN_GPU_TEST_ARCH=sm_80 "$bundle/bin/kiln-kernels-gpu-tests" \
   --gtest_filter='*ConvHopper*:*Conv1x1*:*Wgmma*:*Linear*'
-grep -E "OK|FAILED|Failure" "$out/kernels-gpu-sm80-images.log" | head -20
+grep -E "OK|FAILED|Failure" "$out/kernels-gpu-sm80-images.log" 2>/dev/null | head -20
 # The test models through the artifact and kiln-run, checked against PyTorch.
 TAIL=2 step models-kiln-run "$root/scripts/gpu-check-models.sh" "$bundle/bin" "$work" \
   mlp_f32 mlp_f16 ffn_f32 ffn_f16 ffn_tanh_f16 mlp_stack_f32 mlp_stack_f16 \
   ffn_f32@tf32 ffn_f32@fp16 mlp_stack_f32@bf16 ffn_large_f16
-grep -E "^---|check|bench|torch eager|error" "$out/models-kiln-run.log"
+grep -E "^---|check|bench|torch eager|error" "$out/models-kiln-run.log" 2>/dev/null
 # The production runtime: runtime-only build, threads, graphs, overlap, API.
 TAIL=200 step runtime "$root/scripts/gpu-runtime.sh" "$bundle/bin" "$work"
 # kiln's GEMM kernels against cuBLAS through torch, on the FFN's shapes.

@@ -312,14 +312,28 @@ def using_gpu(work):
     return MachineLock(work, exclusive=False)
 
 
+def dtype_of(precision):
+    return {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
+
+
+def settle_beyond_precision(row, precision):
+    """A failed check of the timed precision is beyond it when PyTorch's own
+    result in that precision is as far from fp32."""
+    if row.get(precision) == "FAIL":
+        verdict = beyond_precision(precision, row[f"{precision}_rel_l2"], row["torch_rel_l2"])
+        if verdict:
+            row[precision] = verdict
+
+
 def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeout, cores,
                timing_cpus):
     """Compiles the exported model at each precision, runs each artifact on
     the GPU on the example's inputs with `kiln-run --check` against
     PyTorch's fp32 result (computed on the CPU), and times the last
     precision's artifact beside PyTorch eager and torch.compile
-    reduce-overhead in that precision (fp16 and bf16; fp32 otherwise).
-    Results go into `row` as they come."""
+    reduce-overhead in that precision (fp16 and bf16; fp32 otherwise);
+    with `runs` 0 it times nothing (a check of the build alone, without
+    torch.compile's minute a model). Results go into `row` as they come."""
     from timing import median_ms
 
     reference = [t.float() for t in torch_in(example, torch.float32, "cpu")[0]]
@@ -361,7 +375,7 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
             feeds += ["--input", f"{spec['name']}={file}"]
         checks = [flag for i in range(len(reference))
                   for flag in ("--check", os.path.join(directory, f"ref{i}.npy"))]
-        timed = precision == precisions[-1]
+        timed = runs > 0 and precision == precisions[-1]
         with measuring(work, timing_cpus) if timed else using_gpu(work):
             out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, *checks,
                                   "--tolerance", str(TOLERANCE[precision])] +
@@ -381,18 +395,21 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
         if timed and wall:
             row["kiln_ms"] = float(wall.group(1))
         os.remove(artifact)
+    if runs == 0:
+        with using_gpu(work):
+            result = torch_in(example, dtype_of(precisions[-1]), "cuda")[0]
+        row["torch_rel_l2"] = rel_l2([t.float().cpu() for t in result], reference)
+        settle_beyond_precision(row, precisions[-1])
+        return
 
     # PyTorch in the timed precision, from a copy of the model on the GPU.
     precision = precisions[-1]
-    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
+    dtype = dtype_of(precision)
     row["torch_dtype"] = str(dtype).replace("torch.", "")
     with using_gpu(work):
         result, gpu_model, gpu_args, gpu_kwargs = torch_in(example, dtype, "cuda")
     row["torch_rel_l2"] = rel_l2([t.float().cpu() for t in result], reference)
-    if row.get(precision) == "FAIL":
-        verdict = beyond_precision(precision, row[f"{precision}_rel_l2"], row["torch_rel_l2"])
-        if verdict:
-            row[precision] = verdict
+    settle_beyond_precision(row, precision)
     with torch.no_grad():
         call = lambda: gpu_model(*gpu_args, **gpu_kwargs)  # noqa: E731
         with measuring(work, timing_cpus):
@@ -563,7 +580,8 @@ def main():
                         help="count kernels from torch.jit.trace and from torch.export (IR "
                              "only, no --verify): a .pt2 may not need more")
     parser.add_argument("--runs", type=int, default=100,
-                        help="with --run-on-gpu: synchronous calls timed per mode")
+                        help="with --run-on-gpu: synchronous calls timed per mode; 0 checks "
+                             "without timing anything")
     parser.add_argument("--jobs", type=int, default=1,
                         help="models prepared side by side (worker processes); checks and "
                              "timings take turns on the GPU")
