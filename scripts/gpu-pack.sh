@@ -2,10 +2,10 @@
 #===- scripts/gpu-pack.sh - collect what a GPU-machine run needs ----------===#
 #
 # Builds here, then copies the tools, the test binaries, FileCheck, not,
-# count and the lit package into gpu-bundle/ (git-ignored, at most 64 MiB:
-# what may travel to the GPU machine with the tree). Run it, then on the
-# GPU machine, with gpu-bundle/ carried along: scripts/gpu-run.sh or
-# scripts/gpu-bench.sh.
+# count, split-file and the lit package into gpu-bundle/ (git-ignored, at
+# most 64 MiB: what may travel to the GPU machine with the tree). Run it,
+# then on the GPU machine, with gpu-bundle/ carried along:
+# scripts/gpu-run.sh or scripts/gpu-bench.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
@@ -30,7 +30,8 @@ if cmake -S "$root/bench/peers" -B "$peers_build" -G Ninja -DCMAKE_BUILD_TYPE=Re
 else
   echo "gpu-pack: kiln-torch-peers did not build here; gpu-bench.sh will build it there" >&2
 fi
-cp /usr/lib/llvm-22/bin/FileCheck /usr/lib/llvm-22/bin/not /usr/lib/llvm-22/bin/count "$bundle/bin/"
+cp /usr/lib/llvm-22/bin/FileCheck /usr/lib/llvm-22/bin/not /usr/lib/llvm-22/bin/count \
+  /usr/lib/llvm-22/bin/split-file "$bundle/bin/"
 # Debian's FileCheck and not link libz3, which the GPU machine lacks.
 mkdir -p "$bundle/lib"
 cp -L "$(ldd /usr/lib/llvm-22/bin/FileCheck | awk '/libz3/ {print $3}')" "$bundle/lib/"
