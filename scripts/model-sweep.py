@@ -395,7 +395,7 @@ def run_on_gpu(row, bin_dir, work, name, example, path, precisions, runs, timeou
         if timed and wall:
             row["kiln_ms"] = float(wall.group(1))
         os.remove(artifact)
-    if runs == 0:
+    if runs <= 0:
         with using_gpu(work):
             result = torch_in(example, dtype_of(precisions[-1]), "cuda")[0]
         row["torch_rel_l2"] = rel_l2([t.float().cpu() for t in result], reference)
