@@ -185,6 +185,13 @@
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
 #              32 each launch alone with bench/conv_vs_cudnn.py (as `alone`)
+#   tall-handoff  the 192-row handoff's kernel tests (and the Hopper GEMM's
+#              other tests beside them), then bench/gemm_vs_torch.py --set
+#              transformer by default and with --wgmma-tall-handoff (the
+#              GELU up-projections on 192-row tiles whose GELU the producer
+#              warpgroup's idle warps run beside the next main loop), two
+#              rounds interleaved; then ViT-B/16, BERT and GPT-2 at batch 32
+#              and 1 (kiln alone, checked against PyTorch) each way
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -194,7 +201,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -291,6 +298,22 @@ for part in "$@"; do
     tests)
       TAIL=6 run kernel-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*TallTiles*' ;;
+    tall-handoff)
+      TAIL=6 run handoff-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*TallHandoff*:*TallTiles*:*LinearWgmma*'
+      for round in 1 2; do
+        for setting in default handoff; do
+          TAIL=14 run "gemm-$setting-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+            "$work/gemm-$setting" --set transformer --markdown "$out/gemm-$setting-$round.md" \
+            $([ $setting = handoff ] && echo --kiln-flag=--wgmma-tall-handoff)
+        done
+      done
+      for setting in default handoff; do
+        TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+          "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
+          --rounds 3 --runs 30 --json "$out/models-$setting.json" \
+          $([ $setting = handoff ] && echo --kiln-flag=--wgmma-tall-handoff)
+      done ;;
     gemm)
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"

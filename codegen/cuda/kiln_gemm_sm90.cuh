@@ -72,8 +72,17 @@ __host__ __device__ constexpr int staging_bytes(int rows, bool half = false) {
 /// (a GEMM's; an Operands policy sets its own).
 constexpr int kEpilogueRows = 8;
 /// The epilogue warpgroups' schedule: a tile's fp32 accumulators handed
-/// from the consumers to the epilogue warpgroups through shared memory.
-__host__ __device__ constexpr int handoff_bytes(int bn) { return kBM * bn * 4; }
+/// from the consumers to the epilogue warpgroups through shared memory, or
+/// on 192-row tiles (packed_handoff) its fp16 results before the
+/// epilogue's last ops, rows kBN + 8 halves apart (stmatrix's 16-byte rows
+/// then fall on distinct banks).
+__host__ __device__ constexpr bool packed_handoff(bool handoff, int rows) {
+  return handoff && rows == kTallRows;
+}
+__host__ __device__ constexpr int handoff_pitch(int bn) { return bn + 8; }
+__host__ __device__ constexpr int handoff_bytes(int bn, int rows = kBM) {
+  return rows == kTallRows ? rows * handoff_pitch(bn) * 2 : kBM * bn * 4;
+}
 /// A warp's slice of a 16-bit row input (a residual) for the fragments
 /// epilogue: 16 rows of 64 values at a pitch of 72.
 constexpr int kInputSliceBytes = 16 * (kStagingCols + 8) * 2;
@@ -105,8 +114,11 @@ __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff 
                                                int rows = kBM, bool secondInputs = false,
                                                bool prefetchInputs = false, int splitK = 1,
                                                bool halfStaging = false) {
-  return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows, halfStaging) +
-         (handoff ? handoff_bytes(bn) : 0) +
+  // The packed handoff is its epilogue warpgroup's staging too.
+  return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) +
+         (packed_handoff(handoff, rows) ? handoff_bytes(bn, rows)
+                                        : staging_bytes(rows, halfStaging) +
+                                              (handoff ? handoff_bytes(bn) : 0)) +
          rows / 16 * input_slices_per_warp(secondInputs, prefetchInputs) * kInputSliceBytes +
          split_partial_bytes(bn, splitK) + 1024;
 }
@@ -282,16 +294,26 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                float *workspace = nullptr) {
   static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
                 "wgmma tiles are 64, 128, 192 or 256 wide");
-  static_assert(kSchedule == Schedule::cooperative || kBN <= 128,
+  static_assert(kSchedule != Schedule::pingpong || kBN <= 128,
                 "a ping-pong warpgroup holds a whole tile: 64 or 128 wide");
   static_assert(kMulticast == 1 || kMulticast == 2, "clusters of 1 or 2 blocks");
   static_assert(kBlocksPerSM == 1 ||
                     (kBlocksPerSM == 2 && kBN == 64 && kSchedule == Schedule::cooperative),
                 "two blocks a multiprocessor take cooperative 64-wide tiles");
   constexpr bool kHandoff = kSchedule == Schedule::epilogue_warpgroups;
-  static_assert(!kHandoff || (kBN <= 128 && kMulticast == 1 && kBlocksPerSM == 1 && !kStreamK),
-                "the epilogue warpgroups take tiles 64 or 128 wide, one block a "
-                "multiprocessor, no cluster, no stream-K");
+  static_assert(!kHandoff || ((kBN <= 128 || Operands::kTileRows == kTallRows) &&
+                              kMulticast == 1 && kBlocksPerSM == 1 && !kStreamK),
+                "the epilogue warpgroups take tiles 64 or 128 wide (192 on 192 rows), one "
+                "block a multiprocessor, no cluster, no stream-K");
+  // 192 rows: three consumers hand the tile's fp16 results before the
+  // epilogue's last ops (a GELU) to the producer warpgroup's three idle
+  // warps, which apply them while the consumers run the next tile's main
+  // loop (the packed handoff).
+  constexpr bool kPackedHandoff = packed_handoff(kHandoff, Operands::kTileRows);
+  static_assert(!kPackedHandoff || (Epilogue::kPackedHandoff && kBN >= 128 && kSplitK == 1 &&
+                                    !Operands::kRowsByShuffle),
+                "a 192-row handoff takes GEMM tiles 128 or 192 wide whose epilogue ends in "
+                "steps on packed fp16 pairs (a GELU or a ReLU) without a row input");
   static_assert(!kStreamK || (kSchedule == Schedule::cooperative && kMulticast == 1 &&
                                kBlocksPerSM == 1),
                 "stream-K takes cooperative tiles, one block a multiprocessor, no cluster");
@@ -309,7 +331,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   constexpr int kRows = Operands::kTileRows;
   constexpr int kConsumers = kPingPong ? 2 : kRows / 64;
   static_assert(kRows == kBM || (kRows == kTallRows && kBN <= 192 &&
-                                 kSchedule == Schedule::cooperative && kMulticast == 1 &&
+                                 (kSchedule == Schedule::cooperative || kPackedHandoff) &&
+                                 kMulticast == 1 &&
                                  kBlocksPerSM == 1 && !kStreamK),
                 "192-row tiles are cooperative, at most 192 wide (96 accumulators a "
                 "thread), one block a multiprocessor, no cluster, no stream-K");
@@ -354,6 +377,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // consumer h to epilogue warpgroup h.
   constexpr int kStagingFloats = staging_bytes(kRows, kHalfStaging) / 4;
   float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + kStagingFloats);
+  // The packed handoff: the tile's rows of fp16 pairs, at the staging's place.
+  unsigned short *const packedHandoff = reinterpret_cast<unsigned short *>(stagingBase);
+  constexpr int kHandoffPitch = handoff_pitch(kBN);
   unsigned short *const secondInputs =
       reinterpret_cast<unsigned short *>(stagingBase + kStagingFloats);
   // Split K: the peer's partial sums of this block's kept rows, vector v of
@@ -461,7 +487,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // multiprocessor: the kernel is compiled to 168 a thread, the consumers
     // need up to 232; three consumers: 128 a thread, 24 for the producer
     // and 160 for them, where 152 spilled a GELU and residual epilogue).
-    if constexpr (kConsumers == 3)
+    // With the packed handoff (192 rows, the epilogue warpgroups' schedule)
+    // the producer's three idle warps run the epilogue's last ops, within
+    // 56 registers: the consumers take 152.
+    if constexpr (kPackedHandoff)
+      release_registers<56>();
+    else if constexpr (kConsumers == 3)
       release_registers<24>();
     else if constexpr (kBlocksPerSM == 1)
       release_registers<40>();
@@ -511,8 +542,34 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       else
         for (int tile = cluster; tile < tiles; tile += clusters)
           produce(tile, splitBegin, splitEnd);
+    } else if constexpr (kPackedHandoff) {
+      // Warps 1-3: each tile's last ops and stores while the consumers run
+      // the next tile's main loop, a 16-byte chunk (8 columns) of a row at
+      // a time, consecutive lanes along a row.
+      if (lane128 >= 32) {
+        constexpr int kChunks = kBN / 8, kEpilogueThreads = 96;
+        for (int tile = cluster; tile < tiles; tile += clusters) {
+          const int tileM = rowTile(tile), blockN = columns(tile);
+          named_barrier_sync(kHandoffFullBarrier, 384 + kEpilogueThreads);
+          for (int i = lane128 - 32; i < kRows * kChunks; i += kEpilogueThreads) {
+            const int r = i / kChunks, n = blockN + (i % kChunks) * 8, m = ops.row(tileM, r);
+            if (ops.stores(m) && n < N) {
+              uint4 chunk = *reinterpret_cast<const uint4 *>(packedHandoff + r * kHandoffPitch +
+                                                             (i % kChunks) * 8);
+              chunk.x = epilogue.finish_packed(m, n, chunk.x);
+              chunk.y = epilogue.finish_packed(m, n + 2, chunk.y);
+              chunk.z = epilogue.finish_packed(m, n + 4, chunk.z);
+              chunk.w = epilogue.finish_packed(m, n + 6, chunk.w);
+              store_global_16(epilogue.chunk_at(m, n), chunk);
+            }
+          }
+          // The consumers wait for this before their next tile's handoff.
+          if (tile + clusters < tiles)
+            named_barrier_arrive(kHandoffFreeBarrier, 384 + kEpilogueThreads);
+        }
+      }
     }
-  } else if (kHandoff && warpgroup >= 3) {
+  } else if (kHandoff && !kPackedHandoff && warpgroup >= 3) {
     // An epilogue warpgroup: the epilogues of its half of every tile, each
     // while the consumers run the next tile's main loop.
     claim_registers<104>();
@@ -538,7 +595,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         named_barrier_arrive(kHandoffFreeBarrier + half, 256);
     }
   } else {
-    if constexpr (kHandoff)
+    if constexpr (kPackedHandoff)
+      claim_registers<152>();
+    else if constexpr (kHandoff)
       claim_registers<112>();
     else if constexpr (kConsumers == 3)
       claim_registers<160>();
@@ -758,7 +817,36 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
         drain(previous);
-        if constexpr (kHandoff) {
+        if constexpr (kPackedHandoff) {
+          // The tile's results before the epilogue's last ops, rounded to
+          // fp16 pairs in the accumulators' layout and stored as rows by
+          // stmatrix, once the epilogue warps are done with the
+          // previous tile's.
+          if (j > 0)
+            named_barrier_sync(kHandoffFreeBarrier, 480);
+          const int warpRow = consumer * 64 + warp * 16;
+          const int top = ops.clamp_row(ops.row(tileM, warpRow + lane / 4)),
+                    bottom = ops.clamp_row(ops.row(tileM, warpRow + lane / 4 + 8));
+          // stmatrix: lane l gives row l % 8 of matrix l / 8 (a 16 x 16
+          // block's top-left, bottom-left, top-right, bottom-right 8 x 8).
+          unsigned short *rows = packedHandoff + warpRow * kHandoffPitch +
+                                 ((lane & 7) + 8 * ((lane >> 3) & 1)) * kHandoffPitch +
+                                 8 * (lane >> 4);
+#pragma unroll
+          for (int i = 0; i < kBN / 16; ++i) {
+            const float *q = d[0][i];
+            // Columns past N (a ragged last tile) are computed at the last
+            // pair and never stored.
+            const int n = blockN + 16 * i + 2 * (lane % 4);
+            const int left = min(n, N - 2), right = min(n + 8, N - 2);
+            const unsigned packed[4] = {epilogue.base_packed(top, left, q[0], q[1]),
+                                        epilogue.base_packed(bottom, left, q[2], q[3]),
+                                        epilogue.base_packed(top, right, q[4], q[5]),
+                                        epilogue.base_packed(bottom, right, q[6], q[7])};
+            stmatrix_x4(rows + 16 * i, packed);
+          }
+          named_barrier_arrive(kHandoffFullBarrier, 480);
+        } else if constexpr (kHandoff) {
           // Into the handoff once its epilogue warpgroup is done with the
           // previous tile's, then theirs.
           if (j > 0)

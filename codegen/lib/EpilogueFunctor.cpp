@@ -75,6 +75,16 @@ bool epilogueOnFragments(FusionOp group, const ElementCode &epilogue, bool pairs
           (fragmentsMode != "columns" && sixteenBits(rowInputType)));
 }
 
+bool epiloguePackedHandoff(FusionOp group, const ElementCode &epilogue,
+                           const EpilogueFunctor &functor) {
+  const bool pairs = epilogueColumnPairs(functor.pairs, epilogue, functor.pairedIndex);
+  // Steps that read no input (a GELU, a ReLU): the epilogue warps have
+  // the pair alone.
+  return epilogueOnFragments(group, epilogue, pairs, functor.chunks) && functor.halfSteps &&
+         epilogue.elementLoads.empty() && epilogue.deferredStores[0].type == "__half" &&
+         !epilogue.deferredStores[0].packedSteps.empty();
+}
+
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue) {
   std::string members;
@@ -173,6 +183,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   const bool packedSteps = fragments && functor.halfSteps &&
                            epilogue.deferredStores[0].type == "__half" &&
                            !epilogue.deferredStores[0].packedSteps.empty();
+  const bool packedHandoff = epiloguePackedHandoff(group, epilogue, functor);
   std::string fragmentMembers;
   if (fragments) {
     // compute_packed takes the two row-input elements packed as the kernel
@@ -214,6 +225,29 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
         call.replace(call.find('%'), 1, "packed");
         body += "    packed = " + call + ";\n";
       }
+    // The 192-row handoff's split of compute_packed: the consumers round
+    // each pair before the steps (base_packed) into the handoff, the
+    // producer warpgroup's idle warps apply the steps (finish_packed).
+    if (packedHandoff) {
+      fragmentMembers +=
+          "  __device__ __forceinline__ unsigned base_packed" + signature +
+          ", float acc0, float acc1) const {\n    return kiln::pack_pair<" + store.type +
+          ">(packed_base(" + functor.arguments + ", acc0), packed_base(" + functor.arguments +
+          " + 1, acc1));\n  }\n";
+      std::string steps;
+      for (const std::string &step : store.packedSteps) {
+        std::string call = step;
+        call.replace(call.find('%'), 1, "packed");
+        steps += "    packed = " + call + ";\n";
+      }
+      fragmentMembers += "  __device__ __forceinline__ unsigned finish_packed" + signature +
+                         ", unsigned packed) const {\n" + steps + "    return packed;\n  }\n";
+      // Where store_chunk would store (the warps store four finished pairs
+      // at once themselves).
+      fragmentMembers += "  __device__ __forceinline__ void *chunk_at" + signature + ") const {\n" +
+                         functor.indexCode + "    return out" + std::to_string(store.result) +
+                         " + idx;\n  }\n";
+    }
     fragmentMembers += "  __device__ __forceinline__ unsigned compute_packed" + signature +
                        ", float acc0, float acc1, unsigned inputs) const {\n" + body +
                        "    return packed;\n  }\n"
@@ -247,6 +281,8 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kPairs = " + (pairs ? "true" : "false") + ";\n" + computePair +
          "  static constexpr bool kFragments = " + (fragments ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
+         "  static constexpr bool kPackedHandoff = " + (packedHandoff ? "true" : "false") +
+         ";\n" +
          "  static constexpr bool kRowInputEarly = " +
          (rowInput && fragmentsMode != "late-residual" ? "true" : "false") + ";\n" +
          fragmentMembers +

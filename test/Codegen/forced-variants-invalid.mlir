@@ -81,9 +81,10 @@ func.func @wgmma_tile(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tens
 
 // -----
 
-// ...and 192 rows only as cooperative tiles at most 192 wide (three
-// consumer warpgroups, 96 accumulators a thread).
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative, with no multicast, one block a multiprocessor and no stream_k
+// ...and 192 rows only as cooperative tiles (or with the epilogue
+// warpgroups) at most 192 wide (three consumer warpgroups, 96 accumulators
+// a thread).
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative or with the epilogue warpgroups, with no multicast, one block a multiprocessor and no stream_k
 func.func @wgmma_tall_wide(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 256, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
@@ -95,7 +96,7 @@ func.func @wgmma_tall_wide(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) ->
 
 // -----
 
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative, with no multicast, one block a multiprocessor and no stream_k
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative or with the epilogue warpgroups, with no multicast, one block a multiprocessor and no stream_k
 func.func @wgmma_tall_pingpong(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 3, grid_limit = 132, schedule = pingpong>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
@@ -471,6 +472,19 @@ func.func @epilogue_warpgroups_wide(%x: tensor<128x768xf16>, %w: tensor<768x768x
     kiln.yield %l : tensor<128x768xf16>
   }
   return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// CHECK: error: a 192-row epilogue_warpgroups tile is 128 or 192 wide, got 64
+func.func @epilogue_warpgroups_tall_narrow(%x: tensor<300x768xf16>, %w: tensor<768x768xf16>) -> tensor<300x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 3, grid_limit = 4, schedule = epilogue_warpgroups>} -> tensor<300x768xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<768x768xf16>) -> tensor<300x768xf16>
+    %g = kiln.gelu %l : tensor<300x768xf16>
+    kiln.yield %g : tensor<300x768xf16>
+  }
+  return %0 : tensor<300x768xf16>
 }
 
 // -----

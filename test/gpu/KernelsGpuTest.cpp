@@ -305,6 +305,21 @@ static const std::vector<std::string> &tallWgmmaConfigs() {
   return configs;
 }
 
+/// 192-row tiles whose epilogue's last ops run in the producer warpgroup's
+/// idle warps (the packed handoff): 192 and 128 wide, one block walking
+/// every tile through a 2-stage ring (the handoff reused tile after tile),
+/// and more blocks than tiles.
+static const std::vector<std::string> &tallHandoffConfigs() {
+  static const std::vector<std::string> configs = {
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 3, "
+      "schedule = epilogue_warpgroups>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 2, grid_limit = 1, "
+      "schedule = epilogue_warpgroups>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132, "
+      "schedule = epilogue_warpgroups>"};
+  return configs;
+}
+
 /// The Hopper GEMM's forced configurations: each tile width, a short ring,
 /// and persistent grids smaller than the tile count.
 static const std::vector<std::string> &wgmmaConfigs() {
@@ -459,6 +474,20 @@ static const std::vector<std::string> &ringTakingConfigs() {
     return taking;
   }();
   return configs;
+}
+
+// The packed handoff: a bias and a GELU (its last op, on fp16 pairs) with
+// M, N and K off every tile multiple, and N past one tile by a ragged
+// 16-byte chunk's worth.
+TEST(KernelsGpu, LinearWgmmaTallHandoff) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : tallHandoffConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
+    expectMatchesReference(linear(700, 200, 200, "f16", kernel, /*residual=*/false));
+    expectMatchesReference(linear(129, 72, 72, "f16", kernel, /*residual=*/false));
+    expectMatchesReference(kiln::testing::linearGelu(300, 504, 712, "f16", kernel, "tanh"));
+  }
 }
 
 // The residual through the main loop's ring (kRingInput): the deeper rings
@@ -914,6 +943,8 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
     // epilogue's first instruction converted the accumulator (C7514).
     irs.push_back(biasFreeLinear(300, 504, 712, "f16", kernel));
   }
+  for (const std::string &kernel : tallHandoffConfigs())
+    irs.push_back(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
   for (const NarrowCase &c : narrowCases())
     irs.push_back(linear(c.m, c.n, c.k, c.type, narrowConfig(c.gridLimit)));
   irs.push_back(conv({3, 13, 11, 24, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,

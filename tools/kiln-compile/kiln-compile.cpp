@@ -224,6 +224,14 @@ cl::opt<int64_t> attentionBlocksPerSM(
              "running its softmax and products in turn, within 96 registers a thread; not "
              "yet timed)"),
     cl::init(0), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaTallHandoff(
+    "wgmma-tall-handoff",
+    cl::desc("Hopper GEMMs whose result ends in a GELU or a ReLU may take 192-row tiles whose "
+             "three consumers hand each tile's results, bias added and rounded to fp16, to "
+             "the producer warpgroup's idle warps, which apply the activation and store it "
+             "beside the next tile's main loop (where the cost model prefers them; default "
+             "false: not yet timed on the GPU machine)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> wgmmaCandidate(
     "wgmma-candidate",
     cl::desc("-1 (the default): each Hopper GEMM's and convolution's tile from the "
@@ -621,6 +629,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaCandidate = wgmmaCandidate;
   selection.kernelTuning = kernelTuning;
   selection.attentionBlocksPerSM = attentionBlocksPerSM;
+  selection.wgmmaTallHandoff = wgmmaTallHandoff;
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;
