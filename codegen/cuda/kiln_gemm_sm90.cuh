@@ -114,7 +114,7 @@ __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff 
                                                int rows = kBM, bool secondInputs = false,
                                                bool prefetchInputs = false, int splitK = 1,
                                                bool halfStaging = false) {
-  // The packed handoff is its epilogue warpgroup's staging too.
+  // The packed handoff is the epilogue warps' staging too.
   return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) +
          (packed_handoff(handoff, rows) ? handoff_bytes(bn, rows)
                                         : staging_bytes(rows, halfStaging) +

@@ -219,12 +219,15 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     }
     body += "    unsigned packed = kiln::pack_pair<" + store.type + ">(" + first + ", " + second +
             ");\n";
+    // Each step's call on `packed`, first step first.
+    std::string steps;
     if (packedSteps)
       for (const std::string &step : store.packedSteps) {
         std::string call = step;
         call.replace(call.find('%'), 1, "packed");
-        body += "    packed = " + call + ";\n";
+        steps += "    packed = " + call + ";\n";
       }
+    body += steps;
     // The 192-row handoff's split of compute_packed: the consumers round
     // each pair before the steps (base_packed) into the handoff, the
     // producer warpgroup's idle warps apply the steps (finish_packed).
@@ -234,12 +237,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
           ", float acc0, float acc1) const {\n    return kiln::pack_pair<" + store.type +
           ">(packed_base(" + functor.arguments + ", acc0), packed_base(" + functor.arguments +
           " + 1, acc1));\n  }\n";
-      std::string steps;
-      for (const std::string &step : store.packedSteps) {
-        std::string call = step;
-        call.replace(call.find('%'), 1, "packed");
-        steps += "    packed = " + call + ";\n";
-      }
       fragmentMembers += "  __device__ __forceinline__ unsigned finish_packed" + signature +
                          ", unsigned packed) const {\n" + steps + "    return packed;\n  }\n";
       // Where store_chunk would store (the warps store four finished pairs

@@ -233,8 +233,8 @@ static bool sixteenBitResidual(FusionOp group) {
 }
 
 /// Whether the group's one fp16 result ends in a GELU or a ReLU with no
-/// residual: what a 192-row tile's epilogue warpgroup takes, the consumers
-/// handing it the value before them rounded to fp16 pairs (the code
+/// residual: what a 192-row tile's epilogue warps take, the consumers
+/// handing them the value before it rounded to fp16 pairs (the code
 /// generator checks the epilogue itself).
 static bool endsInPairStep(FusionOp group) {
   if (group->getNumResults() != 1 || readsResidual(group) ||
@@ -353,7 +353,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     const bool tall = candidate.rows != 128;
     if (tall && (implicitConv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
       continue;
-    // 192 rows with the epilogue warpgroup: a GEMM whose result ends in a
+    // 192 rows with the epilogue warps: a GEMM whose result ends in a
     // GELU or a ReLU, without a batch.
     if (tall && candidate.handoff() && (conv || s.batch != 1 || !endsInPairStep(group)))
       continue;
