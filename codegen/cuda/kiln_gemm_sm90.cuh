@@ -827,11 +827,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           const int warpRow = consumer * 64 + warp * 16;
           const int top = ops.clamp_row(ops.row(tileM, warpRow + lane / 4)),
                     bottom = ops.clamp_row(ops.row(tileM, warpRow + lane / 4 + 8));
-          // stmatrix: lane l gives row l % 8 of matrix l / 8 (a 16 x 16
-          // block's top-left, bottom-left, top-right, bottom-right 8 x 8).
-          unsigned short *rows = packedHandoff + warpRow * kHandoffPitch +
-                                 ((lane & 7) + 8 * ((lane >> 3) & 1)) * kHandoffPitch +
-                                 8 * (lane >> 4);
+          unsigned short *rows =
+              packedHandoff + warpRow * kHandoffPitch + matrix_lane_offset(kHandoffPitch);
 #pragma unroll
           for (int i = 0; i < kBN / 16; ++i) {
             const float *q = d[0][i];

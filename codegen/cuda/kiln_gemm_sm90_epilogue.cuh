@@ -167,6 +167,15 @@ __device__ __forceinline__ unsigned short *row_input_slice(float *staging) {
   return reinterpret_cast<unsigned short *>(staging) + 16 * kFragmentPitch;
 }
 
+/// stmatrix and ldmatrix x4 on a 16 x 16 block of 16-bit values, rows
+/// `pitch` elements apart: lane l gives the address of row l % 8 of matrix
+/// l / 8, matrices 0..3 being the block's top-left, bottom-left, top-right
+/// and bottom-right 8 x 8. This lane's offset from the block's first.
+__device__ __forceinline__ int matrix_lane_offset(int pitch) {
+  const int lane = threadIdx.x % 32;
+  return ((lane & 7) + 8 * ((lane >> 3) & 1)) * pitch + 8 * (lane >> 4);
+}
+
 /// This lane's output rows of a warp's 16-row slice at the 16-byte row
 /// copies' four steps (4 rows a step, 8 lanes a row). With kRowsByShuffle,
 /// lane l % 16 holds row l % 16's in `laneRow`.
@@ -303,10 +312,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
   // before the main loop) where the caller put it.
   if (!inputSlice)
     inputSlice = row_input_slice(staging);
-  // stmatrix and ldmatrix: lane l gives the address of row l % 8 of matrix
-  // l / 8; matrices 0..3 are a 16 x 16 block's top-left, bottom-left,
-  // top-right and bottom-right 8 x 8.
-  const int blockOffset = ((lane & 7) + 8 * ((lane >> 3) & 1)) * kPitch + 8 * (lane >> 4);
+  const int blockOffset = matrix_lane_offset(kPitch);
   auto copy_input = [&](int c) {
     if constexpr (Epilogue::kRowInput)
       copy_row_input(ops, N, epilogue, inputSlice, chunkRows, blockN, c);

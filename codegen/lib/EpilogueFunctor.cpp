@@ -75,14 +75,22 @@ bool epilogueOnFragments(FusionOp group, const ElementCode &epilogue, bool pairs
           (fragmentsMode != "columns" && sixteenBits(rowInputType)));
 }
 
+/// Whether fragments (`fragments`) take the result's last ops on packed
+/// fp16 pairs (see emitEpilogueFunctor).
+static bool packedStepsOn(bool fragments, const EpilogueFunctor &functor,
+                          const ElementCode &epilogue) {
+  return fragments && functor.halfSteps && epilogue.deferredStores[0].type == "__half" &&
+         !epilogue.deferredStores[0].packedSteps.empty();
+}
+
 bool epiloguePackedHandoff(FusionOp group, const ElementCode &epilogue,
                            const EpilogueFunctor &functor) {
   const bool pairs = epilogueColumnPairs(functor.pairs, epilogue, functor.pairedIndex);
   // Steps that read no input (a GELU, a ReLU): the epilogue warps have
   // the pair alone.
-  return epilogueOnFragments(group, epilogue, pairs, functor.chunks) && functor.halfSteps &&
-         epilogue.elementLoads.empty() && epilogue.deferredStores[0].type == "__half" &&
-         !epilogue.deferredStores[0].packedSteps.empty();
+  return packedStepsOn(epilogueOnFragments(group, epilogue, pairs, functor.chunks), functor,
+                       epilogue) &&
+         epilogue.elementLoads.empty();
 }
 
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
@@ -180,10 +188,9 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // PyTorch computes them, in a quarter of the fp32 instructions, and the
   // GELU in a third (kiln_common.cuh's kiln::approx::gelu_half2: at most
   // 12.5 fp16 ulps off, where the fp32 form is 2).
-  const bool packedSteps = fragments && functor.halfSteps &&
-                           epilogue.deferredStores[0].type == "__half" &&
-                           !epilogue.deferredStores[0].packedSteps.empty();
-  const bool packedHandoff = epiloguePackedHandoff(group, epilogue, functor);
+  const bool packedSteps = packedStepsOn(fragments, functor, epilogue);
+  // epiloguePackedHandoff's rule, on what is computed here already.
+  const bool packedHandoff = packedSteps && epilogue.elementLoads.empty();
   std::string fragmentMembers;
   if (fragments) {
     // compute_packed takes the two row-input elements packed as the kernel

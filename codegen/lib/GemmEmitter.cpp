@@ -423,12 +423,15 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // results rounded to fp16 pairs before the epilogue's last ops, so
   // those ops must take the pair alone (kiln_gemm_sm90.cuh's packed
   // handoff).
+  // The functor's column rules, for it below and the checks before it: an
+  // even N pairs columns, N % 8 == 0 rows of 16-byte chunks (a Hopper or
+  // streaming main loop), no batch packed fp16 steps.
+  EpilogueFunctor columnRules;
+  columnRules.pairs = N % 2 == 0;
+  columnRules.chunks = (hopper || stream) && N % 8 == 0;
+  columnRules.halfSteps = batch == 1;
   if (handoff && tileRows != 128) {
-    EpilogueFunctor shape;
-    shape.pairs = N % 2 == 0;
-    shape.chunks = N % 8 == 0;
-    shape.halfSteps = batch == 1;
-    if (!epiloguePackedHandoff(group, epilogue, shape))
+    if (!epiloguePackedHandoff(group, epilogue, columnRules))
       return refuse("192-row tiles hand the producer warpgroup's idle warps their results as "
                     "fp16 pairs: "
                     "the epilogue must end in a GELU or a ReLU on one fp16 result, with no "
@@ -461,7 +464,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const bool ringInput =
       hopper && config.getResidualRing() && kMajorB && batch == 1 &&
       epilogue.elementLoads.size() == 1 &&
-      epilogueOnFragments(group, epilogue, epilogueColumnPairs(N % 2 == 0, epilogue), N % 8 == 0);
+      epilogueOnFragments(group, epilogue, epilogueColumnPairs(columnRules.pairs, epilogue),
+                          columnRules.chunks);
   const bool halfStaging =
       ringInput &&
       wgmmaSharedBytes(config.getTile()[1], config.getStages(), handoff, tileRows, secondInputs,
@@ -668,9 +672,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                            "    const long long idx = batchBase + (long long)m * " +
                                (runtimeSizes ? std::string("columns") : std::to_string(N) + "LL") +
                                " + n;\n",
-                           /*pairs=*/N % 2 == 0,
-                           /*chunks=*/(hopper || stream) && N % 8 == 0,
-                           /*halfSteps=*/batch == 1, ringInputMap},
+                           columnRules.pairs, columnRules.chunks, columnRules.halfSteps,
+                           ringInputMap},
                           epilogue) +
       "\n" + open +
       batchOffsets +

@@ -232,12 +232,12 @@ static bool sixteenBitResidual(FusionOp group) {
   return residuals.size() == 1 && sixteen(residuals.front().getType());
 }
 
-/// Whether the group's one fp16 result ends in a GELU or a ReLU with no
-/// residual: what a 192-row tile's epilogue warps take, the consumers
+/// Whether the group's one fp16 result ends in a GELU or a ReLU: with no
+/// residual, what a 192-row tile's epilogue warps take, the consumers
 /// handing them the value before it rounded to fp16 pairs (the code
 /// generator checks the epilogue itself).
 static bool endsInPairStep(FusionOp group) {
-  if (group->getNumResults() != 1 || readsResidual(group) ||
+  if (group->getNumResults() != 1 ||
       !cast<RankedTensorType>(group.getResult(0).getType()).getElementType().isF16())
     return false;
   Operation *yield = group.getBody().front().getTerminator();
@@ -354,8 +354,9 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     if (tall && (implicitConv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
       continue;
     // 192 rows with the epilogue warps: a GEMM whose result ends in a
-    // GELU or a ReLU, without a batch.
-    if (tall && candidate.handoff() && (conv || s.batch != 1 || !endsInPairStep(group)))
+    // GELU or a ReLU, without a batch or a residual.
+    if (tall && candidate.handoff() &&
+        (conv || s.batch != 1 || residual || !endsInPairStep(group)))
       continue;
     if (!tall && knobs.wgmmaRows == 192 && !implicitConv)
       continue;
