@@ -187,11 +187,13 @@
 #              32 each launch alone with bench/conv_vs_cudnn.py (as `alone`)
 #   tall-handoff  the 192-row handoff's kernel tests (and the Hopper GEMM's
 #              other tests beside them), then bench/gemm_vs_torch.py --set
-#              transformer by default and with --wgmma-tall-handoff (the
+#              transformer by default, with --wgmma-tall-handoff (the
 #              GELU up-projections on 192-row tiles whose GELU the producer
-#              warpgroup's idle warps run beside the next main loop), two
-#              rounds interleaved; then ViT-B/16, BERT and GPT-2 at batch 32
-#              and 1 (kiln alone, checked against PyTorch) each way
+#              warpgroup's idle warps run beside the next main loop) and
+#              with that and --wgmma-rows=192 (BERT's and GPT-2's 4096-row
+#              up-projections too); ViT-B/16, BERT and GPT-2 at batch 32
+#              and 1 (kiln alone, checked against PyTorch) by default and
+#              with the handoff; then the GEMM table's three settings again
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -301,19 +303,26 @@ for part in "$@"; do
     tall-handoff)
       TAIL=6 run handoff-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmma*'
-      for round in 1 2; do
-        for setting in default handoff; do
-          TAIL=14 run "gemm-$setting-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
-            "$work/gemm-$setting" --set transformer --markdown "$out/gemm-$setting-$round.md" \
-            $([ $setting = handoff ] && echo --kiln-flag=--wgmma-tall-handoff)
+      handoff_gemms() {
+        for setting in default handoff handoff192; do
+          local flags=()
+          case $setting in
+            handoff) flags=(--kiln-flag=--wgmma-tall-handoff) ;;
+            handoff192) flags=(--kiln-flag=--wgmma-tall-handoff --kiln-flag=--wgmma-rows=192) ;;
+          esac
+          TAIL=14 run "gemm-$setting-$1" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+            "$work/gemm-$setting" --set transformer --markdown "$out/gemm-$setting-$1.md" \
+            "${flags[@]}"
         done
-      done
+      }
+      handoff_gemms 1
       for setting in default handoff; do
         TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
           "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
           --rounds 3 --runs 30 --json "$out/models-$setting.json" \
           $([ $setting = handoff ] && echo --kiln-flag=--wgmma-tall-handoff)
-      done ;;
+      done
+      handoff_gemms 2 ;;
     gemm)
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"
