@@ -114,11 +114,13 @@ __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff 
                                                int rows = kBM, bool secondInputs = false,
                                                bool prefetchInputs = false, int splitK = 1,
                                                bool halfStaging = false) {
-  // The packed handoff is the epilogue warps' staging too.
+  // The packed handoff is the epilogue warps' staging too, and the
+  // consumers' for a block's last tile.
   return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) +
-         (packed_handoff(handoff, rows) ? handoff_bytes(bn, rows)
-                                        : staging_bytes(rows, halfStaging) +
-                                              (handoff ? handoff_bytes(bn) : 0)) +
+         (packed_handoff(handoff, rows)
+              ? (handoff_bytes(bn, rows) > staging_bytes(rows) ? handoff_bytes(bn, rows)
+                                                                : staging_bytes(rows))
+              : staging_bytes(rows, halfStaging) + (handoff ? handoff_bytes(bn) : 0)) +
          rows / 16 * input_slices_per_warp(secondInputs, prefetchInputs) * kInputSliceBytes +
          split_partial_bytes(bn, splitK) + 1024;
 }
@@ -544,28 +546,45 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           produce(tile, splitBegin, splitEnd);
     } else if constexpr (kPackedHandoff) {
       // Warps 1-3: each tile's last ops and stores while the consumers run
-      // the next tile's main loop, a 16-byte chunk (8 columns) of a row at
-      // a time, consecutive lanes along a row.
+      // the next tile's main loop (every tile of the block's but its last,
+      // which the consumers finish themselves: nothing runs beside it), a
+      // 16-byte chunk (8 columns) of a row at a time, consecutive lanes
+      // along a row, two chunks in flight a lane (one alone left the
+      // warps waiting on each chunk's shared-memory read and MUFU chain:
+      // about 10 us a tile on the H100, longer than the main loop).
       if (lane128 >= 32) {
-        constexpr int kChunks = kBN / 8, kEpilogueThreads = 96;
-        for (int tile = cluster; tile < tiles; tile += clusters) {
+        constexpr int kChunks = kBN / 8, kEpilogueThreads = 96, kInFlight = 2;
+        for (int tile = cluster; tile + clusters < tiles; tile += clusters) {
           const int tileM = rowTile(tile), blockN = columns(tile);
           named_barrier_sync(kHandoffFullBarrier, 384 + kEpilogueThreads);
-          for (int i = lane128 - 32; i < kRows * kChunks; i += kEpilogueThreads) {
-            const int r = i / kChunks, n = blockN + (i % kChunks) * 8, m = ops.row(tileM, r);
-            if (ops.stores(m) && n < N) {
-              uint4 chunk = *reinterpret_cast<const uint4 *>(packedHandoff + r * kHandoffPitch +
-                                                             (i % kChunks) * 8);
-              chunk.x = epilogue.finish_packed(m, n, chunk.x);
-              chunk.y = epilogue.finish_packed(m, n + 2, chunk.y);
-              chunk.z = epilogue.finish_packed(m, n + 4, chunk.z);
-              chunk.w = epilogue.finish_packed(m, n + 6, chunk.w);
-              store_global_16(epilogue.chunk_at(m, n), chunk);
+          for (int first = lane128 - 32; first < kRows * kChunks;
+               first += kInFlight * kEpilogueThreads) {
+            uint4 chunk[kInFlight];
+            int m[kInFlight], n[kInFlight];
+            bool stored[kInFlight];
+#pragma unroll
+            for (int u = 0; u < kInFlight; ++u) {
+              const int i = first + u * kEpilogueThreads, r = i / kChunks;
+              n[u] = blockN + (i % kChunks) * 8;
+              m[u] = ops.row(tileM, r);
+              stored[u] = i < kRows * kChunks && ops.stores(m[u]) && n[u] < N;
+              if (stored[u])
+                chunk[u] = *reinterpret_cast<const uint4 *>(packedHandoff + r * kHandoffPitch +
+                                                            (i % kChunks) * 8);
+            }
+#pragma unroll
+            for (int u = 0; u < kInFlight; ++u) {
+              if (!stored[u])
+                continue;
+              chunk[u].x = epilogue.finish_packed(m[u], n[u], chunk[u].x);
+              chunk[u].y = epilogue.finish_packed(m[u], n[u] + 2, chunk[u].y);
+              chunk[u].z = epilogue.finish_packed(m[u], n[u] + 4, chunk[u].z);
+              chunk[u].w = epilogue.finish_packed(m[u], n[u] + 6, chunk[u].w);
+              store_global_16(epilogue.chunk_at(m[u], n[u]), chunk[u]);
             }
           }
-          // The consumers wait for this before their next tile's handoff.
-          if (tile + clusters < tiles)
-            named_barrier_arrive(kHandoffFreeBarrier, 384 + kEpilogueThreads);
+          // The consumers wait for this before their next tile.
+          named_barrier_arrive(kHandoffFreeBarrier, 384 + kEpilogueThreads);
         }
       }
     }
@@ -824,6 +843,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           // previous tile's.
           if (j > 0)
             named_barrier_sync(kHandoffFreeBarrier, 480);
+          // The block's last tile: its whole epilogue here, through the
+          // staging (the handoff's place), since no main loop follows.
+          if (tile + clusters >= tiles) {
+            store(d, tileM, blockN, false, parity);
+            continue;
+          }
           const int warpRow = consumer * 64 + warp * 16;
           const int top = ops.clamp_row(ops.row(tileM, warpRow + lane / 4)),
                     bottom = ops.clamp_row(ops.row(tileM, warpRow + lane / 4 + 8));
