@@ -333,15 +333,14 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     if (anySchedule ? candidate.handoff() && !(tallHandoff && knobs.wgmmaTallHandoff)
                     : scheduleName(candidate.schedule) != schedule)
       continue;
-    // Past the residual's limit: only a tuner's candidate (wgmma-candidate),
-    // and only with the residual through the ring, where the epilogue
-    // reads it from shared memory instead of issuing global loads beside
-    // the accumulators (ResNet-50's 512 -> 2048 + residual at 7 x 7 in 128
-    // x 256 tiles: 168 registers, no spill). The cost model never takes it
-    // unmeasured.
+    // Past the residual's limit: only with the residual through the ring,
+    // where the epilogue reads it from shared memory instead of issuing
+    // global loads beside the accumulators (ResNet-50's 512 -> 2048 +
+    // residual at 7 x 7 in 128 x 256 tiles: 168 registers, no spill); the
+    // cost model's only where its tiles fill one wave at most (below).
     const bool pastResidualLimit =
         residual && candidate.accumulators() > kResidualMaxAccumulators;
-    if (pastResidualLimit && (knobs.wgmmaCandidate < 0 || !ringCarries))
+    if (pastResidualLimit && !ringCarries)
       continue;
     if (blocksPerSM == 2 && (candidate.width != kTwoBlockWidth ||
                              candidate.schedule != WgmmaSchedule::cooperative))
@@ -377,7 +376,17 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +
                        str(candidate.width) +
                        (multicast > 1 ? " multicast " + str(multicast) : "");
-    if (!pastResidualLimit)
+    // Past the residual's limit, the cost model's own choice only for a
+    // 1x1 convolution in one wave: measured there alone (kernel tuning on
+    // the H100, 2026-12-06, ResNet-50 at batch 32: 512 -> 2048 + residual at
+    // 7 x 7, 104 tiles of 128 x 256 against 99 of 192 x 192, 9.8 -> 9.0 us,
+    // the same in the whole model). Elsewhere the tuner's candidate alone:
+    // over more waves (the 64 -> 256 at 56 x 56, 784 tiles of 128 x 256,
+    // even with 192 x 128), and GEMMs, not measured (the FFN's 4096 x 1024
+    // x 4096 down-projection would take it).
+    const bool pastLimitOwn =
+        pastResidualLimit && pointwiseConv && blocks <= multiprocessors;
+    if (!pastResidualLimit || pastLimitOwn)
       considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
                     " tiles, " + str(n) + " a block";
     const int64_t blockOutputs = n * candidate.rows * candidate.width;
@@ -429,12 +438,16 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       return chosen;
     };
     if (pastResidualLimit) {
-      if (WgmmaTile ringTile = tile(); ringTile.residualRing)
+      const WgmmaTile ringTile = tile();
+      if (!ringTile.residualRing)
+        continue;
+      if (knobs.wgmmaCandidate >= 0)
         feasible.push_back({cost, ringTile});
-      continue;
-    }
-    if (knobs.wgmmaCandidate >= 0)
+      if (!pastLimitOwn)
+        continue;
+    } else if (knobs.wgmmaCandidate >= 0) {
       feasible.push_back({cost, tile()});
+    }
     if (!tall && (bestShort.width == 0 || cost < bestShortCost)) {
       bestShort = tile();
       bestShortCost = cost;

@@ -65,14 +65,16 @@ func.func @down_projections(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>,
 // those of the 128-row choice (128 x 64 ping-pong, 1.3 a column), fewest
 // waves first: 64 -> 256 (8 waves of 192 x 128 at 1.05 against 24 tiles of
 // 128 x 64), 256 -> 1024 (2 waves of 192 x 128 against 6 tiles; 192 x 192
-// as many waves with more padding) and 512 -> 2048 (one tile of 192 x 192
-// at 1.0 against 4 tiles). With the ring off, 64-wide ping-pong tiles of
+// as many waves with more padding). 512 -> 2048 takes 128 x 256, past the
+// residual's limit of accumulators but in one wave (104 tiles), where the
+// busiest block computes fewer outputs than in 192 x 192 (99 tiles). With
+// the ring off, 64-wide ping-pong tiles of
 // 6 stages copy the residual by rows (through a ping-pong tile's ring the
 // results moved from launch to launch: the dialect refuses it).
 // CHECK-LABEL: func.func @expands(
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132, residual_ring = true>
 //       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 4, grid_limit = 132, residual_ring = true>
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 99, residual_ring = true>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 4, grid_limit = 104, residual_ring = true>
 // OFF-LABEL: func.func @expands(
 //       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 //       OFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>

@@ -442,8 +442,8 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
 /// selection stage sizes them with the residual through the ring
 /// (residual_ring): the staging keeps its results' half alone. Several
 /// tiles a block (the ring wraps around tiles' k-steps and slices), 128
-/// and 192 rows; 128 x 256, past the residual's accumulator limit, a
-/// tuner's candidate with the ring alone.
+/// and 192 rows; 128 x 256, past the residual's accumulator limit, taken
+/// with the ring alone (a 1x1 convolution's in one wave, or a tuner's).
 static const std::vector<std::string> &residualRingConfigs() {
   static const std::vector<std::string> configs = {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 3, "
