@@ -559,6 +559,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           named_barrier_sync(kHandoffFullBarrier, 384 + kEpilogueThreads);
           for (int first = lane128 - 32; first < kRows * kChunks;
                first += kInFlight * kEpilogueThreads) {
+            // Both chunks' ops run unconditionally (zeros where a chunk is
+            // not stored), so that ptxas interleaves their MUFU chains
+            // instead of putting each behind a branch of its own.
             uint4 chunk[kInFlight];
             int m[kInFlight], n[kInFlight];
             bool stored[kInFlight];
@@ -568,20 +571,21 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
               n[u] = blockN + (i % kChunks) * 8;
               m[u] = ops.row(tileM, r);
               stored[u] = i < kRows * kChunks && ops.stores(m[u]) && n[u] < N;
-              if (stored[u])
-                chunk[u] = *reinterpret_cast<const uint4 *>(packedHandoff + r * kHandoffPitch +
-                                                            (i % kChunks) * 8);
+              chunk[u] = stored[u] ? *reinterpret_cast<const uint4 *>(
+                                         packedHandoff + r * kHandoffPitch + (i % kChunks) * 8)
+                                   : make_uint4(0, 0, 0, 0);
             }
 #pragma unroll
             for (int u = 0; u < kInFlight; ++u) {
-              if (!stored[u])
-                continue;
               chunk[u].x = epilogue.finish_packed(m[u], n[u], chunk[u].x);
               chunk[u].y = epilogue.finish_packed(m[u], n[u] + 2, chunk[u].y);
               chunk[u].z = epilogue.finish_packed(m[u], n[u] + 4, chunk[u].z);
               chunk[u].w = epilogue.finish_packed(m[u], n[u] + 6, chunk[u].w);
-              store_global_16(epilogue.chunk_at(m[u], n[u]), chunk[u]);
             }
+#pragma unroll
+            for (int u = 0; u < kInFlight; ++u)
+              if (stored[u])
+                store_global_16(epilogue.chunk_at(m[u], n[u]), chunk[u]);
           }
           // The consumers wait for this before their next tile.
           named_barrier_arrive(kHandoffFreeBarrier, 384 + kEpilogueThreads);
