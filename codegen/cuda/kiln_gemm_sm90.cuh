@@ -554,6 +554,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       // about 10 us a tile on the H100, longer than the main loop).
       if (lane128 >= 32) {
         constexpr int kChunks = kBN / 8, kEpilogueThreads = 96, kInFlight = 2;
+        static_assert(kRows * kChunks % (kInFlight * kEpilogueThreads) == 0,
+                      "every lane takes whole groups of chunks in flight");
         for (int tile = cluster; tile + clusters < tiles; tile += clusters) {
           const int tileM = rowTile(tile), blockN = columns(tile);
           named_barrier_sync(kHandoffFullBarrier, 384 + kEpilogueThreads);
@@ -570,7 +572,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
               const int i = first + u * kEpilogueThreads, r = i / kChunks;
               n[u] = blockN + (i % kChunks) * 8;
               m[u] = ops.row(tileM, r);
-              stored[u] = i < kRows * kChunks && ops.stores(m[u]) && n[u] < N;
+              stored[u] = ops.stores(m[u]) && n[u] < N;
               chunk[u] = stored[u] ? *reinterpret_cast<const uint4 *>(
                                          packedHandoff + r * kHandoffPitch + (i % kChunks) * 8)
                                    : make_uint4(0, 0, 0, 0);

@@ -417,12 +417,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const int64_t tileRows = hopper ? config.getTile()[0] : 128;
   if (hopper && tileRows != 128)
     threads = static_cast<unsigned>(128 * (1 + tileRows / 64));
-  // 192 rows with the epilogue warps (the producer warpgroup's three idle
-  // ones, so that the block keeps 512 threads and 128 registers a thread,
-  // which a 192-wide wgmma needs): the consumers hand them the
-  // results rounded to fp16 pairs before the epilogue's last ops, so
-  // those ops must take the pair alone (kiln_gemm_sm90.cuh's packed
-  // handoff).
   // The functor's column rules, for it below and the checks before it: an
   // even N pairs columns, N % 8 == 0 rows of 16-byte chunks (a Hopper or
   // streaming main loop), no batch packed fp16 steps.
@@ -430,6 +424,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   columnRules.pairs = N % 2 == 0;
   columnRules.chunks = (hopper || stream) && N % 8 == 0;
   columnRules.halfSteps = batch == 1;
+  // 192 rows with the epilogue warps (the producer warpgroup's three idle
+  // ones, so that the block keeps 512 threads and 128 registers a thread,
+  // which a 192-wide wgmma needs): the consumers hand them the
+  // results rounded to fp16 pairs before the epilogue's last ops, so
+  // those ops must take the pair alone (kiln_gemm_sm90.cuh's packed
+  // handoff).
   if (handoff && tileRows != 128) {
     if (!epiloguePackedHandoff(group, epilogue, columnRules))
       return refuse("192-row tiles hand the producer warpgroup's idle warps their results as "
