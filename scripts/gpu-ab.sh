@@ -185,6 +185,8 @@
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
 #              32 each launch alone with bench/conv_vs_cudnn.py (as `alone`)
+#   vendor-transformer  the GELU test, the GEMM and attention tables alone
+#   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
 #   tall-handoff  the 192-row handoff's kernel tests (and the Hopper GEMM's
 #              other tests beside them), then bench/gemm_vs_torch.py --set
 #              transformer by default, with --wgmma-tall-handoff (the
@@ -203,7 +205,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -251,8 +253,10 @@ cnn_launches_ab() { # name setting flag tabled rounds model...
 
 # The zoo at batch 32, each launch alone, then the CNNs' table against cuDNN.
 launches_alone() {
+  local -a models=(resnet50 mobilenet_v3_large efficientnet_b0)
+  [ "${1:-}" = cnn ] || models+=(vit_b_16 bert gpt2)
   run alone-models python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
-    --models resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2 --batches 32 \
+    --models "${models[@]}" --batches 32 \
     --kiln-only --profile --raw-dir "$out/raw-alone"
   run alone-conv python3 "$root/bench/conv_vs_cudnn.py" "$out/raw-alone/resnet50_b32.txt" \
     "$out/raw-alone/mobilenet_v3_large_b32.txt" "$out/raw-alone/efficientnet_b0_b32.txt" \
@@ -489,6 +493,14 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
         --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
       launches_alone ;;
+    vendor-transformer)
+      TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
+      run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
+        --set transformer --markdown "$out/gemm-default.md"
+      run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+        --batches 32 --json "$out/attention.json" --markdown "$out/attention.md" ;;
+    vendor-cnn)
+      launches_alone cnn ;;
     vendor-kernels)
       # The kernels cuBLAS runs on the transformer shapes, then hardware
       # counters of kiln's and cuBLAS's kernels side by side on the shapes
