@@ -69,7 +69,7 @@ template <typename S, int kNb, int kHb, int kWb> struct ConvOperands {
     sm90::tma_load_4d(dst, input, c0, tw * kWb * S::SW - S::PL + kw * S::DW,
                       th * kHb * S::SH - S::PT + kh * S::DH, tn * kNb, bar);
   }
-  __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
+  __device__ __forceinline__ void load_b(void *dst, int /*tileM*/, int blockN, int k,
                                          unsigned long long *bar) const {
     const int tap = k / kChannelBlocks, c0 = (k % kChannelBlocks) * sm90::kBK;
     sm90::tma_load_3d(dst, weight, c0, tap, blockN, bar);
@@ -128,7 +128,7 @@ struct ConcatConvOperands : ConvOperands<S, kNb, kHb, kWb> {
       sm90::tma_load_4d(dst, input1, (k - kBlocks0) * sm90::kBK, tw * kWb * P::SW1,
                         th * kHb * P::SH1, tn * kNb, bar);
   }
-  __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
+  __device__ __forceinline__ void load_b(void *dst, int /*tileM*/, int blockN, int k,
                                          unsigned long long *bar) const {
     sm90::tma_load_3d(dst, this->weight, weight_channel(k), 0, blockN, bar);
   }

@@ -237,6 +237,28 @@ __device__ __forceinline__ void mma_gemm_persistent(const T *__restrict__ A,
                                (tile % tilesN) * kMmaBN);
 }
 
+/// The Hopper matmul's fallback over `batches` matrices on its 1-D grid:
+/// tile t of batch t / (its tiles a batch), the operands at `offsets(z,
+/// aOffset, bOffset)` and the results at batchBase z * M * N.
+template <typename T, bool kBKMajor, typename Offsets, typename Epilogue>
+__device__ __forceinline__ void mma_gemm_persistent_batched(const T *__restrict__ A,
+                                                            const T *__restrict__ B, int M,
+                                                            int N, int K, int batches,
+                                                            const Offsets &offsets,
+                                                            const Epilogue &epilogue) {
+  const int tilesN = (N + kMmaBN - 1) / kMmaBN;
+  const int tiles = ((M + kMmaBM - 1) / kMmaBM) * tilesN;
+  for (long long t = blockIdx.x; t < static_cast<long long>(tiles) * batches; t += gridDim.x) {
+    const int z = static_cast<int>(t / tiles), tile = static_cast<int>(t % tiles);
+    long long aOffset, bOffset;
+    offsets(static_cast<long long>(z), aOffset, bOffset);
+    Epilogue batchEpilogue = epilogue;
+    batchEpilogue.batchBase = static_cast<long long>(z) * M * N;
+    mma_gemm_tile<T, kBKMajor>(A + aOffset, B + bOffset, M, N, K, batchEpilogue,
+                               (tile / tilesN) * kMmaBM, (tile % tilesN) * kMmaBN);
+  }
+}
+
 constexpr int kSimtBM = 64, kSimtBN = 64, kSimtBK = 16, kSimtThreads = 256;
 
 /// The SIMT tile loop over loaders: `loadA(m, k)` and `loadB(n, k)` return

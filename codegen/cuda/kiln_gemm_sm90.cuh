@@ -139,34 +139,57 @@ static_assert(kStreamKTileRows == kBM, "stream-K's partial tiles are the main lo
 ///    [K, N] B (matmul's right operand), loaded as kBN / 64 boxes of 64
 ///    columns x 64 k-rows, each 8 KiB of 128-byte rows: the MN-major layout
 ///    descriptor_mn describes, its 64-wide groups 8 KiB apart.
-///  - kBatched: 3-D maps with the batch outermost, the block's batch in
-///    `batchA` and `batchB` (0 for an operand broadcast over the batch).
-///    Each z-plane of the grid is one batch, so rows stay within it.
+///  - kBatched: `batches` matrices, 3-D maps with the batch outermost (an
+///    operand not `batchedA` / `batchedB` is read at batch 0 for all). The
+///    persistent blocks walk every batch's tiles as one run of row tiles,
+///    each batch's ceil(M / kRows) in turn, so a block's next tile may be
+///    the next batch's and its operands stream in during this epilogue (a
+///    bmm of K = 64 is one k-step a tile: a grid plane a batch paid a
+///    block's fill and drain every tile). A tile's rows stay within its
+///    batch: the output row of batch z's row m is z * M + m, and a row past
+///    its batch's M is past every batch's (never stored).
 template <int kBN, int kRows = kBM, bool kMnMajorB = false, bool kBatched = false>
 struct MatrixOperands {
   const TensorMap &mapA, &mapB;
   int M, K, N;
-  int batchA = 0, batchB = 0;
+  int batches = 1;
+  bool batchedA = false, batchedB = false;
   static constexpr int kTileRows = kRows;
   static constexpr bool kTransB = kMnMajorB;
   static constexpr unsigned kBytesA = tile_bytes_a(kRows);
   static constexpr int kEpilogueRows = sm90::kEpilogueRows;
   /// Whether row() is worth computing once per tile and lane and passing
-  /// around by shuffles (here it is one add).
-  static constexpr bool kRowsByShuffle = false;
+  /// around by shuffles: one add for one matrix; with a batch, a division
+  /// and a test whose registers spilled a 256-wide tile's GELU + residual
+  /// epilogue (NVRTC, sm_90a).
+  static constexpr bool kRowsByShuffle = kBatched;
   /// Bytes between the 64-column groups of an MN-major B stage.
   static constexpr unsigned kGroupBytes = 64 * kBK * 2;
-  __device__ __forceinline__ int tiles_m() const { return (M + kRows - 1) / kRows; }
+  /// Row tiles of one matrix, and of the whole launch.
+  __device__ __forceinline__ int tiles_per_batch() const { return (M + kRows - 1) / kRows; }
+  __device__ __forceinline__ int tiles_m() const {
+    return kBatched ? batches * tiles_per_batch() : tiles_per_batch();
+  }
+  /// The batch of row tile tileM (0 without one).
+  __device__ __forceinline__ int batch_of(int tileM) const {
+    return kBatched ? tileM / tiles_per_batch() : 0;
+  }
+  /// Output rows of the whole launch.
+  __device__ __forceinline__ int rows() const { return kBatched ? batches * M : M; }
   __device__ __forceinline__ int k_tiles() const { return (K + kBK - 1) / kBK; }
   __device__ __forceinline__ void load_a(void *dst, int tileM, int k,
                                          unsigned long long *bar) const {
-    if constexpr (kBatched)
-      tma_load_3d(dst, mapA, k * kBK, tileM * kRows, batchA, bar);
-    else
+    if constexpr (kBatched) {
+      const int z = batch_of(tileM);
+      tma_load_3d(dst, mapA, k * kBK, (tileM - z * tiles_per_batch()) * kRows,
+                  batchedA ? z : 0, bar);
+    } else {
       tma_load_2d(dst, mapA, k * kBK, tileM * kRows, bar);
+    }
   }
-  __device__ __forceinline__ void load_b(void *dst, int blockN, int k,
+  __device__ __forceinline__ void load_b(void *dst, int tileM, int blockN, int k,
                                          unsigned long long *bar) const {
+    const int batchB = kBatched && batchedB ? batch_of(tileM) : 0;
     if constexpr (kMnMajorB) {
       // A group wholly past N is loaded from the last group in bounds
       // instead: its columns are never stored, and every box then lies
@@ -203,11 +226,18 @@ struct MatrixOperands {
     else
       return descriptor(b + kk * 16);
   }
-  /// The output row of row r of row tile tileM (M or more past the end);
-  /// a row the epilogue may read at; whether it is stored.
-  __device__ __forceinline__ int row(int tileM, int r) const { return tileM * kRows + r; }
-  __device__ __forceinline__ int clamp_row(int m) const { return min(m, M - 1); }
-  __device__ __forceinline__ bool stores(int m) const { return m < M; }
+  /// The output row of row r of row tile tileM (rows() or more past the
+  /// end); a row the epilogue may read at; whether it is stored.
+  __device__ __forceinline__ int row(int tileM, int r) const {
+    if constexpr (kBatched) {
+      const int z = batch_of(tileM), m = (tileM - z * tiles_per_batch()) * kRows + r;
+      return m < M ? z * M + m : rows() + m;
+    } else {
+      return tileM * kRows + r;
+    }
+  }
+  __device__ __forceinline__ int clamp_row(int m) const { return min(m, rows() - 1); }
+  __device__ __forceinline__ bool stores(int m) const { return m < rows(); }
 };
 
 /// How the two consumer warpgroups share the tiles.
@@ -519,7 +549,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                  blockN + rank * kRowsB, k, &full[stage],
                                  static_cast<unsigned short>((1u << kMulticast) - 1));
           else
-            ops.load_b(tilesB + stage * (kBN * kBK), blockN, k, &full[stage]);
+            ops.load_b(tilesB + stage * (kBN * kBK), tileM, blockN, k, &full[stage]);
         }
         if constexpr (kRingInput) {
           // A slice wholly past N comes from the last one in bounds (never
@@ -941,22 +971,24 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
       MatrixOperands<kBN, kRows>{mapA, mapB, M, K, N}, N, epilogue, workspace);
 }
 
-/// matmul and bmm: B [K, N] (kMnMajorB) or [N, K], a batch on the grid's z
-/// planes (kBatched) where each operand is batched (`batchedA`, `batchedB`)
-/// or broadcast over it. No cluster: a multicast B would be shared by row
-/// tiles of one batch only.
+/// matmul and bmm: B [K, N] (kMnMajorB) or [N, K], `batches` matrices
+/// (kBatched) where each operand is batched (`batchedA`, `batchedB`) or
+/// broadcast over it, their tiles walked by one persistent grid; the
+/// epilogue indexes the flattened [batches * M, N] result. No cluster: a
+/// multicast B would be shared by row tiles of one batch only.
 template <typename T, int kBN, int kStages, Schedule kSchedule, int kBlocksPerSM,
           bool kStreamK, int kRows, bool kPrefetchInputs, bool kMnMajorB, bool kBatched,
           typename Epilogue>
 __device__ __forceinline__ void wgmma_matmul(const TensorMap &mapA, const TensorMap &mapB,
-                                             int M, int N, int K, bool batchedA, bool batchedB,
-                                             const Epilogue &epilogue,
+                                             int M, int N, int K, int batches, bool batchedA,
+                                             bool batchedB, const Epilogue &epilogue,
                                              float *workspace = nullptr) {
   static_assert(!kBatched || !kStreamK, "stream-K's partial tiles take one batch");
-  const int z = kBatched ? static_cast<int>(blockIdx.z) : 0;
+  static_assert(!kBatched || !Epilogue::kRowInputRing,
+                "the ring's row input boxes are one matrix's rows");
   wgmma_mainloop<T, kBN, kStages, kSchedule, 1, kBlocksPerSM, kStreamK, kPrefetchInputs>(
-      MatrixOperands<kBN, kRows, kMnMajorB, kBatched>{mapA, mapB, M, K, N, batchedA ? z : 0,
-                                                      batchedB ? z : 0},
+      MatrixOperands<kBN, kRows, kMnMajorB, kBatched>{mapA, mapB, M, K, N, batches, batchedA,
+                                                      batchedB},
       N, epilogue, workspace);
 }
 

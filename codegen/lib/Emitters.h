@@ -197,7 +197,7 @@ bool epiloguePackedHandoff(FusionOp group, const ElementCode &epilogue,
 std::string epilogueInitializers(FusionOp group);
 
 /// A GEMM whose epilogue is the group's other ops: C[m, n] of [M, N] at
-/// `idx = m * N + n` of the anchor's result (plus z * M * N per batch).
+/// `idx = m * N + n` of the anchor's result (plus z * M * N in batch z).
 struct GemmPlan {
   mlir::Operation *anchor = nullptr;
   mlir::BlockArgument lhs, rhs;
@@ -207,7 +207,11 @@ struct GemmPlan {
   /// Each operand's batch elements (GemmShape): 1 or `batch` for the
   /// Hopper GEMM's 3-D maps.
   int64_t batchA = 1, batchB = 1;
-  std::string batchOffsets = "  const long long aOffset = 0, bOffset = 0;\n";
+  /// Each operand's element offset in batch `z` (a long long), with its
+  /// broadcast strides.
+  std::string aOffsetOfZ = "0LL", bOffsetOfZ = "0LL";
+  /// Whether the offsets are written out (matmul and bmm) or both 0.
+  bool offsetsByBatch = false;
   std::string kind = "gemm_epilogue";
 };
 mlir::FailureOr<EmittedKernel> emitGemmKernel(FusionOp group, llvm::StringRef name,

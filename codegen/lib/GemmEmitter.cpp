@@ -51,7 +51,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemm(FusionOp group, StringR
     ArrayRef<int64_t> batchShape = resultType.getShape().drop_back(2);
     if (batch > 65535)
       return anchor->emitOpError("batch of ") << batch << " exceeds the grid's z limit";
-    // Per batch index z, each operand's offset with its broadcast strides.
+    // In batch z, each operand's offset with its broadcast strides.
     auto offsetOf = [&](ArrayRef<int64_t> operandShape, int64_t matrix) {
       ArrayRef<int64_t> operandBatch = operandShape.drop_back(2);
       SmallVector<int64_t> strides = stridesOf(operandBatch);
@@ -60,14 +60,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemm(FusionOp group, StringR
       size_t lead = batchShape.size() - operandBatch.size();
       for (size_t d = 0; d < operandBatch.size(); ++d)
         if (operandBatch[d] != 1)
-          offset += " + ((long long)blockIdx.z / " + std::to_string(zStrides[d + lead]) +
+          offset += " + (z / " + std::to_string(zStrides[d + lead]) +
                     " % " + std::to_string(batchShape[d + lead]) + ") * " +
                     std::to_string(strides[d] * matrix) + "LL";
       return offset;
     };
-    plan.batchOffsets = "  const long long aOffset = " + offsetOf(lhsShape, M * K) +
-                        ";\n  const long long bOffset = " + offsetOf(rhsShape, K * N) +
-                        ";\n";
+    plan.aOffsetOfZ = offsetOf(lhsShape, M * K);
+    plan.bOffsetOfZ = offsetOf(rhsShape, K * N);
+    plan.offsetsByBatch = true;
   }
   plan.M = M;
   plan.N = N;
@@ -223,6 +223,21 @@ namespace {
 unsigned narrowBlocksPerSM(int64_t columns) { return columns <= 32 ? 4 : 2; }
 } // namespace
 
+namespace {
+/// The operands' offsets in batch `z` (a C++ expression).
+std::string operandOffsets(const GemmPlan &plan, const std::string &z) {
+  if (!plan.offsetsByBatch)
+    return "  const long long aOffset = 0, bOffset = 0;\n";
+  auto at = [&](std::string offset) {
+    for (size_t i = 0; (i = offset.find("(z / ", i)) != std::string::npos; i += z.size())
+      offset.replace(i + 1, 1, z);
+    return offset;
+  };
+  return "  const long long aOffset = " + at(plan.aOffsetOfZ) +
+         ";\n  const long long bOffset = " + at(plan.bOffsetOfZ) + ";\n";
+}
+} // namespace
+
 FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, StringRef name,
                                                 const GemmPlan &plan) {
   Block &body = group.getBody().front();
@@ -232,7 +247,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   Type element = cast<RankedTensorType>(lhsArg.getType()).getElementType();
   bool kMajorB = plan.kMajorB;
   int64_t M = plan.M, N = plan.N, K = plan.K, batch = plan.batch;
-  std::string batchOffsets = plan.batchOffsets;
   if (M > (1LL << 31) / 2 || N > (1LL << 31) / 2)
     return anchor->emitOpError("GEMM dimensions past 2^30 are not supported");
 
@@ -527,12 +541,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
         config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n";
     std::string call;
     if (!kMajorB || batch != 1)
-      // matmul and bmm: B [K, N], a batch on the grid's z planes.
+      // matmul and bmm: B [K, N], every batch's tiles on one persistent grid.
       call = "kiln::sm90::wgmma_matmul<" + common +
              std::to_string(config.getBlocksPerSm()) + ", " + flag(config.getStreamK()) + ", " +
              std::to_string(tileRows) + ", " + flag(prefetchInputs) + ", " + flag(!kMajorB) +
-             ", " + flag(batch != 1) + ">(map0, map1, " + sizes + ", " +
-             flag(plan.batchA != 1) + ", " + flag(plan.batchB != 1) + tail;
+             ", " + flag(batch != 1) + ">(map0, map1, " + sizes + ", " + std::to_string(batch) +
+             ", " + flag(plan.batchA != 1) + ", " + flag(plan.batchB != 1) + tail;
     else
       call = "kiln::sm90::wgmma_gemm<" + common +
              withoutTrailingDefaults(
@@ -541,6 +555,16 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(hopperSplit)},
                  {"false", "128", "false", "1"}) +
              ">(map0, map1, " + sizes + tail;
+    // The fallback walks the same grid's tiles, batch after batch.
+    if (batch != 1)
+      pointerCall = "kiln::mma_gemm_persistent_batched<" + cudaType(element) + ", " +
+                    (kMajorB ? "true" : "false") + ">(in" +
+                    std::to_string(lhsArg.getArgNumber()) + ", in" +
+                    std::to_string(rhsArg.getArgNumber()) + ", " + sizes + ", " +
+                    std::to_string(batch) +
+                    ",\n      [](long long z, long long &aOffset, long long &bOffset) {\n"
+                    "        aOffset = " + plan.aOffsetOfZ + ";\n        bOffset = " +
+                    plan.bOffsetOfZ + ";\n      }, epilogue);\n";
     mainLoop = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  " + call + "#else\n  " + pointerCall +
                "#endif\n";
   }
@@ -577,10 +601,14 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const int64_t clusterBlocks = multicast * hopperSplit;
   if (hopper) {
     int64_t tileWidth = config.getTile()[1];
-    kernel.grid[0] = persistentGrid((M + tileRows - 1) / tileRows,
+    // A batch's row tiles follow the one before's on the same grid.
+    if (batch * M > (1LL << 31) / 2)
+      return refuse("its batch's rows (batch x M) pass 2^30");
+    kernel.grid[0] = persistentGrid(batch * ((M + tileRows - 1) / tileRows),
                                     (N + tileWidth - 1) / tileWidth, multicast,
                                     config.getGridLimit(), hopperSplit);
     kernel.grid[1] = 1;
+    kernel.grid[2] = 1;
     kernel.dynamicSharedBytes = static_cast<unsigned>(
         wgmmaSharedBytes(tileWidth, config.getStages(), handoff, tileRows, secondInputs,
                          prefetchInputs, hopperSplit, halfStaging));
@@ -676,8 +704,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                            ringInputMap},
                           epilogue) +
       "\n" + open +
-      batchOffsets +
+      (hopper && batch != 1 ? "" : operandOffsets(plan, "(long long)blockIdx.z")) +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
+      // (The Hopper kernel's grid has one plane: its batch base is 0, and
+      // its tiles' rows run on through the batches. A constant 0 there
+      // spilled a 64-wide ping-pong bmm's GELU + residual epilogue.)
       (runtimeSizes ? std::string(", 0LL, size_n};\n")
                     : ", (long long)blockIdx.z * " + std::to_string(M * N) + "LL" +
                           (ringInputMap.empty() ? "" : ", &" + ringInputMap) + "};\n") +

@@ -391,7 +391,7 @@ func.func @prefetched_residual(%x: tensor<1000x256xf16>, %w: tensor<504x256xf16>
 // CHECK-LABEL: // === kernel matmul_wgmma_k0 grid(4, 1, 1) block(384)
 //       CHECK: // tensor map of in0: dims [712, 300] box [64, 128]
 //       CHECK: // tensor map of in1: dims [504, 712] box [64, 64]
-//       CHECK:   kiln::sm90::wgmma_matmul<__half, 128, 5, kiln::sm90::Schedule::pingpong, 1, false, 128, false, true, false>(map0, map1, 300, 504, 712, false, false, epilogue);
+//       CHECK:   kiln::sm90::wgmma_matmul<__half, 128, 5, kiln::sm90::Schedule::pingpong, 1, false, 128, false, true, false>(map0, map1, 300, 504, 712, 1, false, false, epilogue);
 //       CHECK: #else
 //       CHECK:   kiln::mma_gemm_persistent<__half, false>(in0 + aOffset, in1 + bOffset, 300, 504, 712, epilogue);
 // PTX: // === ptx matmul_wgmma_k0
@@ -408,13 +408,21 @@ func.func @matmul_wgmma(%x: tensor<300x712xf16>, %w: tensor<712x504xf16>) -> ten
 
 // -----
 
-// A batch of both operands: 3-D maps (the batch outermost, a matrix a box)
-// and a z plane of the grid for each batch, whose persistent blocks walk
-// that batch's tiles.
-// CHECK-LABEL: // === kernel bmm_wgmma_k0 grid(3, 1, 6) block(384)
+// A batch of both operands: 3-D maps (the batch outermost, a matrix a box),
+// and one persistent grid (a single plane: the batch base is 0) whose
+// blocks walk every batch's tiles, the epilogue indexing the flattened
+// result; the fallback walks the same grid's tiles with each batch's
+// offsets.
+// CHECK-LABEL: // === kernel bmm_wgmma_k0 grid(3, 1, 1) block(384)
 //       CHECK: // tensor map of in0: dims [136, 200, 6] box [64, 128, 1]
 //       CHECK: // tensor map of in1: dims [72, 136, 6] box [64, 64, 1]
-//       CHECK:   kiln::sm90::wgmma_matmul<__nv_bfloat16, 64, 4, kiln::sm90::Schedule::cooperative, 1, false, 128, false, true, true>(map0, map1, 200, 72, 136, true, true, epilogue);
+//       CHECK:   epilogue{in0, in1, out0, (long long)blockIdx.z * 14400LL};
+//       CHECK:   kiln::sm90::wgmma_matmul<__nv_bfloat16, 64, 4, kiln::sm90::Schedule::cooperative, 1, false, 128, false, true, true>(map0, map1, 200, 72, 136, 6, true, true, epilogue);
+//       CHECK: #else
+//  CHECK-NEXT:   kiln::mma_gemm_persistent_batched<__nv_bfloat16, false>(in0, in1, 200, 72, 136, 6,
+//  CHECK-NEXT:       [](long long z, long long &aOffset, long long &bOffset) {
+//  CHECK-NEXT:         aOffset = 0LL + (z / 3 % 2) * 81600LL + (z / 1 % 3) * 27200LL;
+//  CHECK-NEXT:         bOffset = 0LL + (z / 3 % 2) * 29376LL + (z / 1 % 3) * 9792LL;
 // PTX: // === ptx bmm_wgmma_k0
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0, 1;
 // PTX: cp.async.bulk.tensor.3d
@@ -429,11 +437,14 @@ func.func @bmm_wgmma(%x: tensor<2x3x200x136xbf16>, %w: tensor<2x3x136x72xbf16>) 
 
 // -----
 
-// One A for a batch of Bs: A's map keeps a batch of 1, read at z = 0.
-// CHECK-LABEL: // === kernel shared_lhs_k0 grid(4, 1, 4) block(384)
+// One A for a batch of Bs: A's map keeps a batch of 1, read at z = 0. The
+// grid: 4 batches x 2 row tiles x 2 column tiles.
+// CHECK-LABEL: // === kernel shared_lhs_k0 grid(16, 1, 1) block(384)
 //       CHECK: // tensor map of in0: dims [64, 130, 1] box [64, 128, 1]
 //       CHECK: // tensor map of in1: dims [200, 64, 4] box [64, 64, 1]
-//       CHECK:   kiln::sm90::wgmma_matmul<__half, 192, 3, kiln::sm90::Schedule::cooperative, 1, false, 128, false, true, true>(map0, map1, 130, 200, 64, false, true, epilogue);
+//       CHECK:   kiln::sm90::wgmma_matmul<__half, 192, 3, kiln::sm90::Schedule::cooperative, 1, false, 128, false, true, true>(map0, map1, 130, 200, 64, 4, false, true, epilogue);
+//       CHECK:         aOffset = 0LL;
+//  CHECK-NEXT:         bOffset = 0LL + (z / 1 % 4) * 12800LL;
 func.func @shared_lhs(%x: tensor<130x64xf16>, %w: tensor<4x64x200xf16>) -> tensor<4x130x200xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<130x64xf16>, tensor<4x64x200xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 3, grid_limit = 132>} -> tensor<4x130x200xf16> {
   ^bb0(%a: tensor<130x64xf16>, %bw: tensor<4x64x200xf16>):

@@ -59,7 +59,7 @@ func.func @ragged_matmul(%x: tensor<4096x768xf16>, %w: tensor<768x3070xf16>) -> 
 // -----
 
 // A batch of attention-like products, each operand batched whole: wgmma,
-// a z plane a batch (mma.sync with wgmma-matmul=false). Broadcast along
+// every batch's tiles on one grid (mma.sync with wgmma-matmul=false). Broadcast along
 // one batch dimension of two: mma.sync either way.
 // CHECK-LABEL: func.func @bmm
 // NOMATMUL: remark: gemm_mma: 128 x 128 x 64 (batch 384); {{.*}}; not gemm_wgmma: wgmma-matmul is off

@@ -1,8 +1,8 @@
 //===- MatmulWgmmaGpuTest.cpp - matmul and bmm on the Hopper GEMM ----------===//
 //
 // The persistent TMA + wgmma GEMM with a [K, N] B (matmul's right operand,
-// read by wgmma as an MN-major tile) and with a batch on the grid's z
-// planes, against the reference evaluator: each schedule and tile width
+// read by wgmma as an MN-major tile) and with a batch walked by one
+// persistent grid, against the reference evaluator: each schedule and tile width
 // that takes them, M, N and K off every tile multiple, column groups wholly
 // past N, rows of one batch ragged against the next, an operand shared by
 // every batch, and a GELU + residual epilogue indexed across batches.
