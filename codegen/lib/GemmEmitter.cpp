@@ -451,9 +451,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     "the epilogue must end in a GELU or a ReLU on one fp16 result, with no "
                     "row input (a residual), no batch and N % 8 == 0");
   }
-  // Ping-pong 64-wide tiles keep both row halves' first row-input slices.
+  // Ping-pong 64-wide tiles keep both row halves' first row-input slices
+  // (not with a batch, whose rows the kernel computes once a lane and
+  // passes by shuffles, as a convolution's).
   const bool secondInputs =
-      hopper && wgmmaSecondInputSlices(config.getSchedule() == WgmmaSchedule::pingpong,
+      hopper && batch == 1 && wgmmaSecondInputSlices(config.getSchedule() == WgmmaSchedule::pingpong,
                                        config.getTile()[1], tileRows, config.getBlocksPerSm());
   // And the next tile's, copied a tile ahead, where the epilogue reads a
   // row input and the ring the selection stage sized leaves room for them
