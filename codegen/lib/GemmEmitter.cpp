@@ -224,17 +224,13 @@ unsigned narrowBlocksPerSM(int64_t columns) { return columns <= 32 ? 4 : 2; }
 } // namespace
 
 namespace {
-/// The operands' offsets in batch `z` (a C++ expression).
-std::string operandOffsets(const GemmPlan &plan, const std::string &z) {
+/// The operands' offsets where each batch has a plane of the grid.
+std::string operandOffsetsOnGridPlanes(const GemmPlan &plan) {
   if (!plan.offsetsByBatch)
     return "  const long long aOffset = 0, bOffset = 0;\n";
-  auto at = [&](std::string offset) {
-    for (size_t i = 0; (i = offset.find("(z / ", i)) != std::string::npos; i += z.size())
-      offset.replace(i + 1, 1, z);
-    return offset;
-  };
-  return "  const long long aOffset = " + at(plan.aOffsetOfZ) +
-         ";\n  const long long bOffset = " + at(plan.bOffsetOfZ) + ";\n";
+  return (plan.batch != 1 ? "  const long long z = blockIdx.z;\n" : "") +
+         std::string("  const long long aOffset = ") + plan.aOffsetOfZ +
+         ";\n  const long long bOffset = " + plan.bOffsetOfZ + ";\n";
 }
 } // namespace
 
@@ -455,8 +451,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   // (not with a batch, whose rows the kernel computes once a lane and
   // passes by shuffles, as a convolution's).
   const bool secondInputs =
-      hopper && batch == 1 && wgmmaSecondInputSlices(config.getSchedule() == WgmmaSchedule::pingpong,
-                                       config.getTile()[1], tileRows, config.getBlocksPerSm());
+      hopper && batch == 1 &&
+      wgmmaSecondInputSlices(config.getSchedule() == WgmmaSchedule::pingpong,
+                             config.getTile()[1], tileRows, config.getBlocksPerSm());
   // And the next tile's, copied a tile ahead, where the epilogue reads a
   // row input and the ring the selection stage sized leaves room for them
   // (--wgmma-residual-prefetch gives up a stage for it), unless the row
@@ -706,7 +703,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                            ringInputMap},
                           epilogue) +
       "\n" + open +
-      (hopper && batch != 1 ? "" : operandOffsets(plan, "(long long)blockIdx.z")) +
+      (hopper && batch != 1 ? "" : operandOffsetsOnGridPlanes(plan)) +
       "  const " + epilogueName + " epilogue{" + epilogueInitializers(group) +
       // (The Hopper kernel's grid has one plane: its batch base is 0, and
       // its tiles' rows run on through the batches. A constant 0 there

@@ -228,8 +228,9 @@ func.func @short(%x: tensor<70x72xf16>, %w: tensor<300x72xf16>, %b: tensor<300xf
 // A broadcast batched matmul in fp32: the SIMT main loop over an N-major
 // right operand, one grid z per batch, the lhs batch broadcast (stride 0).
 // CHECK-LABEL: // === kernel bmm_k0 grid(1, 1, 6) block(256) shared(0) inputs(2) outputs(1)
-//       CHECK:   const long long aOffset = 0LL + ((long long)blockIdx.z / 1 % 3) * 40LL;
-//       CHECK:   const long long bOffset = 0LL + ((long long)blockIdx.z / 3 % 2) * 168LL + ((long long)blockIdx.z / 1 % 3) * 56LL;
+//       CHECK:   const long long z = blockIdx.z;
+//       CHECK:   const long long aOffset = 0LL + (z / 1 % 3) * 40LL;
+//       CHECK:   const long long bOffset = 0LL + (z / 3 % 2) * 168LL + (z / 1 % 3) * 56LL;
 //       CHECK:   kiln::simt_gemm<false>(in0 + aOffset, in1 + bOffset, 5, 7, 8, epilogue);
 func.func @bmm(%a: tensor<3x5x8xf32>, %b: tensor<2x3x8x7xf32>) -> tensor<2x3x5x7xf32> {
   %0 = kiln.fusion gemm_epilogue ins(%a, %b : tensor<3x5x8xf32>, tensor<2x3x8x7xf32>) -> tensor<2x3x5x7xf32> {
