@@ -228,7 +228,9 @@ namespace {
 std::string operandOffsetsOnGridPlanes(const GemmPlan &plan) {
   if (!plan.offsetsByBatch)
     return "  const long long aOffset = 0, bOffset = 0;\n";
-  return (plan.batch != 1 ? "  const long long z = blockIdx.z;\n" : "") +
+  // (A batched operand of a GEMM folded into one matrix reads at z = 0.)
+  const bool readsZ = plan.aOffsetOfZ != "0LL" || plan.bOffsetOfZ != "0LL";
+  return (readsZ ? "  const long long z = blockIdx.z;\n" : "") +
          std::string("  const long long aOffset = ") + plan.aOffsetOfZ +
          ";\n  const long long bOffset = " + plan.bOffsetOfZ + ";\n";
 }
