@@ -10,9 +10,10 @@ compiles the traced module (one fused kernel), checks it with kiln-run
 against PyTorch's fp32 result, and times it as "plain launches" (the mean
 device time of back-to-back launches between CUDA events). In the same
 process PyTorch times F.linear alone (cuBLAS with its bias epilogue) and
-F.linear followed by the same epilogue (eager) the same way
-(timing.back_to_back_ms), and with a residual also cuBLAS reading it as the
-GEMM's C (torch.addmm: what the residual costs cuBLAS's own epilogue).
+F.linear followed by the same epilogue (eager) as device time too, from a
+CUDA graph of back-to-back calls (timing.graph_ms: no Python dispatch in
+it), and with a residual also cuBLAS reading it as the GEMM's C
+(torch.addmm: what the residual costs cuBLAS's own epilogue).
 Prints TFLOP/s and kiln's ratio to the first two.
 
 --schedules: compile each case once per Hopper main-loop schedule named
@@ -43,7 +44,7 @@ import subprocess
 import torch
 import torch.nn.functional as F
 
-from timing import METHOD, back_to_back_ms, kiln_checked_ms, kiln_compiled
+from timing import VENDOR_METHOD, graph_ms, kiln_checked_ms, kiln_compiled
 
 LAUNCHES = 100  # back to back, on both sides
 
@@ -175,7 +176,7 @@ def torch_times(m, n, k, epilogue):
     r = torch.randn(m, n, device="cuda", dtype=torch.float16)
     gamma = torch.randn(k, device="cuda", dtype=torch.float16)
     beta = torch.randn(k, device="cuda", dtype=torch.float16)
-    alone = back_to_back_ms(lambda: F.linear(a, w, b), launches=LAUNCHES)
+    alone = graph_ms(lambda: F.linear(a, w, b), launches=LAUNCHES)
     # An ln_ epilogue's norm runs before the linear.
     norm = epilogue.startswith("ln_")
     epilogue = epilogue[len("ln_"):] if norm else epilogue
@@ -183,8 +184,8 @@ def torch_times(m, n, k, epilogue):
     then = {"bias": lambda y: y, "gelu": F.gelu,
             "gelu_tanh": lambda y: F.gelu(y, approximate="tanh"),
             "residual": lambda y: y + r, "silu": F.silu, "relu": F.relu}[epilogue]
-    fused = back_to_back_ms(lambda: then(F.linear(before(a), w, b)), launches=LAUNCHES)
-    with_c = (back_to_back_ms(lambda: torch.addmm(r, a, w.t()), launches=LAUNCHES)
+    fused = graph_ms(lambda: then(F.linear(before(a), w, b)), launches=LAUNCHES)
+    with_c = (graph_ms(lambda: torch.addmm(r, a, w.t()), launches=LAUNCHES)
               if epilogue == "residual" else None)
     return alone, fused, with_c
 
@@ -203,7 +204,7 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. "
-              f"Timing: {METHOD}, {LAUNCHES} calls.")
+              f"Timing: {VENDOR_METHOD}, {LAUNCHES} calls.")
     print(header)
     schedules = args.schedules.split(",")
     rows = ["| GEMM | M x N x K | epilogue | kiln us | kiln TFLOP/s | cuBLAS F.linear us "

@@ -14,6 +14,17 @@ OK_ROW = {"shape": "bert", "batch": 32, "heads": 12, "seq": 128, "head_size": 64
 FAILED_ROW = dict(OK_ROW, shape="vit_b_16", kiln_ms=0.05, check_ok=False,
                   kiln_flags=["--attention-overlap"])
 ERROR_ROW = {"shape": "long_causal", "batch": 32, "error": "kiln-compile failed:\nspills"}
+# A run that timed every backend: flash refuses the mask, cuDNN is fastest,
+# the memory-efficient one missed the tolerance and came from Python.
+BACKENDS = {
+    "picked": {"ms": 0.0180, "method": "graph", "rel_l2": 2.4e-4, "ok": True},
+    "flash": {"error": "No available kernel. Aborting execution."},
+    "memory-efficient": {"ms": 0.0150, "method": "back to back", "rel_l2": 3.1e-2,
+                         "ok": False},
+    "cudnn": {"ms": 0.0160, "method": "graph", "rel_l2": 2.5e-4, "ok": True},
+}
+EVERY_BACKEND_ROW = dict(OK_ROW, sdpa_backends=BACKENDS, sdpa_fastest="cudnn", sdpa_ms=0.0160,
+                         sdpa_tflops=100.7)
 
 
 class MarkdownTable(unittest.TestCase):
@@ -24,12 +35,25 @@ class MarkdownTable(unittest.TestCase):
         text = attention.markdown([OK_ROW, FAILED_ROW, ERROR_ROW], META)
         self.assertIn("GPU: Made-up GPU, torch 0.0. Timing: made-up timing", text)
         ok, failed, error = self.rows(text)
-        self.assertEqual(ok, "| bert | 32 | 12 x 128 x 64 | padding | 20.1 | 25.3 | 1.26x | 80 "
-                             "| 64 | 2.7e-04 ok | default |")
-        self.assertIn("| 50.0 | 25.3 | 0.51x |", failed)
+        # An earlier run's row: SDPA's own pick, timed from Python.
+        self.assertEqual(ok, "| bert | 32 | 12 x 128 x 64 | padding | 20.1 | 25.3 (from Python) "
+                             "| - | - | - | 1.26x (picked) | 80 | 64 | 2.7e-04 ok | default |")
+        self.assertIn("| 50.0 | 25.3 (from Python) | - | - | - | 0.51x (picked) |", failed)
         self.assertIn("FAIL | --attention-overlap |", failed)
         # An error stays on its row.
         self.assertIn("error: kiln-compile failed: spills", error)
+
+    def test_every_backend_and_the_speedup_over_the_fastest_that_passed(self):
+        (row,) = self.rows(attention.markdown([EVERY_BACKEND_ROW], META))
+        self.assertEqual(row, "| bert | 32 | 12 x 128 x 64 | padding | 20.1 | 18.0 | refused "
+                              "| 15.0 (from Python) (rel L2 3.1e-02 FAIL) | 16.0 | 0.80x (cudnn) "
+                              "| 80 | 101 | 2.7e-04 ok | default |")
+
+    def test_the_fastest_backend_skips_refusals_and_failed_checks(self):
+        self.assertEqual(attention.fastest_backend(BACKENDS), "cudnn")
+        self.assertIsNone(attention.fastest_backend({"flash": BACKENDS["flash"],
+                                                     "memory-efficient":
+                                                     BACKENDS["memory-efficient"]}))
 
     def test_render_joins_runs_in_order(self):
         with tempfile.TemporaryDirectory() as work:

@@ -65,6 +65,10 @@ def graph_ms(fn, launches=100, replays=5, warmup=3):
     return start.elapsed_time(end) / (launches * replays)
 
 
+VENDOR_METHOD = ("kiln: mean device time per launch of back-to-back launches between two CUDA "
+                 "events (kiln-run --bench); PyTorch: " + GRAPH_METHOD)
+
+
 def median_ms(fn, runs):
     """Median wall time of `runs` synchronous calls of `fn` after ten
     warm-up calls: how a whole model is timed (kiln-run --bench's "wall per
