@@ -25,6 +25,11 @@
 # The same for the kernel that SDPA runs at batch 32 on one shape of
 # bench/attention_vs_sdpa.py (vit_b_16, bert, ...); $OUT/ncu-sdpa-SHAPE.txt.
 #
+#   scripts/gpu-ncu.sh --cudnn N,C,H,W,K,R,S[,STRIDE[,PAD[,GROUPS]]]
+# The same for the kernel cuDNN runs for one convolution (channels-last
+# fp16, its autotuner on: bench/cudnn_conv_loop.py), profiled only after
+# the autotuner's trials; $OUT/ncu-cudnn-SPEC.txt.
+#
 # KILN_NCU_SOURCE=1 adds the warps' stall samples instruction by instruction:
 # $OUT/ncu-NAME.ncu-rep and the SASS with its samples, $OUT/ncu-NAME-sass.csv
 # (bench/sass_stalls.py lists where they gather).
@@ -32,9 +37,10 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 if [ $# -lt 2 ]; then
-  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL | gpu-ncu.sh --sdpa SHAPE" >&2
+  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL | gpu-ncu.sh --sdpa SHAPE | gpu-ncu.sh --cudnn N,C,H,W,K,R,S[,STRIDE[,PAD[,GROUPS]]]" >&2
   exit 2
 fi
+range_flags=()
 if [ "$1" = --cublas ]; then
   label=$2
   # cuBLAS's GEMM kernels only: the operands' random fills run first.
@@ -49,6 +55,14 @@ elif [ "$1" = --sdpa ]; then
   filter="regex:fmha|flash|attn|attention|cudnn|sdpa"
   report_names=("sdpa-$2")
   target=(python3 "$root/bench/attention_vs_sdpa.py" --loop "$2")
+elif [ "$1" = --cudnn ]; then
+  # Whatever cuDNN launches once its autotuner has chosen: the loop starts
+  # the profiled range after the trials.
+  kernels=(cudnn)
+  filter="regex:."
+  report_names=("cudnn-$(echo "$2" | tr -c '0-9\n' '-')")
+  target=(python3 "$root/bench/cudnn_conv_loop.py" "$2")
+  range_flags=(--profile-from-start off)
 else
   artifact=$1
   shift
@@ -79,7 +93,8 @@ for i in "${!kernels[@]}"; do
   source_flags=()
   [ "${KILN_NCU_SOURCE:-0}" = 1 ] && source_flags=(--section SourceCounters --import-source no
                                                    -f -o "$saved")
-  if ncu --clock-control none --kernel-name "${filter:-regex:^$kernel}" --launch-skip 5 \
+  if ncu "${range_flags[@]}" --clock-control none --kernel-name "${filter:-regex:^$kernel}" \
+      --launch-skip 5 \
       --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
       --section LaunchStats --section WarpStateStats --section SchedulerStats \
