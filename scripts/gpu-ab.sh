@@ -36,10 +36,6 @@
 #   depthwise  MobileNetV3 and EfficientNet-B0 at batch 32, each launch timed
 #              alone, with 1, 2 and 4 adjacent output columns a depthwise
 #              thread (--depthwise-columns), each against 1
-#   depthwise-eight-blocks  the depthwise kernel tests, then MobileNetV3 and
-#              EfficientNet-B0 at batch 32 (each launch alone) against the
-#              profiles in $BEFORE (default: the 2026-12-04 run before
-#              eight blocks a multiprocessor and 16-byte stores)
 #   depthwise-patches  the depthwise kernel tests (2-D patches among them),
 #              then MobileNetV3 and EfficientNet-B0 at batch 32, each launch
 #              alone: default against --depthwise-patches
@@ -60,6 +56,10 @@
 #              alone, twice: default (two blocks a multiprocessor for short-K
 #              residual epilogues) against --wgmma-blocks-per-sm=1, then
 #              bench/conv_vs_cudnn.py on the second default profile
+#   last-stage ResNet-50's 1x1 2048 -> 512 at 7 x 7 (launch LAST_STAGE_LAUNCH,
+#              default 44, at batch 32) under Nsight Compute: the default
+#              kernel, the K split over pairs of blocks (--wgmma-split-k), and
+#              the kernel cuDNN chooses for the convolution (gpu-ncu.sh --cudnn)
 #   stream-k-alone  ResNet-50 at batch 32, each launch alone: default against
 #              --wgmma-stream-k (which launches it helps, if any)
 #   gelu-ncu   bench/gemm_vs_torch.py --set epilogues (BERT's FFN shapes with
@@ -205,7 +205,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-eight-blocks depthwise-patches runtime-sizes matmul two-blocks stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -648,17 +648,6 @@ for row in json.load(open(sys.argv[1]))["rows"]:
             --top 20 "$out/raw-depthwise-1/${model}_b32.txt" "$out/raw-depthwise-$columns/${model}_b32.txt"
         done
       done ;;
-    depthwise-eight-blocks)
-      TAIL=6 run depthwise-tests "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*Depthwise*:*ConvFp32*:*ConvGrouped*:*ConvFp16*'
-      run depthwise-models python3 "$root/bench/models_vs_torch.py" "$bin" "$work/models" \
-        --models mobilenet_v3_large efficientnet_b0 --batches 32 --kiln-only --profile \
-        --raw-dir "$out/raw-depthwise-eight-blocks"
-      before=${BEFORE:-$root/bench/results/2026-12-04-depthwise/raw-depthwise-1}
-      for model in mobilenet_v3_large efficientnet_b0; do
-        TAIL=40 run "depthwise-eight-blocks-$model" python3 "$root/bench/compare_profiles.py" \
-          --top 30 "$before/${model}_b32.txt" "$out/raw-depthwise-eight-blocks/${model}_b32.txt"
-      done ;;
     depthwise-patches)
       TAIL=6 run depthwise-patch-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*Depthwise*:*ConvGrouped*'
@@ -677,6 +666,19 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       TAIL=6 run two-blocks-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*ConvHopperImplicitGemm*:*WgmmaLateResidual*'
       cnn_launches_ab two-blocks one-block --wgmma-blocks-per-sm=1 default 2 resnet50 ;;
+    last-stage)
+      for setting in default split; do
+        flags=$([ $setting = split ] && echo --kiln-flag=--wgmma-split-k)
+        run "last-stage-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
+          "$work/last-stage-$setting" --models resnet50 --batches 32 --kiln-only --profile \
+          --rounds 1 --runs 10 --raw-dir "$out/raw-last-stage-$setting" $flags || continue
+        kernel=$(awk -v launch="${LAST_STAGE_LAUNCH:-44}" '$1 == launch && $2 ~ /^kiln_/ {
+          print $2; exit }' "$out/raw-last-stage-$setting/resnet50_b32.txt")
+        OUT=$out/ncu-last-stage-$setting TAIL=30 run "ncu-last-stage-$setting" \
+          "$root/scripts/gpu-ncu.sh" "$work/last-stage-$setting/resnet50_b32/model.kiln" "$kernel"
+      done
+      OUT=$out/ncu-last-stage-cudnn TAIL=30 run ncu-last-stage-cudnn "$root/scripts/gpu-ncu.sh" \
+        --cudnn 32,2048,7,7,512,1,1 ;;
     stream-k-alone)
       for setting in default stream-k; do
         flags=$([ $setting = stream-k ] && echo --kiln-flag=--wgmma-stream-k)
