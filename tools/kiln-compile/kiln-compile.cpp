@@ -230,7 +230,8 @@ cl::opt<bool> wgmmaTallHandoff(
              "three consumers hand each tile's results, bias added and rounded to fp16, to "
              "the producer warpgroup's idle warps, which apply the activation and store it "
              "beside the next tile's main loop (where the cost model prefers them; default "
-             "false: not yet timed on the GPU machine)"),
+             "false: the first form took ViT's GELU up-projection to 0.83x of F.linear on an "
+             "H100, and this one, the last tile kept by the consumers, is not yet timed)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> wgmmaCandidate(
     "wgmma-candidate",
