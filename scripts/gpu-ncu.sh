@@ -40,7 +40,9 @@ if [ $# -lt 2 ]; then
   echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL | gpu-ncu.sh --sdpa SHAPE | gpu-ncu.sh --cudnn N,C,H,W,K,R,S[,STRIDE[,PAD[,GROUPS]]]" >&2
   exit 2
 fi
-range_flags=()
+# Launches of a kernel skipped before the one profiled (warm caches and
+# clocks); cuDNN's loop opens its profiled range warm already.
+range_flags=() skip=5
 if [ "$1" = --cublas ]; then
   label=$2
   # cuBLAS's GEMM kernels only: the operands' random fills run first.
@@ -62,7 +64,7 @@ elif [ "$1" = --cudnn ]; then
   filter="regex:."
   report_names=("cudnn-$(echo "$2" | tr -c '0-9\n' '-')")
   target=(python3 "$root/bench/cudnn_conv_loop.py" "$2")
-  range_flags=(--profile-from-start off)
+  range_flags=(--profile-from-start off) skip=0
 else
   artifact=$1
   shift
@@ -94,7 +96,7 @@ for i in "${!kernels[@]}"; do
   [ "${KILN_NCU_SOURCE:-0}" = 1 ] && source_flags=(--section SourceCounters --import-source no
                                                    -f -o "$saved")
   if ncu "${range_flags[@]}" --clock-control none --kernel-name "${filter:-regex:^$kernel}" \
-      --launch-skip 5 \
+      --launch-skip "$skip" \
       --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
       --section LaunchStats --section WarpStateStats --section SchedulerStats \
