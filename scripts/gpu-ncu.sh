@@ -21,9 +21,11 @@
 # bench/cublas_kernels.py's transformer set (LABEL: "BERT FFN down", ...),
 # to set beside a kiln kernel's; the report is $OUT/ncu-cublas-LABEL.txt.
 #
-#   scripts/gpu-ncu.sh --sdpa SHAPE
+#   scripts/gpu-ncu.sh --sdpa SHAPE[:BACKEND]
 # The same for the kernel that SDPA runs at batch 32 on one shape of
-# bench/attention_vs_sdpa.py (vit_b_16, bert, ...); $OUT/ncu-sdpa-SHAPE.txt.
+# bench/attention_vs_sdpa.py (vit_b_16, bert, ...), as SDPA picks its backend
+# or with BACKEND forced (flash, memory-efficient, cudnn);
+# $OUT/ncu-sdpa-SHAPE[-BACKEND].txt.
 #
 #   scripts/gpu-ncu.sh --cudnn N,C,H,W,K,R,S[,STRIDE[,PAD[,GROUPS]]]
 # The same for the kernel cuDNN runs for one convolution (channels-last
@@ -37,7 +39,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
 if [ $# -lt 2 ]; then
-  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL | gpu-ncu.sh --sdpa SHAPE | gpu-ncu.sh --cudnn N,C,H,W,K,R,S[,STRIDE[,PAD[,GROUPS]]]" >&2
+  echo "usage: gpu-ncu.sh MODEL.kiln KERNEL [KERNEL...] | gpu-ncu.sh --cublas LABEL | gpu-ncu.sh --sdpa SHAPE[:BACKEND] | gpu-ncu.sh --cudnn N,C,H,W,K,R,S[,STRIDE[,PAD[,GROUPS]]]" >&2
   exit 2
 fi
 # Launches of a kernel skipped before the one profiled (warm caches and
@@ -55,8 +57,10 @@ elif [ "$1" = --sdpa ]; then
   # inputs' random fills are not among these names.
   kernels=(sdpa)
   filter="regex:fmha|flash|attn|attention|cudnn|sdpa"
-  report_names=("sdpa-$2")
-  target=(python3 "$root/bench/attention_vs_sdpa.py" --loop "$2")
+  shape=${2%%:*} backend=picked
+  [ "$shape" = "$2" ] || backend=${2#*:}
+  report_names=("sdpa-$shape$([ "$backend" = picked ] || echo "-$backend")")
+  target=(python3 "$root/bench/attention_vs_sdpa.py" --loop "$shape" --backend "$backend")
 elif [ "$1" = --cudnn ]; then
   # Whatever cuDNN launches once its autotuner has chosen: the loop starts
   # the profiled range after the trials.
