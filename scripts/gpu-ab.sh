@@ -185,7 +185,7 @@
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
 #              32 each launch alone with bench/conv_vs_cudnn.py (as `alone`)
-#   vendor-transformer  the GELU test, the GEMM and attention tables alone
+#   vendor-transformer  the GELU test, the GEMM, attention and matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
 #   tall-handoff  the 192-row handoff's kernel tests (and the Hopper GEMM's
 #              other tests beside them), then bench/gemm_vs_torch.py --set
@@ -498,7 +498,9 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --json "$out/attention.json" --markdown "$out/attention.md" ;;
+        --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
+      run matmul python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
+        --markdown "$out/matmul.md" ;;
     vendor-cnn)
       launches_alone cnn ;;
     vendor-kernels)
