@@ -41,7 +41,7 @@ import warnings
 import numpy as np
 import torch
 
-from timing import GRAPH_METHOD, back_to_back_ms, graph_ms
+from timing import VENDOR_METHOD as METHOD, back_to_back_ms, graph_ms
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 warnings.filterwarnings("ignore")
@@ -52,8 +52,6 @@ TOLERANCE = 1e-2  # rel L2 against PyTorch's fp32 SDPA, for kiln and each backen
 BACKENDS = [("picked", None), ("flash", SDPBackend.FLASH_ATTENTION),
             ("memory-efficient", SDPBackend.EFFICIENT_ATTENTION),
             ("cudnn", SDPBackend.CUDNN_ATTENTION)]
-METHOD = ("kiln: mean device time per launch of back-to-back launches between two CUDA "
-          "events (kiln-run --bench); SDPA: " + GRAPH_METHOD)
 SHAPES = [  # (name, heads, seq, head size, mask kind)
     ("bert", 12, 128, 64, "padding"),
     ("vit_b_16", 12, 197, 64, "none"),

@@ -676,6 +676,8 @@ for row in json.load(open(sys.argv[1]))["rows"]:
           --rounds 1 --runs 10 --raw-dir "$out/raw-last-stage-$setting" $flags || continue
         kernel=$(awk -v launch="${LAST_STAGE_LAUNCH:-44}" '$1 == launch && $2 ~ /^kiln_/ {
           print $2; exit }' "$out/raw-last-stage-$setting/resnet50_b32.txt")
+        [ -n "$kernel" ] || { echo "    FAIL: no launch ${LAST_STAGE_LAUNCH:-44} in the profile"
+                              status=1; continue; }
         OUT=$out/ncu-last-stage-$setting TAIL=30 run "ncu-last-stage-$setting" \
           "$root/scripts/gpu-ncu.sh" "$work/last-stage-$setting/resnet50_b32/model.kiln" "$kernel"
       done
