@@ -185,7 +185,8 @@
 #              defaults: bench/gemm_vs_torch.py --set transformer,
 #              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
 #              32 each launch alone with bench/conv_vs_cudnn.py (as `alone`)
-#   vendor-transformer  the GELU test, the GEMM, attention and matmul tables
+#   vendor-transformer  the GELU test and the matmul and bmm kernel tests,
+#              then the GEMM, attention and matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
 #   tall-handoff  the 192-row handoff's kernel tests (and the Hopper GEMM's
 #              other tests beside them), then bench/gemm_vs_torch.py --set
@@ -488,6 +489,7 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       done ;;
     vendor)
       TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
+      TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Matmul*'
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
@@ -495,6 +497,7 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       launches_alone ;;
     vendor-transformer)
       TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
+      TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Matmul*'
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"
       run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
