@@ -181,10 +181,8 @@
 #              with the tuning files in KILN_TUNING (a folder of
 #              MODEL_b32.json, as `tune` writes them), then each against
 #              cuDNN with bench/conv_vs_cudnn.py (as `alone` and `tuned`)
-#   vendor     the exhaustive GELU test, then the vendor tables at the
-#              defaults: bench/gemm_vs_torch.py --set transformer,
-#              bench/attention_vs_sdpa.py at batch 32, and the zoo at batch
-#              32 each launch alone with bench/conv_vs_cudnn.py (as `alone`)
+#   vendor     vendor-transformer, then the zoo at batch 32 each launch
+#              alone with bench/conv_vs_cudnn.py (as `alone`)
 #   vendor-transformer  the GELU test and the matmul and bmm kernel tests,
 #              then the GEMM, attention and matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
@@ -250,6 +248,20 @@ cnn_launches_ab() { # name setting flag tabled rounds model...
   done
   run "$name-conv" python3 "$root/bench/conv_vs_cudnn.py" "${profiles[@]}" \
     --markdown "$out/conv-$name.md" --json "$out/conv-$name.json"
+}
+
+# The exhaustive GELU test and the matmul and bmm kernel tests, then the
+# transformer vendor tables: GEMMs against cuBLAS, attention against each
+# SDPA backend, matmul and bmm against cuBLAS.
+vendor_transformer() {
+  TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
+  TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Matmul*'
+  run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
+    --set transformer --markdown "$out/gemm-default.md"
+  run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
+    --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
+  run matmul python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
+    --markdown "$out/matmul.md"
 }
 
 # The zoo at batch 32, each launch alone, then the CNNs' table against cuDNN.
@@ -488,22 +500,10 @@ for row in json.load(open(sys.argv[1]))["rows"]:
           --tolerance 1e-2
       done ;;
     vendor)
-      TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
-      TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Matmul*'
-      run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
-        --set transformer --markdown "$out/gemm-default.md"
-      run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
+      vendor_transformer
       launches_alone ;;
     vendor-transformer)
-      TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
-      TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Matmul*'
-      run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
-        --set transformer --markdown "$out/gemm-default.md"
-      run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
-        --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
-      run matmul python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
-        --markdown "$out/matmul.md" ;;
+      vendor_transformer ;;
     vendor-cnn)
       launches_alone cnn ;;
     vendor-kernels)

@@ -51,15 +51,12 @@ using kiln::testing::hopperConvCases;
 using kiln::testing::linear;
 using kiln::testing::movement;
 using kiln::testing::poolCases;
-using kiln::testing::randomInputs;
 using kiln::testing::reduceCases;
 using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
 using kiln::testing::streamKCases;
 using kiln::testing::tallHandoffConfigs;
-using kiln::testing::tensorType;
-using kiln::testing::toleranceOf;
 using kiln::testing::wgmmaConfigs;
 
 namespace {
