@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
-    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise|epilogues] [--markdown OUT.md]
+    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise|last-stage|epilogues] [--markdown OUT.md]
                      [--schedules auto,cooperative,pingpong:2,...] [--kiln-flag=FLAG ...]
 
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
@@ -34,6 +34,8 @@ F.layer_norm, F.linear and the epilogue in eager.
 ViT-B/16 (197 tokens) at batch 32. --set pointwise: the CNNs' 1x1
 convolutions at batch 32 as GEMMs (their epilogue-bound shapes). --set
 epilogues: one BERT shape with each epilogue, for what the epilogue costs.
+--set last-stage: ResNet-50's 1x1 2048 -> 512 at 7 x 7 (batch 32) as a GEMM,
+for its variants side by side (--kiln-flag).
 Run on the GPU machine.
 """
 import argparse
@@ -75,6 +77,13 @@ SETS = {
         ("MobileNetV3 16->64 112x112", 401408, 64, 16, "relu"),
         ("ResNet-50 64->256 56x56", 100352, 256, 64, "residual"),
         ("ResNet-50 256->64 56x56", 100352, 64, 256, "relu"),
+    ],
+    # ResNet-50's 1x1 2048 -> 512 at 7 x 7 (batch 32) as the GEMM it runs
+    # as: 104 tiles of 128 x 64 on 132 multiprocessors, 32 k-steps each,
+    # the one launch of its last stage over 1.2x of cuDNN's convolution;
+    # for its tile and split variants side by side (--kiln-flag).
+    "last-stage": [
+        ("ResNet-50 2048->512 7x7", 1568, 512, 2048, "relu"),
     ],
     # A layer norm and the linear it feeds (ln_ epilogues): what folding the
     # norm into the GEMM saves against running it.
