@@ -60,6 +60,13 @@
 #              default 44, at batch 32) under Nsight Compute: the default
 #              kernel, the K split over pairs of blocks (--wgmma-split-k), and
 #              the kernel cuDNN chooses for the convolution (gpu-ncu.sh --cudnn)
+#   last-stage-variants  the same layer as the GEMM it runs as
+#              (bench/gemm_vs_torch.py --set last-stage), once a variant:
+#              the default 128 x 64 tiles, stream-K on 128 x 128 and on
+#              128 x 192 tiles over every multiprocessor (--wgmma-stream-k
+#              with the GEMM's candidates 2 and 4), the split pairs
+#              (--wgmma-split-k), then the default again; each checked
+#              against PyTorch, cuBLAS's F.linear beside it
 #   stream-k-alone  ResNet-50 at batch 32, each launch alone: default against
 #              --wgmma-stream-k (which launches it helps, if any)
 #   gelu-ncu   bench/gemm_vs_torch.py --set epilogues (BERT's FFN shapes with
@@ -204,7 +211,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -686,6 +693,18 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       done
       OUT=$out/ncu-last-stage-cudnn TAIL=30 run ncu-last-stage-cudnn "$root/scripts/gpu-ncu.sh" \
         --cudnn 32,2048,7,7,512,1,1 ;;
+    last-stage-variants)
+      for variant in default stream-k-128 stream-k-192 split default-again; do
+        case $variant in
+          default*) flags=() ;;
+          stream-k-128) flags=(--kiln-flag=--wgmma-stream-k --kiln-flag=--wgmma-candidate=2) ;;
+          stream-k-192) flags=(--kiln-flag=--wgmma-stream-k --kiln-flag=--wgmma-candidate=4) ;;
+          split) flags=(--kiln-flag=--wgmma-split-k) ;;
+        esac
+        TAIL=3 run "last-stage-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+          "$work/last-stage-$variant" --set last-stage "${flags[@]}" \
+          --markdown "$out/last-stage-$variant.md"
+      done ;;
     stream-k-alone)
       for setting in default stream-k; do
         flags=$([ $setting = stream-k ] && echo --kiln-flag=--wgmma-stream-k)
