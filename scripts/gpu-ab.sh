@@ -60,8 +60,9 @@
 #              default 44, at batch 32) under Nsight Compute: the default
 #              kernel, the K split over pairs of blocks (--wgmma-split-k), and
 #              the kernel cuDNN chooses for the convolution (gpu-ncu.sh --cudnn)
-#   last-stage-variants  the same layer as the GEMM it runs as
-#              (bench/gemm_vs_torch.py --set last-stage), once a variant:
+#   last-stage-variants  the split pairs' kernel tests (GEMMs and the
+#              Hopper convolutions), then the same layer as the GEMM it runs
+#              as (bench/gemm_vs_torch.py --set last-stage), once a variant:
 #              the default 128 x 64 tiles, stream-K on 128 x 128 and on
 #              128 x 192 tiles over every multiprocessor (--wgmma-stream-k
 #              with the GEMM's candidates 2 and 4), the split pairs
@@ -694,6 +695,8 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       OUT=$out/ncu-last-stage-cudnn TAIL=30 run ncu-last-stage-cudnn "$root/scripts/gpu-ncu.sh" \
         --cudnn 32,2048,7,7,512,1,1 ;;
     last-stage-variants)
+      TAIL=6 run split-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmmaSplitK*:*ConvHopperImplicitGemm*' || continue
       for variant in default stream-k-128 stream-k-192 split default-again; do
         case $variant in
           default*) flags=() ;;

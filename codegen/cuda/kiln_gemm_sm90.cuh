@@ -418,7 +418,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // consumer thread t at v * 128 + t (the handoff's layout).
   float4 *const splitPartial = reinterpret_cast<float4 *>(stagingBase + kStagingFloats);
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
-  // Split K: "the peer's partial is here" (its 128 sending threads arrive)
+  // Split K: "the peer's partial is here" (one keeping thread arms it with
+  // the partial's bytes, which the peer's asynchronous stores count down)
   // and "the peer has read this block's partial" (its 128 keeping threads).
   __shared__ __align__(8) unsigned long long splitFull, splitFree;
 
@@ -461,7 +462,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       barrier_init(&empty[s], (kPingPong ? 4 : 4 * kConsumers) * kMulticast);
     }
     if constexpr (kSplitK > 1) {
-      barrier_init(&splitFull, 128);
+      barrier_init(&splitFull, 1);
       barrier_init(&splitFree, 128);
     }
     fence_barrier_init();
@@ -921,16 +922,21 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             // Into the peer's partial once it has read the previous one.
             if (j > 0)
               barrier_wait_acquire_cluster(&splitFree, (j - 1) & 1);
-            const unsigned theirs = cluster_address(splitPartial + lane128, peer);
+            const unsigned theirs = cluster_address(splitPartial + lane128, peer),
+                           theirFull = cluster_address(&splitFull, peer);
 #pragma unroll
             for (int v = 0; v < kBN / 8; ++v) {
               const float *q = &d[0][v / 2][(v % 2) * 4];
-              cluster_store4(theirs + v * 128 * sizeof(float4),
-                             make_float4(q[0], q[1], q[2], q[3]));
+              cluster_store4_async(theirs + v * 128 * sizeof(float4),
+                                   make_float4(q[0], q[1], q[2], q[3]), theirFull);
             }
-            barrier_arrive_release_cluster(&splitFull, peer);
             continue;
           }
+          // The peer's stores may land before this arming (the barrier's
+          // byte count dips below zero within the phase): the phase ends
+          // once both are in.
+          if (lane128 == 0)
+            barrier_expect_tx(&splitFull, split_partial_bytes(kBN, kSplitK));
           barrier_wait_acquire_cluster(&splitFull, j & 1);
 #pragma unroll
           for (int v = 0; v < kBN / 8; ++v) {
@@ -941,7 +947,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             q[2] += p.z;
             q[3] += p.w;
           }
-          barrier_arrive_release_cluster(&splitFree, peer);
+          // Only a next tile's partial waits for this one to be read.
+          if (tile + step * clusters < tiles)
+            barrier_arrive_release_cluster(&splitFree, peer);
           store(d, tileM, blockN, kEarlyInput, parity);
         } else if constexpr (kRingInput) {
           const RingInput ring{reinterpret_cast<const unsigned char *>(tilesA), full, empty, it,

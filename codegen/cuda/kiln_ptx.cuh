@@ -61,7 +61,7 @@ __device__ __forceinline__ void cluster_sync() {
                    : "memory");
 }
 /// The address of `local` (this block's shared memory) in block `rank` of
-/// the cluster, for cluster_load and cluster_store4.
+/// the cluster, for cluster_load and cluster_store4_async (kiln_sm90.cuh).
 __device__ __forceinline__ unsigned cluster_address(const void *local, unsigned rank) {
   unsigned remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
@@ -87,11 +87,6 @@ __device__ __forceinline__ float4 cluster_load4(unsigned address) {
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
                : "r"(address));
   return v;
-}
-__device__ __forceinline__ void cluster_store4(unsigned address, float4 v) {
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "f"(v.x),
-               "f"(v.y), "f"(v.z), "f"(v.w)
-               : "memory");
 }
 #endif
 

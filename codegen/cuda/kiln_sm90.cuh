@@ -96,9 +96,20 @@ __device__ __forceinline__ void barrier_arrive_cluster(unsigned long long *bar, 
 }
 
 /// Split K across a cluster: a block's partial sums go into its peer's
-/// shared memory (cluster_store4), then an arrival on the peer's barrier
-/// that releases them at cluster scope; the peer waits with a matching
-/// cluster-scope acquire before it reads them.
+/// shared memory as asynchronous stores that count their bytes on the
+/// peer's barrier (st.async ... complete_tx), which the peer armed with
+/// the partial's size and waits on with a cluster-scope acquire: no
+/// membar in the sender. Sixteen bytes a store.
+__device__ __forceinline__ void cluster_store4_async(unsigned address, float4 v,
+                                                     unsigned remoteBarrier) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], "
+               "{%1, %2, %3, %4}, [%5];\n" ::"r"(address),
+               "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remoteBarrier)
+               : "memory");
+}
+/// The peer's "read your partial" arrival: a cluster-scope release, so
+/// that its reads of this block's partial are done before the next one
+/// overwrites it.
 __device__ __forceinline__ void barrier_arrive_release_cluster(unsigned long long *bar,
                                                                unsigned rank) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
