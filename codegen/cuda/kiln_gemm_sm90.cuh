@@ -844,6 +844,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       // epilogue) or sends its partial sums to the peer that does.
       const bool keeps = kSplitK == 1 || consumer == splitRank;
       const unsigned peer = static_cast<unsigned>(1 - splitRank);
+      // The sender's targets in the peer, the same for every tile (mapa is
+      // volatile asm: inside the loop it would run once a tile).
+      const unsigned theirPartial =
+                         kSplitK > 1 ? cluster_address(splitPartial + lane128, peer) : 0u,
+                     theirFull = kSplitK > 1 ? cluster_address(&splitFull, peer) : 0u;
       for (int j = first, tile = cluster + first * clusters, parity = 0; tile < tiles;
            j += step, tile += step * clusters, parity ^= 1) {
         const int tileM = rowTile(tile), blockN = columns(tile);
@@ -922,12 +927,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             // Into the peer's partial once it has read the previous one.
             if (j > 0)
               barrier_wait_acquire_cluster(&splitFree, (j - 1) & 1);
-            const unsigned theirs = cluster_address(splitPartial + lane128, peer),
-                           theirFull = cluster_address(&splitFull, peer);
 #pragma unroll
             for (int v = 0; v < kBN / 8; ++v) {
               const float *q = &d[0][v / 2][(v % 2) * 4];
-              cluster_store4_async(theirs + v * 128 * sizeof(float4),
+              cluster_store4_async(theirPartial + v * 128 * sizeof(float4),
                                    make_float4(q[0], q[1], q[2], q[3]), theirFull);
             }
             continue;
