@@ -194,15 +194,6 @@
 #   vendor-transformer  the GELU test and the matmul and bmm kernel tests,
 #              then the GEMM, attention and matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
-#   tall-handoff  the 192-row handoff's kernel tests (and the Hopper GEMM's
-#              other tests beside them), then bench/gemm_vs_torch.py --set
-#              transformer by default, with --wgmma-tall-handoff (the
-#              GELU up-projections on 192-row tiles whose GELU the producer
-#              warpgroup's idle warps run beside the next main loop) and
-#              with that and --wgmma-rows=192 (BERT's and GPT-2's 4096-row
-#              up-projections too); ViT-B/16, BERT and GPT-2 at batch 32
-#              and 1 (kiln alone, checked against PyTorch) by default and
-#              with the handoff; then the GEMM table's three settings again
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -212,7 +203,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned tall-handoff attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -325,29 +316,6 @@ for part in "$@"; do
     tests)
       TAIL=6 run kernel-tests "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*TallTiles*' ;;
-    tall-handoff)
-      TAIL=6 run handoff-tests "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*LinearWgmma*'
-      handoff_gemms() {
-        for setting in default handoff handoff192; do
-          local flags=()
-          case $setting in
-            handoff) flags=(--kiln-flag=--wgmma-tall-handoff) ;;
-            handoff192) flags=(--kiln-flag=--wgmma-tall-handoff --kiln-flag=--wgmma-rows=192) ;;
-          esac
-          TAIL=14 run "gemm-$setting-$1" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
-            "$work/gemm-$setting" --set transformer --markdown "$out/gemm-$setting-$1.md" \
-            "${flags[@]}"
-        done
-      }
-      handoff_gemms 1
-      for setting in default handoff; do
-        TAIL=12 run "models-$setting" python3 "$root/bench/models_vs_torch.py" "$bin" \
-          "$work/models-$setting" --models vit_b_16 bert gpt2 --batches 32 1 --kiln-only \
-          --rounds 3 --runs 30 --json "$out/models-$setting.json" \
-          $([ $setting = handoff ] && echo --kiln-flag=--wgmma-tall-handoff)
-      done
-      handoff_gemms 2 ;;
     gemm)
       run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
         --set transformer --markdown "$out/gemm-default.md"

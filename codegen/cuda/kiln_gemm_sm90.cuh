@@ -72,17 +72,8 @@ __host__ __device__ constexpr int staging_bytes(int rows, bool half = false) {
 /// (a GEMM's; an Operands policy sets its own).
 constexpr int kEpilogueRows = 8;
 /// The epilogue warpgroups' schedule: a tile's fp32 accumulators handed
-/// from the consumers to the epilogue warpgroups through shared memory, or
-/// on 192-row tiles (packed_handoff) its fp16 results before the
-/// epilogue's last ops, rows kBN + 8 halves apart (stmatrix's 16-byte rows
-/// then fall on distinct banks).
-__host__ __device__ constexpr bool packed_handoff(bool handoff, int rows) {
-  return handoff && rows == kTallRows;
-}
-__host__ __device__ constexpr int handoff_pitch(int bn) { return bn + 8; }
-__host__ __device__ constexpr int handoff_bytes(int bn, int rows = kBM) {
-  return rows == kTallRows ? rows * handoff_pitch(bn) * 2 : kBM * bn * 4;
-}
+/// from the consumers to the epilogue warpgroups through shared memory.
+__host__ __device__ constexpr int handoff_bytes(int bn) { return kBM * bn * 4; }
 /// A warp's slice of a 16-bit row input (a residual) for the fragments
 /// epilogue: 16 rows of 64 values at a pitch of 72.
 constexpr int kInputSliceBytes = 16 * (kStagingCols + 8) * 2;
@@ -114,13 +105,8 @@ __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff 
                                                int rows = kBM, bool secondInputs = false,
                                                bool prefetchInputs = false, int splitK = 1,
                                                bool halfStaging = false) {
-  // The packed handoff is the epilogue warps' staging too, and the
-  // consumers' for a block's last tile.
-  return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) +
-         (packed_handoff(handoff, rows)
-              ? (handoff_bytes(bn, rows) > staging_bytes(rows) ? handoff_bytes(bn, rows)
-                                                                : staging_bytes(rows))
-              : staging_bytes(rows, halfStaging) + (handoff ? handoff_bytes(bn) : 0)) +
+  return stages * (tile_bytes_a(rows) + tile_bytes_b(bn)) + staging_bytes(rows, halfStaging) +
+         (handoff ? handoff_bytes(bn) : 0) +
          rows / 16 * input_slices_per_warp(secondInputs, prefetchInputs) * kInputSliceBytes +
          split_partial_bytes(bn, splitK) + 1024;
 }
@@ -333,19 +319,9 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                     (kBlocksPerSM == 2 && kBN == 64 && kSchedule == Schedule::cooperative),
                 "two blocks a multiprocessor take cooperative 64-wide tiles");
   constexpr bool kHandoff = kSchedule == Schedule::epilogue_warpgroups;
-  static_assert(!kHandoff || ((kBN <= 128 || Operands::kTileRows == kTallRows) &&
-                              kMulticast == 1 && kBlocksPerSM == 1 && !kStreamK),
-                "the epilogue warpgroups take tiles 64 or 128 wide (192 on 192 rows), one "
-                "block a multiprocessor, no cluster, no stream-K");
-  // 192 rows: three consumers hand the tile's fp16 results before the
-  // epilogue's last ops (a GELU) to the producer warpgroup's three idle
-  // warps, which apply them while the consumers run the next tile's main
-  // loop (the packed handoff).
-  constexpr bool kPackedHandoff = packed_handoff(kHandoff, Operands::kTileRows);
-  static_assert(!kPackedHandoff || (Epilogue::kPackedHandoff && kBN >= 128 && kSplitK == 1 &&
-                                    !Operands::kRowsByShuffle),
-                "a 192-row handoff takes GEMM tiles 128 or 192 wide whose epilogue ends in "
-                "steps on packed fp16 pairs (a GELU or a ReLU) without a row input");
+  static_assert(!kHandoff || (kBN <= 128 && kMulticast == 1 && kBlocksPerSM == 1 && !kStreamK),
+                "the epilogue warpgroups take tiles 64 or 128 wide, one block a "
+                "multiprocessor, no cluster, no stream-K");
   static_assert(!kStreamK || (kSchedule == Schedule::cooperative && kMulticast == 1 &&
                                kBlocksPerSM == 1),
                 "stream-K takes cooperative tiles, one block a multiprocessor, no cluster");
@@ -363,8 +339,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   constexpr int kRows = Operands::kTileRows;
   constexpr int kConsumers = kPingPong ? 2 : kRows / 64;
   static_assert(kRows == kBM || (kRows == kTallRows && kBN <= 192 &&
-                                 (kSchedule == Schedule::cooperative || kPackedHandoff) &&
-                                 kMulticast == 1 &&
+                                 kSchedule == Schedule::cooperative && kMulticast == 1 &&
                                  kBlocksPerSM == 1 && !kStreamK),
                 "192-row tiles are cooperative, at most 192 wide (96 accumulators a "
                 "thread), one block a multiprocessor, no cluster, no stream-K");
@@ -409,9 +384,6 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // consumer h to epilogue warpgroup h.
   constexpr int kStagingFloats = staging_bytes(kRows, kHalfStaging) / 4;
   float4 *const handoff = reinterpret_cast<float4 *>(stagingBase + kStagingFloats);
-  // The packed handoff: the tile's rows of fp16 pairs, at the staging's place.
-  unsigned short *const packedHandoff = reinterpret_cast<unsigned short *>(stagingBase);
-  constexpr int kHandoffPitch = handoff_pitch(kBN);
   unsigned short *const secondInputs =
       reinterpret_cast<unsigned short *>(stagingBase + kStagingFloats);
   // Split K: the peer's partial sums of this block's kept rows, vector v of
@@ -520,12 +492,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // multiprocessor: the kernel is compiled to 168 a thread, the consumers
     // need up to 232; three consumers: 128 a thread, 24 for the producer
     // and 160 for them, where 152 spilled a GELU and residual epilogue).
-    // With the packed handoff (192 rows, the epilogue warpgroups' schedule)
-    // the producer's three idle warps run the epilogue's last ops, within
-    // 56 registers: the consumers take 152.
-    if constexpr (kPackedHandoff)
-      release_registers<56>();
-    else if constexpr (kConsumers == 3)
+    if constexpr (kConsumers == 3)
       release_registers<24>();
     else if constexpr (kBlocksPerSM == 1)
       release_registers<40>();
@@ -575,57 +542,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       else
         for (int tile = cluster; tile < tiles; tile += clusters)
           produce(tile, splitBegin, splitEnd);
-    } else if constexpr (kPackedHandoff) {
-      // Warps 1-3: each tile's last ops and stores while the consumers run
-      // the next tile's main loop (every tile of the block's but its last,
-      // which the consumers finish themselves: nothing runs beside it), a
-      // 16-byte chunk (8 columns) of a row at a time, consecutive lanes
-      // along a row, two chunks in flight a lane (one alone left the
-      // warps waiting on each chunk's shared-memory read and MUFU chain:
-      // about 10 us a tile on the H100, longer than the main loop).
-      if (lane128 >= 32) {
-        constexpr int kChunks = kBN / 8, kEpilogueThreads = 96, kInFlight = 2;
-        static_assert(kRows * kChunks % (kInFlight * kEpilogueThreads) == 0,
-                      "every lane takes whole groups of chunks in flight");
-        for (int tile = cluster; tile + clusters < tiles; tile += clusters) {
-          const int tileM = rowTile(tile), blockN = columns(tile);
-          named_barrier_sync(kHandoffFullBarrier, 384 + kEpilogueThreads);
-          for (int first = lane128 - 32; first < kRows * kChunks;
-               first += kInFlight * kEpilogueThreads) {
-            // Both chunks' ops run unconditionally (zeros where a chunk is
-            // not stored), so that ptxas interleaves their MUFU chains
-            // instead of putting each behind a branch of its own.
-            uint4 chunk[kInFlight];
-            int m[kInFlight], n[kInFlight];
-            bool stored[kInFlight];
-#pragma unroll
-            for (int u = 0; u < kInFlight; ++u) {
-              const int i = first + u * kEpilogueThreads, r = i / kChunks;
-              n[u] = blockN + (i % kChunks) * 8;
-              m[u] = ops.row(tileM, r);
-              stored[u] = ops.stores(m[u]) && n[u] < N;
-              chunk[u] = stored[u] ? *reinterpret_cast<const uint4 *>(
-                                         packedHandoff + r * kHandoffPitch + (i % kChunks) * 8)
-                                   : make_uint4(0, 0, 0, 0);
-            }
-#pragma unroll
-            for (int u = 0; u < kInFlight; ++u) {
-              chunk[u].x = epilogue.finish_packed(m[u], n[u], chunk[u].x);
-              chunk[u].y = epilogue.finish_packed(m[u], n[u] + 2, chunk[u].y);
-              chunk[u].z = epilogue.finish_packed(m[u], n[u] + 4, chunk[u].z);
-              chunk[u].w = epilogue.finish_packed(m[u], n[u] + 6, chunk[u].w);
-            }
-#pragma unroll
-            for (int u = 0; u < kInFlight; ++u)
-              if (stored[u])
-                store_global_16(epilogue.chunk_at(m[u], n[u]), chunk[u]);
-          }
-          // The consumers wait for this before their next tile.
-          named_barrier_arrive(kHandoffFreeBarrier, 384 + kEpilogueThreads);
-        }
-      }
     }
-  } else if (kHandoff && !kPackedHandoff && warpgroup >= 3) {
+  } else if (kHandoff && warpgroup >= 3) {
     // An epilogue warpgroup: the epilogues of its half of every tile, each
     // while the consumers run the next tile's main loop.
     claim_registers<104>();
@@ -651,9 +569,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         named_barrier_arrive(kHandoffFreeBarrier + half, 256);
     }
   } else {
-    if constexpr (kPackedHandoff)
-      claim_registers<152>();
-    else if constexpr (kHandoff)
+    if constexpr (kHandoff)
       claim_registers<112>();
     else if constexpr (kConsumers == 3)
       claim_registers<160>();
@@ -878,39 +794,7 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         if (kPingPong && tile + clusters < tiles)
           named_barrier_arrive(kTurnBarrier + (1 - consumer), 256);
         drain(previous);
-        if constexpr (kPackedHandoff) {
-          // The tile's results before the epilogue's last ops, rounded to
-          // fp16 pairs in the accumulators' layout and stored as rows by
-          // stmatrix, once the epilogue warps are done with the
-          // previous tile's.
-          if (j > 0)
-            named_barrier_sync(kHandoffFreeBarrier, 480);
-          // The block's last tile: its whole epilogue here, through the
-          // staging (the handoff's place), since no main loop follows.
-          if (tile + clusters >= tiles) {
-            store(d, tileM, blockN, false, parity);
-            continue;
-          }
-          const int warpRow = consumer * 64 + warp * 16;
-          const int top = ops.clamp_row(ops.row(tileM, warpRow + lane / 4)),
-                    bottom = ops.clamp_row(ops.row(tileM, warpRow + lane / 4 + 8));
-          unsigned short *rows =
-              packedHandoff + warpRow * kHandoffPitch + matrix_lane_offset(kHandoffPitch);
-#pragma unroll
-          for (int i = 0; i < kBN / 16; ++i) {
-            const float *q = d[0][i];
-            // Columns past N (a ragged last tile) are computed at the last
-            // pair and never stored.
-            const int n = blockN + 16 * i + 2 * (lane % 4);
-            const int left = min(n, N - 2), right = min(n + 8, N - 2);
-            const unsigned packed[4] = {epilogue.base_packed(top, left, q[0], q[1]),
-                                        epilogue.base_packed(bottom, left, q[2], q[3]),
-                                        epilogue.base_packed(top, right, q[4], q[5]),
-                                        epilogue.base_packed(bottom, right, q[6], q[7])};
-            stmatrix_x4(rows + 16 * i, packed);
-          }
-          named_barrier_arrive(kHandoffFullBarrier, 480);
-        } else if constexpr (kHandoff) {
+        if constexpr (kHandoff) {
           // Into the handoff once its epilogue warpgroup is done with the
           // previous tile's, then theirs.
           if (j > 0)

@@ -187,12 +187,6 @@ bool epilogueColumnPairs(bool pairs, const ElementCode &epilogue,
 /// column pairs, rows of whole 16-byte chunks (`chunks`), one 16-bit result
 /// and at most one row input, of 16 bits, as KILN_EPILOGUE_FRAGMENTS allows.
 bool epilogueOnFragments(FusionOp group, const ElementCode &epilogue, bool pairs, bool chunks);
-/// Whether the functor may split its fragments' work at the packed fp16
-/// pair (kPackedHandoff: base_packed and finish_packed), as the 192-row
-/// tiles' epilogue warps take it: one 16-bit result whose last ops are steps
-/// on the pair (a GELU, a ReLU) and no row input.
-bool epiloguePackedHandoff(FusionOp group, const ElementCode &epilogue,
-                           const EpilogueFunctor &functor);
 /// "in0, in1, out0": the functor's pointer members in declaration order.
 std::string epilogueInitializers(FusionOp group);
 

@@ -83,15 +83,6 @@ static bool packedStepsOn(bool fragments, const EpilogueFunctor &functor,
          !epilogue.deferredStores[0].packedSteps.empty();
 }
 
-bool epiloguePackedHandoff(FusionOp group, const ElementCode &epilogue,
-                           const EpilogueFunctor &functor) {
-  const bool pairs = epilogueColumnPairs(functor.pairs, epilogue, functor.pairedIndex);
-  // Steps that read no input (a GELU, a ReLU): the epilogue warps have
-  // the pair alone.
-  return packedStepsOn(epilogueOnFragments(group, epilogue, pairs, functor.chunks), functor,
-                       epilogue) &&
-         epilogue.elementLoads.empty();
-}
 
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue) {
@@ -189,8 +180,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   // GELU in a third (kiln_common.cuh's kiln::approx::gelu_half2: at most
   // 12.5 fp16 ulps off, where the fp32 form is 2).
   const bool packedSteps = packedStepsOn(fragments, functor, epilogue);
-  // epiloguePackedHandoff's rule, on what is computed here already.
-  const bool packedHandoff = packedSteps && epilogue.elementLoads.empty();
   std::string fragmentMembers;
   if (fragments) {
     // compute_packed takes the two row-input elements packed as the kernel
@@ -227,31 +216,12 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
     body += "    unsigned packed = kiln::pack_pair<" + store.type + ">(" + first + ", " + second +
             ");\n";
     // Each step's call on `packed`, first step first.
-    std::string steps;
     if (packedSteps)
       for (const std::string &step : store.packedSteps) {
         std::string call = step;
         call.replace(call.find('%'), 1, "packed");
-        steps += "    packed = " + call + ";\n";
+        body += "    packed = " + call + ";\n";
       }
-    body += steps;
-    // The 192-row handoff's split of compute_packed: the consumers round
-    // each pair before the steps (base_packed) into the handoff, the
-    // producer warpgroup's idle warps apply the steps (finish_packed).
-    if (packedHandoff) {
-      fragmentMembers +=
-          "  __device__ __forceinline__ unsigned base_packed" + signature +
-          ", float acc0, float acc1) const {\n    return kiln::pack_pair<" + store.type +
-          ">(packed_base(" + functor.arguments + ", acc0), packed_base(" + functor.arguments +
-          " + 1, acc1));\n  }\n";
-      fragmentMembers += "  __device__ __forceinline__ unsigned finish_packed" + signature +
-                         ", unsigned packed) const {\n" + steps + "    return packed;\n  }\n";
-      // Where store_chunk would store (the warps store four finished pairs
-      // at once themselves).
-      fragmentMembers += "  __device__ __forceinline__ void *chunk_at" + signature + ") const {\n" +
-                         functor.indexCode + "    return out" + std::to_string(store.result) +
-                         " + idx;\n  }\n";
-    }
     fragmentMembers += "  __device__ __forceinline__ unsigned compute_packed" + signature +
                        ", float acc0, float acc1, unsigned inputs) const {\n" + body +
                        "    return packed;\n  }\n"
@@ -285,8 +255,6 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kPairs = " + (pairs ? "true" : "false") + ";\n" + computePair +
          "  static constexpr bool kFragments = " + (fragments ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
-         "  static constexpr bool kPackedHandoff = " + (packedHandoff ? "true" : "false") +
-         ";\n" +
          "  static constexpr bool kRowInputEarly = " +
          (rowInput && fragmentsMode != "late-residual" ? "true" : "false") + ";\n" +
          fragmentMembers +

@@ -113,13 +113,11 @@ std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfi
     return "its template implements tiles [128 | 192, 64 | 128 | 192 | 256, 64] only";
   // Three consumer warpgroups hold a 192-row tile: 96 accumulators a thread
   // at most, in registers that nothing else may claim.
-  if (tile[0] == 192 && (tile[1] > 192 ||
-                         (config.getSchedule() != WgmmaSchedule::cooperative &&
-                          config.getSchedule() != WgmmaSchedule::epilogue_warpgroups) ||
+  if (tile[0] == 192 && (tile[1] > 192 || config.getSchedule() != WgmmaSchedule::cooperative ||
                          config.getMulticast() != 1 || config.getBlocksPerSm() != 1 ||
                          config.getStreamK()))
-    return "a 192-row tile is at most 192 wide, cooperative or with the epilogue warpgroups, "
-           "with no multicast, one block a multiprocessor and no stream_k";
+    return "a 192-row tile is at most 192 wide and cooperative, with no multicast, one block a "
+           "multiprocessor and no stream_k";
   // Whether the ring fits an image's shared memory is kiln-lower-launches'
   // question: the emitter knows no GPU.
   if (config.getStages() < 2)
@@ -436,19 +434,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   columnRules.pairs = N % 2 == 0;
   columnRules.chunks = (hopper || stream) && N % 8 == 0;
   columnRules.halfSteps = batch == 1;
-  // 192 rows with the epilogue warps (the producer warpgroup's three idle
-  // ones, so that the block keeps 512 threads and 128 registers a thread,
-  // which a 192-wide wgmma needs): the consumers hand them the
-  // results rounded to fp16 pairs before the epilogue's last ops, so
-  // those ops must take the pair alone (kiln_gemm_sm90.cuh's packed
-  // handoff).
-  if (handoff && tileRows != 128) {
-    if (!epiloguePackedHandoff(group, epilogue, columnRules))
-      return refuse("192-row tiles hand the producer warpgroup's idle warps their results as "
-                    "fp16 pairs: "
-                    "the epilogue must end in a GELU or a ReLU on one fp16 result, with no "
-                    "row input (a residual), no batch and N % 8 == 0");
-  }
   // Ping-pong 64-wide tiles keep both row halves' first row-input slices
   // (not with a batch, whose rows the kernel computes once a lane and
   // passes by shuffles, as a convolution's).

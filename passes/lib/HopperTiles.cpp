@@ -46,8 +46,7 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
     {WgmmaSchedule::epilogue_warpgroups, 128, 1.15},
     {WgmmaSchedule::epilogue_warpgroups, 64, 1.3},
     {WgmmaSchedule::cooperative, 192, 1.0, 192}, {WgmmaSchedule::cooperative, 128, 1.05, 192},
-    {WgmmaSchedule::cooperative, 64, 1.25, 192},
-    {WgmmaSchedule::epilogue_warpgroups, 192, 1.0, 192}};
+    {WgmmaSchedule::cooperative, 64, 1.25, 192}};
 /// A 192-row tile's main loop and epilogue take 1.5 times a 128-row one's
 /// (the epilogue's stores and residual reads are the tile's bytes, whatever
 /// the warps that issue them). Its A tile is reused over 192 columns and
@@ -232,19 +231,6 @@ static bool sixteenBitResidual(FusionOp group) {
   return residuals.size() == 1 && sixteen(residuals.front().getType());
 }
 
-/// Whether the group's one fp16 result ends in a GELU or a ReLU: with no
-/// residual, what a 192-row tile's epilogue warps take, the consumers
-/// handing them the value before it rounded to fp16 pairs (the code
-/// generator checks the epilogue itself).
-static bool endsInPairStep(FusionOp group) {
-  if (group->getNumResults() != 1 ||
-      !cast<RankedTensorType>(group.getResult(0).getType()).getElementType().isF16())
-    return false;
-  Operation *yield = group.getBody().front().getTerminator();
-  Operation *last = yield->getNumOperands() == 1 ? yield->getOperand(0).getDefiningOp() : nullptr;
-  return last && isa<GeluOp, ReluOp>(last);
-}
-
 static std::string scheduleName(WgmmaSchedule schedule) {
   return stringifyWgmmaSchedule(schedule).str();
 }
@@ -326,12 +312,10 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   const bool anySchedule =
       schedule == "auto" || (conv && schedule == "epilogue_warpgroups");
   for (const WgmmaCandidate &candidate : kWgmmaCandidates) {
-    // The cost model's own choice takes no epilogue warpgroups, but for
-    // 192-row tiles ending in a GELU or a ReLU when asked
-    // (wgmma-tall-handoff).
-    const bool tallHandoff = candidate.handoff() && candidate.rows != 128;
-    if (anySchedule ? candidate.handoff() && !(tallHandoff && knobs.wgmmaTallHandoff)
-                    : scheduleName(candidate.schedule) != schedule)
+    // The cost model's own choice takes no epilogue warpgroups: beside
+    // the next main loop their epilogues lost every GEMM they were timed on
+    // (fp32 accumulators handed on 128-row tiles, fp16 pairs on 192 rows).
+    if (anySchedule ? candidate.handoff() : scheduleName(candidate.schedule) != schedule)
       continue;
     // Past the residual's limit: only with the residual through the ring,
     // where the epilogue reads it from shared memory instead of issuing
@@ -352,11 +336,6 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     const bool tall = candidate.rows != 128;
     if (tall && (implicitConv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
       continue;
-    // 192 rows with the epilogue warps: a GEMM whose result ends in a
-    // GELU or a ReLU, without a batch or a residual.
-    if (tall && candidate.handoff() &&
-        (conv || s.batch != 1 || residual || !endsInPairStep(group)))
-      continue;
     if (!tall && knobs.wgmmaRows == 192 && !implicitConv)
       continue;
     // 192 rows narrower than 192: 1x1 convolutions, or forced (GEMMs' cost
@@ -370,7 +349,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     // The epilogue warpgroups: each tile's epilogue beside the next main
     // loop, the tensor cores' time n k unless the epilogues take longer.
     double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e) * rowScale
-                   : candidate.handoff() ? (std::max(n * k, n * e) + e) * rowScale
+                   : candidate.handoff()                            ? std::max(n * k, n * e) + e
                    : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
     double cost = steps * candidate.width * candidate.perColumn;
     std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +

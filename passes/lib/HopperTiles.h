@@ -52,11 +52,6 @@ struct SplitKKnobs {
   /// attention_wgmma's blocks a multiprocessor: 0 (the kernel's rule) or 4
   /// (the cooperative schedule at a head size of 64, 96 registers).
   int64_t attentionBlocksPerSM = 0;
-  /// GEMMs whose result ends in a GELU or a ReLU may take 192-row tiles
-  /// whose producer warpgroup's idle warps run the activation from an fp16
-  /// handoff (the epilogue warpgroups' schedule on 192 rows), by the cost
-  /// model's rule for that schedule.
-  bool wgmmaTallHandoff = false;
 };
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -90,7 +90,6 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.attentionStages = options.attentionStages;
     select.wgmmaCandidate = options.wgmmaCandidate;
     select.attentionBlocksPerSM = options.attentionBlocksPerSM;
-    select.wgmmaTallHandoff = options.wgmmaTallHandoff;
     if (!options.kernelTuning.empty()) {
       // Before the selection, which keeps a configuration already written.
       KilnApplyKernelTuningOptions tuning;

@@ -788,7 +788,6 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       wgmmaMatmul, wgmmaSplitK};
     knobs.wgmmaCandidate = wgmmaCandidate;
     knobs.attentionBlocksPerSM = attentionBlocksPerSM;
-    knobs.wgmmaTallHandoff = wgmmaTallHandoff;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {
         if (!isa<KernelConfigAttr>(group->getAttr(attr::kKernel))) {

@@ -81,10 +81,9 @@ func.func @wgmma_tile(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tens
 
 // -----
 
-// ...and 192 rows only as cooperative tiles (or with the epilogue
-// warpgroups) at most 192 wide (three consumer warpgroups, 96 accumulators
-// a thread).
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative or with the epilogue warpgroups, with no multicast, one block a multiprocessor and no stream_k
+// ...and 192 rows only as cooperative tiles at most 192 wide (three
+// consumer warpgroups, 96 accumulators a thread).
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide and cooperative, with no multicast, one block a multiprocessor and no stream_k
 func.func @wgmma_tall_wide(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 256, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
@@ -96,7 +95,7 @@ func.func @wgmma_tall_wide(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) ->
 
 // -----
 
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide, cooperative or with the epilogue warpgroups, with no multicast, one block a multiprocessor and no stream_k
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide and cooperative, with no multicast, one block a multiprocessor and no stream_k
 func.func @wgmma_tall_pingpong(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 3, grid_limit = 132, schedule = pingpong>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
@@ -448,7 +447,7 @@ func.func @overlapped_gemm(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> 
 
 // -----
 
-// The epilogue warpgroups: a GEMM's schedule, 64 or 128 wide (five
+// The epilogue warpgroups: a GEMM's schedule, 128 rows by 64 or 128 (five
 // warpgroups share the register file), one block a multiprocessor and no
 // pairs; 4 stages of 128-wide tiles beside the handoff overflow shared
 // memory.
@@ -476,7 +475,7 @@ func.func @epilogue_warpgroups_wide(%x: tensor<128x768xf16>, %w: tensor<768x768x
 
 // -----
 
-// CHECK: error: a 192-row epilogue_warpgroups tile is 128 or 192 wide, got 64
+// CHECK: error: an epilogue_warpgroups tile has 128 rows, got 192
 func.func @epilogue_warpgroups_tall_narrow(%x: tensor<300x768xf16>, %w: tensor<768x768xf16>) -> tensor<300x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 3, grid_limit = 4, schedule = epilogue_warpgroups>} -> tensor<300x768xf16> {
   ^bb0(%a: tensor<300x768xf16>, %bw: tensor<768x768xf16>):

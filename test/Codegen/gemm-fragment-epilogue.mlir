@@ -29,7 +29,6 @@
 //       TAIL:     compute_pair(m, n, acc0, acc1, first, second);
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = false;
-//  CHECK-NEXT:   static constexpr bool kPackedHandoff = true;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = false;
 //  CHECK-NEXT:   float packed_base(int m, int n, float acc) const {
 //       CHECK:     return (acc + kiln::to_float(in2[n]));
@@ -112,7 +111,6 @@ func.func @ragged(%x: tensor<300x64xf16>, %w: tensor<204x64xf16>, %b: tensor<204
 // CHECK-LABEL: // === kernel residual_k0
 //       CHECK:   static constexpr bool kFragments = true;
 //  CHECK-NEXT:   static constexpr bool kRowInput = true;
-//  CHECK-NEXT:   static constexpr bool kPackedHandoff = false;
 //  CHECK-NEXT:   static constexpr bool kRowInputEarly = true;
 //       CHECK:   const void *row_input_at(int m, int n) const {
 //       CHECK:     return in2 + idx;

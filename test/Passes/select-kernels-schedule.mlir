@@ -8,7 +8,6 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=epilogue_warpgroups}))" | FileCheck %s --check-prefix=EPI
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=epilogue_warpgroups wgmma-multicast=2}))" 2>&1 | FileCheck %s --check-prefix=BADEPI
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=AUTO
-// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-tall-handoff=true}))" | FileCheck %s --check-prefix=HANDOFF
 
 // The Hopper main loop's schedule and multicast as the knobs force them
 // (the default cost model is select-kernels.mlir's): cooperative alone
@@ -34,9 +33,6 @@
 // pairs.
 // EPI-LABEL: func.func @ffn_up(
 //       EPI:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, grid_limit = 132, schedule = epilogue_warpgroups>
-// Without a GELU or a ReLU last, wgmma-tall-handoff changes nothing.
-// HANDOFF-LABEL: func.func @ffn_up(
-//       HANDOFF:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>
 // BADEPI: error: --wgmma-schedule=epilogue_warpgroups takes one block a multiprocessor and no multicast
 func.func @ffn_up(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<3072x768xf16>) -> tensor<4096x3072xf16> {
@@ -49,15 +45,12 @@ func.func @ffn_up(%x: tensor<4096x768xf16>, %w: tensor<3072x768xf16>) -> tensor<
 
 // -----
 
-// ViT-B/16's FFN up-projection with its GELU: asked for the epilogue
-// warpgroups, 192-row tiles (4 a block on 132 multiprocessors) whose GELU
-// the producer warpgroup's idle warps run from the fp16 handoff; the cost
-// model takes them with wgmma-tall-handoff (their epilogue beside the next
-// main loop), and cooperative 192-row tiles without.
+// ViT-B/16's FFN up-projection with its GELU: the cost model's cooperative
+// 192-row tiles (4 a block on 132 multiprocessors); asked for the epilogue
+// warpgroups, 128-row tiles (theirs alone: two consumers hand them fp32
+// accumulators).
 // EPI-LABEL: func.func @vit_ffn_up_gelu(
-//       EPI:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132, schedule = epilogue_warpgroups>
-// HANDOFF-LABEL: func.func @vit_ffn_up_gelu(
-//       HANDOFF:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132, schedule = epilogue_warpgroups>
+//       EPI:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, grid_limit = 132, schedule = epilogue_warpgroups>
 // AUTO-LABEL: func.func @vit_ffn_up_gelu(
 //       AUTO:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
 func.func @vit_ffn_up_gelu(%x: tensor<6304x768xf16>, %w: tensor<3072x768xf16>, %b: tensor<3072xf16>) -> tensor<6304x3072xf16> {

@@ -32,9 +32,6 @@ std::string biasFreeLinear(int64_t m, int64_t n, int64_t k, const std::string &t
 const std::vector<std::string> &wgmmaConfigs();
 /// 192-row tiles (three consumer warpgroups).
 const std::vector<std::string> &tallWgmmaConfigs();
-/// 192-row tiles whose epilogue's last ops run in the producer warpgroup's
-/// idle warps (the packed handoff).
-const std::vector<std::string> &tallHandoffConfigs();
 /// Rings one stage deeper than the full staging leaves room for, with the
 /// residual through the ring (residual_ring).
 const std::vector<std::string> &residualRingConfigs();

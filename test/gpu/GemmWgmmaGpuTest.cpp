@@ -3,7 +3,7 @@
 // The Hopper GEMM (gemm_wgmma) under every configuration the selection
 // stage or a tuning file may force: tile widths and heights, schedules,
 // clusters, two blocks a multiprocessor, K split over pairs, the residual
-// through the ring, the packed handoff, stream-K; M, N and K off every tile
+// through the ring, stream-K; M, N and K off every tile
 // multiple, against the ATen reference evaluator. The configuration lists
 // are shared (GemmTestCases.h): the compile test in KernelsGpuTest.cpp
 // compiles each for both images without a GPU.
@@ -71,21 +71,6 @@ const std::vector<std::string> &tallWgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 3>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 2, grid_limit = 1>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 4, grid_limit = 132>"};
-  return configs;
-}
-
-/// 192-row tiles whose epilogue's last ops run in the producer warpgroup's
-/// idle warps (the packed handoff): 192 and 128 wide, one block walking
-/// every tile through a 2-stage ring (the handoff reused tile after tile),
-/// and more blocks than tiles.
-const std::vector<std::string> &tallHandoffConfigs() {
-  static const std::vector<std::string> configs = {
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 3, "
-      "schedule = epilogue_warpgroups>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 2, grid_limit = 1, "
-      "schedule = epilogue_warpgroups>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132, "
-      "schedule = epilogue_warpgroups>"};
   return configs;
 }
 
@@ -249,7 +234,6 @@ using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
 using kiln::testing::streamKCases;
-using kiln::testing::tallHandoffConfigs;
 using kiln::testing::tallWgmmaConfigs;
 using kiln::testing::toleranceOf;
 using kiln::testing::wgmmaConfigs;
@@ -304,20 +288,6 @@ TEST(KernelsGpu, LinearWgmmaFragmentEpilogue) {
     SCOPED_TRACE(kernel);
     expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
     expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
-  }
-}
-
-// The packed handoff: a bias and a GELU (its last op, on fp16 pairs) with
-// M, N and K off every tile multiple, and N past one tile by a ragged
-// 16-byte chunk's worth.
-TEST(KernelsGpu, LinearWgmmaTallHandoff) {
-  KILN_REQUIRE_GPU();
-  for (const std::string &kernel : tallHandoffConfigs()) {
-    SCOPED_TRACE(kernel);
-    expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
-    expectMatchesReference(linear(700, 200, 200, "f16", kernel, /*residual=*/false));
-    expectMatchesReference(linear(129, 72, 72, "f16", kernel, /*residual=*/false));
-    expectMatchesReference(kiln::testing::linearGelu(300, 504, 712, "f16", kernel, "tanh"));
   }
 }
 

@@ -56,7 +56,6 @@ using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
 using kiln::testing::streamKCases;
-using kiln::testing::tallHandoffConfigs;
 using kiln::testing::wgmmaConfigs;
 
 namespace {
@@ -563,8 +562,6 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
     // epilogue's first instruction converted the accumulator (C7514).
     irs.push_back(biasFreeLinear(300, 504, 712, "f16", kernel));
   }
-  for (const std::string &kernel : tallHandoffConfigs())
-    irs.push_back(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
   for (const NarrowCase &c : narrowCases())
     irs.push_back(linear(c.m, c.n, c.k, c.type, narrowConfig(c.gridLimit)));
   irs.push_back(conv({3, 13, 11, 24, 16, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,

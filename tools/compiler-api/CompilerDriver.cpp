@@ -196,7 +196,6 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaSplitK = selection.wgmmaSplitK;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
   pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
-  pipeline.wgmmaTallHandoff = selection.wgmmaTallHandoff;
   pipeline.kernelTuning = selection.kernelTuning;
   pipeline.wgmmaRows = selection.wgmmaRows;
   pipeline.attentionWgmma = selection.attentionWgmma;
@@ -305,9 +304,6 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
   if (selection.attentionBlocksPerSM != defaults.attentionBlocksPerSM)
     option("--attention-blocks-per-sm=" + std::to_string(selection.attentionBlocksPerSM));
-  if (selection.wgmmaTallHandoff != defaults.wgmmaTallHandoff)
-    option(std::string("--wgmma-tall-handoff=") +
-           (selection.wgmmaTallHandoff ? "true" : "false"));
   if (selection.kernelTuning != defaults.kernelTuning)
     option("--kernel-tuning=" + selection.kernelTuning);
   if (selection.attentionWgmma != defaults.attentionWgmma)

@@ -88,8 +88,6 @@ struct KernelSelection {
   bool wgmmaSplitK = false;            // pairs of blocks split K under half a wave
   int64_t wgmmaCandidate = -1;         // -1: the cost model's tile; N: its N-th considered
   int64_t attentionBlocksPerSM = 0;    // Hopper attention: 0 (the kernel's) or 4
-  bool wgmmaTallHandoff = false;       // GELU/ReLU GEMMs: 192-row tiles, the activation
-                                       // in the producer warpgroup's idle warps
   std::string kernelTuning;            // a tuning file's measured kernels (empty: none)
   bool attentionWgmma = true;          // attention on Hopper's TMA and wgmma
   bool attentionOverlap = true;        // its softmax overlapped with P V

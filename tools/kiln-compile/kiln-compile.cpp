@@ -224,15 +224,6 @@ cl::opt<int64_t> attentionBlocksPerSM(
              "running its softmax and products in turn, within 96 registers a thread; not "
              "yet timed)"),
     cl::init(0), cl::cat(kilnCategory));
-cl::opt<bool> wgmmaTallHandoff(
-    "wgmma-tall-handoff",
-    cl::desc("Hopper GEMMs whose result ends in a GELU or a ReLU may take 192-row tiles whose "
-             "three consumers hand each tile's results, bias added and rounded to fp16, to "
-             "the producer warpgroup's idle warps, which apply the activation and store it "
-             "beside the next tile's main loop (where the cost model prefers them; default "
-             "false: the first form took ViT's GELU up-projection to 0.83x of F.linear on an "
-             "H100, and this one, the last tile kept by the consumers, is not yet timed)"),
-    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> wgmmaCandidate(
     "wgmma-candidate",
     cl::desc("-1 (the default): each Hopper GEMM's and convolution's tile from the "
@@ -630,7 +621,6 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaCandidate = wgmmaCandidate;
   selection.kernelTuning = kernelTuning;
   selection.attentionBlocksPerSM = attentionBlocksPerSM;
-  selection.wgmmaTallHandoff = wgmmaTallHandoff;
   selection.wgmmaRows = wgmmaRows;
   selection.attentionWgmma = attentionWgmma;
   selection.attentionOverlap = attentionOverlap;

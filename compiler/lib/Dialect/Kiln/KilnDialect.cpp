@@ -73,12 +73,10 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     if (variant != KernelVariant::gemm_wgmma)
       return emitError() << "only gemm_wgmma has an epilogue_warpgroups schedule";
     // Five warpgroups share the register file: a consumer thread holds at
-    // most 64 accumulators, or on 192 rows (four warpgroups: three
-    // consumers, the producer's idle warps taking fp16 results) 96.
-    if (tile.size() == 3 && tile[0] == 192 && tile[1] != 128 && tile[1] != 192)
-      return emitError() << "a 192-row epilogue_warpgroups tile is 128 or 192 wide, got "
-                         << tile[1];
-    if (tile.size() == 3 && tile[0] != 192 && tile[1] != 64 && tile[1] != 128)
+    // most 64 accumulators (two consumers, 128 rows).
+    if (tile.size() == 3 && tile[0] != 128)
+      return emitError() << "an epilogue_warpgroups tile has 128 rows, got " << tile[0];
+    if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128)
       return emitError() << "an epilogue_warpgroups tile is 64 or 128 wide, got " << tile[1];
     if (multicast != 1 || blocksPerSM != 1 || streamK)
       return emitError() << "the epilogue_warpgroups schedule takes no multicast, one block a "

@@ -677,12 +677,6 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "64, two at 128) or 4 (at a head size of 64 and 64 queries: a fourth "
            "consumer warpgroup, with the cooperative schedule, which fits 96 "
            "registers a thread where the overlapped one spills)">,
-    Option<"wgmmaTallHandoff", "wgmma-tall-handoff", "bool", /*default=*/"false",
-           "gemm_wgmma groups whose result ends in a GELU or a ReLU may take "
-           "192-row tiles whose consumers hand each tile's fp16 results to the "
-           "producer warpgroup's idle warps for the activation, beside the next "
-           "tile's main loop (schedule = epilogue_warpgroups on 192 rows), where "
-           "the cost model prefers them; false until timed on the GPU machine">,
     Option<"wgmmaCandidate", "wgmma-candidate", "int64_t", /*default=*/"-1",
            "-1: gemm_wgmma's and conv_wgmma's tile from the cost model; N >= 0: "
            "the N-th tile the cost model considered for each group (its own "

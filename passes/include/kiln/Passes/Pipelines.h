@@ -133,11 +133,6 @@ struct GraphPipelineOptions
       *this, "attention-blocks-per-sm",
       llvm::cl::desc("Hopper attention's blocks a multiprocessor: 0 (the kernel's) or 4"),
       llvm::cl::init(0)};
-  Option<bool> wgmmaTallHandoff{
-      *this, "wgmma-tall-handoff",
-      llvm::cl::desc("Hopper GEMMs ending in a GELU or a ReLU may take 192-row tiles whose "
-                     "producer warpgroup's idle warps run the activation"),
-      llvm::cl::init(false)};
   Option<int64_t> wgmmaCandidate{
       *this, "wgmma-candidate",
       llvm::cl::desc("-1: the cost model's Hopper GEMM tile; N: the N-th it considered"),

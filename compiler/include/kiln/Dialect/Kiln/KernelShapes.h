@@ -136,10 +136,7 @@ struct MiddleReductionShape {
 /// `tileN` x 64 tiles in a ring of `stages`: the stages (A rows * 128
 /// bytes, B tileN * 128), 4.5 KiB of epilogue staging a consumer warp (36
 /// KiB for 128 rows), with `handoff` (the epilogue warpgroups' schedule) a
-/// tile of fp32 accumulators, or on 192-row tiles the tile's fp16 results
-/// at a pitch of tileN + 8 halves where the staging is too (the producer
-/// warpgroup's idle warps store from the handoff itself; the consumers
-/// stage a block's last tile there), and 1 KiB of alignment. The code generator
+/// tile of fp32 accumulators, and 1 KiB of alignment. The code generator
 /// asserts it against kiln::sm90::shared_bytes in the kernel's source; the
 /// selection stage sizes the ring with it.
 /// `prefetchInputs`: two more slices a consumer warp, the next tile's
@@ -151,11 +148,9 @@ constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff =
                                    int64_t rows = 128, bool secondInputs = false,
                                    bool prefetchInputs = false, int64_t splitK = 1,
                                    bool halfStaging = false) {
-  const bool packedHandoff = handoff && rows == 192;
   const int64_t staging = rows / 16 * 16 * 72 * (halfStaging ? 2 : 4);
-  return stages * (rows * 64 * 2 + tileN * 64 * 2) +
-         (packedHandoff ? std::max<int64_t>(rows * (tileN + 8) * 2, staging)
-                        : staging + (handoff ? 128 * tileN * 4 : 0)) +
+  return stages * (rows * 64 * 2 + tileN * 64 * 2) + staging +
+         (handoff ? 128 * tileN * 4 : 0) +
          (secondInputs ? rows / 16 * 16 * 72 * 2 * (prefetchInputs ? 3 : 1) : 0) +
          (splitK > 1 ? 64 * tileN * 4 : 0) + 1024;
 }

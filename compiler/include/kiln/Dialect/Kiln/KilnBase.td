@@ -220,11 +220,10 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       default: both consumer warpgroups on one tile) or `pingpong` (each on
       its own tile, taking turns on the tensor cores; tiles 64 or 128 wide),
       and for `gemm_wgmma` `epilogue_warpgroups` (both on one tile's main
-      loop, two more warpgroups on the previous tile's epilogue; 64 or 128
-      wide; on 192 rows 128 or 192 wide, three consumers handing fp16
-      results to the producer warpgroup's idle warps for the epilogue's last
-      ops); for `attention_wgmma`, `cooperative` (each tile's products and softmax
-      in turn) or `overlapped` (tile t's softmax while tile t-1's P V runs).
+      loop, two more warpgroups on the previous tile's epilogue; 128 rows,
+      64 or 128 wide); for `attention_wgmma`, `cooperative` (each tile's
+      products and softmax in turn) or `overlapped` (tile t's softmax while
+      tile t-1's P V runs).
     - `multicast`: for `gemm_wgmma` and `conv_wgmma`, the blocks of a
       thread-block cluster (1 or 2) that take consecutive row tiles of the
       same columns and share each B tile, every block loading its share and
