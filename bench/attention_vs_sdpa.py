@@ -16,8 +16,10 @@ the GPT-2 block causal; plus ViT-L/14's 257 tokens, one past a whole key tile,
 and a long causal sequence at head size 128), at batch 1
 and 32, fp16: a traced module calling SDPA on q, k, v [B, H, S, D] is compiled
 by kiln-compile (one attention kernel), checked by kiln-run against PyTorch's
-fp32 SDPA, and timed by kiln-run (plain launches: the mean device time of
-back-to-back launches between CUDA events). In the same process PyTorch runs
+fp32 SDPA, and timed by kiln-run as SDPA is: the mean device time of
+back-to-back launches replayed from a CUDA graph between CUDA events
+(--time-launches; its plain stream launches, --bench, beside it). In the
+same process PyTorch runs
 SDPA on device-resident tensors as it picks its backend, then under each
 backend forced in turn (flash, memory-efficient, cuDNN;
 torch.nn.attention.sdpa_kernel): each is checked against the fp32 result
@@ -41,7 +43,7 @@ import warnings
 import numpy as np
 import torch
 
-from timing import VENDOR_METHOD as METHOD, back_to_back_ms, graph_ms
+from timing import VENDOR_METHOD as METHOD, back_to_back_ms, graph_ms, kiln_timed_run
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 warnings.filterwarnings("ignore")
@@ -108,13 +110,8 @@ def run(bin_dir, work, name, batch, heads, seq, d, kind, flags=()):
     with torch.no_grad():
         ref = module(*[a.float().cuda() for a in args]).cpu()
     np.save(os.path.join(d_in, "ref.npy"), ref.numpy())
-    out = subprocess.run([f"{bin_dir}/kiln-run", art, *specs, "--check", f"{d_in}/ref.npy",
-                          "--tolerance", str(TOLERANCE), "--bench", str(LAUNCHES)], capture_output=True, text=True)
-    text = out.stdout + out.stderr
-    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
-    kiln_ms = re.search(r"plain launches ([0-9.]+) ms", text)
-    if not kiln_ms:
-        raise RuntimeError(text)
+    kiln = kiln_timed_run(bin_dir, art, specs, f"{d_in}/ref.npy", LAUNCHES,
+                          extra=["--tolerance", str(TOLERANCE)])
     dev = [a.cuda() for a in args]
     with torch.no_grad():
         backends = {label: time_backend(module, dev, ref.cuda(), backend)
@@ -130,11 +127,10 @@ def run(bin_dir, work, name, batch, heads, seq, d, kind, flags=()):
         "shape": name, "batch": batch, "heads": heads, "seq": seq, "head_size": d, "mask": kind,
         "kiln_flags": list(flags),
         "kernels": int(launches.group(1)) if launches else None,
-        "kiln_ms": float(kiln_ms.group(1)), "sdpa_ms": sdpa_ms, "sdpa_fastest": fastest,
-        "sdpa_backends": backends,
-        "check_rel_l2": float(check.group(1)) if check else None,
-        "check_ok": bool(check and check.group(2) == "ok"),
-        "kiln_tflops": flops / float(kiln_ms.group(1)) / 1e9, "sdpa_tflops": flops / sdpa_ms / 1e9,
+        "kiln_ms": kiln.ms, "kiln_plain_ms": kiln.plain_ms, "sdpa_ms": sdpa_ms,
+        "sdpa_fastest": fastest, "sdpa_backends": backends,
+        "check_rel_l2": kiln.rel_l2, "check_ok": kiln.verdict == "ok",
+        "kiln_tflops": flops / kiln.ms / 1e9, "sdpa_tflops": flops / sdpa_ms / 1e9,
     }
 
 
@@ -181,7 +177,8 @@ def backend_cell(entry):
 def markdown(rows, meta):
     """The rows as a Markdown table: kiln's kernel against each SDPA backend
     and its speedup over the fastest that passed. Rows of runs that timed
-    SDPA's own pick alone show that in its column and '-' for the others."""
+    SDPA's own pick alone show that in its column and '-' for the others;
+    rows of runs that timed kiln's plain launches alone are marked so."""
     labels = [label for label, _ in BACKENDS]
     lines = [f"GPU: {meta.get('gpu', '?')}, torch {meta.get('torch', '?')}. Timing: "
              f"{meta.get('timing', METHOD)}. fp16; 'picked' is SDPA choosing its backend, "
@@ -190,12 +187,13 @@ def markdown(rows, meta):
              f"within {TOLERANCE:g}).", "",
              "| shape | batch | heads x seq x head size | mask | kiln µs | SDPA picked µs | "
              "flash µs | memory-efficient µs | cuDNN µs | kiln speedup over the fastest "
-             "| kiln TFLOP/s | fastest's TFLOP/s | check | kiln flags |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| kiln TFLOP/s | fastest's TFLOP/s | kiln, plain launches µs | check "
+             "| kiln flags |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['shape']} | {r['batch']} | - | - | - | - | - | - | - | - | - | - "
-                         f"| error: {r['error'][-200:]} | - |".replace("\n", " "))
+                         f"| - | error: {r['error'][-200:]} | - |".replace("\n", " "))
             continue
         backends = r.get("sdpa_backends")
         if backends is None:  # an earlier run: SDPA's pick, timed from Python
@@ -203,11 +201,15 @@ def markdown(rows, meta):
         else:
             cells = [backend_cell(backends.get(label)) for label in labels]
         fastest = r.get("sdpa_fastest", "picked")
+        # Runs before 2026-12-07 timed kiln's plain launches alone.
+        plain = r.get("kiln_plain_ms")
+        kiln_cell = f"{1000 * r['kiln_ms']:.1f}" + ("" if plain else " (plain launches)")
+        plain_cell = f"{1000 * (plain or r['kiln_ms']):.1f}"
         lines.append(
             f"| {r['shape']} | {r['batch']} | {r['heads']} x {r['seq']} x {r['head_size']} | "
-            f"{r['mask']} | {1000 * r['kiln_ms']:.1f} | {' | '.join(cells)} | "
+            f"{r['mask']} | {kiln_cell} | {' | '.join(cells)} | "
             f"{r['sdpa_ms'] / r['kiln_ms']:.2f}x ({fastest}) | {r['kiln_tflops']:.0f} | "
-            f"{r['sdpa_tflops']:.0f} | {r['check_rel_l2']:.1e} "
+            f"{r['sdpa_tflops']:.0f} | {plain_cell} | {r['check_rel_l2']:.1e} "
             f"{'ok' if r['check_ok'] else 'FAIL'} | {' '.join(r['kiln_flags']) or 'default'} |")
     return "\n".join(lines) + "\n"
 

@@ -7,9 +7,10 @@
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
 bias alone, bias + GELU (erf or tanh), or bias + a residual add. kiln
 compiles the traced module (one fused kernel), checks it with kiln-run
-against PyTorch's fp32 result, and times it as "plain launches" (the mean
-device time of back-to-back launches between CUDA events). In the same
-process PyTorch times F.linear alone (cuBLAS with its bias epilogue) and
+against PyTorch's fp32 result, and times it as cuBLAS is timed: the mean
+device time of back-to-back launches replayed from a CUDA graph between
+CUDA events (kiln-run --time-launches; its plain stream launches, kiln-run
+--bench, in a column beside). In the same process PyTorch times F.linear alone (cuBLAS with its bias epilogue) and
 F.linear followed by the same epilogue (eager) as device time too, from a
 CUDA graph of back-to-back calls (timing.graph_ms: no Python dispatch in
 it), and with a residual also cuBLAS reading it as the GEMM's C
@@ -161,9 +162,9 @@ def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto", extra_flags=()):
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     with torch.no_grad():
         reference = module.float().cuda()(x.float().cuda(), r.float().cuda()).cpu()
-    ms, error, verdict = kiln_checked_ms(bin_dir, artifact, os.path.join(work, name),
-                                         dict(zip(names, inputs)), reference, LAUNCHES)
-    return ms, error, verdict, "; ".join(configs)
+    times = kiln_checked_ms(bin_dir, artifact, os.path.join(work, name),
+                            dict(zip(names, inputs)), reference, LAUNCHES)
+    return times, "; ".join(configs)
 
 
 class _OneInput(torch.nn.Module):
@@ -218,26 +219,29 @@ def main():
     schedules = args.schedules.split(",")
     rows = ["| GEMM | M x N x K | epilogue | kiln us | kiln TFLOP/s | cuBLAS F.linear us "
             "| kiln speedup over F.linear | F.linear + epilogue us | kiln speedup over that "
-            "| cuBLAS addmm, residual as C us | check | kiln's kernel |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| cuBLAS addmm, residual as C us | kiln, plain launches us | check "
+            "| kiln's kernel |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, m, n, k, epilogue in SETS[args.set]:
         flops = 2 * m * n * k
         alone, fused, with_c = torch_times(m, n, k, epilogue)
         c_column = f"{with_c * 1e3:.1f}" if with_c is not None else "-"
         for schedule in schedules:
             try:
-                ms, error, verdict, config = kiln(args.bin, args.work, m, n, k, epilogue,
-                                                  schedule, args.kiln_flag)
+                times, config = kiln(args.bin, args.work, m, n, k, epilogue, schedule,
+                                     args.kiln_flag)
             except subprocess.CalledProcessError as e:
                 why = (e.stderr or "").strip().splitlines()[:1]
                 rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | - | - | "
-                            f"{alone * 1e3:.1f} | - | {fused * 1e3:.1f} | - | {c_column} | "
+                            f"{alone * 1e3:.1f} | - | {fused * 1e3:.1f} | - | {c_column} | - | "
                             f"kiln-compile failed ({schedule}: {' '.join(why)}) | - |")
                 print(rows[-1], flush=True)
                 continue
+            ms = times.ms
             rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
                         f"{flops / ms / 1e9:.0f} | {alone * 1e3:.1f} | {alone / ms:.2f}x | "
-                        f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {c_column} | {error} {verdict} | "
+                        f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {c_column} | "
+                        f"{times.plain_ms * 1e3:.1f} | {times.rel_l2:.3e} {times.verdict} | "
                         f"`{config}` |")
             print(rows[-1], flush=True)
     if args.markdown:

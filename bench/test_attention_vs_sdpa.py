@@ -24,7 +24,7 @@ BACKENDS = {
     "cudnn": {"ms": 0.0160, "method": "graph", "rel_l2": 2.5e-4, "ok": True},
 }
 EVERY_BACKEND_ROW = dict(OK_ROW, sdpa_backends=BACKENDS, sdpa_fastest="cudnn", sdpa_ms=0.0160,
-                         sdpa_tflops=100.7)
+                         sdpa_tflops=100.7, kiln_plain_ms=0.0213)
 
 
 class MarkdownTable(unittest.TestCase):
@@ -35,10 +35,13 @@ class MarkdownTable(unittest.TestCase):
         text = attention.markdown([OK_ROW, FAILED_ROW, ERROR_ROW], META)
         self.assertIn("GPU: Made-up GPU, torch 0.0. Timing: made-up timing", text)
         ok, failed, error = self.rows(text)
-        # An earlier run's row: SDPA's own pick, timed from Python.
-        self.assertEqual(ok, "| bert | 32 | 12 x 128 x 64 | padding | 20.1 | 25.3 (from Python) "
-                             "| - | - | - | 1.26x (picked) | 80 | 64 | 2.7e-04 ok | default |")
-        self.assertIn("| 50.0 | 25.3 (from Python) | - | - | - | 0.51x (picked) |", failed)
+        # An earlier run's row: SDPA's own pick, timed from Python, and
+        # kiln's plain launches alone.
+        self.assertEqual(ok, "| bert | 32 | 12 x 128 x 64 | padding | 20.1 (plain launches) "
+                             "| 25.3 (from Python) | - | - | - | 1.26x (picked) | 80 | 64 | 20.1 "
+                             "| 2.7e-04 ok | default |")
+        self.assertIn("| 50.0 (plain launches) | 25.3 (from Python) | - | - | - | 0.51x (picked) |",
+                      failed)
         self.assertIn("FAIL | --attention-overlap |", failed)
         # An error stays on its row.
         self.assertIn("error: kiln-compile failed: spills", error)
@@ -47,7 +50,7 @@ class MarkdownTable(unittest.TestCase):
         (row,) = self.rows(attention.markdown([EVERY_BACKEND_ROW], META))
         self.assertEqual(row, "| bert | 32 | 12 x 128 x 64 | padding | 20.1 | 18.0 | refused "
                               "| 15.0 (from Python) (rel L2 3.1e-02 FAIL) | 16.0 | 0.80x (cudnn) "
-                              "| 80 | 101 | 2.7e-04 ok | default |")
+                              "| 80 | 101 | 21.3 | 2.7e-04 ok | default |")
 
     def test_the_fastest_backend_skips_refusals_and_failed_checks(self):
         self.assertEqual(attention.fastest_backend(BACKENDS), "cudnn")

@@ -1,11 +1,18 @@
-"""Timing of PyTorch calls on the GPU, shared by the kernel benchmarks.
+"""Timing of kiln's kernels and PyTorch's calls on the GPU, shared by the
+kernel benchmarks.
 
-kiln's kernels are timed by `kiln-run --bench` as "plain launches": the mean
-device time of back-to-back launches between two CUDA events. PyTorch's side
-is timed here the same way, so the two columns of a kernel benchmark are
-alike: a single synchronized call between events would add the launch and
-Python's dispatch to PyTorch's figure alone.
+Both sides are timed alike: the mean device time of back-to-back calls
+replayed from one CUDA graph between two CUDA events (kiln: kiln-run
+--time-launches, each of the artifact's launches repeated in a graph of its
+own, summed; PyTorch: graph_ms). kiln's plain stream launches (kiln-run
+--bench) are reported beside it: between plain launches the device waits on
+the stream's front end, which a graph replay does not, so setting those
+against a vendor kernel replayed from a graph favoured the vendor. A single
+synchronized call between events would add the launch and Python's
+dispatch to PyTorch's figure alone.
 """
+import collections
+import json
 import os
 import re
 import subprocess
@@ -65,8 +72,9 @@ def graph_ms(fn, launches=100, replays=5, warmup=3):
     return start.elapsed_time(end) / (launches * replays)
 
 
-VENDOR_METHOD = ("kiln: mean device time per launch of back-to-back launches between two CUDA "
-                 "events (kiln-run --bench); PyTorch: " + GRAPH_METHOD)
+VENDOR_METHOD = ("both sides: " + GRAPH_METHOD + " (kiln: kiln-run --time-launches, each launch "
+                 "of the artifact in a graph of its own, summed; kiln's plain stream launches, "
+                 "kiln-run --bench, beside it)")
 
 
 def median_ms(fn, runs):
@@ -86,26 +94,54 @@ def median_ms(fn, runs):
     return times[len(times) // 2]
 
 
+KilnTimes = collections.namedtuple("KilnTimes", "ms plain_ms rel_l2 verdict")
+
+
+def kiln_run_times(report):
+    """(graph ms, plain ms, rel L2, "ok" or "FAIL") from kiln-run's --json
+    report of a run with --check, --bench and --time-launches: the graph
+    time is the sum of the launches' times alone (one launch in the
+    kernel benchmarks' artifacts)."""
+    alone = report.get("launches_alone", {}).get("launches", [])
+    bench = report.get("bench", {})
+    if not alone or "plain_launches_ms" not in bench:
+        raise RuntimeError("kiln-run's report has no launch times (--bench and --time-launches)")
+    checks = report.get("checks", [])
+    rel_l2 = max((float(c["rel_l2"]) for c in checks), default=float("nan"))
+    verdict = "ok" if checks and all(c["pass"] for c in checks) else "FAIL"
+    return KilnTimes(sum(float(t["mean_ms"]) for t in alone), float(bench["plain_launches_ms"]),
+                     rel_l2, verdict)
+
+
+def kiln_timed_run(bin_dir, artifact, feeds, reference, launches, extra=(), folder=None):
+    """Runs kiln-run on `artifact` with input `feeds` (kiln-run --input
+    arguments), checked against the .npy `reference`, timed both ways
+    (KilnTimes); `extra` are more kiln-run flags (a --tolerance)."""
+    report_path = os.path.join(folder or os.path.dirname(reference), "kiln-run.json")
+    if os.path.exists(report_path):  # a report from an earlier run is no answer
+        os.remove(report_path)
+    out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, "--check", reference, *extra,
+                          "--bench", str(launches), "--time-launches", str(launches),
+                          "--json", report_path], capture_output=True, text=True)
+    try:
+        with open(report_path) as f:
+            report = json.load(f)
+        return kiln_run_times(report)
+    except (OSError, ValueError, RuntimeError):
+        text = out.stdout + out.stderr
+        raise RuntimeError(f"kiln-run on {artifact}: {text.strip()[-400:]}") from None
+
+
 def kiln_checked_ms(bin_dir, artifact, folder, inputs, reference, launches, extra=()):
-    """kiln-run's plain-launch time of `artifact` on `inputs` (input name ->
-    CPU tensor, saved into `folder`), checked against `reference`: (ms,
-    rel L2, "ok" or "FAIL")."""
+    """kiln-run's times of `artifact` on `inputs` (input name -> CPU tensor,
+    saved into `folder`), checked against `reference` (KilnTimes)."""
     os.makedirs(folder, exist_ok=True)
     feeds = []
     for name, value in inputs.items():
         np.save(os.path.join(folder, f"{name}.npy"), value.numpy())
         feeds += ["--input", f"{name}={folder}/{name}.npy"]
     np.save(os.path.join(folder, "ref.npy"), reference.numpy())
-    out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, "--check",
-                          f"{folder}/ref.npy", *extra, "--bench", str(launches)],
-                         capture_output=True, text=True)
-    text = out.stdout + out.stderr
-    check = re.search(r"rel L2 ([0-9.e+-]+).*?(ok|FAIL)", text)
-    timed = re.search(r"plain launches ([0-9.]+) ms", text)
-    if not timed:
-        raise RuntimeError(f"kiln-run on {artifact}: {text.strip()[-400:]}")
-    return (float(timed.group(1)), check.group(1) if check else "?",
-            check.group(2) if check else "FAIL")
+    return kiln_timed_run(bin_dir, artifact, feeds, f"{folder}/ref.npy", launches, extra)
 
 
 def kiln_compiled(bin_dir, model, artifact, flags=()):
