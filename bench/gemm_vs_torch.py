@@ -141,7 +141,7 @@ class LinearEpilogue(torch.nn.Module):
 
 
 def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto", extra_flags=()):
-    """kiln's fused kernel: (ms, rel L2, verdict, kernel configuration)."""
+    """kiln's fused kernel: (timing.KilnTimes, kernel configuration)."""
     schedule, _, rest = schedule.partition(":")
     multicast, _, blocks = rest.partition(":")
     suffix = re.sub(r"[^A-Za-z0-9]+", "_", "".join(extra_flags))

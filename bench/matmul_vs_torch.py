@@ -56,7 +56,7 @@ def name_of(lhs, rhs, epilogue, flags):
 
 
 def kiln(bin_dir, work, lhs, rhs, epilogue, flags):
-    """kiln's kernel: (ms, rel L2, verdict, kernel configurations)."""
+    """kiln's kernel: (timing.KilnTimes, kernel configurations)."""
     name = name_of(lhs, rhs, epilogue, flags)
     torch.manual_seed(0)
     module = Product(epilogue).eval()

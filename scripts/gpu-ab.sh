@@ -490,8 +490,8 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         "$bin" "$work/gemm" --set transformer --markdown "$out/gemm-default.md"
       run cublas-kernels python3 "$root/bench/cublas_kernels.py" --set transformer \
         --markdown "$out/cublas-kernels.md"
-      for shape in "BERT FFN down:4096x768x3072_residual" "ViT FFN down:6304x768x3072_residual" \
-          "ViT FFN up:6304x3072x768_gelu"; do
+      for shape in "BERT QKV:4096x2304x768_bias" "BERT FFN down:4096x768x3072_residual" \
+          "ViT FFN down:6304x768x3072_residual" "ViT FFN up:6304x3072x768_gelu"; do
         label=${shape%%:*} case_name=${shape#*:} slug=$(echo "${shape%%:*}" | tr ' ' '-')
         OUT=$out/ncu-kiln-$slug TAIL=40 run "ncu-kiln-$slug" "$root/scripts/gpu-ncu.sh" \
           "$work/gemm/linear_${case_name}_auto.kiln" kiln_
