@@ -10,11 +10,12 @@ compiles the traced module (one fused kernel), checks it with kiln-run
 against PyTorch's fp32 result, and times it as cuBLAS is timed: the mean
 device time of back-to-back launches replayed from a CUDA graph between
 CUDA events (kiln-run --time-launches; its plain stream launches, kiln-run
---bench, in a column beside). In the same process PyTorch times F.linear alone (cuBLAS with its bias epilogue) and
-F.linear followed by the same epilogue (eager) as device time too, from a
-CUDA graph of back-to-back calls (timing.graph_ms: no Python dispatch in
-it), and with a residual also cuBLAS reading it as the GEMM's C
-(torch.addmm: what the residual costs cuBLAS's own epilogue).
+--bench, in a column beside). In the same process PyTorch times F.linear
+alone (cuBLAS with its bias epilogue) and F.linear followed by the same
+epilogue (eager) as device time too, from a CUDA graph of back-to-back
+calls (timing.graph_ms: no Python dispatch in it), and with a residual
+also cuBLAS reading it as the GEMM's C (torch.addmm: what the residual
+costs cuBLAS's own epilogue).
 Prints TFLOP/s and kiln's ratio to the first two.
 
 --schedules: compile each case once per Hopper main-loop schedule named

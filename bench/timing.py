@@ -5,9 +5,9 @@ Both sides are timed alike: the mean device time of back-to-back calls
 replayed from one CUDA graph between two CUDA events (kiln: kiln-run
 --time-launches, each of the artifact's launches repeated in a graph of its
 own, summed; PyTorch: graph_ms). kiln's plain stream launches (kiln-run
---bench) are reported beside it: between plain launches the device waits on
-the stream's front end, which a graph replay does not, so setting those
-against a vendor kernel replayed from a graph favoured the vendor. A single
+--bench) are reported beside it: plain launches may leave gaps between
+kernels that a graph replay does not, and set against a vendor kernel
+replayed from a graph they would count those gaps against kiln alone. A single
 synchronized call between events would add the launch and Python's
 dispatch to PyTorch's figure alone.
 """
@@ -113,11 +113,12 @@ def kiln_run_times(report):
                      rel_l2, verdict)
 
 
-def kiln_timed_run(bin_dir, artifact, feeds, reference, launches, extra=(), folder=None):
+def kiln_timed_run(bin_dir, artifact, feeds, reference, launches, extra=()):
     """Runs kiln-run on `artifact` with input `feeds` (kiln-run --input
     arguments), checked against the .npy `reference`, timed both ways
-    (KilnTimes); `extra` are more kiln-run flags (a --tolerance)."""
-    report_path = os.path.join(folder or os.path.dirname(reference), "kiln-run.json")
+    (KilnTimes); `extra` are more kiln-run flags (a --tolerance). kiln-run's
+    report lands beside `reference`."""
+    report_path = os.path.join(os.path.dirname(reference), "kiln-run.json")
     if os.path.exists(report_path):  # a report from an earlier run is no answer
         os.remove(report_path)
     out = subprocess.run([f"{bin_dir}/kiln-run", artifact, *feeds, "--check", reference, *extra,
