@@ -3,6 +3,7 @@
 
     gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise|last-stage|epilogues] [--markdown OUT.md]
                      [--schedules auto,cooperative,pingpong:2,...] [--kiln-flag=FLAG ...]
+                     [--rounds N]
 
 Each case is an nn.Linear in fp16 with the epilogue the zoo fuses into it:
 bias alone, bias + GELU (erf or tanh), or bias + a residual add. kiln
@@ -38,11 +39,16 @@ convolutions at batch 32 as GEMMs (their epilogue-bound shapes). --set
 epilogues: one BERT shape with each epilogue, for what the epilogue costs.
 --set last-stage: ResNet-50's 1x1 2048 -> 512 at 7 x 7 (batch 32) as a GEMM,
 for its variants side by side (--kiln-flag).
+--rounds N: each case timed N times, PyTorch and kiln in turn (one compile):
+the row gives the medians and, for each ratio, the range of the rounds'
+ratios; on the H100, one table's ratios moved by up to 0.05x a shape within
+an hour, so a single round does not settle a gap of a few percent.
 Run on the GPU machine.
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 
 import torch
@@ -142,7 +148,8 @@ class LinearEpilogue(torch.nn.Module):
 
 
 def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto", extra_flags=()):
-    """kiln's fused kernel: (timing.KilnTimes, kernel configuration)."""
+    """kiln's fused kernel: (timing.KilnTimes, kernel configuration, a
+    function that times it again)."""
     schedule, _, rest = schedule.partition(":")
     multicast, _, blocks = rest.partition(":")
     suffix = re.sub(r"[^A-Za-z0-9]+", "_", "".join(extra_flags))
@@ -163,9 +170,9 @@ def kiln(bin_dir, work, m, n, k, epilogue, schedule="auto", extra_flags=()):
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     with torch.no_grad():
         reference = module.float().cuda()(x.float().cuda(), r.float().cuda()).cpu()
-    times = kiln_checked_ms(bin_dir, artifact, os.path.join(work, name),
-                            dict(zip(names, inputs)), reference, LAUNCHES)
-    return times, "; ".join(configs)
+    times, again = kiln_checked_ms(bin_dir, artifact, os.path.join(work, name),
+                                   dict(zip(names, inputs)), reference, LAUNCHES)
+    return times, "; ".join(configs), again
 
 
 class _OneInput(torch.nn.Module):
@@ -201,6 +208,39 @@ def torch_times(m, n, k, epilogue):
     return alone, fused, with_c
 
 
+def microseconds(ms):
+    return f"{ms * 1e3:.1f}" if ms is not None else "-"
+
+
+def ratio_cell(theirs, ours):
+    """Their median over ours, with the rounds' range where there are
+    several rounds (round r's time against round r's)."""
+    cell = f"{statistics.median(theirs) / statistics.median(ours):.2f}x"
+    if len(ours) > 1:
+        each = [t / o for t, o in zip(theirs, ours)]
+        cell += f" ({min(each):.2f}-{max(each):.2f})"
+    return cell
+
+
+def table_row(label, m, n, k, epilogue, flops, theirs, ours, config):
+    """A table row from the rounds: `theirs` of (F.linear, F.linear +
+    epilogue, addmm or None), `ours` of timing.KilnTimes; times are medians,
+    the check is the worst round's."""
+    alone = [t[0] for t in theirs]
+    fused = [t[1] for t in theirs]
+    with_c = [t[2] for t in theirs if t[2] is not None]
+    kiln_ms = [t.ms for t in ours]
+    ms = statistics.median(kiln_ms)
+    worst = max(ours, key=lambda t: (t.verdict != "ok", t.rel_l2))
+    return (f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
+            f"{flops / ms / 1e9:.0f} | {statistics.median(alone) * 1e3:.1f} | "
+            f"{ratio_cell(alone, kiln_ms)} | {statistics.median(fused) * 1e3:.1f} | "
+            f"{ratio_cell(fused, kiln_ms)} | "
+            f"{microseconds(statistics.median(with_c) if with_c else None)} | "
+            f"{statistics.median(t.plain_ms for t in ours) * 1e3:.1f} | "
+            f"{worst.rel_l2:.3e} {worst.verdict} | `{config}` |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bin")
@@ -212,10 +252,17 @@ def main():
                              "case with (auto, cooperative, pingpong)")
     parser.add_argument("--kiln-flag", action="append", default=[],
                         help="a kiln-compile flag for every case (repeatable)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time each case this many times, PyTorch and kiln in turn; the "
+                             "row gives the medians and the rounds' range of each ratio")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     os.makedirs(args.work, exist_ok=True)
     header = (f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. "
-              f"Timing: {VENDOR_METHOD}, {LAUNCHES} calls.")
+              f"Timing: {VENDOR_METHOD}, {LAUNCHES} calls"
+              + (f"; the median of {args.rounds} rounds, PyTorch and kiln in turn, the "
+                 "rounds' range of each ratio in brackets." if args.rounds > 1 else "."))
     print(header)
     schedules = args.schedules.split(",")
     rows = ["| GEMM | M x N x K | epilogue | kiln us | kiln TFLOP/s | cuBLAS F.linear us "
@@ -225,25 +272,25 @@ def main():
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, m, n, k, epilogue in SETS[args.set]:
         flops = 2 * m * n * k
-        alone, fused, with_c = torch_times(m, n, k, epilogue)
-        c_column = f"{with_c * 1e3:.1f}" if with_c is not None else "-"
         for schedule in schedules:
+            theirs = [torch_times(m, n, k, epilogue)]
             try:
-                times, config = kiln(args.bin, args.work, m, n, k, epilogue, schedule,
-                                     args.kiln_flag)
+                times, config, again = kiln(args.bin, args.work, m, n, k, epilogue, schedule,
+                                            args.kiln_flag)
             except subprocess.CalledProcessError as e:
+                alone, fused, with_c = theirs[0]
                 why = (e.stderr or "").strip().splitlines()[:1]
                 rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | - | - | "
-                            f"{alone * 1e3:.1f} | - | {fused * 1e3:.1f} | - | {c_column} | - | "
+                            f"{alone * 1e3:.1f} | - | {fused * 1e3:.1f} | - | "
+                            f"{microseconds(with_c)} | - | "
                             f"kiln-compile failed ({schedule}: {' '.join(why)}) | - |")
                 print(rows[-1], flush=True)
                 continue
-            ms = times.ms
-            rows.append(f"| {label} | {m}x{n}x{k} | {epilogue} | {ms * 1e3:.1f} | "
-                        f"{flops / ms / 1e9:.0f} | {alone * 1e3:.1f} | {alone / ms:.2f}x | "
-                        f"{fused * 1e3:.1f} | {fused / ms:.2f}x | {c_column} | "
-                        f"{times.plain_ms * 1e3:.1f} | {times.rel_l2:.3e} {times.verdict} | "
-                        f"`{config}` |")
+            ours = [times]
+            for _ in range(args.rounds - 1):
+                theirs.append(torch_times(m, n, k, epilogue))
+                ours.append(again())
+            rows.append(table_row(label, m, n, k, epilogue, flops, theirs, ours, config))
             print(rows[-1], flush=True)
     if args.markdown:
         with open(args.markdown, "w") as f:

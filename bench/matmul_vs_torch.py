@@ -70,8 +70,8 @@ def kiln(bin_dir, work, lhs, rhs, epilogue, flags):
     names = [v.debugName().split(".")[0] for v in list(traced.graph.inputs())[1:]]
     with torch.no_grad():
         reference = module(x.float().cuda(), y.float().cuda()).cpu()
-    times = kiln_checked_ms(bin_dir, artifact, os.path.join(work, name),
-                            dict(zip(names, (x, y))), reference, LAUNCHES)
+    times, _ = kiln_checked_ms(bin_dir, artifact, os.path.join(work, name),
+                               dict(zip(names, (x, y))), reference, LAUNCHES)
     return times, "; ".join(configs)
 
 

@@ -192,7 +192,8 @@
 #   vendor     vendor-transformer, then the zoo at batch 32 each launch
 #              alone with bench/conv_vs_cudnn.py (as `alone`)
 #   vendor-transformer  the GELU test and the matmul and bmm kernel tests,
-#              then the GEMM, attention and matmul tables
+#              then the GEMM table (three rounds: medians and each ratio's
+#              range), the attention and the matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
@@ -256,7 +257,7 @@ vendor_transformer() {
   TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
   TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Matmul*'
   run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
-    --set transformer --markdown "$out/gemm-default.md"
+    --set transformer --rounds 3 --markdown "$out/gemm-default.md"
   run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
     --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
   run matmul python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
