@@ -171,14 +171,6 @@ template <int kRegisters> __device__ __forceinline__ void claim_registers() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
 }
 
-/// One 16-byte global store of four registers: where they come from four
-/// separate computations the compiler otherwise stores them one by one.
-__device__ __forceinline__ void store_global_16(void *p, uint4 v) {
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v.x), "r"(v.y),
-               "r"(v.z), "r"(v.w)
-               : "memory");
-}
-
 /// Orders register accesses before the wgmma instructions that follow.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");

@@ -83,7 +83,6 @@ static bool packedStepsOn(bool fragments, const EpilogueFunctor &functor,
          !epilogue.deferredStores[0].packedSteps.empty();
 }
 
-
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue) {
   std::string members;
