@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which kernels cuBLAS runs for the GEMMs kiln is measured against.
 
-    cublas_kernels.py [--set transformer|ffn|pointwise|epilogues] [--markdown OUT.md]
+    cublas_kernels.py [--set transformer|batch-1|ffn|pointwise|epilogues] [--markdown OUT.md]
     cublas_kernels.py --loop LABEL [--set ...]
 
 For each shape of a gemm_vs_torch.py set, F.linear (fp16, with its bias) is
@@ -12,8 +12,8 @@ and mean duration. cuBLAS's kernel names say its tile, cluster and schedule
 stages, a 2 x 1 cluster), which is what a kiln kernel behind cuBLAS on that
 shape is compared with.
 
---loop LABEL: run the first shape whose label starts with LABEL, 20 times
-back to back and nothing else, for a profiler that attaches to the process
+--loop LABEL: run the first shape whose label starts with LABEL (in --set,
+then in the other sets), 20 times back to back and nothing else, for a profiler that attaches to the process
 (scripts/gpu-ncu.sh --cublas).
 Run on the GPU machine.
 """
@@ -82,9 +82,13 @@ def main():
     for label, m, n, k, _ in SETS[args.set]:
         shapes.setdefault((label, m, n, k), None)
     if args.loop:
-        match = [s for s in shapes if s[0].startswith(args.loop)]
+        # The label in --set's shapes first, then in every other set's (so
+        # that a profiler's caller names a shape without its set).
+        others = [(label, m, n, k) for name in sorted(SETS) if name != args.set
+                  for label, m, n, k, _ in SETS[name]]
+        match = [s for s in list(shapes) + others if s[0].startswith(args.loop)]
         if not match:
-            raise SystemExit(f"cublas_kernels: no shape labelled {args.loop!r} in --set {args.set}")
+            raise SystemExit(f"cublas_kernels: no shape labelled {args.loop!r} in any set")
         _, m, n, k = match[0]
         a, w, b = operands(m, n, k)
         for _ in range(LAUNCHES):

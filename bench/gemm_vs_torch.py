@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kiln's fused GEMM kernels against cuBLAS (through PyTorch).
 
-    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|pointwise|last-stage|epilogues] [--markdown OUT.md]
+    gemm_vs_torch.py BIN_DIR WORK_DIR [--set ffn|transformer|batch-1|pointwise|last-stage|epilogues] [--markdown OUT.md]
                      [--schedules auto,cooperative,pingpong:2,...] [--kiln-flag=FLAG ...]
                      [--rounds N]
 
@@ -34,7 +34,8 @@ row statistics' and the corrected GEMM's, or with
 --kiln-flag=--fold-layer-norm-bytes=-1 the norm's and the GEMM's) against F.linear alone and
 F.layer_norm, F.linear and the epilogue in eager.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
-ViT-B/16 (197 tokens) at batch 32. --set pointwise: the CNNs' 1x1
+ViT-B/16 (197 tokens) at batch 32; --set batch-1: the same layers at
+batch 1 (each distinct shape and epilogue once). --set pointwise: the CNNs' 1x1
 convolutions at batch 32 as GEMMs (their epilogue-bound shapes). --set
 epilogues: one BERT shape with each epilogue, for what the epilogue costs.
 --set last-stage: ResNet-50's 1x1 2048 -> 512 at 7 x 7 (batch 32) as a GEMM,
@@ -73,6 +74,19 @@ SETS = {
         ("ViT out proj", 6304, 768, 768, "residual"),
         ("ViT FFN up", 6304, 3072, 768, "gelu"),
         ("ViT FFN down", 6304, 768, 3072, "residual"),
+    ],
+    # The same layers at batch 1 (128 tokens for BERT and GPT-2, 197 for
+    # ViT-B/16): a few 128-row tiles, so K is split across a cluster
+    # (gemm_split_k) where batch 32 runs persistent wgmma tiles.
+    "batch-1": [
+        ("GPT-2 QKV, batch 1", 128, 2304, 768, "bias"),
+        ("GPT-2 out proj, batch 1", 128, 768, 768, "residual"),
+        ("GPT-2 FFN up, batch 1", 128, 3072, 768, "gelu_tanh"),
+        ("GPT-2 FFN down, batch 1", 128, 768, 3072, "residual"),
+        ("BERT FFN up, batch 1", 128, 3072, 768, "gelu"),
+        ("ViT QKV, batch 1", 197, 2304, 768, "bias"),
+        ("ViT FFN up, batch 1", 197, 3072, 768, "gelu"),
+        ("ViT FFN down, batch 1", 197, 768, 3072, "residual"),
     ],
     # The CNNs' 1x1 convolutions at batch 32 as the GEMMs they run as (M =
     # batch x pixels): few input channels leave one k-step a tile, so the

@@ -127,6 +127,18 @@
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
 #              kiln is behind
+#   batch-1-gemms  the transformer GEMMs at batch 1 (bench/gemm_vs_torch.py
+#              --set batch-1, three rounds) as chosen, then with deeper and
+#              wider split-K pipelines and more blocks, the kernels cuBLAS
+#              runs there, and Nsight Compute on kiln's and cuBLAS's GPT-2
+#              QKV and FFN down-projection side by side
+#   few-rows   the batch-1 Hopper GEMM tests (few row tiles, K split over
+#              pairs), then the batch-1 GEMM table as chosen (one to three
+#              row tiles on the Hopper GEMM), with --wgmma-few-rows=false
+#              (64 x 64 mma.sync tiles, K split across a cluster) and with
+#              --wgmma-split-k (K split over pairs of Hopper blocks), then
+#              GPT-2, BERT and ViT-B/16 at batch 1 (kiln alone, three rounds)
+#              as chosen and with --wgmma-few-rows=false
 #   epilogue-source  BERT's and ViT's FFN down-projections under Nsight
 #              Compute with the warps' stall samples instruction by
 #              instruction (KILN_NCU_SOURCE=1): kiln's with a bias, with the
@@ -498,6 +510,49 @@ for row in json.load(open(sys.argv[1]))["rows"]:
           "$work/gemm/linear_${case_name}_auto.kiln" kiln_
         OUT=$out/ncu-cublas-$slug TAIL=40 run "ncu-cublas-$slug" "$root/scripts/gpu-ncu.sh" \
           --cublas "$label"
+      done ;;
+    batch-1-gemms)
+      run gemm-b1-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-b1" \
+        --set batch-1 --rounds 3 --markdown "$out/gemm-b1-default.md"
+      for variant in stages-6 k-tile-128 blocks-528; do
+        case $variant in
+          stages-6) flag=--split-k-stages=6 ;;
+          k-tile-128) flag=--split-k-k-tile=128 ;;
+          blocks-528) flag=--split-k-max-blocks=528 ;;
+        esac
+        TAIL=10 run "gemm-b1-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+          "$work/gemm-b1-$variant" --set batch-1 --kiln-flag="$flag" \
+          --markdown "$out/gemm-b1-$variant.md"
+      done
+      run cublas-kernels-b1 python3 "$root/bench/cublas_kernels.py" --set batch-1 \
+        --markdown "$out/cublas-kernels-b1.md"
+      for shape in "GPT-2 QKV, batch 1:128x2304x768_bias" \
+          "GPT-2 FFN down, batch 1:128x768x3072_residual"; do
+        label=${shape%%:*} case_name=${shape#*:}
+        slug=$(echo "$label" | tr -c 'A-Za-z0-9\n' '-')
+        OUT=$out/ncu-kiln-$slug TAIL=40 run "ncu-kiln-$slug" "$root/scripts/gpu-ncu.sh" \
+          "$work/gemm-b1/linear_${case_name}_auto.kiln" kiln_
+        OUT=$out/ncu-cublas-$slug TAIL=40 run "ncu-cublas-$slug" "$root/scripts/gpu-ncu.sh" \
+          --cublas "$label"
+      done ;;
+    few-rows)
+      TAIL=6 run few-rows-tests "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmmaFewRows*:*LinearWgmmaSplitK*'
+      for variant in default split-k-clusters pairs; do
+        case $variant in
+          default) flags=() ;;
+          split-k-clusters) flags=(--kiln-flag=--wgmma-few-rows=false) ;;
+          pairs) flags=(--kiln-flag=--wgmma-split-k) ;;
+        esac
+        TAIL=10 run "gemm-b1-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+          "$work/gemm-b1-$variant" --set batch-1 "${flags[@]}" \
+          --markdown "$out/gemm-b1-$variant.md"
+      done
+      for variant in default split-k-clusters; do
+        flags=$([ $variant = split-k-clusters ] && echo --kiln-flag=--wgmma-few-rows=false)
+        TAIL=8 run "models-b1-$variant" python3 "$root/bench/models_vs_torch.py" "$bin" \
+          "$work/models-b1-$variant" --models gpt2 bert vit_b_16 --batches 1 --kiln-only \
+          --rounds 3 --runs 30 --json "$out/models-b1-$variant.json" $flags
       done ;;
     epilogue-source)
       # Where the warps of the FFN down-projections stall, instruction by

@@ -45,6 +45,9 @@ struct SplitKKnobs {
   bool runtimeSizes; // gemm_wgmma: M, N and K at launch where the epilogue allows
   bool wgmmaMatmul;  // matmul and bmm (a [K, N] B, a batch) as gemm_wgmma
   bool wgmmaSplitK;  // pairs of blocks in a cluster split K under half a wave
+  /// GEMMs of one to three 128-row tiles on gemm_wgmma rather than
+  /// gemm_split_k, where its 128 x 64 tiles fill a quarter of the GPU.
+  bool wgmmaFewRows = true;
   /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.

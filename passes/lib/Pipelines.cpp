@@ -82,6 +82,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaResidualPrefetch = options.wgmmaResidualPrefetch;
     select.wgmmaResidualRing = options.wgmmaResidualRing;
     select.wgmmaSplitK = options.wgmmaSplitK;
+    select.wgmmaFewRows = options.wgmmaFewRows;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;

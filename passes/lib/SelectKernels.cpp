@@ -24,7 +24,9 @@
 //                     tiles = ceil(rows / 128) * ceil(cols / 256) * batch
 //                     tiles < M / 4 and K % 8 == 0 (and N % 8 == 0 for a
 //                     [K, N] B), unless wgmma applies, rows are 4+
-//                     tiles of 128 and tiles of 128 x 64 >= M / 2
+//                     tiles of 128 and tiles of 128 x 64 >= M / 2, or
+//                     (wgmma-few-rows) 1-3 row tiles, a [N, K] B, no
+//                     batch, and tiles of 128 x 64 >= M / 4
 //                                     -> gemm_split_k, 64 x 64 tiles, K
 //                                        split 2/4/8 ways across a cluster
 //                     wgmma, K % 8 == 0 (N % 8 == 0 for a [K, N] B),
@@ -40,7 +42,10 @@
 //                                        a thread with a residual; with
 //                                        wgmma-stream-k, stream_k where the
 //                                        waves leave 15%+ of blocks idle
-//                                        (streamKApplies; convolutions too)
+//                                        (streamKApplies; convolutions too);
+//                                        with wgmma-split-k, or 1-3 row
+//                                        tiles and wgmma-few-rows, K split
+//                                        over pairs where they fit
 //                     otherwise       -> gemm_mma, 128 x 128
 //                     runtime-sizes (off by default): gemm_split_k, and
 //                     gemm_wgmma on 128-row tiles, without a batch, N % 8
@@ -308,7 +313,18 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   // empty) K split is what was measured against PyTorch, and stays.
   int64_t rowTiles = ceilDiv(s.M, 128) * s.batch;
   int64_t narrowTiles = rowTiles * ceilDiv(s.N, 64);
-  bool fills = bigTiles >= target.multiprocessors / 4 ||
+  // wgmma-few-rows: one to three row tiles (a transformer layer at batch 1,
+  // 128 or 197 tokens) on wgmma too, where 128 x 64 tiles fill a quarter of
+  // the GPU. On the H100 (2026-12-07, gemm_vs_torch.py --set batch-1),
+  // cuBLAS took 0.31-0.53x of gemm_split_k's time on these; a block a
+  // 128 x 64 tile walking all of K took GPT-2's QKV 8.0 -> 4.3 us, its FFN
+  // up-projection 8.8 -> 4.6, ViT-B/16's 14.3 -> 6.0 and its QKV 10.3 ->
+  // 4.9 (cuBLAS 5.3), and K split over pairs of blocks (wgmma-split-k) only
+  // to 5.0-7.9. Below a quarter (N = 768: 12 tiles) gemm_split_k's 64 x 64
+  // tiles stay.
+  const bool fewRows = wgmma && knobs.wgmmaFewRows && rowTiles < 4 && s.kMajorB &&
+                       s.batch == 1 && narrowTiles >= target.multiprocessors / 4;
+  bool fills = bigTiles >= target.multiprocessors / 4 || fewRows ||
                (wgmma && rowTiles >= 4 && narrowTiles >= target.multiprocessors / 2);
   if (splitAligned && !fills) {
     std::string sizes;
@@ -329,6 +345,10 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
       : bigTiles >= target.multiprocessors / 4
           ? "not gemm_split_k: " + str(bigTiles) + " tiles of 128 x 256 fill a quarter of " +
                 str(target.multiprocessors) + " multiprocessors"
+      : fewRows
+          ? "not gemm_split_k: wgmma-few-rows, and " + str(narrowTiles) +
+                " tiles of 128 x 64 fill a quarter of " + str(target.multiprocessors) +
+                " multiprocessors"
           : "not gemm_split_k: " + str(narrowTiles) + " tiles of 128 x 64 fill half of " +
                 str(target.multiprocessors) + " multiprocessors";
   if (wgmma) {
@@ -787,6 +807,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       attentionOverlap, attentionPersistent, runtimeSizes,
                       wgmmaMatmul, wgmmaSplitK};
     knobs.wgmmaCandidate = wgmmaCandidate;
+    knobs.wgmmaFewRows = wgmmaFewRows;
     knobs.attentionBlocksPerSM = attentionBlocksPerSM;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

@@ -323,13 +323,14 @@ func.func @residual_width(%x: tensor<32x56x56x64xf16>, %w: tensor<256x1x1x64xf16
 // fill under a quarter of the GPU, 104 tiles 64 wide more than half, so
 // wgmma. MobileNetV3's 960 -> 160 at 7 x 7 is 39 tiles 64 wide, under
 // half: K split as before. Without wgmma (sm_80) both split K. A GEMM of
-// one row tile (batch 1) keeps K split even where its 128 x 64 tiles would
-// fill half the GPU (128 x 6144 x 2048: 96 of them).
+// one row tile (batch 1) takes wgmma where its 128 x 64 tiles fill a
+// quarter of the GPU (wgmma-few-rows; 128 x 6144 x 2048: 96 of them;
+// select-kernels-few-rows.mlir has the rest).
 // SM90-LABEL: func.func @narrow_gemm_tiles(
 //       SM90:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 104>
 //       SM90:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
+//       SM90:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 96>
 // SM80-LABEL: func.func @narrow_gemm_tiles(
-//       SM90:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
 //       SM80:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
 //       SM80:   #kiln.kernel<variant = gemm_split_k, tile = [64, 64, 64]
 func.func @narrow_gemm_tiles(%x: tensor<32x7x7x2048xf16>, %w: tensor<512x1x1x2048xf16>,

@@ -267,6 +267,16 @@ TEST(KernelsGpu, LinearWgmmaEveryTileWidth) {
   }
 }
 
+// A transformer layer's GEMMs at batch 1 as selected (wgmma-few-rows: one
+// to three row tiles on the Hopper GEMM, a block a tile walking all of K):
+// 128 tokens, 197 with a ragged K, and 69 (part of one row tile).
+TEST(KernelsGpu, LinearWgmmaFewRows) {
+  KILN_REQUIRE_GPU();
+  expectMatchesReference(linear(128, 2304, 768, "f16", ""));
+  expectMatchesReference(linear(197, 3072, 776, "bf16", "", /*residual=*/false));
+  expectMatchesReference(linear(69, 2200, 520, "f16", ""));
+}
+
 // A bias-free linear on every Hopper config: the epilogue rounds the
 // accumulator itself before the bias input, GELU and a residual.
 TEST(KernelsGpu, LinearWgmmaBiasFree) {
@@ -360,8 +370,9 @@ TEST(KernelsGpu, WgmmaResidualRingRepeats) {
 }
 
 // K split over pairs of blocks beyond the shapes above: one k-step (the
-// second block of a pair walks none and sends zeros) and an even count of
-// 16 split 8 + 8 with every edge ragged.
+// second block of a pair walks none and sends zeros), an even count of
+// 16 split 8 + 8 with every edge ragged, and the few row tiles of a
+// transformer layer at batch 1 (128 tokens exactly; 69, part of one tile).
 TEST(KernelsGpu, LinearWgmmaSplitK) {
   KILN_REQUIRE_GPU();
   for (const std::string &kernel : wgmmaConfigs()) {
@@ -370,6 +381,8 @@ TEST(KernelsGpu, LinearWgmmaSplitK) {
     SCOPED_TRACE(kernel);
     expectMatchesReference(linear(300, 504, 64, "f16", kernel));
     expectMatchesReference(linear(257, 384, 1000, "bf16", kernel, /*residual=*/false));
+    expectMatchesReference(linear(128, 576, 768, "f16", kernel));
+    expectMatchesReference(linear(69, 200, 776, "bf16", kernel, /*residual=*/false));
   }
 }
 

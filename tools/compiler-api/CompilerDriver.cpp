@@ -194,6 +194,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaResidualPrefetch = selection.wgmmaResidualPrefetch;
   pipeline.wgmmaResidualRing = selection.wgmmaResidualRing;
   pipeline.wgmmaSplitK = selection.wgmmaSplitK;
+  pipeline.wgmmaFewRows = selection.wgmmaFewRows;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
   pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
   pipeline.kernelTuning = selection.kernelTuning;
@@ -300,6 +301,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
            (selection.wgmmaResidualRing ? "true" : "false"));
   if (selection.wgmmaSplitK != defaults.wgmmaSplitK)
     option(std::string("--wgmma-split-k=") + (selection.wgmmaSplitK ? "true" : "false"));
+  if (selection.wgmmaFewRows != defaults.wgmmaFewRows)
+    option(std::string("--wgmma-few-rows=") + (selection.wgmmaFewRows ? "true" : "false"));
   if (selection.wgmmaCandidate != defaults.wgmmaCandidate)
     option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
   if (selection.attentionBlocksPerSM != defaults.attentionBlocksPerSM)

@@ -216,6 +216,14 @@ cl::opt<bool> wgmmaSplitK(
              "their partial sums in shared memory (default false: about 3 us slower a launch "
              "on the CNNs at batch 32)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaFewRows(
+    "wgmma-few-rows",
+    cl::desc("GEMMs of one to three 128-row tiles (a transformer layer at batch 1: 128 "
+             "tokens) run on the Hopper GEMM where its 128 x 64 tiles fill a quarter of the "
+             "multiprocessors, instead of 64 x 64 mma.sync tiles with K split across a "
+             "cluster (default true; false: GPT-2, BERT and ViT-B/16 at batch 1 18-24% "
+             "slower on the H100)"),
+    cl::init(true), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionBlocksPerSM(
     "attention-blocks-per-sm",
     cl::desc("blocks of the Hopper attention a multiprocessor runs: 0 (the default: three at "
@@ -615,6 +623,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaResidualPrefetch = wgmmaResidualPrefetch;
   selection.wgmmaResidualRing = wgmmaResidualRing;
   selection.wgmmaSplitK = wgmmaSplitK;
+  selection.wgmmaFewRows = wgmmaFewRows;
   if (wgmmaCandidate < -1)
     return fail("--wgmma-candidate=" + std::to_string(wgmmaCandidate) +
                 ": -1 (the cost model's tile) or a candidate's index, 0 or more");

@@ -129,6 +129,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("pairs of Hopper GEMM blocks split K where the tiles fill at most half "
                      "the multiprocessors"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaFewRows{
+      *this, "wgmma-few-rows",
+      llvm::cl::desc("GEMMs of one to three 128-row tiles on the Hopper GEMM where its 128 "
+                     "x 64 tiles fill a quarter of the GPU, instead of gemm_split_k"),
+      llvm::cl::init(true)};
   Option<int64_t> attentionBlocksPerSM{
       *this, "attention-blocks-per-sm",
       llvm::cl::desc("Hopper attention's blocks a multiprocessor: 0 (the kernel's) or 4"),
