@@ -646,7 +646,7 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "GEMMs of one to three 128-row tiles (a transformer layer at batch 1) "
            "take gemm_wgmma's tiles where those of 128 x 64 fill a quarter of the "
            "multiprocessors, instead of gemm_split_k's mma.sync; false: GPT-2, BERT "
-           "and ViT-B/16 at batch 1 18-24% slower on the H100 (2026-12-07)">,
+           "and ViT-B/16 at batch 1 took 1.18-1.31x as long on the H100 (2026-12-07)">,
     Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
            "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "
