@@ -6,7 +6,8 @@
 // The policy, for the primary target (sm_90a: 132 multiprocessors with
 // wgmma and clusters; sm_80: 108, mma.sync, no clusters):
 // - a GEMM whose 128 x 256 tiles fill under a quarter of the GPU (and, with
-//   wgmma, whose 128 x 64 tiles fill under half) takes 64 x
+//   wgmma, whose 128 x 64 tiles fill under half, or under a quarter for one
+//   to three row tiles of a [N, K] B without a batch) takes 64 x
 //   64 tiles with K split across a cluster (2, 4 or 8 ways: the most that
 //   keeps the blocks within two per multiprocessor and each split's K at
 //   128 or more); without clusters, no split;
