@@ -13,8 +13,8 @@ stages, a 2 x 1 cluster), which is what a kiln kernel behind cuBLAS on that
 shape is compared with.
 
 --loop LABEL: run the first shape whose label starts with LABEL (in --set,
-then in the other sets), 20 times back to back and nothing else, for a profiler that attaches to the process
-(scripts/gpu-ncu.sh --cublas).
+then in the other sets), 20 times back to back and nothing else, for a
+profiler that attaches to the process (scripts/gpu-ncu.sh --cublas).
 Run on the GPU machine.
 """
 import argparse

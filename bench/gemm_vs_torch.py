@@ -76,8 +76,9 @@ SETS = {
         ("ViT FFN down", 6304, 768, 3072, "residual"),
     ],
     # The same layers at batch 1 (128 tokens for BERT and GPT-2, 197 for
-    # ViT-B/16): a few 128-row tiles, so K is split across a cluster
-    # (gemm_split_k) where batch 32 runs persistent wgmma tiles.
+    # ViT-B/16): one or two 128-row tiles, a block a 128 x 64 tile where
+    # those fill a quarter of the GPU (--wgmma-few-rows), else 64 x 64 tiles
+    # with K split across a cluster (gemm_split_k).
     "batch-1": [
         ("GPT-2 QKV, batch 1", 128, 2304, 768, "bias"),
         ("GPT-2 out proj, batch 1", 128, 768, 768, "residual"),

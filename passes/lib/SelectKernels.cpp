@@ -43,9 +43,8 @@
 //                                        wgmma-stream-k, stream_k where the
 //                                        waves leave 15%+ of blocks idle
 //                                        (streamKApplies; convolutions too);
-//                                        with wgmma-split-k, or 1-3 row
-//                                        tiles and wgmma-few-rows, K split
-//                                        over pairs where they fit
+//                                        with wgmma-split-k, K split over
+//                                        pairs where they fit
 //                     otherwise       -> gemm_mma, 128 x 128
 //                     runtime-sizes (off by default): gemm_split_k, and
 //                     gemm_wgmma on 128-row tiles, without a batch, N % 8
@@ -309,8 +308,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   // beats K split over mma.sync (ResNet-50's 1x1 2048 -> 512 at 7 x 7,
   // batch 32: 13 row tiles, split K took 26.3 us against cuDNN's 7.2;
   // 3x3 convolutions of that size went from 3.5x cuDNN to 1.24x this way).
-  // Only with four row tiles or more: at batch 1 (a row tile or two, mostly
-  // empty) K split is what was measured against PyTorch, and stays.
+  // Only with four row tiles or more; fewer take the few-rows rule below.
   int64_t rowTiles = ceilDiv(s.M, 128) * s.batch;
   int64_t narrowTiles = rowTiles * ceilDiv(s.N, 64);
   // wgmma-few-rows: one to three row tiles (a transformer layer at batch 1,
