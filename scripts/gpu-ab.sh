@@ -204,8 +204,9 @@
 #   vendor     vendor-transformer, then the zoo at batch 32 each launch
 #              alone with bench/conv_vs_cudnn.py (as `alone`)
 #   vendor-transformer  the GELU test and the matmul and bmm kernel tests,
-#              then the GEMM table (three rounds: medians and each ratio's
-#              range), the attention and the matmul tables
+#              then the GEMM tables at batch 32 and batch 1 (three rounds:
+#              medians and each ratio's range), the attention and the
+#              matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
@@ -216,7 +217,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels batch-1-gemms few-rows epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -263,13 +264,15 @@ cnn_launches_ab() { # name setting flag tabled rounds model...
 }
 
 # The exhaustive GELU test and the matmul and bmm kernel tests, then the
-# transformer vendor tables: GEMMs against cuBLAS, attention against each
+# transformer vendor tables: GEMMs against cuBLAS (batch 32 and 1), attention against each
 # SDPA backend, matmul and bmm against cuBLAS.
 vendor_transformer() {
   TAIL=8 run gelu-test "$bin/kiln-kernels-gpu-tests" --gtest_filter='*GeluOverEveryHalf*'
   TAIL=8 run matmul-tests "$bin/kiln-kernels-gpu-tests" --gtest_filter='*Matmul*'
   run gemm-default python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm" \
     --set transformer --rounds 3 --markdown "$out/gemm-default.md"
+  run gemm-b1 python3 "$root/bench/gemm_vs_torch.py" "$bin" "$work/gemm-b1" \
+    --set batch-1 --rounds 3 --markdown "$out/gemm-b1.md"
   run attention python3 "$root/bench/attention_vs_sdpa.py" "$bin" "$work/att" \
     --batches 32 --json "$out/attention.json" --markdown "$out/attention.md"
   run matmul python3 "$root/bench/matmul_vs_torch.py" "$bin" "$work/matmul" \
