@@ -139,6 +139,10 @@
 #              --wgmma-split-k (K split over pairs of Hopper blocks), then
 #              GPT-2, BERT and ViT-B/16 at batch 1 (kiln alone, three rounds)
 #              as chosen and with --wgmma-few-rows=false
+#   few-rows-narrow  the batch-1 GEMM table as chosen, then with the
+#              768-wide projections (12 tiles of 128 x 64) on the Hopper GEMM
+#              too (--wgmma-few-rows-tiles=12): a block a tile, K split over
+#              pairs (--wgmma-split-k), and stream-K (--wgmma-stream-k)
 #   epilogue-source  BERT's and ViT's FFN down-projections under Nsight
 #              Compute with the warps' stall samples instruction by
 #              instruction (KILN_NCU_SOURCE=1): kiln's with a bias, with the
@@ -217,7 +221,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels batch-1-gemms few-rows epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -556,6 +560,19 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         TAIL=8 run "models-b1-$variant" python3 "$root/bench/models_vs_torch.py" "$bin" \
           "$work/models-b1-$variant" --models gpt2 bert vit_b_16 --batches 1 --kiln-only \
           --rounds 3 --runs 30 --json "$out/models-b1-$variant.json" $flags
+      done ;;
+    few-rows-narrow)
+      for variant in default twelve twelve-pairs twelve-stream-k; do
+        case $variant in
+          default) flags=() ;;
+          twelve) flags=(--kiln-flag=--wgmma-few-rows-tiles=12) ;;
+          twelve-pairs) flags=(--kiln-flag=--wgmma-few-rows-tiles=12 --kiln-flag=--wgmma-split-k) ;;
+          twelve-stream-k) flags=(--kiln-flag=--wgmma-few-rows-tiles=12
+                                  --kiln-flag=--wgmma-stream-k) ;;
+        esac
+        TAIL=10 run "gemm-b1-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+          "$work/gemm-b1-$variant" --set batch-1 "${flags[@]}" \
+          --markdown "$out/gemm-b1-$variant.md"
       done ;;
     epilogue-source)
       # Where the warps of the FFN down-projections stall, instruction by

@@ -48,6 +48,9 @@ struct SplitKKnobs {
   /// GEMMs of one to three 128-row tiles on gemm_wgmma rather than
   /// gemm_split_k, where its 128 x 64 tiles fill a quarter of the GPU.
   bool wgmmaFewRows = true;
+  /// The fewest 128 x 64 tiles that take it (0: a quarter of the
+  /// multiprocessors).
+  int64_t wgmmaFewRowsTiles = 0;
   /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.

@@ -57,6 +57,14 @@ std::string kiln::gemvKnobsError(int64_t rows) {
   return "";
 }
 
+std::string kiln::fewRowsKnobsError(int64_t tiles) {
+  if (tiles < 0)
+    return "--wgmma-few-rows-tiles must be 0 (a quarter of the multiprocessors) or a count "
+           "of 128 x 64 tiles, got " +
+           std::to_string(tiles);
+  return "";
+}
+
 std::string kiln::attentionKnobsError(int64_t rows, int64_t stages, int64_t blocksPerSM) {
   if (rows != 0 && rows != 64 && rows != 128)
     return "--attention-rows must be 0 (the cost model's choice), 64 or 128, got " +

@@ -83,6 +83,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaResidualRing = options.wgmmaResidualRing;
     select.wgmmaSplitK = options.wgmmaSplitK;
     select.wgmmaFewRows = options.wgmmaFewRows;
+    select.wgmmaFewRowsTiles = options.wgmmaFewRowsTiles;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;

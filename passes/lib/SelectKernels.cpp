@@ -320,8 +320,10 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   // 4.9 (cuBLAS 5.3), and K split over pairs of blocks (wgmma-split-k) only
   // to 5.0-7.9. Below a quarter (N = 768: 12 tiles) gemm_split_k's 64 x 64
   // tiles stay.
+  const int64_t fewRowsTiles =
+      knobs.wgmmaFewRowsTiles > 0 ? knobs.wgmmaFewRowsTiles : target.multiprocessors / 4;
   const bool fewRows = wgmma && knobs.wgmmaFewRows && rowTiles < 4 && s.kMajorB &&
-                       s.batch == 1 && narrowTiles >= target.multiprocessors / 4;
+                       s.batch == 1 && narrowTiles >= fewRowsTiles;
   bool fills = bigTiles >= target.multiprocessors / 4 || fewRows ||
                (wgmma && rowTiles >= 4 && narrowTiles >= target.multiprocessors / 2);
   if (splitAligned && !fills) {
@@ -345,8 +347,11 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                 str(target.multiprocessors) + " multiprocessors"
       : fewRows
           ? "not gemm_split_k: wgmma-few-rows, and " + str(narrowTiles) +
-                " tiles of 128 x 64 fill a quarter of " + str(target.multiprocessors) +
-                " multiprocessors"
+                " tiles of 128 x 64, " + str(fewRowsTiles) + " or more" +
+                (knobs.wgmmaFewRowsTiles > 0 ? " (wgmma-few-rows-tiles)"
+                                             : " (a quarter of " +
+                                                   str(target.multiprocessors) +
+                                                   " multiprocessors)")
           : "not gemm_split_k: " + str(narrowTiles) + " tiles of 128 x 64 fill half of " +
                 str(target.multiprocessors) + " multiprocessors";
   if (wgmma) {
@@ -782,6 +787,8 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     if (knobsError.empty())
       knobsError = gemvKnobsError(gemmGemvRows);
     if (knobsError.empty())
+      knobsError = fewRowsKnobsError(wgmmaFewRowsTiles);
+    if (knobsError.empty())
       knobsError = depthwiseKnobsError(depthwiseColumns);
     if (knobsError.empty())
       knobsError = narrowKnobsError(gemmNarrowFmas);
@@ -806,6 +813,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
                       wgmmaMatmul, wgmmaSplitK};
     knobs.wgmmaCandidate = wgmmaCandidate;
     knobs.wgmmaFewRows = wgmmaFewRows;
+    knobs.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
     knobs.attentionBlocksPerSM = attentionBlocksPerSM;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

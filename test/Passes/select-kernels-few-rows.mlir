@@ -3,6 +3,9 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{explain=true}))" 2>&1 | FileCheck %s --check-prefix=WHY
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{targets=sm_80}))" | FileCheck %s --check-prefix=SM80
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-split-k=true}))" | FileCheck %s --check-prefix=PAIRS
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-few-rows-tiles=12 explain=true}))" 2>&1 | FileCheck %s --check-prefix=TWELVE
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-few-rows-tiles=-1}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: --wgmma-few-rows-tiles must be 0 (a quarter of the multiprocessors) or a count of 128 x 64 tiles, got -1
 
 // GPT-2's QKV projection at batch 1 (128 tokens): 36 tiles of 128 x 64, a
 // quarter of the 132 multiprocessors, so the Hopper GEMM takes it, a block
@@ -18,7 +21,7 @@
 // SM80-LABEL: func.func @gpt2_qkv_batch1(
 //       SM80:   #kiln.kernel<variant = gemm_split_k
 // WHY: gemm_wgmma: 128 x 2304 x 768 on sm_90a; cooperative 128 x 64 tiles, 6 stages
-// WHY-SAME: not gemm_split_k: wgmma-few-rows, and 36 tiles of 128 x 64 fill a quarter of 132 multiprocessors
+// WHY-SAME: not gemm_split_k: wgmma-few-rows, and 36 tiles of 128 x 64, 33 or more (a quarter of 132 multiprocessors)
 func.func @gpt2_qkv_batch1(%x: tensor<128x768xf16>, %w: tensor<2304x768xf16>, %b: tensor<2304xf16>) -> tensor<128x2304xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<128x768xf16>, tensor<2304x768xf16>, tensor<2304xf16>) -> tensor<128x2304xf16> {
   ^bb0(%a: tensor<128x768xf16>, %bw: tensor<2304x768xf16>, %bb: tensor<2304xf16>):
@@ -49,8 +52,14 @@ func.func @vit_ffn_up_batch1(%x: tensor<197x768xf16>, %w: tensor<3072x768xf16>, 
 // -----
 
 // Not where 128 x 64 tiles fill under a quarter of the GPU (GPT-2's output
-// projection at batch 1: 12 tiles), nor over four row tiles or more (512
-// tokens: the batch-32 rule's), nor for a [K, N] B (matmul) or a batch.
+// projection at batch 1: 12 tiles) unless wgmma-few-rows-tiles lowers the
+// bound, nor over four row tiles or more (512 tokens: the batch-32 rule's),
+// nor for a [K, N] B (matmul) or a batch.
+// TWELVE: not gemm_split_k: wgmma-few-rows, and 12 tiles of 128 x 64, 12 or more (wgmma-few-rows-tiles)
+// TWELVE-LABEL: func.func @out_proj_batch1(
+//       TWELVE:   variant = gemm_wgmma, tile = [128, 64, 64]
+// TWELVE-LABEL: func.func @four_row_tiles(
+//       TWELVE:   variant = gemm_split_k
 // CHECK-LABEL: func.func @out_proj_batch1(
 //       CHECK:   variant = gemm_split_k
 // CHECK-LABEL: func.func @four_row_tiles(

@@ -194,6 +194,9 @@ expect_error attention-stages "error: --attention-stages must be 0 (the kernel's
 prepare gemv-knob
 expect_error gemv-knob "error: --gemm-gemv-rows must be 0 (never) to 32 (the kernel's most), got 40" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --gemm-gemv-rows 40 -o "$out/m.kiln"
+prepare few-rows-knob
+expect_error few-rows-knob "error: --wgmma-few-rows-tiles must be 0 (a quarter of the multiprocessors) or a count of 128 x 64 tiles, got -3" \
+  "$bin/kiln-compile" "$model" --input x:8x16:f32 --wgmma-few-rows-tiles=-3 -o "$out/m.kiln"
 prepare depthwise-knob
 expect_error depthwise-knob "error: --depthwise-columns must be 1, 2 or 4, got 3" \
   "$bin/kiln-compile" "$model" --input x:8x16:f32 --depthwise-columns 3 -o "$out/m.kiln"

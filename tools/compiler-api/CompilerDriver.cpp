@@ -121,6 +121,8 @@ std::optional<TargetDescription> driver::describeTargets(const KernelSelection &
   if (error.empty())
     error = gemvKnobsError(selection.gemmGemvRows);
   if (error.empty())
+    error = fewRowsKnobsError(selection.wgmmaFewRowsTiles);
+  if (error.empty())
     error = depthwiseKnobsError(selection.depthwiseColumns);
   if (error.empty())
     error = narrowKnobsError(selection.gemmNarrowFmas);
@@ -195,6 +197,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaResidualRing = selection.wgmmaResidualRing;
   pipeline.wgmmaSplitK = selection.wgmmaSplitK;
   pipeline.wgmmaFewRows = selection.wgmmaFewRows;
+  pipeline.wgmmaFewRowsTiles = selection.wgmmaFewRowsTiles;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
   pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
   pipeline.kernelTuning = selection.kernelTuning;
@@ -303,6 +306,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--wgmma-split-k=") + (selection.wgmmaSplitK ? "true" : "false"));
   if (selection.wgmmaFewRows != defaults.wgmmaFewRows)
     option(std::string("--wgmma-few-rows=") + (selection.wgmmaFewRows ? "true" : "false"));
+  if (selection.wgmmaFewRowsTiles != defaults.wgmmaFewRowsTiles)
+    option("--wgmma-few-rows-tiles=" + std::to_string(selection.wgmmaFewRowsTiles));
   if (selection.wgmmaCandidate != defaults.wgmmaCandidate)
     option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
   if (selection.attentionBlocksPerSM != defaults.attentionBlocksPerSM)

@@ -224,6 +224,12 @@ cl::opt<bool> wgmmaFewRows(
              "cluster (default true; false: GPT-2, BERT and ViT-B/16 at batch 1 took 1.18-1.31x "
              "as long on the H100)"),
     cl::init(true), cl::cat(kilnCategory));
+cl::opt<int64_t> wgmmaFewRowsTiles(
+    "wgmma-few-rows-tiles",
+    cl::desc("the fewest 128 x 64 tiles that take --wgmma-few-rows (default 0: a quarter of "
+             "the multiprocessors, so the 768-wide projections at batch 1, 12 tiles, keep K "
+             "split across a cluster)"),
+    cl::init(0), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionBlocksPerSM(
     "attention-blocks-per-sm",
     cl::desc("blocks of the Hopper attention a multiprocessor runs: 0 (the default: three at "
@@ -624,6 +630,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaResidualRing = wgmmaResidualRing;
   selection.wgmmaSplitK = wgmmaSplitK;
   selection.wgmmaFewRows = wgmmaFewRows;
+  selection.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
   if (wgmmaCandidate < -1)
     return fail("--wgmma-candidate=" + std::to_string(wgmmaCandidate) +
                 ": -1 (the cost model's tile) or a candidate's index, 0 or more");

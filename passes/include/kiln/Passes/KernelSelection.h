@@ -55,6 +55,8 @@ std::string wgmmaKnobsError(const std::string &schedule, int64_t multicast,
 std::string attentionKnobsError(int64_t rows, int64_t stages = 0, int64_t blocksPerSM = 0);
 /// "" or why --gemm-gemv-rows is out of range (0 to 32).
 std::string gemvKnobsError(int64_t rows);
+/// "" or why --wgmma-few-rows-tiles is negative.
+std::string fewRowsKnobsError(int64_t tiles);
 /// "" or why --depthwise-columns is not 1, 2 or 4.
 std::string depthwiseKnobsError(int64_t columns);
 /// "" or why --gemm-narrow-fmas is out of range (0 to 6144).

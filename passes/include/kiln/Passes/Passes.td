@@ -647,6 +647,10 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "take gemm_wgmma's tiles where those of 128 x 64 fill a quarter of the "
            "multiprocessors, instead of gemm_split_k's mma.sync; false: GPT-2, BERT "
            "and ViT-B/16 at batch 1 took 1.18-1.31x as long on the H100 (2026-12-07)">,
+    Option<"wgmmaFewRowsTiles", "wgmma-few-rows-tiles", "int64_t", /*default=*/"0",
+           "the fewest 128 x 64 tiles that take wgmma-few-rows: 0 (a quarter of the "
+           "multiprocessors: 768-wide projections at batch 1, 12 tiles, keep "
+           "gemm_split_k) or a count">,
     Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
            "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "

@@ -134,6 +134,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("GEMMs of one to three 128-row tiles on the Hopper GEMM where its 128 "
                      "x 64 tiles fill a quarter of the GPU, instead of gemm_split_k"),
       llvm::cl::init(true)};
+  Option<int64_t> wgmmaFewRowsTiles{
+      *this, "wgmma-few-rows-tiles",
+      llvm::cl::desc("the fewest 128 x 64 tiles that take wgmma-few-rows: 0 (a quarter of "
+                     "the multiprocessors) or a count"),
+      llvm::cl::init(0)};
   Option<int64_t> attentionBlocksPerSM{
       *this, "attention-blocks-per-sm",
       llvm::cl::desc("Hopper attention's blocks a multiprocessor: 0 (the kernel's) or 4"),
