@@ -35,7 +35,8 @@ row statistics' and the corrected GEMM's, or with
 F.layer_norm, F.linear and the epilogue in eager.
 --set transformer: every GEMM of BERT-base (seq 128), GPT-2 (seq 128) and
 ViT-B/16 (197 tokens) at batch 32; --set batch-1: the same layers at
-batch 1 (each distinct shape and epilogue once). --set pointwise: the CNNs' 1x1
+batch 1 (each distinct shape and epilogue once), and the FFN block's (d =
+1024, 128 tokens). --set pointwise: the CNNs' 1x1
 convolutions at batch 32 as GEMMs (their epilogue-bound shapes). --set
 epilogues: one BERT shape with each epilogue, for what the epilogue costs.
 --set last-stage: ResNet-50's 1x1 2048 -> 512 at 7 x 7 (batch 32) as a GEMM,
@@ -88,6 +89,8 @@ SETS = {
         ("ViT QKV, batch 1", 197, 2304, 768, "bias"),
         ("ViT FFN up, batch 1", 197, 3072, 768, "gelu"),
         ("ViT FFN down, batch 1", 197, 768, 3072, "residual"),
+        ("FFN block up, batch 1", 128, 4096, 1024, "gelu"),
+        ("FFN block down, batch 1", 128, 1024, 4096, "residual"),
     ],
     # The CNNs' 1x1 convolutions at batch 32 as the GEMMs they run as (M =
     # batch x pixels): few input channels leave one k-step a tile, so the
