@@ -258,7 +258,8 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
   case FusionKind::gemm_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::gemm_split_k) ||
            variant == KernelVariant::gemm_tf32 || variant == KernelVariant::gemm_narrow ||
-           variant == KernelVariant::gemm_gemv || variant == KernelVariant::gemm_stream;
+           variant == KernelVariant::gemm_gemv || variant == KernelVariant::gemm_stream ||
+           variant == KernelVariant::gemm_wgmma_swap;
   case FusionKind::conv_epilogue:
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
            variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem ||

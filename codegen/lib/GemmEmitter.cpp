@@ -306,6 +306,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   bool narrow = variant == KernelVariant::gemm_narrow;
   bool gemv = variant == KernelVariant::gemm_gemv;
   bool stream = variant == KernelVariant::gemm_stream;
+  bool swap = variant == KernelVariant::gemm_wgmma_swap;
   // gemm_stream's stages hold the row input beside A wherever the epilogue
   // reads one (used where the functor takes it as pairs, kRowInput).
   const bool streamRowInput = stream && !epilogue.elementLoads.empty();
@@ -394,9 +395,22 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     std::to_string(streamBytes) +
                     " bytes of shared memory do not fit a multiprocessor");
     break;
+  case KernelVariant::gemm_wgmma_swap:
+    // The weight's tiles come in 64-row boxes (or a cluster's share of
+    // them) that must each lie partly inside it for the stage's byte count.
+    if (!tensorCores || !kMajorB || batch != 1 || K % 8 != 0 || N % kSwapWeightRows != 0)
+      return refuse("the weight as wgmma's M side takes fp16/bf16 operands, a [N, K] B, no "
+                    "batch, K % 8 == 0 and N % 64 == 0");
+    if (config.getTile().size() != 3 || config.getStages() < 2)
+      return refuse("it needs its tile ([64, 16 or 32, 64]) and 2 or more stages");
+    if (swapSharedBytes(config.getTile()[1], config.getStages()) > kMaxDynamicSharedBytes)
+      return refuse(std::to_string(config.getStages()) + " stages of " +
+                    std::to_string(config.getTile()[1]) +
+                    " tokens do not fit a block's shared memory");
+    break;
   default:
     return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k, "
-                  "gemm_narrow, gemm_gemv or gemm_stream");
+                  "gemm_narrow, gemm_gemv, gemm_stream or gemm_wgmma_swap");
   }
   int64_t split = config.getSplitK();
   if (split != 1 && !splitK && !hopper)
@@ -419,6 +433,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   unsigned threads = splitK || narrow ? 128
                      : gemv      ? static_cast<unsigned>(32 * ((M + 7) / 8))
                      : hopper    ? 384
+                     : swap      ? 160
                                  : 256;
   const bool handoff = hopper && config.getSchedule() == WgmmaSchedule::epilogue_warpgroups;
   if (handoff)
@@ -516,8 +531,23 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(K) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
                   " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) + " + bOffset, " +
                   std::to_string(M) + ", epilogue);\n";
+  // The swapped tile: its tokens and cluster; other images sum on CUDA
+  // cores over the same grid.
+  const int64_t swapTokens = swap ? config.getTile()[1] : 0;
+  const int64_t swapCluster = swap ? config.getMulticast() : 1;
+  if (swap)
+    pointerCall = "kiln::swap_gemm_fallback<" + cudaType(element) + ", " +
+                  std::to_string(swapTokens) + ">(in" + std::to_string(lhsArg.getArgNumber()) +
+                  " + aOffset, in" + std::to_string(rhsArg.getArgNumber()) + " + bOffset, " +
+                  sizes + ", epilogue);\n";
   // The Hopper loop in the sm_90a image, the mma.sync fallback elsewhere.
   std::string mainLoop = "  " + pointerCall;
+  if (swap)
+    mainLoop = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n  kiln::sm90::swap_gemm<" +
+               cudaType(element) + ", " + std::to_string(swapTokens) + ", " +
+               std::to_string(config.getStages()) + ", " + std::to_string(swapCluster) +
+               ">(map0, map1, " + sizes + ", epilogue);\n#else\n  " + pointerCall +
+               "#endif\n";
   if (hopper) {
     auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
     const std::string common = cudaType(element) + ", " + std::to_string(config.getTile()[1]) +
@@ -581,6 +611,24 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     kernel.grid[1] = 1;
     kernel.dynamicSharedBytes = static_cast<unsigned>(streamBytes);
   }
+  if (swap) {
+    // Token tiles along x, whole clusters of them (a tile past M loads the
+    // last one in bounds and stores nothing); the weight's tiles along y.
+    const int64_t tokenTiles = (M + swapTokens - 1) / swapTokens;
+    kernel.grid[0] =
+        static_cast<unsigned>((tokenTiles + swapCluster - 1) / swapCluster * swapCluster);
+    kernel.grid[1] = static_cast<unsigned>(N / kSwapWeightRows);
+    kernel.dynamicSharedBytes =
+        static_cast<unsigned>(swapSharedBytes(swapTokens, config.getStages()));
+    kernel.otherImagesSharedBytes = 0;
+    kernel.clusterBlocks = static_cast<unsigned>(swapCluster);
+    // A [M, K] boxes of 64 x tokens; B [N, K] boxes of 64 x this block's
+    // share of the weight tile's rows.
+    kernel.tensorMaps = {
+        TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, static_cast<unsigned>(swapTokens), 64),
+        TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
+                             static_cast<unsigned>(kSwapWeightRows / swapCluster), 64)};
+  }
   const int64_t multicast = config.getMulticast();
   std::string ringInputMap;
   // Blocks of a Hopper cluster: multicast pairs or split-K pairs.
@@ -640,7 +688,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                           hopper || stream ? static_cast<unsigned>(config.getBlocksPerSm())
                           : narrow         ? narrowBlocksPerSM(N)
                                            : 0,
-                          /*splitCluster=*/hopper && clusterBlocks > 1,
+                          /*splitCluster=*/(hopper && clusterBlocks > 1) || swapCluster > 1,
                           /*workspace=*/kernel.workspaceBytes != 0,
                           sm90aThreads ? "KILN_WGMMA_THREADS" : "", sizeParameters);
   kernel.source =
@@ -673,6 +721,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     pipeline->sharedAssert(cudaType(element), kMajorB, 2)
               : "") +
       (hopper && clusterBlocks > 1 ? clusterPreamble(clusterBlocks) : "") +
+      (swap ? "#include \"kiln_gemm_swap_sm90.cuh\"\nstatic_assert(kiln::swap::shared_bytes(" +
+                  std::to_string(swapTokens) + ", " + std::to_string(config.getStages()) +
+                  ") == " + std::to_string(kernel.dynamicSharedBytes) +
+                  ", \"the launch's shared memory must match the kernel's\");\n" +
+                  (swapCluster > 1 ? clusterPreamble(swapCluster) : "")
+            : "") +
       (hopper ? wgmmaBlocksPreamble(config.getBlocksPerSm()) : "") +
       (sm90aThreads ? "// " + std::to_string(threads / 128) +
                           " warpgroups in the sm_90a image, three elsewhere.\n" +

@@ -51,6 +51,8 @@ struct SplitKKnobs {
   /// The fewest 128 x 64 tiles that take it (0: a quarter of the
   /// multiprocessors).
   int64_t wgmmaFewRowsTiles = 0;
+  /// The few-row GEMMs left to gemm_split_k as gemm_wgmma_swap instead.
+  bool wgmmaSwap = false;
   /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.

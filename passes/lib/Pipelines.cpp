@@ -84,6 +84,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaSplitK = options.wgmmaSplitK;
     select.wgmmaFewRows = options.wgmmaFewRows;
     select.wgmmaFewRowsTiles = options.wgmmaFewRowsTiles;
+    select.wgmmaSwap = options.wgmmaSwap;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;

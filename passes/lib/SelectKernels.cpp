@@ -29,6 +29,12 @@
 //                     batch, and tiles of 128 x 64 >= M / 4
 //                                     -> gemm_split_k, 64 x 64 tiles, K
 //                                        split 2/4/8 ways across a cluster
+//                     or with wgmma-swap (off by default) where wgmma
+//                     applies, 1-3 row tiles, a [N, K] B, no batch and
+//                     N % 64 == 0
+//                                     -> gemm_wgmma_swap, 64 weight rows
+//                                        by 16 or 32 tokens a block, all
+//                                        of K, clusters of up to 4
 //                     wgmma, K % 8 == 0 (N % 8 == 0 for a [K, N] B),
 //                     each operand batched whole or not at all
 //                                     -> gemm_wgmma, persistent: cooperative
@@ -326,6 +332,32 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                        s.batch == 1 && narrowTiles >= fewRowsTiles;
   bool fills = bigTiles >= target.multiprocessors / 4 || fewRows ||
                (wgmma && rowTiles >= 4 && narrowTiles >= target.multiprocessors / 2);
+  // wgmma-swap: what that leaves to gemm_split_k (GPT-2's and BERT's
+  // 768-wide projections at batch 1: 12 tiles of 128 x 64, 0.72-0.80x of
+  // cuBLAS split over clusters on the H100, 2026-12-07) with the weight's
+  // rows as wgmma's M side: 64 a block by 16 tokens where those tiles fit
+  // in one wave, else 32, each block all of K, clusters of up to 4 token
+  // tiles multicasting the weight tile. cuBLAS's kernel there is the same
+  // shape (16 x 64 tiles in 4 x 2 clusters, 96 blocks).
+  if (splitAligned && !fills && wgmma && knobs.wgmmaSwap && rowTiles < 4 && s.kMajorB &&
+      s.batch == 1 && s.N % kSwapWeightRows == 0) {
+    const int64_t weightTiles = s.N / kSwapWeightRows;
+    const int64_t tokens = ceilDiv(s.M, 16) * weightTiles <= target.multiprocessors ? 16 : 32;
+    const int64_t tokenTiles = ceilDiv(s.M, tokens);
+    const int64_t cluster = tokenTiles >= 4 ? 4 : tokenTiles >= 2 ? 2 : 1;
+    int64_t stages = std::min<int64_t>(ceilDiv(s.K, 64), 12);
+    while (stages > 2 && swapSharedBytes(tokens, stages) > kMaxDynamicSharedBytes)
+      --stages;
+    stages = std::max<int64_t>(stages, 2);
+    const int64_t blocks = ceilDiv(tokenTiles, cluster) * cluster * weightTiles;
+    return Choice{config(context, KernelVariant::gemm_wgmma_swap, {kSwapWeightRows, tokens, 64},
+                         stages, 1, 0, {}, WgmmaSchedule::cooperative, cluster),
+                  "gemm_wgmma_swap: " + shape + " is " + str(narrowTiles) +
+                      " tiles of 128 x 64, under " + str(fewRowsTiles) +
+                      " (wgmma-swap): the weight's rows as wgmma's M, " + str(blocks) +
+                      " blocks of 64 x " + str(tokens) + ", clusters of " + str(cluster) +
+                      ", " + str(stages) + " stages"};
+  }
   if (splitAligned && !fills) {
     std::string sizes;
     const bool runtimeSizes = knobs.runtimeSizes && runtimeSizesApply(group, s, sizes);
@@ -814,6 +846,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     knobs.wgmmaCandidate = wgmmaCandidate;
     knobs.wgmmaFewRows = wgmmaFewRows;
     knobs.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
+    knobs.wgmmaSwap = wgmmaSwap;
     knobs.attentionBlocksPerSM = attentionBlocksPerSM;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

@@ -913,3 +913,42 @@ func.func @attention_wgmma_four_masked(%q: tensor<2x12x128x64xf16>, %m: tensor<2
   }
   return %0 : tensor<2x12x128x64xf16>
 }
+
+// -----
+
+// The swapped few-row GEMM loads the weight in 64-row tiles: N % 64 == 0.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma_swap: the weight as wgmma's M side takes fp16/bf16 operands, a [N, K] B, no batch, K % 8 == 0 and N % 64 == 0
+func.func @swap_ragged_weight(%x: tensor<128x256xf16>, %w: tensor<1000x256xf16>) -> tensor<128x1000xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<1000x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 4, multicast = 4>} -> tensor<128x1000xf16> {
+  ^bb0(%a: tensor<128x256xf16>, %bw: tensor<1000x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<1000x256xf16>) -> tensor<128x1000xf16>
+    kiln.yield %l : tensor<128x1000xf16>
+  }
+  return %0 : tensor<128x1000xf16>
+}
+
+// -----
+
+// Nor a [K, N] B (matmul).
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma_swap: the weight as wgmma's M side takes fp16/bf16 operands, a [N, K] B, no batch, K % 8 == 0 and N % 64 == 0
+func.func @swap_matmul(%x: tensor<128x256xf16>, %w: tensor<256x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<256x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 4, multicast = 4>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x256xf16>, %bw: tensor<256x768xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<128x256xf16>, tensor<256x768xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// Its ring must fit a block's shared memory: 30 stages of 32 tokens do not.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma_swap: 30 stages of 32 tokens do not fit a block's shared memory
+func.func @swap_stages(%x: tensor<128x4096xf16>, %w: tensor<768x4096xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x4096xf16>, tensor<768x4096xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 30, multicast = 4>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x4096xf16>, %bw: tensor<768x4096xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x4096xf16>, tensor<768x4096xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}

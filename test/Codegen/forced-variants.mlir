@@ -453,3 +453,53 @@ func.func @shared_lhs(%x: tensor<130x64xf16>, %w: tensor<4x64x200xf16>) -> tenso
   }
   return %0 : tensor<4x130x200xf16>
 }
+
+// -----
+
+// The few-row GEMM with the weight's rows as wgmma's M side
+// (gemm_wgmma_swap): GPT-2's down-projection at batch 1, 8 token tiles of
+// 16 by 12 weight tiles of 64, clusters of 4 token tiles whose blocks each
+// load 16 rows of the weight tile, multicast into all four; other images
+// sum on CUDA cores over the same grid.
+// CHECK-LABEL: // === kernel swapped_k0 grid(8, 12, 1) block(160) shared(128256) inputs(4) outputs(1) cluster(4, 1, 1)
+//       CHECK: // tensor map of in0: dims [3072, 128] box [64, 16]
+//       CHECK: // tensor map of in1: dims [3072, 768] box [64, 16]
+//       CHECK: #include "kiln_gemm_swap_sm90.cuh"
+//       CHECK: static_assert(kiln::swap::shared_bytes(16, 12) == 128256
+//       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(4, 1, 1)
+//       CHECK: __launch_bounds__(160, 1)
+//       CHECK:   kiln::sm90::swap_gemm<__half, 16, 12, 4>(map0, map1, 128, 768, 3072, epilogue);
+//       CHECK:   kiln::swap_gemm_fallback<__half, 16>(in0 + aOffset, in1 + bOffset, 128, 768, 3072, epilogue);
+// PTX: // === ptx swapped_k0
+// PTX: barrier.cluster.arrive
+// PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// PTX: wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16
+// PTX: mapa.shared::cluster
+func.func @swapped(%x: tensor<128x3072xf16>, %w: tensor<768x3072xf16>, %b: tensor<768xf16>, %r: tensor<128x768xf16>) -> tensor<128x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<128x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>, tensor<128x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 12, multicast = 4>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x3072xf16>, %bw: tensor<768x3072xf16>, %bb: tensor<768xf16>, %br: tensor<128x768xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<128x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>) -> tensor<128x768xf16>
+    %s = kiln.add %l, %br : tensor<128x768xf16>
+    kiln.yield %s : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+// 197 tokens in tiles of 32: 7, rounded up to a whole cluster of 8 (the
+// last block's tile is past the tokens: it loads the last one in bounds and
+// stores nothing); the weight tile in boxes of 8 rows, one a block.
+// CHECK-LABEL: // === kernel swapped_ragged_k0 grid(8, 12, 1) block(160)
+//       CHECK: // tensor map of in1: dims [768, 768] box [64, 8]
+//       CHECK:   kiln::sm90::swap_gemm<__nv_bfloat16, 32, 4, 8>(map0, map1, 197, 768, 768, epilogue);
+// PTX: // === ptx swapped_ragged_k0
+// PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+func.func @swapped_ragged(%x: tensor<197x768xbf16>, %w: tensor<768x768xbf16>) -> tensor<197x768xbf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<197x768xbf16>, tensor<768x768xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 4, multicast = 8>} -> tensor<197x768xbf16> {
+  ^bb0(%a: tensor<197x768xbf16>, %bw: tensor<768x768xbf16>):
+    %l = kiln.linear %a, %bw : (tensor<197x768xbf16>, tensor<768x768xbf16>) -> tensor<197x768xbf16>
+    kiln.yield %l : tensor<197x768xbf16>
+  }
+  return %0 : tensor<197x768xbf16>
+}

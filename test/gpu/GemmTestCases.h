@@ -37,6 +37,9 @@ const std::vector<std::string> &tallWgmmaConfigs();
 const std::vector<std::string> &residualRingConfigs();
 /// The configurations of wgmmaConfigs() that residual_ring takes, with it.
 const std::vector<std::string> &ringTakingConfigs();
+/// The swapped few-row GEMM (gemm_wgmma_swap): both token tiles, clusters
+/// of 1, 2, 4 and 8, rings shorter and deeper than K's k-steps.
+const std::vector<std::string> &swapConfigs();
 /// Stream-K's cases: GEMMs and convolutions whose tiles fill the last wave
 /// partly.
 std::vector<std::string> streamKCases();

@@ -63,6 +63,19 @@ std::string biasFreeLinear(int64_t m, int64_t n, int64_t k, const std::string &t
          "\n  }\n  return %0 : " + y + "\n}\n";
 }
 
+/// The swapped few-row GEMM: 16 and 32 tokens a block, clusters of 1 to 8
+/// blocks sharing the weight tile, a 2-stage ring (every stage reused many
+/// times) and rings deeper than a short K's k-steps.
+const std::vector<std::string> &swapConfigs() {
+  static const std::vector<std::string> configs = {
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 12, multicast = 4>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 12, multicast = 4>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 2, multicast = 1>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 3, multicast = 2>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 6, multicast = 8>"};
+  return configs;
+}
+
 /// 192-row tiles (three consumer warpgroups): blocks walking two tiles
 /// each, one block walking all of them through a 2-stage ring, and a grid
 /// larger than the tile count.
@@ -233,6 +246,7 @@ using kiln::testing::linear;
 using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
+using kiln::testing::swapConfigs;
 using kiln::testing::streamKCases;
 using kiln::testing::tallWgmmaConfigs;
 using kiln::testing::toleranceOf;
@@ -275,6 +289,22 @@ TEST(KernelsGpu, LinearWgmmaFewRows) {
   expectMatchesReference(linear(128, 2304, 768, "f16", ""));
   expectMatchesReference(linear(197, 3072, 776, "bf16", "", /*residual=*/false));
   expectMatchesReference(linear(69, 2200, 520, "f16", ""));
+}
+
+// The few-row GEMMs of batch 1 with the weight's rows as wgmma's M side
+// (gemm_wgmma_swap), each configuration: GPT-2's down-projection (128
+// tokens, 48 k-steps), 197 tokens with a ragged K and no residual, 69
+// tokens (token tiles past M in the last cluster), bias-free bf16 with 33
+// tokens; and the selection's own choice with --wgmma-swap's shapes.
+TEST(KernelsGpu, LinearWgmmaSwap) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &kernel : swapConfigs()) {
+    SCOPED_TRACE(kernel);
+    expectMatchesReference(linear(128, 768, 3072, "f16", kernel));
+    expectMatchesReference(linear(197, 768, 776, "bf16", kernel, /*residual=*/false));
+    expectMatchesReference(linear(69, 1024, 520, "f16", kernel));
+    expectMatchesReference(biasFreeLinear(33, 256, 72, "bf16", kernel));
+  }
 }
 
 // A bias-free linear on every Hopper config: the epilogue rounds the

@@ -55,6 +55,7 @@ using kiln::testing::reduceCases;
 using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
+using kiln::testing::swapConfigs;
 using kiln::testing::streamKCases;
 using kiln::testing::wgmmaConfigs;
 
@@ -573,6 +574,18 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   irs.push_back(layerNorm(9, 1024, "f32"));
   irs.push_back(rmsNorm(7, 1000, "f16"));
   irs.push_back(softmax(37, 128, "f16"));
+  expectCompilesForBothImages(irs);
+}
+
+// The swapped few-row GEMM's configurations compile for both images (the
+// sm_80 image's CUDA-core body too) without spills (CPU CI).
+TEST(KernelsGpu, SwapGemmCompiles) {
+  std::vector<std::string> irs;
+  for (const std::string &kernel : swapConfigs()) {
+    irs.push_back(linear(128, 768, 3072, "f16", kernel));
+    irs.push_back(linear(197, 768, 776, "bf16", kernel, /*residual=*/false));
+    irs.push_back(biasFreeLinear(33, 256, 72, "bf16", kernel));
+  }
   expectCompilesForBothImages(irs);
 }
 

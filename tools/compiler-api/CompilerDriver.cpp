@@ -198,6 +198,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaSplitK = selection.wgmmaSplitK;
   pipeline.wgmmaFewRows = selection.wgmmaFewRows;
   pipeline.wgmmaFewRowsTiles = selection.wgmmaFewRowsTiles;
+  pipeline.wgmmaSwap = selection.wgmmaSwap;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
   pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
   pipeline.kernelTuning = selection.kernelTuning;
@@ -308,6 +309,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--wgmma-few-rows=") + (selection.wgmmaFewRows ? "true" : "false"));
   if (selection.wgmmaFewRowsTiles != defaults.wgmmaFewRowsTiles)
     option("--wgmma-few-rows-tiles=" + std::to_string(selection.wgmmaFewRowsTiles));
+  if (selection.wgmmaSwap != defaults.wgmmaSwap)
+    option(std::string("--wgmma-swap=") + (selection.wgmmaSwap ? "true" : "false"));
   if (selection.wgmmaCandidate != defaults.wgmmaCandidate)
     option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
   if (selection.attentionBlocksPerSM != defaults.attentionBlocksPerSM)

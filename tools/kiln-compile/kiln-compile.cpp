@@ -230,6 +230,13 @@ cl::opt<int64_t> wgmmaFewRowsTiles(
              "the multiprocessors, so the 768-wide projections at batch 1, 12 tiles, keep K "
              "split across a cluster)"),
     cl::init(0), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaSwap(
+    "wgmma-swap",
+    cl::desc("the few-row GEMMs that --wgmma-few-rows leaves to K split across a cluster "
+             "(the 768-wide projections at batch 1) run with the weight's rows as wgmma's M "
+             "side, 64 a block, by 16 or 32 tokens, all of K a block, in clusters sharing each "
+             "weight tile (default false: not yet timed on the GPU machine)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionBlocksPerSM(
     "attention-blocks-per-sm",
     cl::desc("blocks of the Hopper attention a multiprocessor runs: 0 (the default: three at "
@@ -631,6 +638,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaSplitK = wgmmaSplitK;
   selection.wgmmaFewRows = wgmmaFewRows;
   selection.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
+  selection.wgmmaSwap = wgmmaSwap;
   if (wgmmaCandidate < -1)
     return fail("--wgmma-candidate=" + std::to_string(wgmmaCandidate) +
                 ": -1 (the cost model's tile) or a candidate's index, 0 or more");

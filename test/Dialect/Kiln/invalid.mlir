@@ -1174,3 +1174,54 @@ func.func @runtime_sizes_mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// gemm_wgmma_swap: 64 weight rows by 16 or 32 tokens, clusters of 1, 2, 4
+// or 8, none of the Hopper GEMM's other switches.
+
+func.func @swap_tile(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tensor<128x768xf16> {
+  // expected-error @+1 {{a gemm_wgmma_swap tile is [64, 16 or 32, 64]}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 48, 64], stages = 4, multicast = 4>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x256xf16>, %bw: tensor<768x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<768x256xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+func.func @swap_cluster(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tensor<128x768xf16> {
+  // expected-error @+1 {{gemm_wgmma_swap's clusters are 1, 2, 4 or 8 blocks, got 3}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 4, multicast = 3>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x256xf16>, %bw: tensor<768x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<768x256xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+func.func @swap_split(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tensor<128x768xf16> {
+  // expected-error @+1 {{gemm_wgmma_swap takes no schedule, blocks_per_sm, split_k, stream_k, runtime_sizes or residual_ring}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 4, split_k = 2, multicast = 4>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x256xf16>, %bw: tensor<768x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<768x256xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}
+
+// -----
+
+func.func @swap_stages(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tensor<128x768xf16> {
+  // expected-error @+1 {{gemm_wgmma_swap's ring takes at least 2 stages, got 1}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 1, multicast = 4>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x256xf16>, %bw: tensor<768x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<768x256xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}

@@ -90,7 +90,22 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
       !(stages == 3 && tile.size() == 3 && tile[2] == 64))
     return emitError() << "attention_wgmma's ring takes 2 stages, or 3 at a head size of 64, got "
                        << stages;
-  if (multicast != 1) {
+  // gemm_wgmma_swap: 64 weight rows by 16 or 32 tokens a block, all of K in
+  // 64-deep k-tiles, and clusters of up to 8 blocks that share the weight
+  // tile (each loads a whole number of its 8-row swizzle atoms).
+  if (variant == KernelVariant::gemm_wgmma_swap) {
+    if (tile.size() == 3 && (tile[0] != 64 || (tile[1] != 16 && tile[1] != 32) || tile[2] != 64))
+      return emitError() << "a gemm_wgmma_swap tile is [64, 16 or 32, 64]";
+    if (stages != 0 && stages < 2)
+      return emitError() << "gemm_wgmma_swap's ring takes at least 2 stages, got " << stages;
+    if (multicast != 1 && multicast != 2 && multicast != 4 && multicast != 8)
+      return emitError() << "gemm_wgmma_swap's clusters are 1, 2, 4 or 8 blocks, got "
+                         << multicast;
+    if (schedule != WgmmaSchedule::cooperative || blocksPerSM != 1 || splitK != 1 || streamK ||
+        runtimeSizes || residualRing)
+      return emitError() << "gemm_wgmma_swap takes no schedule, blocks_per_sm, split_k, "
+                            "stream_k, runtime_sizes or residual_ring";
+  } else if (multicast != 1) {
     if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
       return emitError() << "only gemm_wgmma and conv_wgmma multicast their B tiles";
     if (multicast != 2)

@@ -651,6 +651,13 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "the fewest 128 x 64 tiles that take wgmma-few-rows: 0 (a quarter of the "
            "multiprocessors: 768-wide projections at batch 1, 12 tiles, keep "
            "gemm_split_k) or a count">,
+    Option<"wgmmaSwap", "wgmma-swap", "bool", /*default=*/"false",
+           "the few-row GEMMs that wgmma-few-rows leaves to gemm_split_k (768-wide "
+           "projections at batch 1) take gemm_wgmma_swap: the weight's rows as "
+           "wgmma's M side, 64 a block, by 16 or 32 tokens, all of K a block, "
+           "clusters of up to 4 blocks sharing each weight tile by TMA multicast "
+           "(N % 64 == 0, a [N, K] B, no batch); false: not yet timed on the GPU "
+           "machine">,
     Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
            "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "

@@ -139,6 +139,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("the fewest 128 x 64 tiles that take wgmma-few-rows: 0 (a quarter of "
                      "the multiprocessors) or a count"),
       llvm::cl::init(0)};
+  Option<bool> wgmmaSwap{
+      *this, "wgmma-swap",
+      llvm::cl::desc("few-row GEMMs left to gemm_split_k run as gemm_wgmma_swap: the "
+                     "weight's rows as wgmma's M side, the tokens as its N side"),
+      llvm::cl::init(false)};
   Option<int64_t> attentionBlocksPerSM{
       *this, "attention-blocks-per-sm",
       llvm::cl::desc("Hopper attention's blocks a multiprocessor: 0 (the kernel's) or 4"),

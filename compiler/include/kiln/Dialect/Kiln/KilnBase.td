@@ -149,7 +149,12 @@ def Kiln_KernelVariant : I32EnumAttr<"KernelVariant",
       // MobileNet's 1x1 convolutions): the weight in shared memory, tiles of
       // A streamed through a cp.async ring, mma.sync, two blocks a
       // multiprocessor (kiln_gemm_stream.cuh).
-      I32EnumAttrCase<"gemm_stream", 21>]> {
+      I32EnumAttrCase<"gemm_stream", 21>,
+      // Few rows on Hopper (a transformer layer at batch 1): the weight's
+      // rows as wgmma's M side, 64 a block, the tokens as its N side (16 or
+      // 32), all of K a block, clusters sharing the weight tile by TMA
+      // multicast (kiln_gemm_swap_sm90.cuh).
+      I32EnumAttrCase<"gemm_wgmma_swap", 22>]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
 }

@@ -1,0 +1,282 @@
+//===- kiln_gemm_swap_sm90.cuh - few-row GEMMs, the weight as wgmma's M ---===//
+//
+// A transformer layer at batch 1 multiplies 128 (or 197) tokens by a
+// weight of 768 to 4096 rows: C [M, N] = A [M, K] B [N, K]^T with M small.
+// Tiles of output rows leave most multiprocessors idle there (128 x 768 is
+// 12 tiles of 128 x 64), and splitting K over a cluster gives each block a
+// short main loop whose first loads are most of its time. Here the
+// weight's rows are wgmma's M side, 64 a block, and the tokens its N side,
+// kTokens (16 or 32) a block: 128 x 768 is 8 x 12 = 96 blocks, each walking
+// all of K through a deep TMA ring. The kCluster blocks of a cluster take
+// consecutive token tiles of one weight tile, and each loads 64 / kCluster
+// of its rows, multicast into all of them: the weight leaves L2 once a
+// cluster. cuBLAS's kernels for these shapes are built the same way
+// (nvjet_sm90 16 x 64 tiles in clusters of 4 x 2 on the H100, 2026-12-07).
+//
+// Block: warpgroup 0 (warps 0-3) multiplies, wgmma m64nkTokensk16 on the
+// stage's weight tile (A, K-major) and token tile (B, K-major), both in
+// 128-byte swizzle; warp 4's first lane issues the TMA loads. The epilogue
+// turns the 64 x kTokens accumulators around in shared memory, so that a
+// warp's lanes run the epilogue on consecutive columns of one output row.
+//
+// swap_gemm_fallback is the other images' body for the same grid and block:
+// a weight row a warp at a time, K across its lanes (as gemm_gemv).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_common.cuh"
+#include "kiln_ptx.cuh"
+#include "kiln_sm90.cuh"
+
+namespace kiln::swap {
+/// Weight rows a block takes (wgmma's M), k-tile depth, threads a block.
+constexpr int kWeightRows = 64, kBK = 64, kThreads = 160;
+/// One stage: a 64 x 64 weight tile and a kTokens x 64 token tile, each a
+/// whole number of 1024-byte swizzle atoms (kTokens % 8 == 0).
+__host__ __device__ constexpr int weight_tile_bytes() { return kWeightRows * kBK * 2; }
+__host__ __device__ constexpr int token_tile_bytes(int tokens) { return tokens * kBK * 2; }
+/// The transposed accumulators: a row of 64 floats a token, padded so that
+/// the fragment writes of a warp fall on 32 distinct banks.
+constexpr int kStagingPitch = kWeightRows + 4;
+/// Dynamic shared memory: the stages, the staging, and 1 KiB to align the
+/// stages to 1024 bytes.
+__host__ __device__ constexpr int shared_bytes(int tokens, int stages) {
+  return stages * (weight_tile_bytes() + token_tile_bytes(tokens)) +
+         tokens * kStagingPitch * 4 + 1024;
+}
+} // namespace kiln::swap
+
+namespace kiln {
+
+/// C[m, n] for token tile blockIdx.x (kTokens rows of A) and weight tile
+/// blockIdx.y (64 rows of B), on CUDA cores: warp w takes weight rows w,
+/// w + 5, ...; its lanes take 16-byte chunks of K for every token, and the
+/// warp's sums meet by shuffles. (For the images without wgmma; K % 8 == 0.)
+template <typename T, int kTokens, typename Epilogue>
+__device__ __forceinline__ void swap_gemm_fallback(const T *__restrict__ A,
+                                                   const T *__restrict__ B, int M, int N, int K,
+                                                   const Epilogue &epilogue) {
+  constexpr int kWarps = swap::kThreads / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int m0 = blockIdx.x * kTokens, chunks = K / 8;
+  for (int r = warp; r < swap::kWeightRows; r += kWarps) {
+    const int n = blockIdx.y * swap::kWeightRows + r;
+    if (n >= N)
+      break;
+    const T *row = B + (long long)n * K;
+    float sum[kTokens];
+#pragma unroll
+    for (int t = 0; t < kTokens; ++t)
+      sum[t] = 0.0f;
+    for (int c = lane; c < chunks; c += 32) {
+      const uint4 wraw = __ldg(reinterpret_cast<const uint4 *>(row + c * 8));
+      const T *w = reinterpret_cast<const T *>(&wraw);
+      float wf[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        wf[i] = to_float(w[i]);
+#pragma unroll
+      for (int t = 0; t < kTokens; ++t) {
+        if (m0 + t >= M)
+          break;
+        const uint4 araw =
+            __ldg(reinterpret_cast<const uint4 *>(A + (long long)(m0 + t) * K + c * 8));
+        const T *a = reinterpret_cast<const T *>(&araw);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          sum[t] = fmaf(to_float(a[i]), wf[i], sum[t]);
+      }
+    }
+    // Lane t keeps token t's total (selects, not an indexed register array).
+    float mine = 0.0f;
+#pragma unroll
+    for (int t = 0; t < kTokens; ++t) {
+      const float total = warp_sum(sum[t]);
+      if (lane == t)
+        mine = total;
+    }
+    if (lane < kTokens && m0 + lane < M)
+      epilogue(m0 + lane, n, mine);
+  }
+}
+
+} // namespace kiln
+
+namespace kiln::sm90 {
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+/// wgmma m64n32k16 for the 32-token tiles (16 tokens: Wgmma<T, 16>).
+template <typename T> struct WgmmaM64N32;
+#define KILN_WGMMA_M64N32K16(TYPE, PTXTYPE)                                              \
+  template <> struct WgmmaM64N32<TYPE> {                                                 \
+    static __device__ __forceinline__ void run(float (&d)[2][8], unsigned long long a,   \
+                                               unsigned long long b) {                   \
+      asm volatile("{\n"                                                                 \
+                   "wgmma.mma_async.sync.aligned.m64n32k16.f32." PTXTYPE "." PTXTYPE     \
+                   " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, " \
+                   "%15}, %16, %17, 1, 1, 1, 0, 0;\n"                                    \
+                   "}\n"                                                                 \
+                   : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),         \
+                     "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),         \
+                     "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),         \
+                     "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7])          \
+                   : "l"(a), "l"(b));                                                    \
+    }                                                                                    \
+  };
+KILN_WGMMA_M64N32K16(__half, "f16")
+KILN_WGMMA_M64N32K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N32K16
+
+template <typename T, int kTokens> struct SwapWgmma;
+template <typename T> struct SwapWgmma<T, 16> : Wgmma<T, 16> {};
+template <typename T> struct SwapWgmma<T, 32> : WgmmaM64N32<T> {};
+
+/// C = A B^T through the swapped tile: A [M, K] (tokens; mapA's boxes are
+/// 64 x kTokens) and B [N, K] (the weight; mapB's boxes 64 x 64 / kCluster),
+/// N % 64 == 0. The grid is (token tiles rounded up to whole clusters,
+/// N / 64); a token tile past M loads the last one in bounds (every box
+/// then lies partly inside its tensor, so a stage's byte count holds) and
+/// stores nothing.
+template <typename T, int kTokens, int kStages, int kCluster, typename Epilogue>
+__device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap &mapB, int M,
+                                          int N, int K, const Epilogue &epilogue) {
+  static_assert(kTokens == 16 || kTokens == 32, "token tiles of 16 or 32 (wgmma's N)");
+  static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4 || kCluster == 8,
+                "clusters of 1, 2, 4 or 8 blocks (each loads a whole number of 8-row "
+                "swizzle atoms of the weight tile)");
+  static_assert(kStages >= 2 && swap::shared_bytes(kTokens, kStages) <= 232448,
+                "the stages must fit in shared memory");
+  constexpr int kWeightBytes = swap::weight_tile_bytes();
+  constexpr int kTokenBytes = swap::token_tile_bytes(kTokens);
+  constexpr int kRowsPerBlock = swap::kWeightRows / kCluster;
+  extern __shared__ unsigned char dynamicShared[];
+  // 128-byte swizzled tiles start 1024-byte aligned; every block of a
+  // cluster computes the same pad, so multicast copies land alike.
+  unsigned char *base =
+      dynamicShared + ((1024u - (smem_address(dynamicShared) & 1023u)) & 1023u);
+  T *weights = reinterpret_cast<T *>(base);
+  T *tokens = reinterpret_cast<T *>(base + kStages * kWeightBytes);
+  float *staging = reinterpret_cast<float *>(base + kStages * (kWeightBytes + kTokenBytes));
+  __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned rank = blockIdx.x % kCluster;
+  const int tokenTile = blockIdx.x, weightRow = blockIdx.y * swap::kWeightRows;
+  const int loadedTokenRow = min(tokenTile, (M - 1) / kTokens) * kTokens;
+  const int kTiles = (K + swap::kBK - 1) / swap::kBK;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(&full[s], 1);
+      // Every consumer warp of every block in the cluster releases a stage
+      // before any block's producer multicasts into it again.
+      barrier_init(&empty[s], 4 * kCluster);
+    }
+    fence_barrier_init();
+  }
+  // A peer's multicast copies and arrivals need this block's barriers.
+  if constexpr (kCluster > 1)
+    cluster_sync();
+  else
+    __syncthreads();
+
+  if (warp == 4) {
+    if (lane == 0) {
+      for (int k = 0; k < kTiles; ++k) {
+        const int stage = k % kStages;
+        if (k >= kStages)
+          barrier_wait(&empty[stage], ((k / kStages) - 1) & 1);
+        // The whole weight tile lands here: this block's rows and its peers'.
+        barrier_expect_tx(&full[stage], kWeightBytes + kTokenBytes);
+        tma_load_2d(tokens + stage * (kTokenBytes / 2), mapA, k * swap::kBK, loadedTokenRow,
+                    &full[stage]);
+        T *slice = weights + stage * (kWeightBytes / 2) + rank * kRowsPerBlock * swap::kBK;
+        if constexpr (kCluster > 1)
+          tma_load_2d_multicast(slice, mapB, k * swap::kBK, weightRow + rank * kRowsPerBlock,
+                                &full[stage], static_cast<unsigned short>((1u << kCluster) - 1));
+        else
+          tma_load_2d(slice, mapB, k * swap::kBK, weightRow, &full[stage]);
+      }
+    }
+  } else {
+    float d[kTokens / 16][8];
+    clear_accumulators(d);
+    auto release = [&](int stage) {
+      if (lane == 0) {
+        barrier_arrive(&empty[stage]);
+        if constexpr (kCluster > 1)
+          for (unsigned peer = 1; peer < kCluster; ++peer)
+            barrier_arrive_cluster(&empty[stage], (rank + peer) % kCluster);
+      }
+    };
+    // One wgmma group in flight: after issuing k-step k, wait for k - 1's
+    // and release its stage.
+    int previous = -1;
+    for (int k = 0; k < kTiles; ++k) {
+      const int stage = k % kStages;
+      barrier_wait(&full[stage], (k / kStages) & 1);
+      const T *a = weights + stage * (kWeightBytes / 2);
+      const T *b = tokens + stage * (kTokenBytes / 2);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < swap::kBK / 16; ++kk)
+        SwapWgmma<T, kTokens>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
+      wgmma_commit();
+      wgmma_wait<1>();
+      if (previous >= 0)
+        release(previous);
+      previous = stage;
+    }
+    wgmma_wait<0>();
+    if (previous >= 0)
+      release(previous);
+    // m64nNk16's layout: warp w holds weight rows 16w + lane / 4 (+ 8);
+    // chunk j tokens 16j + 2 (lane % 4) (+ 1, + 8, + 9). Written token-major.
+    const int r0 = 16 * warp + lane / 4;
+#pragma unroll
+    for (int j = 0; j < kTokens / 16; ++j) {
+      const int c = 16 * j + 2 * (lane % 4);
+      float *top = staging + c * swap::kStagingPitch + r0;
+      top[0] = d[j][0];
+      top[swap::kStagingPitch] = d[j][1];
+      top[8] = d[j][2];
+      top[swap::kStagingPitch + 8] = d[j][3];
+      top[8 * swap::kStagingPitch] = d[j][4];
+      top[9 * swap::kStagingPitch] = d[j][5];
+      top[8 * swap::kStagingPitch + 8] = d[j][6];
+      top[9 * swap::kStagingPitch + 8] = d[j][7];
+    }
+    named_barrier_sync(1, 128);
+    // A warp's lanes take consecutive columns of one output row, in pairs
+    // where the functor takes them (a warp then stores a row's 64 columns
+    // at once). N % 64 == 0: a pair is in bounds with its first column.
+    if constexpr (Epilogue::kPairs) {
+      for (int i = threadIdx.x; i < kTokens * swap::kWeightRows / 2; i += 128) {
+        const int t = i / (swap::kWeightRows / 2), r = 2 * (i % (swap::kWeightRows / 2));
+        const int m = tokenTile * kTokens + t, n = weightRow + r;
+        if (m < M && n < N) {
+          const float *acc = staging + t * swap::kStagingPitch + r;
+          typename Epilogue::Values first, second;
+          epilogue.compute_pair(m, n, acc[0], acc[1], first, second);
+          epilogue.store_pair(m, n, first, second);
+        }
+      }
+    } else {
+      for (int i = threadIdx.x; i < kTokens * swap::kWeightRows; i += 128) {
+        const int t = i / swap::kWeightRows, r = i % swap::kWeightRows;
+        const int m = tokenTile * kTokens + t, n = weightRow + r;
+        if (m < M && n < N)
+          epilogue(m, n, staging[t * swap::kStagingPitch + r]);
+      }
+    }
+  }
+  // A peer may still multicast into this block or arrive on its barriers.
+  if constexpr (kCluster > 1)
+    cluster_sync();
+}
+
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
+
+} // namespace kiln::sm90
