@@ -127,6 +127,9 @@
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
 #              kiln is behind
+#   swap       the swapped few-row GEMM's tests (gemm_wgmma_swap), then the
+#              batch-1 GEMM table and the transformers at batch 1 (kiln
+#              alone, checked against PyTorch): default against --wgmma-swap
 #   batch-1-gemms  the transformer GEMMs at batch 1 (bench/gemm_vs_torch.py
 #              --set batch-1, three rounds) as chosen, then with deeper and
 #              wider split-K pipelines and more blocks, the kernels cuBLAS
@@ -560,6 +563,23 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         TAIL=8 run "models-b1-$variant" python3 "$root/bench/models_vs_torch.py" "$bin" \
           "$work/models-b1-$variant" --models gpt2 bert vit_b_16 --batches 1 --kiln-only \
           --rounds 3 --runs 30 --json "$out/models-b1-$variant.json" $flags
+      done ;;
+    swap)
+      # The swapped few-row GEMM's tests first, and nothing else if they
+      # fail or hang (a cluster's barriers that disagree hang).
+      TAIL=8 run swap-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmmaSwap*:*LinearWgmmaFewRows*' || continue
+      for variant in default swap; do
+        flags=$([ $variant = swap ] && echo --kiln-flag=--wgmma-swap)
+        TAIL=12 run "gemm-b1-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+          "$work/gemm-b1-$variant" --set batch-1 --rounds 2 $flags \
+          --markdown "$out/gemm-b1-$variant.md"
+      done
+      for variant in default swap; do
+        flags=$([ $variant = swap ] && echo --kiln-flag=--wgmma-swap)
+        TAIL=8 run "models-b1-$variant" python3 "$root/bench/models_vs_torch.py" "$bin" \
+          "$work/models-b1-$variant" --models gpt2 bert vit_b_16 ffn gpt2_block --batches 1 \
+          --kiln-only --rounds 3 --runs 30 --json "$out/models-b1-$variant.json" $flags
       done ;;
     few-rows-narrow)
       for variant in default twelve twelve-pairs twelve-stream-k; do
