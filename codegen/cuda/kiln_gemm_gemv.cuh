@@ -35,6 +35,48 @@ template <typename T, int kM, int kK> __host__ __device__ constexpr bool gemv_ge
   return sizeof(T) == 2 && kK > 0 && kM > 0 && kM <= gemv::kMaxRows;
 }
 
+/// sum[r] += A[m0 + r, :] . w[:] for the rows below M, each lane taking
+/// K's 16-byte chunks lane, lane + 32, ... (K % 8 == 0); a warp's lanes
+/// then hold partial sums of every row.
+template <typename T, int kRows>
+__device__ __forceinline__ void chunked_row_dots(const T *__restrict__ A,
+                                                 const T *__restrict__ w, int m0, int M, int K,
+                                                 int lane, float (&sum)[kRows]) {
+#pragma unroll 2
+  for (int c = lane; c < K / 8; c += 32) {
+    const uint4 wraw = __ldg(reinterpret_cast<const uint4 *>(w + c * 8));
+    const T *wv = reinterpret_cast<const T *>(&wraw);
+    float wf[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      wf[i] = to_float(wv[i]);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (m0 + r >= M)
+        break;
+      const uint4 araw = __ldg(reinterpret_cast<const uint4 *>(A + (long long)(m0 + r) * K + c * 8));
+      const T *a = reinterpret_cast<const T *>(&araw);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        sum[r] = fmaf(to_float(a[i]), wf[i], sum[r]);
+    }
+  }
+}
+
+/// Every row's warp total, lane r keeping row r's (selects, not an indexed
+/// register array, which would go to local memory).
+template <int kRows> __device__ __forceinline__ float warp_row_totals(const float (&sum)[kRows]) {
+  const int lane = threadIdx.x % 32;
+  float mine = 0.0f;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const float total = warp_sum(sum[r]);
+    if (lane == r)
+      mine = total;
+  }
+  return mine;
+}
+
 /// C[m, n] = A[m, :] . B[n, :], then epilogue(m, n, sum), for column n =
 /// blockIdx.x and rows 8w .. 8w + 7 on warp w: 16-byte chunks of K a lane
 /// where rows are whole chunks, else an element a lane.
@@ -43,7 +85,7 @@ __device__ __forceinline__ void gemv_gemm(const T *__restrict__ A, const T *__re
                                           const Epilogue &epilogue) {
   static_assert(gemv_gemm_fits<T, kM, kK>(),
                 "gemv_gemm takes 2-byte elements and at most 32 rows");
-  constexpr int kRows = gemv::kRowsPerWarp, kChunks = kK / 8;
+  constexpr int kRows = gemv::kRowsPerWarp;
   const int n = blockIdx.x, lane = threadIdx.x % 32, m0 = threadIdx.x / 32 * kRows;
   const T *column = B + (long long)n * kK;
   float sum[kRows];
@@ -64,35 +106,9 @@ __device__ __forceinline__ void gemv_gemm(const T *__restrict__ A, const T *__re
       }
     }
   }
-#pragma unroll 2
-  for (int c = lane; kK % 8 == 0 && c < kChunks; c += 32) {
-    const uint4 wraw = __ldg(reinterpret_cast<const uint4 *>(column + c * 8));
-    const T *w = reinterpret_cast<const T *>(&wraw);
-    float wf[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      wf[i] = to_float(w[i]);
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      if (m0 + r >= kM)
-        break;
-      const uint4 araw =
-          __ldg(reinterpret_cast<const uint4 *>(A + (long long)(m0 + r) * kK + c * 8));
-      const T *a = reinterpret_cast<const T *>(&araw);
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        sum[r] = fmaf(to_float(a[i]), wf[i], sum[r]);
-    }
-  }
-  // Every lane ends with every row's total; lane r keeps row r's (selects,
-  // not an indexed register array, which would go to local memory).
-  float mine = 0.0f;
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    const float total = warp_sum(sum[r]);
-    if (lane == r)
-      mine = total;
-  }
+  if constexpr (kK % 8 == 0)
+    chunked_row_dots<T, kRows>(A, column, m0, kM, kK, lane, sum);
+  const float mine = warp_row_totals(sum);
   if (lane < kRows && m0 + lane < kM)
     epilogue(m0 + lane, n, mine);
 }

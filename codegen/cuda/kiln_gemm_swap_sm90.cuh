@@ -26,6 +26,7 @@
 #pragma once
 
 #include "kiln_common.cuh"
+#include "kiln_gemm_gemv.cuh"
 #include "kiln_ptx.cuh"
 #include "kiln_sm90.cuh"
 
@@ -59,7 +60,7 @@ __device__ __forceinline__ void swap_gemm_fallback(const T *__restrict__ A,
                                                    const Epilogue &epilogue) {
   constexpr int kWarps = swap::kThreads / 32;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int m0 = blockIdx.x * kTokens, chunks = K / 8;
+  const int m0 = blockIdx.x * kTokens;
   for (int r = warp; r < swap::kWeightRows; r += kWarps) {
     const int n = blockIdx.y * swap::kWeightRows + r;
     if (n >= N)
@@ -69,33 +70,8 @@ __device__ __forceinline__ void swap_gemm_fallback(const T *__restrict__ A,
 #pragma unroll
     for (int t = 0; t < kTokens; ++t)
       sum[t] = 0.0f;
-    for (int c = lane; c < chunks; c += 32) {
-      const uint4 wraw = __ldg(reinterpret_cast<const uint4 *>(row + c * 8));
-      const T *w = reinterpret_cast<const T *>(&wraw);
-      float wf[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        wf[i] = to_float(w[i]);
-#pragma unroll
-      for (int t = 0; t < kTokens; ++t) {
-        if (m0 + t >= M)
-          break;
-        const uint4 araw =
-            __ldg(reinterpret_cast<const uint4 *>(A + (long long)(m0 + t) * K + c * 8));
-        const T *a = reinterpret_cast<const T *>(&araw);
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          sum[t] = fmaf(to_float(a[i]), wf[i], sum[t]);
-      }
-    }
-    // Lane t keeps token t's total (selects, not an indexed register array).
-    float mine = 0.0f;
-#pragma unroll
-    for (int t = 0; t < kTokens; ++t) {
-      const float total = warp_sum(sum[t]);
-      if (lane == t)
-        mine = total;
-    }
+    chunked_row_dots<T, kTokens>(A, row, m0, M, K, lane, sum);
+    const float mine = warp_row_totals(sum);
     if (lane < kTokens && m0 + lane < M)
       epilogue(m0 + lane, n, mine);
   }
@@ -201,8 +177,15 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
       }
     }
   } else {
-    float d[kTokens / 16][8];
-    clear_accumulators(d);
+    // A k-tile's four 16-deep steps accumulate into four sets: wgmmas into
+    // one set run one after another, and a 64 x 16 product is too short to
+    // hide that latency (one set took GPT-2's down-projection at batch 1,
+    // 4 x 48 dependent wgmmas, 12.7 us on the H100 against cuBLAS's 6.6).
+    constexpr int kSets = swap::kBK / 16;
+    float d[kSets][kTokens / 16][8];
+#pragma unroll
+    for (int set = 0; set < kSets; ++set)
+      clear_accumulators(d[set]);
     auto release = [&](int stage) {
       if (lane == 0) {
         barrier_arrive(&empty[stage]);
@@ -221,8 +204,8 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
       const T *b = tokens + stage * (kTokenBytes / 2);
       wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < swap::kBK / 16; ++kk)
-        SwapWgmma<T, kTokens>::run(d, descriptor(a + kk * 16), descriptor(b + kk * 16));
+      for (int kk = 0; kk < kSets; ++kk)
+        SwapWgmma<T, kTokens>::run(d[kk], descriptor(a + kk * 16), descriptor(b + kk * 16));
       wgmma_commit();
       wgmma_wait<1>();
       if (previous >= 0)
@@ -232,21 +215,29 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
     wgmma_wait<0>();
     if (previous >= 0)
       release(previous);
+#pragma unroll
+    for (int set = 1; set < kSets; ++set)
+#pragma unroll
+      for (int j = 0; j < kTokens / 16; ++j)
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          d[0][j][e] += d[set][j][e];
     // m64nNk16's layout: warp w holds weight rows 16w + lane / 4 (+ 8);
     // chunk j tokens 16j + 2 (lane % 4) (+ 1, + 8, + 9). Written token-major.
     const int r0 = 16 * warp + lane / 4;
 #pragma unroll
     for (int j = 0; j < kTokens / 16; ++j) {
       const int c = 16 * j + 2 * (lane % 4);
+      const float *q = d[0][j];
       float *top = staging + c * swap::kStagingPitch + r0;
-      top[0] = d[j][0];
-      top[swap::kStagingPitch] = d[j][1];
-      top[8] = d[j][2];
-      top[swap::kStagingPitch + 8] = d[j][3];
-      top[8 * swap::kStagingPitch] = d[j][4];
-      top[9 * swap::kStagingPitch] = d[j][5];
-      top[8 * swap::kStagingPitch + 8] = d[j][6];
-      top[9 * swap::kStagingPitch + 8] = d[j][7];
+      top[0] = q[0];
+      top[swap::kStagingPitch] = q[1];
+      top[8] = q[2];
+      top[swap::kStagingPitch + 8] = q[3];
+      top[8 * swap::kStagingPitch] = q[4];
+      top[9 * swap::kStagingPitch] = q[5];
+      top[8 * swap::kStagingPitch + 8] = q[6];
+      top[9 * swap::kStagingPitch + 8] = q[7];
     }
     named_barrier_sync(1, 128);
     // A warp's lanes take consecutive columns of one output row, in pairs
