@@ -574,9 +574,6 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         TAIL=12 run "gemm-b1-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
           "$work/gemm-b1-$variant" --set batch-1 --rounds 2 $flags \
           --markdown "$out/gemm-b1-$variant.md"
-      done
-      for variant in default swap; do
-        flags=$([ $variant = swap ] && echo --kiln-flag=--wgmma-swap)
         TAIL=8 run "models-b1-$variant" python3 "$root/bench/models_vs_torch.py" "$bin" \
           "$work/models-b1-$variant" --models gpt2 bert vit_b_16 ffn gpt2_block --batches 1 \
           --kiln-only --rounds 3 --runs 30 --json "$out/models-b1-$variant.json" $flags

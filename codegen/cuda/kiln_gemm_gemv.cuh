@@ -54,7 +54,8 @@ __device__ __forceinline__ void chunked_row_dots(const T *__restrict__ A,
     for (int r = 0; r < kRows; ++r) {
       if (m0 + r >= M)
         break;
-      const uint4 araw = __ldg(reinterpret_cast<const uint4 *>(A + (long long)(m0 + r) * K + c * 8));
+      const uint4 araw =
+          __ldg(reinterpret_cast<const uint4 *>(A + (long long)(m0 + r) * K + c * 8));
       const T *a = reinterpret_cast<const T *>(&araw);
 #pragma unroll
       for (int i = 0; i < 8; ++i)

@@ -252,8 +252,8 @@ constexpr int64_t streamSharedBytes(int64_t N, int64_t K, int64_t stages, bool r
 /// gemm_wgmma_swap (kiln_gemm_swap_sm90.cuh, whose kiln::swap::shared_bytes
 /// this mirrors): a stage holds a 64 x 64 weight tile and a `tokens` x 64
 /// token tile, the staging a row of 68 floats a token, and 1 KiB aligns
-/// the stages. Its clusters take at most 8 blocks.
-constexpr int64_t kSwapWeightRows = 64, kSwapMaxCluster = 8;
+/// the stages.
+constexpr int64_t kSwapWeightRows = 64;
 constexpr int64_t swapSharedBytes(int64_t tokens, int64_t stages) {
   return stages * (kSwapWeightRows + tokens) * 64 * 2 + tokens * (kSwapWeightRows + 4) * 4 +
          1024;
