@@ -568,7 +568,7 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       # The swapped few-row GEMM's tests first, and nothing else if they
       # fail or hang (a cluster's barriers that disagree hang).
       TAIL=8 run swap-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*LinearWgmmaSwap*:*LinearWgmmaFewRows*' || continue
+        --gtest_filter='*LinearWgmmaSwap*:*LinearWgmmaFewRows*:*GemvFewRows*' || continue
       for variant in default swap; do
         flags=$([ $variant = swap ] && echo --kiln-flag=--wgmma-swap)
         TAIL=12 run "gemm-b1-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
