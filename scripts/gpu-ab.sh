@@ -127,6 +127,10 @@
 #              kernels cuBLAS runs on its shapes (bench/cublas_kernels.py),
 #              and Nsight Compute on kiln's and cuBLAS's side by side where
 #              kiln is behind
+#   behind     the transformer GEMMs still behind F.linear at batch 32
+#              (bench/gemm_vs_torch.py --set behind) on each tile the
+#              tuner tries, --wgmma-candidate 0 to 8 (the 192-row tiles
+#              narrower than 192 last), two rounds each
 #   swap       the swapped few-row GEMM's tests (gemm_wgmma_swap), then the
 #              batch-1 GEMM table and the transformers at batch 1 (kiln
 #              alone, checked against PyTorch): default against --wgmma-swap
@@ -224,7 +228,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -363,7 +367,7 @@ for part in "$@"; do
       mkdir -p "$out/tuning"
       for model in ${TUNE_MODELS:-resnet50 mobilenet_v3_large efficientnet_b0 vit_b_16 bert gpt2}; do
         TAIL=16 run "tune-$model" python3 "$root/bench/tune_layers.py" "$bin" "$work/tune" \
-          --model "$model" --batch 32 --candidates 8 --rounds 2 --runs 30 \
+          --model "$model" --batch 32 --candidates 10 --rounds 2 --runs 30 \
           --setting "" --setting "--wgmma-blocks-per-sm=1" \
           --out "$out/tuning/${model}_b32.json" --markdown "$out/tuning/${model}_b32.md"
       done ;;
@@ -563,6 +567,12 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         TAIL=8 run "models-b1-$variant" python3 "$root/bench/models_vs_torch.py" "$bin" \
           "$work/models-b1-$variant" --models gpt2 bert vit_b_16 --batches 1 --kiln-only \
           --rounds 3 --runs 30 --json "$out/models-b1-$variant.json" $flags
+      done ;;
+    behind)
+      for candidate in 0 1 2 3 4 5 6 7 8; do
+        TAIL=5 run "behind-$candidate" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+          "$work/behind-$candidate" --set behind --rounds 2 \
+          --kiln-flag=--wgmma-candidate=$candidate --markdown "$out/behind-$candidate.md"
       done ;;
     swap)
       # The swapped few-row GEMM's tests first, and nothing else if they

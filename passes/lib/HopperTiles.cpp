@@ -274,6 +274,8 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   std::string considered;
   // Every tile the loop below admits, with its cost: wgmma-candidate's list.
   llvm::SmallVector<std::pair<double, WgmmaTile>> feasible;
+  // Tiles the tuner tries after those (GEMMs' 192-row tiles under 192 wide).
+  llvm::SmallVector<WgmmaTile> tunerLast;
   const std::string &schedule = knobs.wgmmaSchedule;
   // Pairs need clusters and a second row tile to share B with: a [N, K] B
   // without a batch (the kernel's multicast loads).
@@ -339,8 +341,12 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     if (!tall && knobs.wgmmaRows == 192 && !implicitConv)
       continue;
     // 192 rows narrower than 192: 1x1 convolutions, or forced (GEMMs' cost
-    // model was fitted without them).
-    if (tall && candidate.width != 192 && !pointwiseConv && knobs.wgmmaRows != 192)
+    // model was fitted without them). A GEMM's tuner still tries them, last
+    // (cuBLAS runs BERT's down-projections at batch 32 on 132 tiles of
+    // 192 x 128, where the cost model gives 128 of 128 x 192).
+    const bool tunerOnly =
+        tall && candidate.width != 192 && !pointwiseConv && knobs.wgmmaRows != 192;
+    if (tunerOnly && knobs.wgmmaCandidate < 0)
       continue;
     int64_t blocks = ceilDiv(ceilDiv(s.M, candidate.rows), multicast) * multicast *
                      ceilDiv(s.N, candidate.width) * s.batch;
@@ -365,7 +371,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     // x 4096 down-projection would take it).
     const bool pastLimitOwn =
         pastResidualLimit && pointwiseConv && blocks <= multiprocessors;
-    if (!pastResidualLimit || pastLimitOwn)
+    if ((!pastResidualLimit || pastLimitOwn) && !tunerOnly)
       considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
                     " tiles, " + str(n) + " a block";
     const int64_t blockOutputs = n * candidate.rows * candidate.width;
@@ -416,6 +422,13 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       chosen.copiedStages = copiedStages;
       return chosen;
     };
+    if (tunerOnly) {
+      // Behind every tile the cost model ranks (their cost is from a model
+      // fitted without them): the tuner's candidates past those.
+      if (!pastResidualLimit || tile().residualRing)
+        tunerLast.push_back(tile());
+      continue;
+    }
     if (pastResidualLimit) {
       const WgmmaTile ringTile = tile();
       if (!ringTile.residualRing)
@@ -546,6 +559,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
                    seen.schedule == tile.schedule && seen.splitK == tile.splitK;
           }))
         ranked.push_back(tile);
+    ranked.append(tunerLast.begin(), tunerLast.end());
     const int64_t count = static_cast<int64_t>(ranked.size());
     if (knobs.wgmmaCandidate < count) {
       best = ranked[knobs.wgmmaCandidate];

@@ -252,7 +252,8 @@ cl::opt<int64_t> wgmmaCandidate(
              "selection stage's cost model; N >= 0: the N-th tile the cost model considered "
              "for each (its own choice first, then the others cheapest first; past the last, "
              "its own; with a residual through the ring also 128 x 256 tiles, which the "
-             "cost model never takes unmeasured), for bench/tune_layers.py, which compiles "
+             "cost model never takes unmeasured; for a GEMM, 192-row tiles narrower than 192 "
+             "last), for bench/tune_layers.py, which compiles "
              "N = 0, 1, 2, ... and times each launch alone"),
     cl::init(-1), cl::cat(kilnCategory));
 cl::opt<std::string> kernelTuning(

@@ -700,7 +700,8 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "choice first, then the rest cheapest first; past the last, its own), "
            "so that a tuner compiling N = 0, 1, 2, ... times every group's "
            "candidates, each launch alone; with a residual through the ring, "
-           "128 x 256 tiles too, which the cost model never takes unmeasured">,
+           "128 x 256 tiles too, which the cost model never takes unmeasured; "
+           "for a GEMM, 192-row tiles narrower than 192 last">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "a remark per group: the variant taken and why the others were not">,
   ];
