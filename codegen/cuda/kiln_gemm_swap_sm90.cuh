@@ -13,11 +13,16 @@
 // cluster. cuBLAS's kernels for these shapes are built the same way
 // (nvjet_sm90 16 x 64 tiles in clusters of 4 x 2 on the H100, 2026-12-07).
 //
-// Block: warpgroup 0 (warps 0-3) multiplies, wgmma m64nkTokensk16 on the
-// stage's weight tile (A, K-major) and token tile (B, K-major), both in
-// 128-byte swizzle; warp 4's first lane issues the TMA loads. The epilogue
-// turns the 64 x kTokens accumulators around in shared memory, so that a
-// warp's lanes run the epilogue on consecutive columns of one output row.
+// Block: two consumer warpgroups (warps 0-7) take the k-tiles in turn,
+// each with its own accumulators, wgmma m64nkTokensk16 on the stage's
+// weight tile (A, K-major) and token tile (B, K-major), both in 128-byte
+// swizzle; warp 8's first lane issues the TMA loads. A 64 x 16 product is
+// short, and one warpgroup's wgmmas waiting on each other bounded the pace
+// (one consumer took GPT-2's down-projection at batch 1 11.6 us on the
+// H200 against cuBLAS's 6.7, whose kernel for it runs two consumer
+// warpgroups). The epilogue adds the two warpgroups' sums while turning
+// the 64 x kTokens accumulators around in shared memory, so that a warp's
+// lanes run the epilogue on consecutive columns of one output row.
 //
 // swap_gemm_fallback is the other images' body for the same grid and block:
 // a weight row a warp at a time, K across its lanes (as gemm_gemv).
@@ -31,8 +36,9 @@
 #include "kiln_sm90.cuh"
 
 namespace kiln::swap {
-/// Weight rows a block takes (wgmma's M), k-tile depth, threads a block.
-constexpr int kWeightRows = 64, kBK = 64, kThreads = 160;
+/// Weight rows a block takes (wgmma's M), k-tile depth, consumer
+/// warpgroups, threads a block (theirs and the producer warp).
+constexpr int kWeightRows = 64, kBK = 64, kConsumers = 2, kThreads = 128 * kConsumers + 32;
 /// One stage: a 64 x 64 weight tile and a kTokens x 64 token tile, each a
 /// whole number of 1024-byte swizzle atoms (kTokens % 8 == 0).
 __host__ __device__ constexpr int weight_tile_bytes() { return kWeightRows * kBK * 2; }
@@ -52,7 +58,7 @@ namespace kiln {
 
 /// C[m, n] for token tile blockIdx.x (kTokens rows of A) and weight tile
 /// blockIdx.y (64 rows of B), on CUDA cores: warp w takes weight rows w,
-/// w + 5, ...; its lanes take 16-byte chunks of K for every token, and the
+/// w + 9, ...; its lanes take 16-byte chunks of K for every token, and the
 /// warp's sums meet by shuffles. (For the images without wgmma; K % 8 == 0.)
 template <typename T, int kTokens, typename Epilogue>
 __device__ __forceinline__ void swap_gemm_fallback(const T *__restrict__ A,
@@ -146,8 +152,9 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       barrier_init(&full[s], 1);
-      // Every consumer warp of every block in the cluster releases a stage
-      // before any block's producer multicasts into it again.
+      // The consumer warps of the warpgroup that reads a stage, in every
+      // block of the cluster, release it before any block's producer
+      // multicasts into it again.
       barrier_init(&empty[s], 4 * kCluster);
     }
     fence_barrier_init();
@@ -158,7 +165,7 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
   else
     __syncthreads();
 
-  if (warp == 4) {
+  if (warp == 4 * swap::kConsumers) {
     if (lane == 0) {
       for (int k = 0; k < kTiles; ++k) {
         const int stage = k % kStages;
@@ -177,10 +184,9 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
       }
     }
   } else {
-    // A k-tile's four 16-deep steps accumulate into four sets: wgmmas into
-    // one set run one after another, and a 64 x 16 product is too short to
-    // hide that latency (one set took GPT-2's down-projection at batch 1,
-    // 4 x 48 dependent wgmmas, 12.7 us on the H100 against cuBLAS's 6.6).
+    // Warpgroup c takes k-tiles c, c + 2, ...; a k-tile's four 16-deep
+    // steps go into four accumulator sets, so that they overlap too.
+    const int consumer = warp / 4;
     constexpr int kSets = swap::kBK / 16;
     float d[kSets][kTokens / 16][8];
 #pragma unroll
@@ -194,10 +200,10 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
             barrier_arrive_cluster(&empty[stage], (rank + peer) % kCluster);
       }
     };
-    // One wgmma group in flight: after issuing k-step k, wait for k - 1's
-    // and release its stage.
+    // One wgmma group in flight a warpgroup: after issuing its k-tile k,
+    // wait for its previous one's and release that stage.
     int previous = -1;
-    for (int k = 0; k < kTiles; ++k) {
+    for (int k = consumer; k < kTiles; k += swap::kConsumers) {
       const int stage = k % kStages;
       barrier_wait(&full[stage], (k / kStages) & 1);
       const T *a = weights + stage * (kWeightBytes / 2);
@@ -222,29 +228,36 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
 #pragma unroll
         for (int e = 0; e < 8; ++e)
           d[0][j][e] += d[set][j][e];
-    // m64nNk16's layout: warp w holds weight rows 16w + lane / 4 (+ 8);
-    // chunk j tokens 16j + 2 (lane % 4) (+ 1, + 8, + 9). Written token-major.
-    const int r0 = 16 * warp + lane / 4;
+    // m64nNk16's layout: warp w of a warpgroup holds weight rows
+    // 16 (w % 4) + lane / 4 (+ 8); chunk j tokens 16j + 2 (lane % 4) (+ 1,
+    // + 8, + 9). Written token-major: warpgroup 1 stores its sums, then
+    // warpgroup 0 adds its own at the same places.
+    static_assert(swap::kConsumers == 2, "two warpgroups' sums meet in the staging");
+    const int r0 = 16 * (warp % 4) + lane / 4;
+    auto stage_sums = [&](bool add) {
+      constexpr int kPitch = swap::kStagingPitch;
+      constexpr int kAt[8] = {0,         kPitch,     8,              kPitch + 8,
+                              8 * kPitch, 9 * kPitch, 8 * kPitch + 8, 9 * kPitch + 8};
 #pragma unroll
-    for (int j = 0; j < kTokens / 16; ++j) {
-      const int c = 16 * j + 2 * (lane % 4);
-      const float *q = d[0][j];
-      float *top = staging + c * swap::kStagingPitch + r0;
-      top[0] = q[0];
-      top[swap::kStagingPitch] = q[1];
-      top[8] = q[2];
-      top[swap::kStagingPitch + 8] = q[3];
-      top[8 * swap::kStagingPitch] = q[4];
-      top[9 * swap::kStagingPitch] = q[5];
-      top[8 * swap::kStagingPitch + 8] = q[6];
-      top[9 * swap::kStagingPitch + 8] = q[7];
-    }
-    named_barrier_sync(1, 128);
+      for (int j = 0; j < kTokens / 16; ++j) {
+        float *top = staging + (16 * j + 2 * (lane % 4)) * kPitch + r0;
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          top[kAt[e]] = add ? top[kAt[e]] + d[0][j][e] : d[0][j][e];
+      }
+    };
+    if (consumer == 1)
+      stage_sums(false);
+    named_barrier_sync(1, 128 * swap::kConsumers);
+    if (consumer == 0)
+      stage_sums(true);
+    named_barrier_sync(1, 128 * swap::kConsumers);
     // A warp's lanes take consecutive columns of one output row, in pairs
     // where the functor takes them (a warp then stores a row's 64 columns
     // at once). N % 64 == 0: a pair is in bounds with its first column.
     if constexpr (Epilogue::kPairs) {
-      for (int i = threadIdx.x; i < kTokens * swap::kWeightRows / 2; i += 128) {
+      for (int i = threadIdx.x; i < kTokens * swap::kWeightRows / 2;
+           i += 128 * swap::kConsumers) {
         const int t = i / (swap::kWeightRows / 2), r = 2 * (i % (swap::kWeightRows / 2));
         const int m = tokenTile * kTokens + t, n = weightRow + r;
         if (m < M && n < N) {
@@ -255,7 +268,8 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
         }
       }
     } else {
-      for (int i = threadIdx.x; i < kTokens * swap::kWeightRows; i += 128) {
+      for (int i = threadIdx.x; i < kTokens * swap::kWeightRows;
+           i += 128 * swap::kConsumers) {
         const int t = i / swap::kWeightRows, r = i % swap::kWeightRows;
         const int m = tokenTile * kTokens + t, n = weightRow + r;
         if (m < M && n < N)

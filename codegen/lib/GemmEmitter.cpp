@@ -433,7 +433,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   unsigned threads = splitK || narrow ? 128
                      : gemv      ? static_cast<unsigned>(32 * ((M + 7) / 8))
                      : hopper    ? 384
-                     : swap      ? 160
+                     : swap      ? static_cast<unsigned>(kSwapThreads)
                                  : 256;
   const bool handoff = hopper && config.getSchedule() == WgmmaSchedule::epilogue_warpgroups;
   if (handoff)
@@ -724,7 +724,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       (swap ? "#include \"kiln_gemm_swap_sm90.cuh\"\nstatic_assert(kiln::swap::shared_bytes(" +
                   std::to_string(swapTokens) + ", " + std::to_string(config.getStages()) +
                   ") == " + std::to_string(kernel.dynamicSharedBytes) +
-                  ", \"the launch's shared memory must match the kernel's\");\n" +
+                  ", \"the launch's shared memory must match the kernel's\");\n"
+                  "static_assert(kiln::swap::kThreads == " + std::to_string(kSwapThreads) +
+                  ", \"the launch's threads must match the kernel's\");\n" +
                   (swapCluster > 1 ? clusterPreamble(swapCluster) : "")
             : "") +
       (hopper ? wgmmaBlocksPreamble(config.getBlocksPerSm()) : "") +

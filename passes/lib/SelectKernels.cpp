@@ -345,8 +345,13 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     const int64_t tokens = ceilDiv(s.M, 16) * weightTiles <= target.multiprocessors ? 16 : 32;
     const int64_t tokenTiles = ceilDiv(s.M, tokens);
     const int64_t cluster = tokenTiles >= 4 ? 4 : tokenTiles >= 2 ? 2 : 1;
+    // Up to 12 stages, as many as let two blocks share a multiprocessor:
+    // a cluster's blocks must share a GPC, and at one block a
+    // multiprocessor the FFN block's 32 clusters of 4 (128 x 1024 x 4096)
+    // took twice the others' time a k-step on the H200 (2026-12-07), as if
+    // the last clusters waited for a second wave.
     int64_t stages = std::min<int64_t>(ceilDiv(s.K, 64), 12);
-    while (stages > 2 && swapSharedBytes(tokens, stages) > kMaxDynamicSharedBytes)
+    while (stages > 2 && swapSharedBytes(tokens, stages) > kMaxDynamicSharedBytes / 2)
       --stages;
     stages = std::max<int64_t>(stages, 2);
     const int64_t blocks = ceilDiv(tokenTiles, cluster) * cluster * weightTiles;

@@ -461,13 +461,14 @@ func.func @shared_lhs(%x: tensor<130x64xf16>, %w: tensor<4x64x200xf16>) -> tenso
 // 16 by 12 weight tiles of 64, clusters of 4 token tiles whose blocks each
 // load 16 rows of the weight tile, multicast into all four; other images
 // sum on CUDA cores over the same grid.
-// CHECK-LABEL: // === kernel swapped_k0 grid(8, 12, 1) block(160) shared(128256) inputs(4) outputs(1) cluster(4, 1, 1)
+// CHECK-LABEL: // === kernel swapped_k0 grid(8, 12, 1) block(288) shared(128256) inputs(4) outputs(1) cluster(4, 1, 1)
 //       CHECK: // tensor map of in0: dims [3072, 128] box [64, 16]
 //       CHECK: // tensor map of in1: dims [3072, 768] box [64, 16]
 //       CHECK: #include "kiln_gemm_swap_sm90.cuh"
 //       CHECK: static_assert(kiln::swap::shared_bytes(16, 12) == 128256
+//       CHECK: static_assert(kiln::swap::kThreads == 288
 //       CHECK: #define KILN_SPLIT_CLUSTER __cluster_dims__(4, 1, 1)
-//       CHECK: __launch_bounds__(160, 1)
+//       CHECK: __launch_bounds__(288, 1)
 //       CHECK:   kiln::sm90::swap_gemm<__half, 16, 12, 4>(map0, map1, 128, 768, 3072, epilogue);
 //       CHECK:   kiln::swap_gemm_fallback<__half, 16>(in0 + aOffset, in1 + bOffset, 128, 768, 3072, epilogue);
 // PTX: // === ptx swapped_k0
@@ -490,7 +491,7 @@ func.func @swapped(%x: tensor<128x3072xf16>, %w: tensor<768x3072xf16>, %b: tenso
 // 197 tokens in tiles of 32: 7, rounded up to a whole cluster of 8 (the
 // last block's tile is past the tokens: it loads the last one in bounds and
 // stores nothing); the weight tile in boxes of 8 rows, one a block.
-// CHECK-LABEL: // === kernel swapped_ragged_k0 grid(8, 12, 1) block(160)
+// CHECK-LABEL: // === kernel swapped_ragged_k0 grid(8, 12, 1) block(288)
 //       CHECK: // tensor map of in1: dims [768, 768] box [64, 8]
 //       CHECK:   kiln::sm90::swap_gemm<__nv_bfloat16, 32, 4, 8>(map0, map1, 197, 768, 768, epilogue);
 // PTX: // === ptx swapped_ragged_k0

@@ -7,15 +7,16 @@
 // of 128 x 64, under the few-row Hopper GEMM's quarter of the GPU. With
 // wgmma-swap the weight's rows are wgmma's M side: 12 weight tiles by 8
 // token tiles of 16 (96 blocks, one wave), clusters of 4 sharing each
-// weight tile, the deepest ring up to 12 stages. Off (the default), and
+// weight tile, the deepest ring up to 12 stages that lets two blocks share
+// a multiprocessor (10 at 16 tokens). Off (the default), and
 // without wgmma (sm_80), K stays split across a cluster.
 // CHECK-LABEL: func.func @gpt2_ffn_down_batch1(
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 12, multicast = 4>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 10, multicast = 4>
 // OFF-LABEL: func.func @gpt2_ffn_down_batch1(
 //       OFF:   #kiln.kernel<variant = gemm_split_k
 // SM80-LABEL: func.func @gpt2_ffn_down_batch1(
 //       SM80:   #kiln.kernel<variant = gemm_split_k
-// WHY: gemm_wgmma_swap: 128 x 768 x 3072 is 12 tiles of 128 x 64, under 33 (wgmma-swap): the weight's rows as wgmma's M, 96 blocks of 64 x 16, clusters of 4, 12 stages
+// WHY: gemm_wgmma_swap: 128 x 768 x 3072 is 12 tiles of 128 x 64, under 33 (wgmma-swap): the weight's rows as wgmma's M, 96 blocks of 64 x 16, clusters of 4, 10 stages
 func.func @gpt2_ffn_down_batch1(%x: tensor<128x3072xf16>, %w: tensor<768x3072xf16>, %b: tensor<768xf16>, %r: tensor<128x768xf16>) -> tensor<128x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b, %r : tensor<128x3072xf16>, tensor<768x3072xf16>, tensor<768xf16>, tensor<128x768xf16>) -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x3072xf16>, %bw: tensor<768x3072xf16>, %bb: tensor<768xf16>, %br: tensor<128x768xf16>):
@@ -31,10 +32,11 @@ func.func @gpt2_ffn_down_batch1(%x: tensor<128x3072xf16>, %w: tensor<768x3072xf1
 // ViT-B/16's output projection at batch 1 (197 tokens): 13 token tiles of
 // 16 by 12 would be 156 blocks, over a wave, so tiles of 32 tokens: 7,
 // rounded up to two clusters of 4 (a block past the tokens stores
-// nothing). K = 768 is 12 k-steps: 12 stages.
+// nothing). K = 768 is 12 k-steps; 8 stages of 32 tokens let two blocks
+// share a multiprocessor.
 // CHECK-LABEL: func.func @vit_out_proj_batch1(
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 12, multicast = 4>
-// WHY: 96 blocks of 64 x 32, clusters of 4, 12 stages
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 8, multicast = 4>
+// WHY: 96 blocks of 64 x 32, clusters of 4, 8 stages
 func.func @vit_out_proj_batch1(%x: tensor<197x768xbf16>, %w: tensor<768x768xbf16>, %b: tensor<768xbf16>) -> tensor<197x768xbf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<197x768xbf16>, tensor<768x768xbf16>, tensor<768xbf16>) -> tensor<197x768xbf16> {
   ^bb0(%a: tensor<197x768xbf16>, %bw: tensor<768x768xbf16>, %bb: tensor<768xbf16>):

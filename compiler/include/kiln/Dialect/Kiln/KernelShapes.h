@@ -254,6 +254,8 @@ constexpr int64_t streamSharedBytes(int64_t N, int64_t K, int64_t stages, bool r
 /// token tile, the staging a row of 68 floats a token, and 1 KiB aligns
 /// the stages.
 constexpr int64_t kSwapWeightRows = 64;
+/// Its threads: two consumer warpgroups and a producer warp.
+constexpr int64_t kSwapThreads = 2 * 128 + 32;
 constexpr int64_t swapSharedBytes(int64_t tokens, int64_t stages) {
   return stages * (kSwapWeightRows + tokens) * 64 * 2 + tokens * (kSwapWeightRows + 4) * 4 +
          1024;
