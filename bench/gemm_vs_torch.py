@@ -75,6 +75,9 @@ SETS = {
         ("ViT out proj", 6304, 768, 768, "residual"),
         ("ViT FFN up", 6304, 3072, 768, "gelu"),
         ("ViT FFN down", 6304, 768, 3072, "residual"),
+        # The FFN block of the zoo (d = 1024, hidden 4096, 4096 tokens).
+        ("FFN block up", 4096, 4096, 1024, "gelu"),
+        ("FFN block down", 4096, 1024, 4096, "residual"),
     ],
     # The transformer shapes still behind F.linear alone at batch 32 (the
     # H200, 2026-12-07: 0.97-0.99x), for their tile candidates side by side
