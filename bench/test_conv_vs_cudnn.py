@@ -36,6 +36,23 @@ def earlier_run(rows):
                                  for launch, kernel, kiln, cudnn in rows]}]}
 
 
+def retable_one_launch(earlier, kiln_ms, memory_rate):
+    """conv_vs_cudnn.py --retable `earlier` against a profile of one launch,
+    kiln_AA (a 1x1 convolution + residual + ReLU) taking `kiln_ms`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = os.path.join(tmp, "resnet50_b32.txt")
+        with open(profile, "w") as f:
+            f.write(profile_text({"kiln_AA": ("conv_epilogue", kiln_ms)},
+                                 [("conv_epilogue", "conv2d, add, relu", "32x56x56x256xf16",
+                                   "kiln_AA")]))
+        path = os.path.join(tmp, "earlier.json")
+        with open(path, "w") as f:
+            json.dump(earlier, f)
+        return subprocess.run([sys.executable, os.path.join(HERE, "conv_vs_cudnn.py"),
+                               profile, "--retable", path, "--memory-rate", str(memory_rate)],
+                              capture_output=True, text=True)
+
+
 class BytesFloorTest(unittest.TestCase):
     def test_peak_rate_from_the_clock_and_the_bus(self):
         h100 = types.SimpleNamespace(memory_clock_rate=2619000, memory_bus_width=5120)
@@ -93,18 +110,7 @@ class BytesFloorTest(unittest.TestCase):
         earlier = earlier_run(rows)
         earlier["models"][0]["rows"][0].update(cudnn_fused="bias, add, relu",
                                                 cudnn_fused_us=44.6)
-        with tempfile.TemporaryDirectory() as tmp:
-            profile = os.path.join(tmp, "resnet50_b32.txt")
-            with open(profile, "w") as f:
-                f.write(profile_text({"kiln_AA": ("conv_epilogue", 0.0318)},
-                                     [("conv_epilogue", "conv2d, add, relu", "32x56x56x256xf16",
-                                       "kiln_AA")]))
-            path = os.path.join(tmp, "earlier.json")
-            with open(path, "w") as f:
-                json.dump(earlier, f)
-            run = subprocess.run([sys.executable, os.path.join(HERE, "conv_vs_cudnn.py"),
-                                  profile, "--retable", path, "--memory-rate", "4.8"],
-                                 capture_output=True, text=True)
+        run = retable_one_launch(earlier, 0.0318, 4.8)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("| 1.31x | 44.6 (bias, add, relu) | 0.71x |", run.stdout)
 
@@ -116,18 +122,7 @@ class BytesFloorTest(unittest.TestCase):
         # A row whose launch runs another kernel in the profile: not its run.
         earlier = earlier_run(rows)
         earlier["models"][0]["rows"][0]["kernel"] = "kiln_ZZ"
-        with tempfile.TemporaryDirectory() as tmp:
-            profile = os.path.join(tmp, "resnet50_b32.txt")
-            with open(profile, "w") as f:
-                f.write(profile_text({"kiln_AA": ("conv_epilogue", 0.0449)},
-                                     [("conv_epilogue", "conv2d, add, relu", "32x56x56x256xf16",
-                                       "kiln_AA")]))
-            path = os.path.join(tmp, "earlier.json")
-            with open(path, "w") as f:
-                json.dump(earlier, f)
-            run = subprocess.run([sys.executable, os.path.join(HERE, "conv_vs_cudnn.py"),
-                                  profile, "--retable", path, "--memory-rate", "3.35"],
-                                 capture_output=True, text=True)
+        run = retable_one_launch(earlier, 0.0449, 3.35)
         self.assertNotEqual(run.returncode, 0)
         self.assertIn("not the profile of", run.stderr)
 
