@@ -17,10 +17,11 @@
 // each with its own accumulators, wgmma m64nkTokensk16 on the stage's
 // weight tile (A, K-major) and token tile (B, K-major), both in 128-byte
 // swizzle; warp 8's first lane issues the TMA loads. A 64 x 16 product is
-// short, and one warpgroup's wgmmas waiting on each other bounded the pace
-// (one consumer took GPT-2's down-projection at batch 1 11.6 us on the
-// H200 against cuBLAS's 6.7, whose kernel for it runs two consumer
-// warpgroups). The epilogue adds the two warpgroups' sums while turning
+// short, and one warpgroup keeps few of them in flight: with one consumer
+// GPT-2's down-projection at batch 1 took 11.6 us on the H200 against
+// cuBLAS's 6.7, whose kernel there runs two consumer warpgroups (that the
+// second closes the gap is not yet measured). The epilogue adds the two
+// warpgroups' sums while turning
 // the 64 x kTokens accumulators around in shared memory, so that a warp's
 // lanes run the epilogue on consecutive columns of one output row.
 //
