@@ -619,12 +619,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // A stage read by this warp's wgmmas (complete: wgmma.wait_group is
     // warp-aligned) is released in every block that a multicast fills.
     auto release = [&](int stage) {
-      if (lane == 0) {
-        barrier_arrive(&empty[stage]);
-        if constexpr (kMulticast > 1)
-          for (unsigned peer = 1; peer < kMulticast; ++peer)
-            barrier_arrive_cluster(&empty[stage], (rank + peer) % kMulticast);
-      }
+      if (lane == 0)
+        barrier_arrive_every_block<kMulticast>(&empty[stage], rank);
     };
     // A tile's accumulators, cleared and pinned to registers.
     using Accumulators = float[kHalves][kBN / 16][8];

@@ -194,12 +194,8 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
     for (int set = 0; set < kSets; ++set)
       clear_accumulators(d[set]);
     auto release = [&](int stage) {
-      if (lane == 0) {
-        barrier_arrive(&empty[stage]);
-        if constexpr (kCluster > 1)
-          for (unsigned peer = 1; peer < kCluster; ++peer)
-            barrier_arrive_cluster(&empty[stage], (rank + peer) % kCluster);
-      }
+      if (lane == 0)
+        barrier_arrive_every_block<kCluster>(&empty[stage], rank);
     };
     // One wgmma group in flight a warpgroup: after issuing its k-tile k,
     // wait for its previous one's and release that stage.
