@@ -129,7 +129,11 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
   static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4 || kCluster == 8,
                 "clusters of 1, 2, 4 or 8 blocks (each loads a whole number of 8-row "
                 "swizzle atoms of the weight tile)");
-  static_assert(kStages >= 2 && swap::shared_bytes(kTokens, kStages) <= 232448,
+  // Each consumer warpgroup holds its last stage until its next one is
+  // full, two k-tiles on: with two stages both are held and the producer
+  // refills neither.
+  static_assert(kStages >= 3, "two consumers need a ring of three stages or more");
+  static_assert(swap::shared_bytes(kTokens, kStages) <= 232448,
                 "the stages must fit in shared memory");
   constexpr int kWeightBytes = swap::weight_tile_bytes();
   constexpr int kTokenBytes = swap::token_tile_bytes(kTokens);

@@ -49,9 +49,9 @@ func.func @vit_out_proj_batch1(%x: tensor<197x768xbf16>, %w: tensor<768x768xbf16
 // -----
 
 // 20 tokens: two token tiles of 16, a cluster of 2; K = 128 is 2 k-steps,
-// so a ring of 2 stages.
+// yet a ring of 3 stages (each consumer warpgroup holds one).
 // CHECK-LABEL: func.func @few_tokens(
-//       CHECK:   #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 2, multicast = 2>
+//       CHECK:   #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 3, multicast = 2>
 func.func @few_tokens(%x: tensor<20x128xf16>, %w: tensor<1024x128xf16>, %b: tensor<1024xf16>) -> tensor<20x1024xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<20x128xf16>, tensor<1024x128xf16>, tensor<1024xf16>) -> tensor<20x1024xf16> {
   ^bb0(%a: tensor<20x128xf16>, %bw: tensor<1024x128xf16>, %bb: tensor<1024xf16>):

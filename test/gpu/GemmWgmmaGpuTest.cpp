@@ -70,7 +70,7 @@ const std::vector<std::string> &swapConfigs() {
   static const std::vector<std::string> configs = {
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 12, multicast = 4>",
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 12, multicast = 4>",
-      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 2, multicast = 1>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 3, multicast = 1>",
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 3, multicast = 2>",
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 6, multicast = 8>"};
   return configs;

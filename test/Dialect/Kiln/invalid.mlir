@@ -1217,8 +1217,8 @@ func.func @swap_split(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tenso
 // -----
 
 func.func @swap_stages(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tensor<128x768xf16> {
-  // expected-error @+1 {{gemm_wgmma_swap's ring takes at least 2 stages, got 1}}
-  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 1, multicast = 4>} -> tensor<128x768xf16> {
+  // expected-error @+1 {{gemm_wgmma_swap's ring takes at least 3 stages (two consumers each hold one), got 2}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 2, multicast = 4>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x256xf16>, %bw: tensor<768x256xf16>):
     %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<768x256xf16>) -> tensor<128x768xf16>
     kiln.yield %l : tensor<128x768xf16>

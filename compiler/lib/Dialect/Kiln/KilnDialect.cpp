@@ -92,12 +92,17 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                        << stages;
   // gemm_wgmma_swap: 64 weight rows by 16 or 32 tokens a block, all of K in
   // 64-deep k-tiles, and clusters of up to 8 blocks that share the weight
-  // tile (each loads a whole number of its 8-row swizzle atoms).
+  // tile (each loads a whole number of its 8-row swizzle atoms). Its two
+  // consumer warpgroups each hold a stage while they wait for their next
+  // one, two k-tiles on: with two stages the producer could refill
+  // neither, so the ring takes three or more.
   if (variant == KernelVariant::gemm_wgmma_swap) {
     if (tile.size() == 3 && (tile[0] != 64 || (tile[1] != 16 && tile[1] != 32) || tile[2] != 64))
       return emitError() << "a gemm_wgmma_swap tile is [64, 16 or 32, 64]";
-    if (stages != 0 && stages < 2)
-      return emitError() << "gemm_wgmma_swap's ring takes at least 2 stages, got " << stages;
+    if (stages != 0 && stages < 3)
+      return emitError() << "gemm_wgmma_swap's ring takes at least 3 stages (two consumers "
+                            "each hold one), got "
+                         << stages;
     if (multicast != 1 && multicast != 2 && multicast != 4 && multicast != 8)
       return emitError() << "gemm_wgmma_swap's clusters are 1, 2, 4 or 8 blocks, got "
                          << multicast;
