@@ -133,7 +133,8 @@
 #              narrower than 192 last), two rounds each
 #   swap       the swapped few-row GEMM's tests (gemm_wgmma_swap), then the
 #              batch-1 GEMM table and the transformers at batch 1 (kiln
-#              alone, checked against PyTorch): default against --wgmma-swap
+#              alone, checked against PyTorch): default against --wgmma-swap;
+#              SWAP_MODELS names the models (none: the tables alone)
 #   batch-1-gemms  the transformer GEMMs at batch 1 (bench/gemm_vs_torch.py
 #              --set batch-1, three rounds) as chosen, then with deeper and
 #              wider split-K pipelines and more blocks, the kernels cuBLAS
@@ -575,6 +576,7 @@ for row in json.load(open(sys.argv[1]))["rows"]:
           --kiln-flag=--wgmma-candidate=$candidate --markdown "$out/behind-$candidate.md"
       done ;;
     swap)
+      swap_models=${SWAP_MODELS-gpt2 bert vit_b_16 ffn gpt2_block}
       # The swapped few-row GEMM's tests first, and nothing else if they
       # fail or hang (a cluster's barriers that disagree hang).
       TAIL=8 run swap-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
@@ -584,8 +586,9 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         TAIL=12 run "gemm-b1-$variant" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
           "$work/gemm-b1-$variant" --set batch-1 --rounds 2 $flags \
           --markdown "$out/gemm-b1-$variant.md"
+        [ -n "$swap_models" ] || continue
         TAIL=8 run "models-b1-$variant" python3 "$root/bench/models_vs_torch.py" "$bin" \
-          "$work/models-b1-$variant" --models gpt2 bert vit_b_16 ffn gpt2_block --batches 1 \
+          "$work/models-b1-$variant" --models $swap_models --batches 1 \
           --kiln-only --rounds 3 --runs 30 --json "$out/models-b1-$variant.json" $flags
       done ;;
     few-rows-narrow)
