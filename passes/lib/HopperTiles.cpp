@@ -31,7 +31,7 @@ struct WgmmaCandidate {
   int64_t rows = 128;
   /// fp32 accumulators per consumer thread.
   int64_t accumulators() const {
-    return width / 2 * (schedule == WgmmaSchedule::pingpong ? 2 : 1);
+    return wgmmaAccumulators(schedule == WgmmaSchedule::pingpong, width);
   }
   bool handoff() const { return schedule == WgmmaSchedule::epilogue_warpgroups; }
 };
@@ -57,12 +57,8 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
 /// up-projection 58.8 -> 55.8; BERT's QKV 24.2 -> 24.5 (even), and where it
 /// says 128: ViT's QKV (ping-pong 34.6, 192 rows 35.8), BERT's FFN
 /// down-projection (29.1 against 39.2: 88 tiles on 132 multiprocessors).
-/// An epilogue that reads an input at every output element (a residual):
-/// beside 128 accumulators per thread (a 256-wide cooperative tile), ptxas
-/// issues those loads one at a time, each a round trip to memory
-/// (ResNet-50's 1x1 + residual at 56 x 56: 7x cuDNN's time); with 96 or
-/// fewer it keeps a slice's 16 loads in flight together.
-constexpr int64_t kResidualMaxAccumulators = 96;
+/// (kResidualMaxAccumulators, KernelShapes.h: the accumulators a thread
+/// beside which a residual copied by rows still loads in flight.)
 /// Two blocks a multiprocessor, unasked, for an epilogue that reads a
 /// residual after a main loop of 2 to 4 k-steps, where each of the two
 /// blocks still walks at least 6 tiles: one block's residual loads and
@@ -106,6 +102,16 @@ constexpr int64_t kStreamKMaxWaves = 4;
 /// chosen mix on the CNNs): at 1.15 EfficientNet-B0's 320 -> 1280 at 7 x 7
 /// would turn ping-pong, which its tuning did not find faster.
 constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadPointwise = 1.3;
+/// A GEMM's cooperative 256-wide tile pays a column what a 192-wide one
+/// does, not less: with both factors at 1.0 and 1.15 the cost model gave
+/// the FFN block's up-projection (4096 x 4096 x 1024 + GELU, 4 tiles a
+/// block) 128 x 256 over 128-wide ping-pong by 0.7%, and on the H100
+/// (2026-12-07, GEMMs alone, one table) ping-pong took 51.7 us against
+/// 57.1, as it had beaten cooperative 256 on every FFN up-projection before
+/// (above). Where K is long the 256-wide tile still wins the model by 20%
+/// or more (the FFN's 4096 x 1024 x 4096 down-projection, a square 4096
+/// GEMM). Convolutions keep 1.0: their tiles were tuned with it.
+constexpr double kWideCooperativeGemmPerColumn = 1.05;
 /// A 1x1 convolution takes 192-row tiles (over the cost model's 128-row
 /// choice, when that is 64 wide or under a wave) only where they come in at
 /// most two waves, each with this share of the multiprocessors busy. On the
@@ -357,20 +363,26 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e) * rowScale
                    : candidate.handoff()                            ? std::max(n * k, n * e) + e
                    : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
-    double cost = steps * candidate.width * candidate.perColumn;
+    const double perColumn = !conv && candidate.width == 256 &&
+                                     candidate.schedule == WgmmaSchedule::cooperative
+                                 ? kWideCooperativeGemmPerColumn
+                                 : candidate.perColumn;
+    double cost = steps * candidate.width * perColumn;
     std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +
                        str(candidate.width) +
                        (multicast > 1 ? " multicast " + str(multicast) : "");
     // Past the residual's limit, the cost model's own choice only for a
-    // 1x1 convolution in one wave: measured there alone (kernel tuning on
-    // the H100, 2026-12-06, ResNet-50 at batch 32: 512 -> 2048 + residual at
-    // 7 x 7, 104 tiles of 128 x 256 against 99 of 192 x 192, 9.8 -> 9.0 us,
-    // the same in the whole model). Elsewhere the tuner's candidate alone:
-    // over more waves (the 64 -> 256 at 56 x 56, 784 tiles of 128 x 256,
-    // even with 192 x 128), and GEMMs, not measured (the FFN's 4096 x 1024
-    // x 4096 down-projection would take it).
+    // GEMM or a 1x1 convolution in one wave: measured there alone (kernel
+    // tuning on the H100, 2026-12-06, ResNet-50 at batch 32: 512 -> 2048 +
+    // residual at 7 x 7, 104 tiles of 128 x 256 against 99 of 192 x 192,
+    // 9.8 -> 9.0 us, the same in the whole model; the FFN block's 4096 x
+    // 1024 x 4096 down-projection + residual, 128 tiles of 128 x 256
+    // against 256 of 128 x 128, 50.5 -> 47.2 us, H100, 2026-12-07, one
+    // table). Elsewhere the tuner's candidate alone: over more waves (the
+    // 64 -> 256 at 56 x 56, 784 tiles of 128 x 256, even with 192 x 128;
+    // ViT's down-projection, 150 tiles, 67.1 us against 41.4 on 192 x 192).
     const bool pastLimitOwn =
-        pastResidualLimit && pointwiseConv && blocks <= multiprocessors;
+        pastResidualLimit && !implicitConv && blocks <= multiprocessors;
     if ((!pastResidualLimit || pastLimitOwn) && !tunerOnly)
       considered += std::string(considered.empty() ? "" : ", ") + name + ": " + str(blocks) +
                     " tiles, " + str(n) + " a block";
@@ -448,7 +460,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
       const int64_t area = blocks * candidate.rows * candidate.width;
       const WgmmaTile tallTile = tile();
       if (residual && tallTile.residualRing)
-        tallRing.push_back({candidate.perColumn, tallTile});
+        tallRing.push_back({perColumn, tallTile});
       const bool admitted =
           waves(blocks) <= kTallPointwiseMaxWaves && (!residual || candidate.width == 64) &&
           blocks * 100 >= waves(blocks) * multiprocessors * kTallPointwiseMinBusyPercent;
@@ -459,7 +471,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     if (best.width == 0 || cost < bestCost) {
       best = tile();
       bestCost = cost;
-      bestPerColumn = candidate.perColumn;
+      bestPerColumn = perColumn;
     }
   }
   // With the residual through the ring (wgmma-residual-ring), the waves rule

@@ -6,7 +6,8 @@
 // any of those, a GEMM's sizes given at launch (which the kernel holds in
 // registers, and bounds it can no longer drop). The Hopper GEMM and
 // convolution: the residual through the ring (a stage fewer where the ring
-// had the staging's room), stream-K's partial tiles, K split over a
+// had the staging's room; 128 x 256 tiles, past what a residual copied by
+// rows allows, narrowed to 128 wide in the same step), stream-K's partial tiles, K split over a
 // cluster, a multicast cluster, two blocks a multiprocessor, then the
 // schedules that hold more per thread (ping-pong: a whole tile a
 // warpgroup; the epilogue warpgroups: five warpgroups in one register
@@ -47,15 +48,28 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   // The residual through the ring before anything else of the Hopper
   // GEMM's: the ring spilled where registers were tight. Copied by rows,
   // the staging takes its row-input half back from a ring that had its
-  // room.
+  // room, and a tile past the copied residual's accumulator limit (128 x
+  // 256, which only the ring made worth taking) narrows to 128 in the same
+  // step.
   if (residualRing && tile.size() == 3) {
     residualRing = false;
-    const bool secondInputs = wgmmaSecondInputSlices(schedule == WgmmaSchedule::pingpong,
-                                                     tile[1], tile[0], blocksPerSM);
-    while (stages > 2 && wgmmaSharedBytes(tile[1], stages, false, tile[0], secondInputs) >
-                             kMaxDynamicSharedBytes)
+    const bool pingpong = schedule == WgmmaSchedule::pingpong;
+    std::string narrowed;
+    if (wgmmaAccumulators(pingpong, tile[1]) > kResidualMaxAccumulators) {
+      narrowed = " in 128-wide tiles (not " + std::to_string(tile[1]) + ")";
+      tile[1] = 128;
+    }
+    const bool secondInputs = wgmmaSecondInputSlices(pingpong, tile[1], tile[0], blocksPerSM);
+    auto fits = [&](int64_t count) {
+      return wgmmaSharedBytes(tile[1], count, false, tile[0], secondInputs) <=
+             kMaxDynamicSharedBytes;
+    };
+    while (stages > 2 && !fits(stages))
       --stages;
-    return with("the residual copied by rows (not through the ring), " +
+    // Narrowed, the ring deepens as far as the selection stage's would (6).
+    while (!narrowed.empty() && stages < 6 && fits(stages + 1))
+      ++stages;
+    return with("the residual copied by rows (not through the ring)" + narrowed + ", " +
                 std::to_string(stages) + " stages");
   }
   // Sizes known to ptxas first (the Hopper and split-K GEMMs): held in

@@ -14,7 +14,7 @@
 // tiles it admitted, cheapest first, then the 192-row tiles narrower than
 // 192 that only the tuner tries; past the ninth, its own again.
 // FIRST:  kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>
-// SECOND: kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132>
+// SECOND: kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 132, schedule = pingpong>
 // FIFTH:  kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132>
 // PAST:   remark: gemm_wgmma: {{.*}}wgmma-candidate 9: only 9, the cost model's kept
 // PAST:   kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 132, schedule = pingpong>

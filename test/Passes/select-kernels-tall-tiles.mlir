@@ -50,14 +50,14 @@ func.func @bert_down(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %r: te
 
 // -----
 
-// The cost model's factors call 132 tiles of 192 x 192 cheaper than two
-// 128 x 128 tiles on most blocks for the FFN's down-projection (4096 x
-// 1024 x 4096, a residual), but the busiest block would compute more
-// outputs, and on the H200 it was slower: 128 rows. BERT's QKV (4096 x
-// 2304 x 768): two 192 x 192 tiles a block against three of 128 x 192,
-// the same outputs: 128 rows.
+// The FFN's down-projection (4096 x 1024 x 4096, a residual through the
+// ring): one wave of 128 x 256 tiles, not 132 of 192 x 192 (slower on the
+// H200) nor two of 128 x 128 on most blocks (slower on the H100). BERT's
+// QKV (4096 x 2304 x 768): the cost model's factors call two 192 x 192
+// tiles a block cheaper than three of 128 x 192, but the busiest block
+// would compute as many outputs: 128 rows.
 // MODEL-LABEL: func.func @ffn_down(
-//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 132, residual_ring = true>
+//       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 4, grid_limit = 128, residual_ring = true>
 // MODEL-LABEL: func.func @bert_qkv(
 //       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 132>
 func.func @ffn_down(%x: tensor<4096x4096xf16>, %w: tensor<1024x4096xf16>, %r: tensor<4096x1024xf16>) -> tensor<4096x1024xf16> {

@@ -162,6 +162,16 @@ constexpr bool wgmmaSecondInputSlices(bool pingpong, int64_t tileN, int64_t rows
                                       int64_t blocksPerSM) {
   return pingpong && tileN == 64 && rows == 128 && blocksPerSM == 1;
 }
+/// An epilogue that copies an input of every output element (a residual)
+/// by rows: beside 128 accumulators a thread (a 256-wide cooperative
+/// Hopper tile), ptxas issues those loads one at a time, each a round trip
+/// to memory (ResNet-50's 1x1 + residual at 56 x 56: 7x cuDNN's time); with
+/// 96 or fewer it keeps a slice's 16 loads in flight together. Through the
+/// ring (TMA into shared memory) the limit does not apply.
+constexpr int64_t kResidualMaxAccumulators = 96;
+constexpr int64_t wgmmaAccumulators(bool pingpong, int64_t tileN) {
+  return pingpong ? tileN : tileN / 2;
+}
 /// conv_stem's paths (kiln_conv_stem.cuh): a tile of 128 adjacent outputs
 /// of one output row reads KH rows of the input once ("rows") where no
 /// column dilation and SW * C even keep A's 4-byte fragments aligned in
