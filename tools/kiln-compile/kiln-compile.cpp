@@ -235,9 +235,9 @@ cl::opt<bool> wgmmaSwap(
     cl::desc("the few-row GEMMs that --wgmma-few-rows leaves to K split across a cluster "
              "(the 768-wide projections at batch 1) run with the weight's rows as wgmma's M "
              "side, 64 a block, by 16 or 32 tokens, all of K a block, in clusters sharing each "
-             "weight tile (default false: its first two builds, one consumer warpgroup, were "
-             "slower on every shape, GPT-2's down-projection at batch 1 7.6 -> 11.6 us on "
-             "the H200)"),
+             "weight tile (default false: its third build, two consumer warpgroups, is still "
+             "slower on the 16-token tiles, GPT-2's down-projection at batch 1 8.9 -> 11.2 us "
+             "on the H100, 2026-12-07)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionBlocksPerSM(
     "attention-blocks-per-sm",

@@ -656,9 +656,9 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "projections at batch 1) take gemm_wgmma_swap: the weight's rows as "
            "wgmma's M side, 64 a block, by 16 or 32 tokens, all of K a block, "
            "clusters of up to 4 blocks sharing each weight tile by TMA multicast "
-           "(N % 64 == 0, a [N, K] B, no batch); false: its first two builds (one "
-           "consumer warpgroup) were slower on every shape, 2026-12-07 (GPT-2's "
-           "down-projection at batch 1 7.6 -> 11.6 us on the H200)">,
+           "(N % 64 == 0, a [N, K] B, no batch); false: its third build (two "
+           "consumer warpgroups) is still slower on the 16-token tiles, 2026-12-07 "
+           "(GPT-2's down-projection at batch 1 8.9 -> 11.2 us on the H100)">,
     Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
            "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "
