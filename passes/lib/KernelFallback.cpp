@@ -7,16 +7,16 @@
 // registers, and bounds it can no longer drop). The Hopper GEMM and
 // convolution: the residual through the ring (a stage fewer where the ring
 // had the staging's room; 128 x 256 tiles, past what a residual copied by
-// rows allows, narrowed to 128 wide in the same step), stream-K's partial tiles, K split over a
-// cluster, a multicast cluster, two blocks a multiprocessor, then the
-// schedules that hold more per thread (ping-pong: a whole tile a
-// warpgroup; the epilogue warpgroups: five warpgroups in one register
-// file; the overlapped attention: two tiles' scores, after a third K/V
-// stage), then 192-row tiles (four warpgroups in one register file), then
-// tiles wider than 128 (a cooperative 192 or 256-wide tile holds 96 or 128
-// accumulators a thread). Each step after the ring's keeps the stages,
-// which fit in the shared memory of the configuration before (none of
-// these needs more).
+// rows allows, narrowed to 128 wide in the same step), stream-K's partial
+// tiles, K split over a cluster, a multicast cluster, two blocks a
+// multiprocessor, then the schedules that hold more per thread (ping-pong:
+// a whole tile a warpgroup; the epilogue warpgroups: five warpgroups in
+// one register file; the overlapped attention: two tiles' scores, after a
+// third K/V stage), then 192-row tiles (four warpgroups in one register
+// file), then tiles wider than 128 (a cooperative 192 or 256-wide tile
+// holds 96 or 128 accumulators a thread). Each step after the ring's keeps
+// the stages, which fit in the shared memory of the configuration before
+// (none of these needs more).
 //
 //===----------------------------------------------------------------------===//
 
