@@ -34,6 +34,8 @@ struct WgmmaCandidate {
     return wgmmaAccumulators(schedule == WgmmaSchedule::pingpong, width);
   }
   bool handoff() const { return schedule == WgmmaSchedule::epilogue_warpgroups; }
+  /// The cost a column for a GEMM (`conv` false) or a convolution.
+  double costPerColumn(bool conv) const;
 };
 /// 64 wide for few output columns: a 1x1 convolution to 16 or 24 channels
 /// (EfficientNet, MobileNet) in a 128-wide tile computed 8 or 5 times the
@@ -51,14 +53,13 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
 /// (the epilogue's stores and residual reads are the tile's bytes, whatever
 /// the warps that issue them). Its A tile is reused over 192 columns and
 /// its B tile over 192 rows: per output, the operands' shared-memory
-/// traffic of a 128 x 256 tile, hence 256's cost a column. Measured on the
-/// H200 (2026-12-04, GEMMs alone), where it says 192 rows: ViT's FFN
+/// traffic of a 128 x 256 tile, hence its 1.0 a column (a GEMM's 128 x
+/// 256 pays more for its epilogue: kWideCooperativeGemmPerColumn). Measured
+/// on the H200 (2026-12-04, GEMMs alone), where it says 192 rows: ViT's FFN
 /// down-projection 53.6 -> 45.0 us, output projection 18.5 -> 15.0, FFN
 /// up-projection 58.8 -> 55.8; BERT's QKV 24.2 -> 24.5 (even), and where it
 /// says 128: ViT's QKV (ping-pong 34.6, 192 rows 35.8), BERT's FFN
 /// down-projection (29.1 against 39.2: 88 tiles on 132 multiprocessors).
-/// (kResidualMaxAccumulators, KernelShapes.h: the accumulators a thread
-/// beside which a residual copied by rows still loads in flight.)
 /// Two blocks a multiprocessor, unasked, for an epilogue that reads a
 /// residual after a main loop of 2 to 4 k-steps, where each of the two
 /// blocks still walks at least 6 tiles: one block's residual loads and
@@ -112,6 +113,12 @@ constexpr double kPingPongOverheadGemm = 1.15, kPingPongOverheadPointwise = 1.3;
 /// or more (the FFN's 4096 x 1024 x 4096 down-projection, a square 4096
 /// GEMM). Convolutions keep 1.0: their tiles were tuned with it.
 constexpr double kWideCooperativeGemmPerColumn = 1.05;
+
+double WgmmaCandidate::costPerColumn(bool conv) const {
+  return !conv && width == 256 && schedule == WgmmaSchedule::cooperative
+             ? kWideCooperativeGemmPerColumn
+             : perColumn;
+}
 /// A 1x1 convolution takes 192-row tiles (over the cost model's 128-row
 /// choice, when that is 64 wide or under a wave) only where they come in at
 /// most two waves, each with this share of the multiprocessors busy. On the
@@ -363,10 +370,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e) * rowScale
                    : candidate.handoff()                            ? std::max(n * k, n * e) + e
                    : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
-    const double perColumn = !conv && candidate.width == 256 &&
-                                     candidate.schedule == WgmmaSchedule::cooperative
-                                 ? kWideCooperativeGemmPerColumn
-                                 : candidate.perColumn;
+    const double perColumn = candidate.costPerColumn(conv);
     double cost = steps * candidate.width * perColumn;
     std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +
                        str(candidate.width) +

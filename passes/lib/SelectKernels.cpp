@@ -349,9 +349,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     // a cluster's blocks must share a GPC, and at one block a
     // multiprocessor the FFN block's 32 clusters of 4 (128 x 1024 x 4096)
     // took twice the others' time a k-step on the H200 (2026-12-07), as if
-    // the last clusters waited for a second wave.
-    // At least 3: each of the two consumer warpgroups holds a stage
-    // while it waits for its next.
+    // the last clusters waited for a second wave. At least 3: each of the
+    // two consumer warpgroups holds a stage while it waits for its next.
     int64_t stages = std::max<int64_t>(std::min<int64_t>(ceilDiv(s.K, 64), 12), 3);
     while (stages > 3 && swapSharedBytes(tokens, stages) > kMaxDynamicSharedBytes / 2)
       --stages;
