@@ -58,17 +58,13 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
     if (wgmmaAccumulators(pingpong, tile[1]) > kResidualMaxAccumulators) {
       narrowed = " in 128-wide tiles (not " + std::to_string(tile[1]) + ")";
       tile[1] = 128;
+      // The narrower ring may go as deep as the selection stage's (6).
+      stages = 6;
     }
     const bool secondInputs = wgmmaSecondInputSlices(pingpong, tile[1], tile[0], blocksPerSM);
-    auto fits = [&](int64_t count) {
-      return wgmmaSharedBytes(tile[1], count, false, tile[0], secondInputs) <=
-             kMaxDynamicSharedBytes;
-    };
-    while (stages > 2 && !fits(stages))
+    while (stages > 2 && wgmmaSharedBytes(tile[1], stages, false, tile[0], secondInputs) >
+                             kMaxDynamicSharedBytes)
       --stages;
-    // Narrowed, the ring deepens as far as the selection stage's would (6).
-    while (!narrowed.empty() && stages < 6 && fits(stages + 1))
-      ++stages;
     return with("the residual copied by rows (not through the ring)" + narrowed + ", " +
                 std::to_string(stages) + " stages");
   }
