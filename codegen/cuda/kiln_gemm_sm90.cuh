@@ -17,9 +17,10 @@
 //   M's row tiles of 192 fill the multiprocessors in whole waves and 128
 //   rows leave half a wave (ViT's 6304 rows: 33 x 4 = 132 tiles of
 //   192 x 192 at N = 768, where 128 x 192 makes 200). Ping-pong: each owns
-//   every other tile, all 128 rows (kBN registers; kBN <= 128), and the two
-//   take turns on the tensor cores so one's epilogue overlaps the other's
-//   main loop. Epilogue warpgroups (640 threads): the consumers run
+//   every other tile, all 128 rows (kBN registers; kBN <= 128) or all 64 of
+//   a 64-row tile (kBN / 2 registers; kBN <= 256), and the two take turns
+//   on the tensor cores so one's epilogue overlaps the other's main loop.
+//   Epilogue warpgroups (640 threads): the consumers run
 //   cooperative main loops only and hand each tile's accumulators through
 //   shared memory to warpgroups 3 and 4, which run its epilogue beside the
 //   next tile's main loop. kStages shared-memory stages in a ring, each with a `full`
