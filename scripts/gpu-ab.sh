@@ -222,7 +222,7 @@
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
 #   short      the 64-row ping-pong tiles' kernel tests, then the transformer
 #              GEMM table at batch 32 by default and with --wgmma-rows=64,
-#              in turn, twice
+#              in turn, SHORT_ROUNDS times (default 2)
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -584,7 +584,7 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       # default tiles and on 64-row ones (--wgmma-rows=64), in turn, twice.
       TAIL=8 run short-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmmaShortTiles*' || continue
-      for round in 1 2; do
+      for round in $(seq "${SHORT_ROUNDS:-2}"); do
         for variant in default short; do
           flags=$([ $variant = short ] && echo --kiln-flag=--wgmma-rows=64)
           TAIL=14 run "gemm-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \

@@ -56,7 +56,7 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
 /// 1200 tiles, 9.1 waves, against 1188 of 64 x 256, 9 waves). Their A tile
 /// is reused over a wgmma as wide as it gets but their B tile over 64 rows:
 /// per output they read 1.25 times the operands of a 128 x 128 tile and
-/// twice a 192 x 192 one's. Not measured yet, so the tuner's (and
+/// 1.9 times a 192 x 192 one's. Not measured yet, so the tuner's (and
 /// wgmma-rows=64's) alone.
 /// A 192-row tile's main loop and epilogue take 1.5 times a 128-row one's
 /// (the epilogue's stores and residual reads are the tile's bytes, whatever
