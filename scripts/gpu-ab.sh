@@ -222,7 +222,8 @@
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
 #   short      the 64-row ping-pong tiles' kernel tests, then the transformer
 #              GEMM table at batch 32 by default and with --wgmma-rows=64,
-#              in turn, SHORT_ROUNDS times (default 2)
+#              in turn, SHORT_ROUNDS times (default 2); SHORT_TESTS=0
+#              skips the tests, SHORT_VARIANTS=short the default's tables
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -582,10 +583,12 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       # The 64-row ping-pong tiles' tests first, and nothing else if they
       # fail or hang; then every transformer GEMM shape at batch 32 on the
       # default tiles and on 64-row ones (--wgmma-rows=64), in turn, twice.
-      TAIL=8 run short-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*LinearWgmmaShortTiles*' || continue
+      if [ "${SHORT_TESTS:-1}" = 1 ]; then
+        TAIL=8 run short-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+          --gtest_filter='*LinearWgmmaShortTiles*' || continue
+      fi
       for round in $(seq "${SHORT_ROUNDS:-2}"); do
-        for variant in default short; do
+        for variant in ${SHORT_VARIANTS:-default short}; do
           flags=$([ $variant = short ] && echo --kiln-flag=--wgmma-rows=64)
           TAIL=14 run "gemm-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
             "$work/gemm-$variant" --set transformer --rounds 1 $flags \
