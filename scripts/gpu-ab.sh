@@ -220,10 +220,6 @@
 #              medians and each ratio's range), the attention and the
 #              matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
-#   short      the 64-row ping-pong tiles' kernel tests, then the transformer
-#              GEMM table at batch 32 by default and with --wgmma-rows=64,
-#              in turn, SHORT_ROUNDS times (default 2); SHORT_TESTS=0
-#              skips the tests, SHORT_VARIANTS=short the default's tables
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -233,7 +229,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind short swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -578,22 +574,6 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         TAIL=5 run "behind-$candidate" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
           "$work/behind-$candidate" --set behind --rounds 2 \
           --kiln-flag=--wgmma-candidate=$candidate --markdown "$out/behind-$candidate.md"
-      done ;;
-    short)
-      # The 64-row ping-pong tiles' tests first, and nothing else if they
-      # fail or hang; then every transformer GEMM shape at batch 32 on the
-      # default tiles and on 64-row ones (--wgmma-rows=64), in turn, twice.
-      if [ "${SHORT_TESTS:-1}" = 1 ]; then
-        TAIL=8 run short-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
-          --gtest_filter='*LinearWgmmaShortTiles*' || continue
-      fi
-      for round in $(seq "${SHORT_ROUNDS:-2}"); do
-        for variant in ${SHORT_VARIANTS:-default short}; do
-          flags=$([ $variant = short ] && echo --kiln-flag=--wgmma-rows=64)
-          TAIL=14 run "gemm-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
-            "$work/gemm-$variant" --set transformer --rounds 1 $flags \
-            --markdown "$out/gemm-$variant-$round.md"
-        done
       done ;;
     swap)
       swap_models=${SWAP_MODELS-gpt2 bert vit_b_16 ffn gpt2_block}

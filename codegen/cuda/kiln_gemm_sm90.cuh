@@ -17,10 +17,9 @@
 //   M's row tiles of 192 fill the multiprocessors in whole waves and 128
 //   rows leave half a wave (ViT's 6304 rows: 33 x 4 = 132 tiles of
 //   192 x 192 at N = 768, where 128 x 192 makes 200). Ping-pong: each owns
-//   every other tile, all 128 rows (kBN registers; kBN <= 128) or all 64 of
-//   a 64-row tile (kBN / 2 registers; kBN <= 256), and the two take turns
-//   on the tensor cores so one's epilogue overlaps the other's main loop.
-//   Epilogue warpgroups (640 threads): the consumers run
+//   every other tile, all 128 rows (kBN registers; kBN <= 128), and the two
+//   take turns on the tensor cores so one's epilogue overlaps the other's
+//   main loop. Epilogue warpgroups (640 threads): the consumers run
 //   cooperative main loops only and hand each tile's accumulators through
 //   shared memory to warpgroups 3 and 4, which run its epilogue beside the
 //   next tile's main loop. kStages shared-memory stages in a ring, each with a `full`
@@ -57,24 +56,17 @@ namespace kiln::sm90 {
 constexpr int kBM = 128, kBK = 64, kThreads = 384;
 /// The cooperative schedule's taller tile: three consumer warpgroups.
 constexpr int kTallRows = 192;
-/// Ping-pong's shorter tile: each warpgroup holds a 64-row tile up to 256
-/// wide in 128 accumulators a thread, as a 128 x 128 tile's. Where 64-row
-/// tiles fill the multiprocessors in whole waves (ViT-B/16's 6304 x 3072:
-/// 99 x 12 = 9 x 132 tiles of 64 x 256) the epilogue (a GELU) runs beside
-/// the other warpgroup's main loop instead of after the block's own.
-constexpr int kShortRows = 64;
 __host__ __device__ constexpr int tile_bytes_a(int rows) { return rows * kBK * 2; }
 __host__ __device__ constexpr int tile_bytes_b(int bn) { return bn * kBK * 2; }
 /// Epilogue staging: each consumer warp turns its 16 x 64 accumulator slice
 /// around in shared memory (pitch 72 floats: conflict-free float2 writes).
 constexpr int kStagingCols = 64, kStagingPitch = 72;
 constexpr int kWarpStagingBytes = 16 * kStagingPitch * 4;
-/// A tile's staging: a slice for each consumer warp (4 a 64-row band;
-/// two ping-pong warpgroups of 64-row tiles take a 128-row tile's).
+/// A tile's staging: a slice for each consumer warp (4 a 64-row band).
 /// `half`: the results' half of each warp's slice alone (a fragments
 /// epilogue whose row input, if any, comes through the ring).
 __host__ __device__ constexpr int staging_bytes(int rows, bool half = false) {
-  return (rows < kBM ? kBM : rows) / 16 * (half ? kWarpStagingBytes / 2 : kWarpStagingBytes);
+  return rows / 16 * (half ? kWarpStagingBytes / 2 : kWarpStagingBytes);
 }
 /// Rows of a staged slice whose epilogue is computed before any is stored
 /// (a GEMM's; an Operands policy sets its own).
@@ -320,9 +312,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                float *workspace = nullptr) {
   static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
                 "wgmma tiles are 64, 128, 192 or 256 wide");
-  static_assert(kSchedule != Schedule::pingpong || kBN <= 128 ||
-                    Operands::kTileRows == kShortRows,
-                "a ping-pong warpgroup holds a whole tile: 64 or 128 wide (256 at 64 rows)");
+  static_assert(kSchedule != Schedule::pingpong || kBN <= 128,
+                "a ping-pong warpgroup holds a whole tile: 64 or 128 wide");
   static_assert(kMulticast == 1 || kMulticast == 2, "clusters of 1 or 2 blocks");
   static_assert(kBlocksPerSM == 1 ||
                     (kBlocksPerSM == 2 && kBN == 64 && kSchedule == Schedule::cooperative),
@@ -347,15 +338,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // each, cooperative; ping-pong's two take whole tiles in turn).
   constexpr int kRows = Operands::kTileRows;
   constexpr int kConsumers = kPingPong ? 2 : kRows / 64;
-  static_assert(kRows == kBM || kRows == kShortRows || (kRows == kTallRows && kBN <= 192 &&
+  static_assert(kRows == kBM || (kRows == kTallRows && kBN <= 192 &&
                                  kSchedule == Schedule::cooperative && kMulticast == 1 &&
                                  kBlocksPerSM == 1 && !kStreamK),
                 "192-row tiles are cooperative, at most 192 wide (96 accumulators a "
                 "thread), one block a multiprocessor, no cluster, no stream-K");
-  static_assert(kRows != kShortRows || (kPingPong && kMulticast == 1 && kBlocksPerSM == 1 &&
-                                        kSplitK == 1 && !Operands::kRowsByShuffle),
-                "64-row tiles are ping-pong, one block a multiprocessor, no cluster, no "
-                "split K, one matrix");
   // GEMMs only: a convolution's rows (computed by shuffles) do not take the
   // early copy at all.
   constexpr bool kSecondInputs =
@@ -592,8 +579,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     const int warp = lane128 / 32, lane = lane128 % 32;
     float *staging = stagingBase + (consumer * 4 + warp) * kWarpStagingFloats;
     // Row halves of a tile this warpgroup multiplies: its own 64 rows
-    // (cooperative) or all of them (ping-pong: two, or one of a 64-row tile).
-    constexpr int kHalves = kPingPong ? kRows / 64 : 1;
+    // (cooperative) or both (ping-pong).
+    constexpr int kHalves = kPingPong ? 2 : 1;
     // The second row half's first row-input slice, copied before the main
     // loop too (kSecondInputs: ping-pong, 64 wide).
     constexpr bool kEarlySecond = kEarlyInput && kSecondInputs;

@@ -108,15 +108,9 @@ std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef elemen
 
 std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfigAttr config) {
   ArrayRef<int64_t> tile = config.getTile();
-  if (tile.size() != 3 || !llvm::is_contained({64, 128, 192}, tile[0]) || tile[2] != 64 ||
+  if (tile.size() != 3 || (tile[0] != 128 && tile[0] != 192) || tile[2] != 64 ||
       !llvm::is_contained({64, 128, 192, 256}, tile[1]))
-    return "its template implements tiles [64 | 128 | 192, 64 | 128 | 192 | 256, 64] only";
-  // Each ping-pong warpgroup holds a whole 64-row tile (kShortRows).
-  if (tile[0] == 64 && (config.getSchedule() != WgmmaSchedule::pingpong ||
-                        config.getMulticast() != 1 || config.getBlocksPerSm() != 1 ||
-                        config.getSplitK() != 1))
-    return "a 64-row tile is ping-pong, with no multicast, one block a multiprocessor and no "
-           "split_k";
+    return "its template implements tiles [128 | 192, 64 | 128 | 192 | 256, 64] only";
   // Three consumer warpgroups hold a 192-row tile: 96 accumulators a thread
   // at most, in registers that nothing else may claim.
   if (tile[0] == 192 && (tile[1] > 192 || config.getSchedule() != WgmmaSchedule::cooperative ||
@@ -357,10 +351,6 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // GELU and residual epilogue spilled (NVRTC, 2026-12-05).
     if (config.getBlocksPerSm() != 1 && (!kMajorB || batch != 1))
       return refuse("two blocks a multiprocessor take a [N, K] B without a batch");
-    // A batch's rows come by shuffles, which the 64-row tile's single
-    // row half was not built for.
-    if (!config.getTile().empty() && config.getTile()[0] == 64 && (!kMajorB || batch != 1))
-      return refuse("a 64-row tile takes a [N, K] B without a batch");
     if (std::optional<std::string> problem = wgmmaConfigProblem(config))
       return refuse(*problem);
     break;
@@ -448,10 +438,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   const bool handoff = hopper && config.getSchedule() == WgmmaSchedule::epilogue_warpgroups;
   if (handoff)
     threads = 640;
-  // A warpgroup a 64-row band of a cooperative tile, and the producer's
-  // (ping-pong: two consumers whatever the rows).
+  // A warpgroup a 64-row band of a cooperative tile, and the producer's.
   const int64_t tileRows = hopper ? config.getTile()[0] : 128;
-  if (hopper && tileRows != 128 && config.getSchedule() != WgmmaSchedule::pingpong)
+  if (hopper && tileRows != 128)
     threads = static_cast<unsigned>(128 * (1 + tileRows / 64));
   // The functor's column rules, for it below and the checks before it: an
   // even N pairs columns, N % 8 == 0 rows of 16-byte chunks (a Hopper or

@@ -31,7 +31,7 @@ struct WgmmaCandidate {
   int64_t rows = 128;
   /// fp32 accumulators per consumer thread.
   int64_t accumulators() const {
-    return wgmmaAccumulators(schedule == WgmmaSchedule::pingpong, width, rows);
+    return wgmmaAccumulators(schedule == WgmmaSchedule::pingpong, width);
   }
   bool handoff() const { return schedule == WgmmaSchedule::epilogue_warpgroups; }
   /// The cost a column for a GEMM (`conv` false) or a convolution.
@@ -48,16 +48,16 @@ constexpr WgmmaCandidate kWgmmaCandidates[] = {
     {WgmmaSchedule::epilogue_warpgroups, 128, 1.15},
     {WgmmaSchedule::epilogue_warpgroups, 64, 1.3},
     {WgmmaSchedule::cooperative, 192, 1.0, 192}, {WgmmaSchedule::cooperative, 128, 1.05, 192},
-    {WgmmaSchedule::cooperative, 64, 1.25, 192},
-    {WgmmaSchedule::pingpong, 256, 1.0, 64},     {WgmmaSchedule::pingpong, 192, 1.05, 64}};
-/// 64-row ping-pong tiles (GEMMs of one matrix with a [N, K] B): each
-/// warpgroup's epilogue beside the other's main loop, where the 128 x 128
-/// ping-pong tile does not fill the waves (ViT-B/16's 6304 x 3072 + GELU:
-/// 1200 tiles, 9.1 waves, against 1188 of 64 x 256, 9 waves). Their A tile
-/// is reused over a wgmma as wide as it gets but their B tile over 64 rows:
-/// per output they read 1.25 times the operands of a 128 x 128 tile and
-/// 1.9 times a 192 x 192 one's. Not measured yet, so the tuner's (and
-/// wgmma-rows=64's) alone.
+    {WgmmaSchedule::cooperative, 64, 1.25, 192}};
+/// No 64-row tiles: ping-pong warpgroups each holding a 64 x 256 or 64 x
+/// 192 tile (the epilogue beside the other's main loop, whole waves on
+/// ViT-B/16's 6304 rows) were built and timed on the H100 (2026-12-07,
+/// every transformer GEMM at batch 32) at 1.17-1.84x the time of these
+/// candidates' (ViT's GELU up-projection 49.7 -> 67.0 us). Per output a
+/// 64 x 256 tile loads 1.25 times a 128 x 128 tile's operands from L2, and
+/// it took 1.25 times as long on BERT's FFN up-projection (34.2 -> 43.0
+/// us), both loading 8.8 TB/s: there the operands' L2 reads bound the
+/// main loop, not the epilogue (bench/NOTES.md).
 /// A 192-row tile's main loop and epilogue take 1.5 times a 128-row one's
 /// (the epilogue's stores and residual reads are the tile's bytes, whatever
 /// the warps that issue them). Its A tile is reused over 192 columns and
@@ -357,29 +357,17 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     // are 128), one block a multiprocessor, no cluster; taken as the knob
     // says (wgmmaKnobsError has refused 192 with a cluster or two blocks a
     // multiprocessor).
-    const bool tall = candidate.rows > 128;
-    if (tall && (implicitConv || knobs.wgmmaRows == 128 || knobs.wgmmaRows == 64 ||
-                 multicast != 1 || blocksPerSM != 1))
+    const bool tall = candidate.rows != 128;
+    if (tall && (implicitConv || knobs.wgmmaRows == 128 || multicast != 1 || blocksPerSM != 1))
       continue;
     if (!tall && knobs.wgmmaRows == 192 && !implicitConv)
-      continue;
-    // 64 rows: GEMMs of one matrix with a [N, K] B (the kernel's rows of a
-    // batch come by shuffles), one block a multiprocessor, no cluster;
-    // where they cannot, wgmma-rows=64 keeps the 128-row tiles.
-    const bool shortRows = candidate.rows < 128;
-    const bool shortRowsFit =
-        !conv && s.kMajorB && s.batch == 1 && multicast == 1 && blocksPerSM == 1;
-    if (shortRows && (!shortRowsFit || knobs.wgmmaRows == 128 || knobs.wgmmaRows == 192))
-      continue;
-    if (!shortRows && knobs.wgmmaRows == 64 && shortRowsFit)
       continue;
     // 192 rows narrower than 192: 1x1 convolutions, or forced (GEMMs' cost
     // model was fitted without them). A GEMM's tuner still tries them, last
     // (cuBLAS runs BERT's down-projections at batch 32 on 132 tiles of
     // 192 x 128, where the cost model gives 128 of 128 x 192).
     const bool tunerOnly =
-        (tall && candidate.width != 192 && !pointwiseConv && knobs.wgmmaRows != 192) ||
-        (shortRows && knobs.wgmmaRows != 64);
+        tall && candidate.width != 192 && !pointwiseConv && knobs.wgmmaRows != 192;
     if (tunerOnly && knobs.wgmmaCandidate < 0)
       continue;
     int64_t blocks = ceilDiv(ceilDiv(s.M, candidate.rows), multicast) * multicast *
@@ -390,7 +378,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
     // loop, the tensor cores' time n k unless the epilogues take longer.
     double steps = candidate.schedule == WgmmaSchedule::cooperative ? n * (k + e) * rowScale
                    : candidate.handoff()                            ? std::max(n * k, n * e) + e
-                   : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead * rowScale;
+                   : std::max(n * k + e, ceilDiv(n, 2) * (k + e)) * pingPongOverhead;
     const double perColumn = candidate.costPerColumn(conv);
     double cost = steps * candidate.width * perColumn;
     std::string name = scheduleName(candidate.schedule) + " " + str(candidate.rows) + " x " +
@@ -526,7 +514,7 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
   // block, it was not (the FFN's 4096 x 1024 x 4096 down-projection with a
   // residual: 132 tiles of 192 x 192 against two of 128 x 128 on most
   // blocks, 4 us slower on the H200, 2026-12-04).
-  if (best.rows > 128 && bestShort.width != 0 && best.blockOutputs >= bestShort.blockOutputs) {
+  if (best.rows != 128 && bestShort.width != 0 && best.blockOutputs >= bestShort.blockOutputs) {
     considered += "; not " + str(best.rows) + " rows: " + str(best.blockOutputs) +
                   " outputs a block against " + str(bestShort.blockOutputs);
     best = bestShort;

@@ -33,7 +33,7 @@ struct SplitKKnobs {
   std::string wgmmaSchedule; // auto, cooperative or pingpong
   int64_t wgmmaMulticast;    // 0: the cost model's choice
   int64_t wgmmaBlocksPerSM;  // 0: the cost model's choice
-  int64_t wgmmaRows;         // 0: the cost model's choice, else 64, 128 or 192
+  int64_t wgmmaRows;         // 0: the cost model's choice, else 128 or 192
   int64_t attentionRows;     // 0: the cost model's choice
   int64_t attentionStages;   // 0: attention_wgmma's 2
   bool wgmmaStreamK;

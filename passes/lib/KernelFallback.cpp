@@ -10,14 +10,13 @@
 // rows allows, narrowed to 128 wide in the same step), stream-K's partial
 // tiles, K split over a cluster, a multicast cluster, two blocks a
 // multiprocessor, then the schedules that hold more per thread (ping-pong:
-// a whole tile a warpgroup, a 64-row one turning 128 rows; the epilogue
-// warpgroups: five warpgroups in one register file; the overlapped
-// attention: two tiles' scores, after a third K/V stage), then 192-row
-// tiles (four warpgroups in one register file), then tiles wider than 128
-// (a cooperative 192 or 256-wide tile holds 96 or 128 accumulators a
-// thread). Each step after the ring's keeps the stages, which fit in the
-// shared memory of the configuration before (none of these needs more),
-// but the 64-row tile's, whose 128 rows may take a stage fewer.
+// a whole tile a warpgroup; the epilogue warpgroups: five warpgroups in
+// one register file; the overlapped attention: two tiles' scores, after a
+// third K/V stage), then 192-row tiles (four warpgroups in one register
+// file), then tiles wider than 128 (a cooperative 192 or 256-wide tile
+// holds 96 or 128 accumulators a thread). Each step after the ring's keeps
+// the stages, which fit in the shared memory of the configuration before
+// (none of these needs more).
 //
 //===----------------------------------------------------------------------===//
 
@@ -134,15 +133,6 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
     std::string step =
         "the cooperative schedule (not " + stringifyWgmmaSchedule(schedule).str() + ")";
     schedule = WgmmaSchedule::cooperative;
-    // A 64-row tile is ping-pong's alone: 128 rows in the same step, in a
-    // ring that fits their larger A tiles.
-    if (tile.size() == 3 && tile[0] == 64) {
-      tile[0] = 128;
-      while (stages > 2 && wgmmaSharedBytes(tile[1], stages, false, tile[0]) >
-                               kMaxDynamicSharedBytes)
-        --stages;
-      step += " on 128-row tiles (not 64), " + std::to_string(stages) + " stages";
-    }
     return with(step);
   }
   if (tile.size() == 3 && tile[0] != 128) {

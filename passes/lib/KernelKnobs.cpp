@@ -95,13 +95,9 @@ std::string kiln::wgmmaKnobsError(const std::string &schedule, int64_t multicast
   if (blocksPerSM < 0 || blocksPerSM > 2)
     return "--wgmma-blocks-per-sm must be 0 (the cost model's choice), 1 or 2, got " +
            std::to_string(blocksPerSM);
-  if (rows != 0 && rows != 64 && rows != 128 && rows != 192)
-    return "--wgmma-rows must be 0 (the cost model's choice), 64, 128 or 192, got " +
+  if (rows != 0 && rows != 128 && rows != 192)
+    return "--wgmma-rows must be 0 (the cost model's choice), 128 or 192, got " +
            std::to_string(rows);
-  if (rows == 64 && ((schedule != "auto" && schedule != "pingpong") || multicast == 2 ||
-                     blocksPerSM == 2))
-    return "--wgmma-rows=64 takes the ping-pong schedule, one block a multiprocessor and no "
-           "multicast";
   if (rows == 192 && ((schedule != "auto" && schedule != "cooperative") || multicast == 2 ||
                       blocksPerSM == 2))
     return "--wgmma-rows=192 takes the cooperative schedule, one block a multiprocessor and "

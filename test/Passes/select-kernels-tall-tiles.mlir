@@ -17,7 +17,7 @@
 //       MODEL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 132, residual_ring = true>
 // TALL-LABEL: func.func @vit_down(
 //       TALL:   #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 132, residual_ring = true>
-// BADROWS: error: --wgmma-rows must be 0 (the cost model's choice), 64, 128 or 192, got 96
+// BADROWS: error: --wgmma-rows must be 0 (the cost model's choice), 128 or 192, got 96
 // BADTALL: error: --wgmma-rows=192 takes the cooperative schedule, one block a multiprocessor and no multicast
 func.func @vit_down(%x: tensor<6304x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<6304x768xf16>) -> tensor<6304x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<6304x3072xf16>, tensor<768x3072xf16>, tensor<6304x768xf16>) -> tensor<6304x768xf16> {

@@ -28,13 +28,10 @@ std::string biasFreeLinear(int64_t m, int64_t n, int64_t k, const std::string &t
 
 /// The Hopper GEMM's forced configurations: each tile width, a short ring,
 /// persistent grids smaller than the tile count, every schedule, clusters,
-/// two blocks a multiprocessor, K split over pairs, the 192-row tiles and
-/// the 64-row ones.
+/// two blocks a multiprocessor, K split over pairs, and the 192-row tiles.
 const std::vector<std::string> &wgmmaConfigs();
 /// 192-row tiles (three consumer warpgroups).
 const std::vector<std::string> &tallWgmmaConfigs();
-/// 64-row ping-pong tiles (a warpgroup a tile, up to 256 wide).
-const std::vector<std::string> &shortWgmmaConfigs();
 /// Rings one stage deeper than the full staging leaves room for, with the
 /// residual through the ring (residual_ring).
 const std::vector<std::string> &residualRingConfigs();

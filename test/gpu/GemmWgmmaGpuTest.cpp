@@ -87,20 +87,6 @@ const std::vector<std::string> &tallWgmmaConfigs() {
   return configs;
 }
 
-/// 64-row ping-pong tiles (each warpgroup a whole tile, up to 256 wide):
-/// blocks walking odd and even counts of tiles, one block walking all of
-/// them through a 2-stage ring, a grid larger than the tile count.
-const std::vector<std::string> &shortWgmmaConfigs() {
-  static const std::vector<std::string> configs = {
-      "#kiln.kernel<variant = gemm_wgmma, tile = [64, 256, 64], stages = 4, grid_limit = 3, "
-      "schedule = pingpong>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [64, 192, 64], stages = 2, grid_limit = 1, "
-      "schedule = pingpong>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [64, 128, 64], stages = 5, grid_limit = 132, "
-      "schedule = pingpong>"};
-  return configs;
-}
-
 /// The Hopper GEMM's forced configurations: each tile width, a short ring,
 /// and persistent grids smaller than the tile count.
 const std::vector<std::string> &wgmmaConfigs() {
@@ -161,7 +147,6 @@ const std::vector<std::string> &wgmmaConfigs() {
   static const std::vector<std::string> all = [] {
     std::vector<std::string> both = configs;
     both.insert(both.end(), tallWgmmaConfigs().begin(), tallWgmmaConfigs().end());
-    both.insert(both.end(), shortWgmmaConfigs().begin(), shortWgmmaConfigs().end());
     return both;
   }();
   return all;
@@ -261,7 +246,6 @@ using kiln::testing::linear;
 using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
-using kiln::testing::shortWgmmaConfigs;
 using kiln::testing::swapConfigs;
 using kiln::testing::streamKCases;
 using kiln::testing::tallWgmmaConfigs;
@@ -281,23 +265,6 @@ TEST(KernelsGpu, LinearWgmmaTallTiles) {
     expectMatchesReference(linear(700, 504, 200, "bf16", kernel));
     expectMatchesReference(biasFreeLinear(300, 504, 712, "f16", kernel));
     expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
-  }
-}
-
-// The Hopper GEMM on 64-row ping-pong tiles: every epilogue path (element
-// by element with odd N, fragments with and without a residual,
-// bias-free), M, N and K off every tile multiple, a row tile count odd and
-// even (the warpgroups' turns), and M under one tile.
-TEST(KernelsGpu, LinearWgmmaShortTiles) {
-  KILN_REQUIRE_GPU();
-  for (const std::string &kernel : shortWgmmaConfigs()) {
-    SCOPED_TRACE(kernel);
-    expectMatchesReference(linear(300, 500, 712, "f16", kernel));
-    expectMatchesReference(linear(300, 504, 712, "f16", kernel, /*residual=*/false));
-    expectMatchesReference(linear(700, 504, 200, "bf16", kernel));
-    expectMatchesReference(biasFreeLinear(300, 504, 712, "f16", kernel));
-    expectMatchesReference(linear(129, 200, 72, "bf16", kernel));
-    expectMatchesReference(linear(40, 776, 136, "f16", kernel, /*residual=*/false));
   }
 }
 

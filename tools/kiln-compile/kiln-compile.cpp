@@ -197,9 +197,8 @@ cl::opt<int64_t> wgmmaRows(
     cl::desc("rows of the Hopper GEMM's tiles: 0 (the selection stage's cost model, the "
              "default: 192-row cooperative tiles with three consumer warpgroups where they "
              "fill the multiprocessors in fewer waves, as ViT's 6304 rows and ResNet-50's "
-             "1x1 convolutions at 28 x 28 and 14 x 14 do), 64 (ping-pong tiles 192 or 256 "
-             "wide, each warpgroup's epilogue beside the other's main loop; GEMMs of one "
-             "matrix), 128, or 192 (wherever they fit); implicit-GEMM convolutions keep 128"),
+             "1x1 convolutions at 28 x 28 and 14 x 14 do), 128, or 192 (wherever they fit); "
+             "implicit-GEMM convolutions keep 128"),
     cl::init(0), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaStreamK(
     "wgmma-stream-k",

@@ -65,16 +65,9 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   if (schedule == WgmmaSchedule::pingpong) {
     if (variant != KernelVariant::gemm_wgmma && variant != KernelVariant::conv_wgmma)
       return emitError() << "only gemm_wgmma and conv_wgmma have a ping-pong schedule";
-    // A ping-pong warpgroup holds a whole tile's accumulators: 128 a
-    // thread at most (128 x 128, or 64 x 256).
-    if (tile.size() == 3 && tile[0] == 64 && variant == KernelVariant::gemm_wgmma) {
-      if (tile[1] % 64 != 0 || tile[1] > 256)
-        return emitError() << "a 64-row ping-pong tile is 64, 128, 192 or 256 wide, got "
-                           << tile[1];
-    } else if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128) {
-      return emitError() << "a ping-pong tile is 64 or 128 wide (up to 256 with 64 rows), got "
-                         << tile[1];
-    }
+    // A ping-pong warpgroup holds a whole tile's accumulators.
+    if (tile.size() == 3 && tile[1] != 64 && tile[1] != 128)
+      return emitError() << "a ping-pong tile is 64 or 128 wide, got " << tile[1];
   }
   if (schedule == WgmmaSchedule::epilogue_warpgroups) {
     if (variant != KernelVariant::gemm_wgmma)

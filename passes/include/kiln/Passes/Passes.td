@@ -631,8 +631,7 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "cost model), 1 or 2">,
     Option<"wgmmaRows", "wgmma-rows", "int64_t", /*default=*/"0",
            "rows of gemm_wgmma's tiles: 0 (the cost model: 128, or 192-row "
-           "cooperative tiles with three consumer warpgroups), 64 (ping-pong "
-           "tiles up to 256 wide, GEMMs of one matrix), 128 or 192; "
+           "cooperative tiles with three consumer warpgroups), 128 or 192; "
            "implicit-GEMM convolutions keep 128">,
     Option<"wgmmaStreamK", "wgmma-stream-k", "bool", /*default=*/"false",
            "gemm_wgmma shares the tiles of its last waves by k-iterations where "

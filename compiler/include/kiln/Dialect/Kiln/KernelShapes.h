@@ -148,9 +148,7 @@ constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff =
                                    int64_t rows = 128, bool secondInputs = false,
                                    bool prefetchInputs = false, int64_t splitK = 1,
                                    bool halfStaging = false) {
-  // A consumer warp's slice each: two ping-pong warpgroups of 64-row tiles
-  // take a 128-row tile's (kiln::sm90::staging_bytes).
-  const int64_t staging = (rows < 128 ? 128 : rows) / 16 * 16 * 72 * (halfStaging ? 2 : 4);
+  const int64_t staging = rows / 16 * 16 * 72 * (halfStaging ? 2 : 4);
   return stages * (rows * 64 * 2 + tileN * 64 * 2) + staging +
          (handoff ? 128 * tileN * 4 : 0) +
          (secondInputs ? rows / 16 * 16 * 72 * 2 * (prefetchInputs ? 3 : 1) : 0) +
@@ -171,8 +169,8 @@ constexpr bool wgmmaSecondInputSlices(bool pingpong, int64_t tileN, int64_t rows
 /// 96 or fewer it keeps a slice's 16 loads in flight together. Through the
 /// ring (TMA into shared memory) the limit does not apply.
 constexpr int64_t kResidualMaxAccumulators = 96;
-constexpr int64_t wgmmaAccumulators(bool pingpong, int64_t tileN, int64_t rows = 128) {
-  return pingpong ? tileN * rows / 128 : tileN / 2;
+constexpr int64_t wgmmaAccumulators(bool pingpong, int64_t tileN) {
+  return pingpong ? tileN : tileN / 2;
 }
 /// conv_stem's paths (kiln_conv_stem.cuh): a tile of 128 adjacent outputs
 /// of one output row reads KH rows of the input once ("rows") where no
