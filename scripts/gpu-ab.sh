@@ -220,6 +220,9 @@
 #              medians and each ratio's range), the attention and the
 #              matmul tables
 #   vendor-cnn  the CNNs at batch 32 each launch alone against cuDNN alone
+#   ring-pairs the residual ring's kernel tests, then the transformer
+#              GEMM table at batch 32 by default and in multicast pairs
+#              (--wgmma-multicast=2), in turn, twice
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -229,7 +232,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -574,6 +577,22 @@ for row in json.load(open(sys.argv[1]))["rows"]:
         TAIL=5 run "behind-$candidate" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
           "$work/behind-$candidate" --set behind --rounds 2 \
           --kiln-flag=--wgmma-candidate=$candidate --markdown "$out/behind-$candidate.md"
+      done ;;
+    ring-pairs)
+      # The residual ring's tests (multicast pairs among them) first, and
+      # nothing else if they fail or hang (barriers that disagree hang);
+      # then every transformer GEMM shape at batch 32, default against
+      # pairs of blocks sharing B (--wgmma-multicast=2, the residual still
+      # through the ring), in turn, twice.
+      TAIL=8 run ring-pairs-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*ResidualRing*' || continue
+      for round in 1 2; do
+        for variant in default pairs; do
+          flags=$([ $variant = pairs ] && echo --kiln-flag=--wgmma-multicast=2)
+          TAIL=14 run "gemm-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+            "$work/gemm-$variant" --set transformer --rounds 1 $flags \
+            --markdown "$out/gemm-$variant-$round.md"
+        done
       done ;;
     swap)
       swap_models=${SWAP_MODELS-gpt2 bert vit_b_16 ffn gpt2_block}

@@ -472,11 +472,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   // functor the row input's tensor map only for these tiles.
   constexpr bool kRingInput = Epilogue::kRowInputRing;
   static_assert(!kRingInput || (Epilogue::kFragments && Epilogue::kRowInput &&
-                                kSchedule == Schedule::cooperative && kMulticast == 1 &&
-                                !kStreamK && kSplitK == 1 && !Operands::kRowsByShuffle &&
+                                kSchedule == Schedule::cooperative && !kStreamK &&
+                                kSplitK == 1 && !Operands::kRowsByShuffle &&
                                 !Operands::kTransB),
-                "the row input takes the ring in cooperative GEMM tiles without a cluster, "
-                "stream-K or split K (the dialect says why not ping-pong)");
+                "the row input takes the ring in cooperative GEMM tiles without stream-K "
+                "or split K (the dialect says why not ping-pong)");
   constexpr int kRingSlices = kRingInput ? kBN / kStagingCols : 0;
   // The row input's first slice (of the first row half) on its way during
   // the main loop. GEMMs only: a convolution's rows take enough registers
@@ -522,14 +522,16 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         if constexpr (kRingInput) {
           // A slice wholly past N comes from the last one in bounds (never
           // stored): every box then lies partly inside the tensor, so its
-          // byte count holds.
+          // byte count holds. So do a multicast pair's rows past M (an odd
+          // last row tile, computed and not stored).
           const int lastSlice = (N - 1) / kStagingCols * kStagingCols;
+          const int inputRow = ops.row(min(tileM, ops.tiles_m() - 1), 0);
           for (int c = 0; c < kRingSlices; ++c, ++it) {
             int stage = it % kStages;
             if (it >= kStages)
               barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
             barrier_expect_tx(&full[stage], Operands::kBytesA);
-            epilogue.load_row_input_box(tilesA + stage * (kRows * kBK), ops.row(tileM, 0),
+            epilogue.load_row_input_box(tilesA + stage * (kRows * kBK), inputRow,
                                         min(blockN + c * kStagingCols, lastSlice), &full[stage]);
           }
         }
@@ -835,8 +837,14 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
             barrier_arrive_release_cluster(&splitFree, peer);
           store(d, tileM, blockN, kEarlyInput, parity);
         } else if constexpr (kRingInput) {
-          const RingInput ring{reinterpret_cast<const unsigned char *>(tilesA), full, empty, it,
-                               kStages, static_cast<unsigned>(kTileBytesA)};
+          const RingInput ring{reinterpret_cast<const unsigned char *>(tilesA),
+                               full,
+                               empty,
+                               it,
+                               kStages,
+                               static_cast<unsigned>(kTileBytesA),
+                               static_cast<unsigned>(kMulticast),
+                               rank};
           store(d, tileM, blockN, false, parity, &ring);
         } else {
           store(d, tileM, blockN, kEarlyInput, parity);

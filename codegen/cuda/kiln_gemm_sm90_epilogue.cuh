@@ -232,12 +232,16 @@ __device__ __forceinline__ void copy_first_row_input(const Operands &ops, int N,
 /// `first + c`, as if it were one more k-step. A consumer warp waits on that
 /// stage's `full` barrier, reads its 16 rows with ldmatrix and releases the
 /// stage like a k-step's: the producer refills it with the next tile's
-/// k-steps while the epilogue goes on.
+/// k-steps while the epilogue goes on. In a multicast cluster each block
+/// loads its own rows' slices, and a warp releases the stage in every
+/// block, as a k-step's: each block's `empty` barrier counts the warps of
+/// all of them, whose rings stay in step.
 struct RingInput {
   const unsigned char *tilesA;
   unsigned long long *full, *empty;
   int first, stages;
   unsigned stageBytes;
+  unsigned clusterBlocks = 1, rank = 0;
   __device__ __forceinline__ int stage(int c) const { return (first + c) % stages; }
   /// Slice c once it has landed.
   __device__ __forceinline__ const unsigned char *wait(int c) const {
@@ -247,8 +251,11 @@ struct RingInput {
   /// This warp is done with slice c (one lane arrives for the warp).
   __device__ __forceinline__ void release(int c) const {
     __syncwarp();
-    if (threadIdx.x % 32 == 0)
+    if (threadIdx.x % 32 == 0) {
       barrier_arrive(&empty[stage(c)]);
+      for (unsigned peer = 1; peer < clusterBlocks; ++peer)
+        barrier_arrive_cluster(&empty[stage(c)], (rank + peer) % clusterBlocks);
+    }
   }
 };
 

@@ -414,15 +414,16 @@ WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp grou
           knobs.wgmmaResidualPrefetch && secondInputs && residual && s.anchor != nullptr;
       // wgmma-residual-ring: the residual through the main loop's ring
       // (cooperative tiles of a GEMM or a 1x1 convolution, a [N, K] B, no
-      // batch, no cluster, one block a multiprocessor: two spilled with it;
-      // the dialect says why not ping-pong): the staging keeps only its
+      // batch, one block a multiprocessor: two spilled with it; the dialect
+      // says why not ping-pong; in a multicast pair each block loads its
+      // own rows' slices, not yet timed): the staging keeps only its
       // results' half, and the ring takes another stage where that half
       // makes room. (On the H100, 2026-12-05: BERT's FFN down-projection
       // 30.5 -> 29.8 us with 5 stages, ViT's 48.0 -> 42.9 with 4, the
       // out-projections 0.8-0.9 us faster.)
       const bool ringResidual = ringCarries && !prefetchInputs && s.anchor != nullptr &&
-                                s.kMajorB && s.batch == 1 && multicast == 1 &&
-                                blocksPerSM == 1 && s.N % 8 == 0 &&
+                                s.kMajorB && s.batch == 1 && blocksPerSM == 1 &&
+                                s.N % 8 == 0 &&
                                 candidate.schedule == WgmmaSchedule::cooperative;
       // The ring with the residual copied by rows, and with it through the
       // ring (the staging's freed half may make room for a stage more).

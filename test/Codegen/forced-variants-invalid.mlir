@@ -849,7 +849,7 @@ func.func @split_k_matmul(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> t
 // 64-wide blocks a multiprocessor) and beside a 128-wide ping-pong tile's
 // accumulators, and through 64-wide ping-pong tiles its results moved from
 // launch to launch: refused for all three.
-// CHECK: error: residual_ring takes gemm_wgmma with the cooperative schedule, no multicast, one block a multiprocessor, no stream_k or split_k and sizes in the source
+// CHECK: error: residual_ring takes gemm_wgmma with the cooperative schedule, one block a multiprocessor, no stream_k or split_k and sizes in the source
 func.func @residual_ring_two_blocks(%x: tensor<129x72xbf16>, %w: tensor<200x72xbf16>, %r: tensor<129x200xbf16>) -> tensor<129x200xbf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<129x72xbf16>, tensor<200x72xbf16>, tensor<129x200xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 5, blocks_per_sm = 2, residual_ring = true>} -> tensor<129x200xbf16> {
   ^bb0(%a: tensor<129x72xbf16>, %bw: tensor<200x72xbf16>, %br: tensor<129x200xbf16>):

@@ -8,6 +8,8 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=epilogue_warpgroups}))" | FileCheck %s --check-prefix=EPI
 // RUN: not kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-schedule=epilogue_warpgroups wgmma-multicast=2}))" 2>&1 | FileCheck %s --check-prefix=BADEPI
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=AUTO
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-multicast=2}))" | FileCheck %s --check-prefix=CLUSTER
+// RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-multicast=2 wgmma-residual-ring=false}))" | FileCheck %s --check-prefix=CLUSTERCOPIED
 
 // The Hopper main loop's schedule and multicast as the knobs force them
 // (the default cost model is select-kernels.mlir's): cooperative alone
@@ -106,4 +108,24 @@ func.func @pointwise(%x: tensor<32x14x14x1024xf16>, %w: tensor<512x1x1x1024xf16>
     kiln.yield %y : tensor<32x14x14x512xf16>
   }
   return %0 : tensor<32x14x14x512xf16>
+}
+
+// -----
+
+// Pairs sharing B by multicast keep the residual in the ring (each block
+// loads its own rows' slices): BERT's FFN down-projection at batch 32, 16
+// pairs of 128 x 192 row tiles a column, 5 stages beside the staging's
+// results half; copied by rows, 4.
+// CLUSTER-LABEL: func.func @bert_down(
+//       CLUSTER:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 128, multicast = 2, residual_ring = true>
+// CLUSTERCOPIED-LABEL: func.func @bert_down(
+//       CLUSTERCOPIED:   #kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 4, grid_limit = 128, multicast = 2>
+func.func @bert_down(%x: tensor<4096x3072xf16>, %w: tensor<768x3072xf16>, %r: tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %r : tensor<4096x3072xf16>, tensor<768x3072xf16>, tensor<4096x768xf16>) -> tensor<4096x768xf16> {
+  ^bb0(%a: tensor<4096x3072xf16>, %bw: tensor<768x3072xf16>, %res: tensor<4096x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<4096x3072xf16>, tensor<768x3072xf16>) -> tensor<4096x768xf16>
+    %s = kiln.add %l, %res : tensor<4096x768xf16>
+    kiln.yield %s : tensor<4096x768xf16>
+  }
+  return %0 : tensor<4096x768xf16>
 }

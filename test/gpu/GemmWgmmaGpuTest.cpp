@@ -157,7 +157,10 @@ const std::vector<std::string> &wgmmaConfigs() {
 /// (residual_ring): the staging keeps its results' half alone. Several
 /// tiles a block (the ring wraps around tiles' k-steps and slices), 128
 /// and 192 rows; 128 x 256, past the residual's accumulator limit, taken
-/// with the ring alone (a 1x1 convolution's in one wave, or a tuner's).
+/// with the ring alone (a 1x1 convolution's in one wave, or a tuner's);
+/// multicast pairs, each block loading its own rows' slices and releasing
+/// them in both, with an odd row tile count (the last pair's second tile
+/// past M) and one pair walking every tile.
 const std::vector<std::string> &residualRingConfigs() {
   static const std::vector<std::string> configs = {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 3, "
@@ -167,18 +170,21 @@ const std::vector<std::string> &residualRingConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 4, "
       "residual_ring = true>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 2, "
-      "residual_ring = true>"};
+      "residual_ring = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 4, "
+      "multicast = 2, residual_ring = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 2, "
+      "multicast = 2, residual_ring = true>"};
   return configs;
 }
 
 /// The Hopper configurations above that residual_ring takes (cooperative
-/// tiles, no cluster, one block a multiprocessor), with it.
+/// tiles, multicast pairs or none, one block a multiprocessor), with it.
 const std::vector<std::string> &ringTakingConfigs() {
   static const std::vector<std::string> configs = [] {
     std::vector<std::string> taking;
     for (const std::string &kernel : wgmmaConfigs()) {
-      if (kernel.find("multicast") != std::string::npos ||
-          kernel.find("split_k") != std::string::npos ||
+      if (kernel.find("split_k") != std::string::npos ||
           kernel.find("blocks_per_sm") != std::string::npos ||
           kernel.find("epilogue_warpgroups") != std::string::npos ||
           kernel.find("pingpong") != std::string::npos)

@@ -182,10 +182,10 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   // or two blocks a multiprocessor spilled with it.
   if (residualRing &&
       (variant != KernelVariant::gemm_wgmma || schedule != WgmmaSchedule::cooperative ||
-       multicast != 1 || blocksPerSM != 1 || streamK || splitK != 1 || runtimeSizes))
-    return emitError() << "residual_ring takes gemm_wgmma with the cooperative schedule, no "
-                          "multicast, one block a multiprocessor, no stream_k or split_k and "
-                          "sizes in the source";
+       blocksPerSM != 1 || streamK || splitK != 1 || runtimeSizes))
+    return emitError() << "residual_ring takes gemm_wgmma with the cooperative schedule, one "
+                          "block a multiprocessor, no stream_k or split_k and sizes in the "
+                          "source";
   if (runtimeSizes && variant != KernelVariant::gemm_wgmma &&
       variant != KernelVariant::gemm_split_k && variant != KernelVariant::normalization &&
       variant != KernelVariant::normalization_warp)
