@@ -251,11 +251,8 @@ struct RingInput {
   /// This warp is done with slice c (one lane arrives for the warp).
   __device__ __forceinline__ void release(int c) const {
     __syncwarp();
-    if (threadIdx.x % 32 == 0) {
-      barrier_arrive(&empty[stage(c)]);
-      for (unsigned peer = 1; peer < clusterBlocks; ++peer)
-        barrier_arrive_cluster(&empty[stage(c)], (rank + peer) % clusterBlocks);
-    }
+    if (threadIdx.x % 32 == 0)
+      barrier_arrive_every_block(&empty[stage(c)], rank, clusterBlocks);
   }
 };
 

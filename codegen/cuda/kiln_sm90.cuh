@@ -96,16 +96,19 @@ __device__ __forceinline__ void barrier_arrive_cluster(unsigned long long *bar, 
 }
 
 /// Arrives on `bar` in this block and at its offset in every other block
-/// of a cluster of kBlocks, this one being block `rank`: a stage that a
+/// of a cluster of `blocks`, this one being block `rank`: a stage that a
 /// multicast fills in each of them is free once every block's readers say
 /// so.
+__device__ __forceinline__ void barrier_arrive_every_block(unsigned long long *bar,
+                                                           unsigned rank, unsigned blocks) {
+  barrier_arrive(bar);
+  for (unsigned peer = 1; peer < blocks; ++peer)
+    barrier_arrive_cluster(bar, (rank + peer) % blocks);
+}
 template <int kBlocks>
 __device__ __forceinline__ void barrier_arrive_every_block(unsigned long long *bar,
                                                            unsigned rank) {
-  barrier_arrive(bar);
-  if constexpr (kBlocks > 1)
-    for (unsigned peer = 1; peer < kBlocks; ++peer)
-      barrier_arrive_cluster(bar, (rank + peer) % kBlocks);
+  barrier_arrive_every_block(bar, rank, kBlocks);
 }
 
 /// Split K across a cluster: a block's partial sums go into its peer's
