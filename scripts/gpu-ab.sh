@@ -223,6 +223,12 @@
 #   ring-pairs the residual ring's kernel tests, then the transformer
 #              GEMM table at batch 32 by default and in multicast pairs
 #              (--wgmma-multicast=2), in turn, twice
+#   swap-wide  the swapped GEMM's kernel tests (its wide token tiles among
+#              them), then the GEMMs that --wgmma-swap-wide moves (the
+#              last-stage and batch-1 sets: ResNet-50's 2048 -> 512 at 7 x 7
+#              as a GEMM, the FFN block's up-projection at batch 1), default
+#              against it, in turn, twice; then ResNet-50 at batch 32 launch
+#              by launch both ways, and its table against cuDNN with it
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -232,7 +238,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs swap-wide swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -594,6 +600,22 @@ for row in json.load(open(sys.argv[1]))["rows"]:
             --markdown "$out/gemm-$variant-$round.md"
         done
       done ;;
+    swap-wide)
+      # The tests first, and nothing else if they fail or hang (a cluster's
+      # barriers that disagree hang).
+      TAIL=8 run swap-wide-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmmaSwap*' || continue
+      for round in 1 2; do
+        for variant in default wide; do
+          flags=$([ $variant = wide ] && echo --kiln-flag=--wgmma-swap-wide)
+          for set in last-stage batch-1; do
+            TAIL=14 run "$set-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+              "$work/$set-$variant" --set $set --rounds 1 $flags \
+              --markdown "$out/$set-$variant-$round.md"
+          done
+        done
+      done
+      cnn_launches_ab swap-wide wide --wgmma-swap-wide wide 1 resnet50 ;;
     swap)
       swap_models=${SWAP_MODELS-gpt2 bert vit_b_16 ffn gpt2_block}
       # The swapped few-row GEMM's tests first, and nothing else if they

@@ -7,7 +7,17 @@
 // short main loop whose first loads are most of its time. Here the
 // weight's rows are wgmma's M side, 64 a block, and the tokens its N side,
 // kTokens (16 or 32) a block: 128 x 768 is 8 x 12 = 96 blocks, each walking
-// all of K through a deep TMA ring. The kCluster blocks of a cluster take
+// all of K through a deep TMA ring.
+//
+// The same block with wide token tiles (64 to 128) takes GEMMs whose
+// 128-row tiles come under one wave with a long K, where a block's time is
+// its tile's outputs times K: ResNet-50's 1x1 2048 -> 512 at 7 x 7, batch
+// 32 (1568 x 512 x 2048), runs 104 tiles of 128 x 64 (8192 outputs a
+// block) but 112 blocks of 64 x 112 (7168). cuDNN's kernel for that layer
+// is built so (nvjet_sm90 64 x 104 tiles, 128 blocks, on the H100,
+// 2026-12-07).
+//
+// The kCluster blocks of a cluster take
 // consecutive token tiles of one weight tile, and each loads 64 / kCluster
 // of its rows, multicast into all of them: the weight leaves L2 once a
 // cluster. cuBLAS's kernels for these shapes are built the same way
@@ -60,28 +70,33 @@ namespace kiln {
 
 /// C[m, n] for token tile blockIdx.x (kTokens rows of A) and weight tile
 /// blockIdx.y (64 rows of B), on CUDA cores: warp w takes weight rows w,
-/// w + 9, ...; its lanes take 16-byte chunks of K for every token, and the
-/// warp's sums meet by shuffles. (For the images without wgmma; K % 8 == 0.)
+/// w + 9, ...; its lanes take 16-byte chunks of K for every token (16 at a
+/// time for a wide tile: a lane keeps one chunk's sums), and the warp's
+/// sums meet by shuffles. (For the images without wgmma; K % 8 == 0.)
 template <typename T, int kTokens, typename Epilogue>
 __device__ __forceinline__ void swap_gemm_fallback(const T *__restrict__ A,
                                                    const T *__restrict__ B, int M, int N, int K,
                                                    const Epilogue &epilogue) {
   constexpr int kWarps = swap::kThreads / 32;
+  constexpr int kChunk = kTokens <= 32 ? kTokens : 16;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int m0 = blockIdx.x * kTokens;
   for (int r = warp; r < swap::kWeightRows; r += kWarps) {
     const int n = blockIdx.y * swap::kWeightRows + r;
     if (n >= N)
       break;
     const T *row = B + (long long)n * K;
-    float sum[kTokens];
+    const int tileBegin = static_cast<int>(blockIdx.x) * kTokens,
+              tileEnd = min(M, tileBegin + kTokens);
+    for (int m0 = tileBegin; m0 < tileEnd; m0 += kChunk) {
+      float sum[kChunk];
 #pragma unroll
-    for (int t = 0; t < kTokens; ++t)
-      sum[t] = 0.0f;
-    chunked_row_dots<T, kTokens>(A, row, m0, M, K, lane, sum);
-    const float mine = warp_row_totals(sum);
-    if (lane < kTokens && m0 + lane < M)
-      epilogue(m0 + lane, n, mine);
+      for (int t = 0; t < kChunk; ++t)
+        sum[t] = 0.0f;
+      chunked_row_dots<T, kChunk>(A, row, m0, M, K, lane, sum);
+      const float mine = warp_row_totals(sum);
+      if (lane < kChunk && m0 + lane < M)
+        epilogue(m0 + lane, n, mine);
+    }
   }
 }
 
@@ -113,9 +128,57 @@ KILN_WGMMA_M64N32K16(__half, "f16")
 KILN_WGMMA_M64N32K16(__nv_bfloat16, "bf16")
 #undef KILN_WGMMA_M64N32K16
 
+/// wgmma m64n96k16 and m64n112k16 for the wide token tiles (64 and 128:
+/// Wgmma<T, 64> and Wgmma<T, 128>): the accumulators in 16-column groups,
+/// as the narrower tiles'.
+#define KILN_SWAP_ACC(j)                                                                   \
+  "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3]), "+f"(d[j][4]), "+f"(d[j][5]), \
+      "+f"(d[j][6]), "+f"(d[j][7])
+#define KILN_SWAP_REGS_0_47                                                                \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "   \
+  "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "   \
+  "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+template <typename T> struct WgmmaM64N96;
+template <typename T> struct WgmmaM64N112;
+#define KILN_WGMMA_M64N96_N112(TYPE, PTXTYPE)                                               \
+  template <> struct WgmmaM64N96<TYPE> {                                                    \
+    static __device__ __forceinline__ void run(float (&d)[6][8], unsigned long long a,      \
+                                               unsigned long long b) {                      \
+      asm volatile("{\n"                                                                   \
+                   "wgmma.mma_async.sync.aligned.m64n96k16.f32." PTXTYPE "." PTXTYPE        \
+                   " {" KILN_SWAP_REGS_0_47 "}, %48, %49, 1, 1, 1, 0, 0;\n"                 \
+                   "}\n"                                                                   \
+                   : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2), KILN_SWAP_ACC(3), \
+                     KILN_SWAP_ACC(4), KILN_SWAP_ACC(5)                                     \
+                   : "l"(a), "l"(b));                                                       \
+    }                                                                                       \
+  };                                                                                        \
+  template <> struct WgmmaM64N112<TYPE> {                                                   \
+    static __device__ __forceinline__ void run(float (&d)[7][8], unsigned long long a,      \
+                                               unsigned long long b) {                      \
+      asm volatile("{\n"                                                                   \
+                   "wgmma.mma_async.sync.aligned.m64n112k16.f32." PTXTYPE "." PTXTYPE       \
+                   " {" KILN_SWAP_REGS_0_47 ", %48, %49, %50, %51, %52, %53, %54, %55}, "  \
+                   "%56, %57, 1, 1, 1, 0, 0;\n"                                             \
+                   "}\n"                                                                   \
+                   : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2), KILN_SWAP_ACC(3), \
+                     KILN_SWAP_ACC(4), KILN_SWAP_ACC(5), KILN_SWAP_ACC(6)                   \
+                   : "l"(a), "l"(b));                                                       \
+    }                                                                                       \
+  };
+KILN_WGMMA_M64N96_N112(__half, "f16")
+KILN_WGMMA_M64N96_N112(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N96_N112
+#undef KILN_SWAP_REGS_0_47
+#undef KILN_SWAP_ACC
+
 template <typename T, int kTokens> struct SwapWgmma;
 template <typename T> struct SwapWgmma<T, 16> : Wgmma<T, 16> {};
 template <typename T> struct SwapWgmma<T, 32> : WgmmaM64N32<T> {};
+template <typename T> struct SwapWgmma<T, 64> : Wgmma<T, 64> {};
+template <typename T> struct SwapWgmma<T, 96> : WgmmaM64N96<T> {};
+template <typename T> struct SwapWgmma<T, 112> : WgmmaM64N112<T> {};
+template <typename T> struct SwapWgmma<T, 128> : Wgmma<T, 128> {};
 
 /// C = A B^T through the swapped tile: A [M, K] (tokens; mapA's boxes are
 /// 64 x kTokens) and B [N, K] (the weight; mapB's boxes 64 x 64 / kCluster),
@@ -126,7 +189,9 @@ template <typename T> struct SwapWgmma<T, 32> : WgmmaM64N32<T> {};
 template <typename T, int kTokens, int kStages, int kCluster, typename Epilogue>
 __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap &mapB, int M,
                                           int N, int K, const Epilogue &epilogue) {
-  static_assert(kTokens == 16 || kTokens == 32, "token tiles of 16 or 32 (wgmma's N)");
+  static_assert(kTokens == 16 || kTokens == 32 || kTokens == 64 || kTokens == 96 ||
+                    kTokens == 112 || kTokens == 128,
+                "token tiles of 16, 32, 64, 96, 112 or 128 (wgmma's N)");
   static_assert(kCluster == 1 || kCluster == 2 || kCluster == 4 || kCluster == 8,
                 "clusters of 1, 2, 4 or 8 blocks (each loads a whole number of 8-row "
                 "swizzle atoms of the weight tile)");
@@ -190,10 +255,12 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
       }
     }
   } else {
-    // Warpgroup c takes k-tiles c, c + 2, ...; a k-tile's four 16-deep
-    // steps go into four accumulator sets, so that they overlap too.
+    // Warpgroup c takes k-tiles c, c + 2, ...; a narrow tile's four
+    // 16-deep steps of a k-tile go into four accumulator sets, so that they
+    // overlap too. A wide tile's steps are long enough to follow each
+    // other in one set (four would take 128 to 256 registers).
     const int consumer = warp / 4;
-    constexpr int kSets = swap::kBK / 16;
+    constexpr int kSets = kTokens <= 32 ? swap::kBK / 16 : 1;
     float d[kSets][kTokens / 16][8];
 #pragma unroll
     for (int set = 0; set < kSets; ++set)
@@ -212,8 +279,9 @@ __device__ __forceinline__ void swap_gemm(const TensorMap &mapA, const TensorMap
       const T *b = tokens + stage * (kTokenBytes / 2);
       wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kSets; ++kk)
-        SwapWgmma<T, kTokens>::run(d[kk], descriptor(a + kk * 16), descriptor(b + kk * 16));
+      for (int kk = 0; kk < swap::kBK / 16; ++kk)
+        SwapWgmma<T, kTokens>::run(d[kk % kSets], descriptor(a + kk * 16),
+                                   descriptor(b + kk * 16));
       wgmma_commit();
       wgmma_wait<1>();
       if (previous >= 0)

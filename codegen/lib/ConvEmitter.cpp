@@ -318,7 +318,8 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
   };
   bool gemmVariant =
       variant <= KernelVariant::gemm_split_k || variant == KernelVariant::gemm_narrow ||
-      variant == KernelVariant::gemm_gemv || variant == KernelVariant::gemm_stream;
+      variant == KernelVariant::gemm_gemv || variant == KernelVariant::gemm_stream ||
+      variant == KernelVariant::gemm_wgmma_swap;
   if (gemmVariant != convShape->plainGemm)
     return refuse(convShape->plainGemm
                       ? "a 1x1 convolution with stride 1, no padding and one group runs as a GEMM"

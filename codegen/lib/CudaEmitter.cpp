@@ -264,7 +264,7 @@ bool variantOfFamily(FusionKind kind, KernelVariant variant) {
     return (variant >= KernelVariant::gemm_simt && variant <= KernelVariant::conv_depthwise) ||
            variant == KernelVariant::conv_wgmma || variant == KernelVariant::conv_stem ||
            variant == KernelVariant::gemm_narrow || variant == KernelVariant::gemm_gemv ||
-           variant == KernelVariant::gemm_stream;
+           variant == KernelVariant::gemm_stream || variant == KernelVariant::gemm_wgmma_swap;
   case FusionKind::attention:
     return variant == KernelVariant::attention_mma || variant == KernelVariant::attention_simt ||
            variant == KernelVariant::attention_wgmma;

@@ -402,7 +402,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return refuse("the weight as wgmma's M side takes fp16/bf16 operands, a [N, K] B, no "
                     "batch, K % 8 == 0 and N % 64 == 0");
     if (config.getTile().size() != 3 || config.getStages() < 2)
-      return refuse("it needs its tile ([64, 16 or 32, 64]) and 2 or more stages");
+      return refuse("it needs its tile ([64, TOKENS, 64]) and 2 or more stages");
     if (swapSharedBytes(config.getTile()[1], config.getStages()) > kMaxDynamicSharedBytes)
       return refuse(std::to_string(config.getStages()) + " stages of " +
                     std::to_string(config.getTile()[1]) +

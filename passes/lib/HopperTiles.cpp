@@ -172,7 +172,67 @@ int64_t ringStages(const TargetImage &target, int64_t width, bool handoff, int64
   return stages;
 }
 
+/// The wide token tiles, narrowest first, and the shortest main loop that
+/// takes them. Under one wave each block's time goes as its tile's outputs
+/// times K: ResNet-50's 1x1 2048 -> 512 at 7 x 7 (batch 32) took 8.8 us on
+/// 104 tiles of 128 x 64 and cuDNN 7.1 on 128 of 64 x 104 (the H200,
+/// 2026-12-06), 0.81 of the outputs a block for 0.81 of the time. A short K
+/// leaves a block's time to its prologue and epilogue, which the swapped
+/// block does not overlap either; 16 k-steps keep to the layers like the
+/// one measured.
+constexpr int64_t kSwapWideTokens[] = {64, 96, 112, 128};
+constexpr int64_t kSwapWideMinKSteps = 16;
+/// Its deepest ring: a wide tile's stage is 16 to 24 KiB, and 8 stages
+/// cover the L2 latency of a block that walks 16 or more.
+constexpr int64_t kSwapWideMaxStages = 8;
+
 } // namespace
+
+std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
+                                         const WgmmaTile &tile, std::string &why) {
+  const int64_t multiprocessors = target.multiprocessors;
+  if (!s.kMajorB || s.batch != 1 || s.K % 8 != 0 || s.N % kSwapWeightRows != 0) {
+    why = "not wide swapped tiles: they take a [N, K] B, no batch, K % 8 == 0 and N % 64 == 0";
+    return std::nullopt;
+  }
+  if (tile.tiles >= multiprocessors || tile.blocksPerSM != 1 || tile.splitK != 1) {
+    why = "not wide swapped tiles: " + str(tile.tiles) + " tiles fill a wave of " +
+          str(multiprocessors);
+    return std::nullopt;
+  }
+  const int64_t kSteps = ceilDiv(s.K, 64);
+  if (kSteps < kSwapWideMinKSteps) {
+    why = "not wide swapped tiles: " + str(kSteps) + " k-steps, under " +
+          str(kSwapWideMinKSteps);
+    return std::nullopt;
+  }
+  const int64_t weightTiles = s.N / kSwapWeightRows;
+  for (int64_t tokens : kSwapWideTokens) {
+    const int64_t outputs = kSwapWeightRows * tokens;
+    if (outputs >= tile.blockOutputs)
+      break;
+    const int64_t tokenTiles = ceilDiv(s.M, tokens);
+    // Pairs share each weight tile by multicast (a pair's tile past M loads
+    // the last one in bounds and stores nothing).
+    const int64_t cluster = tokenTiles >= 2 ? 2 : 1;
+    const int64_t blocks = ceilDiv(tokenTiles, cluster) * cluster * weightTiles;
+    if (blocks > multiprocessors)
+      continue;
+    int64_t stages = std::max<int64_t>(std::min(kSteps, kSwapWideMaxStages), 3);
+    while (stages > 3 && swapSharedBytes(tokens, stages) > target.maxDynamicSharedBytes)
+      --stages;
+    SwapWideTile wide{tokens, cluster, stages, blocks, ""};
+    wide.why = "the cost model's " + str(tile.tiles) + " tiles of " + str(tile.rows) + " x " +
+               str(tile.width) + " fill under one wave of " + str(multiprocessors) + " (" +
+               str(tile.blockOutputs) + " outputs a block): " + str(blocks) + " blocks of 64 x " +
+               str(tokens) + " (" + str(outputs) + " outputs), clusters of " + str(cluster) +
+               ", " + str(stages) + " stages";
+    return wide;
+  }
+  why = "not wide swapped tiles: none of 64 to 128 tokens fills one wave of " +
+        str(multiprocessors) + " with fewer than " + str(tile.blockOutputs) + " outputs a block";
+  return std::nullopt;
+}
 
 /// Whether stream-K (StreamKPlan, codegen/cuda/kiln_stream_k.cuh) takes the tile:
 /// blocks idle for at least kStreamKMinIdle of the waves' time (the last

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace kiln::selection {
@@ -53,6 +54,9 @@ struct SplitKKnobs {
   int64_t wgmmaFewRowsTiles = 0;
   /// The few-row GEMMs left to gemm_split_k as gemm_wgmma_swap instead.
   bool wgmmaSwap = false;
+  /// GEMMs under one wave of Hopper tiles as gemm_wgmma_swap's wide token
+  /// tiles, where those take fewer outputs a block.
+  bool wgmmaSwapWide = false;
   /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.
@@ -98,6 +102,17 @@ inline int64_t wgmmaGridLimit(const WgmmaTile &tile, bool streamed, int64_t bloc
 /// The candidate whose tiles finish soonest (HopperTiles.cpp).
 WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp group,
                     const SplitKKnobs &knobs);
+/// gemm_wgmma_swap's wide token tiles for a GEMM whose Hopper tile (`tile`,
+/// the cost model's) fills under one wave: 64 weight rows by `tokens` a
+/// block, all of K, in clusters of `cluster` that share the weight tile.
+struct SwapWideTile {
+  int64_t tokens = 0, cluster = 1, stages = 0, blocks = 0;
+  std::string why;
+};
+/// The narrowest wide token tile whose blocks fill one wave with fewer
+/// outputs a block than `tile`, or nothing; `why` says why not.
+std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
+                                         const WgmmaTile &tile, std::string &why);
 /// Whether stream-K takes the tile; `why` says why or why not.
 bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
                     bool convResidual, std::string &why);

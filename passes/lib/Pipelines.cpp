@@ -85,6 +85,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaFewRows = options.wgmmaFewRows;
     select.wgmmaFewRowsTiles = options.wgmmaFewRowsTiles;
     select.wgmmaSwap = options.wgmmaSwap;
+    select.wgmmaSwapWide = options.wgmmaSwapWide;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;

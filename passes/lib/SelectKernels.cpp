@@ -51,6 +51,12 @@
 //                                        (streamKApplies; convolutions too);
 //                                        with wgmma-split-k, K split over
 //                                        pairs where they fit
+//                     or with wgmma-swap-wide (off by default) where those
+//                     tiles fill under one wave, K >= 1024, a [N, K] B,
+//                     no batch, N % 64 == 0, and 64 weight rows by 64 to
+//                     128 tokens fill it with fewer outputs a block
+//                                     -> gemm_wgmma_swap, wide token tiles,
+//                                        clusters of 2
 //                     otherwise       -> gemm_mma, 128 x 128
 //                     runtime-sizes (off by default): gemm_split_k, and
 //                     gemm_wgmma on 128-row tiles, without a batch, N % 8
@@ -394,6 +400,18 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   if (wgmma) {
     WgmmaTile tile = wgmmaTile(s, target, group, knobs);
     const int64_t blocks = target.multiprocessors * tile.blocksPerSM;
+    // wgmma-swap-wide: under one wave of the cost model's tiles, the
+    // weight's rows as wgmma's M side on wide token tiles, fewer outputs a
+    // block (a tuner's forced candidate keeps its tile).
+    std::string swapWide;
+    if (knobs.wgmmaSwapWide && knobs.wgmmaCandidate < 0 && splitAligned) {
+      if (std::optional<SwapWideTile> wide = swapWideTile(s, target, tile, swapWide))
+        return Choice{config(context, KernelVariant::gemm_wgmma_swap,
+                             {kSwapWeightRows, wide->tokens, 64}, wide->stages, 1, 0, {},
+                             WgmmaSchedule::cooperative, wide->cluster),
+                      "gemm_wgmma_swap: " + shape + " on " + target.arch + "; " + wide->why +
+                          " (wgmma-swap-wide)"};
+    }
     std::string streamK;
     const bool streamed = knobs.wgmmaStreamK &&
                           streamKApplies(tile, s.batch, blocks, ceilDiv(s.K, 64),
@@ -413,7 +431,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                          runtimeSizes, tile.residualRing),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "") +
-                      (knobs.runtimeSizes ? "; " + sizes : "")};
+                      (knobs.runtimeSizes ? "; " + sizes : "") +
+                      (knobs.wgmmaSwapWide ? "; " + swapWide : "")};
   }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma
@@ -852,6 +871,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     knobs.wgmmaFewRows = wgmmaFewRows;
     knobs.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
     knobs.wgmmaSwap = wgmmaSwap;
+    knobs.wgmmaSwapWide = wgmmaSwapWide;
     knobs.attentionBlocksPerSM = attentionBlocksPerSM;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

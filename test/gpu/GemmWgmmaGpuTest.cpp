@@ -64,15 +64,20 @@ std::string biasFreeLinear(int64_t m, int64_t n, int64_t k, const std::string &t
 }
 
 /// The swapped few-row GEMM: 16 and 32 tokens a block, clusters of 1 to 8
-/// blocks sharing the weight tile, a 2-stage ring (every stage reused many
-/// times) and rings deeper than a short K's k-steps.
+/// blocks sharing the weight tile, a 3-stage ring (every stage reused many
+/// times) and rings deeper than a short K's k-steps; then each wide token
+/// tile (one accumulator set a consumer), alone and in pairs.
 const std::vector<std::string> &swapConfigs() {
   static const std::vector<std::string> configs = {
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 12, multicast = 4>",
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 12, multicast = 4>",
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 3, multicast = 1>",
       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 32, 64], stages = 3, multicast = 2>",
-      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 6, multicast = 8>"};
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 6, multicast = 8>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 64, 64], stages = 3, multicast = 1>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 96, 64], stages = 4, multicast = 2>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 112, 64], stages = 8, multicast = 2>",
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 128, 64], stages = 6, multicast = 1>"};
   return configs;
 }
 
@@ -310,6 +315,23 @@ TEST(KernelsGpu, LinearWgmmaSwap) {
     expectMatchesReference(linear(197, 768, 776, "bf16", kernel, /*residual=*/false));
     expectMatchesReference(linear(69, 1024, 520, "f16", kernel));
     expectMatchesReference(biasFreeLinear(33, 256, 72, "bf16", kernel));
+  }
+}
+
+// The wide swapped tiles at the shape they were built for (ResNet-50's 1x1
+// 2048 -> 512 at 7 x 7, batch 32, as a GEMM: 14 token tiles of 112), with a
+// ragged M whose last pair has a tile past M (9 tiles of 112), and as the
+// 1x1 convolution itself (bias and ReLU, then bias, residual and ReLU).
+TEST(KernelsGpu, LinearWgmmaSwapWide) {
+  KILN_REQUIRE_GPU();
+  const std::string wide =
+      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 112, 64], stages = 8, multicast = 2>";
+  expectMatchesReference(linear(1568, 512, 2048, "f16", wide));
+  expectMatchesReference(linear(1000, 320, 1096, "bf16", wide, /*residual=*/false));
+  for (bool residual : {false, true}) {
+    SCOPED_TRACE(residual ? "with a residual" : "bias and ReLU");
+    expectMatchesReference(conv({32, 7, 7, 2048, 512, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1,
+                                 "f16", true, residual, false, wide}));
   }
 }
 

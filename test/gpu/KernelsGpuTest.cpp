@@ -577,8 +577,9 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
   expectCompilesForBothImages(irs);
 }
 
-// The swapped few-row GEMM's configurations compile for both images (the
-// sm_80 image's CUDA-core body too) without spills (CPU CI).
+// The swapped GEMM's configurations compile for both images (the sm_80
+// image's CUDA-core body too) without spills (CPU CI), and a wide tile on a
+// 1x1 convolution with a residual.
 TEST(KernelsGpu, SwapGemmCompiles) {
   std::vector<std::string> irs;
   for (const std::string &kernel : swapConfigs()) {
@@ -586,6 +587,10 @@ TEST(KernelsGpu, SwapGemmCompiles) {
     irs.push_back(linear(197, 768, 776, "bf16", kernel, /*residual=*/false));
     irs.push_back(biasFreeLinear(33, 256, 72, "bf16", kernel));
   }
+  irs.push_back(conv({32, 7, 7, 2048, 512, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,
+                      true, false,
+                      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 112, 64], stages = "
+                      "8, multicast = 2>"}));
   expectCompilesForBothImages(irs);
 }
 

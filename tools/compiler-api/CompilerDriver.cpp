@@ -199,6 +199,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaFewRows = selection.wgmmaFewRows;
   pipeline.wgmmaFewRowsTiles = selection.wgmmaFewRowsTiles;
   pipeline.wgmmaSwap = selection.wgmmaSwap;
+  pipeline.wgmmaSwapWide = selection.wgmmaSwapWide;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
   pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
   pipeline.kernelTuning = selection.kernelTuning;
@@ -311,6 +312,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option("--wgmma-few-rows-tiles=" + std::to_string(selection.wgmmaFewRowsTiles));
   if (selection.wgmmaSwap != defaults.wgmmaSwap)
     option(std::string("--wgmma-swap=") + (selection.wgmmaSwap ? "true" : "false"));
+  if (selection.wgmmaSwapWide != defaults.wgmmaSwapWide)
+    option(std::string("--wgmma-swap-wide=") + (selection.wgmmaSwapWide ? "true" : "false"));
   if (selection.wgmmaCandidate != defaults.wgmmaCandidate)
     option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
   if (selection.attentionBlocksPerSM != defaults.attentionBlocksPerSM)

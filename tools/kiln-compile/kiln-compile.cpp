@@ -239,6 +239,14 @@ cl::opt<bool> wgmmaSwap(
              "slower on the 16-token tiles, GPT-2's down-projection at batch 1 8.9 -> 11.2 us "
              "on the H100, 2026-12-07)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaSwapWide(
+    "wgmma-swap-wide",
+    cl::desc("GEMMs (1x1 convolutions among them) whose Hopper tiles fill under one wave, "
+             "with a long K, run with the weight's rows as wgmma's M side, 64 a block, by 64 "
+             "to 128 tokens, where those blocks fill the wave with fewer outputs each "
+             "(ResNet-50's 1x1 2048 -> 512 at 7 x 7, batch 32: 112 blocks of 64 x 112 where "
+             "104 tiles of 128 x 64 ran; default false until timed on the GPU machine)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionBlocksPerSM(
     "attention-blocks-per-sm",
     cl::desc("blocks of the Hopper attention a multiprocessor runs: 0 (the default: three at "
@@ -642,6 +650,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaFewRows = wgmmaFewRows;
   selection.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
   selection.wgmmaSwap = wgmmaSwap;
+  selection.wgmmaSwapWide = wgmmaSwapWide;
   if (wgmmaCandidate < -1)
     return fail("--wgmma-candidate=" + std::to_string(wgmmaCandidate) +
                 ": -1 (the cost model's tile) or a candidate's index, 0 or more");

@@ -1177,11 +1177,11 @@ func.func @runtime_sizes_mma(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -
 
 // -----
 
-// gemm_wgmma_swap: 64 weight rows by 16 or 32 tokens, clusters of 1, 2, 4
-// or 8, none of the Hopper GEMM's other switches.
+// gemm_wgmma_swap: 64 weight rows by 16, 32, 64, 96, 112 or 128 tokens,
+// clusters of 1, 2, 4 or 8, none of the Hopper GEMM's other switches.
 
 func.func @swap_tile(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tensor<128x768xf16> {
-  // expected-error @+1 {{a gemm_wgmma_swap tile is [64, 16 or 32, 64]}}
+  // expected-error @+1 {{a gemm_wgmma_swap tile is [64, TOKENS, 64], TOKENS 16, 32, 64, 96, 112 or 128}}
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 48, 64], stages = 4, multicast = 4>} -> tensor<128x768xf16> {
   ^bb0(%a: tensor<128x256xf16>, %bw: tensor<768x256xf16>):
     %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<768x256xf16>) -> tensor<128x768xf16>

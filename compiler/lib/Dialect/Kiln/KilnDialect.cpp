@@ -6,6 +6,7 @@
 
 #include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -90,15 +91,17 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
       !(stages == 3 && tile.size() == 3 && tile[2] == 64))
     return emitError() << "attention_wgmma's ring takes 2 stages, or 3 at a head size of 64, got "
                        << stages;
-  // gemm_wgmma_swap: 64 weight rows by 16 or 32 tokens a block, all of K in
+  // gemm_wgmma_swap: 64 weight rows by 16 to 128 tokens a block, all of K in
   // 64-deep k-tiles, and clusters of up to 8 blocks that share the weight
   // tile (each loads a whole number of its 8-row swizzle atoms). Its two
   // consumer warpgroups each hold a stage while they wait for their next
   // one, two k-tiles on: with two stages the producer could refill
   // neither, so the ring takes three or more.
   if (variant == KernelVariant::gemm_wgmma_swap) {
-    if (tile.size() == 3 && (tile[0] != 64 || (tile[1] != 16 && tile[1] != 32) || tile[2] != 64))
-      return emitError() << "a gemm_wgmma_swap tile is [64, 16 or 32, 64]";
+    if (tile.size() == 3 &&
+        (tile[0] != kSwapWeightRows || !swapTokensSupported(tile[1]) || tile[2] != 64))
+      return emitError() << "a gemm_wgmma_swap tile is [64, TOKENS, 64], TOKENS 16, 32, 64, "
+                            "96, 112 or 128";
     if (stages != 0 && stages < 3)
       return emitError() << "gemm_wgmma_swap's ring takes at least 3 stages (two consumers "
                             "each hold one), got "

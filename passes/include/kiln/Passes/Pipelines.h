@@ -144,6 +144,12 @@ struct GraphPipelineOptions
       llvm::cl::desc("few-row GEMMs left to gemm_split_k run as gemm_wgmma_swap: the "
                      "weight's rows as wgmma's M side, the tokens as its N side"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaSwapWide{
+      *this, "wgmma-swap-wide",
+      llvm::cl::desc("GEMMs whose Hopper tiles fill under one wave, with a long K, run "
+                     "as gemm_wgmma_swap's wide token tiles where those fill the wave "
+                     "with fewer outputs a block"),
+      llvm::cl::init(false)};
   Option<int64_t> attentionBlocksPerSM{
       *this, "attention-blocks-per-sm",
       llvm::cl::desc("Hopper attention's blocks a multiprocessor: 0 (the kernel's) or 4"),
