@@ -106,47 +106,39 @@ namespace kiln::sm90 {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-/// wgmma m64n32k16 for the 32-token tiles (16 tokens: Wgmma<T, 16>).
+/// wgmma m64n32k16, m64n96k16 and m64n112k16 for the token tiles that
+/// Wgmma<T, N> lacks (16, 64 and 128 tokens take it): the accumulators in
+/// 16-column groups, d[j][e] the register 8j + e.
 template <typename T> struct WgmmaM64N32;
-#define KILN_WGMMA_M64N32K16(TYPE, PTXTYPE)                                              \
-  template <> struct WgmmaM64N32<TYPE> {                                                 \
-    static __device__ __forceinline__ void run(float (&d)[2][8], unsigned long long a,   \
-                                               unsigned long long b) {                   \
-      asm volatile("{\n"                                                                 \
-                   "wgmma.mma_async.sync.aligned.m64n32k16.f32." PTXTYPE "." PTXTYPE     \
-                   " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, " \
-                   "%15}, %16, %17, 1, 1, 1, 0, 0;\n"                                    \
-                   "}\n"                                                                 \
-                   : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),         \
-                     "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]),         \
-                     "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),         \
-                     "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7])          \
-                   : "l"(a), "l"(b));                                                    \
-    }                                                                                    \
-  };
-KILN_WGMMA_M64N32K16(__half, "f16")
-KILN_WGMMA_M64N32K16(__nv_bfloat16, "bf16")
-#undef KILN_WGMMA_M64N32K16
-
-/// wgmma m64n96k16 and m64n112k16 for the wide token tiles (64 and 128:
-/// Wgmma<T, 64> and Wgmma<T, 128>): the accumulators in 16-column groups,
-/// as the narrower tiles'.
+template <typename T> struct WgmmaM64N96;
+template <typename T> struct WgmmaM64N112;
 #define KILN_SWAP_ACC(j)                                                                   \
   "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3]), "+f"(d[j][4]), "+f"(d[j][5]), \
       "+f"(d[j][6]), "+f"(d[j][7])
-#define KILN_SWAP_REGS_0_47                                                                \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "   \
-  "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "   \
-  "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
-template <typename T> struct WgmmaM64N96;
-template <typename T> struct WgmmaM64N112;
-#define KILN_WGMMA_M64N96_N112(TYPE, PTXTYPE)                                               \
+#define KILN_SWAP_REGS_0_15                                                                \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define KILN_SWAP_REGS_16_47                                                               \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "   \
+  "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+#define KILN_SWAP_WGMMA(TYPE, PTXTYPE)                                                      \
+  template <> struct WgmmaM64N32<TYPE> {                                                    \
+    static __device__ __forceinline__ void run(float (&d)[2][8], unsigned long long a,      \
+                                               unsigned long long b) {                      \
+      asm volatile("{\n"                                                                   \
+                   "wgmma.mma_async.sync.aligned.m64n32k16.f32." PTXTYPE "." PTXTYPE        \
+                   " {" KILN_SWAP_REGS_0_15 "}, %16, %17, 1, 1, 1, 0, 0;\n"                 \
+                   "}\n"                                                                   \
+                   : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1)                                     \
+                   : "l"(a), "l"(b));                                                       \
+    }                                                                                       \
+  };                                                                                        \
   template <> struct WgmmaM64N96<TYPE> {                                                    \
     static __device__ __forceinline__ void run(float (&d)[6][8], unsigned long long a,      \
                                                unsigned long long b) {                      \
       asm volatile("{\n"                                                                   \
                    "wgmma.mma_async.sync.aligned.m64n96k16.f32." PTXTYPE "." PTXTYPE        \
-                   " {" KILN_SWAP_REGS_0_47 "}, %48, %49, 1, 1, 1, 0, 0;\n"                 \
+                   " {" KILN_SWAP_REGS_0_15 ", " KILN_SWAP_REGS_16_47 "}, %48, %49, "       \
+                   "1, 1, 1, 0, 0;\n"                                                       \
                    "}\n"                                                                   \
                    : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2), KILN_SWAP_ACC(3), \
                      KILN_SWAP_ACC(4), KILN_SWAP_ACC(5)                                     \
@@ -158,18 +150,19 @@ template <typename T> struct WgmmaM64N112;
                                                unsigned long long b) {                      \
       asm volatile("{\n"                                                                   \
                    "wgmma.mma_async.sync.aligned.m64n112k16.f32." PTXTYPE "." PTXTYPE       \
-                   " {" KILN_SWAP_REGS_0_47 ", %48, %49, %50, %51, %52, %53, %54, %55}, "  \
-                   "%56, %57, 1, 1, 1, 0, 0;\n"                                             \
+                   " {" KILN_SWAP_REGS_0_15 ", " KILN_SWAP_REGS_16_47                       \
+                   ", %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, 1, 1, 1, 0, 0;\n"  \
                    "}\n"                                                                   \
                    : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2), KILN_SWAP_ACC(3), \
                      KILN_SWAP_ACC(4), KILN_SWAP_ACC(5), KILN_SWAP_ACC(6)                   \
                    : "l"(a), "l"(b));                                                       \
     }                                                                                       \
   };
-KILN_WGMMA_M64N96_N112(__half, "f16")
-KILN_WGMMA_M64N96_N112(__nv_bfloat16, "bf16")
-#undef KILN_WGMMA_M64N96_N112
-#undef KILN_SWAP_REGS_0_47
+KILN_SWAP_WGMMA(__half, "f16")
+KILN_SWAP_WGMMA(__nv_bfloat16, "bf16")
+#undef KILN_SWAP_WGMMA
+#undef KILN_SWAP_REGS_16_47
+#undef KILN_SWAP_REGS_0_15
 #undef KILN_SWAP_ACC
 
 template <typename T, int kTokens> struct SwapWgmma;
