@@ -172,16 +172,21 @@ int64_t ringStages(const TargetImage &target, int64_t width, bool handoff, int64
   return stages;
 }
 
-/// The wide token tiles, narrowest first, and the shortest main loop that
-/// takes them. Under one wave each block's time goes as its tile's outputs
-/// times K: ResNet-50's 1x1 2048 -> 512 at 7 x 7 (batch 32) took 8.8 us on
-/// 104 tiles of 128 x 64 and cuDNN 7.1 on 128 of 64 x 104 (the H200,
-/// 2026-12-06), 0.81 of the outputs a block for 0.81 of the time. A short K
-/// leaves a block's time to its prologue and epilogue, which the swapped
-/// block does not overlap either; 16 k-steps keep to the layers like the
-/// one measured.
+/// The wide token tiles, narrowest first, the shortest main loop and the
+/// fewest row tiles that take them. Under one wave each block's time goes
+/// as its tile's outputs times K: ResNet-50's 1x1 2048 -> 512 at 7 x 7
+/// (batch 32) took 8.8 us on 104 tiles of 128 x 64 and cuDNN 7.1 on 128 of
+/// 64 x 104 (the H200, 2026-12-06), 0.81 of the outputs a block for 0.81
+/// of the time. EfficientNet-B0's 7 x 7 projections (1152 -> 192 and 320,
+/// 672 -> 192, batch 32), under half a wave of 128 x 64 tiles, run K split
+/// over mma.sync at 2.0-2.2x cuDNN's time there. A short K leaves a block's
+/// time to its prologue and epilogue, which the swapped block does not
+/// overlap either (8 k-steps: those layers). Under 4 row tiles the
+/// few-row rules decide (a transformer at batch 1, measured against
+/// cuBLAS).
 constexpr int64_t kSwapWideTokens[] = {64, 96, 112, 128};
-constexpr int64_t kSwapWideMinKSteps = 16;
+constexpr int64_t kSwapWideMinKSteps = 8;
+constexpr int64_t kSwapWideMinRowTiles = 4;
 /// Its deepest ring: a wide tile's stage is 16 to 24 KiB, and 8 stages
 /// cover the L2 latency of a block that walks 16 or more.
 constexpr int64_t kSwapWideMaxStages = 8;
@@ -189,15 +194,15 @@ constexpr int64_t kSwapWideMaxStages = 8;
 } // namespace
 
 std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
-                                         const WgmmaTile &tile, std::string &why) {
+                                         const SwapWideReference &reference, std::string &why) {
   const int64_t multiprocessors = target.multiprocessors;
   if (!s.kMajorB || s.batch != 1 || s.K % 8 != 0 || s.N % kSwapWeightRows != 0) {
     why = "not wide swapped tiles: they take a [N, K] B, no batch, K % 8 == 0 and N % 64 == 0";
     return std::nullopt;
   }
-  if (tile.tiles >= multiprocessors || tile.blocksPerSM != 1 || tile.splitK != 1) {
-    why = "not wide swapped tiles: " + str(tile.tiles) + " tiles fill a wave of " +
-          str(multiprocessors);
+  if (ceilDiv(s.M, 128) < kSwapWideMinRowTiles) {
+    why = "not wide swapped tiles: " + str(ceilDiv(s.M, 128)) + " row tiles of 128, under " +
+          str(kSwapWideMinRowTiles);
     return std::nullopt;
   }
   const int64_t kSteps = ceilDiv(s.K, 64);
@@ -208,8 +213,8 @@ std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &
   }
   const int64_t weightTiles = s.N / kSwapWeightRows;
   for (int64_t tokens : kSwapWideTokens) {
-    const int64_t outputs = kSwapWeightRows * tokens;
-    if (outputs >= tile.blockOutputs)
+    const int64_t macs = kSwapWeightRows * tokens * kSteps * 64;
+    if (macs > reference.busiestMacs)
       break;
     const int64_t tokenTiles = ceilDiv(s.M, tokens);
     // Pairs share each weight tile by multicast (a pair's tile past M loads
@@ -222,15 +227,12 @@ std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &
     while (stages > 3 && swapSharedBytes(tokens, stages) > target.maxDynamicSharedBytes)
       --stages;
     SwapWideTile wide{tokens, cluster, stages, blocks, ""};
-    wide.why = "the cost model's " + str(tile.tiles) + " tiles of " + str(tile.rows) + " x " +
-               str(tile.width) + " fill under one wave of " + str(multiprocessors) + " (" +
-               str(tile.blockOutputs) + " outputs a block): " + str(blocks) + " blocks of 64 x " +
-               str(tokens) + " (" + str(outputs) + " outputs), clusters of " + str(cluster) +
-               ", " + str(stages) + " stages";
+    wide.why = reference.kernel + ": " + str(blocks) + " blocks of 64 x " + str(tokens) +
+               " in one wave, clusters of " + str(cluster) + ", " + str(stages) + " stages";
     return wide;
   }
   why = "not wide swapped tiles: none of 64 to 128 tokens fills one wave of " +
-        str(multiprocessors) + " with fewer than " + str(tile.blockOutputs) + " outputs a block";
+        str(multiprocessors) + " within " + reference.kernel;
   return std::nullopt;
 }
 

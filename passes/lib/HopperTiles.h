@@ -102,17 +102,23 @@ inline int64_t wgmmaGridLimit(const WgmmaTile &tile, bool streamed, int64_t bloc
 /// The candidate whose tiles finish soonest (HopperTiles.cpp).
 WgmmaTile wgmmaTile(const GemmShape &s, const TargetImage &target, FusionOp group,
                     const SplitKKnobs &knobs);
-/// gemm_wgmma_swap's wide token tiles for a GEMM whose Hopper tile (`tile`,
-/// the cost model's) fills under one wave: 64 weight rows by `tokens` a
-/// block, all of K, in clusters of `cluster` that share the weight tile.
+/// gemm_wgmma_swap's wide token tiles: 64 weight rows by `tokens` a block,
+/// all of K, in clusters of `cluster` that share the weight tile.
 struct SwapWideTile {
   int64_t tokens = 0, cluster = 1, stages = 0, blocks = 0;
   std::string why;
 };
-/// The narrowest wide token tile whose blocks fill one wave with fewer
-/// outputs a block than `tile`, or nothing; `why` says why not.
+/// What they must beat: the kernel the selection takes otherwise, as the
+/// multiply-adds its busiest multiprocessor computes, and its name.
+struct SwapWideReference {
+  int64_t busiestMacs = 0;
+  std::string kernel;
+};
+/// The narrowest wide token tile whose blocks fill at most one wave, each
+/// with no more multiply-adds than the reference's busiest multiprocessor,
+/// or nothing; `why` says why not.
 std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
-                                         const WgmmaTile &tile, std::string &why);
+                                         const SwapWideReference &reference, std::string &why);
 /// Whether stream-K takes the tile; `why` says why or why not.
 bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
                     bool convResidual, std::string &why);

@@ -52,9 +52,11 @@
 //                                        with wgmma-split-k, K split over
 //                                        pairs where they fit
 //                     or with wgmma-swap-wide (off by default) where those
-//                     tiles fill under one wave, K >= 1024, a [N, K] B,
-//                     no batch, N % 64 == 0, and 64 weight rows by 64 to
-//                     128 tokens fill it with fewer outputs a block
+//                     tiles fill under one wave (or, before gemm_split_k,
+//                     where that would split K), 4+ row tiles, K >= 512,
+//                     a [N, K] B, no batch, N % 64 == 0, and 64 weight
+//                     rows by 64 to 128 tokens fill one wave with no more
+//                     multiply-adds a multiprocessor
 //                                     -> gemm_wgmma_swap, wide token tiles,
 //                                        clusters of 2
 //                     otherwise       -> gemm_mma, 128 x 128
@@ -209,6 +211,15 @@ Choice splitK(MLIRContext *context, KernelVariant variant, int64_t smallTiles, i
   return {config(context, variant, {64, 64, knobs.kTile}, knobs.stages, split, 0, {},
                  WgmmaSchedule::cooperative, 1, 1, false, runtimeSizes),
           why};
+}
+
+/// gemm_wgmma_swap on the wide token tiles swapWideTile chose.
+Choice swapWideChoice(MLIRContext *context, const std::string &shape, const TargetImage &target,
+                      const SwapWideTile &wide) {
+  return {config(context, KernelVariant::gemm_wgmma_swap, {kSwapWeightRows, wide.tokens, 64},
+                 wide.stages, 1, 0, {}, WgmmaSchedule::cooperative, wide.cluster),
+          "gemm_wgmma_swap: " + shape + " on " + target.arch + "; " + wide.why +
+              " (wgmma-swap-wide)"};
 }
 
 FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetImage &target,
@@ -369,6 +380,24 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       " blocks of 64 x " + str(tokens) + ", clusters of " + str(cluster) +
                       ", " + str(stages) + " stages"};
   }
+  // wgmma-swap-wide, where 128 x 64 tiles fill under half the GPU (the
+  // rule below): the wide swapped tiles against the Hopper tile the cost
+  // model would take.
+  std::string swapWide;
+  if (splitAligned && !fills && wgmma && knobs.wgmmaSwapWide && knobs.wgmmaCandidate < 0 &&
+      target.clusters) {
+    // gemm_split_k's busiest multiprocessor: its blocks over the GPU, up to
+    // two at once, each 64 x 64 outputs over its share of K.
+    const int64_t smallTiles = ceilDiv(s.M, 64) * ceilDiv(s.N, 64);
+    const int64_t split = splitFactor(smallTiles, s.K, knobs);
+    const int64_t perMultiprocessor = ceilDiv(smallTiles * split, target.multiprocessors);
+    const SwapWideReference splitReference{
+        perMultiprocessor * 64 * 64 * ceilDiv(ceilDiv(s.K, split), 64) * 64,
+        "gemm_split_k's " + str(smallTiles * split) + " blocks of 64 x 64 (split " +
+            str(split) + ", " + str(perMultiprocessor) + " a multiprocessor)"};
+    if (std::optional<SwapWideTile> wide = swapWideTile(s, target, splitReference, swapWide))
+      return swapWideChoice(context, shape, target, *wide);
+  }
   if (splitAligned && !fills) {
     std::string sizes;
     const bool runtimeSizes = knobs.runtimeSizes && runtimeSizesApply(group, s, sizes);
@@ -380,7 +409,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       (wgmma && rowTiles >= 4
                            ? ", and " + str(narrowTiles) + " of 128 x 64, under half"
                            : "") +
-                      (knobs.runtimeSizes ? "; " + sizes : ""),
+                      (knobs.runtimeSizes ? "; " + sizes : "") +
+                      (swapWide.empty() ? "" : "; " + swapWide),
                   runtimeSizes);
   }
   std::string refusedSplit =
@@ -403,14 +433,18 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     // wgmma-swap-wide: under one wave of the cost model's tiles, the
     // weight's rows as wgmma's M side on wide token tiles, fewer outputs a
     // block (a tuner's forced candidate keeps its tile).
-    std::string swapWide;
     if (knobs.wgmmaSwapWide && knobs.wgmmaCandidate < 0 && splitAligned) {
-      if (std::optional<SwapWideTile> wide = swapWideTile(s, target, tile, swapWide))
-        return Choice{config(context, KernelVariant::gemm_wgmma_swap,
-                             {kSwapWeightRows, wide->tokens, 64}, wide->stages, 1, 0, {},
-                             WgmmaSchedule::cooperative, wide->cluster),
-                      "gemm_wgmma_swap: " + shape + " on " + target.arch + "; " + wide->why +
-                          " (wgmma-swap-wide)"};
+      if (tile.tiles >= target.multiprocessors || tile.blocksPerSM != 1 || tile.splitK != 1) {
+        swapWide = "not wide swapped tiles: " + str(tile.tiles) + " Hopper tiles fill a wave of " +
+                   str(target.multiprocessors);
+      } else {
+        const SwapWideReference tileReference{
+            tile.blockOutputs * ceilDiv(s.K, 64) * 64,
+            "the cost model's " + str(tile.tiles) + " tiles of " + str(tile.rows) + " x " +
+                str(tile.width) + " (one a multiprocessor)"};
+        if (std::optional<SwapWideTile> wide = swapWideTile(s, target, tileReference, swapWide))
+          return swapWideChoice(context, shape, target, *wide);
+      }
     }
     std::string streamK;
     const bool streamed = knobs.wgmmaStreamK &&
@@ -432,7 +466,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "") +
                       (knobs.runtimeSizes ? "; " + sizes : "") +
-                      (knobs.wgmmaSwapWide ? "; " + swapWide : "")};
+                      (swapWide.empty() ? "" : "; " + swapWide)};
   }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma

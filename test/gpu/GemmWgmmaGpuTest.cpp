@@ -318,10 +318,12 @@ TEST(KernelsGpu, LinearWgmmaSwap) {
   }
 }
 
-// The wide swapped tiles at the shape they were built for (ResNet-50's 1x1
-// 2048 -> 512 at 7 x 7, batch 32, as a GEMM: 14 token tiles of 112), with a
-// ragged M whose last pair has a tile past M (9 tiles of 112), and as the
-// 1x1 convolution itself (bias and ReLU, then bias, residual and ReLU).
+// The wide swapped tiles at the shapes they were built for: ResNet-50's 1x1
+// 2048 -> 512 at 7 x 7, batch 32 (14 token tiles of 112), as a GEMM and as
+// the convolution (bias and ReLU, then bias, residual and ReLU), with a
+// ragged M whose last pair has a tile past M (9 tiles of 112); and
+// EfficientNet-B0's 1152 -> 192 with its residual (25 token tiles of 64,
+// the last pair's second past M).
 TEST(KernelsGpu, LinearWgmmaSwapWide) {
   KILN_REQUIRE_GPU();
   const std::string wide =
@@ -333,6 +335,10 @@ TEST(KernelsGpu, LinearWgmmaSwapWide) {
     expectMatchesReference(conv({32, 7, 7, 2048, 512, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1,
                                  "f16", true, residual, false, wide}));
   }
+  expectMatchesReference(
+      conv({32, 7, 7, 1152, 192, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
+            "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 64, 64], stages = 8, "
+            "multicast = 2>"}));
 }
 
 // A bias-free linear on every Hopper config: the epilogue rounds the

@@ -578,8 +578,8 @@ TEST(KernelsGpu, NewKernelsCompileForSm90aAndSm80) {
 }
 
 // The swapped GEMM's configurations compile for both images (the sm_80
-// image's CUDA-core body too) without spills (CPU CI), and a wide tile on a
-// 1x1 convolution with a residual.
+// image's CUDA-core body too) without spills (CPU CI), and the wide tiles on
+// the 1x1 convolutions with a residual that wgmma-swap-wide gives them.
 TEST(KernelsGpu, SwapGemmCompiles) {
   std::vector<std::string> irs;
   for (const std::string &kernel : swapConfigs()) {
@@ -590,6 +590,10 @@ TEST(KernelsGpu, SwapGemmCompiles) {
   irs.push_back(conv({32, 7, 7, 2048, 512, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,
                       true, false,
                       "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 112, 64], stages = "
+                      "8, multicast = 2>"}));
+  irs.push_back(conv({32, 7, 7, 1152, 192, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true,
+                      true, false,
+                      "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 64, 64], stages = "
                       "8, multicast = 2>"}));
   expectCompilesForBothImages(irs);
 }

@@ -241,11 +241,13 @@ cl::opt<bool> wgmmaSwap(
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaSwapWide(
     "wgmma-swap-wide",
-    cl::desc("GEMMs (1x1 convolutions among them) whose Hopper tiles fill under one wave, "
-             "with a long K, run with the weight's rows as wgmma's M side, 64 a block, by 64 "
-             "to 128 tokens, where those blocks fill the wave with fewer outputs each "
-             "(ResNet-50's 1x1 2048 -> 512 at 7 x 7, batch 32: 112 blocks of 64 x 112 where "
-             "104 tiles of 128 x 64 ran; default false until timed on the GPU machine)"),
+    cl::desc("GEMMs (1x1 convolutions among them) of 4 row tiles or more and K >= 512 whose "
+             "Hopper tiles fill under one wave, or that split K over mma.sync, run with the "
+             "weight's rows as wgmma's M side, 64 a block, by 64 to 128 tokens, where those "
+             "blocks fill one wave with no more multiply-adds a multiprocessor (ResNet-50's 1x1 "
+             "2048 -> 512 at 7 x 7, batch 32: 112 blocks of 64 x 112 where 104 tiles of 128 x "
+             "64 ran; EfficientNet-B0's 7 x 7 projections; default false until timed on the "
+             "GPU machine)"),
     cl::init(false), cl::cat(kilnCategory));
 cl::opt<int64_t> attentionBlocksPerSM(
     "attention-blocks-per-sm",

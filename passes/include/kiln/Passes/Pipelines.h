@@ -146,9 +146,9 @@ struct GraphPipelineOptions
       llvm::cl::init(false)};
   Option<bool> wgmmaSwapWide{
       *this, "wgmma-swap-wide",
-      llvm::cl::desc("GEMMs whose Hopper tiles fill under one wave, with a long K, run "
-                     "as gemm_wgmma_swap's wide token tiles where those fill the wave "
-                     "with fewer outputs a block"),
+      llvm::cl::desc("GEMMs whose Hopper tiles fill under one wave (or that split K "
+                     "over mma.sync) run as gemm_wgmma_swap's wide token tiles where "
+                     "those fill one wave with no more work a multiprocessor"),
       llvm::cl::init(false)};
   Option<int64_t> attentionBlocksPerSM{
       *this, "attention-blocks-per-sm",
