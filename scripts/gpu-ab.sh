@@ -224,11 +224,10 @@
 #              GEMM table at batch 32 by default and in multicast pairs
 #              (--wgmma-multicast=2), in turn, twice
 #   swap-wide  the swapped GEMM's kernel tests (its wide token tiles among
-#              them), then ResNet-50's 2048 -> 512 at 7 x 7 as a GEMM (the
-#              last-stage set), default against --wgmma-swap-wide, in turn,
-#              twice; then ResNet-50 and EfficientNet-B0 at batch 32 (whose
-#              7 x 7 1x1 layers it moves) launch by launch both ways, and
-#              their table against cuDNN with it
+#              them), then EfficientNet-B0 at batch 32 (whose 7 x 7
+#              projections take the wide tiles) launch by launch, default
+#              against --wgmma-swap-wide=false (K split over mma.sync), and
+#              its table against cuDNN by default
 # Everything lands in $OUT (default gpu-out/ab) and in one archive,
 # $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
 # (bench/NOTES.md, "Next on the GPU machine").
@@ -605,15 +604,7 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       # barriers that disagree hang).
       TAIL=8 run swap-wide-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmmaSwap*' || continue
-      for round in 1 2; do
-        for variant in default wide; do
-          flags=$([ $variant = wide ] && echo --kiln-flag=--wgmma-swap-wide)
-          TAIL=4 run "last-stage-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
-            "$work/last-stage-$variant" --set last-stage --rounds 1 $flags \
-            --markdown "$out/last-stage-$variant-$round.md"
-        done
-      done
-      cnn_launches_ab swap-wide wide --wgmma-swap-wide wide 1 resnet50 efficientnet_b0 ;;
+      cnn_launches_ab swap-wide split --wgmma-swap-wide=false default 1 efficientnet_b0 ;;
     swap)
       swap_models=${SWAP_MODELS-gpt2 bert vit_b_16 ffn gpt2_block}
       # The swapped few-row GEMM's tests first, and nothing else if they

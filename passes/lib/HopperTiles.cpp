@@ -173,15 +173,13 @@ int64_t ringStages(const TargetImage &target, int64_t width, bool handoff, int64
 }
 
 /// The wide token tiles, narrowest first, the shortest main loop and the
-/// fewest row tiles that take them. Under one wave each block's time goes
-/// as its tile's outputs times K: ResNet-50's 1x1 2048 -> 512 at 7 x 7
-/// (batch 32) took 8.8 us on 104 tiles of 128 x 64 and cuDNN 7.1 on 128 of
-/// 64 x 104 (the H200, 2026-12-06), 0.81 of the outputs a block for 0.81
-/// of the time. EfficientNet-B0's 7 x 7 projections (1152 -> 192 and 320,
-/// 672 -> 192, batch 32), under half a wave of 128 x 64 tiles, run K split
-/// over mma.sync at 2.0-2.2x cuDNN's time there. A short K leaves a block's
-/// time to its prologue and epilogue, which the swapped block does not
-/// overlap either (8 k-steps: those layers). Under 4 row tiles the
+/// fewest row tiles that take them. EfficientNet-B0's 7 x 7 projections
+/// (1152 -> 192 and 320, 672 -> 192, batch 32), under half a wave of 128 x
+/// 64 tiles, ran K split over mma.sync at 2.0-2.2x cuDNN's time (the H200,
+/// 2026-12-06); on 78 or 130 swapped blocks of 64 x 64 they took 5.5-7.9
+/// us where the split took 8.5-11.5 (the H100, 2026-12-07). A short K
+/// leaves a block's time to its prologue and epilogue, which the swapped
+/// block does not overlap (8 k-steps: those layers). Under 4 row tiles the
 /// few-row rules decide (a transformer at batch 1, measured against
 /// cuBLAS).
 constexpr int64_t kSwapWideTokens[] = {64, 96, 112, 128};
@@ -200,11 +198,9 @@ std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &
     why = "not wide swapped tiles: they take a [N, K] B, no batch, K % 8 == 0 and N % 64 == 0";
     return std::nullopt;
   }
-  if (ceilDiv(s.M, 128) < kSwapWideMinRowTiles) {
-    why = "not wide swapped tiles: " + str(ceilDiv(s.M, 128)) + " row tiles of 128, under " +
-          str(kSwapWideMinRowTiles);
+  // Few rows are the few-row rules' (`why` stays empty: not a candidate).
+  if (ceilDiv(s.M, 128) < kSwapWideMinRowTiles)
     return std::nullopt;
-  }
   const int64_t kSteps = ceilDiv(s.K, 64);
   if (kSteps < kSwapWideMinKSteps) {
     why = "not wide swapped tiles: " + str(kSteps) + " k-steps, under " +

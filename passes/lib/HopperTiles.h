@@ -54,9 +54,9 @@ struct SplitKKnobs {
   int64_t wgmmaFewRowsTiles = 0;
   /// The few-row GEMMs left to gemm_split_k as gemm_wgmma_swap instead.
   bool wgmmaSwap = false;
-  /// GEMMs under one wave of Hopper tiles as gemm_wgmma_swap's wide token
-  /// tiles, where those take fewer outputs a block.
-  bool wgmmaSwapWide = false;
+  /// GEMMs that would split K over mma.sync as gemm_wgmma_swap's wide token
+  /// tiles, where those leave no more work a multiprocessor.
+  bool wgmmaSwapWide = true;
   /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.
@@ -116,7 +116,8 @@ struct SwapWideReference {
 };
 /// The narrowest wide token tile whose blocks fill at most one wave, each
 /// with no more multiply-adds than the reference's busiest multiprocessor,
-/// or nothing; `why` says why not.
+/// or nothing; `why` says why not (empty under 4 row tiles of 128, which
+/// the few-row rules take).
 std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
                                          const SwapWideReference &reference, std::string &why);
 /// Whether stream-K takes the tile; `why` says why or why not.

@@ -35,6 +35,13 @@
 //                                     -> gemm_wgmma_swap, 64 weight rows
 //                                        by 16 or 32 tokens a block, all
 //                                        of K, clusters of up to 4
+//                     or (wgmma-swap-wide, on) where wgmma applies, 4+ row
+//                     tiles, K >= 512, a [N, K] B, no batch, N % 64 == 0,
+//                     and 64 weight rows by 64 to 128 tokens fill one wave
+//                     with no more multiply-adds a multiprocessor than the
+//                     K split
+//                                     -> gemm_wgmma_swap, wide token tiles,
+//                                        clusters of 2
 //                     wgmma, K % 8 == 0 (N % 8 == 0 for a [K, N] B),
 //                     each operand batched whole or not at all
 //                                     -> gemm_wgmma, persistent: cooperative
@@ -51,14 +58,6 @@
 //                                        (streamKApplies; convolutions too);
 //                                        with wgmma-split-k, K split over
 //                                        pairs where they fit
-//                     or with wgmma-swap-wide (off by default) where those
-//                     tiles fill under one wave (or, before gemm_split_k,
-//                     where that would split K), 4+ row tiles, K >= 512,
-//                     a [N, K] B, no batch, N % 64 == 0, and 64 weight
-//                     rows by 64 to 128 tokens fill one wave with no more
-//                     multiply-adds a multiprocessor
-//                                     -> gemm_wgmma_swap, wide token tiles,
-//                                        clusters of 2
 //                     otherwise       -> gemm_mma, 128 x 128
 //                     runtime-sizes (off by default): gemm_split_k, and
 //                     gemm_wgmma on 128-row tiles, without a batch, N % 8
@@ -380,9 +379,11 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       " blocks of 64 x " + str(tokens) + ", clusters of " + str(cluster) +
                       ", " + str(stages) + " stages"};
   }
-  // wgmma-swap-wide, where 128 x 64 tiles fill under half the GPU (the
-  // rule below): the wide swapped tiles against the Hopper tile the cost
-  // model would take.
+  // wgmma-swap-wide, where 128 x 64 tiles fill under half the GPU: the
+  // wide swapped tiles against the K split that the rule below takes. (Not
+  // against the Hopper GEMM's tiles under one wave: ResNet-50's 1x1 2048 ->
+  // 512 at 7 x 7, batch 32, took 12.3 us on 112 blocks of 64 x 112 where
+  // 104 tiles of 128 x 64 took 9.6, on the H100, 2026-12-07.)
   std::string swapWide;
   if (splitAligned && !fills && wgmma && knobs.wgmmaSwapWide && knobs.wgmmaCandidate < 0 &&
       target.clusters) {
@@ -409,8 +410,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                       (wgmma && rowTiles >= 4
                            ? ", and " + str(narrowTiles) + " of 128 x 64, under half"
                            : "") +
-                      (knobs.runtimeSizes ? "; " + sizes : "") +
-                      (swapWide.empty() ? "" : "; " + swapWide),
+                      (swapWide.empty() ? "" : "; " + swapWide) +
+                      (knobs.runtimeSizes ? "; " + sizes : ""),
                   runtimeSizes);
   }
   std::string refusedSplit =
@@ -430,22 +431,6 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
   if (wgmma) {
     WgmmaTile tile = wgmmaTile(s, target, group, knobs);
     const int64_t blocks = target.multiprocessors * tile.blocksPerSM;
-    // wgmma-swap-wide: under one wave of the cost model's tiles, the
-    // weight's rows as wgmma's M side on wide token tiles, fewer outputs a
-    // block (a tuner's forced candidate keeps its tile).
-    if (knobs.wgmmaSwapWide && knobs.wgmmaCandidate < 0 && splitAligned) {
-      if (tile.tiles >= target.multiprocessors || tile.blocksPerSM != 1 || tile.splitK != 1) {
-        swapWide = "not wide swapped tiles: " + str(tile.tiles) + " Hopper tiles fill a wave of " +
-                   str(target.multiprocessors);
-      } else {
-        const SwapWideReference tileReference{
-            tile.blockOutputs * ceilDiv(s.K, 64) * 64,
-            "the cost model's " + str(tile.tiles) + " tiles of " + str(tile.rows) + " x " +
-                str(tile.width) + " (one a multiprocessor)"};
-        if (std::optional<SwapWideTile> wide = swapWideTile(s, target, tileReference, swapWide))
-          return swapWideChoice(context, shape, target, *wide);
-      }
-    }
     std::string streamK;
     const bool streamed = knobs.wgmmaStreamK &&
                           streamKApplies(tile, s.batch, blocks, ceilDiv(s.K, 64),
@@ -465,8 +450,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                          runtimeSizes, tile.residualRing),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "") +
-                      (knobs.runtimeSizes ? "; " + sizes : "") +
-                      (swapWide.empty() ? "" : "; " + swapWide)};
+                      (knobs.runtimeSizes ? "; " + sizes : "")};
   }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma

@@ -659,14 +659,13 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "(N % 64 == 0, a [N, K] B, no batch); false: its third build (two "
            "consumer warpgroups) is still slower on the 16-token tiles, 2026-12-07 "
            "(GPT-2's down-projection at batch 1 8.9 -> 11.2 us on the H100)">,
-    Option<"wgmmaSwapWide", "wgmma-swap-wide", "bool", /*default=*/"false",
-           "GEMMs of 4 row tiles or more and K >= 512 whose Hopper tiles fill "
-           "under one wave (or that split K over mma.sync) take "
-           "gemm_wgmma_swap's wide token tiles (64 weight rows by 64 to 128 "
-           "tokens) where those fill one wave with no more multiply-adds a "
-           "multiprocessor (ResNet-50's 1x1 2048 -> 512 at 7 x 7, batch 32: 112 "
-           "blocks of 64 x 112 where 104 tiles of 128 x 64 ran); false until "
-           "timed on the GPU machine">,
+    Option<"wgmmaSwapWide", "wgmma-swap-wide", "bool", /*default=*/"true",
+           "GEMMs of 4 row tiles or more and K >= 512 that would split K over "
+           "mma.sync (128 x 64 tiles under half the GPU) take gemm_wgmma_swap's "
+           "wide token tiles (64 weight rows by 64 to 128 tokens) where those "
+           "fill one wave with no more multiply-adds a multiprocessor "
+           "(EfficientNet-B0's 7 x 7 projections at batch 32: 8.5-11.5 -> "
+           "5.5-7.9 us on the H100, 2026-12-07)">,
     Option<"wgmmaResidualPrefetch", "wgmma-residual-prefetch", "bool", /*default=*/"false",
            "ping-pong 64-wide gemm_wgmma tiles that read a residual give up a "
            "stage (6 -> 5) so that each tile's residual slices are copied a tile "

@@ -146,10 +146,10 @@ struct GraphPipelineOptions
       llvm::cl::init(false)};
   Option<bool> wgmmaSwapWide{
       *this, "wgmma-swap-wide",
-      llvm::cl::desc("GEMMs whose Hopper tiles fill under one wave (or that split K "
-                     "over mma.sync) run as gemm_wgmma_swap's wide token tiles where "
-                     "those fill one wave with no more work a multiprocessor"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("GEMMs that would split K over mma.sync run as gemm_wgmma_swap's "
+                     "wide token tiles where those fill one wave with no more work a "
+                     "multiprocessor"),
+      llvm::cl::init(true)};
   Option<int64_t> attentionBlocksPerSM{
       *this, "attention-blocks-per-sm",
       llvm::cl::desc("Hopper attention's blocks a multiprocessor: 0 (the kernel's) or 4"),
