@@ -9,13 +9,15 @@
 // kTokens (16 or 32) a block: 128 x 768 is 8 x 12 = 96 blocks, each walking
 // all of K through a deep TMA ring.
 //
-// The same block with wide token tiles (64 to 128) takes GEMMs whose
-// 128-row tiles come under one wave with a long K, where a block's time is
-// its tile's outputs times K: ResNet-50's 1x1 2048 -> 512 at 7 x 7, batch
-// 32 (1568 x 512 x 2048), runs 104 tiles of 128 x 64 (8192 outputs a
-// block) but 112 blocks of 64 x 112 (7168). cuDNN's kernel for that layer
-// is built so (nvjet_sm90 64 x 104 tiles, 128 blocks, on the H100,
-// 2026-12-07).
+// The same block with wide token tiles (64 to 128, one accumulator set a
+// consumer) takes the GEMMs of many rows whose 128 x 64 tiles would fill
+// under half the GPU, where K was split over mma.sync: EfficientNet-B0's
+// 7 x 7 projections at batch 32 (1568 x 192 x 1152: 78 blocks of 64 x 64)
+// took 5.5-7.9 us where the split took 8.5-11.5 (the H100, 2026-12-07).
+// Against the Hopper GEMM's own tiles under one wave it lost: ResNet-50's
+// 1568 x 512 x 2048 on 112 blocks of 64 x 112 took 12.3 us where 104
+// persistent tiles of 128 x 64 took 9.6; this block's epilogue runs after
+// its main loop, a 4-byte pair a lane, and no block walks a second tile.
 //
 // The kCluster blocks of a cluster take
 // consecutive token tiles of one weight tile, and each loads 64 / kCluster
