@@ -82,13 +82,13 @@ __device__ __forceinline__ void swap_gemm_fallback(const T *__restrict__ A,
   constexpr int kWarps = swap::kThreads / 32;
   constexpr int kChunk = kTokens <= 32 ? kTokens : 16;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int tileBegin = static_cast<int>(blockIdx.x) * kTokens,
+            tileEnd = min(M, tileBegin + kTokens);
   for (int r = warp; r < swap::kWeightRows; r += kWarps) {
     const int n = blockIdx.y * swap::kWeightRows + r;
     if (n >= N)
       break;
     const T *row = B + (long long)n * K;
-    const int tileBegin = static_cast<int>(blockIdx.x) * kTokens,
-              tileEnd = min(M, tileBegin + kTokens);
     for (int m0 = tileBegin; m0 < tileEnd; m0 += kChunk) {
       float sum[kChunk];
 #pragma unroll
@@ -122,47 +122,35 @@ template <typename T> struct WgmmaM64N112;
 #define KILN_SWAP_REGS_16_47                                                               \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, "   \
   "%33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
-#define KILN_SWAP_WGMMA(TYPE, PTXTYPE)                                                      \
-  template <> struct WgmmaM64N32<TYPE> {                                                    \
-    static __device__ __forceinline__ void run(float (&d)[2][8], unsigned long long a,      \
+/// One m64nNk16 wrapper: REGS names its N / 2 accumulators, DESCS the two
+/// descriptors' operand numbers after them, the rest the accumulators.
+#define KILN_SWAP_WGMMA_N(TYPE, PTXTYPE, N, REGS, DESCS, ...)                                \
+  template <> struct WgmmaM64N##N<TYPE> {                                                   \
+    static __device__ __forceinline__ void run(float (&d)[N / 16][8], unsigned long long a, \
                                                unsigned long long b) {                      \
       asm volatile("{\n"                                                                   \
-                   "wgmma.mma_async.sync.aligned.m64n32k16.f32." PTXTYPE "." PTXTYPE        \
-                   " {" KILN_SWAP_REGS_0_15 "}, %16, %17, 1, 1, 1, 0, 0;\n"                 \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTXTYPE "." PTXTYPE   \
+                   " {" REGS "}, " DESCS ", 1, 1, 1, 0, 0;\n"                               \
                    "}\n"                                                                   \
-                   : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1)                                     \
-                   : "l"(a), "l"(b));                                                       \
-    }                                                                                       \
-  };                                                                                        \
-  template <> struct WgmmaM64N96<TYPE> {                                                    \
-    static __device__ __forceinline__ void run(float (&d)[6][8], unsigned long long a,      \
-                                               unsigned long long b) {                      \
-      asm volatile("{\n"                                                                   \
-                   "wgmma.mma_async.sync.aligned.m64n96k16.f32." PTXTYPE "." PTXTYPE        \
-                   " {" KILN_SWAP_REGS_0_15 ", " KILN_SWAP_REGS_16_47 "}, %48, %49, "       \
-                   "1, 1, 1, 0, 0;\n"                                                       \
-                   "}\n"                                                                   \
-                   : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2), KILN_SWAP_ACC(3), \
-                     KILN_SWAP_ACC(4), KILN_SWAP_ACC(5)                                     \
-                   : "l"(a), "l"(b));                                                       \
-    }                                                                                       \
-  };                                                                                        \
-  template <> struct WgmmaM64N112<TYPE> {                                                   \
-    static __device__ __forceinline__ void run(float (&d)[7][8], unsigned long long a,      \
-                                               unsigned long long b) {                      \
-      asm volatile("{\n"                                                                   \
-                   "wgmma.mma_async.sync.aligned.m64n112k16.f32." PTXTYPE "." PTXTYPE       \
-                   " {" KILN_SWAP_REGS_0_15 ", " KILN_SWAP_REGS_16_47                       \
-                   ", %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, 1, 1, 1, 0, 0;\n"  \
-                   "}\n"                                                                   \
-                   : KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2), KILN_SWAP_ACC(3), \
-                     KILN_SWAP_ACC(4), KILN_SWAP_ACC(5), KILN_SWAP_ACC(6)                   \
+                   : __VA_ARGS__                                                            \
                    : "l"(a), "l"(b));                                                       \
     }                                                                                       \
   };
+#define KILN_SWAP_WGMMA(TYPE, PTXTYPE)                                                      \
+  KILN_SWAP_WGMMA_N(TYPE, PTXTYPE, 32, KILN_SWAP_REGS_0_15, "%16, %17", KILN_SWAP_ACC(0),   \
+                    KILN_SWAP_ACC(1))                                                       \
+  KILN_SWAP_WGMMA_N(TYPE, PTXTYPE, 96, KILN_SWAP_REGS_0_15 ", " KILN_SWAP_REGS_16_47,       \
+                    "%48, %49", KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2),       \
+                    KILN_SWAP_ACC(3), KILN_SWAP_ACC(4), KILN_SWAP_ACC(5))                   \
+  KILN_SWAP_WGMMA_N(TYPE, PTXTYPE, 112,                                                     \
+                    KILN_SWAP_REGS_0_15 ", " KILN_SWAP_REGS_16_47                           \
+                                        ", %48, %49, %50, %51, %52, %53, %54, %55",         \
+                    "%56, %57", KILN_SWAP_ACC(0), KILN_SWAP_ACC(1), KILN_SWAP_ACC(2),       \
+                    KILN_SWAP_ACC(3), KILN_SWAP_ACC(4), KILN_SWAP_ACC(5), KILN_SWAP_ACC(6))
 KILN_SWAP_WGMMA(__half, "f16")
 KILN_SWAP_WGMMA(__nv_bfloat16, "bf16")
 #undef KILN_SWAP_WGMMA
+#undef KILN_SWAP_WGMMA_N
 #undef KILN_SWAP_REGS_16_47
 #undef KILN_SWAP_REGS_0_15
 #undef KILN_SWAP_ACC

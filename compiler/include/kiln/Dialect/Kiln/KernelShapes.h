@@ -267,8 +267,8 @@ constexpr int64_t kSwapWeightRows = 64;
 /// Its threads: two consumer warpgroups and a producer warp.
 constexpr int64_t kSwapThreads = 2 * 128 + 32;
 /// Its token tiles (wgmma's N): 16 and 32 for a few tokens against a long
-/// weight, 64 to 128 for GEMMs whose 128-row tiles fill under one wave
-/// (kiln::sm90::SwapWgmma's widths).
+/// weight, 64 to 128 for GEMMs of many rows that would split K over
+/// mma.sync (kiln::sm90::SwapWgmma's widths).
 constexpr bool swapTokensSupported(int64_t tokens) {
   return tokens == 16 || tokens == 32 || tokens == 64 || tokens == 96 || tokens == 112 ||
          tokens == 128;
