@@ -29,7 +29,8 @@
 //   encodes against the final buffer addresses; TMA fills out-of-range
 //   elements with zeros, so any M, N and K (K % 8 == 0 for the 16-byte
 //   global stride) works and only the epilogue checks bounds. With
-//   kMulticast = 2, clusters of two blocks share each B tile.
+//   kMulticast = 2, clusters of two blocks share each B tile, or with
+//   kMulticastA each A tile (A's box is then half the tile's rows).
 //
 // The main loop is written against an `Operands` policy: how many row tiles
 // and k-tiles there are, how one stage's A and B tiles are loaded, and which
@@ -204,6 +205,16 @@ struct MatrixOperands {
     static_assert(!kMnMajorB && !kBatched, "multicast loads a [N, K] B without a batch");
     tma_load_2d_multicast(dst, mapB, k * kBK, blockN, bar, blocks);
   }
+  /// Rows [rowOffset, rowOffset + A's box) of row tile tileM into every
+  /// block of the cluster in `blocks` (one matrix: the emitter takes no
+  /// cluster with a batch). A box wholly past M lands as zeros, its bytes
+  /// counted all the same, like an odd multicast pair's row tile past M.
+  __device__ __forceinline__ void load_a_multicast(void *dst, int tileM, int rowOffset, int k,
+                                                   unsigned long long *bar,
+                                                   unsigned short blocks) const {
+    static_assert(!kBatched, "multicast loads A of one matrix");
+    tma_load_2d_multicast(dst, mapA, k * kBK, tileM * kRows + rowOffset, bar, blocks);
+  }
   /// The wgmma descriptor of B's k-step kk (16 deep) in a stage at `b`.
   template <typename T>
   static __device__ __forceinline__ unsigned long long b_descriptor(const T *b, int kk) {
@@ -287,6 +298,15 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 /// both blocks have released it (they arrive on both blocks' `empty`
 /// barriers), and neither block leaves while its peer may still arrive.
 ///
+/// kMulticastA (with kMulticast = 2): the pair takes consecutive column
+/// tiles of the same rows instead, and shares the A tile: each block loads
+/// half of its rows and its own B tile. A is the larger of a tile's two
+/// operands wherever tiles are taller than wide (128 x 64 and 192 x 192
+/// read 2 and 1 bytes of A a byte of B), so its L2 traffic falls by a
+/// quarter to a third; cuBLAS runs BERT's and ViT's batch-32 GEMMs in such
+/// pairs (its kernels' cluster shape 1 x 2). An odd last column tile is
+/// computed from a B box past N (zeros) and not stored.
+///
 /// kBlocksPerSM = 2: two blocks share a multiprocessor (the launch bounds
 /// say so and the stages must fit twice), so an epilogue-bound kernel (a
 /// short K) has twice the warps to hide its latency. ptxas then compiles the
@@ -306,7 +326,8 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 /// kernel.
 template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::cooperative,
           int kMulticast = 1, int kBlocksPerSM = 1, bool kStreamK = false,
-          bool kPrefetchInputs = false, int kSplitK = 1, typename Operands, typename Epilogue>
+          bool kPrefetchInputs = false, int kSplitK = 1, bool kMulticastA = false,
+          typename Operands, typename Epilogue>
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                const Epilogue &epilogue,
                                                float *workspace = nullptr) {
@@ -315,6 +336,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   static_assert(kSchedule != Schedule::pingpong || kBN <= 128,
                 "a ping-pong warpgroup holds a whole tile: 64 or 128 wide");
   static_assert(kMulticast == 1 || kMulticast == 2, "clusters of 1 or 2 blocks");
+  static_assert(!kMulticastA || (kMulticast == 2 && !Operands::kRowsByShuffle),
+                "pairs share A tiles of a GEMM's rows");
   static_assert(kBlocksPerSM == 1 ||
                     (kBlocksPerSM == 2 && kBN == 64 && kSchedule == Schedule::cooperative),
                 "two blocks a multiprocessor take cooperative 64-wide tiles");
@@ -339,10 +362,12 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   constexpr int kRows = Operands::kTileRows;
   constexpr int kConsumers = kPingPong ? 2 : kRows / 64;
   static_assert(kRows == kBM || (kRows == kTallRows && kBN <= 192 &&
-                                 kSchedule == Schedule::cooperative && kMulticast == 1 &&
-                                 kBlocksPerSM == 1 && !kStreamK),
+                                 kSchedule == Schedule::cooperative &&
+                                 (kMulticast == 1 || kMulticastA) && kBlocksPerSM == 1 &&
+                                 !kStreamK),
                 "192-row tiles are cooperative, at most 192 wide (96 accumulators a "
-                "thread), one block a multiprocessor, no cluster, no stream-K");
+                "thread), one block a multiprocessor, no stream-K, and share A if "
+                "anything");
   // GEMMs only: a convolution's rows (computed by shuffles) do not take the
   // early copy at all.
   constexpr bool kSecondInputs =
@@ -366,8 +391,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
       (kHalfStaging ? kWarpStagingBytes / 2 : kWarpStagingBytes) / 4;
   constexpr int kTileBytesA = tile_bytes_a(kRows);
   constexpr int kTileBytesB = tile_bytes_b(kBN);
-  // Rows of the B tile each block of a cluster loads for all of them.
-  constexpr int kRowsB = kBN / kMulticast;
+  // Rows of the B tile (or, kMulticastA, of the A tile) each block of a
+  // cluster loads for all of them.
+  constexpr int kRowsB = kMulticastA ? kBN : kBN / kMulticast;
+  constexpr int kRowsA = kMulticastA ? kRows / kMulticast : kRows;
+  // Pairs along rows (sharing B) and along columns (sharing A).
+  constexpr int kRowPairs = kMulticastA ? 1 : kMulticast;
+  constexpr int kColumnPairs = kMulticastA ? kMulticast : 1;
   extern __shared__ unsigned char dynamicShared[];
   // 128-byte swizzled tiles must start 1024-byte aligned. The pad is added
   // to the shared array itself, not to an integer cast of it: through an
@@ -409,12 +439,15 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   const int splitRank = static_cast<int>(blockIdx.x % kSplitK);
   // Persistent: each cluster walks cluster tiles c, c + clusters, ...; a
   // cluster tile is kMulticast consecutive row tiles (one a block) of the
-  // same kBN columns. The producer runs ahead across tile boundaries, so
+  // same kBN columns, or with kMulticastA consecutive column tiles of the
+  // same rows. The producer runs ahead across tile boundaries, so
   // the next tile's operands land while the consumers run this tile's
   // epilogue. Stage and parity follow a k-iteration counter that continues
   // across tiles, the same in every block of a cluster.
   const int tilesN = (N + kBN - 1) / kBN;
-  const int tiles = (ops.tiles_m() + kMulticast - 1) / kMulticast * tilesN;
+  // Cluster tiles along N.
+  const int clusterTilesN = (tilesN + kColumnPairs - 1) / kColumnPairs;
+  const int tiles = (ops.tiles_m() + kRowPairs - 1) / kRowPairs * clusterTilesN;
   const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
   const int kTiles = ops.k_tiles();
   // The k-steps [splitBegin, splitEnd) this block walks of every tile (all
@@ -423,8 +456,14 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
   const int kPerSplit = (kTiles + kSplitK - 1) / kSplitK;
   const int splitBegin = min(kTiles, splitRank * kPerSplit),
             splitEnd = min(kTiles, splitBegin + kPerSplit);
-  auto rowTile = [&](int t) { return t / tilesN * kMulticast + static_cast<int>(rank); };
-  auto columns = [&](int t) { return t % tilesN * kBN; };
+  auto rowTile = [&](int t) {
+    return kMulticastA ? t / clusterTilesN
+                       : t / clusterTilesN * kMulticast + static_cast<int>(rank);
+  };
+  auto columns = [&](int t) {
+    return kMulticastA ? (t % clusterTilesN * kMulticast + static_cast<int>(rank)) * kBN
+                       : t % clusterTilesN * kBN;
+  };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -492,8 +531,11 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     // multiprocessor: the kernel is compiled to 168 a thread, the consumers
     // need up to 232; three consumers: 128 a thread, 24 for the producer
     // and 160 for them, where 152 spilled a GELU and residual epilogue).
+    // Pairs sharing A keep 32 (their cluster's loads spilled at 24: NVRTC,
+    // 2026-12-07), which with 3 x 128 consumer threads at 160 fills the
+    // register file exactly.
     if constexpr (kConsumers == 3)
-      release_registers<24>();
+      release_registers<kMulticastA ? 32 : 24>();
     else if constexpr (kBlocksPerSM == 1)
       release_registers<40>();
     // (Epilogue warpgroups: the 640 threads start with 96 registers each,
@@ -509,10 +551,18 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           int stage = it % kStages;
           if (it >= kStages)
             barrier_wait(&empty[stage], ((it / kStages) - 1) & 1);
-          // The whole B tile lands here: this block's rows and its peers'.
+          // The whole A and B tiles land here: this block's rows and its
+          // peers'.
           barrier_expect_tx(&full[stage], Operands::kBytesA + kTileBytesB);
-          ops.load_a(tilesA + stage * (kRows * kBK), tileM, k, &full[stage]);
-          if constexpr (kMulticast > 1)
+          if constexpr (kMulticastA)
+            ops.load_a_multicast(tilesA + stage * (kRows * kBK) + rank * kRowsA * kBK, tileM,
+                                 static_cast<int>(rank) * kRowsA, k, &full[stage],
+                                 static_cast<unsigned short>((1u << kMulticast) - 1));
+          else
+            ops.load_a(tilesA + stage * (kRows * kBK), tileM, k, &full[stage]);
+          if constexpr (kMulticastA)
+            ops.load_b(tilesB + stage * (kBN * kBK), tileM, blockN, k, &full[stage]);
+          else if constexpr (kMulticast > 1)
             ops.load_b_multicast(tilesB + stage * (kBN * kBK) + rank * kRowsB * kBK,
                                  blockN + rank * kRowsB, k, &full[stage],
                                  static_cast<unsigned short>((1u << kMulticast) - 1));
@@ -860,13 +910,13 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
 
 template <typename T, int kBN, int kStages, Schedule kSchedule, int kMulticast,
           int kBlocksPerSM, bool kStreamK = false, int kRows = kBM, bool kPrefetchInputs = false,
-          int kSplitK = 1, typename Epilogue>
+          int kSplitK = 1, bool kMulticastA = false, typename Epilogue>
 __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMap &mapB,
                                            int M, int N, int K,
                                            const Epilogue &epilogue,
                                            float *workspace = nullptr) {
   wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK,
-                 kPrefetchInputs, kSplitK>(
+                 kPrefetchInputs, kSplitK, kMulticastA>(
       MatrixOperands<kBN, kRows>{mapA, mapB, M, K, N}, N, epilogue, workspace);
 }
 

@@ -91,11 +91,11 @@ std::optional<std::string> wgmmaConfigProblem(KernelConfigAttr config);
 /// layout, the flags its state). Nothing otherwise.
 void setStreamKLaunch(KernelConfigAttr config, int64_t width, EmittedKernel &kernel);
 /// The blocks of a Hopper main loop's persistent grid: whole clusters of
-/// `multicast` blocks (each on its own row tile) or `splitK` blocks (all on
-/// one tile), at most one cluster per cluster tile and `gridLimit` blocks
-/// in all.
+/// `multicast` blocks (each on its own row tile, or with `multicastA` its
+/// own column tile) or `splitK` blocks (all on one tile), at most one
+/// cluster per cluster tile and `gridLimit` blocks in all.
 unsigned persistentGrid(int64_t rowTiles, int64_t columnTiles, int64_t multicast,
-                        int64_t gridLimit, int64_t splitK = 1);
+                        int64_t gridLimit, int64_t splitK = 1, bool multicastA = false);
 /// A C++ argument list whose last parameters have defaults: `values` joined
 /// by ", ", less the trailing values equal to the defaults of the last
 /// `defaults.size()` parameters (so that a kernel's source names only the

@@ -114,10 +114,10 @@ std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfi
   // Three consumer warpgroups hold a 192-row tile: 96 accumulators a thread
   // at most, in registers that nothing else may claim.
   if (tile[0] == 192 && (tile[1] > 192 || config.getSchedule() != WgmmaSchedule::cooperative ||
-                         config.getMulticast() != 1 || config.getBlocksPerSm() != 1 ||
-                         config.getStreamK()))
-    return "a 192-row tile is at most 192 wide and cooperative, with no multicast, one block a "
-           "multiprocessor and no stream_k";
+                         (config.getMulticast() != 1 && !config.getMulticastA()) ||
+                         config.getBlocksPerSm() != 1 || config.getStreamK()))
+    return "a 192-row tile is at most 192 wide and cooperative, with no multicast of B, one "
+           "block a multiprocessor and no stream_k";
   // Whether the ring fits an image's shared memory is kiln-lower-launches'
   // question: the emitter knows no GPU.
   if (config.getStages() < 2)
@@ -143,11 +143,13 @@ void kiln::codegen::detail::setStreamKLaunch(KernelConfigAttr config, int64_t wi
 
 unsigned kiln::codegen::detail::persistentGrid(int64_t rowTiles, int64_t columnTiles,
                                                int64_t multicast, int64_t gridLimit,
-                                               int64_t splitK) {
+                                               int64_t splitK, bool multicastA) {
   // Blocks come in whole clusters, and more than the tiles (or the limit,
-  // one per multiprocessor) would only queue.
+  // one per multiprocessor) would only queue. A multicast pair takes two
+  // row tiles, or with multicast_a two column tiles.
   const int64_t clusterBlocks = multicast * splitK;
-  int64_t clusters = (rowTiles + multicast - 1) / multicast * columnTiles;
+  int64_t clusters = multicastA ? rowTiles * ((columnTiles + multicast - 1) / multicast)
+                                : (rowTiles + multicast - 1) / multicast * columnTiles;
   return static_cast<unsigned>(std::min(clusters, gridLimit / clusterBlocks) * clusterBlocks);
 }
 
@@ -345,8 +347,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return refuse("its batch needs each operand batched whole or not at all (one tensor map "
                     "dimension)");
     if (config.getMulticast() != 1 && (!kMajorB || batch != 1))
-      return refuse("multicast shares a [N, K] B between row tiles of one matrix: no batch, no "
-                    "[K, N] B");
+      return refuse(config.getMulticastA()
+                        ? "pairs sharing A take column tiles of one matrix and a [N, K] B: no "
+                          "batch, no [K, N] B"
+                        : "multicast shares a [N, K] B between row tiles of one matrix: no "
+                          "batch, no [K, N] B");
     // Within the 80 registers of two blocks a multiprocessor, a [K, N] B's
     // GELU and residual epilogue spilled (NVRTC, 2026-12-05).
     if (config.getBlocksPerSm() != 1 && (!kMajorB || batch != 1))
@@ -568,8 +573,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
              withoutTrailingDefaults(
                  {std::to_string(config.getMulticast()), std::to_string(config.getBlocksPerSm()),
                   flag(config.getStreamK()), std::to_string(tileRows), flag(prefetchInputs),
-                  std::to_string(hopperSplit)},
-                 {"false", "128", "false", "1"}) +
+                  std::to_string(hopperSplit), flag(config.getMulticastA())},
+                 {"false", "128", "false", "1", "false"}) +
              ">(map0, map1, " + sizes + tail;
     // The fallback walks the same grid's tiles, batch after batch.
     if (batch != 1)
@@ -640,7 +645,7 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return refuse("its batch's rows (batch x M) pass 2^30");
     kernel.grid[0] = persistentGrid(batch * ((M + tileRows - 1) / tileRows),
                                     (N + tileWidth - 1) / tileWidth, multicast,
-                                    config.getGridLimit(), hopperSplit);
+                                    config.getGridLimit(), hopperSplit, config.getMulticastA());
     kernel.grid[1] = 1;
     kernel.grid[2] = 1;
     kernel.dynamicSharedBytes = static_cast<unsigned>(
@@ -650,12 +655,18 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     if (sm90aThreads)
       kernel.otherImagesBlock = 384;
     kernel.clusterBlocks = static_cast<unsigned>(clusterBlocks);
-    // Each block of a cluster loads its share of B's rows; a [K, N] B
-    // comes in boxes of 64 columns (128-byte rows, the swizzle's width).
+    // Each block of a cluster loads its share of B's rows (or with
+    // multicast_a of A's); a [K, N] B comes in boxes of 64 columns (128-byte
+    // rows, the swizzle's width).
+    const bool multicastA = config.getMulticastA();
     kernel.tensorMaps = {
-        TensorMapArg::matrix(lhsArg.getArgNumber(), M, K, static_cast<unsigned>(tileRows), 64),
+        TensorMapArg::matrix(lhsArg.getArgNumber(), M, K,
+                             static_cast<unsigned>(multicastA ? tileRows / multicast : tileRows),
+                             64),
         kMajorB ? TensorMapArg::matrix(rhsArg.getArgNumber(), N, K,
-                                       static_cast<unsigned>(tileWidth / multicast), 64)
+                                       static_cast<unsigned>(multicastA ? tileWidth
+                                                                        : tileWidth / multicast),
+                                       64)
                 : TensorMapArg::matrix(rhsArg.getArgNumber(), K, N, 64, 64)};
     // A batch: a third, outermost dimension (1 where the operand is
     // broadcast over it), a matrix a box.

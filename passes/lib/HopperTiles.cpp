@@ -276,6 +276,49 @@ bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_
   return true;
 }
 
+/// Whether the Hopper GEMM's chosen tile runs in pairs along N that share
+/// the A tile (wgmma-multicast-a): each block loads half of the A tile's
+/// rows for both and its own B tile, so A leaves L2 once a pair. The
+/// kernel takes an odd column count (a tile past N computed, not stored);
+/// the selection does not, where that would be a row's worth of waste.
+bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &target,
+                 bool streamed, bool runtimeSizes, bool residual, std::string &why) {
+  if (!target.clusters) {
+    why = "not pairs sharing A: " + target.arch + " has no clusters";
+    return false;
+  }
+  const char *taken = tile.multicast != 1 ? "pairs sharing B (wgmma-multicast)"
+                      : tile.splitK != 1   ? "K split over a cluster"
+                      : streamed           ? "stream-K"
+                      : tile.schedule == WgmmaSchedule::epilogue_warpgroups
+                          ? "the epilogue warpgroups"
+                      : runtimeSizes ? "sizes given at launch"
+                                     : nullptr;
+  if (taken) {
+    why = std::string("not pairs sharing A: the tile takes ") + taken;
+    return false;
+  }
+  if (!s.kMajorB || s.batch != 1) {
+    why = "not pairs sharing A: they take a [N, K] B and no batch";
+    return false;
+  }
+  // At 160 registers a consumer, a 192 x 192 tile's residual copied by
+  // rows spilled 8 bytes beside the pair's cluster addressing (NVRTC,
+  // 2026-12-07); through the ring it fits.
+  if (tile.rows == 192 && tile.width == 192 && residual && !tile.residualRing) {
+    why = "not pairs sharing A: a 192 x 192 tile's residual copied by rows spills beside them";
+    return false;
+  }
+  const int64_t columnTiles = ceilDiv(s.N, tile.width);
+  if (columnTiles < 2 || columnTiles % 2 != 0) {
+    why = "not pairs sharing A: " + str(columnTiles) + " column tiles of " + str(tile.width) +
+          " (an even count of 2 or more)";
+    return false;
+  }
+  why = "pairs of column tiles sharing A by multicast (wgmma-multicast-a)";
+  return true;
+}
+
 /// The group inputs its epilogue reads at every output element: inputs of
 /// the result's shape used by an op other than the GEMM or convolution and
 /// its layout change.

@@ -57,6 +57,8 @@ struct SplitKKnobs {
   /// GEMMs that would split K over mma.sync as gemm_wgmma_swap's wide token
   /// tiles, where those leave no more work a multiprocessor.
   bool wgmmaSwapWide = true;
+  /// gemm_wgmma's tiles in pairs along N that share the A tile.
+  bool wgmmaMulticastA = false;
   /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.
@@ -121,6 +123,10 @@ struct SwapWideReference {
 std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
                                          const SwapWideReference &reference, std::string &why);
 /// Whether stream-K takes the tile; `why` says why or why not.
+/// Whether `tile` runs in pairs of column tiles sharing A by multicast
+/// (wgmma-multicast-a's rule, HopperTiles.cpp); `why` says which.
+bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &target,
+                 bool streamed, bool runtimeSizes, bool residual, std::string &why);
 bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
                     bool convResidual, std::string &why);
 /// Whether the group's epilogue reads a group input at every output element

@@ -39,11 +39,12 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   int64_t splitK = config.getSplitK();
   int64_t stages = config.getStages();
   bool residualRing = config.getResidualRing();
+  bool multicastA = config.getMulticastA();
   auto with = [&](std::string step) {
     why = std::move(step);
     return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit,
                                  config.getPixelTile(), schedule, multicast, blocksPerSM,
-                                 streamK, runtimeSizes, residualRing);
+                                 streamK, runtimeSizes, residualRing, multicastA);
   };
   // The residual through the ring before anything else of the Hopper
   // GEMM's: the ring spilled where registers were tight. Copied by rows,
@@ -123,6 +124,7 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
   }
   if (multicast != 1) {
     multicast = 1;
+    multicastA = false;
     return with("no multicast cluster");
   }
   if (blocksPerSM != 1) {

@@ -86,6 +86,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaFewRowsTiles = options.wgmmaFewRowsTiles;
     select.wgmmaSwap = options.wgmmaSwap;
     select.wgmmaSwapWide = options.wgmmaSwapWide;
+    select.wgmmaMulticastA = options.wgmmaMulticastA;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;

@@ -191,10 +191,11 @@ KernelConfigAttr config(MLIRContext *context, KernelVariant variant, ArrayRef<in
                         ArrayRef<int64_t> pixelTile = {},
                         WgmmaSchedule schedule = WgmmaSchedule::cooperative,
                         int64_t multicast = 1, int64_t blocksPerSM = 1, bool streamK = false,
-                        bool runtimeSizes = false, bool residualRing = false) {
+                        bool runtimeSizes = false, bool residualRing = false,
+                        bool multicastA = false) {
   return KernelConfigAttr::get(context, variant, tile, stages, splitK, gridLimit, pixelTile,
                                schedule, multicast, blocksPerSM, streamK, runtimeSizes,
-                               residualRing);
+                               residualRing, multicastA);
 }
 
 /// The split-K variant of a GEMM or convolution with `smallTiles` tiles.
@@ -444,13 +445,22 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
       tile.residualRing = false;
       tile.stages = tile.copiedStages;
     }
+    // wgmma-multicast-a: the same tiles, in pairs along N sharing A (the
+    // same count of blocks: the rule takes an even count of column tiles).
+    std::string shareA;
+    const bool multicastA = knobs.wgmmaMulticastA &&
+                            sharesATile(tile, s, target, streamed, runtimeSizes,
+                                        readsResidual(group), shareA);
+    if (multicastA)
+      tile.multicast = 2;
     return Choice{config(context, KernelVariant::gemm_wgmma, {tile.rows, tile.width, 64}, tile.stages,
                          tile.splitK, wgmmaGridLimit(tile, streamed, blocks), {},
                          tile.schedule, tile.multicast, tile.blocksPerSM, streamed,
-                         runtimeSizes, tile.residualRing),
+                         runtimeSizes, tile.residualRing, multicastA),
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "") +
-                      (knobs.runtimeSizes ? "; " + sizes : "")};
+                      (knobs.runtimeSizes ? "; " + sizes : "") +
+                      (knobs.wgmmaMulticastA ? "; " + shareA : "")};
   }
   std::string refusedWgmma =
       target.tensorCores != TensorCoreGeneration::Wgmma
@@ -890,6 +900,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     knobs.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
     knobs.wgmmaSwap = wgmmaSwap;
     knobs.wgmmaSwapWide = wgmmaSwapWide;
+    knobs.wgmmaMulticastA = wgmmaMulticastA;
     knobs.attentionBlocksPerSM = attentionBlocksPerSM;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

@@ -31,6 +31,18 @@ func.func @wgmma_partial_broadcast(%x: tensor<2x1x64x64xf16>, %w: tensor<2x3x64x
 
 // -----
 
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: pairs sharing A take column tiles of one matrix and a [N, K] B: no batch, no [K, N] B
+func.func @wgmma_matmul_multicast_a(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, multicast = 2, multicast_a = true>} -> tensor<4096x3072xf16> {
+  ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x3072xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<4096x768xf16>, tensor<768x3072xf16>) -> tensor<4096x3072xf16>
+    kiln.yield %l : tensor<4096x3072xf16>
+  }
+  return %0 : tensor<4096x3072xf16>
+}
+
+// -----
+
 // CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: multicast shares a [N, K] B between row tiles of one matrix: no batch, no [K, N] B
 func.func @wgmma_matmul_multicast(%x: tensor<4096x768xf16>, %w: tensor<768x3072xf16>) -> tensor<4096x3072xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x3072xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, multicast = 2>} -> tensor<4096x3072xf16> {
@@ -83,7 +95,7 @@ func.func @wgmma_tile(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tens
 
 // ...and 192 rows only as cooperative tiles at most 192 wide (three
 // consumer warpgroups, 96 accumulators a thread).
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide and cooperative, with no multicast, one block a multiprocessor and no stream_k
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide and cooperative, with no multicast of B, one block a multiprocessor and no stream_k
 func.func @wgmma_tall_wide(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 256, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
@@ -95,7 +107,7 @@ func.func @wgmma_tall_wide(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) ->
 
 // -----
 
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide and cooperative, with no multicast, one block a multiprocessor and no stream_k
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 192-row tile is at most 192 wide and cooperative, with no multicast of B, one block a multiprocessor and no stream_k
 func.func @wgmma_tall_pingpong(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 3, grid_limit = 132, schedule = pingpong>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):

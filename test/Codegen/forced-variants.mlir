@@ -15,6 +15,13 @@
 // PTX: wgmma.mma_async.sync.aligned.m64n256k16
 // PTX: mapa.shared::cluster
 // PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// PTX: // === ptx multicast_a_k0
+// PTX: barrier.cluster.arrive
+// PTX: mapa.shared::cluster
+// PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// PTX: // === ptx multicast_a_tall_k0
+// PTX: wgmma.mma_async.sync.aligned.m64n192k16
+// PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
 // PTX: // === ptx two_blocks_k0
 // PTX: .minnctapersm 2
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16
@@ -136,6 +143,44 @@ func.func @multicast(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>) -> tensor
     kiln.yield %l : tensor<300x500xf16>
   }
   return %0 : tensor<300x500xf16>
+}
+
+// -----
+
+// Pairs that take neighbouring column tiles of the same rows and share A:
+// each loads a 64-row half of the 128-row A tile (the tensor map's box)
+// and its whole B tile; 3 row tiles by 2 pairs of 128-wide column tiles
+// (the last one past N = 500 computed, not stored) make 12 blocks.
+// CHECK-LABEL: // === kernel multicast_a_k0 grid(12, 1, 1) block(384)
+//  CHECK-SAME: cluster(2, 1, 1)
+//       CHECK: // tensor map of in0: dims [768, 300] box [64, 64]
+//       CHECK: // tensor map of in1: dims [768, 500] box [64, 128]
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 128, 4, kiln::sm90::Schedule::cooperative, 2, 1, false, 128, false, 1, true>(map0, map1, 300, 500, 768, epilogue);
+func.func @multicast_a(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>) -> tensor<300x500xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<500x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, multicast = 2, multicast_a = true>} -> tensor<300x500xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<500x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<500x768xf16>) -> tensor<300x500xf16>
+    kiln.yield %l : tensor<300x500xf16>
+  }
+  return %0 : tensor<300x500xf16>
+}
+
+// -----
+
+// 192-row tiles share A too (ViT's shapes): a 96-row half each; 3 row
+// tiles (the last of 10 rows) by 2 pairs of column tiles, 12 blocks.
+// CHECK-LABEL: // === kernel multicast_a_tall_k0 grid(12, 1, 1) block(512)
+//  CHECK-SAME: cluster(2, 1, 1)
+//       CHECK: // tensor map of in0: dims [768, 394] box [64, 96]
+//       CHECK: // tensor map of in1: dims [768, 768] box [64, 192]
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 192, 3, kiln::sm90::Schedule::cooperative, 2, 1, false, 192, false, 1, true>(map0, map1, 394, 768, 768, epilogue);
+func.func @multicast_a_tall(%x: tensor<394x768xf16>, %w: tensor<768x768xf16>) -> tensor<394x768xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<394x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 132, multicast = 2, multicast_a = true>} -> tensor<394x768xf16> {
+  ^bb0(%a: tensor<394x768xf16>, %bw: tensor<768x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<394x768xf16>, tensor<768x768xf16>) -> tensor<394x768xf16>
+    kiln.yield %l : tensor<394x768xf16>
+  }
+  return %0 : tensor<394x768xf16>
 }
 
 // -----

@@ -40,6 +40,9 @@ const std::vector<std::string> &ringTakingConfigs();
 /// The swapped few-row GEMM (gemm_wgmma_swap): both token tiles, clusters
 /// of 1, 2, 4 and 8, rings shorter and deeper than K's k-steps.
 const std::vector<std::string> &swapConfigs();
+/// Pairs of column tiles sharing A (multicast_a) on ResNet-50's, BERT's
+/// and ViT's batch-32 shapes.
+std::vector<std::string> multicastACases();
 /// Stream-K's cases: GEMMs and convolutions whose tiles fill the last wave
 /// partly.
 std::vector<std::string> streamKCases();

@@ -88,7 +88,14 @@ const std::vector<std::string> &tallWgmmaConfigs() {
   static const std::vector<std::string> configs = {
       "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, grid_limit = 3>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 2, grid_limit = 1>",
-      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 4, grid_limit = 132>"};
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 4, grid_limit = 132>",
+      // Pairs of column tiles sharing A: a 96-row half of it each. (192 x
+      // 192 pairs with a residual copied by rows spill: they are in
+      // residualRingConfigs, with the residual through the ring.)
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 128, 64], stages = 3, grid_limit = 4, "
+      "multicast = 2, multicast_a = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 64, 64], stages = 2, grid_limit = 132, "
+      "multicast = 2, multicast_a = true>"};
   return configs;
 }
 
@@ -148,7 +155,18 @@ const std::vector<std::string> &wgmmaConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 3, split_k = 2, "
       "grid_limit = 132>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, split_k = 2, "
-      "grid_limit = 2>"};
+      "grid_limit = 2>",
+      // Pairs of column tiles sharing A by multicast (multicast_a): clusters
+      // walking several pairs, an odd count of column tiles (the last
+      // pair's second tile past N), ping-pong, two blocks a multiprocessor.
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 5, grid_limit = 4, "
+      "multicast = 2, multicast_a = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 2, grid_limit = 132, "
+      "multicast = 2, multicast_a = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 6, grid_limit = 6, "
+      "schedule = pingpong, multicast = 2, multicast_a = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 2, grid_limit = 264, "
+      "multicast = 2, blocks_per_sm = 2, multicast_a = true>"};
   static const std::vector<std::string> all = [] {
     std::vector<std::string> both = configs;
     both.insert(both.end(), tallWgmmaConfigs().begin(), tallWgmmaConfigs().end());
@@ -165,7 +183,7 @@ const std::vector<std::string> &wgmmaConfigs() {
 /// with the ring alone (a 1x1 convolution's in one wave, or a tuner's);
 /// multicast pairs, each block loading its own rows' slices and releasing
 /// them in both, with an odd row tile count (the last pair's second tile
-/// past M) and one pair walking every tile.
+/// past M) and one pair walking every tile; 192 x 192 pairs sharing A.
 const std::vector<std::string> &residualRingConfigs() {
   static const std::vector<std::string> configs = {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 3, "
@@ -179,7 +197,9 @@ const std::vector<std::string> &residualRingConfigs() {
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, grid_limit = 4, "
       "multicast = 2, residual_ring = true>",
       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 6, grid_limit = 2, "
-      "multicast = 2, residual_ring = true>"};
+      "multicast = 2, residual_ring = true>",
+      "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 4, grid_limit = 4, "
+      "multicast = 2, residual_ring = true, multicast_a = true>"};
   return configs;
 }
 
@@ -242,6 +262,27 @@ std::vector<std::string> streamKCases() {
   return irs;
 }
 
+// Pairs of column tiles sharing A (multicast_a) on the shapes they are
+// meant for: ResNet-50's 1x1 2048 -> 512 at 7 x 7, batch 32, as a GEMM and
+// as the convolution with a residual (128 x 64 tiles, 8 column tiles);
+// BERT's FFN down-projection shape with its residual through the ring
+// (128 x 192); ViT's 192-row tiles at a ragged M (197 tokens x 4), no
+// residual (as its up-projection).
+std::vector<std::string> multicastACases() {
+  const std::string narrow = "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], "
+                             "stages = 6, grid_limit = 132, multicast = 2, multicast_a = true>";
+  return {linear(1568, 512, 2048, "f16", narrow),
+          conv({32, 7, 7, 2048, 512, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true,
+                false, narrow}),
+          linear(1024, 768, 3072, "f16",
+                 "#kiln.kernel<variant = gemm_wgmma, tile = [128, 192, 64], stages = 5, "
+                 "grid_limit = 132, multicast = 2, residual_ring = true, multicast_a = true>"),
+          linear(788, 768, 768, "bf16",
+                 "#kiln.kernel<variant = gemm_wgmma, tile = [192, 192, 64], stages = 3, "
+                 "grid_limit = 132, multicast = 2, multicast_a = true>",
+                 /*residual=*/false)};
+}
+
 } // namespace kiln::testing
 
 namespace {
@@ -258,6 +299,7 @@ using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
 using kiln::testing::swapConfigs;
+using kiln::testing::multicastACases;
 using kiln::testing::streamKCases;
 using kiln::testing::tallWgmmaConfigs;
 using kiln::testing::toleranceOf;
@@ -340,6 +382,13 @@ TEST(KernelsGpu, LinearWgmmaSwapWide) {
       conv({32, 7, 7, 1152, 192, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, true, false,
             "#kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 64, 64], stages = 8, "
             "multicast = 2>"}));
+}
+
+// The pairs sharing A (multicastACases) against the reference.
+TEST(KernelsGpu, LinearWgmmaMulticastA) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &ir : multicastACases())
+    expectMatchesReference(ir);
 }
 
 // A bias-free linear on every Hopper config: the epilogue rounds the

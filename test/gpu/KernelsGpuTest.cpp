@@ -56,6 +56,7 @@ using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
 using kiln::testing::swapConfigs;
+using kiln::testing::multicastACases;
 using kiln::testing::streamKCases;
 using kiln::testing::wgmmaConfigs;
 
@@ -597,6 +598,9 @@ TEST(KernelsGpu, SwapGemmCompiles) {
                       "8, multicast = 2>"}));
   expectCompilesForBothImages(irs);
 }
+
+// The pairs sharing A compile for both images without spills (CPU CI).
+TEST(KernelsGpu, MulticastACompiles) { expectCompilesForBothImages(multicastACases()); }
 
 // Stream-K's cases compile for both images without spills (CPU CI).
 TEST(KernelsGpu, StreamKCompiles) { expectCompilesForBothImages(streamKCases()); }

@@ -200,6 +200,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaFewRowsTiles = selection.wgmmaFewRowsTiles;
   pipeline.wgmmaSwap = selection.wgmmaSwap;
   pipeline.wgmmaSwapWide = selection.wgmmaSwapWide;
+  pipeline.wgmmaMulticastA = selection.wgmmaMulticastA;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
   pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
   pipeline.kernelTuning = selection.kernelTuning;
@@ -314,6 +315,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--wgmma-swap=") + (selection.wgmmaSwap ? "true" : "false"));
   if (selection.wgmmaSwapWide != defaults.wgmmaSwapWide)
     option(std::string("--wgmma-swap-wide=") + (selection.wgmmaSwapWide ? "true" : "false"));
+  if (selection.wgmmaMulticastA != defaults.wgmmaMulticastA)
+    option(std::string("--wgmma-multicast-a=") + (selection.wgmmaMulticastA ? "true" : "false"));
   if (selection.wgmmaCandidate != defaults.wgmmaCandidate)
     option("--wgmma-candidate=" + std::to_string(selection.wgmmaCandidate));
   if (selection.attentionBlocksPerSM != defaults.attentionBlocksPerSM)

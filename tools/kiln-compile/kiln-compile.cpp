@@ -239,6 +239,13 @@ cl::opt<bool> wgmmaSwap(
              "slower on the 16-token tiles, GPT-2's down-projection at batch 1 8.9 -> 11.2 us "
              "on the H100, 2026-12-07)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaMulticastA(
+    "wgmma-multicast-a",
+    cl::desc("The Hopper GEMM's tiles (GEMMs and 1x1 convolutions with a [N, K] weight, no "
+             "batch, two column tiles or more) run in clusters of two blocks on consecutive "
+             "column tiles of the same rows, each loading half of the shared A tile by TMA "
+             "multicast (default false until timed)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaSwapWide(
     "wgmma-swap-wide",
     cl::desc("GEMMs (1x1 convolutions among them) of 4 row tiles or more and K >= 512 that "
@@ -652,6 +659,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaFewRowsTiles = wgmmaFewRowsTiles;
   selection.wgmmaSwap = wgmmaSwap;
   selection.wgmmaSwapWide = wgmmaSwapWide;
+  selection.wgmmaMulticastA = wgmmaMulticastA;
   if (wgmmaCandidate < -1)
     return fail("--wgmma-candidate=" + std::to_string(wgmmaCandidate) +
                 ": -1 (the cost model's tile) or a candidate's index, 0 or more");

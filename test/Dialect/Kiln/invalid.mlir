@@ -1225,3 +1225,30 @@ func.func @swap_stages(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tens
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// Pairs sharing A: gemm_wgmma's clusters of two (a convolution's pixel
+// boxes have no multicast A).
+
+func.func @multicast_a_single(%x: tensor<300x256xf16>, %w: tensor<768x256xf16>) -> tensor<300x768xf16> {
+  // expected-error @+1 {{multicast_a takes gemm_wgmma with multicast = 2}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, multicast_a = true>} -> tensor<300x768xf16> {
+  ^bb0(%a: tensor<300x256xf16>, %bw: tensor<768x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x256xf16>, tensor<768x256xf16>) -> tensor<300x768xf16>
+    kiln.yield %l : tensor<300x768xf16>
+  }
+  return %0 : tensor<300x768xf16>
+}
+
+// -----
+
+func.func @multicast_a_swap(%x: tensor<128x256xf16>, %w: tensor<768x256xf16>) -> tensor<128x768xf16> {
+  // expected-error @+1 {{multicast_a takes gemm_wgmma with multicast = 2}}
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<128x256xf16>, tensor<768x256xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma_swap, tile = [64, 16, 64], stages = 4, multicast = 2, multicast_a = true>} -> tensor<128x768xf16> {
+  ^bb0(%a: tensor<128x256xf16>, %bw: tensor<768x256xf16>):
+    %l = kiln.linear %a, %bw : (tensor<128x256xf16>, tensor<768x256xf16>) -> tensor<128x768xf16>
+    kiln.yield %l : tensor<128x768xf16>
+  }
+  return %0 : tensor<128x768xf16>
+}

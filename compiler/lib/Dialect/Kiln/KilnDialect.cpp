@@ -45,7 +45,8 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                                        int64_t stages, int64_t splitK, int64_t gridLimit,
                                        ArrayRef<int64_t> pixelTile, WgmmaSchedule schedule,
                                        int64_t multicast, int64_t blocksPerSM,
-                                       bool streamK, bool runtimeSizes, bool residualRing) {
+                                       bool streamK, bool runtimeSizes, bool residualRing,
+                                       bool multicastA) {
   if (!tile.empty() && tile.size() != 3)
     return emitError() << "a kernel tile is [rows, columns, k], got " << tile.size()
                        << " values";
@@ -119,6 +120,10 @@ LogicalResult KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitEr
     if (multicast != 2)
       return emitError() << "multicast must be 1 or 2, got " << multicast;
   }
+  // Pairs sharing A take column tiles of a GEMM's row tile: a convolution's
+  // pixel boxes are gathered by ConvOperands, which has no multicast A.
+  if (multicastA && (variant != KernelVariant::gemm_wgmma || multicast != 2))
+    return emitError() << "multicast_a takes gemm_wgmma with multicast = 2";
   // The stem on input rows: up to four blocks (its launch bounds' minimum;
   // the code generator checks their shared memory).
   if (variant == KernelVariant::conv_stem && blocksPerSM != 1) {

@@ -659,6 +659,13 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "(N % 64 == 0, a [N, K] B, no batch); false: its third build (two "
            "consumer warpgroups) is still slower on the 16-token tiles, 2026-12-07 "
            "(GPT-2's down-projection at batch 1 8.9 -> 11.2 us on the H100)">,
+    Option<"wgmmaMulticastA", "wgmma-multicast-a", "bool", /*default=*/"false",
+           "gemm_wgmma's tiles (GEMMs and 1x1 convolutions, a [N, K] B, no "
+           "batch, two column tiles or more, no stream-K or split K) run in "
+           "clusters of two blocks on consecutive column tiles of the same "
+           "rows, each loading half of the shared A tile by TMA multicast "
+           "(multicast_a), as cuBLAS's 1 x 2 clusters do on BERT's and ViT's "
+           "batch-32 GEMMs; false until timed">,
     Option<"wgmmaSwapWide", "wgmma-swap-wide", "bool", /*default=*/"true",
            "GEMMs of 4 row tiles or more and K >= 512 that would split K over "
            "mma.sync (128 x 64 tiles under half the GPU) take gemm_wgmma_swap's "

@@ -144,6 +144,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("few-row GEMMs left to gemm_split_k run as gemm_wgmma_swap: the "
                      "weight's rows as wgmma's M side, the tokens as its N side"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaMulticastA{
+      *this, "wgmma-multicast-a",
+      llvm::cl::desc("gemm_wgmma's tiles run in clusters of two on consecutive column "
+                     "tiles that share the A tile by TMA multicast"),
+      llvm::cl::init(false)};
   Option<bool> wgmmaSwapWide{
       *this, "wgmma-swap-wide",
       llvm::cl::desc("GEMMs that would split K over mma.sync run as gemm_wgmma_swap's "

@@ -233,6 +233,10 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
       thread-block cluster (1 or 2) that take consecutive row tiles of the
       same columns and share each B tile, every block loading its share and
       multicasting it to all of them (1: no cluster).
+    - `multicast_a`: for `gemm_wgmma` with `multicast = 2`, the pair takes
+      consecutive column tiles of the same rows instead and shares each A
+      tile, every block loading half of its rows (a [N, K] B, no batch;
+      cooperative or ping-pong, 128 or 192 rows; no split_k or stream_k).
     - `blocks_per_sm`: for `gemm_wgmma` and `conv_wgmma`, the blocks that
       share a multiprocessor (1 or 2): two give an epilogue-bound kernel
       twice the warps; they need their stages to fit in shared memory twice
@@ -286,7 +290,8 @@ def Kiln_KernelConfigAttr : AttrDef<Kiln_Dialect, "KernelConfig"> {
     DefaultValuedParameter<"int64_t", "1">:$blocks_per_sm,
     DefaultValuedParameter<"bool", "false">:$stream_k,
     DefaultValuedParameter<"bool", "false">:$runtime_sizes,
-    DefaultValuedParameter<"bool", "false">:$residual_ring);
+    DefaultValuedParameter<"bool", "false">:$residual_ring,
+    DefaultValuedParameter<"bool", "false">:$multicast_a);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
