@@ -252,6 +252,12 @@ mkdir -p "$out" "$work"
 export PYTHONUNBUFFERED=1
 
 status=0
+# Everything in one archive; also when cut off (timeout's TERM), so that a
+# partial run still comes back whole.
+pack() {
+  tar czf "$out/ab.tar.gz" -C "$out" $(cd "$out" && ls -d -- *.log *.md *.json raw-* ncu-* 2>/dev/null)
+}
+trap 'echo "=== cut off: packing what is there"; pack; exit 124' TERM
 run() { # name command...: output to $out/name.log and the terminal's tail; its status
   local name=$1 rc=0; shift
   echo "=== $name"
@@ -965,6 +971,6 @@ for row in json.load(open(sys.argv[1]))["rows"]:
     *) echo "gpu-ab: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
-tar czf "$out/ab.tar.gz" -C "$out" $(cd "$out" && ls -d -- *.log *.md *.json raw-* ncu-* 2>/dev/null)
+pack
 echo "=== overall: $([ $status -eq 0 ] && echo PASS || echo FAIL) (all of it: $out/ab.tar.gz)"
 exit $status
