@@ -617,11 +617,11 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       # hang (barriers that disagree hang); then every transformer GEMM
       # shape at batch 32 and ResNet-50's 2048 -> 512 as a GEMM, default
       # against pairs of column tiles sharing A (--wgmma-multicast-a), in
-      # turn, twice.
+      # turn, twice (AB_ROUNDS).
       TAIL=8 run multicast-a-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmmaMulticastA*:*LinearWgmmaEveryTileWidth*:*LinearWgmmaTallTiles*:*LinearWgmmaResidualRing*' ||
         continue
-      for round in 1 2; do
+      for round in $(seq "${AB_ROUNDS:-2}"); do
         for variant in default pairs-a; do
           flags=$([ $variant = pairs-a ] && echo --kiln-flag=--wgmma-multicast-a)
           TAIL=14 run "gemm-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
