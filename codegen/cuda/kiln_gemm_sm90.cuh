@@ -300,10 +300,10 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 ///
 /// kMulticastA (with kMulticast = 2): the pair takes consecutive column
 /// tiles of the same rows instead, and shares the A tile: each block loads
-/// half of its rows and its own B tile. A is the larger of a tile's two
-/// operands wherever tiles are taller than wide (128 x 64 and 192 x 192
-/// read 2 and 1 bytes of A a byte of B), so its L2 traffic falls by a
-/// quarter to a third; cuBLAS runs BERT's and ViT's batch-32 GEMMs in such
+/// half of its rows and its own B tile. A's tile is at least B's wherever
+/// a tile is no wider than tall (128 x 64 reads 2 bytes of A a byte of B,
+/// 192 x 192 one), so a block's L2 reads fall by a third or a quarter;
+/// cuBLAS runs BERT's and ViT's batch-32 GEMMs in such
 /// pairs (its kernels' cluster shape 1 x 2). An odd last column tile is
 /// computed from a B box past N (zeros) and not stored.
 ///
