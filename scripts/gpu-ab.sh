@@ -617,9 +617,9 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       # hang (barriers that disagree hang); then every transformer GEMM
       # shape at batch 32 and ResNet-50's 2048 -> 512 as a GEMM, default
       # against pairs of column tiles sharing A (--wgmma-multicast-a), in
-      # turn, twice (AB_ROUNDS).
+      # turn, twice (AB_ROUNDS; AB_TESTS: a narrower test filter).
       TAIL=8 run multicast-a-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
-        --gtest_filter='*LinearWgmmaMulticastA*:*LinearWgmmaEveryTileWidth*:*LinearWgmmaTallTiles*:*LinearWgmmaResidualRing*' ||
+        --gtest_filter="${AB_TESTS:-*LinearWgmmaMulticastA*:*LinearWgmmaEveryTileWidth*:*LinearWgmmaTallTiles*:*LinearWgmmaResidualRing*}" ||
         continue
       for round in $(seq "${AB_ROUNDS:-2}"); do
         for variant in default pairs-a; do
