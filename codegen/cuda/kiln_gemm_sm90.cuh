@@ -303,9 +303,12 @@ __device__ __forceinline__ void store_release_gpu(int *p, int v) {
 /// half of its rows and its own B tile. A's tile is at least B's wherever
 /// a tile is no wider than tall (128 x 64 reads 2 bytes of A a byte of B,
 /// 192 x 192 one), so a block's L2 reads fall by a third or a quarter;
-/// cuBLAS runs BERT's and ViT's batch-32 GEMMs in such
-/// pairs (its kernels' cluster shape 1 x 2). An odd last column tile is
-/// computed from a B box past N (zeros) and not stored.
+/// cuBLAS runs BERT's and ViT's batch-32 GEMMs in such pairs (its
+/// kernels' cluster shape 1 x 2). Here they were slower on every shape
+/// timed (the H100, 2026-12-08: BERT's FFN down-projection 28.6 -> 30.4
+/// us, ResNet-50's 2048 -> 512 9.6 -> 10.9), as pairs sharing B were: the
+/// pair's lockstep costs more than the L2 reads it saves. An odd last
+/// column tile is computed from a B box past N (zeros) and not stored.
 ///
 /// kBlocksPerSM = 2: two blocks share a multiprocessor (the launch bounds
 /// say so and the stages must fit twice), so an epilogue-bound kernel (a
