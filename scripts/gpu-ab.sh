@@ -234,9 +234,10 @@
 #              projections take the wide tiles) launch by launch, default
 #              against --wgmma-swap-wide=false (K split over mma.sync), and
 #              its table against cuDNN by default
-# Everything lands in $OUT (default gpu-out/ab) and in one archive,
-# $OUT/ab.tar.gz, at the end. A variant that wins becomes the default
-# (bench/NOTES.md, "Next on the GPU machine").
+# Everything lands in $OUT/ab (default gpu-out/ab) and in one archive,
+# ab.tar.gz there, at the end or when `timeout -s TERM` cuts the run off.
+# A variant that wins becomes the default (bench/NOTES.md, "Next on the
+# GPU machine").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/gpu-bundle
