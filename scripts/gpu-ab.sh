@@ -227,8 +227,6 @@
 #              sharing A among them), then the transformer GEMM table at
 #              batch 32 and ResNet-50's 2048 -> 512 as a GEMM, default
 #              against --wgmma-multicast-a, in turn, twice
-#   multicast-a-resnet  ResNet-50 at batch 32 launch by launch, default
-#              against --wgmma-multicast-a, and its table against cuDNN
 #   swap-wide  the swapped GEMM's kernel tests (its wide token tiles among
 #              them), then EfficientNet-B0 at batch 32 (whose 7 x 7
 #              projections take the wide tiles) launch by launch, default
@@ -244,7 +242,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs multicast-a multicast-a-resnet swap-wide swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs multicast-a swap-wide swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -633,10 +631,6 @@ for row in json.load(open(sys.argv[1]))["rows"]:
             --markdown "$out/last-stage-$variant-$round.md"
         done
       done ;;
-    multicast-a-resnet)
-      # ResNet-50 at batch 32 launch by launch, default against
-      # --wgmma-multicast-a (its 1x1 layers on pairs sharing A).
-      cnn_launches_ab multicast-a pairs-a --wgmma-multicast-a default 1 resnet50 ;;
     swap-wide)
       # The tests first, and nothing else if they fail or hang (a cluster's
       # barriers that disagree hang).

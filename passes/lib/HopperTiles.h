@@ -122,11 +122,11 @@ struct SwapWideReference {
 /// the few-row rules take).
 std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
                                          const SwapWideReference &reference, std::string &why);
-/// Whether stream-K takes the tile; `why` says why or why not.
 /// Whether `tile` runs in pairs of column tiles sharing A by multicast
 /// (wgmma-multicast-a's rule, HopperTiles.cpp); `why` says which.
 bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &target,
                  bool streamed, bool runtimeSizes, bool residual, std::string &why);
+/// Whether stream-K takes the tile; `why` says why or why not.
 bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_t kSteps,
                     bool convResidual, std::string &why);
 /// Whether the group's epilogue reads a group input at every output element
