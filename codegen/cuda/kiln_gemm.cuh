@@ -237,6 +237,34 @@ __device__ __forceinline__ void mma_gemm_persistent(const T *__restrict__ A,
                                (tile % tilesN) * kMmaBN);
 }
 
+/// The pooled Hopper GEMM's fallback (kiln_gemm_sm90.cuh's
+/// wgmma_gemm_pooled) on its grid: a thread an (image, column) of the
+/// pool, each pixel's dot product and epilogue on CUDA cores. Slow, for
+/// the images of GPUs other than the one the kernel was chosen for; the
+/// sums match the Hopper kernel's (each element rounded to its type, then
+/// added in fp32).
+template <typename T, typename Epilogue>
+__device__ __forceinline__ void pooled_gemm_fallback(const T *__restrict__ A,
+                                                     const T *__restrict__ B, int M, int N,
+                                                     int K, const Epilogue &epilogue) {
+  constexpr int kPixels = Epilogue::kPoolPixels;
+  const long long outputs = static_cast<long long>(M / kPixels) * N;
+  for (long long o = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; o < outputs;
+       o += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int image = static_cast<int>(o / N), n = static_cast<int>(o % N);
+    float sum = 0.0f;
+    for (int p = 0; p < kPixels; ++p) {
+      const int m = image * kPixels + p;
+      float acc = 0.0f;
+      for (int k = 0; k < K; ++k)
+        acc += to_float(A[static_cast<long long>(m) * K + k]) *
+               to_float(B[static_cast<long long>(n) * K + k]);
+      sum += epilogue.pool_value(m, n, acc);
+    }
+    epilogue.pool_store(image, n, sum);
+  }
+}
+
 /// The Hopper matmul's fallback over `batches` matrices on its 1-D grid:
 /// tile t of batch t / (its tiles a batch), the operands at `offsets(z,
 /// aOffset, bOffset)` and the results at batchBase z * M * N.

@@ -113,6 +113,11 @@ __host__ __device__ constexpr int shared_bytes(int bn, int stages, bool handoff 
 }
 /// The most a block may use (227 KiB on sm_90).
 constexpr int kMaxSharedBytes = 232448;
+/// A pooled epilogue's sums (the functor's static shared memory): fp32,
+/// `images` x `width`.
+__host__ __device__ constexpr int pool_bytes(int images, int width) {
+  return images * width * 4;
+}
 
 /// Stream-K consumers' named barrier (the ping-pong turns take 1 and 2).
 constexpr int kStreamKBarrier = 3;
@@ -135,8 +140,15 @@ static_assert(kStreamKTileRows == kBM, "stream-K's partial tiles are the main lo
 ///    block's fill and drain every tile). A tile's rows stay within its
 ///    batch: the output row of batch z's row m is z * M + m, and a row past
 ///    its batch's M is past every batch's (never stored).
-template <int kBN, int kRows = kBM, bool kMnMajorB = false, bool kBatched = false>
+///  - kRowStep < kRows: row tile t starts at row t * kRowStep and keeps its
+///    first kRowStep rows only (the rest are loaded and never stored), so
+///    that a tile holds whole images for a pooled epilogue (7 x 7 pixels:
+///    two images, 98 of 128 rows).
+template <int kBN, int kRows = kBM, bool kMnMajorB = false, bool kBatched = false,
+          int kRowStep = kRows>
 struct MatrixOperands {
+  static_assert(kRowStep == kRows || (kRowStep < kRows && !kBatched),
+                "a row step shorter than the tile takes one matrix");
   const TensorMap &mapA, &mapB;
   int M, K, N;
   int batches = 1;
@@ -153,7 +165,7 @@ struct MatrixOperands {
   /// Bytes between the 64-column groups of an MN-major B stage.
   static constexpr unsigned kGroupBytes = 64 * kBK * 2;
   /// Row tiles of one matrix, and of the whole launch.
-  __device__ __forceinline__ int tiles_per_batch() const { return (M + kRows - 1) / kRows; }
+  __device__ __forceinline__ int tiles_per_batch() const { return (M + kRowStep - 1) / kRowStep; }
   __device__ __forceinline__ int tiles_m() const {
     return kBatched ? batches * tiles_per_batch() : tiles_per_batch();
   }
@@ -171,7 +183,7 @@ struct MatrixOperands {
       tma_load_3d(dst, mapA, k * kBK, (tileM - z * tiles_per_batch()) * kRows,
                   batchedA ? z : 0, bar);
     } else {
-      tma_load_2d(dst, mapA, k * kBK, tileM * kRows, bar);
+      tma_load_2d(dst, mapA, k * kBK, tileM * kRowStep, bar);
     }
   }
   __device__ __forceinline__ void load_b(void *dst, int tileM, int blockN, int k,
@@ -212,7 +224,7 @@ struct MatrixOperands {
   __device__ __forceinline__ void load_a_multicast(void *dst, int tileM, int rowOffset, int k,
                                                    unsigned long long *bar,
                                                    unsigned short blocks) const {
-    static_assert(!kBatched, "multicast loads A of one matrix");
+    static_assert(!kBatched && kRowStep == kRows, "multicast loads A of one matrix's tiles");
     tma_load_2d_multicast(dst, mapA, k * kBK, tileM * kRows + rowOffset, bar, blocks);
   }
   /// The wgmma descriptor of B's k-step kk (16 deep) in a stage at `b`.
@@ -229,8 +241,11 @@ struct MatrixOperands {
     if constexpr (kBatched) {
       const int z = batch_of(tileM), m = (tileM - z * tiles_per_batch()) * kRows + r;
       return m < M ? z * M + m : rows() + m;
-    } else {
+    } else if constexpr (kRowStep == kRows) {
       return tileM * kRows + r;
+    } else {
+      // Rows past the step are another tile's (stored there): past M here.
+      return r < kRowStep ? tileM * kRowStep + r : M + r;
     }
   }
   __device__ __forceinline__ int clamp_row(int m) const { return min(m, rows() - 1); }
@@ -357,6 +372,16 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                      kBN <= 128),
                 "split K takes clusters of two blocks on cooperative 128-row tiles at most "
                 "128 wide, one block a multiprocessor, no multicast, no stream-K");
+  // A pooled epilogue (Epilogue::kPoolImages: a global average pool over
+  // each image's rows) sums a tile's columns image by image in shared
+  // memory, then writes the tile's means: every consumer of a tile must see
+  // all of its rows, which one block's cooperative warpgroups do.
+  static_assert(Epilogue::kPoolImages == 0 ||
+                    (kSchedule == Schedule::cooperative && kMulticast == 1 && kSplitK == 1 &&
+                     kBlocksPerSM == 1 && !kStreamK && Epilogue::kPoolWidth == kBN &&
+                     Operands::kTileRows == kBM),
+                "a pooled epilogue takes cooperative 128-row tiles of one block, no cluster, "
+                "no stream-K, and sums as wide as the tile");
   // Blocks of a cluster: multicast pairs or split-K pairs (never both).
   constexpr int kClusterBlocks = kMulticast * kSplitK;
   constexpr bool kPingPong = kSchedule == Schedule::pingpong;
@@ -388,8 +413,10 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                 "half of a warp's staging holds 16-bit results alone");
   static_assert(kStages >= 2 &&
                     shared_bytes(kBN, kStages, kHandoff, kRows, kSecondInputs, kNextInputs,
-                                 kSplitK, kHalfStaging) <= kMaxSharedBytes,
-                "the stages must fit in shared memory");
+                                 kSplitK, kHalfStaging) +
+                            pool_bytes(Epilogue::kPoolImages, Epilogue::kPoolWidth) <=
+                        kMaxSharedBytes,
+                "the stages (and a pool's sums) must fit in shared memory");
   constexpr int kWarpStagingFloats =
       (kHalfStaging ? kWarpStagingBytes / 2 : kWarpStagingBytes) / 4;
   constexpr int kTileBytesA = tile_bytes_a(kRows);
@@ -899,6 +926,18 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                static_cast<unsigned>(kMulticast),
                                rank};
           store(d, tileM, blockN, false, parity, &ring);
+        } else if constexpr (Epilogue::kPoolImages > 0) {
+          // The stores add into the tile's sums (cleared before the first
+          // tile and by each flush); the flush waits for every warp's.
+          const int thread = threadIdx.x - 128; // of the 256 consumers
+          if (j == 0) {
+            epilogue.pool_clear(thread, 256);
+            named_barrier_sync(kStreamKBarrier, 256);
+          }
+          store(d, tileM, blockN, kEarlyInput, parity);
+          named_barrier_sync(kStreamKBarrier, 256);
+          epilogue.pool_flush(tileM, blockN, thread, 256);
+          named_barrier_sync(kStreamKBarrier, 256);
         } else {
           store(d, tileM, blockN, kEarlyInput, parity);
         }
@@ -921,6 +960,22 @@ __device__ __forceinline__ void wgmma_gemm(const TensorMap &mapA, const TensorMa
   wgmma_mainloop<T, kBN, kStages, kSchedule, kMulticast, kBlocksPerSM, kStreamK,
                  kPrefetchInputs, kSplitK, kMulticastA>(
       MatrixOperands<kBN, kRows>{mapA, mapB, M, K, N}, N, epilogue, workspace);
+}
+
+/// A GEMM whose epilogue pools (a 1x1 convolution's rows, image after
+/// image, into its global average pool): row tiles of kImageRows rows,
+/// whole images (the functor's kPoolImages of them), on cooperative
+/// 128-row tiles.
+template <typename T, int kBN, int kStages, int kImageRows, typename Epilogue>
+__device__ __forceinline__ void wgmma_gemm_pooled(const TensorMap &mapA, const TensorMap &mapB,
+                                                  int M, int N, int K,
+                                                  const Epilogue &epilogue) {
+  static_assert(Epilogue::kPoolImages > 0 &&
+                    kImageRows == Epilogue::kPoolImages * Epilogue::kPoolPixels &&
+                    kImageRows <= kBM,
+                "a tile's rows are its whole images");
+  wgmma_mainloop<T, kBN, kStages, Schedule::cooperative, 1, 1>(
+      MatrixOperands<kBN, kBM, false, false, kImageRows>{mapA, mapB, M, K, N}, N, epilogue);
 }
 
 /// matmul and bmm: B [K, N] (kMnMajorB) or [N, K], `batches` matrices

@@ -279,8 +279,12 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
                             "group (or the input's NCHW -> NHWC permute)");
   if (conv.getBias() && !isa<BlockArgument>(conv.getBias()))
     return conv.emitOpError("the bias must be an input of the group");
+  // A global average pool at the end: the pooled GEMM's epilogue (its
+  // result is the pool's shape).
+  const bool pooled = globalPoolOf(group).has_value();
   for (Value result : group.getResults())
-    if (cast<RankedTensorType>(result.getType()).getShape() != conv.getType().getShape())
+    if (!pooled &&
+        cast<RankedTensorType>(result.getType()).getShape() != conv.getType().getShape())
       return group.emitOpError("a conv_epilogue kernel needs every result in the "
                                "convolution's shape");
 
@@ -324,6 +328,9 @@ FailureOr<EmittedKernel> emitConvolution(FusionOp group, StringRef name) {
     return refuse(convShape->plainGemm
                       ? "a 1x1 convolution with stride 1, no padding and one group runs as a GEMM"
                       : "only a 1x1 convolution with stride 1, no padding and one group is a GEMM");
+  if (pooled && (!convShape->plainGemm || variant != KernelVariant::gemm_wgmma))
+    return refuse("a global average pool is summed in the epilogue of a 1x1 convolution run "
+                  "as gemm_wgmma only");
   if (convShape->plainGemm) {
     GemmPlan plan;
     plan.anchor = conv;

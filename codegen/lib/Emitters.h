@@ -175,6 +175,14 @@ struct EpilogueFunctor {
   /// Another index `indexCode` defines (attention's permuted output, `oidx`)
   /// that is even at an even column wherever `idx` is, for pairs.
   std::string pairedIndex = "";
+  /// A global average pool after the epilogue (the pooled Hopper GEMM's,
+  /// kiln_gemm_sm90.cuh's wgmma_gemm_pooled): store() adds each element,
+  /// rounded to its type, into the tile's sums in shared memory at (its
+  /// image among the tile's `poolImages`, its column among the tile's
+  /// `poolWidth`), and pool_flush() stores each image's sums over its
+  /// `poolPixels` rows divided by them into result 0 at image * `poolColumns`
+  /// + column. poolPixels 0: no pool.
+  int64_t poolPixels = 0, poolImages = 0, poolWidth = 0, poolColumns = 0, poolTotalImages = 0;
 };
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue);

@@ -83,6 +83,14 @@ static bool packedStepsOn(bool fragments, const EpilogueFunctor &functor,
          !epilogue.deferredStores[0].packedSteps.empty();
 }
 
+/// Where a pooled functor's element (m, n) adds into the tile's sums: its
+/// image among the tile's, its column among the tile's.
+static std::string poolSlot(const EpilogueFunctor &functor) {
+  return "pool_sums() + (m / " + std::to_string(functor.poolPixels) + " % " +
+         std::to_string(functor.poolImages) + ") * " + std::to_string(functor.poolWidth) +
+         " + n % " + std::to_string(functor.poolWidth);
+}
+
 std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                                 const ElementCode &epilogue) {
   std::string members;
@@ -170,6 +178,8 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
   const char *fragmentsSetting = std::getenv("KILN_EPILOGUE_FRAGMENTS");
   const std::string fragmentsMode = fragmentsSetting ? fragmentsSetting : "";
   const std::string rowInputType = rowInputCudaType(group, epilogue);
+  // A pool adds each stored element into the tile's sums instead (below).
+  const bool pooled = functor.poolPixels > 0;
   const bool fragments = epilogueOnFragments(group, epilogue, pairs, functor.chunks);
   const bool rowInput = fragments && !epilogue.elementLoads.empty();
   // Where the result's last ops are a GELU, a ReLU or an add of the row
@@ -225,9 +235,17 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
                        ", float acc0, float acc1, unsigned inputs) const {\n" + body +
                        "    return packed;\n  }\n"
                        "  __device__ __forceinline__ void store_chunk" + signature +
-                       ", uint4 chunk) const {\n" + functor.indexCode +
-                       "    *reinterpret_cast<uint4 *>(out" + std::to_string(store.result) +
-                       " + idx) = chunk;\n  }\n";
+                       ", uint4 chunk) const {\n" +
+                       (pooled
+                            // The chunk's 8 rounded elements into the pool's sums.
+                            ? "    const " + store.type +
+                                  " *elements = reinterpret_cast<const " + store.type +
+                                  " *>(&chunk);\n    float *sums = " + poolSlot(functor) +
+                                  ";\n#pragma unroll\n    for (int i = 0; i < 8; ++i)\n"
+                                  "      atomicAdd(sums + i, kiln::to_float(elements[i]));\n"
+                            : functor.indexCode + "    *reinterpret_cast<uint4 *>(out" +
+                                  std::to_string(store.result) + " + idx) = chunk;\n") +
+                       "  }\n";
   }
   const std::string prefetchStep = std::to_string(widestBytes ? 128 / widestBytes : 0);
   // The row input through the main loop's ring: a box of the tile's rows x
@@ -243,6 +261,57 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
         "    kiln::sm90::tma_load_2d(dst, *rowInputMap, n0, m0, bar);\n"
         "  }\n"
         "#endif\n";
+  std::string poolMembers = "  static constexpr int kPoolImages = 0, kPoolPixels = 0, "
+                            "kPoolWidth = 0;\n";
+  if (pooled) {
+    // One result, the pool's; its deferred store is the pooled element's.
+    const ElementCode::DeferredStore &store = epilogue.deferredStores[0];
+    const std::string images = std::to_string(functor.poolImages),
+                      pixels = std::to_string(functor.poolPixels),
+                      width = std::to_string(functor.poolWidth),
+                      sums = std::to_string(functor.poolImages * functor.poolWidth);
+    const std::string slot = poolSlot(functor);
+    const std::string rounded = "kiln::to_float(kiln::from_float<" + store.type + ">(";
+    stores = "    atomicAdd(" + slot + ", " + rounded + "values.r0)));\n";
+    pairStores = "    atomicAdd(" + slot + ", " + rounded + "first.r0)));\n"
+                 "    atomicAdd(" + slot + " + 1, " + rounded + "second.r0)));\n";
+    const std::string poolType = cudaType(
+        cast<RankedTensorType>(group.getResult(store.result).getType()).getElementType());
+    poolMembers =
+        "  static constexpr int kPoolImages = " + images + ", kPoolPixels = " + pixels +
+        ", kPoolWidth = " + width + ";\n"
+        "  // A tile's sums, its images by its columns (static: the kernel's\n"
+        "  // dynamic shared memory is the main loop's).\n"
+        "  static __device__ __forceinline__ float *pool_sums() {\n"
+        "    __shared__ float sums[" + sums + "];\n"
+        "    return sums;\n"
+        "  }\n"
+        "  __device__ __forceinline__ void pool_clear(int thread, int threads) const {\n"
+        "    for (int s = thread; s < " + sums + "; s += threads)\n"
+        "      pool_sums()[s] = 0.0f;\n"
+        "  }\n"
+        "  // Row tile tileM's means into the pool, its sums cleared for the next.\n"
+        "  __device__ __forceinline__ void pool_flush(int tileM, int blockN, int thread, "
+        "int threads) const {\n"
+        "    for (int s = thread; s < " + sums + "; s += threads) {\n"
+        "      const int image = tileM * " + images + " + s / " + width +
+        ", n = blockN + s % " + width + ";\n"
+        "      if (image < " + std::to_string(functor.poolTotalImages) + " && n < " +
+        std::to_string(functor.poolColumns) + ")\n"
+        "        pool_store(image, n, pool_sums()[s]);\n"
+        "      pool_sums()[s] = 0.0f;\n"
+        "    }\n"
+        "  }\n"
+        "  __device__ __forceinline__ void pool_store(int image, int n, float sum) const {\n"
+        "    out" + std::to_string(store.result) + "[(long long)image * " +
+        std::to_string(functor.poolColumns) + " + n] = kiln::from_float<" + poolType +
+        ">(sum / " + pixels + ".0f);\n"
+        "  }\n"
+        "  // An element as the pool adds it (the fallback's).\n"
+        "  __device__ __forceinline__ float pool_value" + signature + ", float acc) const {\n"
+        "    return " + rounded + "compute(" + functor.arguments + ", acc).r0));\n"
+        "  }\n";
+  }
   return "struct " + functor.name + " {\n" + members + functor.extraMembers + ringMembers +
          "  struct Values {" + values + " };\n" + element +
          "  __device__ __forceinline__ Values compute" + signature + ", float acc) const {\n" +
@@ -256,7 +325,7 @@ std::string emitEpilogueFunctor(FusionOp group, const EpilogueFunctor &functor,
          "  static constexpr bool kRowInput = " + (rowInput ? "true" : "false") + ";\n" +
          "  static constexpr bool kRowInputEarly = " +
          (rowInput && fragmentsMode != "late-residual" ? "true" : "false") + ";\n" +
-         fragmentMembers +
+         fragmentMembers + poolMembers +
          "  __device__ __forceinline__ void store_pair" + signature +
          ", const Values &first, const Values &second) const {\n" +
          (pairs ? functor.indexCode + pairStores : "") + "  }\n"

@@ -278,11 +278,19 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                     ? accumulator
                     : "kiln::to_float(kiln::from_float<" + cudaType(resultType.getElementType()) +
                           ">(" + accumulator + "))");
+  // A 1x1 convolution's global average pool (GlobalPool): the epilogue
+  // computes the pool's input, which the kernel sums.
+  std::optional<GlobalPool> pool =
+      plan.kind == "conv_epilogue" ? globalPoolOf(group) : std::nullopt;
   for (Operation &op : body.without_terminator())
-    if (&op != anchor && failed(epilogue.emit(&op)))
+    if (&op != anchor && (!pool || &op != pool->mean.getOperation()) &&
+        failed(epilogue.emit(&op)))
       return failure();
-  for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
-    epilogue.store(index, value);
+  if (pool)
+    epilogue.store(0, pool->mean.getInput());
+  else
+    for (auto [index, value] : llvm::enumerate(yieldOf(group).getValues()))
+      epilogue.store(index, value);
 
   bool tensorCores = element.isF16() || element.isBF16();
   if (!tensorCores && !element.isF32())
@@ -416,6 +424,21 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
   default:
     return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k, "
                   "gemm_narrow, gemm_gemv, gemm_stream or gemm_wgmma_swap");
+  }
+  // The pool's tiles hold whole images: as many as 128 rows take.
+  const int64_t poolImages = pool && pool->pixels <= 128 ? 128 / pool->pixels : 0;
+  if (pool) {
+    if (!hopper)
+      return refuse("a global average pool is summed by gemm_wgmma's epilogue only");
+    if (!poolImages || pool->images * pool->pixels != M || batch != 1 || !kMajorB)
+      return refuse("a pooled GEMM takes images of at most 128 pixels, one matrix");
+    if (config.getTile()[0] != 128 || config.getSchedule() != WgmmaSchedule::cooperative ||
+        config.getMulticast() != 1 || config.getBlocksPerSm() != 1 || config.getStreamK() ||
+        config.getSplitK() != 1 || config.getRuntimeSizes())
+      return refuse("a pooled epilogue takes cooperative 128-row tiles of one block a "
+                    "multiprocessor: no cluster, stream_k, split or sizes at run time");
+    if (N % 2 != 0)
+      return refuse("a pooled epilogue takes an even channel count");
   }
   int64_t split = config.getSplitK();
   if (split != 1 && !splitK && !hopper)
@@ -561,7 +584,13 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     const std::string tail =
         config.getStreamK() ? ", epilogue, workspace);\n" : ", epilogue);\n";
     std::string call;
-    if (!kMajorB || batch != 1)
+    if (pool)
+      // Row tiles of whole images (kiln_gemm_sm90.cuh's wgmma_gemm_pooled).
+      call = "kiln::sm90::wgmma_gemm_pooled<" + cudaType(element) + ", " +
+             std::to_string(config.getTile()[1]) + ", " + std::to_string(config.getStages()) +
+             ", " + std::to_string(poolImages * pool->pixels) + ">(map0, map1, " + sizes +
+             ", epilogue);\n";
+    else if (!kMajorB || batch != 1)
       // matmul and bmm: B [K, N], every batch's tiles on one persistent grid.
       call = "kiln::sm90::wgmma_matmul<" + common +
              std::to_string(config.getBlocksPerSm()) + ", " + flag(config.getStreamK()) + ", " +
@@ -576,6 +605,11 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                   std::to_string(hopperSplit), flag(config.getMulticastA())},
                  {"false", "128", "false", "1", "false"}) +
              ">(map0, map1, " + sizes + tail;
+    if (pool)
+      pointerCall = "kiln::pooled_gemm_fallback<" + cudaType(element) + ">(in" +
+                    std::to_string(lhsArg.getArgNumber()) + " + aOffset, in" +
+                    std::to_string(rhsArg.getArgNumber()) + " + bOffset, " + sizes +
+                    ", epilogue);\n";
     // The fallback walks the same grid's tiles, batch after batch.
     if (batch != 1)
       pointerCall = "kiln::mma_gemm_persistent_batched<" + cudaType(element) + ", " +
@@ -643,7 +677,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     // A batch's row tiles follow the one before's on the same grid.
     if (batch * M > (1LL << 31) / 2)
       return refuse("its batch's rows (batch x M) pass 2^30");
-    kernel.grid[0] = persistentGrid(batch * ((M + tileRows - 1) / tileRows),
+    // A pool's row tiles step by its images.
+    const int64_t rowStep = pool ? poolImages * pool->pixels : tileRows;
+    kernel.grid[0] = persistentGrid(batch * ((M + rowStep - 1) / rowStep),
                                     (N + tileWidth - 1) / tileWidth, multicast,
                                     config.getGridLimit(), hopperSplit, config.getMulticastA());
     kernel.grid[1] = 1;
@@ -754,7 +790,8 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
                                (runtimeSizes ? std::string("columns") : std::to_string(N) + "LL") +
                                " + n;\n",
                            columnRules.pairs, columnRules.chunks, columnRules.halfSteps,
-                           ringInputMap},
+                           ringInputMap, "", pool ? pool->pixels : 0, poolImages,
+                           hopper ? config.getTile()[1] : 0, N, pool ? pool->images : 0},
                           epilogue) +
       "\n" + open +
       (hopper && batch != 1 ? "" : operandOffsetsOnGridPlanes(plan)) +

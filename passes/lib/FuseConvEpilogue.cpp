@@ -8,7 +8,9 @@
 // that a merged shortcut convolution reads in place when nothing else
 // reads them, then outline
 // the group as `kiln.fusion conv_epilogue`. A convolution whose
-// consumers cannot join still becomes a group of its own.
+// consumers cannot join still becomes a group of its own. With
+// global-pool, the mean over H and W that alone reads the group's one
+// result joins it (globalPoolJoins: the policy), ending the group.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Passes/Passes.h"
+#include "kiln/Target/Target.h"
 
 #define DEBUG_TYPE "kiln-fuse-conv-epilogue"
 
@@ -60,8 +63,54 @@ SmallVector<Operation *> concatViews(Conv2dOp conv) {
   return views;
 }
 
+/// The mean over H and W that alone reads the one value `group` leaves to
+/// the rest of the function, where the pooled Hopper GEMM takes it (the
+/// pass's description); null otherwise.
+ReduceMeanOp globalPoolJoins(Conv2dOp conv, const llvm::SetVector<Operation *> &group) {
+  Value escaping;
+  for (Operation *op : group)
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (!group.contains(user)) {
+          if (escaping && escaping != result)
+            return {};
+          escaping = result;
+        }
+  if (!escaping || !escaping.hasOneUse())
+    return {};
+  auto mean = dyn_cast<ReduceMeanOp>(*escaping.getUsers().begin());
+  if (!mean || mean->hasAttr(attr::kNoFuse) || mean.getDims() != ArrayRef<int64_t>{1, 2})
+    return {};
+  ArrayRef<int64_t> in = conv.getInput().getType().getShape();
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  ArrayRef<int64_t> out = conv.getType().getShape();
+  Type element = conv.getType().getElementType();
+  const bool plainGemm =
+      w[1] == 1 && w[2] == 1 && llvm::all_of(conv.getStrides(), [](int64_t v) { return v == 1; }) &&
+      llvm::all_of(conv.getPadding(), [](int64_t v) { return v == 0; }) &&
+      conv.getGroups() == 1 && !conv.getInput().getDefiningOp<PermuteOp>() &&
+      !channelConcatParts(conv);
+  auto escapingType = cast<RankedTensorType>(escaping.getType());
+  if (!plainGemm || !(element.isF16() || element.isBF16()) || in[3] % 8 != 0 ||
+      out[3] % 2 != 0 || out[1] * out[2] > 128 || escapingType.getShape() != out ||
+      !(escapingType.getElementType().isF16() || escapingType.getElementType().isBF16()))
+    return {};
+  return mean;
+}
+
 struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpiloguePass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    // The pool joins only where the primary target runs the pooled GEMM (an
+    // unknown target is kiln-select-kernels' error to report).
+    bool pools = false;
+    if (globalPool) {
+      std::string error;
+      std::optional<TargetDescription> description =
+          describeTargets(std::vector<std::string>(targets.begin(), targets.end()), error);
+      pools = description && description->primary().tensorCores == TensorCoreGeneration::Wgmma;
+    }
     SmallVector<Conv2dOp> anchors;
     getOperation().walk([&](Conv2dOp op) {
       if (!isa<FusionOp>(op->getParentOp()) && !op->hasAttr(attr::kNoFuse))
@@ -76,6 +125,9 @@ struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpilo
         group.insert(permute);
       for (Operation *view : concatViews(anchor))
         group.insert(view);
+      if (pools)
+        if (ReduceMeanOp mean = globalPoolJoins(anchor, group))
+          group.insert(mean);
       fuseIntoGroup(rewriter, group, FusionKind::conv_epilogue);
     }
   }

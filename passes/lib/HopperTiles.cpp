@@ -324,7 +324,11 @@ bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &t
 /// its layout change.
 static llvm::SmallVector<BlockArgument> residualInputs(FusionOp group) {
   Block &body = group.getBody().front();
-  ArrayRef<int64_t> result = cast<RankedTensorType>(group.getResult(0).getType()).getShape();
+  // The shape the epilogue computes: a pooled group's, what it pools.
+  std::optional<GlobalPool> pool = globalPoolOf(group);
+  ArrayRef<int64_t> result =
+      cast<RankedTensorType>(pool ? pool->mean.getInput().getType() : group.getResult(0).getType())
+          .getShape();
   llvm::SmallVector<BlockArgument> residuals;
   for (BlockArgument argument : body.getArguments()) {
     if (cast<RankedTensorType>(argument.getType()).getShape() != result)

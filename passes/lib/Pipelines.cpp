@@ -48,7 +48,10 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     mergeShortcut.targets.assign(options.targets.begin(), options.targets.end());
     mergeShortcut.convWgmma = options.convWgmma;
     pm.addNestedPass<func::FuncOp>(createKilnMergeShortcutConv(mergeShortcut));
-    pm.addNestedPass<func::FuncOp>(createKilnFuseConvEpilogue());
+    KilnFuseConvEpilogueOptions convEpilogue;
+    convEpilogue.globalPool = options.convGlobalPool;
+    convEpilogue.targets.assign(options.targets.begin(), options.targets.end());
+    pm.addNestedPass<func::FuncOp>(createKilnFuseConvEpilogue(convEpilogue));
     pm.addNestedPass<func::FuncOp>(createKilnFuseGemmEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseNormalization());
     pm.addNestedPass<func::FuncOp>(createKilnFuseWindows());

@@ -476,6 +476,54 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                 "gemm_mma: " + shape + "; " + refusedSplit + "; " + refusedWgmma};
 }
 
+/// A 1x1 convolution that ends in its global average pool (GlobalPool):
+/// gemm_wgmma with row tiles of whole images, their epilogue summing each
+/// image's columns (kiln_gemm_sm90.cuh's wgmma_gemm_pooled). The cost
+/// model's cooperative 128-row tile for the padded rows those tiles compute,
+/// one block a multiprocessor, no cluster, no stream-K, sizes in the source,
+/// a ring that leaves room for the sums.
+FailureOr<Choice> selectPooledGemm(FusionOp group, const GemmShape &s, const GlobalPool &pool,
+                                   const TargetImage &target, const SplitKKnobs &knobs) {
+  if (target.tensorCores != TensorCoreGeneration::Wgmma)
+    return group.emitOpError("sums a global average pool in its epilogue, which only "
+                             "gemm_wgmma does, and ")
+           << target.arch << " has no wgmma";
+  if (pool.pixels > 128 || !s.kMajorB || s.batch != 1 || s.K % 8 != 0 || s.N % 2 != 0)
+    return group.emitOpError("sums a global average pool in its epilogue, which takes images "
+                             "of at most 128 pixels, K % 8 == 0 and an even channel count");
+  const int64_t images = 128 / pool.pixels;
+  GemmShape padded = s;
+  padded.M = ceilDiv(pool.images, images) * 128;
+  SplitKKnobs pooled = knobs;
+  pooled.wgmmaRows = 128;
+  pooled.wgmmaSchedule = "cooperative";
+  pooled.wgmmaMulticast = 1;
+  pooled.wgmmaBlocksPerSM = 1;
+  pooled.wgmmaStreamK = false;
+  pooled.wgmmaSplitK = false;
+  pooled.wgmmaMulticastA = false;
+  pooled.runtimeSizes = false;
+  WgmmaTile tile = wgmmaTile(padded, target, group, pooled);
+  // The sums are the kernel's static shared memory, beside the ring (a
+  // residual through it may halve the staging, as the code generator does).
+  const int64_t sums = images * tile.width * 4;
+  auto bytes = [&](int64_t stages) {
+    const bool halfStaging =
+        tile.residualRing && wgmmaSharedBytes(tile.width, stages) > kMaxDynamicSharedBytes;
+    return wgmmaSharedBytes(tile.width, stages, false, 128, false, false, 1, halfStaging) + sums;
+  };
+  while (tile.stages > 2 && bytes(tile.stages) > target.maxDynamicSharedBytes)
+    --tile.stages;
+  const int64_t blocks = target.multiprocessors;
+  return Choice{config(group.getContext(), KernelVariant::gemm_wgmma, {128, tile.width, 64},
+                       tile.stages, 1, wgmmaGridLimit(tile, false, blocks), {},
+                       WgmmaSchedule::cooperative, 1, 1, false, false, tile.residualRing),
+                "gemm_wgmma with its global average pool: " + str(pool.images) +
+                    " images of " + str(pool.pixels) + " pixels, " + str(images) +
+                    " a row tile of 128 (" + str(pool.images * pool.pixels * 100 / (padded.M)) +
+                    "% of their rows used); " + tile.why};
+}
+
 /// The output pixels of a conv_wgmma row tile: the box of images x rows x
 /// columns (at most 128 pixels) that covers the output in the fewest
 /// tiles, each box row within TMA's 256 elements at the convolution's
@@ -829,8 +877,14 @@ FailureOr<Choice> select(FusionOp group, const TargetImage &target, const SplitK
   }
   case FusionKind::gemm_epilogue:
   case FusionKind::conv_epilogue:
-    if (std::optional<GemmShape> gemm = gemmShapeOf(group))
+    if (std::optional<GemmShape> gemm = gemmShapeOf(group)) {
+      if (std::optional<GlobalPool> pool = globalPoolOf(group))
+        return selectPooledGemm(group, *gemm, *pool, target, knobs);
       return selectGemm(group, *gemm, target, knobs);
+    }
+    if (globalPoolOf(group))
+      return group.emitOpError("sums a global average pool in its epilogue, which takes a 1x1 "
+                               "convolution with stride 1, no padding and one group");
     if (std::optional<ConvShape> conv = convShapeOf(group))
       return selectConv(group, *conv, target, knobs);
     return group.emitOpError("has no GEMM or convolution anchor to select a kernel for");

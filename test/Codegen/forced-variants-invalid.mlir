@@ -964,3 +964,32 @@ func.func @swap_stages(%x: tensor<128x4096xf16>, %w: tensor<768x4096xf16>) -> te
   }
   return %0 : tensor<128x768xf16>
 }
+
+// -----
+
+// A global average pool is summed by the pooled Hopper GEMM alone: on
+// cooperative 128-row tiles of one block, not ping-pong, and not on
+// mma.sync.
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a pooled epilogue takes cooperative 128-row tiles of one block a multiprocessor: no cluster, stream_k, split or sizes at run time
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_mma: a global average pool is summed in the epilogue of a 1x1 convolution run as gemm_wgmma only
+func.func @pooled_pingpong(%x: tensor<5x7x7x64xf16>, %w: tensor<512x1x1x64xf16>) -> tensor<5x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<5x7x7x64xf16>, tensor<512x1x1x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132, schedule = pingpong>} -> tensor<5x512xf16> {
+  ^bb0(%a: tensor<5x7x7x64xf16>, %aw: tensor<512x1x1x64xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<5x7x7x64xf16>, tensor<512x1x1x64xf16>) -> tensor<5x7x7x512xf16>
+    %m = kiln.reduce_mean %y dims = [1, 2] : tensor<5x7x7x512xf16> -> tensor<5x512xf16>
+    kiln.yield %m : tensor<5x512xf16>
+  }
+  return %0 : tensor<5x512xf16>
+}
+
+// -----
+
+func.func @pooled_mma(%x: tensor<5x7x7x64xf16>, %w: tensor<512x1x1x64xf16>) -> tensor<5x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<5x7x7x64xf16>, tensor<512x1x1x64xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_mma, tile = [128, 128, 32]>} -> tensor<5x512xf16> {
+  ^bb0(%a: tensor<5x7x7x64xf16>, %aw: tensor<512x1x1x64xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<5x7x7x64xf16>, tensor<512x1x1x64xf16>) -> tensor<5x7x7x512xf16>
+    %m = kiln.reduce_mean %y dims = [1, 2] : tensor<5x7x7x512xf16> -> tensor<5x512xf16>
+    kiln.yield %m : tensor<5x512xf16>
+  }
+  return %0 : tensor<5x512xf16>
+}

@@ -549,3 +549,52 @@ func.func @swapped_ragged(%x: tensor<197x768xbf16>, %w: tensor<768x768xbf16>) ->
   }
   return %0 : tensor<197x768xbf16>
 }
+
+// -----
+
+// A 1x1 convolution that ends in its global average pool (ResNet-50's last
+// expand, 5 images of 7 x 7): row tiles of two whole images (98 of 128
+// rows), 3 of them by 2 column tiles of 256; the residual through the ring
+// at rows of the image pairs; the epilogue adds each element into the
+// tile's sums (static shared memory) and stores the means; the mma.sync
+// image sums each (image, column) on CUDA cores.
+// CHECK-LABEL: // === kernel pooled_k0 grid(6, 1, 1) block(384)
+//       CHECK: // tensor map of in0: dims [64, 245] box [64, 128]
+//       CHECK: // tensor map of in3: dims [512, 245] box [64, 128]
+//       CHECK:   static constexpr int kPoolImages = 2, kPoolPixels = 49, kPoolWidth = 256;
+//       CHECK:     __shared__ float sums[512];
+//       CHECK:     out0[(long long)image * 512 + n] = kiln::from_float<__half>(sum / 49.0f);
+//       CHECK:   kiln::sm90::wgmma_gemm_pooled<__half, 256, 3, 98>(map0, map1, 245, 512, 64, epilogue);
+//       CHECK:   kiln::pooled_gemm_fallback<__half>(in0 + aOffset, in1 + bOffset, 245, 512, 64, epilogue);
+// PTX-LABEL: // === ptx pooled_k0
+//       PTX: wgmma.mma_async
+//       PTX: {{(red|atom)}}.shared{{.*}}.add.f32
+func.func @pooled(%x: tensor<5x7x7x64xf16>, %w: tensor<512x1x1x64xf16>, %b: tensor<512xf16>, %r: tensor<5x7x7x512xf16>) -> tensor<5x1x1x512xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w, %b, %r : tensor<5x7x7x64xf16>, tensor<512x1x1x64xf16>, tensor<512xf16>, tensor<5x7x7x512xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 3, grid_limit = 132, residual_ring = true>} -> tensor<5x1x1x512xf16> {
+  ^bb0(%a: tensor<5x7x7x64xf16>, %aw: tensor<512x1x1x64xf16>, %ab: tensor<512xf16>, %ar: tensor<5x7x7x512xf16>):
+    %y = kiln.conv2d %a, %aw, %ab strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<5x7x7x64xf16>, tensor<512x1x1x64xf16>, tensor<512xf16>) -> tensor<5x7x7x512xf16>
+    %s = kiln.add %y, %ar : tensor<5x7x7x512xf16>
+    %u = kiln.relu %s : tensor<5x7x7x512xf16>
+    %m = kiln.reduce_mean %u dims = [1, 2] keepdim : tensor<5x7x7x512xf16> -> tensor<5x1x1x512xf16>
+    kiln.yield %m : tensor<5x1x1x512xf16>
+  }
+  return %0 : tensor<5x1x1x512xf16>
+}
+
+// -----
+
+// Eight 4 x 4 images a row tile (128 rows), 200 channels (the last of two
+// 128-wide column tiles ragged), bf16, pooled to [N, C], no residual.
+// CHECK-LABEL: // === kernel pooled_small_k0 grid(4, 1, 1) block(384)
+//       CHECK:   static constexpr int kPoolImages = 8, kPoolPixels = 16, kPoolWidth = 128;
+//       CHECK:   kiln::sm90::wgmma_gemm_pooled<__nv_bfloat16, 128, 4, 128>(map0, map1, 144, 200, 40, epilogue);
+func.func @pooled_small(%x: tensor<9x4x4x40xbf16>, %w: tensor<200x1x1x40xbf16>) -> tensor<9x200xbf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<9x4x4x40xbf16>, tensor<200x1x1x40xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132>} -> tensor<9x200xbf16> {
+  ^bb0(%a: tensor<9x4x4x40xbf16>, %aw: tensor<200x1x1x40xbf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<9x4x4x40xbf16>, tensor<200x1x1x40xbf16>) -> tensor<9x4x4x200xbf16>
+    %u = kiln.silu %y : tensor<9x4x4x200xbf16>
+    %m = kiln.reduce_mean %u dims = [1, 2] : tensor<9x4x4x200xbf16> -> tensor<9x200xbf16>
+    kiln.yield %m : tensor<9x200xbf16>
+  }
+  return %0 : tensor<9x200xbf16>
+}

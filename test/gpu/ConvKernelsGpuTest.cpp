@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 using namespace mlir;
 using namespace kiln;
 using kiln::testing::ConvCase;
@@ -615,4 +617,87 @@ TEST(KernelsGpu, ReferenceWindowsMatchATen) {
   want = at::max_pool2d(in[0].permute({0, 3, 1, 2}), {3, 3}, {2, 2}, {1, 1}, {1, 1}, true)
              .permute({0, 2, 3, 1}) * 2;
   EXPECT_LE(kiln::testing::relativeL2(got, want), 1e-6);
+}
+
+// A 1x1 convolution that ends in its global average pool (kiln-fuse-conv-
+// epilogue's global-pool): the pooled Hopper GEMM, row tiles of whole
+// images summed by column in the epilogue. Image counts that leave the
+// last row tile part full, channel counts off the tile, images of 49, 16
+// and 121 pixels (2, 8 and 1 a tile), a residual through the ring and
+// copied by rows, SiLU without keepdim in bf16, a grid of 2 blocks that
+// each walk several tiles (the sums cleared between them), and the
+// selection's own choice. On GPUs without wgmma (KILN_GPU_TEST_ARCH=sm_80)
+// the forced ones run the CUDA-core fallback.
+namespace {
+struct PooledCase {
+  int64_t N, H, W, C, O;
+  const char *type;
+  bool residual, keepdim;
+  std::string forced;
+};
+
+std::string pooledConv(const PooledCase &c) {
+  const std::string x = tensorType({c.N, c.H, c.W, c.C}, c.type),
+                    w = tensorType({c.O, 1, 1, c.C}, c.type), b = tensorType({c.O}, c.type),
+                    y = tensorType({c.N, c.H, c.W, c.O}, c.type),
+                    p = c.keepdim ? tensorType({c.N, 1, 1, c.O}, c.type)
+                                  : tensorType({c.N, c.O}, c.type);
+  const std::string inputs = "%x, %w, %b" + std::string(c.residual ? ", %r" : ""),
+                    types = x + ", " + w + ", " + b + (c.residual ? ", " + y : "");
+  std::string ir = "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b +
+                   (c.residual ? ", %r: " + y : "") + ") -> " + p +
+                   " {\n  %0 = kiln.fusion conv_epilogue ins(" + inputs + " : " + types + ")" +
+                   (c.forced.empty() ? "" : " {kiln.kernel = " + c.forced + "}") + " -> " + p +
+                   " {\n  ^bb0(%ax: " + x + ", %aw: " + w + ", %ab: " + b +
+                   (c.residual ? ", %ar: " + y : "") +
+                   "):\n    %y = kiln.conv2d %ax, %aw, %ab strides = [1, 1] padding = [0, 0, 0, "
+                   "0] dilation = [1, 1] groups = 1 : (" + x + ", " + w + ", " + b + ") -> " + y +
+                   "\n";
+  std::string value = "%y";
+  if (c.residual) {
+    ir += "    %t = kiln.add %y, %ar : " + y + "\n    %u = kiln.relu %t : " + y + "\n";
+    value = "%u";
+  } else {
+    ir += "    %u = kiln.silu %y : " + y + "\n";
+    value = "%u";
+  }
+  ir += "    %m = kiln.reduce_mean " + value + " dims = [1, 2]" + (c.keepdim ? " keepdim" : "") +
+        " : " + y + " -> " + p + "\n    kiln.yield %m : " + p + "\n  }\n  return %0 : " + p +
+        "\n}\n";
+  return ir;
+}
+
+std::vector<PooledCase> pooledCases() {
+  const std::string ring = "#kiln.kernel<variant = gemm_wgmma, tile = [128, 256, 64], stages = 4, "
+                           "grid_limit = 132, residual_ring = true>";
+  return {
+      {5, 7, 7, 72, 200, "f16", true, true, ""},
+      {5, 7, 7, 64, 512, "f16", true, true, ring},
+      {9, 4, 4, 40, 200, "bf16", false, false,
+       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 128, 64], stages = 4, grid_limit = 132>"},
+      {7, 11, 11, 136, 96, "f16", true, false,
+       "#kiln.kernel<variant = gemm_wgmma, tile = [128, 64, 64], stages = 4, grid_limit = 2>"},
+      {3, 7, 7, 320, 1280, "bf16", false, true, ""},
+  };
+}
+} // namespace
+
+TEST(KernelsGpu, ConvGlobalPool) {
+  KILN_REQUIRE_GPU();
+  // Another architecture's selection has no kernel for the pool: its
+  // image runs the forced cases only.
+  const char *forcedArch = std::getenv("KILN_GPU_TEST_ARCH");
+  for (const PooledCase &c : pooledCases())
+    if (!c.forced.empty() || !forcedArch || !*forcedArch)
+      expectMatchesReference(pooledConv(c));
+}
+
+// Needs NVRTC, not a GPU: the forced configurations compile for sm_90a and
+// sm_80 without a spill (the selection's own choice needs a GPU to ask).
+TEST(KernelsGpu, ConvGlobalPoolCompiles) {
+  std::vector<std::string> irs;
+  for (const PooledCase &c : pooledCases())
+    if (!c.forced.empty())
+      irs.push_back(pooledConv(c));
+  expectCompilesForBothImages(irs);
 }

@@ -38,11 +38,14 @@ struct ModelCase {
   int64_t foldLayerNormBytes = -1;
   /// Its merge-shortcut-bytes (-1, its default here: none).
   int64_t mergeShortcutBytes = -1;
+  /// Its conv-global-pool (the pool summed in its 1x1 convolution's epilogue).
+  bool convGlobalPool = false;
 };
 [[maybe_unused]] void PrintTo(const ModelCase &c, std::ostream *os) {
   *os << c.model << " at " << c.precision
       << (c.foldLayerNormBytes >= 0 ? ", layer norms folded" : "")
-      << (c.mergeShortcutBytes >= 0 ? ", shortcuts merged" : "");
+      << (c.mergeShortcutBytes >= 0 ? ", shortcuts merged" : "")
+      << (c.convGlobalPool ? ", the pool in its convolution" : "");
 }
 
 class ModelGpu : public ::testing::TestWithParam<ModelCase> {};
@@ -77,6 +80,7 @@ void compileModel(const ModelCase &c, MLIRContext &context, CompiledModel &out) 
   options.precision = *precision;
   options.foldLayerNormBytes = c.foldLayerNormBytes;
   options.mergeShortcutBytes = c.mergeShortcutBytes;
+  options.convGlobalPool = c.convGlobalPool;
   buildGraphPipeline(pm, options);
   ASSERT_TRUE(succeeded(pm.run(*out.module)));
   out.fn = *out.module->getOps<func::FuncOp>().begin();
@@ -147,11 +151,17 @@ INSTANTIATE_TEST_SUITE_P(
                       // into its expand, read as a channel concat.
                       ModelCase{"resnet_projection_f32", "fp16"},
                       ModelCase{"resnet_projection_f32", "fp16", -1, 0},
-                      ModelCase{"resnet_projection_f16", "fp32", -1, 0}),
+                      ModelCase{"resnet_projection_f16", "fp32", -1, 0},
+                      // ResNet-50's tail: the global average pool in the
+                      // expand's epilogue, and not.
+                      ModelCase{"resnet_head_f16", "fp32", -1, -1, true},
+                      ModelCase{"resnet_head_f32", "fp16", -1, -1, true},
+                      ModelCase{"resnet_head_f32", "fp16"}),
     [](const ::testing::TestParamInfo<ModelCase> &info) {
       return std::string(info.param.model) + "_" + info.param.precision +
              (info.param.foldLayerNormBytes >= 0 ? "_folded" : "") +
-             (info.param.mergeShortcutBytes >= 0 ? "_merged" : "");
+             (info.param.mergeShortcutBytes >= 0 ? "_merged" : "") +
+             (info.param.convGlobalPool ? "_pooled" : "");
     });
 
 // Needs no GPU: the pipeline's merged projection shortcut (a channel concat

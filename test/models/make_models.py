@@ -143,6 +143,19 @@ class SmallResNet(torch.nn.Module):
         return self.head(x)
 
 
+class BottleneckHead(torch.nn.Module):
+    """A bottleneck block, then the global average pool and a classifier:
+    ResNet-50's tail, whose pool can fuse into the block's 1x1 expand."""
+
+    def __init__(self, c=32, mid=8, classes=10):
+        super().__init__()
+        self.block = Bottleneck(c, mid)
+        self.head = torch.nn.Linear(c, classes)
+
+    def forward(self, x):
+        return self.head(F.adaptive_avg_pool2d(self.block(x), 1).flatten(1))
+
+
 class InvertedResidual(torch.nn.Module):
     """MobileNetV3's block: expand, depthwise, squeeze-excite, project, skip."""
 
@@ -183,6 +196,7 @@ def cnn_models():
         models[f"resnet_projection_{suffix}"] = mk(ProjectionBottleneck, (2, 24, 15, 15), dtype)
         models[f"resnet_small_{suffix}"] = mk(SmallResNet, (2, 3, 64, 64), dtype)
         models[f"mobilenet_block_{suffix}"] = mk(InvertedResidual, (1, 16, 15, 15), dtype)
+        models[f"resnet_head_{suffix}"] = mk(BottleneckHead, (3, 32, 7, 7), dtype)
     models["op_pools"] = lambda: (PoolZoo(), (torch.randn(1, 4, 12, 12),))
     models["op_batch_norm"] = lambda: (randomize_bn(torch.nn.Sequential(
         torch.nn.ReLU(), torch.nn.BatchNorm2d(4))), (torch.randn(2, 4, 5, 5),))

@@ -189,6 +189,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaMatmul = selection.wgmmaMatmul;
   pipeline.elementwiseUnroll = selection.elementwiseUnroll;
   pipeline.poolVector = selection.poolVector;
+  pipeline.convGlobalPool = selection.convGlobalPool;
   pipeline.wgmmaSchedule = selection.wgmmaSchedule;
   pipeline.wgmmaMulticast = selection.wgmmaMulticast;
   pipeline.wgmmaBlocksPerSM = selection.wgmmaBlocksPerSM;
@@ -287,6 +288,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--wgmma-matmul=") + (selection.wgmmaMatmul ? "true" : "false"));
   if (selection.elementwiseUnroll != defaults.elementwiseUnroll)
     option("--elementwise-unroll=" + std::to_string(selection.elementwiseUnroll));
+  if (selection.convGlobalPool != defaults.convGlobalPool)
+    option(std::string("--conv-global-pool=") + (selection.convGlobalPool ? "true" : "false"));
   if (selection.poolVector != defaults.poolVector)
     option(std::string("--pool-vector=") + (selection.poolVector ? "true" : "false"));
   if (selection.wgmmaSchedule != defaults.wgmmaSchedule)

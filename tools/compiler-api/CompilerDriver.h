@@ -77,6 +77,7 @@ struct KernelSelection {
   bool wgmmaMatmul = true;   // matmul and bmm on the Hopper GEMM
   int64_t elementwiseUnroll = 1; // elements an elementwise thread takes a step
   bool poolVector = true;  // pooling eight channels a thread where it applies
+  bool convGlobalPool = false; // a global average pool in its 1x1 convolution's epilogue
   std::string wgmmaSchedule = "auto"; // auto, cooperative or pingpong
   int64_t wgmmaMulticast = 0;         // 0: the cost model's, else 1 or 2
   int64_t wgmmaBlocksPerSM = 0;       // 0: the cost model's, else 1 or 2

@@ -166,6 +166,14 @@ cl::opt<int64_t> elementwiseUnroll(
              "grid-stride loop, every load issued before the first store (default 1: more "
              "not yet measured on the GPU)"),
     cl::init(1), cl::cat(kilnCategory));
+cl::opt<bool> convGlobalPool(
+    "conv-global-pool",
+    cl::desc("A global average pool (the mean over H and W before a classifier) that alone "
+             "reads a 1x1 convolution's result fuses into it on Hopper: row tiles of whole "
+             "images, their epilogue summing each image's columns, so the convolution's "
+             "result is never stored and the pool costs no launch (default false until timed "
+             "on the GPU machine)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> poolVector(
     "pool-vector",
     cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight channels a thread, one "
@@ -649,6 +657,7 @@ static int compileMain(int argc, char **argv) {
     return fail(error);
   selection.elementwiseUnroll = elementwiseUnroll;
   selection.poolVector = poolVector;
+  selection.convGlobalPool = convGlobalPool;
   selection.wgmmaSchedule = wgmmaSchedule;
   selection.wgmmaMulticast = wgmmaMulticast;
   selection.wgmmaBlocksPerSM = wgmmaBlocksPerSM;

@@ -845,6 +845,35 @@ func.func @elementwise_group_moves_computed_value(%x: tensor<4x8xf32>) {
 
 // -----
 
+// A mean in a conv_epilogue group is its global average pool (over H and
+// W, yielded as the group's result) or nothing.
+func.func @conv_group_partial_pool(%x: tensor<1x7x7x8xf16>, %w: tensor<8x1x1x8xf16>) {
+  // expected-error @+1 {{a conv_epilogue group holds 'kiln.reduce_mean' only as the mean over dims [1, 2] of a value it computes, yielded as its one result}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x7x7x8xf16>, tensor<8x1x1x8xf16>) -> tensor<1x7x1x8xf16> {
+  ^bb0(%a: tensor<1x7x7x8xf16>, %k: tensor<8x1x1x8xf16>):
+    %y = kiln.conv2d %a, %k strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x7x7x8xf16>, tensor<8x1x1x8xf16>) -> tensor<1x7x7x8xf16>
+    %m = kiln.reduce_mean %y dims = [2] keepdim : tensor<1x7x7x8xf16> -> tensor<1x7x1x8xf16>
+    kiln.yield %m : tensor<1x7x1x8xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @conv_group_pool_not_last(%x: tensor<1x7x7x8xf16>, %w: tensor<8x1x1x8xf16>) {
+  // expected-error @+1 {{a conv_epilogue group holds 'kiln.reduce_mean' only as the mean over dims [1, 2] of a value it computes, yielded as its one result}}
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x7x7x8xf16>, tensor<8x1x1x8xf16>) -> tensor<1x1x1x8xf16> {
+  ^bb0(%a: tensor<1x7x7x8xf16>, %k: tensor<8x1x1x8xf16>):
+    %y = kiln.conv2d %a, %k strides = [1, 1] padding = [0, 0, 0, 0] dilation = [1, 1] groups = 1 : (tensor<1x7x7x8xf16>, tensor<8x1x1x8xf16>) -> tensor<1x7x7x8xf16>
+    %m = kiln.reduce_mean %y dims = [1, 2] keepdim : tensor<1x7x7x8xf16> -> tensor<1x1x1x8xf16>
+    %r = kiln.relu %m : tensor<1x1x1x8xf16>
+    kiln.yield %r : tensor<1x1x1x8xf16>
+  }
+  return
+}
+
+// -----
+
 func.func @conv_group_other_permute(%x: tensor<1x6x3x6xf32>, %w: tensor<8x3x3x3xf32>) {
   // expected-error @+1 {{a conv_epilogue group holds 'kiln.permute' only as the NCHW -> NHWC permute [0, 2, 3, 1] of an input that feeds the convolution's input alone}}
   %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<1x6x3x6xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x4x8xf32> {

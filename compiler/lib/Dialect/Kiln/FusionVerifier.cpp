@@ -106,6 +106,14 @@ LogicalResult FusionOp::verifyRegions() {
       break;
     case FusionKind::conv_epilogue:
       anchor = isa<Conv2dOp>(op);
+      if (auto mean = dyn_cast<ReduceMeanOp>(op)) {
+        // The global average pool the kernel's epilogue sums (GlobalPool).
+        if (!globalPoolOf(mean))
+          return emitOpError("a conv_epilogue group holds 'kiln.reduce_mean' only as the "
+                             "mean over dims [1, 2] of a value it computes, yielded as "
+                             "its one result");
+        elementwise = true;
+      }
       if (auto permute = dyn_cast<PermuteOp>(op)) {
         bool layoutChange =
             onInputs && permute.getPermutation() == ArrayRef<int64_t>{0, 2, 3, 1} &&

@@ -82,6 +82,28 @@ std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
   return shape;
 }
 
+std::optional<GlobalPool> kiln::globalPoolOf(ReduceMeanOp mean) {
+  auto group = dyn_cast_or_null<FusionOp>(mean->getParentOp());
+  auto input = dyn_cast<RankedTensorType>(mean.getInput().getType());
+  if (!group || group.getKind() != FusionKind::conv_epilogue || !input ||
+      input.getRank() != 4 || mean.getDims() != ArrayRef<int64_t>{1, 2} ||
+      isa<BlockArgument>(mean.getInput()) || !mean->hasOneUse() ||
+      !isa<YieldOp>(*mean->user_begin()) || group.getNumResults() != 1)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = input.getShape();
+  return GlobalPool{mean, shape[0], shape[1] * shape[2], shape[3]};
+}
+
+std::optional<GlobalPool> kiln::globalPoolOf(FusionOp group) {
+  if (group.getKind() != FusionKind::conv_epilogue || group.getBody().empty())
+    return std::nullopt;
+  auto yield = dyn_cast<YieldOp>(group.getBody().front().back());
+  if (!yield || yield.getValues().size() != 1)
+    return std::nullopt;
+  auto mean = yield.getValues()[0].getDefiningOp<ReduceMeanOp>();
+  return mean ? globalPoolOf(mean) : std::nullopt;
+}
+
 StemGeometry kiln::stemGeometryOf(const ConvShape &shape) {
   Conv2dOp conv = shape.conv;
   ArrayRef<int64_t> w = conv.getWeight().getType().getShape();

@@ -290,7 +290,21 @@ def KilnFuseConvEpilogue : Pass<"kiln-fuse-conv-epilogue", "mlir::func::FuncOp">
     %2 = kiln.relu %1 : tensor<1x8x8x16xf16>
     ```
     After: one group holding all three, with `%skip` as an input.
+
+    With `global-pool`, a mean over H and W (the global average pool before
+    a classifier) that alone reads such a group's result joins it too, where
+    the primary target (`targets`) runs it as gemm_wgmma with row tiles of
+    whole images whose epilogue sums each image's columns: a 1x1 convolution
+    with stride 1, no padding and one group, fp16/bf16, K % 8 == 0, an even
+    channel count, images of at most 128 pixels. The convolution's result is
+    then never stored, and the pool costs no launch.
   }];
+  let options = [
+    Option<"globalPool", "global-pool", "bool", /*default=*/"false",
+           "fuse a global average pool into the 1x1 convolution it reads">,
+    ListOption<"targets", "targets", "std::string",
+               "GPU architectures of the artifact, newest first (default sm_90a,sm_80)">,
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 

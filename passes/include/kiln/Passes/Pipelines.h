@@ -97,6 +97,11 @@ struct GraphPipelineOptions
       *this, "elementwise-unroll",
       llvm::cl::desc("elements (1, 2, 4 or 8) an elementwise thread takes a step"),
       llvm::cl::init(1)};
+  Option<bool> convGlobalPool{
+      *this, "conv-global-pool",
+      llvm::cl::desc("a global average pool that alone reads a 1x1 convolution's result "
+                     "fuses into it, summed by the Hopper GEMM's epilogue"),
+      llvm::cl::init(false)};
   Option<bool> poolVector{*this, "pool-vector",
                           llvm::cl::desc("pool fp16/bf16 NHWC tensors with C % 8 == 0 eight "
                                          "channels a thread"),

@@ -71,6 +71,20 @@ struct ConvShape {
   mlir::Type element;
 };
 
+/// A global average pool that ends a conv_epilogue group: the mean over H
+/// and W of a value in the convolution's [N, H, W, C] shape, yielded as the
+/// group's one result. The kernel sums each image's `pixels` rows by
+/// column and stores the means ([N, 1, 1, C], or [N, C] without keepdim).
+struct GlobalPool {
+  ReduceMeanOp mean;
+  int64_t images = 0, pixels = 0, channels = 0;
+};
+/// Whether `mean` is such a pool of a value computed in `group` (the
+/// FusionOp verifier's rule); nullopt otherwise.
+std::optional<GlobalPool> globalPoolOf(ReduceMeanOp mean);
+/// The global pool a conv_epilogue group ends in; nullopt for any other.
+std::optional<GlobalPool> globalPoolOf(FusionOp group);
+
 /// An attention group: q, k and v as strided views of group inputs that
 /// keep the head dimension contiguous (nullopt where one is not).
 struct AttentionShape {
