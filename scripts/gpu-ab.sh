@@ -232,6 +232,11 @@
 #              projections take the wide tiles) launch by launch, default
 #              against --wgmma-swap-wide=false (K split over mma.sync), and
 #              its table against cuDNN by default
+#   global-pool the pooled GEMM's kernel and model tests (the global average
+#              pool summed in a 1x1 convolution's epilogue), then ResNet-50,
+#              EfficientNet-B0 and MobileNetV3-Large at batch 32 launch by
+#              launch (checked against PyTorch), default against
+#              --conv-global-pool, and their table against cuDNN with it
 # Everything lands in $OUT/ab (default gpu-out/ab) and in one archive,
 # ab.tar.gz there, at the end or when `timeout -s TERM` cuts the run off.
 # A variant that wins becomes the default (bench/NOTES.md, "Next on the
@@ -242,7 +247,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs multicast-a swap-wide swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs multicast-a global-pool swap-wide swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -631,6 +636,11 @@ for row in json.load(open(sys.argv[1]))["rows"]:
             --markdown "$out/last-stage-$variant-$round.md"
         done
       done ;;
+    global-pool)
+      TAIL=12 run global-pool-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*ConvGlobalPool*:*resnet_head*' || continue
+      cnn_launches_ab global-pool pooled --conv-global-pool pooled 1 resnet50 efficientnet_b0 \
+        mobilenet_v3_large ;;
     swap-wide)
       # The tests first, and nothing else if they fail or hang (a cluster's
       # barriers that disagree hang).
