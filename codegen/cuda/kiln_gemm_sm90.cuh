@@ -55,6 +55,10 @@ namespace kiln::sm90 {
 /// empty (N = 768: 96 tiles of 128 x 256 on 132 multiprocessors, 128 of
 /// 128 x 192), and free shared memory for more stages.
 constexpr int kBM = 128, kBK = 64, kThreads = 384;
+/// The one tile width under 64 (wgmma m64n56k16): ResNet-50's 2048 -> 512
+/// at 7 x 7 in 130 tiles where 64-wide ones make 104 on 132
+/// multiprocessors, the busiest computing 7/8 of the outputs.
+constexpr int kNarrowBN = 56;
 /// The cooperative schedule's taller tile: three consumer warpgroups.
 constexpr int kTallRows = 192;
 __host__ __device__ constexpr int tile_bytes_a(int rows) { return rows * kBK * 2; }
@@ -349,8 +353,17 @@ template <typename T, int kBN, int kStages, Schedule kSchedule = Schedule::coope
 __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
                                                const Epilogue &epilogue,
                                                float *workspace = nullptr) {
-  static_assert(kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
-                "wgmma tiles are 64, 128, 192 or 256 wide");
+  static_assert(kBN == kNarrowBN || kBN == 64 || kBN == 128 || kBN == 192 || kBN == 256,
+                "wgmma tiles are 56, 64, 128, 192 or 256 wide");
+  // The narrow tile: one staged slice, its last 8 columns past the tile
+  // (never stored), and none of what a whole slice or a [K, N] B's 64-wide
+  // groups would need.
+  static_assert(kBN != kNarrowBN ||
+                    (kSchedule == Schedule::cooperative && kMulticast == 1 && kSplitK == 1 &&
+                     kBlocksPerSM == 1 && !kStreamK && !Operands::kTransB &&
+                     Operands::kTileRows == kBM && !Epilogue::kRowInputRing),
+                "a 56-wide tile is cooperative, 128 rows, one block a multiprocessor, no "
+                "cluster or stream-K, a [N, K] B and no row input through the ring");
   static_assert(kSchedule != Schedule::pingpong || kBN <= 128,
                 "a ping-pong warpgroup holds a whole tile: 64 or 128 wide");
   static_assert(kMulticast == 1 || kMulticast == 2, "clusters of 1 or 2 blocks");
@@ -705,12 +718,14 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
         barrier_arrive_every_block<kMulticast>(&empty[stage], rank);
     };
     // A tile's accumulators, cleared and pinned to registers.
-    using Accumulators = float[kHalves][kBN / 16][8];
+    // 16-column groups of accumulators (the narrow tile's last half used).
+    constexpr int kChunks = (kBN + 15) / 16;
+    using Accumulators = float[kHalves][kChunks][8];
     auto clear = [&](Accumulators &acc) {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h)
 #pragma unroll
-        for (int i = 0; i < kBN / 16; ++i)
+        for (int i = 0; i < kChunks; ++i)
 #pragma unroll
           for (int jj = 0; jj < 8; ++jj)
             acc[h][i][jj] = 0.0f;
@@ -752,19 +767,22 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
     };
     auto store = [&](Accumulators &acc, int tileM, int blockN, bool earlyInput = false,
                      int parity = 0, const RingInput *ring = nullptr) {
+      // A tile narrower than its staged slice stores its own columns only:
+      // the epilogue's bound is its end (or N's).
+      const int end = kBN % kStagingCols == 0 ? N : min(N, blockN + kBN);
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) {
         const int warpRow = (kPingPong ? h : consumer) * 64 + warp * 16;
         if constexpr (kPrefetch)
           // The next tile's two groups may still be in flight.
-          store_fragments<kBN, 2>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
+          store_fragments<kBN, 2>(ops, end, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                   true, input_slice(parity, h));
         else if constexpr (Epilogue::kFragments)
-          store_fragments<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow,
+          store_fragments<kBN>(ops, end, epilogue, acc[h], staging, tileM, blockN, warpRow,
                                earlyInput && (h == 0 || kEarlySecond),
                                kEarlySecond && h == 1 ? secondInput : nullptr, ring);
         else
-          store_accumulators<kBN>(ops, N, epilogue, acc[h], staging, tileM, blockN, warpRow);
+          store_accumulators<kBN>(ops, end, epilogue, acc[h], staging, tileM, blockN, warpRow);
       }
     };
     if constexpr (kStreamK) {

@@ -63,6 +63,8 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
                                                    float *staging, int tileM, int blockN,
                                                    int warpRow) {
   const int lane = threadIdx.x % 32;
+  // Staged slices of 64 columns (a narrow tile's one, part past it).
+  constexpr int kSlices = (kBN + kStagingCols - 1) / kStagingCols;
   // Accumulator layout of m64nNk16: warp w of the warpgroup owns rows
   // 16w + lane/4 (+8); chunk j covers columns 16j + 2(lane%4) (+1, +8, +9).
   // Called straight from that layout, the epilogue's loads and stores
@@ -85,14 +87,14 @@ __device__ __forceinline__ void store_accumulators(const Operands &ops, int N,
   };
   prefetch_slice(0);
 #pragma unroll
-  for (int c = 0; c < kBN / kStagingCols; ++c) {
+  for (int c = 0; c < kSlices; ++c) {
     // No early exit for slices wholly past N: a `break` here made the
     // compiler issue a residual epilogue's loads one at a time (ResNet-50's
     // 1x1 + residual layers took twice as long). They are rare: the
     // selection stage never takes a width whose last slice is dead where
     // a narrower one covers N in as many tiles (N = 144 takes 192).
     const int sliceN = blockN + c * kStagingCols;
-    if (c + 1 < kBN / kStagingCols)
+    if (c + 1 < kSlices)
       prefetch_slice(c + 1);
 #pragma unroll
     for (int jj = 0; jj < kStagingCols / 16; ++jj) {
@@ -289,7 +291,7 @@ __device__ __forceinline__ void store_fragments(const Operands &ops, int N,
                                                 int warpRow, bool firstInputCopied = false,
                                                 unsigned short *inputSlice = nullptr,
                                                 const RingInput *ring = nullptr) {
-  constexpr int kSlices = kBN / kStagingCols;
+  constexpr int kSlices = (kBN + kStagingCols - 1) / kStagingCols;
   static_assert(kPendingInputs == 0 || kSlices == 1,
                 "a wider tile copies its further slices here, behind any copied ahead");
   const int lane = threadIdx.x % 32;

@@ -4,7 +4,7 @@
 // the tensor map a kernel receives, mbarrier transactions (init, expected
 // bytes, arrive, parity wait), the 2-D bulk tensor copy (TMA) into shared
 // memory (and 3-D and 4-D boxes), the wgmma shared-memory descriptor of a K-major tile in 128-byte
-// swizzle, and wgmma m64nNk16 (N = 64, 128, 192, 256) into fp32 accumulators;
+// swizzle, and wgmma m64nNk16 (N = 56, 64, 128, 192, 256) into fp32 accumulators;
 // for attention, an MN-major descriptor and wgmma with A from registers.
 // Each is a forced-inline wrapper around its `asm volatile`. Everything but
 // the TensorMap type exists only when compiling for sm_90a
@@ -302,6 +302,28 @@ KILN_WGMMA_M64N64K16(__half, "f16", 1)
 KILN_WGMMA_M64N64K16(__nv_bfloat16, "bf16", 0)
 KILN_WGMMA_M64N64K16(__nv_bfloat16, "bf16", 1)
 #undef KILN_WGMMA_M64N64K16
+/// m64n56k16: the narrow tile (128 x 56) whose 130 tiles fill 132
+/// multiprocessors where 128 x 64 leaves a quarter idle (ResNet-50's 1x1
+/// 2048 -> 512 at 7 x 7, batch 32). Its 28 accumulators are the first 28
+/// of a 64-wide tile's (d[3][4..7] stay untouched), so the main loop holds
+/// the same [4][8] array. K-major B only.
+#define KILN_WGMMA_M64N56K16(TYPE, PTXTYPE)                                    \
+  template <> struct Wgmma<TYPE, 56, 0> {                                      \
+    static __device__ __forceinline__ void run(float (&d)[4][8],               \
+                                               unsigned long long a,           \
+                                               unsigned long long b) {         \
+      asm volatile(                                                            \
+          "{\n"                                                                \
+          "wgmma.mma_async.sync.aligned.m64n56k16.f32." PTXTYPE "." PTXTYPE    \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, %28, %29, 1, 1, 1, 0, 0;\n"                                \
+          "}\n"                                                                \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]), "+f"(d[0][7]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]), "+f"(d[1][6]), "+f"(d[1][7]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]), "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])                                                                \
+          : "l"(a), "l"(b));                                                   \
+    }                                                                          \
+  };
+KILN_WGMMA_M64N56K16(__half, "f16")
+KILN_WGMMA_M64N56K16(__nv_bfloat16, "bf16")
+#undef KILN_WGMMA_M64N56K16
 #define KILN_WGMMA_M64N128K16(TYPE, PTXTYPE, TRANSB)                                   \
   template <> struct Wgmma<TYPE, 128, TRANSB> {                                        \
     static __device__ __forceinline__ void run(float (&d)[8][8],              \

@@ -121,6 +121,8 @@ FailureOr<EmittedKernel> emitHopperConvolution(FusionOp group, StringRef name,
   ArrayRef<int64_t> tile = config.getTile();
   if (tile[0] != 128)
     return refuse("its row tiles are boxes of at most 128 output pixels: tiles [128, ...]");
+  if (tile[1] == kWgmmaNarrowWidth)
+    return refuse("its tiles are 64 wide or more (a 56-wide tile is a GEMM's)");
   ArrayRef<int64_t> pixels = config.getPixelTile();
   if (pixels.size() != 3)
     return refuse("it needs a pixel_tile [images, rows, columns]");

@@ -109,8 +109,19 @@ std::string kiln::codegen::detail::SplitKPipeline::sharedAssert(StringRef elemen
 std::optional<std::string> kiln::codegen::detail::wgmmaConfigProblem(KernelConfigAttr config) {
   ArrayRef<int64_t> tile = config.getTile();
   if (tile.size() != 3 || (tile[0] != 128 && tile[0] != 192) || tile[2] != 64 ||
-      !llvm::is_contained({64, 128, 192, 256}, tile[1]))
-    return "its template implements tiles [128 | 192, 64 | 128 | 192 | 256, 64] only";
+      !llvm::is_contained({kWgmmaNarrowWidth, int64_t{64}, int64_t{128}, int64_t{192},
+                           int64_t{256}},
+                          tile[1]))
+    return "its template implements tiles [128 | 192, 56 | 64 | 128 | 192 | 256, 64] only";
+  // The narrow tile (kWgmmaNarrowWidth): one block of two
+  // cooperative warpgroups on 128 rows and nothing that a cluster, stream-K
+  // or the ring's 64-wide residual slices would add.
+  if (tile[1] == kWgmmaNarrowWidth &&
+      (tile[0] != 128 || config.getSchedule() != WgmmaSchedule::cooperative ||
+       config.getMulticast() != 1 || config.getSplitK() != 1 || config.getBlocksPerSm() != 1 ||
+       config.getStreamK() || config.getResidualRing()))
+    return "a 56-wide tile is cooperative on 128 rows, one block a multiprocessor, with no "
+           "cluster, split, stream_k or residual_ring";
   // Three consumer warpgroups hold a 192-row tile: 96 accumulators a thread
   // at most, in registers that nothing else may claim.
   if (tile[0] == 192 && (tile[1] > 192 || config.getSchedule() != WgmmaSchedule::cooperative ||
@@ -366,6 +377,9 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
       return refuse("two blocks a multiprocessor take a [N, K] B without a batch");
     if (std::optional<std::string> problem = wgmmaConfigProblem(config))
       return refuse(*problem);
+    if (config.getTile()[1] == kWgmmaNarrowWidth && (!kMajorB || batch != 1))
+      return refuse("a 56-wide tile takes a [N, K] B without a batch (a [K, N] B comes in "
+                    "64-wide boxes)");
     break;
   case KernelVariant::gemm_split_k:
     if (!tensorCores || K % 8 != 0 || (!kMajorB && N % 8 != 0))

@@ -281,6 +281,38 @@ bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_
 /// rows for both and its own B tile, so A leaves L2 once a pair. The
 /// kernel takes an odd column count (a tile past N computed, not stored);
 /// the selection does not, where that would be a row's worth of waste.
+bool narrowTile(WgmmaTile &tile, const GemmShape &s, const TargetImage &target, bool streamed,
+                bool runtimeSizes, std::string &why) {
+  const int64_t width = kWgmmaNarrowWidth;
+  if (!s.kMajorB || s.batch != 1 || s.N < width) {
+    why = "not 56 wide: it takes a [N, K] B without a batch, at least 56 columns";
+    return false;
+  }
+  if (tile.rows != 128 || tile.splitK != 1 || tile.multicast != 1 || tile.blocksPerSM != 1 ||
+      streamed || runtimeSizes) {
+    why = "not 56 wide: the tile is not one cooperative 128-row block without a cluster, "
+          "stream-K or sizes at launch";
+    return false;
+  }
+  const int64_t tiles = ceilDiv(s.M, 128) * ceilDiv(s.N, width);
+  const int64_t outputs = ceilDiv(tiles, target.multiprocessors) * 128 * width;
+  if (outputs >= tile.blockOutputs) {
+    why = "not 56 wide: " + str(tiles) + " tiles of 128 x 56 leave the busiest block " +
+          str(outputs) + " outputs, not fewer than " + str(tile.blockOutputs);
+    return false;
+  }
+  why = str(tiles) + " tiles of 128 x 56 (wgmma-narrow): the busiest block computes " +
+        str(outputs) + " outputs, not " + str(tile.blockOutputs);
+  tile.width = width;
+  tile.tiles = tiles;
+  tile.blockOutputs = outputs;
+  tile.schedule = WgmmaSchedule::cooperative;
+  tile.residualRing = false;
+  tile.stages = ringStages(target, width, false, 128, false, false, 1, 1);
+  tile.copiedStages = tile.stages;
+  return true;
+}
+
 bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &target,
                  bool streamed, bool runtimeSizes, bool residual, std::string &why) {
   if (!target.clusters) {

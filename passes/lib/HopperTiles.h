@@ -59,6 +59,9 @@ struct SplitKKnobs {
   bool wgmmaSwapWide = true;
   /// gemm_wgmma's tiles in pairs along N that share the A tile.
   bool wgmmaMulticastA = false;
+  /// gemm_wgmma's 128 x 56 tiles where they leave the busiest block fewer
+  /// outputs.
+  bool wgmmaNarrow = false;
   /// -1: the cost model's tile; N >= 0: the N-th of the tiles it considered
   /// (its own choice first, then the others cheapest first; past the last,
   /// its own), for a tuner that times each layer's candidates.
@@ -122,6 +125,13 @@ struct SwapWideReference {
 /// the few-row rules take).
 std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
                                          const SwapWideReference &reference, std::string &why);
+/// `tile` as the narrow 128 x 56 tile where that leaves its busiest block
+/// fewer outputs (wgmma-narrow's rule, HopperTiles.cpp): a cooperative
+/// 128-row tile of one block, a [N, K] B, no batch, no cluster, split K,
+/// stream-K or sizes at launch, the residual copied by rows; `why` says
+/// which.
+bool narrowTile(WgmmaTile &tile, const GemmShape &s, const TargetImage &target,
+                bool streamed, bool runtimeSizes, std::string &why);
 /// Whether `tile` runs in pairs of column tiles sharing A by multicast
 /// (wgmma-multicast-a's rule, HopperTiles.cpp); `why` says which.
 bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &target,

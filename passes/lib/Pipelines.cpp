@@ -90,6 +90,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     select.wgmmaSwap = options.wgmmaSwap;
     select.wgmmaSwapWide = options.wgmmaSwapWide;
     select.wgmmaMulticastA = options.wgmmaMulticastA;
+    select.wgmmaNarrow = options.wgmmaNarrow;
     select.wgmmaRows = options.wgmmaRows;
     select.attentionRows = options.attentionRows;
     select.attentionWgmma = options.attentionWgmma;

@@ -445,10 +445,15 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
       tile.residualRing = false;
       tile.stages = tile.copiedStages;
     }
+    // wgmma-narrow: 128 x 56 tiles where the busiest block then computes
+    // fewer outputs (a GEMM under one wave of 64-wide tiles).
+    std::string narrow;
+    const bool narrowed =
+        knobs.wgmmaNarrow && narrowTile(tile, s, target, streamed, runtimeSizes, narrow);
     // wgmma-multicast-a: the same tiles, in pairs along N sharing A (the
     // same count of blocks: the rule takes an even count of column tiles).
     std::string shareA;
-    const bool multicastA = knobs.wgmmaMulticastA &&
+    const bool multicastA = knobs.wgmmaMulticastA && !narrowed &&
                             sharesATile(tile, s, target, streamed, runtimeSizes,
                                         readsResidual(group), shareA);
     if (multicastA)
@@ -460,6 +465,7 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
                   "gemm_wgmma: " + shape + " on " + target.arch + "; " + tile.why + "; " +
                       refusedSplit + (knobs.wgmmaStreamK ? "; " + streamK : "") +
                       (knobs.runtimeSizes ? "; " + sizes : "") +
+                      (knobs.wgmmaNarrow ? "; " + narrow : "") +
                       (knobs.wgmmaMulticastA ? "; " + shareA : "")};
   }
   std::string refusedWgmma =
@@ -955,6 +961,7 @@ struct SelectKernelsPass : kiln::impl::KilnSelectKernelsBase<SelectKernelsPass> 
     knobs.wgmmaSwap = wgmmaSwap;
     knobs.wgmmaSwapWide = wgmmaSwapWide;
     knobs.wgmmaMulticastA = wgmmaMulticastA;
+    knobs.wgmmaNarrow = wgmmaNarrow;
     knobs.attentionBlocksPerSM = attentionBlocksPerSM;
     WalkResult result = fn.walk([&](FusionOp group) {
       if (group->hasAttr(attr::kKernel)) {

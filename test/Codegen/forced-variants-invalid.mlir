@@ -81,7 +81,7 @@ func.func @mma_tile(%x: tensor<128x768xf16>, %w: tensor<768x768xf16>) -> tensor<
 // -----
 
 // The Hopper template takes 128, 192 or 256 columns...
-// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its template implements tiles [128 | 192, 64 | 128 | 192 | 256, 64] only
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: its template implements tiles [128 | 192, 56 | 64 | 128 | 192 | 256, 64] only
 func.func @wgmma_tile(%x: tensor<4096x768xf16>, %w: tensor<768x768xf16>) -> tensor<4096x768xf16> {
   %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<4096x768xf16>, tensor<768x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 160, 64], stages = 3, grid_limit = 132>} -> tensor<4096x768xf16> {
   ^bb0(%a: tensor<4096x768xf16>, %bw: tensor<768x768xf16>):
@@ -992,4 +992,43 @@ func.func @pooled_mma(%x: tensor<5x7x7x64xf16>, %w: tensor<512x1x1x64xf16>) -> t
     kiln.yield %m : tensor<5x512xf16>
   }
   return %0 : tensor<5x512xf16>
+}
+
+// -----
+
+// The narrow tile is cooperative on 128 rows of one block, and a GEMM's:
+// not stream-K, not a matmul's [K, N] B, not conv_wgmma's pixel boxes
+// (the dialect's verifier refuses it ping-pong).
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 56-wide tile is cooperative on 128 rows, one block a multiprocessor, with no cluster, split, stream_k or residual_ring
+func.func @narrow_stream_k(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>) -> tensor<300x500xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<500x768xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 56, 64], stages = 6, grid_limit = 132, stream_k = true>} -> tensor<300x500xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<500x768xf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x768xf16>, tensor<500x768xf16>) -> tensor<300x500xf16>
+    kiln.yield %l : tensor<300x500xf16>
+  }
+  return %0 : tensor<300x500xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as gemm_wgmma: a 56-wide tile takes a [N, K] B without a batch (a [K, N] B comes in 64-wide boxes)
+func.func @narrow_matmul(%x: tensor<300x768xf16>, %w: tensor<768x504xf16>) -> tensor<300x504xf16> {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w : tensor<300x768xf16>, tensor<768x504xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 56, 64], stages = 6, grid_limit = 132>} -> tensor<300x504xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<768x504xf16>):
+    %l = kiln.matmul %a, %bw : (tensor<300x768xf16>, tensor<768x504xf16>) -> tensor<300x504xf16>
+    kiln.yield %l : tensor<300x504xf16>
+  }
+  return %0 : tensor<300x504xf16>
+}
+
+// -----
+
+// CHECK: error: 'kiln.fusion' op cannot run as conv_wgmma: its tiles are 64 wide or more (a 56-wide tile is a GEMM's)
+func.func @narrow_conv(%x: tensor<2x14x14x64xf16>, %w: tensor<112x3x3x64xf16>) -> tensor<2x14x14x112xf16> {
+  %0 = kiln.fusion conv_epilogue ins(%x, %w : tensor<2x14x14x64xf16>, tensor<112x3x3x64xf16>) {kiln.kernel = #kiln.kernel<variant = conv_wgmma, tile = [128, 56, 64], stages = 4, grid_limit = 132, pixel_tile = [1, 8, 14]>} -> tensor<2x14x14x112xf16> {
+  ^bb0(%a: tensor<2x14x14x64xf16>, %aw: tensor<112x3x3x64xf16>):
+    %y = kiln.conv2d %a, %aw strides = [1, 1] padding = [1, 1, 1, 1] dilation = [1, 1] groups = 1 : (tensor<2x14x14x64xf16>, tensor<112x3x3x64xf16>) -> tensor<2x14x14x112xf16>
+    kiln.yield %y : tensor<2x14x14x112xf16>
+  }
+  return %0 : tensor<2x14x14x112xf16>
 }

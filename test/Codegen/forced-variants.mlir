@@ -598,3 +598,35 @@ func.func @pooled_small(%x: tensor<9x4x4x40xbf16>, %w: tensor<200x1x1x40xbf16>) 
   }
   return %0 : tensor<9x200xbf16>
 }
+
+// -----
+
+// The narrow tile: 128 x 56 (wgmma m64n56k16), B's boxes 56 rows; 3 row
+// tiles by 9 column tiles of 56 (the last one ragged) on 27 blocks. Its
+// epilogue's one staged slice stores the tile's own 56 columns: the
+// bound is the tile's end. With a bias (staged pairs) and with a residual
+// copied by rows (fragments).
+// CHECK-LABEL: // === kernel narrow_tile_k0 grid(27, 1, 1) block(384)
+//       CHECK: // tensor map of in1: dims [768, 500] box [64, 56]
+//       CHECK:   kiln::sm90::wgmma_gemm<__half, 56, 6, kiln::sm90::Schedule::cooperative, 1, 1>(map0, map1, 300, 500, 768, epilogue);
+// CHECK-LABEL: // === kernel narrow_tile_k1 grid(27, 1, 1) block(384)
+//       CHECK:   kiln::sm90::wgmma_gemm<__nv_bfloat16, 56, 6, kiln::sm90::Schedule::cooperative, 1, 1>(map0, map1, 300, 504, 712, epilogue);
+// PTX-LABEL: // === ptx narrow_tile_k0
+//       PTX: wgmma.mma_async.sync.aligned.m64n56k16.f32.f16.f16
+// PTX-LABEL: // === ptx narrow_tile_k1
+//       PTX: wgmma.mma_async.sync.aligned.m64n56k16.f32.bf16.bf16
+func.func @narrow_tile(%x: tensor<300x768xf16>, %w: tensor<500x768xf16>, %b: tensor<500xf16>, %x2: tensor<300x712xbf16>, %w2: tensor<504x712xbf16>, %r: tensor<300x504xbf16>) -> (tensor<300x500xf16>, tensor<300x504xbf16>) {
+  %0 = kiln.fusion gemm_epilogue ins(%x, %w, %b : tensor<300x768xf16>, tensor<500x768xf16>, tensor<500xf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 56, 64], stages = 6, grid_limit = 132>} -> tensor<300x500xf16> {
+  ^bb0(%a: tensor<300x768xf16>, %bw: tensor<500x768xf16>, %bb: tensor<500xf16>):
+    %l = kiln.linear %a, %bw, %bb : (tensor<300x768xf16>, tensor<500x768xf16>, tensor<500xf16>) -> tensor<300x500xf16>
+    %u = kiln.relu %l : tensor<300x500xf16>
+    kiln.yield %u : tensor<300x500xf16>
+  }
+  %1 = kiln.fusion gemm_epilogue ins(%x2, %w2, %r : tensor<300x712xbf16>, tensor<504x712xbf16>, tensor<300x504xbf16>) {kiln.kernel = #kiln.kernel<variant = gemm_wgmma, tile = [128, 56, 64], stages = 6, grid_limit = 132>} -> tensor<300x504xbf16> {
+  ^bb0(%a: tensor<300x712xbf16>, %bw: tensor<504x712xbf16>, %ar: tensor<300x504xbf16>):
+    %l = kiln.linear %a, %bw : (tensor<300x712xbf16>, tensor<504x712xbf16>) -> tensor<300x504xbf16>
+    %s = kiln.add %l, %ar : tensor<300x504xbf16>
+    kiln.yield %s : tensor<300x504xbf16>
+  }
+  return %0, %1 : tensor<300x500xf16>, tensor<300x504xbf16>
+}

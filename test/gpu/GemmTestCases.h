@@ -43,6 +43,8 @@ const std::vector<std::string> &swapConfigs();
 /// Pairs of column tiles sharing A (multicast_a) on ResNet-50's, BERT's
 /// and ViT's batch-32 shapes.
 std::vector<std::string> multicastACases();
+/// The narrow 128 x 56 tile's cases (GemmWgmmaGpuTest.cpp).
+std::vector<std::string> narrowTileCases();
 /// Stream-K's cases: GEMMs and convolutions whose tiles fill the last wave
 /// partly.
 std::vector<std::string> streamKCases();

@@ -283,6 +283,24 @@ std::vector<std::string> multicastACases() {
                  /*residual=*/false)};
 }
 
+/// The narrow 128 x 56 tile (wgmma-narrow): ResNet-50's 2048 -> 512 at
+/// 7 x 7 as the GEMM and as the convolution (bias, ReLU) it runs as, N off
+/// 56 (the last tile's columns past N) with a GELU and a residual copied by
+/// rows (fragments), an odd N (staged, one column a lane) in bf16, and a
+/// grid of 3 blocks that each walk several tiles.
+std::vector<std::string> narrowTileCases() {
+  const std::string narrow = "#kiln.kernel<variant = gemm_wgmma, tile = [128, 56, 64], "
+                             "stages = 6, grid_limit = 132>";
+  return {linear(1568, 512, 2048, "f16", narrow, /*residual=*/false),
+          conv({32, 7, 7, 2048, 512, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, "f16", true, false,
+                false, narrow}),
+          linear(300, 500, 712, "f16", narrow),
+          linear(129, 201, 72, "bf16", narrow, /*residual=*/false),
+          linear(700, 504, 200, "bf16",
+                 "#kiln.kernel<variant = gemm_wgmma, tile = [128, 56, 64], stages = 4, "
+                 "grid_limit = 3>")};
+}
+
 } // namespace kiln::testing
 
 namespace {
@@ -296,6 +314,7 @@ using kiln::testing::expectMatchesReference;
 using kiln::testing::hopperConvCases;
 using kiln::testing::linear;
 using kiln::testing::multicastACases;
+using kiln::testing::narrowTileCases;
 using kiln::testing::residualRingConfigs;
 using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
@@ -388,6 +407,13 @@ TEST(KernelsGpu, LinearWgmmaSwapWide) {
 TEST(KernelsGpu, LinearWgmmaMulticastA) {
   KILN_REQUIRE_GPU();
   for (const std::string &ir : multicastACases())
+    expectMatchesReference(ir);
+}
+
+// The narrow 128 x 56 tile (narrowTileCases) against the reference.
+TEST(KernelsGpu, LinearWgmmaNarrowTile) {
+  KILN_REQUIRE_GPU();
+  for (const std::string &ir : narrowTileCases())
     expectMatchesReference(ir);
 }
 

@@ -57,6 +57,7 @@ using kiln::testing::ringTakingConfigs;
 using kiln::testing::ScopedSetting;
 using kiln::testing::swapConfigs;
 using kiln::testing::multicastACases;
+using kiln::testing::narrowTileCases;
 using kiln::testing::streamKCases;
 using kiln::testing::wgmmaConfigs;
 
@@ -601,6 +602,9 @@ TEST(KernelsGpu, SwapGemmCompiles) {
 
 // The pairs sharing A compile for both images without spills (CPU CI).
 TEST(KernelsGpu, MulticastACompiles) { expectCompilesForBothImages(multicastACases()); }
+
+// The narrow tile's cases compile for both images without spills (CPU CI).
+TEST(KernelsGpu, NarrowTileCompiles) { expectCompilesForBothImages(narrowTileCases()); }
 
 // Stream-K's cases compile for both images without spills (CPU CI).
 TEST(KernelsGpu, StreamKCompiles) { expectCompilesForBothImages(streamKCases()); }

@@ -202,6 +202,7 @@ bool driver::optimize(Compilation &c, const Precision &precision,
   pipeline.wgmmaSwap = selection.wgmmaSwap;
   pipeline.wgmmaSwapWide = selection.wgmmaSwapWide;
   pipeline.wgmmaMulticastA = selection.wgmmaMulticastA;
+  pipeline.wgmmaNarrow = selection.wgmmaNarrow;
   pipeline.wgmmaCandidate = selection.wgmmaCandidate;
   pipeline.attentionBlocksPerSM = selection.attentionBlocksPerSM;
   pipeline.kernelTuning = selection.kernelTuning;
@@ -318,6 +319,8 @@ codegen::ArtifactMetadata driver::artifactMetadata(const std::string &modelPath,
     option(std::string("--wgmma-swap=") + (selection.wgmmaSwap ? "true" : "false"));
   if (selection.wgmmaSwapWide != defaults.wgmmaSwapWide)
     option(std::string("--wgmma-swap-wide=") + (selection.wgmmaSwapWide ? "true" : "false"));
+  if (selection.wgmmaNarrow != defaults.wgmmaNarrow)
+    option(std::string("--wgmma-narrow=") + (selection.wgmmaNarrow ? "true" : "false"));
   if (selection.wgmmaMulticastA != defaults.wgmmaMulticastA)
     option(std::string("--wgmma-multicast-a=") + (selection.wgmmaMulticastA ? "true" : "false"));
   if (selection.wgmmaCandidate != defaults.wgmmaCandidate)

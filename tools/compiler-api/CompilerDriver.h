@@ -91,7 +91,8 @@ struct KernelSelection {
   int64_t wgmmaFewRowsTiles = 0;       // its fewest 128 x 64 tiles: 0, a quarter of the SMs
   bool wgmmaSwap = false;              // the rest as gemm_wgmma_swap, not gemm_split_k
   bool wgmmaSwapWide = true;           // wide swapped tiles, not K split over mma.sync
-  bool wgmmaMulticastA = false;        // Hopper GEMM pairs along N sharing the A tile
+  bool wgmmaMulticastA = false;
+  bool wgmmaNarrow = false; // the Hopper GEMM's 128 x 56 tiles where they fill a wave better        // Hopper GEMM pairs along N sharing the A tile
   int64_t wgmmaCandidate = -1;         // -1: the cost model's tile; N: its N-th considered
   int64_t attentionBlocksPerSM = 0;    // Hopper attention: 0 (the kernel's) or 4
   std::string kernelTuning;            // a tuning file's measured kernels (empty: none)

@@ -247,6 +247,13 @@ cl::opt<bool> wgmmaSwap(
              "slower on the 16-token tiles, GPT-2's down-projection at batch 1 8.9 -> 11.2 us "
              "on the H100, 2026-12-07)"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> wgmmaNarrow(
+    "wgmma-narrow",
+    cl::desc("The Hopper GEMM's tiles (GEMMs and 1x1 convolutions with a [N, K] weight, no "
+             "batch) become 128 x 56 where that leaves the busiest block fewer outputs: "
+             "ResNet-50's 2048 -> 512 at 7 x 7, batch 32, in 130 tiles where 128 x 64 makes "
+             "104 on 132 multiprocessors (default false until timed on the GPU machine)"),
+    cl::init(false), cl::cat(kilnCategory));
 cl::opt<bool> wgmmaMulticastA(
     "wgmma-multicast-a",
     cl::desc("The Hopper GEMM's tiles (GEMMs and 1x1 convolutions with a [N, K] weight, no "
@@ -670,6 +677,7 @@ static int compileMain(int argc, char **argv) {
   selection.wgmmaSwap = wgmmaSwap;
   selection.wgmmaSwapWide = wgmmaSwapWide;
   selection.wgmmaMulticastA = wgmmaMulticastA;
+  selection.wgmmaNarrow = wgmmaNarrow;
   if (wgmmaCandidate < -1)
     return fail("--wgmma-candidate=" + std::to_string(wgmmaCandidate) +
                 ": -1 (the cost model's tile) or a candidate's index, 0 or more");

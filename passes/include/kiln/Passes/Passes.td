@@ -673,6 +673,12 @@ def KilnSelectKernels : Pass<"kiln-select-kernels", "mlir::func::FuncOp"> {
            "(N % 64 == 0, a [N, K] B, no batch); false: its third build (two "
            "consumer warpgroups) is still slower on the 16-token tiles, 2026-12-07 "
            "(GPT-2's down-projection at batch 1 8.9 -> 11.2 us on the H100)">,
+    Option<"wgmmaNarrow", "wgmma-narrow", "bool", /*default=*/"false",
+           "gemm_wgmma's tiles (GEMMs and 1x1 convolutions, a [N, K] B, no "
+           "batch) become 128 x 56 (wgmma m64n56k16) where that leaves the "
+           "busiest block fewer outputs: ResNet-50's 2048 -> 512 at 7 x 7 in "
+           "130 tiles where 128 x 64 makes 104 on 132 multiprocessors (false "
+           "until timed on the GPU machine)">,
     Option<"wgmmaMulticastA", "wgmma-multicast-a", "bool", /*default=*/"false",
            "gemm_wgmma's tiles (GEMMs and 1x1 convolutions, a [N, K] B, no "
            "batch, two column tiles or more, no stream-K or split K) run in "

@@ -149,6 +149,11 @@ struct GraphPipelineOptions
       llvm::cl::desc("few-row GEMMs left to gemm_split_k run as gemm_wgmma_swap: the "
                      "weight's rows as wgmma's M side, the tokens as its N side"),
       llvm::cl::init(false)};
+  Option<bool> wgmmaNarrow{
+      *this, "wgmma-narrow",
+      llvm::cl::desc("the Hopper GEMM's 128 x 56 tiles where they leave the busiest block "
+                     "fewer outputs"),
+      llvm::cl::init(false)};
   Option<bool> wgmmaMulticastA{
       *this, "wgmma-multicast-a",
       llvm::cl::desc("gemm_wgmma's tiles run in clusters of two on consecutive column "

@@ -168,6 +168,10 @@ constexpr int64_t wgmmaSharedBytes(int64_t tileN, int64_t stages, bool handoff =
          (secondInputs ? rows / 16 * 16 * 72 * 2 * (prefetchInputs ? 3 : 1) : 0) +
          (splitK > 1 ? 64 * tileN * 4 : 0) + 1024;
 }
+/// The Hopper GEMM's one tile width under 64 (kiln_gemm_sm90.cuh's
+/// kNarrowBN, wgmma m64n56k16): 128 x 56 tiles fill a wave where 64-wide
+/// ones leave multiprocessors idle.
+constexpr int64_t kWgmmaNarrowWidth = 56;
 /// Whether a Hopper GEMM's ping-pong warps copy both row halves' first
 /// row-input slices before the main loop, the second into 2304 bytes a
 /// consumer warp past the staging (kiln::sm90::second_input_slices; a
