@@ -232,6 +232,10 @@
 #              projections take the wide tiles) launch by launch, default
 #              against --wgmma-swap-wide=false (K split over mma.sync), and
 #              its table against cuDNN by default
+#   narrow     the narrow 128 x 56 tile's kernel tests, then ResNet-50's
+#              2048 -> 512 as a GEMM, default against --wgmma-narrow, three
+#              times in turn, then ResNet-50 at batch 32 launch by launch
+#              both ways and its table against cuDNN with the narrow tiles
 #   global-pool the pooled GEMM's kernel and model tests (the global average
 #              pool summed in a 1x1 convolution's epilogue), then ResNet-50,
 #              EfficientNet-B0 and MobileNetV3-Large at batch 32 launch by
@@ -247,7 +251,7 @@ bundle=$root/gpu-bundle
 bin=$bundle/bin
 [ -d "$bin" ] || { echo "gpu-ab: $bundle missing: run scripts/gpu-pack.sh here first" >&2; exit 2; }
 "$root/scripts/gpu-unpack.sh"
-[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs multicast-a global-pool swap-wide swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: gpu-ab.sh PART... (tests tune alone-tuned attention-base four-blocks two-consumers query-tail layer-norm-fold shortcut check-rounds ring-residual ring-rounds ring-models vendor vendor-transformer vendor-cnn vendor-kernels behind ring-pairs multicast-a narrow global-pool swap-wide swap batch-1-gemms few-rows few-rows-narrow epilogue-source gemm attention sweep residual stream tall alone alone-ab depthwise depthwise-patches runtime-sizes matmul two-blocks last-stage last-stage-variants stream-k-alone gelu-ncu half2 split-k native-compile in-process in-process-zoo)" >&2; exit 2; }
 torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$torch_dir/../nvidia/cu13/lib:$torch_dir/lib"
 out=${OUT:-$root/gpu-out}/ab
@@ -636,6 +640,22 @@ for row in json.load(open(sys.argv[1]))["rows"]:
             --markdown "$out/last-stage-$variant-$round.md"
         done
       done ;;
+    narrow)
+      # The narrow tile's tests first; then ResNet-50's 2048 -> 512 as a
+      # GEMM, default against --wgmma-narrow, in turn, three times; then
+      # ResNet-50 at batch 32 launch by launch both ways and its table
+      # against cuDNN with the narrow tiles.
+      TAIL=8 run narrow-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
+        --gtest_filter='*LinearWgmmaNarrowTile*' || continue
+      for round in 1 2 3; do
+        for variant in default narrow; do
+          flags=$([ $variant = narrow ] && echo --kiln-flag=--wgmma-narrow)
+          TAIL=4 run "last-stage-$variant-$round" python3 "$root/bench/gemm_vs_torch.py" "$bin" \
+            "$work/last-stage-$variant" --set last-stage --rounds 1 $flags \
+            --markdown "$out/last-stage-$variant-$round.md"
+        done
+      done
+      cnn_launches_ab narrow narrow --wgmma-narrow narrow 1 resnet50 ;;
     global-pool)
       TAIL=12 run global-pool-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*ConvGlobalPool*:*resnet_head*' || continue
