@@ -66,7 +66,8 @@ SmallVector<Operation *> concatViews(Conv2dOp conv) {
 /// The mean over H and W that alone reads the one value `group` leaves to
 /// the rest of the function, where the pooled Hopper GEMM takes it (the
 /// pass's description); null otherwise.
-ReduceMeanOp globalPoolJoins(Conv2dOp conv, const llvm::SetVector<Operation *> &group) {
+ReduceMeanOp globalPoolJoins(Conv2dOp conv, const llvm::SetVector<Operation *> &group,
+                             int64_t multiprocessors) {
   Value escaping;
   for (Operation *op : group)
     for (Value result : op->getResults())
@@ -95,6 +96,11 @@ ReduceMeanOp globalPoolJoins(Conv2dOp conv, const llvm::SetVector<Operation *> &
       out[3] % 2 != 0 || out[1] * out[2] > 128 || escapingType.getShape() != out ||
       !(escapingType.getElementType().isF16() || escapingType.getElementType().isBF16()))
     return {};
+  // Whole images a 128-row tile, in tiles 64 wide: a quarter of the GPU.
+  const int64_t imagesPerTile = 128 / (out[1] * out[2]);
+  const int64_t tiles = (out[0] + imagesPerTile - 1) / imagesPerTile * ((out[3] + 63) / 64);
+  if (tiles * 4 < multiprocessors)
+    return {};
   return mean;
 }
 
@@ -105,11 +111,15 @@ struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpilo
     // The pool joins only where the primary target runs the pooled GEMM (an
     // unknown target is kiln-select-kernels' error to report).
     bool pools = false;
+    int64_t gpuMultiprocessors = 0;
     if (globalPool) {
       std::string error;
       std::optional<TargetDescription> description =
-          describeTargets(std::vector<std::string>(targets.begin(), targets.end()), error);
+          describeTargets(std::vector<std::string>(targets.begin(), targets.end()), error, {},
+                          static_cast<int>(multiprocessors));
       pools = description && description->primary().tensorCores == TensorCoreGeneration::Wgmma;
+      if (pools)
+        gpuMultiprocessors = description->primary().multiprocessors;
     }
     SmallVector<Conv2dOp> anchors;
     getOperation().walk([&](Conv2dOp op) {
@@ -126,7 +136,7 @@ struct FuseConvEpiloguePass : kiln::impl::KilnFuseConvEpilogueBase<FuseConvEpilo
       for (Operation *view : concatViews(anchor))
         group.insert(view);
       if (pools)
-        if (ReduceMeanOp mean = globalPoolJoins(anchor, group))
+        if (ReduceMeanOp mean = globalPoolJoins(anchor, group, gpuMultiprocessors))
           group.insert(mean);
       fuseIntoGroup(rewriter, group, FusionKind::conv_epilogue);
     }

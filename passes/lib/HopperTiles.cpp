@@ -281,11 +281,22 @@ bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_
 /// rows for both and its own B tile, so A leaves L2 once a pair. The
 /// kernel takes an odd column count (a tile past N computed, not stored);
 /// the selection does not, where that would be a row's worth of waste.
+/// The shortest main loop the narrow tile takes: under it the epilogue,
+/// not the multiply-adds a block computes, sets a one-wave launch's time
+/// (MobileNetV3's and EfficientNet-B0's 14 x 14 projections, 4 to 11
+/// k-steps, keep their tiles; ResNet-50's 2048 -> 512 has 32).
+constexpr int64_t kNarrowMinKSteps = 16;
+
 bool narrowTile(WgmmaTile &tile, const GemmShape &s, const TargetImage &target, bool streamed,
-                bool runtimeSizes, std::string &why) {
+                bool runtimeSizes, bool residual, std::string &why) {
   const int64_t width = kWgmmaNarrowWidth;
-  if (!s.kMajorB || s.batch != 1 || s.N < width) {
-    why = "not 56 wide: it takes a [N, K] B without a batch, at least 56 columns";
+  if (!s.kMajorB || s.batch != 1 || s.N < width || residual) {
+    why = "not 56 wide: it takes a [N, K] B without a batch, at least 56 columns and no "
+          "residual (its ring's slices are 64 wide)";
+    return false;
+  }
+  if (ceilDiv(s.K, 64) < kNarrowMinKSteps) {
+    why = "not 56 wide: " + str(ceilDiv(s.K, 64)) + " k-steps, under " + str(kNarrowMinKSteps);
     return false;
   }
   if (tile.rows != 128 || tile.splitK != 1 || tile.multicast != 1 || tile.blocksPerSM != 1 ||
@@ -295,7 +306,14 @@ bool narrowTile(WgmmaTile &tile, const GemmShape &s, const TargetImage &target, 
     return false;
   }
   const int64_t tiles = ceilDiv(s.M, 128) * ceilDiv(s.N, width);
-  const int64_t outputs = ceilDiv(tiles, target.multiprocessors) * 128 * width;
+  // One wave either way: more tiles a block would add epilogues that the
+  // outputs do not count.
+  if (tiles > target.multiprocessors || tile.tiles > target.multiprocessors) {
+    why = "not 56 wide: " + str(tiles) + " tiles of 128 x 56 (or the tile's " + str(tile.tiles) +
+          ") fill more than one wave of " + str(target.multiprocessors);
+    return false;
+  }
+  const int64_t outputs = 128 * width;
   if (outputs >= tile.blockOutputs) {
     why = "not 56 wide: " + str(tiles) + " tiles of 128 x 56 leave the busiest block " +
           str(outputs) + " outputs, not fewer than " + str(tile.blockOutputs);

@@ -126,12 +126,13 @@ struct SwapWideReference {
 std::optional<SwapWideTile> swapWideTile(const GemmShape &s, const TargetImage &target,
                                          const SwapWideReference &reference, std::string &why);
 /// `tile` as the narrow 128 x 56 tile where that leaves its busiest block
-/// fewer outputs (wgmma-narrow's rule, HopperTiles.cpp): a cooperative
-/// 128-row tile of one block, a [N, K] B, no batch, no cluster, split K,
-/// stream-K or sizes at launch, the residual copied by rows; `why` says
+/// fewer outputs (wgmma-narrow's rule, HopperTiles.cpp): a main loop long
+/// enough that the tensor cores set the pace, one wave either way, a
+/// cooperative 128-row tile of one block, a [N, K] B, no batch, no
+/// residual, cluster, split K, stream-K or sizes at launch; `why` says
 /// which.
 bool narrowTile(WgmmaTile &tile, const GemmShape &s, const TargetImage &target,
-                bool streamed, bool runtimeSizes, std::string &why);
+                bool streamed, bool runtimeSizes, bool residual, std::string &why);
 /// Whether `tile` runs in pairs of column tiles sharing A by multicast
 /// (wgmma-multicast-a's rule, HopperTiles.cpp); `why` says which.
 bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &target,

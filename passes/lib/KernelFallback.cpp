@@ -27,7 +27,7 @@
 using namespace kiln;
 
 std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
-                                                        std::string &why) {
+                                                        std::string &why, int64_t poolImages) {
   mlir::MLIRContext *context = config.getContext();
   KernelVariant variant = config.getVariant();
   llvm::SmallVector<int64_t> tile(config.getTile());
@@ -63,7 +63,8 @@ std::optional<KernelConfigAttr> kiln::saferKernelConfig(KernelConfigAttr config,
       stages = 6;
     }
     const bool secondInputs = wgmmaSecondInputSlices(pingpong, tile[1], tile[0], blocksPerSM);
-    while (stages > 2 && wgmmaSharedBytes(tile[1], stages, false, tile[0], secondInputs) >
+    while (stages > 2 && wgmmaSharedBytes(tile[1], stages, false, tile[0], secondInputs) +
+                                 poolImages * tile[1] * 4 >
                              kMaxDynamicSharedBytes)
       --stages;
     return with("the residual copied by rows (not through the ring)" + narrowed + ", " +

@@ -51,6 +51,7 @@ void kiln::buildGraphPipeline(OpPassManager &pm,
     KilnFuseConvEpilogueOptions convEpilogue;
     convEpilogue.globalPool = options.convGlobalPool;
     convEpilogue.targets.assign(options.targets.begin(), options.targets.end());
+    convEpilogue.multiprocessors = options.multiprocessors;
     pm.addNestedPass<func::FuncOp>(createKilnFuseConvEpilogue(convEpilogue));
     pm.addNestedPass<func::FuncOp>(createKilnFuseGemmEpilogue());
     pm.addNestedPass<func::FuncOp>(createKilnFuseNormalization());

@@ -448,8 +448,8 @@ FailureOr<Choice> selectGemm(FusionOp group, const GemmShape &s, const TargetIma
     // wgmma-narrow: 128 x 56 tiles where the busiest block then computes
     // fewer outputs (a GEMM under one wave of 64-wide tiles).
     std::string narrow;
-    const bool narrowed =
-        knobs.wgmmaNarrow && narrowTile(tile, s, target, streamed, runtimeSizes, narrow);
+    const bool narrowed = knobs.wgmmaNarrow && narrowTile(tile, s, target, streamed, runtimeSizes,
+                                                          readsResidual(group), narrow);
     // wgmma-multicast-a: the same tiles, in pairs along N sharing A (the
     // same count of blocks: the rule takes an even count of column tiles).
     std::string shareA;

@@ -1,10 +1,13 @@
-// RUN: kiln-opt %s --split-input-file --kiln-fuse-conv-epilogue='global-pool=true targets=sm_90a,sm_80' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-conv-epilogue='global-pool=true targets=sm_90a,sm_80 multiprocessors=4' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-conv-epilogue='global-pool=true targets=sm_90a,sm_80' | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-conv-epilogue | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s --split-input-file --kiln-fuse-conv-epilogue='global-pool=true targets=sm_80' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-conv-epilogue='global-pool=true targets=sm_80 multiprocessors=4' | FileCheck %s --check-prefix=OFF
 
 // ResNet-50's last block: the 1x1 expand, its residual add and ReLU, then
 // the global average pool, which joins the group and ends it (the group's
-// result is the pool's). Off by default and on a target without wgmma.
+// result is the pool's), on a GPU of 4 multiprocessors. Off by default, on
+// a target without wgmma, and where its one row tile of two images would
+// not fill a quarter of 132 multiprocessors.
 // CHECK-LABEL: func.func @resnet_tail(
 //       CHECK:   %[[P:.+]] = kiln.fusion conv_epilogue ins(%arg0, %arg1, %arg2 : {{.*}}) -> tensor<2x1x1x32xf16>
 //       CHECK:     kiln.conv2d

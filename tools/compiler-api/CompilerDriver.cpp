@@ -9,6 +9,7 @@
 #include <system_error>
 #include "TorchScriptImporter.h"
 
+#include "kiln/Dialect/Kiln/KernelShapes.h"
 #include "kiln/Dialect/Kiln/KilnAttributes.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Passes/KernelFallback.h"
@@ -382,7 +383,10 @@ bool retryRejectedKernel(mlir::ModuleOp optimized, const std::string &kernel,
     if (mlir::failed(emitted) || codegen::kernelSymbol(emitted->source) != kernel)
       return;
     std::string why;
-    std::optional<KernelConfigAttr> safer = saferKernelConfig(config, why);
+    // A pooled GEMM's sums (images a 128-row tile) beside the ring.
+    std::optional<GlobalPool> pool = globalPoolOf(group);
+    const int64_t poolImages = pool && pool->pixels <= 128 ? 128 / pool->pixels : 0;
+    std::optional<KernelConfigAttr> safer = saferKernelConfig(config, why, poolImages);
     if (!safer)
       return;
     group->setAttr(attr::kKernel, *safer);

@@ -19,7 +19,10 @@ namespace kiln {
 
 /// The next configuration to try after `config`'s kernel was rejected, and
 /// in `why` what it gives up; none where nothing simpler is left.
-std::optional<KernelConfigAttr> saferKernelConfig(KernelConfigAttr config, std::string &why);
+/// `poolImages`: a pooled GEMM's images a tile (GlobalPool), whose fp32 sums
+/// a tile wide share the block's shared memory with the ring.
+std::optional<KernelConfigAttr> saferKernelConfig(KernelConfigAttr config, std::string &why,
+                                                  int64_t poolImages = 0);
 
 } // namespace kiln
 

@@ -296,14 +296,20 @@ def KilnFuseConvEpilogue : Pass<"kiln-fuse-conv-epilogue", "mlir::func::FuncOp">
     the primary target (`targets`) runs it as gemm_wgmma with row tiles of
     whole images whose epilogue sums each image's columns: a 1x1 convolution
     with stride 1, no padding and one group, fp16/bf16, K % 8 == 0, an even
-    channel count, images of at most 128 pixels. The convolution's result is
-    then never stored, and the pool costs no launch.
+    channel count, images of at most 128 pixels, and row tiles of whole
+    images that as 128 x 64 tiles fill a quarter of the primary target's
+    multiprocessors (`multiprocessors`), as the Hopper GEMM's few-row rule
+    asks (at batch 1 one row tile would walk all of K on 32 blocks where K
+    split four ways takes 128). The convolution's result is then never
+    stored, and the pool costs no launch.
   }];
   let options = [
     Option<"globalPool", "global-pool", "bool", /*default=*/"false",
            "fuse a global average pool into the 1x1 convolution it reads">,
     ListOption<"targets", "targets", "std::string",
                "GPU architectures of the artifact, newest first (default sm_90a,sm_80)">,
+    Option<"multiprocessors", "multiprocessors", "int64_t", /*default=*/"0",
+           "the primary target's multiprocessors (0: the architecture's)">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
