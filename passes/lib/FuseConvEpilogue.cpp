@@ -83,16 +83,10 @@ ReduceMeanOp globalPoolJoins(Conv2dOp conv, const llvm::SetVector<Operation *> &
   if (!mean || mean->hasAttr(attr::kNoFuse) || mean.getDims() != ArrayRef<int64_t>{1, 2})
     return {};
   ArrayRef<int64_t> in = conv.getInput().getType().getShape();
-  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
   ArrayRef<int64_t> out = conv.getType().getShape();
   Type element = conv.getType().getElementType();
-  const bool plainGemm =
-      w[1] == 1 && w[2] == 1 && llvm::all_of(conv.getStrides(), [](int64_t v) { return v == 1; }) &&
-      llvm::all_of(conv.getPadding(), [](int64_t v) { return v == 0; }) &&
-      conv.getGroups() == 1 && !conv.getInput().getDefiningOp<PermuteOp>() &&
-      !channelConcatParts(conv);
   auto escapingType = cast<RankedTensorType>(escaping.getType());
-  if (!plainGemm || !(element.isF16() || element.isBF16()) || in[3] % 8 != 0 ||
+  if (!isPlainGemmConv(conv) || !(element.isF16() || element.isBF16()) || in[3] % 8 != 0 ||
       out[3] % 2 != 0 || out[1] * out[2] > 128 || escapingType.getShape() != out ||
       !(escapingType.getElementType().isF16() || escapingType.getElementType().isBF16()))
     return {};

@@ -54,6 +54,15 @@ std::optional<SmallVector<ConvInputPart, 2>> kiln::channelConcatParts(Conv2dOp c
   return parts;
 }
 
+bool kiln::isPlainGemmConv(Conv2dOp conv) {
+  ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
+  return w[1] == 1 && w[2] == 1 &&
+         llvm::all_of(conv.getStrides(), [](int64_t v) { return v == 1; }) &&
+         llvm::all_of(conv.getPadding(), [](int64_t v) { return v == 0; }) &&
+         conv.getGroups() == 1 && !conv.getInput().getDefiningOp<PermuteOp>() &&
+         !channelConcatParts(conv);
+}
+
 std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
   if (group.getKind() != FusionKind::conv_epilogue)
     return std::nullopt;
@@ -63,7 +72,6 @@ std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
   ArrayRef<int64_t> in = conv.getInput().getType().getShape();
   ArrayRef<int64_t> w = conv.getWeight().getType().getShape();
   ArrayRef<int64_t> out = conv.getType().getShape();
-  ArrayRef<int64_t> s = conv.getStrides(), p = conv.getPadding();
   ConvShape shape;
   shape.conv = conv;
   shape.groups = conv.getGroups();
@@ -75,9 +83,7 @@ std::optional<ConvShape> kiln::convShapeOf(FusionOp group) {
   shape.layoutChange = static_cast<bool>(conv.getInput().getDefiningOp<PermuteOp>());
   if (std::optional<SmallVector<ConvInputPart, 2>> parts = channelConcatParts(conv))
     shape.parts = std::move(*parts);
-  shape.plainGemm = w[1] == 1 && w[2] == 1 && s[0] == 1 && s[1] == 1 &&
-                    llvm::all_of(p, [](int64_t v) { return v == 0; }) && shape.groups == 1 &&
-                    !shape.layoutChange && shape.parts.empty();
+  shape.plainGemm = isPlainGemmConv(conv);
   shape.element = conv.getType().getElementType();
   return shape;
 }

@@ -55,6 +55,11 @@ struct ConvInputPart {
 /// (kiln-merge-shortcut-conv) reads its two inputs this way.
 std::optional<llvm::SmallVector<ConvInputPart, 2>> channelConcatParts(Conv2dOp conv);
 
+/// Whether `conv` is a plain GEMM over its pixels: 1x1, stride 1, unpadded,
+/// ungrouped, on an NHWC input that is neither a permute nor a channel
+/// concat read in place.
+bool isPlainGemmConv(Conv2dOp conv);
+
 /// An NHWC convolution as an implicit GEMM per group: M output pixels,
 /// `outChannels / groups` columns, `reduction` = kh * kw * Cin / groups.
 struct ConvShape {
