@@ -232,11 +232,11 @@
 #              projections take the wide tiles) launch by launch, default
 #              against --wgmma-swap-wide=false (K split over mma.sync), and
 #              its table against cuDNN by default
-#   narrow     the narrow 128 x 56 tile's kernel tests, then ResNet-50's
+#   narrow     the narrow 128 x 56 tile's kernel tests (both images), then ResNet-50's
 #              2048 -> 512 as a GEMM, default against --wgmma-narrow, three
 #              times in turn, then ResNet-50 at batch 32 launch by launch
 #              both ways and its table against cuDNN with the narrow tiles
-#   global-pool the pooled GEMM's kernel and model tests (the global average
+#   global-pool the pooled GEMM's kernel and model tests (both images; the global average
 #              pool summed in a 1x1 convolution's epilogue), then ResNet-50,
 #              EfficientNet-B0 and MobileNetV3-Large at batch 32 launch by
 #              launch (checked against PyTorch), default against
@@ -647,6 +647,9 @@ for row in json.load(open(sys.argv[1]))["rows"]:
       # against cuDNN with the narrow tiles.
       TAIL=8 run narrow-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*LinearWgmmaNarrowTile*' || continue
+      # Other GPUs' image (the mma.sync fallback on the narrow tiles' grid).
+      KILN_GPU_TEST_ARCH=sm_80 TAIL=8 run narrow-tests-sm80 timeout 300 \
+        "$bin/kiln-kernels-gpu-tests" --gtest_filter='*LinearWgmmaNarrowTile*' 
       for round in 1 2 3; do
         for variant in default narrow; do
           flags=$([ $variant = narrow ] && echo --kiln-flag=--wgmma-narrow)
@@ -659,6 +662,9 @@ for row in json.load(open(sys.argv[1]))["rows"]:
     global-pool)
       TAIL=12 run global-pool-tests timeout 300 "$bin/kiln-kernels-gpu-tests" \
         --gtest_filter='*ConvGlobalPool*:*resnet_head*' || continue
+      # Other GPUs' image: the pool summed on CUDA cores (the forced cases).
+      KILN_GPU_TEST_ARCH=sm_80 TAIL=8 run global-pool-tests-sm80 timeout 300 \
+        "$bin/kiln-kernels-gpu-tests" --gtest_filter='*ConvGlobalPool*' 
       cnn_launches_ab global-pool pooled --conv-global-pool pooled 1 resnet50 efficientnet_b0 \
         mobilenet_v3_large ;;
     swap-wide)

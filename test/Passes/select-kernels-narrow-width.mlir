@@ -1,6 +1,11 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels))" | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-narrow=true}))" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(kiln-select-kernels{wgmma-narrow=true explain=true}))" 2>&1 | FileCheck %s --check-prefix=WHY
+// The graph pipeline's option reaches the selection stage (kiln-compile's
+// --wgmma-narrow sets it).
+// RUN: kiln-opt %s --split-input-file --kiln-graph-pipeline='wgmma-narrow=true' | FileCheck %s --check-prefix=PIPELINE
+// PIPELINE-LABEL: func.func @last_stage_1x1(
+//       PIPELINE:   tile = [128, 56, 64], stages = 6, grid_limit = 130
 
 // wgmma-narrow takes 128 x 56 tiles where the busiest block then computes
 // fewer outputs. Off by default.
