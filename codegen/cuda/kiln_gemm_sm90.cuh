@@ -946,7 +946,8 @@ __device__ __forceinline__ void wgmma_mainloop(const Operands &ops, int N,
           store(d, tileM, blockN, false, parity, &ring);
         } else if constexpr (Epilogue::kPoolImages > 0) {
           // The stores add into the tile's sums (cleared before the first
-          // tile and by each flush); the flush waits for every warp's.
+          // tile and by each flush); the flush waits for every warp's. (The
+          // consumers' barrier is stream-K's, which a pool never runs with.)
           const int thread = threadIdx.x - 128; // of the 256 consumers
           if (j == 0) {
             epilogue.pool_clear(thread, 256);

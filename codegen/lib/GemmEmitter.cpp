@@ -439,13 +439,12 @@ FailureOr<EmittedKernel> kiln::codegen::detail::emitGemmKernel(FusionOp group, S
     return refuse("a GEMM runs as gemm_simt, gemm_tf32, gemm_mma, gemm_wgmma, gemm_split_k, "
                   "gemm_narrow, gemm_gemv, gemm_stream or gemm_wgmma_swap");
   }
-  // The pool's tiles hold whole images: as many as 128 rows take.
-  const int64_t poolImages = pool && pool->pixels <= 128 ? 128 / pool->pixels : 0;
+  // The pool's tiles hold whole images: as many as 128 rows take. (Only a
+  // 1x1 convolution run as gemm_wgmma gets here with one: ConvEmitter.cpp.)
+  const int64_t poolImages = pool ? poolImagesPerTile(pool->pixels) : 0;
   if (pool) {
-    if (!hopper)
-      return refuse("a global average pool is summed by gemm_wgmma's epilogue only");
-    if (!poolImages || pool->images * pool->pixels != M || batch != 1 || !kMajorB)
-      return refuse("a pooled GEMM takes images of at most 128 pixels, one matrix");
+    if (!poolImages)
+      return refuse("a pooled GEMM takes images of at most 128 pixels");
     if (config.getTile()[0] != 128 || config.getSchedule() != WgmmaSchedule::cooperative ||
         config.getMulticast() != 1 || config.getBlocksPerSm() != 1 || config.getStreamK() ||
         config.getSplitK() != 1 || config.getRuntimeSizes())

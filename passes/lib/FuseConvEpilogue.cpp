@@ -91,7 +91,7 @@ ReduceMeanOp globalPoolJoins(Conv2dOp conv, const llvm::SetVector<Operation *> &
       !(escapingType.getElementType().isF16() || escapingType.getElementType().isBF16()))
     return {};
   // Whole images a 128-row tile, in tiles 64 wide: a quarter of the GPU.
-  const int64_t imagesPerTile = 128 / (out[1] * out[2]);
+  const int64_t imagesPerTile = poolImagesPerTile(out[1] * out[2]);
   const int64_t tiles = (out[0] + imagesPerTile - 1) / imagesPerTile * ((out[3] + 63) / 64);
   if (tiles * 4 < multiprocessors)
     return {};

@@ -276,11 +276,6 @@ bool streamKApplies(const WgmmaTile &tile, int64_t batch, int64_t blocks, int64_
   return true;
 }
 
-/// Whether the Hopper GEMM's chosen tile runs in pairs along N that share
-/// the A tile (wgmma-multicast-a): each block loads half of the A tile's
-/// rows for both and its own B tile, so A leaves L2 once a pair. The
-/// kernel takes an odd column count (a tile past N computed, not stored);
-/// the selection does not, where that would be a row's worth of waste.
 /// The shortest main loop the narrow tile takes: under it the epilogue,
 /// not the multiply-adds a block computes, sets a one-wave launch's time
 /// (MobileNetV3's and EfficientNet-B0's 14 x 14 projections, 4 to 11
@@ -331,6 +326,11 @@ bool narrowTile(WgmmaTile &tile, const GemmShape &s, const TargetImage &target, 
   return true;
 }
 
+/// Whether the Hopper GEMM's chosen tile runs in pairs along N that share
+/// the A tile (wgmma-multicast-a): each block loads half of the A tile's
+/// rows for both and its own B tile, so A leaves L2 once a pair. The
+/// kernel takes an odd column count (a tile past N computed, not stored);
+/// the selection does not, where that would be a row's worth of waste.
 bool sharesATile(const WgmmaTile &tile, const GemmShape &s, const TargetImage &target,
                  bool streamed, bool runtimeSizes, bool residual, std::string &why) {
   if (!target.clusters) {

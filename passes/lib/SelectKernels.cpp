@@ -494,10 +494,10 @@ FailureOr<Choice> selectPooledGemm(FusionOp group, const GemmShape &s, const Glo
     return group.emitOpError("sums a global average pool in its epilogue, which only "
                              "gemm_wgmma does, and ")
            << target.arch << " has no wgmma";
-  if (pool.pixels > 128 || !s.kMajorB || s.batch != 1 || s.K % 8 != 0 || s.N % 2 != 0)
+  const int64_t images = poolImagesPerTile(pool.pixels);
+  if (!images || s.K % 8 != 0 || s.N % 2 != 0)
     return group.emitOpError("sums a global average pool in its epilogue, which takes images "
                              "of at most 128 pixels, K % 8 == 0 and an even channel count");
-  const int64_t images = 128 / pool.pixels;
   GemmShape padded = s;
   padded.M = ceilDiv(pool.images, images) * 128;
   SplitKKnobs pooled = knobs;

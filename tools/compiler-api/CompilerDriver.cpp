@@ -385,7 +385,7 @@ bool retryRejectedKernel(mlir::ModuleOp optimized, const std::string &kernel,
     std::string why;
     // A pooled GEMM's sums (images a 128-row tile) beside the ring.
     std::optional<GlobalPool> pool = globalPoolOf(group);
-    const int64_t poolImages = pool && pool->pixels <= 128 ? 128 / pool->pixels : 0;
+    const int64_t poolImages = pool ? poolImagesPerTile(pool->pixels) : 0;
     std::optional<KernelConfigAttr> safer = saferKernelConfig(config, why, poolImages);
     if (!safer)
       return;

@@ -97,7 +97,7 @@ std::optional<GlobalPool> kiln::globalPoolOf(ReduceMeanOp mean) {
       !isa<YieldOp>(*mean->user_begin()) || group.getNumResults() != 1)
     return std::nullopt;
   ArrayRef<int64_t> shape = input.getShape();
-  return GlobalPool{mean, shape[0], shape[1] * shape[2], shape[3]};
+  return GlobalPool{mean, shape[0], shape[1] * shape[2]};
 }
 
 std::optional<GlobalPool> kiln::globalPoolOf(FusionOp group) {

@@ -82,8 +82,13 @@ struct ConvShape {
 /// column and stores the means ([N, 1, 1, C], or [N, C] without keepdim).
 struct GlobalPool {
   ReduceMeanOp mean;
-  int64_t images = 0, pixels = 0, channels = 0;
+  int64_t images = 0, pixels = 0;
 };
+/// Whole images of `pixels` rows a pooled GEMM's 128-row tile holds (0: an
+/// image is longer than a tile).
+constexpr int64_t poolImagesPerTile(int64_t pixels) {
+  return pixels > 0 && pixels <= 128 ? 128 / pixels : 0;
+}
 /// Whether `mean` is such a pool of a value computed in `group` (the
 /// FusionOp verifier's rule); nullopt otherwise.
 std::optional<GlobalPool> globalPoolOf(ReduceMeanOp mean);
